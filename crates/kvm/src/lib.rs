@@ -1,0 +1,1 @@
+//! KVM testbed (see DESIGN §5). Work in progress.

@@ -1,0 +1,6 @@
+//! Bindings of the simulator (`crates/sim`).
+use pyo3::prelude::*;
+
+pub(crate) fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+    Ok(())
+}

@@ -2,5 +2,27 @@
 //!
 //! Each policy takes observations (load found this round, which vCPUs run, bytes in the last
 //! interval) and returns decisions. No clock, no I/O: the simulator and the KVM testbed both
-//! drive the same code.
+//! drive the same code. Where time matters the caller passes `now_ns` (integer nanoseconds).
+//!
+//! ```text
+//!  guest driver ──kick──> [notify] ──> host I/O thread [vhost | es2 | elvis]
+//!                                         │ completion
+//!  guest vCPU <──inject── [routing | hbalance | es2::redirect] <── [moderation] <──┘
+//!  vCPU halt  ──> [halt_poll]
+//! ```
+//!
+//! Config structs derive `serde` traits (with `deny_unknown_fields` and `default`) under the
+//! `serde` feature, and each has a `validate()` returning a [`ConfigError`].
 #![deny(missing_docs)]
+
+pub mod elvis;
+pub mod error;
+pub mod es2;
+pub mod halt_poll;
+pub mod hbalance;
+pub mod moderation;
+pub mod notify;
+pub mod routing;
+pub mod vhost;
+
+pub use error::ConfigError;

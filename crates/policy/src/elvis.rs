@@ -1,0 +1,1 @@
+//! ELVIS fine-grained I/O scheduling (placeholder).

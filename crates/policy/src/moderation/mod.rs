@@ -1,0 +1,1 @@
+//! Interrupt moderation (placeholder).

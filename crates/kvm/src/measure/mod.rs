@@ -1,0 +1,2 @@
+//! Measurement: latency histograms, and the summary.json writer.
+pub mod hist;

@@ -1,0 +1,231 @@
+//! AIR: adaptive interrupt rate control (CGR/AIR paper §4.3, Eq. (5), (8), (9), Algorithm 1).
+//!
+//! Model: with `k` packets per interrupt (the VF RX ring size), CPU capacity `C`, per-packet cost
+//! `C_pkt` and per-interrupt cost `C_int`, throughput peaks at `Î = C / (C_pkt·k + C_int)`
+//! (Eq. 5); bandwidth `B` at average packet size `S` needs `I' = B / (k·S)` (Eq. 8). Algorithm 1,
+//! run at the end of each interval, literally:
+//!
+//! ```text
+//! I ← B ÷ (k × S)
+//! I ← I + offset
+//! if I > Î then I ← Î  else if I < I_min then I ← I_min
+//! I_cur ← getInterruptRate();  δ ← |I − I_cur|
+//! if δ ≥ threshold then setInterruptRate(I)
+//! ```
+//!
+//! Note that the offset is added *before* the clamps (so `Î` is a hard ceiling), as in the
+//! Algorithm box. `B` is the throughput of the last interval (bytes/s) and `S` its average packet
+//! size (bytes); an interval without packets gives `B = 0`, so `I = offset` clamped.
+//!
+//! The paper gives no values for `C`, `C_pkt`, `C_int` ("obtained from experiments"), `offset`,
+//! `threshold` or the interval length. The costs default to 0 and [`AirConfig::validate`] rejects
+//! them until a profile sets them; the other defaults are our choices, documented per field.
+
+use super::{InterruptModerator, IrqDecision, Throttle, Window, WindowSample};
+use crate::error::{at_least, non_negative_f64, positive_f64, ConfigError};
+
+/// Parameters of AIR (symbols of the paper's Table 1).
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields, default))]
+pub struct AirConfig {
+    /// Length of the measurement interval ("a short time interval", not given; our choice 100 ms,
+    /// CGR's timeslice). Unit: ns.
+    pub interval_ns: u64,
+    /// `k`: packets received per interrupt, "the size of the VF receiving ring" (default 512, the
+    /// ixgbevf driver's default RX ring, `IXGBEVF_DEFAULT_RXD`). Unit: packets.
+    pub k: u32,
+    /// `C`: CPU capacity of the VM. Must be set from a profile (> 0). Unit: cycles/s.
+    pub c_cycles_per_s: f64,
+    /// `C_pkt`: CPU cost of one packet. Must be set from a profile (> 0). Unit: cycles.
+    pub c_pkt_cycles: f64,
+    /// `C_int`: CPU cost of one interrupt. Must be set from a profile (> 0). Unit: cycles.
+    pub c_int_cycles: f64,
+    /// `offset` added to `I` (not given; our choice 1,000). Unit: interrupts/s.
+    pub offset: f64,
+    /// Smallest change `δ` that is applied (not given; our choice 500). Unit: interrupts/s.
+    pub threshold: f64,
+    /// `I_min`: lowest rate the VF hardware supports (default 956, ixgbe's `IXGBE_MIN_INT_RATE`).
+    /// Unit: interrupts/s.
+    pub i_min: f64,
+    /// Rate before the first interval closes (Linux default 8,000, §4.1). Unit: interrupts/s.
+    pub initial_rate: u32,
+}
+
+impl Default for AirConfig {
+    fn default() -> Self {
+        Self {
+            interval_ns: 100_000_000,
+            k: 512,
+            c_cycles_per_s: 0.0,
+            c_pkt_cycles: 0.0,
+            c_int_cycles: 0.0,
+            offset: 1000.0,
+            threshold: 500.0,
+            i_min: 956.0,
+            initial_rate: 8000,
+        }
+    }
+}
+
+impl AirConfig {
+    /// Checks every parameter; the three costs must be positive (set from a profile).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        at_least("air.interval_ns", self.interval_ns, 1)?;
+        at_least("air.k", self.k, 1)?;
+        positive_f64("air.c_cycles_per_s", self.c_cycles_per_s)?;
+        positive_f64("air.c_pkt_cycles", self.c_pkt_cycles)?;
+        positive_f64("air.c_int_cycles", self.c_int_cycles)?;
+        non_negative_f64("air.offset", self.offset)?;
+        non_negative_f64("air.threshold", self.threshold)?;
+        positive_f64("air.i_min", self.i_min)?;
+        at_least("air.initial_rate", self.initial_rate, 1)
+    }
+
+    /// `Î = C / (C_pkt·k + C_int)` (Eq. 5). Unit: interrupts/s.
+    pub fn i_hat(&self) -> f64 {
+        self.c_cycles_per_s / (self.c_pkt_cycles * f64::from(self.k) + self.c_int_cycles)
+    }
+
+    /// Lines 1–7 of Algorithm 1: the target rate `I` for bandwidth `b` (bytes/s) and average
+    /// packet size `s` (bytes; `None` when no packet was seen).
+    pub fn target_rate(&self, b: f64, s: Option<f64>) -> f64 {
+        let mut i = match s {
+            Some(s) if s > 0.0 => b / (f64::from(self.k) * s),
+            _ => 0.0,
+        };
+        i += self.offset;
+        let i_hat = self.i_hat();
+        if i > i_hat {
+            i = i_hat;
+        } else if i < self.i_min {
+            i = self.i_min;
+        }
+        i
+    }
+}
+
+/// AIR controller plus its throttle.
+#[derive(Debug, Clone)]
+pub struct Air {
+    cfg: AirConfig,
+    window: Window,
+    throttle: Throttle,
+    last_target: Option<f64>,
+}
+
+impl Air {
+    /// Starts at `initial_rate` with the first interval at `now_ns`. Call
+    /// [`AirConfig::validate`] first.
+    pub fn new(cfg: AirConfig, now_ns: u64) -> Self {
+        let window = Window::new(cfg.interval_ns, now_ns);
+        let throttle = Throttle::new(cfg.initial_rate);
+        Self { cfg, window, throttle, last_target: None }
+    }
+
+    /// The `I` computed at the end of the last interval (applied or not). Unit: interrupts/s.
+    pub fn last_target(&self) -> Option<f64> {
+        self.last_target
+    }
+
+    /// Lines 8–11 of Algorithm 1 for one closed interval.
+    fn control(&mut self, s: &WindowSample) {
+        let i = self.cfg.target_rate(s.bytes_per_s(), s.avg_packet_bytes());
+        self.last_target = Some(i);
+        let i_cur = f64::from(self.throttle.allowed_rate().unwrap_or(0));
+        if (i - i_cur).abs() >= self.cfg.threshold {
+            // The ITR register holds an integer rate; round to nearest, at least 1/s.
+            self.throttle.set_rate(i.round().clamp(1.0, f64::from(u32::MAX)) as u32);
+        }
+    }
+}
+
+impl InterruptModerator for Air {
+    fn on_event(&mut self, now_ns: u64, packets: u32, bytes: u64) -> IrqDecision {
+        self.advance(now_ns);
+        self.window.add(packets, bytes);
+        self.throttle.on_event(now_ns, packets, bytes)
+    }
+    fn on_deadline(&mut self, now_ns: u64) -> bool {
+        self.advance(now_ns);
+        self.throttle.on_deadline(now_ns)
+    }
+    fn advance(&mut self, now_ns: u64) {
+        for s in self.window.advance(now_ns).into_iter().flatten() {
+            self.control(&s);
+        }
+    }
+    fn allowed_rate(&self) -> Option<u32> {
+        self.throttle.allowed_rate()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Costs chosen so that Î = 1e9 / (100·100 + 10_000) = 50_000/s.
+    fn cfg() -> AirConfig {
+        AirConfig {
+            k: 100,
+            c_cycles_per_s: 1e9,
+            c_pkt_cycles: 100.0,
+            c_int_cycles: 10_000.0,
+            offset: 1000.0,
+            threshold: 500.0,
+            i_min: 956.0,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn i_hat_is_eq5() {
+        assert_eq!(cfg().i_hat(), 50_000.0);
+    }
+
+    #[test]
+    fn target_is_bandwidth_over_k_s_plus_offset() {
+        // B = 1.5e9 B/s, S = 1500 B, k = 100: I' = 10_000; + offset = 11_000.
+        assert_eq!(cfg().target_rate(1.5e9, Some(1500.0)), 11_000.0);
+    }
+
+    #[test]
+    fn target_is_clamped_to_i_hat_after_the_offset() {
+        // I' = 1e9 / (100·64) = 156_250 > Î.
+        assert_eq!(cfg().target_rate(1e9, Some(64.0)), 50_000.0);
+        // Offset itself pushes over Î.
+        let c = AirConfig { offset: 60_000.0, ..cfg() };
+        assert_eq!(c.target_rate(0.0, None), 50_000.0);
+    }
+
+    #[test]
+    fn idle_interval_drops_to_i_min_or_offset() {
+        assert_eq!(cfg().target_rate(0.0, None), 1000.0);
+        let c = AirConfig { offset: 0.0, ..cfg() };
+        assert_eq!(c.target_rate(0.0, None), 956.0);
+    }
+
+    #[test]
+    fn rate_is_applied_only_when_it_moves_by_threshold() {
+        let mut a = Air::new(cfg(), 0);
+        // 1000 packets of 1000 B in 100 ms: B = 1e7 B/s, I' = 100, I = 1100 -> |1100 - 8000| ≥ 500.
+        for i in 0..1000u64 {
+            a.on_event(i * 100_000, 1, 1000);
+        }
+        a.advance(100_000_000);
+        assert_eq!(a.allowed_rate(), Some(1100));
+        // Next interval: 1400 packets -> I = 1140, δ = 40 < 500: unchanged.
+        for i in 0..1400u64 {
+            a.on_event(100_000_000 + i * 70_000, 1, 1000);
+        }
+        a.advance(200_000_000);
+        assert!((a.last_target().unwrap() - 1140.0).abs() < 1e-9);
+        assert_eq!(a.allowed_rate(), Some(1100));
+    }
+
+    #[test]
+    fn costs_must_be_set() {
+        assert_eq!(AirConfig::default().validate().unwrap_err().param, "air.c_cycles_per_s");
+        assert!(cfg().validate().is_ok());
+        assert_eq!(AirConfig { k: 0, ..cfg() }.validate().unwrap_err().param, "air.k");
+    }
+}

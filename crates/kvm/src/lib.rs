@@ -11,6 +11,7 @@
 pub mod error;
 pub mod guest;
 pub mod measure;
+pub mod virtq;
 pub mod vmm;
 
 pub use error::{Error, Result};

@@ -115,7 +115,8 @@ impl HaltPoll {
 
     /// Port of `shrink_halt_poll_ns()`.
     fn shrink_halt_poll_ns(&mut self) {
-        let mut val = if self.cfg.shrink == 0 { 0 } else { self.halt_poll_ns / self.cfg.shrink };
+        // `if (shrink == 0) val = 0; else val /= shrink;`
+        let mut val = self.halt_poll_ns.checked_div(self.cfg.shrink).unwrap_or(0);
         if val < self.cfg.grow_start {
             val = 0;
         }

@@ -222,7 +222,8 @@ pub enum RouterConfig {
     RunningFirst,
     /// [`Es2Redirect`].
     Es2,
-    /// [`HBalanceRouter`].
+    /// [`HBalanceRouter`] (scenario name `hbalance`).
+    #[cfg_attr(feature = "serde", serde(rename = "hbalance"))]
     HBalance,
 }
 

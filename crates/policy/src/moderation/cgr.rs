@@ -79,7 +79,8 @@ impl CgrConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
         at_least("cgr.timeslice_ns", self.timeslice_ns, 1)?;
         crate::error::positive_f64("cgr.intermediate_min_bytes", self.intermediate_min_bytes)?;
-        if !(self.full_bulk_min_bytes > self.intermediate_min_bytes) {
+        crate::error::positive_f64("cgr.full_bulk_min_bytes", self.full_bulk_min_bytes)?;
+        if self.full_bulk_min_bytes <= self.intermediate_min_bytes {
             return Err(ConfigError::new(
                 "cgr.full_bulk_min_bytes",
                 self.full_bulk_min_bytes,

@@ -1,0 +1,228 @@
+//! Profiles: named cost parameters and hardware facts, loaded from data files.
+//!
+//! Every value is written as `key = { value = N, unit = "...", source = "..." }` so the file
+//! says where each number comes from (a seed's section, a measurement, or a first-principles
+//! estimate). Costs never live in code. The built-in profiles are the files in `profiles/`,
+//! compiled in so the binary needs no data directory; any other path is read from disk.
+//! The format is documented in `profiles/README.md`.
+
+use crate::error::{describe_toml_error, InputError, InputResult};
+use serde::{Deserialize, Serialize};
+
+/// One parameter with its unit and provenance.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Param {
+    /// The number.
+    pub value: f64,
+    /// Its unit, checked against the unit the model expects.
+    pub unit: String,
+    /// Where it comes from.
+    pub source: String,
+}
+
+/// Host hardware facts.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cpu {
+    /// CPU model name, as the testbed states it.
+    pub model: String,
+    /// Sockets (NUMA nodes).
+    pub sockets: Param,
+    /// Physical cores per socket (hyper-threads not counted).
+    pub cores_per_socket: Param,
+    /// Core clock.
+    pub ghz: Param,
+}
+
+/// The physical NIC and link.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Nic {
+    /// NIC model name.
+    pub model: String,
+    /// Line rate.
+    pub gbps: Param,
+    /// MTU (IP packet size).
+    pub mtu_bytes: Param,
+    /// Ethernet overhead per frame on the wire: header, FCS, preamble, inter-frame gap.
+    pub wire_overhead_bytes: Param,
+}
+
+/// Direct cost of a VM exit by reason: exit + handling + re-entry, charged on the pCPU.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExitCosts {
+    /// PIO/MMIO kick through ioeventfd.
+    pub io_instruction_ns: Param,
+    /// Interrupt-delivery IPI exit (emulated LAPIC).
+    pub interrupt_delivery_ns: Param,
+    /// EOI write exit (emulated LAPIC).
+    pub eoi_ns: Param,
+    /// Host interrupt while in guest.
+    pub external_interrupt_ns: Param,
+    /// TMICT write / timer exit.
+    pub timer_ns: Param,
+    /// HLT exit (excluding the idle time that follows).
+    pub hlt_ns: Param,
+    /// EPT violation.
+    pub ept_violation_ns: Param,
+    /// Interrupt-window exit.
+    pub interrupt_window_ns: Param,
+    /// Any other exit.
+    pub other_ns: Param,
+}
+
+/// Host kernel costs.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostCosts {
+    /// From an eventfd signal / vCPU kick to the sleeping thread running on an idle pCPU.
+    pub thread_wakeup_ns: Param,
+}
+
+/// Host I/O thread (vhost) costs.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Vhost {
+    /// Per transmitted packet: descriptor fetch, copy set-up, hand-off to the NIC path.
+    pub tx_packet_ns: Param,
+    /// Per transmitted byte (copy).
+    pub tx_byte_ns: Param,
+    /// Packets handled before the handler yields (vhost-net weight).
+    pub weight_packets: Param,
+}
+
+/// Guest kernel costs.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Guest {
+    /// Per UDP datagram sent: syscall, UDP/IP, virtio-net xmit.
+    pub udp_tx_packet_ns: Param,
+    /// Per byte sent (copy from user).
+    pub udp_tx_byte_ns: Param,
+    /// Guest timer interrupt handler (tick or hrtimer).
+    pub timer_irq_ns: Param,
+    /// Guest virtio-net interrupt handler (vring_interrupt, schedule the queue's work).
+    pub virtio_irq_ns: Param,
+}
+
+/// A complete profile.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    /// Short name (`es2`, `elvis`, ...).
+    pub name: String,
+    /// One line: what testbed this is.
+    pub description: String,
+    /// Where the testbed is described.
+    pub source: String,
+    /// CPU facts.
+    pub cpu: Cpu,
+    /// NIC facts.
+    pub nic: Nic,
+    /// Exit costs.
+    pub exit: ExitCosts,
+    /// Host kernel costs.
+    pub host: HostCosts,
+    /// vhost costs.
+    pub vhost: Vhost,
+    /// Guest costs.
+    pub guest: Guest,
+}
+
+/// The built-in profiles: (name, file contents).
+pub const BUILTIN: &[(&str, &str)] = &[
+    ("es2", include_str!("../../../profiles/es2.toml")),
+    ("elvis", include_str!("../../../profiles/elvis.toml")),
+];
+
+impl Profile {
+    /// Load a built-in profile by name, or a profile file by path (anything with a `/` or
+    /// ending in `.toml`).
+    pub fn load(name_or_path: &str) -> InputResult<Profile> {
+        if let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == name_or_path) {
+            return Self::parse(name_or_path, text);
+        }
+        if name_or_path.contains('/') || name_or_path.ends_with(".toml") {
+            let text = std::fs::read_to_string(name_or_path).map_err(|e| InputError::Profile {
+                name: name_or_path.into(),
+                message: format!("cannot read file: {e}"),
+            })?;
+            return Self::parse(name_or_path, &text);
+        }
+        let known: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
+        Err(InputError::Profile {
+            name: name_or_path.into(),
+            message: format!("unknown profile; built-in profiles are {} (or give a path to a .toml file)", known.join(", ")),
+        })
+    }
+
+    /// Parse and check a profile's text.
+    pub fn parse(name: &str, text: &str) -> InputResult<Profile> {
+        let de = toml::Deserializer::new(text);
+        let p: Profile = serde_path_to_error::deserialize(de).map_err(|e| InputError::Profile {
+            name: name.into(),
+            message: describe_toml_error(e.path(), e.inner(), text),
+        })?;
+        p.check().map_err(|message| InputError::Profile { name: name.into(), message })?;
+        Ok(p)
+    }
+
+    /// Every parameter with its dotted key and the unit the model expects.
+    pub fn params(&self) -> Vec<(&'static str, &Param, &'static str)> {
+        let (c, n, x, v, g) = (&self.cpu, &self.nic, &self.exit, &self.vhost, &self.guest);
+        vec![
+            ("cpu.sockets", &c.sockets, "count"),
+            ("cpu.cores_per_socket", &c.cores_per_socket, "count"),
+            ("cpu.ghz", &c.ghz, "GHz"),
+            ("nic.gbps", &n.gbps, "Gbit/s"),
+            ("nic.mtu_bytes", &n.mtu_bytes, "bytes"),
+            ("nic.wire_overhead_bytes", &n.wire_overhead_bytes, "bytes"),
+            ("exit.io_instruction_ns", &x.io_instruction_ns, "ns"),
+            ("exit.interrupt_delivery_ns", &x.interrupt_delivery_ns, "ns"),
+            ("exit.eoi_ns", &x.eoi_ns, "ns"),
+            ("exit.external_interrupt_ns", &x.external_interrupt_ns, "ns"),
+            ("exit.timer_ns", &x.timer_ns, "ns"),
+            ("exit.hlt_ns", &x.hlt_ns, "ns"),
+            ("exit.ept_violation_ns", &x.ept_violation_ns, "ns"),
+            ("exit.interrupt_window_ns", &x.interrupt_window_ns, "ns"),
+            ("exit.other_ns", &x.other_ns, "ns"),
+            ("host.thread_wakeup_ns", &self.host.thread_wakeup_ns, "ns"),
+            ("vhost.tx_packet_ns", &v.tx_packet_ns, "ns"),
+            ("vhost.tx_byte_ns", &v.tx_byte_ns, "ns"),
+            ("vhost.weight_packets", &v.weight_packets, "packets"),
+            ("guest.udp_tx_packet_ns", &g.udp_tx_packet_ns, "ns"),
+            ("guest.udp_tx_byte_ns", &g.udp_tx_byte_ns, "ns"),
+            ("guest.timer_irq_ns", &g.timer_irq_ns, "ns"),
+            ("guest.virtio_irq_ns", &g.virtio_irq_ns, "ns"),
+        ]
+    }
+
+    fn check(&self) -> Result<(), String> {
+        for (key, p, unit) in self.params() {
+            if p.unit != unit {
+                return Err(format!("key `{key}`: unit \"{}\" is not allowed; expected \"{unit}\"", p.unit));
+            }
+            if !p.value.is_finite() || p.value < 0.0 {
+                return Err(format!("key `{key}`: value {} is not allowed; expected a finite number ≥ 0", p.value));
+            }
+        }
+        for (key, p) in [
+            ("cpu.sockets", &self.cpu.sockets),
+            ("cpu.cores_per_socket", &self.cpu.cores_per_socket),
+            ("nic.gbps", &self.nic.gbps),
+            ("vhost.weight_packets", &self.vhost.weight_packets),
+        ] {
+            if p.value < 1.0 || (key != "nic.gbps" && p.value.fract() != 0.0) {
+                return Err(format!("key `{key}`: value {} is not allowed; expected a whole number ≥ 1", p.value));
+            }
+        }
+        Ok(())
+    }
+
+    /// Number of pCPUs the profile's host has.
+    pub fn pcpus(&self) -> usize {
+        (self.cpu.sockets.value * self.cpu.cores_per_socket.value) as usize
+    }
+}

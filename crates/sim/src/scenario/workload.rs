@@ -1,0 +1,38 @@
+//! Workloads as scenario data. A workload is parameters plus a small behaviour in
+//! `model::workload`; adding one touches this enum and its behaviour, never the engine.
+
+use serde::Deserialize;
+
+/// What a VM runs, chosen by `kind`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Workload {
+    /// netperf UDP_STREAM from the guest: send datagrams of `message_bytes`.
+    UdpStream {
+        /// Payload bytes per datagram (1..=65507).
+        message_bytes: u32,
+        /// Open-loop send rate in datagrams/s; absent: as fast as the vCPU can.
+        rate_pps: Option<f64>,
+    },
+}
+
+impl Workload {
+    /// Check value ranges; `key` is the workload's key path for messages.
+    pub fn check(&self, key: &str) -> Result<(), String> {
+        match self {
+            Workload::UdpStream { message_bytes, rate_pps } => {
+                if !(1..=65507).contains(message_bytes) {
+                    return Err(format!(
+                        "key `{key}.message_bytes`: {message_bytes} is not allowed; expected 1..=65507 (UDP payload)"
+                    ));
+                }
+                if let Some(r) = rate_pps {
+                    if !(r.is_finite() && *r > 0.0) {
+                        return Err(format!("key `{key}.rate_pps`: {r} is not allowed; expected datagrams/s > 0"));
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}

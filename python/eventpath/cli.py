@@ -1,0 +1,213 @@
+"""The ``eventpath`` command line. Bad input: one line on stderr, exit code 2."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+EXIT_BAD_INPUT = 2
+
+
+class UsageError(Exception):
+    """A command-line argument is wrong."""
+
+
+class _Parser(argparse.ArgumentParser):
+    # argparse prints usage plus a message over two lines; we want one clear line.
+    def error(self, message: str):  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message} (see --help)")
+
+
+def _out_dir(p: str) -> Path:
+    out = Path(p)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {p}: exists and is not a directory")
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def _print_summary(s: dict) -> None:
+    print(f"{s['scenario']}: {s['sim_seconds']:.3g} s simulated (profile {s['profile']}, seed {s['seed']}) "
+          f"in {s['wall_seconds']:.2f} s wall, {s['events']:,} events")
+    for vm in s["vms"]:
+        ex = {k: v for k, v in vm["exits_per_s"].items() if v}
+        parts = ", ".join(f"{k} {v:,.0f}" for k, v in sorted(ex.items(), key=lambda kv: -kv[1]))
+        tp = vm["throughput"]
+        print(f"  {vm['name']}: exits/s {vm['exits_total_per_s']:,.0f} ({parts or 'none'})")
+        print(f"    EHT {_f(vm['eht_pct'])} %, TIG {_f(vm['tig_pct'])} %, kicks/s {_f(vm['kicks_per_s'], 0)}, "
+              f"interrupts/s {_f(vm['interrupts_per_s'], 0)}, {_f(tp['gbps'], 3)} Gbit/s, {_f(tp['pps'], 0)} pkt/s, "
+              f"latency p50 {_f(vm['latency_us']['p50'])} us p99 {_f(vm['latency_us']['p99'])} us")
+
+
+def _f(v, nd: int = 1) -> str:
+    return "n/a" if v is None else f"{v:,.{nd}f}"
+
+
+def cmd_run(a) -> int:
+    from eventpath import api
+    from eventpath.tables import write_csv
+
+    out = _out_dir(a.out)
+    r = api.run(a.scenario, seed=a.seed, duration=a.duration)
+    (out / "summary.json").write_text(json.dumps(r.summary, indent=2) + "\n")
+    for stem, rows in r.tables().items():
+        write_csv(out / f"{stem}.csv", rows)
+    _print_summary(r.summary)
+    print(f"wrote {out}/summary.json and tables {', '.join(f'{k}.csv' for k in r.tables())}")
+    return 0
+
+
+def cmd_profiles(a) -> int:
+    from eventpath import api
+
+    for name, desc in api.profiles():
+        print(f"{name:8s} {desc}")
+    return 0
+
+
+def cmd_reproduce(a) -> int:
+    from eventpath import reproduce
+
+    if a.list:
+        for e in reproduce.EXPERIMENTS.values():
+            print(f"{e.id:22s} {e.title}  [{e.source}]")
+        return 0
+    if not a.id:
+        raise UsageError("reproduce: give an experiment ID or --list")
+    if a.out is None:
+        raise UsageError("reproduce: --out DIR is required")
+    ids = list(reproduce.EXPERIMENTS) if a.id == "all" else [a.id]
+    for i in ids:
+        if i not in reproduce.EXPERIMENTS:
+            raise UsageError(f"reproduce: unknown experiment {i!r}; known: {', '.join(reproduce.EXPERIMENTS)} (or 'all')")
+    out = _out_dir(a.out)
+    for i in ids:
+        doc = reproduce.run(i, out, duration=a.duration)
+        reproduce.print_table(doc)
+        print(f"wrote {out}/{i}.json and {out}/{i}.png")
+    return 0
+
+
+def cmd_bench(a) -> int:
+    from eventpath import bench
+
+    res = bench.run(sim_seconds=a.seconds, simpy_seconds=a.simpy_seconds)
+    if a.json:
+        print(json.dumps(res))
+    else:
+        bench.print_result(res)
+    return 0
+
+
+def cmd_demo(a) -> int:
+    from eventpath import demo
+
+    demo.run(_out_dir(a.out))
+    return 0
+
+
+def cmd_kvm(a) -> int:
+    from eventpath import _eventpath
+
+    out = _out_dir(a.out)
+    if a.kvm_cmd == "probe":
+        text = _eventpath.kvm_probe(str(out), a.quick)
+        print(text if a.json else f"wrote {out}/probe.json and {out}/profile.toml")
+    else:
+        text = _eventpath.kvm_run(a.scenario, str(out))
+        _print_summary(json.loads(text))
+        print(f"wrote {out}/summary.json")
+    return 0
+
+
+def _positive_float(s: str) -> float:
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{s!r} is not a number") from None
+    if not (v > 0 and v != float("inf")):
+        raise argparse.ArgumentTypeError(f"{s} is not allowed; expected seconds > 0")
+    return v
+
+
+def _seed(s: str) -> int:
+    try:
+        v = int(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{s!r} is not an integer") from None
+    if not 0 <= v < 2**64:
+        raise argparse.ArgumentTypeError(f"{s} is not allowed; expected 0 ≤ seed < 2^64")
+    return v
+
+
+def parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="eventpath", description="Simulate, reproduce and measure the virtual I/O event path.")
+    sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
+
+    r = sub.add_parser("run", help="run a scenario file")
+    r.add_argument("scenario", help="scenario TOML file")
+    r.add_argument("--out", required=True, help="output directory (summary.json, *.csv)")
+    r.add_argument("--seed", type=_seed, help="override the scenario's seed")
+    r.add_argument("--duration", type=_positive_float, help="override the measured simulated seconds")
+    r.set_defaults(fn=cmd_run)
+
+    rp = sub.add_parser("reproduce", help="reproduce a seed experiment (published values beside ours)")
+    rp.add_argument("id", nargs="?", help="experiment ID (see --list), or 'all'")
+    rp.add_argument("--list", action="store_true", help="list the experiments")
+    rp.add_argument("--out", help="output directory (ID.json, ID.png)")
+    rp.add_argument("--duration", type=_positive_float, help="override each run's measured seconds")
+    rp.set_defaults(fn=cmd_reproduce)
+
+    pr = sub.add_parser("profiles", help="list the built-in profiles")
+    pr.set_defaults(fn=cmd_profiles)
+
+    b = sub.add_parser("bench", help="engine events/s vs a SimPy model of the same event path")
+    b.add_argument("--json", action="store_true", help="print one JSON object")
+    b.add_argument("--seconds", type=_positive_float, default=1.0, help="simulated seconds for our engine")
+    b.add_argument("--simpy-seconds", type=_positive_float, default=0.01, help="simulated seconds for SimPy")
+    b.set_defaults(fn=cmd_bench)
+
+    d = sub.add_parser("demo", help="run the default scenario at several rates: table + figure")
+    d.add_argument("--out", default="out/demo", help="output directory")
+    d.set_defaults(fn=cmd_demo)
+
+    k = sub.add_parser("kvm", help="the real KVM testbed")
+    ks = k.add_subparsers(dest="kvm_cmd", required=True, parser_class=_Parser)
+    kp = ks.add_parser("probe", help="measure this host's primitive costs; write probe.json and profile.toml")
+    kp.add_argument("--out", required=True)
+    kp.add_argument("--quick", action="store_true", help="fewer samples")
+    kp.add_argument("--json", action="store_true", help="print probe.json")
+    kr = ks.add_parser("run", help="run a testbed scenario")
+    kr.add_argument("scenario")
+    kr.add_argument("--out", required=True)
+    k.set_defaults(fn=cmd_kvm)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    from eventpath._eventpath import InputError
+
+    try:
+        a = parser().parse_args(argv)
+        return a.fn(a)
+    except (UsageError, InputError) as e:
+        print(f"eventpath: error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("eventpath: interrupted", file=sys.stderr)
+        return 130
+    except BaseException as e:  # a Rust panic arrives as pyo3's PanicException (a BaseException)
+        if isinstance(e, SystemExit):
+            raise
+        if os.environ.get("EVENTPATH_DEBUG"):
+            raise
+        print(f"eventpath: internal error: {type(e).__name__}: {e} (set EVENTPATH_DEBUG=1 for a trace; please report)",
+              file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

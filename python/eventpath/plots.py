@@ -1,0 +1,62 @@
+"""Figures: reproduction bars (simulated beside published) and exit breakdowns."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+SIM_COLOR = "#1f77b4"
+PUB_COLOR = "#bbbbbb"
+
+
+def reproduction_figure(doc: dict, path: Path) -> None:
+    """One small panel per (metric, unit): simulated and published bars per config."""
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for r in doc["rows"]:
+        groups.setdefault((r["metric"], r["unit"]), []).append(r)
+    n = len(groups)
+    cols = min(n, 4)
+    rows = (n + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.8 * rows), squeeze=False)
+    for ax, ((metric, unit), rs) in zip(axes.flat, groups.items()):
+        x = range(len(rs))
+        sim = [r["simulated"] or 0 for r in rs]
+        pub = [r["published"] if r["published"] is not None else float("nan") for r in rs]
+        ax.bar([i - 0.2 for i in x], sim, 0.4, label="simulated", color=SIM_COLOR)
+        ax.bar([i + 0.2 for i in x], pub, 0.4, label="published", color=PUB_COLOR, edgecolor="black", hatch="//")
+        for i, r in enumerate(rs):
+            if r["published"] is None:
+                ax.text(i + 0.2, 0, "n/a", ha="center", va="bottom", fontsize=7)
+        ax.set_xticks(list(x), [r["config"] for r in rs], rotation=20, fontsize=7)
+        ax.set_title(metric, fontsize=9)
+        ax.set_ylabel(unit, fontsize=8)
+        ax.tick_params(axis="y", labelsize=7)
+    for ax in list(axes.flat)[n:]:
+        ax.axis("off")
+    axes.flat[0].legend(fontsize=7)
+    fig.suptitle(f"{doc['id']}: {doc['title']}\n{doc['source']}", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def exit_breakdown_figure(labels: list[str], exits: list[dict], path: Path, title: str) -> None:
+    """Stacked bars of exits/s by reason, one bar per run (ES2 Fig. 4 style)."""
+    reasons = [r for r in exits[0] if any((e.get(r) or 0) > 0 for e in exits)]
+    fig, ax = plt.subplots(figsize=(1.2 + 1.1 * len(labels), 3.6))
+    bottom = [0.0] * len(labels)
+    for reason in reasons:
+        vals = [(e.get(reason) or 0) / 1000 for e in exits]
+        ax.bar(labels, vals, bottom=bottom, label=reason)
+        bottom = [b + v for b, v in zip(bottom, vals)]
+    ax.set_ylabel("VM exits (K/s)")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+    ax.tick_params(axis="x", labelsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -1,0 +1,92 @@
+"""Reproductions of the seeds' experiments: simulated values beside the published ones.
+
+Each experiment is a set of scenario files (``reproduce/scenarios/``) plus the published
+values it is compared with. ``ID.json`` follows the contract::
+
+    {"id", "title", "source", "rows": [{"config", "metric", "unit", "simulated", "published"}]}
+
+``published`` is the seed's value or null. Published values are comparison data only: nothing
+here feeds them into a model.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+SCENARIOS = Path(__file__).parent / "scenarios"
+
+
+@dataclass
+class Row:
+    """One compared value."""
+
+    config: str
+    metric: str
+    unit: str
+    simulated: float | None
+    published: float | None
+
+    def as_dict(self) -> dict:
+        return {"config": self.config, "metric": self.metric, "unit": self.unit,
+                "simulated": self.simulated, "published": self.published}
+
+
+@dataclass
+class Experiment:
+    """A reproducible experiment of a seed."""
+
+    id: str
+    title: str
+    source: str
+    #: Runs the simulations; gets the duration override (or None) and a progress callback.
+    rows: Callable[[float | None, Callable[[str], None]], list[Row]]
+    notes: list[str] = field(default_factory=list)
+    #: The runs it makes, for the progress bar.
+    runs: int = 1
+
+
+EXPERIMENTS: dict[str, Experiment] = {}
+
+
+def register(e: Experiment) -> Experiment:
+    EXPERIMENTS[e.id] = e
+    return e
+
+
+def run(exp_id: str, out: Path, duration: float | None = None) -> dict:
+    """Run experiment ``exp_id``; write ``out/ID.json`` and ``out/ID.png``; return the doc."""
+    from tqdm import tqdm
+
+    e = EXPERIMENTS[exp_id]
+    with tqdm(total=e.runs, desc=exp_id, unit="run", leave=False, disable=None) as bar:
+        def step(label: str) -> None:
+            bar.set_postfix_str(label)
+            bar.update(1)
+
+        rows = e.rows(duration, step)
+    doc = {"id": e.id, "title": e.title, "source": e.source, "rows": [r.as_dict() for r in rows]}
+    if e.notes:
+        doc["notes"] = e.notes
+    (out / f"{e.id}.json").write_text(json.dumps(doc, indent=2) + "\n")
+    from eventpath.plots import reproduction_figure
+
+    reproduction_figure(doc, out / f"{e.id}.png")
+    return doc
+
+
+def print_table(doc: dict) -> None:
+    """Print the rows as an aligned table with the simulated/published ratio."""
+    print(f"{doc['id']}: {doc['title']} [{doc['source']}]")
+    print(f"  {'config':18s} {'metric':26s} {'simulated':>12s} {'published':>12s} {'sim/pub':>8s}  unit")
+    for r in doc["rows"]:
+        sim, pub = r["simulated"], r["published"]
+        ratio = f"{sim / pub:8.2f}" if sim is not None and pub else f"{'':8s}"
+        fs = lambda v: f"{v:12,.2f}" if v is not None else f"{'—':>12s}"  # noqa: E731
+        print(f"  {r['config']:18s} {r['metric']:26s} {fs(sim)} {fs(pub)} {ratio}  {r['unit']}")
+
+
+# Register the experiments.
+from eventpath.reproduce import es2  # noqa: E402,F401

@@ -13,6 +13,7 @@
 
 pub mod air;
 pub mod cgr;
+pub mod dim;
 pub mod fir;
 mod throttle;
 mod window;

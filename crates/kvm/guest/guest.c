@@ -188,7 +188,10 @@ void guest_main(u64 cpu) {
     u64 *irq_count = (u64 *)(STACKS_ADDR + cpu * STACK_STRIDE + IST_TOP);
     struct queue q;
     u64 role = c->role, nvcpus = g->nvcpus;
-    if (role != ROLE_SPIN && role != ROLE_IRQ_SINK) q_init(&q, c->queue, c->qsize);
+    if (role != ROLE_SPIN && role != ROLE_IRQ_SINK) {
+        q_init(&q, c->queue, c->qsize);
+        if (c->consume == CONSUME_IRQ) WR(*q.used_event, 0); /* interrupt at the first completion */
+    }
     u64 seq = 0, my_irqs = RD(*irq_count), all_irqs = irq_total(nvcpus);
     u64 next_due = rdtsc(), adv_k = 0;
     u64 outstanding = 0;

@@ -6,7 +6,8 @@
 #define GUEST_MEM_SIZE     0x00800000UL /* 8 MiB of RAM */
 #define GDT_ADDR           0x00001000UL
 #define IDT_ADDR           0x00002000UL
-#define TSS_ADDR           0x00003000UL /* one 0x80-byte TSS per vCPU */
+#define TSS_ADDR           0x00080000UL /* one TSS + I/O bitmap (TSS_STRIDE) per vCPU */
+#define TSS_STRIDE         0x00002100UL
 #define PML4_ADDR          0x00004000UL
 #define PDPT_ADDR          0x00005000UL
 #define PD_ADDR            0x00006000UL

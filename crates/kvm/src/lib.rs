@@ -8,10 +8,33 @@
 //!        v                                         │
 //!  backend threads: exit-based | polling | hybrid (policy) -> complete -> moderation -> routing
 //! ```
+pub mod backend;
 pub mod error;
 pub mod guest;
 pub mod measure;
+pub mod run;
+pub mod scenario;
 pub mod virtq;
 pub mod vmm;
 
 pub use error::{Error, Result};
+
+/// Can the testbed run here? `(true, "...")` or `(false, reason)`.
+pub fn available() -> (bool, String) {
+    match vmm::open_kvm().and_then(|k| {
+        k.create_vm().map(|_| ()).map_err(|e| Error::Unavailable(format!("KVM_CREATE_VM failed: {e}")))
+    }) {
+        Ok(()) => (true, "/dev/kvm usable".into()),
+        Err(e) => (false, e.to_string()),
+    }
+}
+
+/// Runs the scenario file at `path`, writes `out_dir/summary.json`, returns its text.
+pub fn run_scenario(path: &str, out_dir: &str) -> Result<String> {
+    let s = scenario::Scenario::load(path)?;
+    let v = run::run(&s)?;
+    let text = serde_json::to_string_pretty(&v).expect("json");
+    std::fs::create_dir_all(out_dir)?;
+    std::fs::write(std::path::Path::new(out_dir).join("summary.json"), &text)?;
+    Ok(text)
+}

@@ -1,2 +1,3 @@
 //! Measurement: latency histograms, and the summary.json writer.
 pub mod hist;
+pub mod summary;

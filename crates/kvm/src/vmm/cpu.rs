@@ -9,7 +9,8 @@ const KERNEL_CS: u16 = 0x08;
 const USER_DS: u16 = 0x23;
 const USER_CS: u16 = 0x2b;
 const TSS_SEL_BASE: u16 = 0x30;
-const TSS_SIZE: u64 = 0x80;
+/// TSS (0x68 bytes) + I/O permission bitmap (all ports allowed: 8 KiB of zeros) + 0xFF.
+const TSS_LIMIT: u64 = 0x68 + 8192;
 
 /// The entry points the image header names (guest/entry.S `.header`).
 #[derive(Debug, Clone, Copy)]
@@ -51,8 +52,8 @@ pub fn write_gdt(mem: &GuestMem, nvcpus: u64) -> Result<(), OutOfRange> {
         mem.store_u64(GDT_ADDR + 8 * i as u64, *e)?;
     }
     for v in 0..nvcpus {
-        let base = TSS_ADDR + v * TSS_SIZE;
-        let limit = 0x67u64;
+        let base = TSS_ADDR + v * TSS_STRIDE;
+        let limit = TSS_LIMIT;
         let lo = (limit & 0xFFFF)
             | ((base & 0xFF_FFFF) << 16)
             | (0x89u64 << 40) // present, 64-bit TSS available
@@ -67,7 +68,10 @@ pub fn write_gdt(mem: &GuestMem, nvcpus: u64) -> Result<(), OutOfRange> {
         mem.store_u32(base + 8, ((stacks + KERNEL_STACK_TOP) >> 32) as u32)?;
         mem.store_u32(base + 36, (stacks + IST_TOP) as u32)?;
         mem.store_u32(base + 40, ((stacks + IST_TOP) >> 32) as u32)?;
+        // I/O map base right after the TSS: a zeroed bitmap allows every port at CPL3 (some
+        // hosts do not honour IOPL = 3 for in/out), then the 0xFF terminator byte.
         mem.store_u16(base + 102, 0x68)?;
+        mem.store_u8(base + TSS_LIMIT, 0xff)?;
     }
     Ok(())
 }
@@ -128,8 +132,8 @@ pub fn long_mode_sregs(mut s: kvm_sregs, vcpu: u64, nvcpus: u64) -> kvm_sregs {
     s.idt.base = IDT_ADDR;
     s.idt.limit = 16 * 256 - 1;
     s.tr = kvm_segment {
-        base: TSS_ADDR + vcpu * TSS_SIZE,
-        limit: 0x67,
+        base: TSS_ADDR + vcpu * TSS_STRIDE,
+        limit: TSS_LIMIT as u32,
         selector: TSS_SEL_BASE + 16 * vcpu as u16,
         type_: 0xB, // busy 64-bit TSS
         present: 1,

@@ -4,7 +4,8 @@
 pub const GUEST_MEM_SIZE: u64 = 0x0080_0000;
 pub const GDT_ADDR: u64 = 0x1000;
 pub const IDT_ADDR: u64 = 0x2000;
-pub const TSS_ADDR: u64 = 0x3000;
+pub const TSS_ADDR: u64 = 0x8_0000;
+pub const TSS_STRIDE: u64 = 0x2100;
 pub const PML4_ADDR: u64 = 0x4000;
 pub const PDPT_ADDR: u64 = 0x5000;
 pub const PD_ADDR: u64 = 0x6000;
@@ -89,7 +90,7 @@ mod tests {
         let text = include_str!("../../guest/layout.h");
         let pairs: &[(&str, u64)] = &[
             ("GUEST_MEM_SIZE", GUEST_MEM_SIZE), ("GDT_ADDR", GDT_ADDR), ("IDT_ADDR", IDT_ADDR),
-            ("TSS_ADDR", TSS_ADDR), ("PML4_ADDR", PML4_ADDR), ("PDPT_ADDR", PDPT_ADDR), ("PD_ADDR", PD_ADDR),
+            ("TSS_ADDR", TSS_ADDR), ("TSS_STRIDE", TSS_STRIDE), ("PML4_ADDR", PML4_ADDR), ("PDPT_ADDR", PDPT_ADDR), ("PD_ADDR", PD_ADDR),
             ("IMAGE_ADDR", IMAGE_ADDR), ("IMAGE_MAX", IMAGE_MAX), ("VCPU_CTL_ADDR", VCPU_CTL_ADDR),
             ("VCPU_CTL_STRIDE", VCPU_CTL_STRIDE), ("GLOBAL_CTL_ADDR", GLOBAL_CTL_ADDR),
             ("STACKS_ADDR", STACKS_ADDR), ("STACK_STRIDE", STACK_STRIDE), ("USER_STACK_TOP", USER_STACK_TOP),

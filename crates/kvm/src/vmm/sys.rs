@@ -96,3 +96,24 @@ pub fn signal_thread(tid: libc::pthread_t) {
     // the signal's handler is installed and does nothing.
     unsafe { libc::pthread_kill(tid, kick_signal()) };
 }
+
+/// Kernel thread id of the calling thread.
+pub fn gettid() -> i32 {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::gettid() }
+}
+
+/// CPU time (ns) a thread of this process has run so far, from /proc/self/task/TID/schedstat;
+/// readable from any thread at any moment.
+pub fn task_cpu_ns(tid: i32) -> u64 {
+    std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat"))
+        .ok()
+        .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse().ok()))
+        .unwrap_or(0)
+}
+
+/// Monotonic nanoseconds on the TSC (policy state machines take `now_ns`).
+#[inline]
+pub fn now_ns() -> u64 {
+    tsc_to_ns(rdtsc()) as u64
+}

@@ -28,6 +28,7 @@ pub struct VcpuReport {
 pub struct VcpuThread {
     join: Option<JoinHandle<VcpuReport>>,
     tid: Arc<AtomicU64>,
+    ktid: Arc<std::sync::atomic::AtomicI32>,
     stop: Arc<AtomicBool>,
     /// Set once the thread is about to enter KVM_RUN for the first time.
     pub started: Arc<AtomicBool>,
@@ -41,10 +42,12 @@ impl VcpuThread {
         let tid = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let started = Arc::new(AtomicBool::new(false));
-        let (t2, s2, st2) = (tid.clone(), stop.clone(), started.clone());
+        let ktid = Arc::new(std::sync::atomic::AtomicI32::new(0));
+        let (t2, s2, st2, k2) = (tid.clone(), stop.clone(), started.clone(), ktid.clone());
         let join = std::thread::Builder::new().name(name).spawn(move || {
             // SAFETY: pthread_self has no preconditions.
             t2.store(unsafe { libc::pthread_self() } as u64, Ordering::SeqCst);
+            k2.store(sys::gettid(), Ordering::SeqCst);
             let mut rep = VcpuReport::default();
             if let Some(cpu) = pin {
                 if let Err(e) = sys::pin_current(cpu) {
@@ -69,7 +72,8 @@ impl VcpuThread {
                             rep.user_exits += 1;
                         } else if port as u64 == PIO_FAULT_PORT {
                             let v = data.first().copied().unwrap_or(0xff);
-                            rep.error = Some(format!("guest exception, vector {v}"));
+                            let rip = vcpu.get_regs().map(|r| r.rbx).unwrap_or(0);
+                            rep.error = Some(format!("guest exception, vector {v} (#GP at {rip:#x} if vector 13)"));
                             break;
                         } else {
                             rep.unexpected_exits += 1;
@@ -97,7 +101,12 @@ impl VcpuThread {
             }
             rep
         })?;
-        Ok(VcpuThread { join: Some(join), tid, stop, started })
+        Ok(VcpuThread { join: Some(join), tid, ktid, stop, started })
+    }
+
+    /// Kernel thread id (0 until the thread runs).
+    pub fn tid(&self) -> i32 {
+        self.ktid.load(Ordering::SeqCst)
     }
 
     /// Has the thread ended (guest fault, KVM error)?

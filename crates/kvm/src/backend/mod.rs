@@ -1,0 +1,136 @@
+//! Backend threads: serve the virtqueues of one or many VMs through the `eventpath-policy` state
+//! machines (vhost loop for exit-based notification, ES2 perceptive and optimistic switches, plain
+//! polling), complete requests, and interrupt the guest through moderation and routing.
+pub mod irq;
+pub mod irqgen;
+mod serve;
+
+pub use serve::{spawn_backend, BackendThread};
+
+use eventpath_policy::es2::{OptimisticConfig, PerceptiveConfig};
+use eventpath_policy::moderation::ModerationConfig;
+use eventpath_policy::routing::RouterConfig;
+use eventpath_policy::vhost::VhostConfig;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// How a backend thread learns of requests.
+#[derive(Debug, Clone)]
+pub enum NotifyMode {
+    /// Exit-based: sleep until a kick (ioeventfd), vhost handler loop.
+    Exit(VhostConfig),
+    /// Busy-poll every queue, kicks disabled; never sleeps.
+    Poll,
+    /// ES2 perceptive switch (quota; 10 µs sleep when alone at quota).
+    Perceptive(PerceptiveConfig),
+    /// ES2 optimistic switch (poll up to max_poll_count rounds after each completion).
+    Optimistic(OptimisticConfig),
+}
+
+/// One queue a backend thread serves.
+#[derive(Clone)]
+pub struct DeviceSpec {
+    /// The VM.
+    pub vm: std::sync::Arc<crate::vmm::Vm>,
+    /// Queue (= MSI source) index in the VM.
+    pub queue: usize,
+    /// vCPU that drives the queue (the interrupt's programmed destination).
+    pub home_vcpu: usize,
+    /// Interrupt routing.
+    pub router: RouterConfig,
+    /// Interrupt moderation.
+    pub moderation: ModerationConfig,
+    /// Per-request host processing cost, ns (spin).
+    pub service_ns: u64,
+}
+
+macro_rules! counters {
+    ($($(#[$m:meta])* $f:ident),* $(,)?) => {
+        /// Counters of one backend thread, readable while it runs. Conservation:
+        /// `requests + bad_requests` = entries taken from avail rings;
+        /// `irq_wanted = irq_sent_now + irq_delayed + irq_coalesced`, and
+        /// `irq_sent = irq_sent_now + delayed ones fired at their deadline`.
+        #[derive(Default, Debug)]
+        pub struct Counters { $($(#[$m])* pub $f: AtomicU64,)* }
+        /// A snapshot of [`Counters`].
+        #[derive(Default, Debug, Clone, Copy, serde::Serialize)]
+        pub struct CounterValues { $($(#[$m])* pub $f: u64,)* }
+        impl Counters {
+            /// Reads every counter.
+            pub fn snapshot(&self) -> CounterValues {
+                CounterValues { $($f: self.$f.load(Ordering::Relaxed),)* }
+            }
+        }
+        impl CounterValues {
+            /// `self - before`, per counter.
+            pub fn since(&self, b: &CounterValues) -> CounterValues {
+                CounterValues { $($f: self.$f.saturating_sub(b.$f),)* }
+            }
+            /// Sum per counter.
+            pub fn plus(&self, b: &CounterValues) -> CounterValues {
+                CounterValues { $($f: self.$f + b.$f,)* }
+            }
+        }
+    };
+}
+
+counters! {
+    /// Kick eventfd reads that found a count (several guest kicks may coalesce into one).
+    kick_events,
+    /// Ring checks (one per device per polling round or handler step that looked at avail).
+    polls,
+    /// Ring checks that found nothing.
+    empty_polls,
+    /// Requests completed.
+    requests,
+    /// Requests dropped for bad guest input (see `errors_*`).
+    bad_requests,
+    /// Times the guest's used_event asked for an interrupt.
+    irq_wanted,
+    /// Interrupts written to irqfds.
+    irq_sent,
+    /// Of irq_wanted: fired at once.
+    irq_sent_now,
+    /// Of irq_wanted: delayed by moderation to a deadline.
+    irq_delayed,
+    /// Of irq_wanted: merged into an already armed delayed interrupt.
+    irq_coalesced,
+    /// Completion batches for which the guest's used_event said "no interrupt".
+    irq_suppressed,
+    /// MSI re-routes (KVM_SET_GSI_ROUTING).
+    route_changes,
+    /// Notification-mode switches (kicks enabled <-> disabled).
+    mode_switches,
+    /// 10 µs sleeps of the ES2 joint-thread rules.
+    short_sleeps,
+    /// Bad input by kind (virtq::VirtqError order).
+    err_head_out_of_range,
+    #[allow(missing_docs)] err_addr_out_of_range,
+    #[allow(missing_docs)] err_huge_length,
+    #[allow(missing_docs)] err_chain_loop,
+    #[allow(missing_docs)] err_next_out_of_range,
+    #[allow(missing_docs)] err_avail_idx_jump,
+    #[allow(missing_docs)] err_indirect,
+    #[allow(missing_docs)] err_ring_out_of_range,
+}
+
+impl Counters {
+    pub(crate) fn bump(&self, c: &AtomicU64, n: u64) {
+        let _ = self;
+        c.fetch_add(n, Ordering::Relaxed);
+    }
+    pub(crate) fn error(&self, e: crate::virtq::VirtqError) {
+        use crate::virtq::VirtqError as E;
+        let c = match e {
+            E::HeadOutOfRange => &self.err_head_out_of_range,
+            E::AddrOutOfRange => &self.err_addr_out_of_range,
+            E::HugeLength => &self.err_huge_length,
+            E::ChainLoop => &self.err_chain_loop,
+            E::NextOutOfRange => &self.err_next_out_of_range,
+            E::AvailIdxJump => &self.err_avail_idx_jump,
+            E::Indirect => &self.err_indirect,
+            E::RingOutOfRange => &self.err_ring_out_of_range,
+        };
+        c.fetch_add(1, Ordering::Relaxed);
+        self.bad_requests.fetch_add(1, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,222 @@
+//! Runs a scenario: builds the VMs, programs the guest loads, starts vCPU, backend and generator
+//! threads, measures a window after the warm-up, and writes summary.json.
+use crate::backend::{self, irqgen::IrqGen, CounterValues, DeviceSpec, NotifyMode};
+use crate::error::{Error, Result};
+use crate::guest::ctl::CtlView;
+use crate::measure::summary::{self, Snapshot, VmRun};
+use crate::scenario::{LoadCfg, Scenario, ADVERSARY_KINDS};
+use crate::vmm::layout::*;
+use crate::vmm::sys;
+use crate::vmm::vcpu::VcpuThread;
+use crate::vmm::{stats::StatsFd, KickVia, Vm, VmSpec};
+use crate::ctl_off;
+use eventpath_policy::es2::{OptimisticConfig, PerceptiveConfig};
+use eventpath_policy::vhost::VhostConfig;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn role(l: &LoadCfg) -> u64 {
+    match l.pattern.as_str() {
+        "stream" => ROLE_STREAM,
+        "closed" => ROLE_CLOSED,
+        "burst" => ROLE_BURST,
+        "irq_sink" => ROLE_IRQ_SINK,
+        "adversary" => ROLE_ADVERSARY,
+        _ => ROLE_SPIN,
+    }
+}
+
+fn program_vcpu(vm: &Vm, i: u64, l: &LoadCfg, qsize: u64) {
+    let c = CtlView::new(&vm.mem, i);
+    let tsc = |ns: f64| sys::ns_to_tsc(ns).max(1);
+    c.set(ctl_off!(role), role(l));
+    c.set(ctl_off!(queue), i);
+    c.set(ctl_off!(qsize), qsize);
+    c.set(ctl_off!(kick), match vm.spec.kick { KickVia::Pio => KICK_PIO, KickVia::Mmio => KICK_MMIO, KickVia::None => KICK_NONE });
+    c.set(ctl_off!(consume), if l.consume == "irq" { CONSUME_IRQ } else { CONSUME_POLL });
+    c.set(ctl_off!(halt_idle), l.halt_when_idle as u64);
+    c.set(ctl_off!(period_tsc), if role(l) == ROLE_ADVERSARY { tsc(l.gap_us * 1e3) } else { tsc(1e9 / l.rate) });
+    c.set(ctl_off!(window), l.window);
+    c.set(ctl_off!(burst), l.burst);
+    c.set(ctl_off!(gap_tsc), tsc(l.gap_us * 1e3));
+    c.set(ctl_off!(work_tsc), if l.work_ns == 0 { 0 } else { tsc(l.work_ns as f64) });
+    let mask = l.adversary.iter().filter_map(|a| ADVERSARY_KINDS.iter().position(|k| k == a)).fold(0u64, |m, k| m | 1 << k);
+    c.set(ctl_off!(adv_mask), mask);
+}
+
+fn notify_mode(s: &Scenario) -> NotifyMode {
+    let b = &s.backend;
+    match b.mode.as_str() {
+        "poll" => NotifyMode::Poll,
+        "perceptive" => NotifyMode::Perceptive(PerceptiveConfig { quota: b.quota }),
+        "optimistic" => NotifyMode::Optimistic(OptimisticConfig { max_poll_count: b.max_poll_count }),
+        _ => NotifyMode::Exit(VhostConfig { busyloop_timeout_us: b.busyloop_us, ..Default::default() }),
+    }
+}
+
+/// Runs `s`; returns summary.json's value.
+pub fn run(s: &Scenario) -> Result<serde_json::Value> {
+    let kvm = crate::vmm::open_kvm()?;
+    let wall0 = Instant::now();
+    let go = Arc::new(AtomicBool::new(false));
+    let mut vms = Vec::new();
+    let mut vcpu_threads = Vec::new();
+    let mut devices = Vec::new();
+    for (vi, vc) in s.vm.iter().enumerate() {
+        let spec = VmSpec {
+            name: vc.name.clone(),
+            vcpus: vc.vcpus,
+            queues: vc.vcpus,
+            kick: if vc.kick == "mmio" { KickVia::Mmio } else { KickVia::Pio },
+            halt_poll_ns: vc.halt_poll_ns,
+            extra_msis: 1,
+        };
+        let mut vm = Vm::new(&kvm, spec)?;
+        let default = LoadCfg::default();
+        for i in 0..vc.vcpus {
+            let l = vc.load.get(i as usize).unwrap_or(&default);
+            program_vcpu(&vm, i, l, vc.queue_size);
+            if matches!(role(l), ROLE_STREAM | ROLE_CLOSED | ROLE_BURST | ROLE_ADVERSARY) {
+                devices.push((vi, i as usize));
+            }
+        }
+        let fds = vm.take_vcpus();
+        let vm = Arc::new(vm);
+        let mut stats = Vec::new();
+        let mut threads = Vec::new();
+        for (i, v) in fds.into_iter().enumerate() {
+            stats.push(StatsFd::open(&v).ok());
+            let t = VcpuThread::spawn(format!("{}-vcpu{i}", vc.name), v, vc.pin.get(i).copied(), go.clone())?;
+            threads.push(t);
+        }
+        let vm_stats = StatsFd::open(vm.fd.as_ref()).ok();
+        vcpu_threads.push((threads, stats, vm_stats));
+        vms.push(vm);
+    }
+    let mode = notify_mode(s);
+    let specs: Vec<DeviceSpec> = devices
+        .iter()
+        .map(|&(vi, q)| DeviceSpec {
+            vm: vms[vi].clone(),
+            queue: q,
+            home_vcpu: q,
+            router: s.routing,
+            moderation: s.moderation.clone(),
+            service_ns: s.backend.service_ns,
+        })
+        .collect();
+    let groups: Vec<Vec<DeviceSpec>> = if specs.is_empty() {
+        vec![]
+    } else if s.backend.threads == "per_queue" {
+        specs.into_iter().map(|d| vec![d]).collect()
+    } else {
+        vec![specs]
+    };
+    let mut backends = Vec::new();
+    for (k, g) in groups.into_iter().enumerate() {
+        let pin = (!s.backend.pin.is_empty()).then(|| s.backend.pin[k % s.backend.pin.len()]);
+        backends.push(backend::spawn_backend(format!("io{k}"), g, mode.clone(), pin, go.clone())?);
+    }
+    let gen = match &s.irqgen {
+        Some(g) => {
+            let src = s.vm[g.vm].vcpus as usize; // the extra MSI source after the queues
+            Some(IrqGen::spawn(vms[g.vm].clone(), src, g.vcpu, s.routing, (g.gap_us * 1e3) as u64, g.pin, go.clone()).map_err(Error::Kvm)?)
+        }
+        None => None,
+    };
+
+    go.store(true, Ordering::SeqCst);
+    let result: Result<(Snapshot, Snapshot, f64)> = (|| {
+        std::thread::sleep(Duration::from_secs_f64(s.warmup_s));
+        check_alive(&vcpu_threads)?;
+        if let Some(g) = &gen {
+            g.shared.recording.store(true, Ordering::SeqCst);
+        }
+        let before = snapshot(&vms, &vcpu_threads, &backends);
+        let t0 = Instant::now();
+        std::thread::sleep(Duration::from_secs_f64(s.duration_s));
+        let after = snapshot(&vms, &vcpu_threads, &backends);
+        let secs = t0.elapsed().as_secs_f64();
+        if let Some(g) = &gen {
+            g.shared.recording.store(false, Ordering::SeqCst);
+        }
+        check_alive(&vcpu_threads)?;
+        Ok((before, after, secs))
+    })();
+    if let Some(g) = &gen {
+        let _ = g.shared.sent.load(Ordering::Relaxed);
+    }
+    let gen_result = gen.map(|g| {
+        let h = g.shared.hist.lock().unwrap().clone();
+        let r = (h, g.shared.lost.load(Ordering::Relaxed), g.shared.route_changes.load(Ordering::Relaxed), g.shared.tid.load(Ordering::Relaxed));
+        g.stop();
+        r
+    });
+    let mut backend_errors = Vec::new();
+    for b in backends {
+        if let Err(e) = b.stop() {
+            backend_errors.push(e);
+        }
+    }
+    let mut vcpu_errors = Vec::new();
+    for (threads, _, _) in vcpu_threads {
+        for t in threads {
+            if let Some(e) = t.stop().error {
+                vcpu_errors.push(e);
+            }
+        }
+    }
+    if let Some(e) = backend_errors.into_iter().next() {
+        return Err(Error::Kvm(e));
+    }
+    if let Some(e) = vcpu_errors.into_iter().next() {
+        return Err(Error::Guest(e));
+    }
+    let (before, after, secs) = result?;
+    let runs: Vec<VmRun> = vms.iter().enumerate().map(|(i, vm)| VmRun { vm: vm.clone(), cfg: s.vm[i].clone(), index: i }).collect();
+    Ok(summary::build(s, &runs, &before, &after, secs, wall0.elapsed().as_secs_f64(), gen_result))
+}
+
+type VcpuSet = (Vec<VcpuThread>, Vec<Option<StatsFd>>, Option<StatsFd>);
+
+fn check_alive(sets: &[VcpuSet]) -> Result<()> {
+    for (threads, _, _) in sets {
+        if threads.iter().any(|t| t.finished()) {
+            return Err(Error::Guest("a vCPU thread stopped early (guest exception or KVM error)".into()));
+        }
+    }
+    Ok(())
+}
+
+fn snapshot(vms: &[Arc<Vm>], sets: &[VcpuSet], backends: &[backend::BackendThread]) -> Snapshot {
+    let mut s = Snapshot { t_tsc: sys::rdtsc(), cpu_times: sys::cpu_times(), ..Default::default() };
+    for (vm, (_, stats, vm_stats)) in vms.iter().zip(sets) {
+        let mut ctl = Vec::new();
+        let mut hists = Vec::new();
+        let mut irqs = Vec::new();
+        for i in 0..vm.spec.vcpus {
+            let c = CtlView::new(&vm.mem, i);
+            let fields: Vec<u64> = (0..44).map(|f| c.get(8 * f)).collect();
+            ctl.push(fields);
+            hists.push(c.histogram());
+            irqs.push(vm.mem.load_u64(irq_counter(i)).unwrap_or(0));
+        }
+        s.vcpu_ctl.push(ctl);
+        s.hists.push(hists);
+        s.irq_counts.push(irqs);
+        s.kvm_vcpu.push(stats.iter().map(|f| f.as_ref().map(|f| f.read()).unwrap_or_default()).collect());
+        s.kvm_vm.push(vm_stats.as_ref().map(|f| f.read()).unwrap_or_default());
+    }
+    for (threads, _, _) in sets {
+        let _ = threads;
+    }
+    s.vcpu_cpu_ns = sets.iter().map(|(t, _, _)| t.iter().map(|v| sys::task_cpu_ns(v.tid())).collect()).collect();
+    s.backends = backends.iter().map(|b| (b.name.clone(), b.counters.snapshot(), sys::task_cpu_ns(b.tid.load(Ordering::Relaxed)))).collect();
+    s
+}
+
+/// Counters summed over backends.
+pub fn total(v: &[(String, CounterValues, u64)]) -> CounterValues {
+    v.iter().fold(CounterValues::default(), |a, b| a.plus(&b.1))
+}

@@ -1,0 +1,304 @@
+//! Testbed scenario files (TOML). Every table denies unknown keys; every value is range-checked
+//! with a message naming the key, the value and what is allowed. See docs/kvm.md for the keys.
+use crate::error::{Error, Result};
+use crate::vmm::layout::{MAX_QSIZE, MAX_VCPUS};
+use eventpath_policy::moderation::ModerationConfig;
+use eventpath_policy::routing::RouterConfig;
+use serde::Deserialize;
+
+/// A whole scenario.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Name in summary.json.
+    pub name: String,
+    /// Measured duration, seconds (0.05..=600).
+    #[serde(default = "d_duration")]
+    pub duration_s: f64,
+    /// Warm-up before measuring, seconds (0..=60).
+    #[serde(default = "d_warmup")]
+    pub warmup_s: f64,
+    /// Backend threads.
+    #[serde(default)]
+    pub backend: BackendCfg,
+    /// Interrupt moderation of every device (policy `ModerationConfig`, `kind = "fir" | ...`).
+    #[serde(default)]
+    pub moderation: ModerationConfig,
+    /// Interrupt routing (policy `RouterConfig`: "fixed", "lowest_priority_rr", "running_first",
+    /// "es2", "h_balance").
+    #[serde(default)]
+    pub routing: RouterConfig,
+    /// Optional interrupt generator.
+    pub irqgen: Option<IrqGenCfg>,
+    /// The VMs.
+    pub vm: Vec<VmCfg>,
+}
+
+fn d_duration() -> f64 {
+    0.5
+}
+fn d_warmup() -> f64 {
+    0.1
+}
+
+/// Backend threads.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BackendCfg {
+    /// "exit" | "poll" | "perceptive" | "optimistic".
+    pub mode: String,
+    /// "shared" (one thread for every queue of every VM) | "per_queue".
+    pub threads: String,
+    /// Host CPUs for the backend threads (round robin); empty: not pinned.
+    pub pin: Vec<usize>,
+    /// Host processing per request, ns (0..=1e6).
+    pub service_ns: u64,
+    /// ES2 perceptive quota (requests per turn, >= 1).
+    pub quota: u32,
+    /// ES2 optimistic max_poll_count (>= 1).
+    pub max_poll_count: u32,
+    /// vhost busyloop_timeout, µs (exit mode).
+    pub busyloop_us: u32,
+}
+
+impl Default for BackendCfg {
+    fn default() -> Self {
+        Self { mode: "exit".into(), threads: "shared".into(), pin: vec![], service_ns: 0, quota: 4, max_poll_count: 1000, busyloop_us: 0 }
+    }
+}
+
+/// The interrupt generator.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IrqGenCfg {
+    /// Gap after each noticed interrupt before the next, µs (1..=1e6).
+    pub gap_us: f64,
+    /// Index of the VM it targets.
+    #[serde(default)]
+    pub vm: usize,
+    /// Programmed destination vCPU.
+    #[serde(default)]
+    pub vcpu: usize,
+    /// Host CPU of the generator thread.
+    pub pin: Option<usize>,
+}
+
+/// One VM.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VmCfg {
+    /// Name in summary.json.
+    pub name: String,
+    /// vCPUs (1..=8).
+    #[serde(default = "one")]
+    pub vcpus: u64,
+    /// Host CPU per vCPU (same length as vcpus), empty: not pinned.
+    #[serde(default)]
+    pub pin: Vec<usize>,
+    /// KVM halt_poll_ns for this VM; absent: the host default.
+    pub halt_poll_ns: Option<u64>,
+    /// "pio" | "mmio" kicks.
+    #[serde(default = "d_kick")]
+    pub kick: String,
+    /// Virtqueue size (power of two, 2..=1024).
+    #[serde(default = "d_qsize")]
+    pub queue_size: u64,
+    /// Load per vCPU in order; vCPUs without an entry spin.
+    #[serde(default)]
+    pub load: Vec<LoadCfg>,
+}
+
+fn one() -> u64 {
+    1
+}
+fn d_kick() -> String {
+    "pio".into()
+}
+fn d_qsize() -> u64 {
+    256
+}
+
+/// What one vCPU does.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LoadCfg {
+    /// "stream" | "closed" | "burst" | "spin" | "irq_sink" | "adversary".
+    pub pattern: String,
+    /// stream: requests per second (1..=1e8).
+    pub rate: f64,
+    /// closed: outstanding requests (1..=queue_size).
+    pub window: u64,
+    /// burst: requests per burst (1..=queue_size).
+    pub burst: u64,
+    /// burst: gap between bursts, µs; adversary: gap between garbage requests, µs.
+    pub gap_us: f64,
+    /// "poll" the used ring or consume after "irq".
+    pub consume: String,
+    /// Halt when waiting (closed loop with consume = "irq", irq_sink).
+    pub halt_when_idle: bool,
+    /// Guest work per completion, ns.
+    pub work_ns: u64,
+    /// adversary: kinds of garbage (default: all six).
+    pub adversary: Vec<String>,
+}
+
+impl Default for LoadCfg {
+    fn default() -> Self {
+        Self {
+            pattern: "spin".into(),
+            rate: 10_000.0,
+            window: 1,
+            burst: 8,
+            gap_us: 100.0,
+            consume: "poll".into(),
+            halt_when_idle: false,
+            work_ns: 0,
+            adversary: ADVERSARY_KINDS.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+}
+
+/// Garbage kinds the adversary can write, in guest order (guest.c adversary_one).
+pub const ADVERSARY_KINDS: [&str; 6] =
+    ["head_out_of_range", "addr_out_of_range", "huge_length", "chain_loop", "next_out_of_range", "avail_idx_jump"];
+
+fn bad(key: &str, v: impl std::fmt::Display, allowed: &str) -> Error {
+    Error::Input(format!("{key} = {v}: {allowed}"))
+}
+
+fn one_of(key: &str, v: &str, allowed: &[&str]) -> Result<()> {
+    if allowed.contains(&v) {
+        Ok(())
+    } else {
+        Err(bad(key, format!("{v:?}"), &format!("allowed: {}", allowed.join(", "))))
+    }
+}
+
+fn range(key: &str, v: f64, lo: f64, hi: f64) -> Result<()> {
+    if v.is_finite() && v >= lo && v <= hi {
+        Ok(())
+    } else {
+        Err(bad(key, v, &format!("must be in {lo}..={hi}")))
+    }
+}
+
+impl Scenario {
+    /// Parses and validates a scenario file's text.
+    pub fn parse(text: &str) -> Result<Scenario> {
+        let s: Scenario = toml::from_str(text).map_err(|e| Error::Input(format!("scenario: {}", e.to_string().trim())))?;
+        s.validate()?;
+        Ok(s)
+    }
+
+    /// Reads and parses a file.
+    pub fn load(path: &str) -> Result<Scenario> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Input(format!("cannot read scenario {path}: {e}")))?;
+        Self::parse(&text)
+    }
+
+    /// Range checks (host CPU numbers against this host).
+    pub fn validate(&self) -> Result<()> {
+        let ncpu = crate::vmm::sys::host_cpus();
+        let cpu = |key: &str, c: usize| {
+            if c < ncpu {
+                Ok(())
+            } else {
+                Err(bad(key, c, &format!("this host has CPUs 0..={}", ncpu - 1)))
+            }
+        };
+        range("duration_s", self.duration_s, 0.05, 600.0)?;
+        range("warmup_s", self.warmup_s, 0.0, 60.0)?;
+        let b = &self.backend;
+        one_of("backend.mode", &b.mode, &["exit", "poll", "perceptive", "optimistic"])?;
+        one_of("backend.threads", &b.threads, &["shared", "per_queue"])?;
+        for c in &b.pin {
+            cpu("backend.pin", *c)?;
+        }
+        range("backend.service_ns", b.service_ns as f64, 0.0, 1e6)?;
+        range("backend.quota", b.quota as f64, 1.0, 1e6)?;
+        range("backend.max_poll_count", b.max_poll_count as f64, 1.0, 1e9)?;
+        self.moderation.validate().map_err(|e| Error::Input(format!("moderation: {e}")))?;
+        if self.vm.is_empty() || self.vm.len() > 8 {
+            return Err(bad("vm", self.vm.len(), "give 1..=8 [[vm]] tables"));
+        }
+        for (i, vm) in self.vm.iter().enumerate() {
+            let k = |f: &str| format!("vm[{i}].{f}");
+            range(&k("vcpus"), vm.vcpus as f64, 1.0, MAX_VCPUS as f64)?;
+            if !vm.pin.is_empty() && vm.pin.len() as u64 != vm.vcpus {
+                return Err(bad(&k("pin"), format!("{:?}", vm.pin), "give one host CPU per vCPU, or none"));
+            }
+            for c in &vm.pin {
+                cpu(&k("pin"), *c)?;
+            }
+            if let Some(ns) = vm.halt_poll_ns {
+                range(&k("halt_poll_ns"), ns as f64, 0.0, 1e9)?;
+            }
+            one_of(&k("kick"), &vm.kick, &["pio", "mmio"])?;
+            if !vm.queue_size.is_power_of_two() || !(2..=MAX_QSIZE).contains(&vm.queue_size) {
+                return Err(bad(&k("queue_size"), vm.queue_size, "a power of two in 2..=1024"));
+            }
+            if vm.load.len() as u64 > vm.vcpus {
+                return Err(bad(&k("load"), vm.load.len(), "at most one [[vm.load]] per vCPU"));
+            }
+            for (j, l) in vm.load.iter().enumerate() {
+                let k = |f: &str| format!("vm[{i}].load[{j}].{f}");
+                one_of(&k("pattern"), &l.pattern, &["stream", "closed", "burst", "spin", "irq_sink", "adversary"])?;
+                range(&k("rate"), l.rate, 1.0, 1e8)?;
+                range(&k("window"), l.window as f64, 1.0, vm.queue_size as f64)?;
+                range(&k("burst"), l.burst as f64, 1.0, vm.queue_size as f64)?;
+                range(&k("gap_us"), l.gap_us, 0.0, 1e7)?;
+                one_of(&k("consume"), &l.consume, &["poll", "irq"])?;
+                range(&k("work_ns"), l.work_ns as f64, 0.0, 1e7)?;
+                for a in &l.adversary {
+                    one_of(&k("adversary"), a, &ADVERSARY_KINDS)?;
+                }
+            }
+        }
+        if let Some(g) = &self.irqgen {
+            range("irqgen.gap_us", g.gap_us, 1.0, 1e6)?;
+            let vm = self.vm.get(g.vm).ok_or_else(|| bad("irqgen.vm", g.vm, &format!("must be < {}", self.vm.len())))?;
+            range("irqgen.vcpu", g.vcpu as f64, 0.0, (vm.vcpus - 1) as f64)?;
+            if let Some(c) = g.pin {
+                cpu("irqgen.pin", c)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OK: &str = r#"
+name = "t"
+[[vm]]
+name = "a"
+[[vm.load]]
+pattern = "stream"
+rate = 1000
+"#;
+
+    #[test]
+    fn minimal_scenario_parses_with_defaults() {
+        let s = Scenario::parse(OK).unwrap();
+        assert_eq!(s.backend.mode, "exit");
+        assert_eq!(s.vm[0].queue_size, 256);
+    }
+
+    #[test]
+    fn errors_name_key_value_and_what_is_allowed() {
+        let e = Scenario::parse(&OK.replace("rate = 1000", "rate = 0")).unwrap_err().to_string();
+        assert_eq!(e, "vm[0].load[0].rate = 0: must be in 1..=100000000");
+        let e = Scenario::parse(&OK.replace("rate = 1000", "rate = 1000\nbogus = 1")).unwrap_err().to_string();
+        assert!(e.contains("unknown field `bogus`"), "{e}");
+        let e = Scenario::parse(&OK.replace("pattern = \"stream\"", "pattern = \"wave\"")).unwrap_err().to_string();
+        assert!(e.contains("vm[0].load[0].pattern = \"wave\": allowed: stream"), "{e}");
+        let e = Scenario::parse(&OK.replace("name = \"a\"", "name = \"a\"\npin = [4096]")).unwrap_err().to_string();
+        assert!(e.contains("vm[0].pin"), "{e}");
+        let e = Scenario::parse(&OK.replace("rate = 1000", "rate = \"fast\"")).unwrap_err().to_string();
+        assert!(e.contains("rate"), "{e}");
+        let e = Scenario::parse(&format!("{OK}\n[moderation]\nkind = \"fir\"\nitr = 0\n")).unwrap_err().to_string();
+        assert!(e.contains("fir.itr = 0"), "{e}");
+    }
+}

@@ -12,6 +12,7 @@ pub mod backend;
 pub mod error;
 pub mod guest;
 pub mod measure;
+pub mod probe;
 pub mod run;
 pub mod scenario;
 pub mod virtq;

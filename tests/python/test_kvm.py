@@ -1,0 +1,186 @@
+"""KVM testbed tests: real VMs on /dev/kvm. Skipped, with the reason, where KVM is not usable.
+
+Each run is short (0.2-0.4 s measured); shapes compare two measurements of the same session."""
+import json
+import pathlib
+import textwrap
+
+import pytest
+
+from eventpath import _eventpath as E
+
+OK, REASON = E.kvm_available()
+pytestmark = pytest.mark.skipif(not OK, reason=f"KVM testbed unavailable: {REASON}")
+
+
+def run(tmp_path, text, name="s.toml"):
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text))
+    out = tmp_path / "out"
+    d = json.loads(E.kvm_run(str(p), str(out)))
+    assert json.loads((out / "summary.json").read_text()) == d
+    return d
+
+
+def stream(mode, rate=50000, consume="poll"):
+    return f"""
+    name = "t-{mode}"
+    duration_s = 0.3
+    warmup_s = 0.05
+    [backend]
+    mode = "{mode}"
+    pin = [1]
+    [[vm]]
+    name = "vm0"
+    pin = [0]
+    [[vm.load]]
+    pattern = "stream"
+    rate = {rate}
+    consume = "{consume}"
+    """
+
+
+def test_summary_contract_keys(tmp_path):
+    d = run(tmp_path, stream("exit"))
+    for k in ["scenario", "seed", "profile", "sim_seconds", "wall_seconds", "events", "vms", "host", "kvm_stats", "counters"]:
+        assert k in d
+    v = d["vms"][0]
+    for k in ["io_instruction", "interrupt_delivery", "eoi", "external_interrupt", "timer", "hlt",
+              "ept_violation", "interrupt_window", "other"]:
+        assert k in v["exits_per_s"]
+    assert v["exits_per_s"]["timer"] is None  # this host cannot tell: null, not 0
+    assert set(v["latency_us"]) == {"mean", "p50", "p90", "p99", "p999", "max"}
+    assert v["throughput"]["ops_per_s"] > 0
+    assert d["kvm_stats"][0]["vcpus"][0]["exits"] > 0
+
+
+def test_polling_makes_no_kicks_and_exit_mode_does(tmp_path):
+    ex = run(tmp_path, stream("exit", rate=20000), "e.toml")
+    po = run(tmp_path, stream("poll", rate=20000), "p.toml")
+    assert po["vms"][0]["kicks_per_s"] == 0
+    assert po["vms"][0]["throughput"]["ops_per_s"] > 0
+    assert ex["vms"][0]["kicks_per_s"] > 0
+    assert ex["vms"][0]["guest"]["kicks_per_request"] > 0.2
+    # The polling thread never sleeps: it checks the ring far more often than exit mode.
+    assert po["counters"]["polls"] > 5 * ex["counters"]["polls"]
+
+
+def test_interrupt_mode_counts_interrupts_and_eoi(tmp_path):
+    d = run(tmp_path, stream("exit", rate=20000, consume="irq"))
+    v = d["vms"][0]
+    assert v["interrupts_per_s"] > 0
+    assert d["counters"]["interrupts_sent"] > 0
+    assert v["latency_us"]["p50"] is not None
+
+
+def test_fixed_moderation_caps_interrupt_rate(tmp_path):
+    base = stream("poll", rate=100000, consume="irq")
+    free = run(tmp_path, base, "f.toml")
+    capped = run(tmp_path, base + '\n[moderation]\nkind = "fir"\nitr = 2000\n', "c.toml")
+    assert capped["counters"]["interrupts_sent"] / capped["sim_seconds"] < 2200
+    assert capped["counters"]["completions_per_interrupt"] > free["counters"]["completions_per_interrupt"]
+
+
+def test_adversarial_guest_every_error_counted_other_queue_served(tmp_path):
+    d = run(tmp_path, """
+    name = "adv"
+    duration_s = 0.3
+    warmup_s = 0.05
+    [[vm]]
+    name = "vm0"
+    vcpus = 2
+    [[vm.load]]
+    pattern = "adversary"
+    gap_us = 200
+    [[vm.load]]
+    pattern = "stream"
+    rate = 20000
+    """)
+    errs = d["counters"]["guest_errors"]
+    for kind in ["head_out_of_range", "addr_out_of_range", "huge_length", "chain_loop",
+                 "next_out_of_range", "avail_idx_jump"]:
+        assert errs[kind] > 0, kind
+    assert d["counters"]["backend"]["bad_requests"] == sum(errs.values())
+    # queue 1 kept being served while queue 0 sent garbage
+    assert d["vms"][0]["guest"]["requests_completed"] > 1000
+
+
+def test_routing_reroutes_msi_to_running_vcpu(tmp_path):
+    scen = """
+    name = "r"
+    duration_s = 0.4
+    warmup_s = 0.05
+    routing = "{r}"
+    [irqgen]
+    gap_us = 500
+    pin = 1
+    [[vm]]
+    name = "vm0"
+    vcpus = 2
+    pin = [0, 0]
+    [[vm.load]]
+    pattern = "irq_sink"
+    [[vm.load]]
+    pattern = "irq_sink"
+    """
+    fixed = run(tmp_path, scen.format(r="fixed"), "f.toml")
+    running = run(tmp_path, scen.format(r="running_first"), "r.toml")
+    assert fixed["counters"]["routing_changes"] == 0
+    assert running["counters"]["routing_changes"] > 0
+    assert fixed["counters"]["irqgen"]["samples"] > 50
+
+
+@pytest.mark.xfail(reason="not reproduced yet: with closed-loop injection the fixed-route median is "
+                          "~30 us on this host (see docs/kvm.md, experiment 4)", strict=False)
+def test_routing_to_running_vcpu_cuts_median_10x(tmp_path):
+    text = pathlib.Path(__file__).parents[2].joinpath("examples/kvm/exp4_routing.toml").read_text()
+    text = text.replace("duration_s = 2.0", "duration_s = 0.5")
+    fixed = run(tmp_path, text, "f.toml")
+    running = run(tmp_path, text.replace('routing = "fixed"', 'routing = "running_first"'), "r.toml")
+    assert fixed["vms"][0]["latency_us"]["p50"] >= 10 * running["vms"][0]["latency_us"]["p50"]
+
+
+def test_halt_polling_keeps_vcpu_busy(tmp_path):
+    scen = """
+    name = "h"
+    duration_s = 0.3
+    warmup_s = 0.05
+    [irqgen]
+    gap_us = 1000
+    pin = 1
+    [[vm]]
+    name = "vm0"
+    pin = [0]
+    halt_poll_ns = {hp}
+    [[vm.load]]
+    pattern = "irq_sink"
+    halt_when_idle = true
+    """
+    off = run(tmp_path, scen.format(hp=0), "a.toml")
+    big = run(tmp_path, scen.format(hp=2000000), "b.toml")
+    assert off["vms"][0]["guest"]["halts"] > 0
+    assert big["vms"][0]["cpu_util_pct"] > off["vms"][0]["cpu_util_pct"] + 20
+
+
+@pytest.mark.parametrize("bad,needle", [
+    ('rate = 20000\nbogus = 1', "unknown field `bogus`"),
+    ('rate = -5', "rate = -5"),
+    ('rate = "fast"', "rate"),
+])
+def test_bad_scenario_is_input_error(tmp_path, bad, needle):
+    p = tmp_path / "bad.toml"
+    p.write_text(textwrap.dedent(stream("exit")).replace("rate = 50000", bad))
+    with pytest.raises(E.InputError, match=needle):
+        E.kvm_run(str(p), str(tmp_path / "o"))
+
+
+def test_pin_to_missing_cpu_is_input_error(tmp_path):
+    p = tmp_path / "bad.toml"
+    p.write_text(textwrap.dedent(stream("exit")).replace("pin = [0]", "pin = [4096]"))
+    with pytest.raises(E.InputError, match="vm\\[0\\].pin = 4096"):
+        E.kvm_run(str(p), str(tmp_path / "o"))
+
+
+def test_missing_scenario_file_is_input_error(tmp_path):
+    with pytest.raises(E.InputError, match="cannot read scenario"):
+        E.kvm_run(str(tmp_path / "nope.toml"), str(tmp_path / "o"))

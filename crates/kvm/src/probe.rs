@@ -27,6 +27,7 @@ fn stream(kick: &str, mode: &str, rate: f64, dur: f64) -> String {
 
 fn irq(gap_us: f64, halt: bool, halt_poll: Option<u64>, dur: f64) -> String {
     let (vp, bp) = pins();
+    let bp = bp.replace("[1]", "1");
     let hp = halt_poll.map(|n| format!("halt_poll_ns = {n}")).unwrap_or_default();
     format!(
         "name = \"probe\"\nduration_s = {dur}\nwarmup_s = 0.05\n[irqgen]\ngap_us = {gap_us}\n{bp}\n[[vm]]\nname = \"vm0\"\n{vp}\n{hp}\n[[vm.load]]\npattern = \"irq_sink\"\nhalt_when_idle = {halt}\n"
@@ -36,7 +37,10 @@ fn irq(gap_us: f64, halt: bool, halt_poll: Option<u64>, dur: f64) -> String {
 fn p(v: &Value, path: &[&str]) -> Value {
     let mut x = v;
     for k in path {
-        x = &x[*k];
+        x = match k.parse::<usize>() {
+            Ok(i) if x.is_array() => &x[i],
+            _ => &x[*k],
+        };
     }
     x.clone()
 }

@@ -1,0 +1,103 @@
+//! Bad input: every case gets one clear line naming the key, the value and what is allowed.
+
+use eventpath_sim::run::{run_parsed, RunOptions};
+use eventpath_sim::scenario::Scenario;
+
+const GOOD: &str = r#"
+name = "t"
+profile = "es2"
+duration_s = 0.01
+warmup_s = 0.001
+[[vm]]
+name = "vm0"
+vcpus = 1
+[vm.workload]
+kind = "udp_stream"
+message_bytes = 512
+"#;
+
+fn error_of(text: &str) -> String {
+    let r = Scenario::from_toml("t.toml", text).and_then(|s| run_parsed(s, "t.toml", &RunOptions::default()));
+    let msg = r.expect_err("bad input must be rejected").to_string();
+    assert!(!msg.contains('\n'), "one line only: {msg:?}");
+    msg
+}
+
+fn with(from: &str, to: &str) -> String {
+    assert!(GOOD.contains(from), "test bug: {from:?} not in GOOD");
+    GOOD.replacen(from, to, 1)
+}
+
+#[test]
+fn good_scenario_runs() {
+    let s = Scenario::from_toml("t.toml", GOOD).unwrap();
+    assert!(run_parsed(s, "t.toml", &RunOptions::default()).is_ok());
+}
+
+#[test]
+fn unknown_key_is_named() {
+    let m = error_of(&with("vcpus = 1", "vcpus = 1\nvcpu = 2"));
+    assert!(m.contains("unknown field `vcpu`") && m.contains("vcpus"), "{m}");
+}
+
+#[test]
+fn wrong_type_names_key_and_expectation() {
+    let m = error_of(&with("vcpus = 1", "vcpus = \"one\""));
+    assert!(m.contains("vm[0].vcpus") || m.contains("line"), "{m}");
+    assert!(m.contains("invalid type") && m.contains("\"one\""), "{m}");
+}
+
+#[test]
+fn zero_and_negative_durations_are_rejected() {
+    for d in ["0", "-1.5"] {
+        let m = error_of(&with("duration_s = 0.01", &format!("duration_s = {d}")));
+        assert!(m.contains("duration_s") && m.contains(d) && m.contains("> 0"), "{m}");
+    }
+    let s = Scenario::from_toml("t.toml", GOOD).unwrap();
+    let m = run_parsed(s, "t.toml", &RunOptions { duration_s: Some(0.0), ..Default::default() }).unwrap_err().to_string();
+    assert!(m.contains("--duration"), "{m}");
+}
+
+#[test]
+fn unknown_profile_lists_the_known_ones() {
+    let m = error_of(&with("profile = \"es2\"", "profile = \"nosuch\""));
+    assert!(m.contains("nosuch") && m.contains("es2") && m.contains("elvis"), "{m}");
+}
+
+#[test]
+fn pin_to_missing_core_is_rejected() {
+    let m = error_of(&with("vcpus = 1", "vcpus = 1\nvcpu_pins = [8]"));
+    assert!(m.contains("vm[0].vcpu_pins[0]") && m.contains("pCPU 8") && m.contains("0..=7"), "{m}");
+    let m = error_of(&with("[vm.workload]", "[vm.net]\nvhost_pin = 99\n[vm.workload]"));
+    assert!(m.contains("vm[0].net.vhost_pin") && m.contains("99"), "{m}");
+}
+
+#[test]
+fn vm_without_vcpus_is_rejected() {
+    let m = error_of(&with("vcpus = 1", "vcpus = 0"));
+    assert!(m.contains("vm[0].vcpus") && m.contains("at least 1 vCPU"), "{m}");
+}
+
+#[test]
+fn not_toml_is_rejected_with_a_line_number() {
+    let m = error_of("name = \"t\"\nthis is not toml\n");
+    assert!(m.contains("line 2"), "{m}");
+}
+
+#[test]
+fn missing_file_is_named() {
+    let m = Scenario::from_file("/nonexistent/x.toml").unwrap_err().to_string();
+    assert!(m.contains("/nonexistent/x.toml") && m.contains("no such file"), "{m}");
+}
+
+#[test]
+fn other_ranges_are_checked() {
+    let m = error_of(&with("message_bytes = 512", "message_bytes = 70000"));
+    assert!(m.contains("message_bytes") && m.contains("70000"), "{m}");
+    let m = error_of(&with("[vm.workload]", "[vm.net]\nqueue_size = 300\n[vm.workload]"));
+    assert!(m.contains("queue_size") && m.contains("power of two"), "{m}");
+    let m = error_of(&with("kind = \"udp_stream\"", "kind = \"tcp_magic\""));
+    assert!(m.contains("tcp_magic") && m.contains("udp_stream"), "{m}");
+    let m = error_of(&format!("{GOOD}\n[[vm]]\nname = \"vm0\"\nvcpus = 1\n[vm.workload]\nkind = \"udp_stream\"\nmessage_bytes = 1\n"));
+    assert!(m.contains("used twice"), "{m}");
+}

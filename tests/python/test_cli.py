@@ -1,0 +1,156 @@
+"""The CLI as a user meets it: outputs, contracts, determinism and bad input."""
+
+import csv
+import json
+
+import pytest
+
+from conftest import ROOT
+
+VM_KEYS = {"name", "exits_per_s", "exits_total_per_s", "eht_pct", "tig_pct", "interrupts_per_s", "kicks_per_s",
+           "throughput", "latency_us", "loss_pct", "cpu_util_pct"}
+REASONS = {"io_instruction", "interrupt_delivery", "eoi", "external_interrupt", "timer", "hlt", "ept_violation",
+           "interrupt_window", "other"}
+
+
+def test_run_writes_summary_contract_and_tidy_tables(cli, tmp_path):
+    r = cli("run", "examples/udp-send.toml", "--out", str(tmp_path), "--duration", "0.05")
+    assert r.returncode == 0, r.stderr
+    assert "exits/s" in r.stdout
+    s = json.loads((tmp_path / "summary.json").read_text())
+    assert {"scenario", "seed", "profile", "sim_seconds", "wall_seconds", "events", "vms", "host"} <= s.keys()
+    vm = s["vms"][0]
+    assert VM_KEYS <= vm.keys()
+    assert set(vm["exits_per_s"]) == REASONS
+    assert set(vm["throughput"]) == {"gbps", "pps", "ops_per_s"}
+    assert set(vm["latency_us"]) == {"mean", "p50", "p90", "p99", "p999", "max"}
+    assert vm["throughput"]["ops_per_s"] is None, "a metric that does not apply is null"
+    assert {"pcpu_util_pct", "io_threads"} <= s["host"].keys()
+    assert {"name", "util_pct", "empty_poll_pct"} <= s["host"]["io_threads"][0].keys()
+    assert abs(s["sim_seconds"] - 0.05) < 1e-9
+    with open(tmp_path / "exits.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert {r["reason"] for r in rows} == REASONS
+    for stem in ("vms", "pcpus", "io_threads", "latency_cdf"):
+        assert (tmp_path / f"{stem}.csv").stat().st_size > 0
+
+
+def test_tables_load_in_pandas(cli, tmp_path):
+    pd = pytest.importorskip("pandas")
+    assert cli("run", "examples/udp-send.toml", "--out", str(tmp_path), "--duration", "0.02").returncode == 0
+    df = pd.read_csv(tmp_path / "vms.csv")
+    assert len(df) == 1 and "throughput_gbps" in df.columns
+    cdf = pd.read_csv(tmp_path / "latency_cdf.csv")
+    assert cdf["cdf"].is_monotonic_increasing and cdf["cdf"].iloc[-1] == 1.0
+
+
+def test_same_seed_gives_identical_summary_apart_from_wall_seconds(cli, tmp_path):
+    outs = []
+    for d in ("a", "b"):
+        r = cli("run", "examples/udp-send.toml", "--out", str(tmp_path / d), "--seed", "42", "--duration", "0.05")
+        assert r.returncode == 0, r.stderr
+        s = json.loads((tmp_path / d / "summary.json").read_text())
+        s.pop("wall_seconds")
+        outs.append(s)
+    assert outs[0] == outs[1]
+    assert outs[0]["seed"] == 42
+
+
+def test_exit_rate_follows_message_rate(tmp_path):
+    import tomllib
+
+    from eventpath import run
+
+    sc = tomllib.loads((ROOT / "examples/udp-send.toml").read_text())
+    sc["duration_s"] = 0.05
+    rates = []
+    for pps in (10_000, 40_000):
+        sc["vm"][0]["workload"]["rate_pps"] = pps
+        rates.append(run(sc).summary["vms"][0]["exits_total_per_s"])
+    assert rates[1] > 3 * rates[0]
+
+
+BAD_SCENARIOS = {
+    "unknown_key": ('vcpus = 1', 'vcpus = 1\nturbo = true', "unknown field `turbo`"),
+    "wrong_type": ('vcpus = 1', 'vcpus = "two"', "invalid type"),
+    "zero_duration": ('duration_s = 1.0', 'duration_s = 0', "duration_s"),
+    "negative_duration": ('duration_s = 1.0', 'duration_s = -2', "duration_s"),
+    "unknown_profile": ('profile = "es2"', 'profile = "pentium"', "unknown profile"),
+    "pin_missing_core": ('vcpu_pins = [0]', 'vcpu_pins = [64]', "pCPU 64 does not exist"),
+    "zero_vcpus": ('vcpus = 1\nvcpu_pins = [0]', 'vcpus = 0', "at least 1 vCPU"),
+    "not_toml": ('name = "udp-send"', 'name = udp send', "line"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_SCENARIOS))
+def test_bad_scenario_exits_2_with_one_line(cli, tmp_path, case):
+    old, new, needle = BAD_SCENARIOS[case]
+    text = (ROOT / "examples/udp-send.toml").read_text()
+    assert old in text
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text.replace(old, new, 1))
+    r = cli("run", str(bad), "--out", str(tmp_path / "o"))
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert needle in lines[0] and "Traceback" not in r.stderr and "panicked" not in r.stderr
+
+
+def test_missing_scenario_file(cli, tmp_path):
+    r = cli("run", str(tmp_path / "nope.toml"), "--out", str(tmp_path / "o"))
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and "no such file" in r.stderr
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["run", "examples/udp-send.toml", "--out", "{tmp}", "--duration", "0"], "expected seconds > 0"),
+    (["run", "examples/udp-send.toml", "--out", "{tmp}", "--seed", "-1"], "seed"),
+    (["run", "examples/udp-send.toml"], "--out"),
+    (["frobnicate"], "invalid choice"),
+    (["reproduce", "no-such-id", "--out", "{tmp}"], "unknown experiment"),
+])
+def test_bad_arguments_exit_2_with_one_line(cli, tmp_path, args, needle):
+    r = cli(*[a.replace("{tmp}", str(tmp_path)) for a in args])
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert len(r.stderr.strip().splitlines()) == 1 and needle in r.stderr, r.stderr
+
+
+def test_profiles_lists_one_line_each(cli):
+    r = cli("profiles")
+    assert r.returncode == 0
+    names = [line.split()[0] for line in r.stdout.splitlines()]
+    assert {"es2", "elvis"} <= set(names)
+
+
+def test_reproduce_list_and_run_write_contract_and_figure(cli, tmp_path):
+    r = cli("reproduce", "--list")
+    assert r.returncode == 0 and "es2-fig4-udp" in r.stdout
+    r = cli("reproduce", "es2-fig4-udp", "--out", str(tmp_path), "--duration", "0.05")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((tmp_path / "es2-fig4-udp.json").read_text())
+    assert {"id", "title", "source", "rows"} <= doc.keys()
+    for row in doc["rows"]:
+        assert set(row) == {"config", "metric", "unit", "simulated", "published"}
+    assert any(row["published"] is not None for row in doc["rows"])
+    assert (tmp_path / "es2-fig4-udp.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_bench_json_reports_both_engines(cli):
+    r = cli("bench", "--json", "--seconds", "0.05", "--simpy-seconds", "0.001")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert {"engine_events_per_s", "simpy_events_per_s", "ratio"} <= d.keys()
+    assert d["engine_events_per_s"] > 0 and d["simpy_events_per_s"] > 0
+    assert abs(d["ratio"] - d["engine_events_per_s"] / d["simpy_events_per_s"]) < 1e-6 * d["ratio"]
+
+
+def test_api_dict_scenario_and_input_error():
+    from eventpath import InputError, run
+
+    sc = {"name": "d", "profile": "es2", "duration_s": 0.01,
+          "vm": [{"name": "v", "vcpus": 1, "workload": {"kind": "udp_stream", "message_bytes": 64}}]}
+    res = run(sc)
+    assert res.summary["vms"][0]["throughput"]["pps"] > 0
+    sc["vm"][0]["vcpus"] = 0
+    with pytest.raises(InputError, match="at least 1 vCPU"):
+        run(sc)

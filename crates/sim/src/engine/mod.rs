@@ -43,13 +43,12 @@ pub enum Stop {
 /// Run `model` until simulated time `end` (events at exactly `end` are handled).
 /// Returns why it stopped; the number of handled events is `q.handled()`.
 pub fn run_until<M: Model>(model: &mut M, q: &mut EventQueue<M::Event>, end: Time) -> Stop {
-    loop {
-        match q.peek_time() {
-            None => return Stop::Empty,
-            Some(t) if t > end => return Stop::EndTime,
-            Some(_) => {}
-        }
-        let (now, ev) = q.pop().expect("peeked");
+    while let Some((now, ev)) = q.pop_due(end) {
         model.handle(now, ev, q);
+    }
+    if q.is_empty() {
+        Stop::Empty
+    } else {
+        Stop::EndTime
     }
 }

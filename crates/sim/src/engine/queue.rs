@@ -95,6 +95,15 @@ impl<E> EventQueue<E> {
         self.heap.peek().map(|e| (e.key >> 64) as Time)
     }
 
+    /// Remove the earliest event if it is due at or before `end`, advancing `now` to its time.
+    #[inline]
+    pub fn pop_due(&mut self, end: Time) -> Option<(Time, E)> {
+        if (self.heap.peek()?.key >> 64) as Time > end {
+            return None;
+        }
+        self.pop()
+    }
+
     /// Remove the earliest event and advance `now` to its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {

@@ -102,6 +102,7 @@ pub fn run(s: &Scenario) -> Result<serde_json::Value> {
             queue: q,
             home_vcpu: q,
             router: s.routing,
+            reroute: s.reroute,
             moderation: s.moderation.clone(),
             service_ns: s.backend.service_ns,
         })
@@ -121,7 +122,7 @@ pub fn run(s: &Scenario) -> Result<serde_json::Value> {
     let gen = match &s.irqgen {
         Some(g) => {
             let src = s.vm[g.vm].vcpus as usize; // the extra MSI source after the queues
-            Some(IrqGen::spawn(vms[g.vm].clone(), src, g.vcpu, s.routing, (g.gap_us * 1e3) as u64, g.pin, go.clone()).map_err(Error::Kvm)?)
+            Some(IrqGen::spawn(vms[g.vm].clone(), src, g.vcpu, s.routing, s.reroute, (g.gap_us * 1e3) as u64, g.pin, go.clone()).map_err(Error::Kvm)?)
         }
         None => None,
     };
@@ -144,15 +145,7 @@ pub fn run(s: &Scenario) -> Result<serde_json::Value> {
         check_alive(&vcpu_threads)?;
         Ok((before, after, secs))
     })();
-    if let Some(g) = &gen {
-        let _ = g.shared.sent.load(Ordering::Relaxed);
-    }
-    let gen_result = gen.map(|g| {
-        let h = g.shared.hist.lock().unwrap().clone();
-        let r = (h, g.shared.lost.load(Ordering::Relaxed), g.shared.route_changes.load(Ordering::Relaxed), g.shared.tid.load(Ordering::Relaxed));
-        g.stop();
-        r
-    });
+    let gen_result = gen.map(|g| g.stop());
     let mut backend_errors = Vec::new();
     for b in backends {
         if let Err(e) = b.stop() {

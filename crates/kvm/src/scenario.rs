@@ -28,6 +28,11 @@ pub struct Scenario {
     /// "es2", "h_balance").
     #[serde(default)]
     pub routing: RouterConfig,
+    /// How a routing decision reaches KVM: "gsi_routing" (rewrite the MSI's GSI route with
+    /// KVM_SET_GSI_ROUTING, default) | "irqfd_per_vcpu" (one irqfd per vCPU with a fixed route,
+    /// the sender writes the chosen vCPU's).
+    #[serde(default)]
+    pub reroute: Reroute,
     /// Optional interrupt generator.
     pub irqgen: Option<IrqGenCfg>,
     /// The VMs.
@@ -39,6 +44,18 @@ fn d_duration() -> f64 {
 }
 fn d_warmup() -> f64 {
     0.1
+}
+
+/// How an MSI is moved to another vCPU.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reroute {
+    /// KVM_SET_GSI_ROUTING rewrites the source's route (costs 15-92 µs idle, ms when the vCPUs'
+    /// host CPU is saturated: see docs/kvm.md, experiment 4).
+    #[default]
+    GsiRouting,
+    /// One pre-routed irqfd per (source, vCPU); moving costs nothing.
+    IrqfdPerVcpu,
 }
 
 /// Backend threads.
@@ -71,7 +88,8 @@ impl Default for BackendCfg {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IrqGenCfg {
-    /// Gap after each noticed interrupt before the next, µs (1..=1e6).
+    /// Mean gap between injections, µs (1..=1e6); each gap is uniform in [0.5, 1.5] x gap_us,
+    /// independent of whether earlier interrupts were handled (open loop).
     pub gap_us: f64,
     /// Index of the VM it targets.
     #[serde(default)]

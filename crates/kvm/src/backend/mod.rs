@@ -37,6 +37,8 @@ pub struct DeviceSpec {
     pub home_vcpu: usize,
     /// Interrupt routing.
     pub router: RouterConfig,
+    /// How a routing decision reaches KVM.
+    pub reroute: crate::scenario::Reroute,
     /// Interrupt moderation.
     pub moderation: ModerationConfig,
     /// Per-request host processing cost, ns (spin).

@@ -108,7 +108,7 @@ fn make_dev(d: DeviceSpec, mode: &NotifyMode) -> Result<Dev, String> {
         mem: d.vm.mem.clone(),
         q,
         kick: d.vm.kick_fds[d.queue].clone(),
-        sender: IrqSender::new(d.vm.clone(), d.queue, d.home_vcpu, router),
+        sender: IrqSender::new(d.vm.clone(), d.queue, d.home_vcpu, router, d.reroute),
         moderator,
         deadline: None,
         unsignalled: 0,

@@ -1,5 +1,6 @@
 //! summary.json in the simulator's contract (see docs/kvm.md for what each key means here).
 use crate::backend::CounterValues;
+use crate::backend::irqgen::IrqGenResult;
 use crate::measure::hist::Histogram;
 use crate::scenario::{Scenario, VmCfg};
 use crate::vmm::layout::BUFFER_SIZE;
@@ -92,7 +93,7 @@ pub fn build(
     b: &Snapshot,
     secs: f64,
     wall: f64,
-    gen: Option<(Histogram, u64, u64, i32)>,
+    gen: Option<IrqGenResult>,
 ) -> Value {
     let per_s = |n: u64| n as f64 / secs;
     let backends: Vec<(String, CounterValues, f64)> = a
@@ -115,7 +116,7 @@ pub fn build(
         }
         let is_gen_vm = s.irqgen.as_ref().is_some_and(|g| g.vm == v);
         if let (true, Some(g)) = (is_gen_vm, &gen) {
-            hist = g.0.clone();
+            hist = g.hist.clone();
         }
         let completed = sum("completed");
         let submitted = sum("submitted");
@@ -193,9 +194,18 @@ pub fn build(
         })
         .collect();
     let mut gen_json = Value::Null;
-    if let Some((h, lost, moves, _tid)) = &gen {
+    if let Some(g) = &gen {
+        let by_state: serde_json::Map<String, Value> = ["home_running", "other_running", "none_running"]
+            .iter()
+            .zip(&g.by_class)
+            .map(|(k, h)| (k.to_string(), json!({"samples": h.count, "latency_us": latency_us(h)})))
+            .collect();
         io_threads.push(json!({"name": "irqgen", "util_pct": null, "empty_poll_pct": null}));
-        gen_json = json!({"samples": h.count, "lost": lost, "route_changes": moves});
+        gen_json = json!({
+            "samples": g.hist.count, "sent": g.sent,
+            "by_run_state": by_state, "lost": g.lost, "route_changes": g.route_changes,
+            "reroute_us_mean": if g.route_changes > 0 { json!(g.reroute_ns as f64 / 1e3 / g.route_changes as f64) } else { Value::Null },
+        });
     }
     let errors: BTreeMap<&str, u64> = [
         ("head_out_of_range", tot.err_head_out_of_range),
@@ -227,7 +237,7 @@ pub fn build(
             "completions_per_interrupt": if tot.irq_sent > 0 { json!(tot.requests as f64 / tot.irq_sent as f64) } else { Value::Null },
             "polls": tot.polls,
             "empty_polls": tot.empty_polls,
-            "routing_changes": tot.route_changes + gen.as_ref().map(|g| g.2).unwrap_or(0),
+            "routing_changes": tot.route_changes + gen.as_ref().map(|g| g.route_changes).unwrap_or(0),
             "guest_errors": errors,
             "irqgen": gen_json,
             "tsc_hz": tsc_hz(),

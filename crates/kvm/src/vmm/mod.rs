@@ -66,8 +66,12 @@ pub struct Vm {
     vcpus: Vec<VcpuFd>,
     /// One kick eventfd per queue.
     pub kick_fds: Vec<Arc<EventFd>>,
-    /// One irqfd per MSI source: queues first, then the extra sources.
+    /// One irqfd per MSI source: queues first, then the extra sources. Its GSI's destination is
+    /// rewritten by [`Vm::set_route`] (KVM_SET_GSI_ROUTING).
     pub irq_fds: Vec<Arc<EventFd>>,
+    /// `vcpu_irq_fds[src][v]`: an irqfd of source `src` whose GSI is routed to vCPU `v` for good,
+    /// so a sender can re-route by choosing the fd instead of rewriting the routing table.
+    pub vcpu_irq_fds: Vec<Vec<Arc<EventFd>>>,
     /// Destination vCPU of each MSI source; `set_route` rewrites the table.
     routes: Mutex<Vec<u64>>,
 }
@@ -170,6 +174,7 @@ impl Vm {
             vcpus,
             kick_fds,
             irq_fds: Vec::new(),
+            vcpu_irq_fds: Vec::new(),
             routes: Mutex::new(vec![0; nsrc as usize]),
         };
         vm.apply_routes(&vm.routes.lock().unwrap())?;
@@ -179,17 +184,41 @@ impl Vm {
             vm.fd.register_irqfd(&e, GSI_BASE + s).map_err(kvm_err("KVM_IRQFD"))?;
             irq_fds.push(Arc::new(e));
         }
-        Ok(Vm { irq_fds, ..vm })
+        let mut vcpu_irq_fds = Vec::new();
+        for s in 0..nsrc {
+            let mut per = Vec::new();
+            for v in 0..vm.spec.vcpus as u32 {
+                let e = EventFd::new(EFD_NONBLOCK).map_err(|e| Error::Kvm(format!("eventfd: {e}")))?;
+                vm.fd.register_irqfd(&e, vm.fixed_gsi(s, v)).map_err(kvm_err("KVM_IRQFD"))?;
+                per.push(Arc::new(e));
+            }
+            vcpu_irq_fds.push(per);
+        }
+        Ok(Vm { irq_fds, vcpu_irq_fds, ..vm })
+    }
+
+    /// GSI of source `src` fixed to vCPU `v` (after the re-routable GSIs).
+    fn fixed_gsi(&self, src: u32, v: u32) -> u32 {
+        GSI_BASE + self.routes.lock().unwrap().len() as u32 + src * self.spec.vcpus as u32 + v
+    }
+
+    fn msi_entry(gsi: u32, dest: u64) -> kvm_irq_routing_entry {
+        let mut e = kvm_irq_routing_entry { gsi, type_: KVM_IRQ_ROUTING_MSI, ..Default::default() };
+        e.u.msi.address_lo = 0xFEE0_0000 | ((dest as u32) << 12);
+        e.u.msi.address_hi = 0;
+        e.u.msi.data = IRQ_VECTOR as u32; // fixed delivery, edge
+        e
     }
 
     fn apply_routes(&self, dest: &[u64]) -> Result<()> {
-        let mut entries = Vec::with_capacity(dest.len());
+        let mut entries = Vec::with_capacity(dest.len() * (1 + self.spec.vcpus as usize));
         for (s, &d) in dest.iter().enumerate() {
-            let mut e = kvm_irq_routing_entry { gsi: GSI_BASE + s as u32, type_: KVM_IRQ_ROUTING_MSI, ..Default::default() };
-            e.u.msi.address_lo = 0xFEE0_0000 | ((d as u32) << 12);
-            e.u.msi.address_hi = 0;
-            e.u.msi.data = IRQ_VECTOR as u32; // fixed delivery, edge
-            entries.push(e);
+            entries.push(Self::msi_entry(GSI_BASE + s as u32, d));
+        }
+        for s in 0..dest.len() as u32 {
+            for v in 0..self.spec.vcpus as u32 {
+                entries.push(Self::msi_entry(GSI_BASE + dest.len() as u32 + s * self.spec.vcpus as u32 + v, v as u64));
+            }
         }
         let table = KvmIrqRouting::from_entries(&entries).map_err(|e| Error::Kvm(format!("routing: {e:?}")))?;
         self.fd.set_gsi_routing(&table).map_err(kvm_err("KVM_SET_GSI_ROUTING"))

@@ -10,7 +10,7 @@ mod tests;
 pub use error::{ErrorCounts, VirtqError};
 
 use crate::vmm::memory::GuestMem;
-use eventpath_policy_shim::{device_should_interrupt_event_idx, kick_write_event_idx};
+use eventpath_policy::notify::{device_should_interrupt, kick_control, KickControlWrite, Suppression};
 use std::num::Wrapping;
 
 /// Largest buffer a descriptor may describe (1 MiB): anything longer is `HugeLength`.
@@ -175,7 +175,8 @@ impl DeviceQueue {
     pub fn should_interrupt(&mut self, mem: &GuestMem) -> bool {
         std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst); // used->idx before used_event
         let used_event = mem.load_u16(self.addrs.avail + 4 + 2 * self.size as u64).unwrap_or(0);
-        let yes = device_should_interrupt_event_idx(used_event, self.next_used.0, self.signalled_used.0);
+        // avail flags are ignored with event indices (VIRTIO_F_EVENT_IDX is always negotiated here)
+        let yes = device_should_interrupt(Suppression::EventIdx, 0, used_event, self.next_used.0, self.signalled_used.0);
         if yes {
             self.signalled_used = self.next_used;
         }
@@ -194,7 +195,13 @@ impl DeviceQueue {
     /// ring-index space ahead (as Linux's virtqueue_disable_cb_split does for used_event).
     /// Call again each polling round to keep it ahead.
     pub fn set_kicks(&self, mem: &GuestMem, enable: bool) {
-        let v = kick_write_event_idx(enable, self.next_avail.0).unwrap_or(self.next_avail.0.wrapping_add(0x8000));
+        // Linux vhost writes nothing on disable (a stale avail_event suppresses kicks until the
+        // driver wraps past it); a polling backend here can run for more than 2^16 requests, so
+        // it parks avail_event half the index space ahead instead.
+        let v = match kick_control(Suppression::EventIdx, enable, 0, self.next_avail.0) {
+            KickControlWrite::AvailEvent(v) => v,
+            KickControlWrite::UsedFlags(_) | KickControlWrite::Nothing => self.next_avail.0.wrapping_add(0x8000),
+        };
         let _ = mem.store_u16(self.addrs.used + 4 + 8 * self.size as u64, v);
         std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst); // before re-checking avail
     }
@@ -202,21 +209,5 @@ impl DeviceQueue {
     /// Device's next avail index (entries taken so far, mod 2^16).
     pub fn next_avail(&self) -> u16 {
         self.next_avail.0
-    }
-}
-
-/// Until `crates/policy` is a dependency again, the two notify decisions we need, as thin
-/// wrappers so that switching to `eventpath_policy::notify` is a one-line change.
-mod eventpath_policy_shim {
-    /// Linux `vring_need_event()` (include/uapi/linux/virtio_ring.h).
-    fn vring_need_event(event_idx: u16, new_idx: u16, old: u16) -> bool {
-        new_idx.wrapping_sub(event_idx).wrapping_sub(1) < new_idx.wrapping_sub(old)
-    }
-    pub fn device_should_interrupt_event_idx(used_event: u16, new_used: u16, old_used: u16) -> bool {
-        vring_need_event(used_event, new_used, old_used)
-    }
-    /// Some(value to write to avail_event), or None when the policy writes nothing.
-    pub fn kick_write_event_idx(enable: bool, last_avail: u16) -> Option<u16> {
-        enable.then_some(last_avail)
     }
 }

@@ -91,6 +91,26 @@ def cmd_reproduce(a) -> int:
     return 0
 
 
+def cmd_sweep(a) -> int:
+    from eventpath import sweep
+
+    params = [sweep.parse_param(p) for p in a.param]
+    seeds = [_seed(s) for s in a.seeds.split(",")] if a.seeds else [None]
+    if seeds == [None]:
+        import tomllib
+
+        try:
+            seeds = [tomllib.loads(Path(a.scenario).read_text()).get("seed", 1)]
+        except (OSError, tomllib.TOMLDecodeError):
+            from eventpath import _eventpath
+
+            _eventpath.check_file(a.scenario)  # raises the usual one-line error
+            raise
+    res = sweep.sweep(Path(a.scenario), params, seeds, _out_dir(a.out), workers=a.workers, duration=a.duration)
+    print(f"wrote {res}")
+    return 0
+
+
 def cmd_bench(a) -> int:
     from eventpath import bench
 
@@ -160,6 +180,16 @@ def parser() -> argparse.ArgumentParser:
     rp.add_argument("--out", help="output directory (ID.json, ID.png)")
     rp.add_argument("--duration", type=_positive_float, help="override each run's measured seconds")
     rp.set_defaults(fn=cmd_reproduce)
+
+    sw = sub.add_parser("sweep", help="run a grid of scenario variants in parallel, resumable")
+    sw.add_argument("scenario", help="base scenario TOML file")
+    sw.add_argument("--param", action="append", default=[], metavar="KEY=V1,V2",
+                    help="dotted key and values, e.g. vm.0.workload.rate_pps=10000,20000 (repeatable)")
+    sw.add_argument("--seeds", help="comma-separated seeds (default: the scenario's)")
+    sw.add_argument("--out", required=True, help="output directory (results.csv, runs/)")
+    sw.add_argument("--workers", type=int, help="worker processes (default: all cores)")
+    sw.add_argument("--duration", type=_positive_float, help="override each run's measured seconds")
+    sw.set_defaults(fn=cmd_sweep)
 
     pr = sub.add_parser("profiles", help="list the built-in profiles")
     pr.set_defaults(fn=cmd_profiles)

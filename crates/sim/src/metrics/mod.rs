@@ -4,9 +4,11 @@
 mod exits;
 mod histogram;
 mod series;
+mod trace;
 mod util;
 
 pub use exits::{ExitCounters, ExitReason};
 pub use histogram::Histogram;
 pub use series::Series;
+pub use trace::Trace;
 pub use util::BusyTime;

@@ -30,6 +30,7 @@
 #define PIO_KICK_PORT      0x6000       /* + queue */
 #define PIO_FAULT_PORT     0x00E1       /* CPL0 fault stubs report the vector here */
 #define PIO_EXIT_PORT      0x00E2       /* probe: an exit to userspace */
+#define MMIO_EXIT_ADDR     0x30001000UL /* probe: an MMIO exit to userspace (no ioeventfd) */
 #define MAX_VCPUS          8
 #define MAX_QUEUES         8
 #define MAX_QSIZE          1024

@@ -23,6 +23,8 @@ fn role(l: &LoadCfg) -> u64 {
         "burst" => ROLE_BURST,
         "irq_sink" => ROLE_IRQ_SINK,
         "adversary" => ROLE_ADVERSARY,
+        "kick_loop" => ROLE_KICK_LOOP,
+        "exit_loop" => ROLE_EXIT_LOOP,
         _ => ROLE_SPIN,
     }
 }

@@ -140,7 +140,8 @@ fn d_qsize() -> u64 {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct LoadCfg {
-    /// "stream" | "closed" | "burst" | "spin" | "irq_sink" | "adversary".
+    /// "stream" | "closed" | "burst" | "spin" | "irq_sink" | "adversary" | "kick_loop" (kick
+    /// every iteration through the VM's ioeventfd) | "exit_loop" (PIO/MMIO exit to userspace).
     pub pattern: String,
     /// stream: requests per second (1..=1e8).
     pub rate: f64,
@@ -260,7 +261,7 @@ impl Scenario {
             }
             for (j, l) in vm.load.iter().enumerate() {
                 let k = |f: &str| format!("vm[{i}].load[{j}].{f}");
-                one_of(&k("pattern"), &l.pattern, &["stream", "closed", "burst", "spin", "irq_sink", "adversary"])?;
+                one_of(&k("pattern"), &l.pattern, &["stream", "closed", "burst", "spin", "irq_sink", "adversary", "kick_loop", "exit_loop"])?;
                 range(&k("rate"), l.rate, 1.0, 1e8)?;
                 range(&k("window"), l.window as f64, 1.0, vm.queue_size as f64)?;
                 range(&k("burst"), l.burst as f64, 1.0, vm.queue_size as f64)?;

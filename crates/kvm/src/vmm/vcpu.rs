@@ -1,5 +1,5 @@
 //! vCPU threads: KVM_RUN in a loop, optional pinning, stop by flag + signal.
-use super::layout::{PIO_EXIT_PORT, PIO_FAULT_PORT};
+use super::layout::{MMIO_EXIT_ADDR, PIO_EXIT_PORT, PIO_FAULT_PORT};
 use super::sys;
 use kvm_ioctls::{VcpuExit, VcpuFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -79,6 +79,7 @@ impl VcpuThread {
                             rep.unexpected_exits += 1;
                         }
                     }
+                    Ok(VcpuExit::MmioWrite(addr, _)) if addr == MMIO_EXIT_ADDR => rep.user_exits += 1,
                     Ok(VcpuExit::MmioWrite(..)) | Ok(VcpuExit::MmioRead(..)) | Ok(VcpuExit::IoIn(..)) => {
                         rep.unexpected_exits += 1;
                     }

@@ -71,6 +71,10 @@ pub struct ExitCosts {
     pub interrupt_window_ns: Param,
     /// Any other exit.
     pub other_ns: Param,
+    /// Indirect cost of an exit: extra guest time the next guest work needs to refill caches
+    /// and TLBs polluted by the exit (charged to guest time, not to EHT; at most once between
+    /// two guest runs).
+    pub indirect_ns: Param,
 }
 
 /// Host kernel costs.
@@ -79,6 +83,11 @@ pub struct ExitCosts {
 pub struct HostCosts {
     /// From an eventfd signal / vCPU kick to the sleeping thread running on an idle pCPU.
     pub thread_wakeup_ns: Param,
+    /// Half-width of the uniform spread of that wake-up latency (idle-state exit, IPI, timing).
+    pub thread_wakeup_spread_ns: Param,
+    /// From a frame's arrival at the host NIC to its skb on the tap/macvtap socket queue
+    /// (NIC interrupt, host NAPI, bridge); runs on host cores the model does not charge.
+    pub nic_rx_ns: Param,
 }
 
 /// Host I/O thread (vhost) costs.
@@ -89,6 +98,10 @@ pub struct Vhost {
     pub tx_packet_ns: Param,
     /// Per transmitted byte (copy).
     pub tx_byte_ns: Param,
+    /// Per received packet: socket dequeue, copy into the guest's RX buffer, used-ring update.
+    pub rx_packet_ns: Param,
+    /// Per received byte (copy).
+    pub rx_byte_ns: Param,
     /// Packets handled before the handler yields (vhost-net weight).
     pub weight_packets: Param,
 }
@@ -101,10 +114,36 @@ pub struct Guest {
     pub udp_tx_packet_ns: Param,
     /// Per byte sent (copy from user).
     pub udp_tx_byte_ns: Param,
+    /// Per TCP `write()`: syscall, skb append, tcp_push (Nagle check).
+    pub tcp_write_ns: Param,
+    /// Per byte written (copy from user).
+    pub tcp_tx_byte_ns: Param,
+    /// Per TCP segment transmitted: tcp_transmit_skb, IP output, virtio-net start_xmit.
+    pub tcp_tx_segment_ns: Param,
+    /// Per received ACK in NAPI: netif_receive_skb, IP, tcp_ack, RX buffer refill.
+    pub tcp_rx_ack_ns: Param,
+    /// Per NAPI poll round (virtnet_poll entry/exit, napi_complete, re-enable callbacks).
+    pub napi_poll_ns: Param,
+    /// Packets per NAPI poll round (the NAPI weight).
+    pub napi_weight: Param,
+    /// Periodic scheduler tick of a busy vCPU (CONFIG_HZ); stopped while idle (NO_HZ).
+    pub tick_hz: Param,
     /// Guest timer interrupt handler (tick or hrtimer).
     pub timer_irq_ns: Param,
     /// Guest virtio-net interrupt handler (vring_interrupt, schedule the queue's work).
     pub virtio_irq_ns: Param,
+}
+
+/// The remote client machine.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Client {
+    /// Client CPU per received packet (its receive path); one core, FIFO.
+    pub rx_packet_ns: Param,
+    /// Full-sized segments received per delayed ACK.
+    pub delack_segments: Param,
+    /// Delayed-ACK timeout for a segment left unacknowledged.
+    pub delack_timeout_ns: Param,
 }
 
 /// A complete profile.
@@ -129,6 +168,8 @@ pub struct Profile {
     pub vhost: Vhost,
     /// Guest costs.
     pub guest: Guest,
+    /// Remote client.
+    pub client: Client,
 }
 
 /// The built-in profiles: (name, file contents).
@@ -188,14 +229,29 @@ impl Profile {
             ("exit.ept_violation_ns", &x.ept_violation_ns, "ns"),
             ("exit.interrupt_window_ns", &x.interrupt_window_ns, "ns"),
             ("exit.other_ns", &x.other_ns, "ns"),
+            ("exit.indirect_ns", &x.indirect_ns, "ns"),
             ("host.thread_wakeup_ns", &self.host.thread_wakeup_ns, "ns"),
+            ("host.thread_wakeup_spread_ns", &self.host.thread_wakeup_spread_ns, "ns"),
+            ("host.nic_rx_ns", &self.host.nic_rx_ns, "ns"),
             ("vhost.tx_packet_ns", &v.tx_packet_ns, "ns"),
             ("vhost.tx_byte_ns", &v.tx_byte_ns, "ns"),
+            ("vhost.rx_packet_ns", &v.rx_packet_ns, "ns"),
+            ("vhost.rx_byte_ns", &v.rx_byte_ns, "ns"),
             ("vhost.weight_packets", &v.weight_packets, "packets"),
             ("guest.udp_tx_packet_ns", &g.udp_tx_packet_ns, "ns"),
             ("guest.udp_tx_byte_ns", &g.udp_tx_byte_ns, "ns"),
+            ("guest.tcp_write_ns", &g.tcp_write_ns, "ns"),
+            ("guest.tcp_tx_byte_ns", &g.tcp_tx_byte_ns, "ns"),
+            ("guest.tcp_tx_segment_ns", &g.tcp_tx_segment_ns, "ns"),
+            ("guest.tcp_rx_ack_ns", &g.tcp_rx_ack_ns, "ns"),
+            ("guest.napi_poll_ns", &g.napi_poll_ns, "ns"),
+            ("guest.napi_weight", &g.napi_weight, "packets"),
+            ("guest.tick_hz", &g.tick_hz, "Hz"),
             ("guest.timer_irq_ns", &g.timer_irq_ns, "ns"),
             ("guest.virtio_irq_ns", &g.virtio_irq_ns, "ns"),
+            ("client.rx_packet_ns", &self.client.rx_packet_ns, "ns"),
+            ("client.delack_segments", &self.client.delack_segments, "segments"),
+            ("client.delack_timeout_ns", &self.client.delack_timeout_ns, "ns"),
         ]
     }
 
@@ -213,12 +269,21 @@ impl Profile {
             ("cpu.cores_per_socket", &self.cpu.cores_per_socket),
             ("nic.gbps", &self.nic.gbps),
             ("vhost.weight_packets", &self.vhost.weight_packets),
+            ("guest.napi_weight", &self.guest.napi_weight),
+            ("guest.tick_hz", &self.guest.tick_hz),
+            ("client.delack_segments", &self.client.delack_segments),
         ] {
             if p.value < 1.0 || (key != "nic.gbps" && p.value.fract() != 0.0) {
                 return Err(format!("key `{key}`: value {} is not allowed; expected a whole number ≥ 1", p.value));
             }
         }
         Ok(())
+    }
+
+    /// A thread wake-up latency drawn from `rng`: uniform in wakeup ± spread.
+    pub fn wakeup_latency(&self, rng: &mut crate::engine::Rng) -> u64 {
+        let (w, s) = (self.host.thread_wakeup_ns.value, self.host.thread_wakeup_spread_ns.value.min(self.host.thread_wakeup_ns.value));
+        (w - s + 2.0 * s * rng.uniform()).round() as u64
     }
 
     /// Number of pCPUs the profile's host has.

@@ -3,7 +3,7 @@
 use crate::engine::{run_until, secs_to_ns, EventQueue, Time, NS_PER_S};
 use crate::error::{InputError, InputResult};
 use crate::metrics::ExitReason;
-use crate::model::Host;
+use crate::model::{Conservation, Host};
 use crate::scenario::{Checked, Scenario};
 use crate::summary::*;
 use std::collections::BTreeMap;
@@ -49,13 +49,18 @@ pub fn run_parsed(mut sc: Scenario, origin: &str, opts: &RunOptions) -> InputRes
 
 /// Simulate a checked scenario.
 pub fn simulate(c: &Checked) -> RunOutput {
+    simulate_with_ledger(c).0
+}
+
+/// Simulate a checked scenario and also return the conservation ledger at the end (tests).
+pub fn simulate_with_ledger(c: &Checked) -> (RunOutput, Conservation) {
     let t0 = std::time::Instant::now();
     let mut q = EventQueue::new();
     let mut host = Host::build(c, &mut q);
     let end = secs_to_ns(c.scenario.warmup_s) + secs_to_ns(c.scenario.duration_s);
     run_until(&mut host, &mut q, end);
     let wall = t0.elapsed().as_secs_f64();
-    summarize(c, &host, end, q.handled(), wall)
+    (summarize(c, &host, end, q.handled(), wall), host.conservation(end))
 }
 
 fn pct(part: f64, whole: f64) -> Option<f64> {
@@ -71,16 +76,22 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
     for (i, vm) in h.vms.iter().enumerate() {
         let mut exits = crate::metrics::ExitCounters::default();
         let (mut guest_ns, mut busy_ns, mut irqs) = (0u64, 0u64, 0u64);
+        let mut target = [0u64; 3];
         for &v in &vm.vcpus {
             let vc = &h.vcpus[v as usize];
             exits.add(&vc.exits);
             guest_ns += vc.guest_time.busy_ns(now);
             busy_ns += vc.busy.busy_ns(now);
             irqs += vc.irqs;
+            target[0] += vc.target.guest;
+            target[1] += vc.target.exit;
+            target[2] += vc.target.halted;
         }
+        let by_target: BTreeMap<&'static str, Option<f64>> =
+            [("guest", target[0]), ("exit", target[1]), ("halted", target[2])].into_iter().map(|(k, n)| (k, rate(n))).collect();
         let vcpu_ns = window * vm.vcpus.len() as f64;
         let d = &h.devs[vm.dev as usize];
-        let sent = h.senders[i].as_ref().map_or(0, |s| s.sent);
+        let sent = h.senders[i].sent();
         let exits_per_s: BTreeMap<&'static str, Option<f64>> =
             ExitReason::ALL.iter().map(|&r| (r.key(), rate(exits.count(r)))).collect();
         let delivered = d.wire.delivered;
@@ -94,12 +105,17 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
             eht_pct: pct(exits.total_time_ns() as f64, vcpu_ns),
             tig_pct: pct(guest_ns as f64, vcpu_ns),
             interrupts_per_s: rate(irqs),
-            kicks_per_s: rate(d.txq.kicks),
+            kicks_per_s: rate(d.txq.kicks + d.rxq.kicks),
             throughput: Throughput {
                 gbps: Some(d.wire.payload_bytes as f64 * 8.0 / window),
                 pps: rate(delivered),
-                ops_per_s: None, // UDP_STREAM has no request/response operations
+                ops_per_s: None, // streams have no request/response operations
             },
+            interrupt_delivery: match c.scenario.vm[i].interrupt_delivery {
+                crate::scenario::InterruptDelivery::Emulated => "emulated",
+                crate::scenario::InterruptDelivery::Posted => "posted",
+            },
+            device_interrupts_by_target_state_per_s: by_target,
             latency_us: Latency::from_histogram(&d.wire.latency),
             // Nothing is dropped on the TX path (the driver stops the queue instead), so loss
             // is a measured 0 here, not a placeholder.

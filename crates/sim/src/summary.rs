@@ -57,6 +57,11 @@ pub struct VmSummary {
     pub loss_pct: Option<f64>,
     /// vCPU busy time (guest + exits, not halted) as % of vCPU time, averaged over vCPUs.
     pub cpu_util_pct: Option<f64>,
+    /// Interrupt delivery mode: `emulated` or `posted` (added with issue 3).
+    pub interrupt_delivery: &'static str,
+    /// Device interrupts raised per second by the state their vCPU was in at that instant:
+    /// `guest`, `exit` (in the hypervisor), `halted` (ES2 §3.3; added with issue 3).
+    pub device_interrupts_by_target_state_per_s: BTreeMap<&'static str, Option<f64>>,
 }
 
 /// One host I/O thread.

@@ -101,3 +101,21 @@ fn other_ranges_are_checked() {
     let m = error_of(&format!("{GOOD}\n[[vm]]\nname = \"vm0\"\nvcpus = 1\n[vm.workload]\nkind = \"udp_stream\"\nmessage_bytes = 1\n"));
     assert!(m.contains("used twice"), "{m}");
 }
+
+#[test]
+fn bad_interrupt_delivery_names_allowed_values() {
+    let m = error_of(&with("vcpus = 1", "vcpus = 1\ninterrupt_delivery = \"eli\""));
+    assert!(m.contains("interrupt_delivery") && m.contains("eli") && m.contains("emulated") && m.contains("posted"), "{m}");
+}
+
+#[test]
+fn tcp_window_out_of_range() {
+    let m = error_of(&with("kind = \"udp_stream\"", "kind = \"tcp_stream\"\nwindow_bytes = 1000"));
+    assert!(m.contains("window_bytes") && m.contains("1000") && m.contains("65536"), "{m}");
+}
+
+#[test]
+fn vhost_sharing_a_vcpu_pcpu_is_rejected() {
+    let m = error_of(&with("vcpus = 1", "vcpus = 1\nvcpu_pins = [0]\n[vm.net]\nvhost_pin = 0"));
+    assert!(m.contains("vm[0].net.vhost_pin") && m.contains("pCPU 0") && m.contains("vCPU 0 of vm0"), "{m}");
+}

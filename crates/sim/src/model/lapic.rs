@@ -8,6 +8,8 @@
 pub enum Vector {
     /// virtio-net TX queue MSI-X vector (Linux assigns device vectors from 0x21 up).
     NetTx = 0x21,
+    /// virtio-net RX queue MSI-X vector (same priority class as TX: one masks the other).
+    NetRx = 0x22,
     /// LAPIC timer (Linux LOCAL_TIMER_VECTOR 0xec).
     Timer = 0xec,
 }
@@ -16,6 +18,7 @@ impl Vector {
     fn from_u8(v: u8) -> Vector {
         match v {
             0x21 => Vector::NetTx,
+            0x22 => Vector::NetRx,
             0xec => Vector::Timer,
             _ => unreachable!("vector {v:#x} is never raised"),
         }
@@ -37,7 +40,12 @@ impl Lapic {
     /// Set the vector's IRR bit. Returns false if it was already pending (the interrupt is
     /// coalesced, as on hardware).
     pub fn raise(&mut self, v: Vector) -> bool {
-        let (w, b) = ((v as u8 / 64) as usize, v as u8 % 64);
+        self.raise_raw(v as u8)
+    }
+
+    /// [`Lapic::raise`] by vector number (used when syncing a PIR).
+    pub fn raise_raw(&mut self, v: u8) -> bool {
+        let (w, b) = ((v / 64) as usize, v % 64);
         let was = self.irr[w] >> b & 1 == 1;
         self.irr[w] |= 1 << b;
         !was
@@ -67,6 +75,11 @@ impl Lapic {
         let v = highest(&self.isr)?;
         self.isr[(v / 64) as usize] &= !(1 << (v % 64));
         Some(Vector::from_u8(v))
+    }
+
+    /// Vectors requested and not yet accepted (IRR bits set).
+    pub fn requested(&self) -> u32 {
+        self.irr.iter().map(|w| w.count_ones()).sum()
     }
 
     /// True if any interrupt is requested or in service.

@@ -1,21 +1,33 @@
 //! The host model: pCPUs, vCPUs, virtio-net devices with vhost threads, the wire, and the
 //! guests' workloads. Each concept has its own module; this one wires them to the engine.
 //!
-//! This is the first slice of the paravirtual path (one TX queue per VM, pinned threads, the
-//! emulated LAPIC). Later models (host scheduler, RX, posted interrupts, ES2, ELVIS, DID, ...)
-//! slot in by replacing a layer behind these types.
+//! The paravirtual path of `docs/model.md`: per VM one virtio-net device (TX and RX
+//! virtqueues) served by one vhost thread, vCPUs with an emulated or posted-interrupt LAPIC,
+//! guest NAPI and TCP/UDP senders, the link and a remote client that ACKs. Threads are pinned
+//! (one per pCPU). Later models (host scheduler, ES2, ELVIS, DID, ...) slot in by replacing a
+//! layer behind these types.
 
+mod client;
+mod irq;
 mod lapic;
+mod napi;
+mod pi;
+mod rxq;
+mod tcp;
 mod vcpu;
 mod vhost;
 mod virtq;
 mod wire;
 mod workload;
 
-use crate::engine::{EventQueue, Model, Time};
+use crate::engine::{EventQueue, Model, Time, NS_PER_S};
 use crate::metrics::BusyTime;
 use crate::profile::Profile;
-use crate::scenario::Checked;
+use crate::scenario::{Checked, Workload};
+use client::{AckAction, Client};
+use napi::Napi;
+use rxq::RxRing;
+use std::collections::VecDeque;
 pub use vcpu::Vcpu;
 use vhost::Vhost;
 use virtq::Virtq;
@@ -64,6 +76,25 @@ pub enum Ev {
         /// Device index.
         dev: u32,
     },
+    /// Periodic guest scheduler tick of a vCPU (its LAPIC timer as a host hrtimer).
+    Tick {
+        /// vCPU index.
+        vcpu: u32,
+    },
+    /// A packet from the client (a TCP ACK) reached the device's tap socket queue.
+    HostRx {
+        /// Device index.
+        dev: u32,
+        /// Cumulative ACK number it carries.
+        ack: u64,
+    },
+    /// The client's delayed-ACK timer fired (stale unless `gen` is current).
+    Delack {
+        /// Device index.
+        dev: u32,
+        /// Timer generation.
+        gen: u32,
+    },
 }
 
 /// One VM's devices and results bookkeeping.
@@ -75,12 +106,20 @@ pub(crate) struct VmState {
     pub dev: u32,
 }
 
-/// A virtio-net device: TX virtqueue, the vhost thread serving it, and the link it sends on.
+/// A virtio-net device: TX and RX virtqueues, the vhost thread serving both, the guest's NAPI
+/// context, the link, and the remote client at its other end.
 pub(crate) struct NetDev {
     pub vm: u32,
     pub txq: Virtq,
+    pub rxq: RxRing,
+    /// Packets on the tap socket waiting for the vhost RX handler (their ACK numbers).
+    pub rx_sock: VecDeque<u64>,
+    /// Packets that arrived at the host for this device (lifetime).
+    pub rx_arrived_life: u64,
+    pub napi: Napi,
     pub vhost: Vhost,
     pub wire: Wire,
+    pub client: Client,
 }
 
 /// The whole simulated host.
@@ -89,11 +128,13 @@ pub struct Host {
     pub(crate) vms: Vec<VmState>,
     pub(crate) vcpus: Vec<Vcpu>,
     pub(crate) devs: Vec<NetDev>,
-    pub(crate) senders: Vec<Option<Sender>>,
+    pub(crate) senders: Vec<Sender>,
     /// Busy time of each pCPU (guest, exits, host threads).
     pub(crate) pcpu_busy: Vec<BusyTime>,
     /// Start of the measurement window.
     pub(crate) window_start: Time,
+    /// Per device: ACKs the guest's NAPI received (lifetime, for conservation).
+    pub(crate) napi_acks_life: Vec<u64>,
 }
 
 impl Host {
@@ -114,7 +155,8 @@ impl Host {
                 // Default placement: host-wide vCPU k on pCPU k.
                 let pcpu = vm.vcpu_pins.as_ref().map_or(vcpus.len() as u32 % c.pcpus, |p| p[j as usize]);
                 ids.push(vcpus.len() as u32);
-                vcpus.push(Vcpu::new(vi as u32, pcpu));
+                let rng = crate::engine::Rng::for_component(s.seed, &format!("vcpu:{}/{j}", vm.name));
+                vcpus.push(Vcpu::new(vi as u32, pcpu, vm.interrupt_delivery, rng));
             }
             let vhost_pcpu = vm.net.vhost_pin.unwrap_or_else(|| {
                 let p = next_free_pcpu % c.pcpus;
@@ -122,14 +164,19 @@ impl Host {
                 p
             });
             let dev = devs.len() as u32;
+            let tcp = matches!(vm.workload, Workload::TcpStream { .. });
             devs.push(NetDev {
                 vm: vi as u32,
                 txq: Virtq::new(vm.net.queue_size),
-                vhost: Vhost::new(format!("vhost-{}", vm.name), vhost_pcpu),
-                wire: Wire::new(&c.profile),
+                rxq: RxRing::new(vm.net.queue_size),
+                rx_sock: VecDeque::new(),
+                rx_arrived_life: 0,
+                napi: Napi::default(),
+                vhost: Vhost::new(format!("vhost-{}", vm.name), vhost_pcpu, s.seed),
+                wire: Wire::new(&c.profile, tcp),
+                client: Client::new(&c.profile),
             });
-            let sender = Sender::new(&vm.workload, &c.profile, s.seed, &vm.name);
-            senders.push(Some(sender));
+            senders.push(Sender::new(&vm.workload, &c.profile, s.seed, &vm.name));
             vms.push(VmState { name: vm.name.clone(), vcpus: ids, dev });
         }
         let mut host = Host {
@@ -140,6 +187,7 @@ impl Host {
             senders,
             pcpu_busy: vec![BusyTime::default(); c.pcpus as usize],
             window_start: 0,
+            napi_acks_life: vec![0; s.vm.len()],
         };
         q.at(crate::engine::secs_to_ns(s.warmup_s), Ev::Warmup);
         // Every vCPU starts in guest mode; the workload decides what it does first.
@@ -148,6 +196,10 @@ impl Host {
             let p = host.vcpus[v as usize].pcpu;
             host.set_pcpu_busy(0, p, true);
             host.enter(0, v, q);
+        }
+        let tick = (NS_PER_S as f64 / host.profile.guest.tick_hz.value).round() as Time;
+        for v in 0..host.vcpus.len() as u32 {
+            q.at(tick / 2, Ev::Tick { vcpu: v });
         }
         host
     }
@@ -162,8 +214,11 @@ impl Host {
             d.vhost.reset_metrics(now);
             d.wire.reset_metrics();
             d.txq.reset_metrics();
+            d.rxq.reset_metrics();
+            d.napi.polls = 0;
+            d.client.reset_metrics();
         }
-        for s in self.senders.iter_mut().flatten() {
+        for s in self.senders.iter_mut() {
             s.reset_metrics();
         }
         for b in &mut self.pcpu_busy {
@@ -189,7 +244,113 @@ impl Model for Host {
             Ev::TimerFire { vcpu } => self.timer_fire(now, vcpu, q),
             Ev::VhostWake { dev } => self.vhost_wake(now, dev, q),
             Ev::VhostDone { dev } => self.vhost_done(now, dev, q),
-            Ev::WireDone { dev } => self.wire_done(now, dev),
+            Ev::WireDone { dev } => self.wire_done(now, dev, q),
+            Ev::Tick { vcpu } => self.tick(now, vcpu, q),
+            Ev::HostRx { dev, ack } => self.host_rx(now, dev, ack, q),
+            Ev::Delack { dev, gen } => {
+                let a = self.devs[dev as usize].client.delack_fired(now, gen);
+                self.client_action(dev, a, q);
+            }
         }
+    }
+}
+
+impl Host {
+    /// A packet reached the client: TCP segments are ACKed (delayed ACKs), datagrams absorbed.
+    fn wire_done(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        let d = &mut self.devs[dev as usize];
+        let b = d.wire.arrive(now);
+        if self.senders[d.vm as usize].tcp_mut().is_some() {
+            let a = d.client.receive(now, b.bytes);
+            self.client_action(dev, a, q);
+        }
+    }
+
+    fn client_action(&mut self, dev: u32, a: AckAction, q: &mut EventQueue<Ev>) {
+        let nic_rx = self.profile.host.nic_rx_ns.value.round() as Time;
+        let d = &mut self.devs[dev as usize];
+        match a {
+            AckAction::None => {}
+            AckAction::Arm(at, gen) => q.at(at, Ev::Delack { dev, gen }),
+            AckAction::Ack(at, ack) => {
+                let arrive = d.client.ack_on_wire(at);
+                q.at(arrive + nic_rx, Ev::HostRx { dev, ack });
+            }
+        }
+    }
+
+    /// An ACK is on the tap socket: wake the vhost thread for its RX handler.
+    fn host_rx(&mut self, now: Time, dev: u32, ack: u64, q: &mut EventQueue<Ev>) {
+        let d = &mut self.devs[dev as usize];
+        d.rx_sock.push_back(ack);
+        d.rx_arrived_life += 1;
+        self.signal_vhost(now, dev, q);
+    }
+}
+
+/// Conservation ledger of one VM and the host (DESIGN §6), from lifetime counters.
+#[derive(Debug, Clone, Default)]
+pub struct Conservation {
+    /// Per VM: packets the guest handed to its driver.
+    pub sent: Vec<u64>,
+    /// Per VM: packets delivered to the client.
+    pub delivered: Vec<u64>,
+    /// Per VM: packets dropped (the TX path stops the queue instead of dropping).
+    pub dropped: Vec<u64>,
+    /// Per VM: packets in the TX ring, in vhost's hands, or on the wire.
+    pub in_flight: Vec<u64>,
+    /// Per vCPU: interrupts raised.
+    pub irq_raised: Vec<u64>,
+    /// Per vCPU: interrupts accepted by the guest (handled or being handled).
+    pub irq_handled: Vec<u64>,
+    /// Per vCPU: interrupts coalesced into a pending one.
+    pub irq_coalesced: Vec<u64>,
+    /// Per vCPU: interrupts pending (IRR + PIR).
+    pub irq_pending: Vec<u64>,
+    /// Per device: ACKs that reached the host.
+    pub acks_arrived: Vec<u64>,
+    /// Per device: ACKs on the socket, in vhost's hands, or in the used ring.
+    pub acks_queued: Vec<u64>,
+    /// Per device: ACKs processed by the guest's NAPI (its TCP sender's count).
+    pub acks_processed: Vec<u64>,
+    /// Per pCPU: busy ns in the window.
+    pub pcpu_busy_ns: Vec<u64>,
+    /// Per pCPU: busy ns of the threads pinned to it (vCPUs + vhost), in the window.
+    pub pcpu_thread_ns: Vec<u64>,
+    /// Window length (ns).
+    pub window_ns: u64,
+}
+
+impl Host {
+    /// The conservation ledger at time `now`.
+    pub fn conservation(&self, now: Time) -> Conservation {
+        let mut c = Conservation { window_ns: now - self.window_start, ..Default::default() };
+        for (i, vm) in self.vms.iter().enumerate() {
+            let d = &self.devs[vm.dev as usize];
+            c.sent.push(self.senders[i].sent_life());
+            c.delivered.push(d.wire.delivered_life);
+            c.dropped.push(0);
+            c.in_flight.push(d.txq.pending() as u64 + d.txq.in_device() + d.wire.in_flight() as u64);
+            c.acks_arrived.push(d.rx_arrived_life);
+            let in_vhost = (d.rxq.size() - d.rxq.posted) as u64 - d.rxq.used.len() as u64;
+            c.acks_queued.push(d.rx_sock.len() as u64 + in_vhost + d.rxq.used.len() as u64);
+        }
+        for v in &self.vcpus {
+            c.irq_raised.push(v.ledger.raised);
+            c.irq_handled.push(v.ledger.accepted);
+            c.irq_coalesced.push(v.ledger.coalesced);
+            c.irq_pending.push(v.irqs_pending());
+        }
+        c.acks_processed = self.napi_acks_life.clone();
+        c.pcpu_busy_ns = self.pcpu_busy.iter().map(|b| b.busy_ns(now)).collect();
+        let mut t = vec![0u64; self.pcpu_busy.len()];
+        for v in &self.vcpus {
+            t[v.pcpu as usize] += v.busy.busy_ns(now);
+        }
+        for d in &self.devs {
+            t[d.vhost.pcpu as usize] += d.vhost.busy.busy_ns(now);
+        }
+        c.pcpu_thread_ns = t;
+        c
     }
 }

@@ -1,18 +1,28 @@
-//! vCPUs: guest mode, exits, halting, and virtual interrupt delivery through an emulated
-//! LAPIC (ES2 §2, DID §2.2): an interrupt for a running vCPU costs an interrupt-delivery exit
-//! (the IPI kick); one for a vCPU already in an exit is injected at its next entry with no
-//! extra exit; one for a halted vCPU wakes its thread. Every guest EOI is an EOI exit.
+//! vCPUs: guest mode, exits and halting (ES2 §2.2, DID §2). A vCPU runs one guest task at a
+//! time; an exit or an interrupt handler saves the running task, which resumes later. How
+//! virtual interrupts reach a vCPU (emulated or posted) is in `irq.rs`.
 
 use super::lapic::{Lapic, Vector};
+use super::pi::PiDesc;
 use super::{Ev, Host};
-use crate::engine::{EventQueue, Time};
+use crate::engine::{EventQueue, Rng, Time};
 use crate::metrics::{BusyTime, ExitCounters, ExitReason};
+use crate::scenario::InterruptDelivery;
 
 /// What a vCPU runs in guest mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Task {
-    /// The workload's send path for one message.
+    /// UDP: the send path of one datagram.
     Send,
+    /// TCP: one application `write()` into the socket.
+    Write,
+    /// TCP: transmit one segment (`bytes` of payload) through virtio-net.
+    Xmit {
+        /// Payload bytes.
+        bytes: u32,
+    },
+    /// NAPI (softirq): receive one packet from the RX queue.
+    NapiRx,
     /// An interrupt handler for a vector.
     Irq(Vector),
 }
@@ -26,6 +36,8 @@ pub enum AfterExit {
     Hlt,
     /// Block the vCPU thread until an interrupt.
     Block,
+    /// Follow with a TMICT write exit (the tick handler re-arms its timer), then resume.
+    Rearm,
 }
 
 /// Where a vCPU is.
@@ -51,6 +63,29 @@ pub enum Mode {
     Waking,
 }
 
+/// Lifetime interrupt counters of one vCPU (never reset; for the conservation identity
+/// `raised = accepted + coalesced + pending`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct IrqLedger {
+    /// Vectors raised by devices and timers.
+    pub raised: u64,
+    /// Raises merged into an already pending request (IRR or PIR bit already set).
+    pub coalesced: u64,
+    /// Vectors accepted by the guest (IRR → ISR).
+    pub accepted: u64,
+}
+
+/// In which state a raised interrupt found its vCPU (window counts; ES2 §3.3).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TargetState {
+    /// In guest mode.
+    pub guest: u64,
+    /// In the hypervisor handling an exit (or woken, not yet entered).
+    pub exit: u64,
+    /// Halted (blocked in the host).
+    pub halted: u64,
+}
+
 /// One vCPU.
 #[derive(Debug)]
 pub struct Vcpu {
@@ -60,12 +95,16 @@ pub struct Vcpu {
     pub pcpu: u32,
     /// Current mode.
     pub mode: Mode,
+    /// Interrupt delivery mode of its VM.
+    pub delivery: InterruptDelivery,
     /// Bumped whenever a scheduled `GuestDone` must be ignored.
     epoch: u32,
     /// Tasks cut short by an exit or an interrupt handler, with the ns they still need.
-    saved: Vec<(Task, Time)>,
-    /// The emulated LAPIC.
+    pub(crate) saved: Vec<(Task, Time)>,
+    /// The LAPIC (emulated, or the virtual-APIC page under APICv).
     pub lapic: Lapic,
+    /// The posted-interrupt descriptor (used in posted mode).
+    pub pi: PiDesc,
     /// Exits by reason (window).
     pub exits: ExitCounters,
     /// Time in guest mode (window).
@@ -74,22 +113,36 @@ pub struct Vcpu {
     pub busy: BusyTime,
     /// Virtual interrupts injected (window).
     pub irqs: u64,
+    /// State of the vCPU when each interrupt was raised (window).
+    pub target: TargetState,
+    /// Interrupt conservation ledger (lifetime).
+    pub ledger: IrqLedger,
+    /// Random stream of this vCPU thread (wake-up latencies).
+    pub(crate) rng: Rng,
+    /// Indirect exit cost still owed by the next guest task (cache/TLB refill), ns.
+    pollution_ns: Time,
 }
 
 impl Vcpu {
     /// A vCPU that starts in guest mode with nothing scheduled yet.
-    pub fn new(vm: u32, pcpu: u32) -> Self {
+    pub fn new(vm: u32, pcpu: u32, delivery: InterruptDelivery, rng: Rng) -> Self {
         Vcpu {
+            rng,
+            pollution_ns: 0,
             vm,
             pcpu,
             mode: Mode::Entering,
+            delivery,
             epoch: 0,
             saved: Vec::with_capacity(8),
             lapic: Lapic::default(),
+            pi: PiDesc::default(),
             exits: ExitCounters::default(),
             guest_time: BusyTime::default(),
             busy: BusyTime::default(),
             irqs: 0,
+            target: TargetState::default(),
+            ledger: IrqLedger::default(),
         }
     }
 
@@ -98,11 +151,30 @@ impl Vcpu {
         self.guest_time.reset(now);
         self.busy.reset(now);
         self.irqs = 0;
+        self.target = TargetState::default();
     }
 
     /// Is it in guest mode (running guest code)?
     pub fn in_guest(&self) -> bool {
         matches!(self.mode, Mode::Guest { .. } | Mode::Entering)
+    }
+
+    /// Interrupts raised and neither accepted nor coalesced: IRR bits plus PIR bits.
+    pub fn irqs_pending(&self) -> u64 {
+        (self.lapic.requested() + self.pi.pending()) as u64
+    }
+
+    /// Something would be injected at the next VM entry.
+    pub(crate) fn has_deliverable(&self) -> bool {
+        self.lapic.deliverable().is_some() || self.pi.pending() > 0
+    }
+
+    /// Cut the running guest task short; it resumes from the saved stack.
+    pub(crate) fn save_running(&mut self, now: Time) {
+        if let Mode::Guest { task, end } = self.mode {
+            self.saved.push((task, end - now));
+            self.epoch = self.epoch.wrapping_add(1);
+        }
     }
 }
 
@@ -110,6 +182,8 @@ impl Host {
     /// Start `task` on `v` for `cost` ns of guest time.
     pub(crate) fn run_task(&mut self, now: Time, v: u32, task: Task, cost: Time, q: &mut EventQueue<Ev>) {
         let vc = &mut self.vcpus[v as usize];
+        // The first guest work after an exit runs slower: it pays the indirect cost.
+        let cost = cost + std::mem::take(&mut vc.pollution_ns);
         vc.epoch = vc.epoch.wrapping_add(1);
         vc.mode = Mode::Guest { task, end: now + cost };
         vc.guest_time.set(now, true);
@@ -119,11 +193,10 @@ impl Host {
     /// Take a VM exit on `v` now; the running task (if any) is saved and resumes after.
     pub(crate) fn exit(&mut self, now: Time, v: u32, reason: ExitReason, then: AfterExit, q: &mut EventQueue<Ev>) {
         let cost = self.exit_cost(reason);
+        let indirect = self.profile.exit.indirect_ns.value.round() as Time;
         let vc = &mut self.vcpus[v as usize];
-        if let Mode::Guest { task, end } = vc.mode {
-            vc.saved.push((task, end - now));
-            vc.epoch = vc.epoch.wrapping_add(1);
-        }
+        vc.pollution_ns = indirect;
+        vc.save_running(now);
         vc.guest_time.set(now, false);
         vc.mode = Mode::Exit { then };
         vc.exits.record(reason, cost);
@@ -148,7 +221,7 @@ impl Host {
 
     pub(crate) fn exit_done(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
         let Mode::Exit { then } = self.vcpus[v as usize].mode else { unreachable!("ExitDone outside an exit") };
-        let pending = self.vcpus[v as usize].lapic.deliverable().is_some();
+        let pending = self.vcpus[v as usize].has_deliverable();
         match then {
             // An interrupt that arrived during the exit cancels the idle entry.
             AfterExit::Hlt if !pending => self.exit(now, v, ExitReason::Hlt, AfterExit::Block, q),
@@ -159,19 +232,22 @@ impl Host {
                 let p = vc.pcpu;
                 self.set_pcpu_busy(now, p, false);
             }
+            AfterExit::Rearm => self.exit(now, v, ExitReason::Timer, AfterExit::Resume, q),
             _ => self.enter(now, v, q),
         }
     }
 
-    /// VM entry: inject a deliverable interrupt, else resume saved work, else ask the workload.
+    /// VM entry: inject a deliverable interrupt, else run pending softirq work (NAPI), else
+    /// resume saved work, else ask the workload.
     pub(crate) fn enter(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
-        let vc = &mut self.vcpus[v as usize];
-        vc.mode = Mode::Entering;
-        if let Some(vec) = vc.lapic.accept() {
-            vc.irqs += 1;
-            let cost = self.irq_handler_cost(vec);
-            return self.run_task(now, v, Task::Irq(vec), cost, q);
+        self.vcpus[v as usize].mode = Mode::Entering;
+        if self.inject(now, v, q) {
+            return;
         }
+        if self.napi_next(now, v, q) {
+            return;
+        }
+        let vc = &mut self.vcpus[v as usize];
         if let Some((task, left)) = vc.saved.pop() {
             return self.run_task(now, v, task, left, q);
         }
@@ -188,34 +264,10 @@ impl Host {
         vc.mode = Mode::Entering;
         match task {
             Task::Send => self.send_done(now, v, q),
-            Task::Irq(vec) => {
-                self.irq_handled(now, v, vec);
-                // Emulated LAPIC: the guest's EOI write traps (ES2 §2, DID §2.4).
-                self.vcpus[v as usize].lapic.eoi();
-                self.exit(now, v, ExitReason::Eoi, AfterExit::Resume, q);
-            }
-        }
-    }
-
-    /// Raise `vec` on vCPU `v` through the emulated LAPIC.
-    pub(crate) fn raise_irq(&mut self, now: Time, v: u32, vec: Vector, q: &mut EventQueue<Ev>) {
-        let wake = self.profile.host.thread_wakeup_ns.value.round() as Time;
-        let vc = &mut self.vcpus[v as usize];
-        vc.lapic.raise(vec);
-        if vc.lapic.deliverable().is_none() {
-            return; // masked by a higher in-service vector: taken after its EOI
-        }
-        match vc.mode {
-            // Running guest code: kick it out with an IPI; injection happens at entry.
-            Mode::Guest { .. } | Mode::Entering => {
-                self.exit(now, v, ExitReason::InterruptDelivery, AfterExit::Resume, q)
-            }
-            // Already in the hypervisor: injected at the coming entry, no extra exit (ES2 §3.3).
-            Mode::Exit { .. } | Mode::Waking => {}
-            Mode::Halted => {
-                vc.mode = Mode::Waking;
-                q.at(now + wake, Ev::VcpuWoken { vcpu: v });
-            }
+            Task::Write => self.write_done(now, v, q),
+            Task::Xmit { bytes } => self.xmit_done(now, v, bytes, q),
+            Task::NapiRx => self.napi_rx_done(now, v, q),
+            Task::Irq(vec) => self.irq_done(now, v, vec, q),
         }
     }
 
@@ -235,17 +287,6 @@ impl Host {
                 self.exit(now, v, ExitReason::Timer, AfterExit::Hlt, q);
             }
             None => self.exit(now, v, ExitReason::Hlt, AfterExit::Block, q),
-        }
-    }
-
-    pub(crate) fn timer_fire(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
-        self.raise_irq(now, v, Vector::Timer, q);
-    }
-
-    fn irq_handler_cost(&self, vec: Vector) -> Time {
-        match vec {
-            Vector::Timer => self.profile.guest.timer_irq_ns.value.round() as Time,
-            Vector::NetTx => self.profile.guest.virtio_irq_ns.value.round() as Time,
         }
     }
 }

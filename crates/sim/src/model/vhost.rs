@@ -1,13 +1,35 @@
-//! The vhost-net TX handler thread (one per device, "Baseline" in ELVIS §2.1): woken by the
-//! guest's kick through an ioeventfd, it disables notifications, transmits available
-//! buffers up to its weight, re-enables notifications and re-checks before sleeping
-//! (Linux `handle_tx` in drivers/vhost/net.c).
+//! The vhost-net worker thread of a device ("Baseline" in ELVIS §2.1, ES2 §5.1): one thread,
+//! two handlers. It is woken through an eventfd — by the guest's TX kick (ioeventfd) or by a
+//! packet reaching the tap socket (RX) — and merges signals while it runs.
+//!
+//! * TX (`handle_tx`): disable kicks, transmit available buffers up to the weight, re-enable
+//!   kicks and re-check before leaving (drivers/vhost/net.c).
+//! * RX (`handle_rx`): for each packet on the socket, take a posted guest buffer, copy, add it to
+//!   the used ring and signal the guest if it wants interrupts; if the guest has posted no
+//!   buffer, enable refill kicks and stop.
+//!
+//! The thread runs its handlers in turn until neither has work, then sleeps.
 
 use super::lapic::Vector;
 use super::virtq::Buf;
 use super::{Ev, Host};
-use crate::engine::{EventQueue, Time};
+use crate::engine::{EventQueue, Rng, Time};
 use crate::metrics::BusyTime;
+
+/// The item the thread is working on.
+#[derive(Debug, Clone, Copy)]
+enum Work {
+    Tx(Buf),
+    /// An RX packet (carrying a TCP ACK number).
+    Rx(u64),
+}
+
+/// Which handler runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Handler {
+    Tx,
+    Rx,
+}
 
 /// One vhost worker thread.
 #[derive(Debug)]
@@ -18,13 +40,17 @@ pub struct Vhost {
     pub pcpu: u32,
     /// In its handler loop (else sleeping on the eventfd).
     pub running: bool,
-    /// The buffer being transmitted.
-    current: Option<Buf>,
-    /// Buffers handled in this handler invocation (for the weight).
+    /// A wake-up is on its way (eventfd signals merge).
+    wake_pending: bool,
+    handler: Handler,
+    current: Option<Work>,
+    /// Items handled in this handler invocation (for the weight).
     round: u32,
     /// Busy time (window).
     pub busy: BusyTime,
-    /// Handler invocations that found the ring empty (window).
+    /// Random stream of this thread (wake-up latencies).
+    rng: Rng,
+    /// Handler invocations that found no work (window).
     pub empty_polls: u64,
     /// Handler invocations (window).
     pub polls: u64,
@@ -32,8 +58,20 @@ pub struct Vhost {
 
 impl Vhost {
     /// A sleeping vhost thread on `pcpu`.
-    pub fn new(name: String, pcpu: u32) -> Self {
-        Vhost { name, pcpu, running: false, current: None, round: 0, busy: BusyTime::default(), empty_polls: 0, polls: 0 }
+    pub fn new(name: String, pcpu: u32, seed: u64) -> Self {
+        Vhost {
+            rng: Rng::for_component(seed, &name),
+            name,
+            pcpu,
+            running: false,
+            wake_pending: false,
+            handler: Handler::Tx,
+            current: None,
+            round: 0,
+            busy: BusyTime::default(),
+            empty_polls: 0,
+            polls: 0,
+        }
     }
 
     pub(crate) fn reset_metrics(&mut self, now: Time) {
@@ -44,76 +82,137 @@ impl Vhost {
 }
 
 impl Host {
-    /// The eventfd woke the thread: start the handler unless it already runs (signals merge).
+    /// Signal the device's eventfd: wake the thread unless it runs or a wake-up is under way.
+    pub(crate) fn signal_vhost(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        let v = &mut self.devs[dev as usize].vhost;
+        if v.running || v.wake_pending {
+            return;
+        }
+        v.wake_pending = true;
+        let wake = self.profile.wakeup_latency(&mut v.rng);
+        q.at(now + wake, Ev::VhostWake { dev });
+    }
+
+    /// The thread runs: start with the TX handler.
     pub(crate) fn vhost_wake(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
         let d = &mut self.devs[dev as usize];
+        d.vhost.wake_pending = false;
         if d.vhost.running {
             return;
         }
         d.vhost.running = true;
-        d.vhost.round = 0;
-        d.vhost.polls += 1;
-        if d.txq.pending() == 0 {
-            d.vhost.empty_polls += 1;
-        }
         d.vhost.busy.set(now, true);
         let p = d.vhost.pcpu;
         self.set_pcpu_busy(now, p, true);
-        // vhost_disable_notify: the guest need not kick while the handler runs.
-        self.devs[dev as usize].txq.notify_enabled = false;
+        self.start_handler(dev, Handler::Tx);
         self.vhost_next(now, dev, q);
     }
 
-    /// Take the next buffer, or re-enable notifications and sleep.
+    fn start_handler(&mut self, dev: u32, h: Handler) {
+        let d = &mut self.devs[dev as usize];
+        d.vhost.handler = h;
+        d.vhost.round = 0;
+        d.vhost.polls += 1;
+        let empty = match h {
+            Handler::Tx => {
+                // vhost_disable_notify: the guest need not kick while the handler runs.
+                d.txq.notify_enabled = false;
+                d.txq.pending() == 0
+            }
+            Handler::Rx => d.rx_sock.is_empty(),
+        };
+        if empty {
+            d.vhost.empty_polls += 1;
+        }
+    }
+
+    /// Take the next item of the running handler, or move on to the other handler, or sleep.
     fn vhost_next(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
         let weight = self.profile.vhost.weight_packets.value as u32;
-        let (pkt_ns, byte_ns) = (self.profile.vhost.tx_packet_ns.value, self.profile.vhost.tx_byte_ns.value);
+        let vp = &self.profile.vhost;
         let d = &mut self.devs[dev as usize];
-        if d.vhost.round >= weight {
-            // Weight exhausted: vhost_poll_queue() requeues the work; on a pCPU of its own the
-            // thread picks it up again at once.
-            d.vhost.round = 0;
-            d.vhost.polls += 1;
+        let under_weight = d.vhost.round < weight;
+        match d.vhost.handler {
+            Handler::Tx => {
+                if under_weight {
+                    if let Some(b) = d.txq.take() {
+                        d.vhost.current = Some(Work::Tx(b));
+                        d.vhost.round += 1;
+                        let cost = (vp.tx_packet_ns.value + vp.tx_byte_ns.value * b.bytes as f64).round() as Time;
+                        q.at(now + cost, Ev::VhostDone { dev });
+                        return;
+                    }
+                    // vhost_enable_notify, then re-check: a buffer added meanwhile is handled now.
+                    d.txq.notify_enabled = true;
+                    if d.txq.pending() > 0 {
+                        d.txq.notify_enabled = false;
+                        return self.vhost_next(now, dev, q);
+                    }
+                }
+                // Weight exhausted (vhost_poll_queue requeues TX) or ring empty: RX's turn.
+                self.start_handler(dev, Handler::Rx);
+                self.vhost_next(now, dev, q)
+            }
+            Handler::Rx => {
+                if under_weight && !d.rx_sock.is_empty() {
+                    if d.rxq.posted == 0 {
+                        // No guest buffer: wait for the guest's refill kick.
+                        d.rxq.notify_enabled = true;
+                    } else {
+                        let ack = d.rx_sock.pop_front().expect("non-empty");
+                        d.rxq.posted -= 1;
+                        d.vhost.current = Some(Work::Rx(ack));
+                        d.vhost.round += 1;
+                        let bytes = super::tcp::TCP_IP_HDR as f64;
+                        let cost = (vp.rx_packet_ns.value + vp.rx_byte_ns.value * bytes).round() as Time;
+                        q.at(now + cost, Ev::VhostDone { dev });
+                        return;
+                    }
+                }
+                let rx_more = !d.rx_sock.is_empty() && d.rxq.posted > 0;
+                if d.txq.pending() > 0 {
+                    self.start_handler(dev, Handler::Tx);
+                    return self.vhost_next(now, dev, q);
+                }
+                if rx_more {
+                    self.start_handler(dev, Handler::Rx);
+                    return self.vhost_next(now, dev, q);
+                }
+                let d = &mut self.devs[dev as usize];
+                d.vhost.running = false;
+                d.vhost.busy.set(now, false);
+                let p = d.vhost.pcpu;
+                self.set_pcpu_busy(now, p, false);
+            }
         }
-        if let Some(b) = d.txq.take() {
-            d.vhost.current = Some(b);
-            d.vhost.round += 1;
-            let cost = (pkt_ns + byte_ns * b.bytes as f64).round() as Time;
-            q.at(now + cost, Ev::VhostDone { dev });
-            return;
-        }
-        // vhost_enable_notify, then re-check: a buffer added meanwhile is handled now.
-        d.txq.notify_enabled = true;
-        if d.txq.pending() > 0 {
-            d.txq.notify_enabled = false;
-            return self.vhost_next(now, dev, q);
-        }
-        d.vhost.running = false;
-        d.vhost.busy.set(now, false);
-        let p = d.vhost.pcpu;
-        self.set_pcpu_busy(now, p, false);
     }
 
-    /// One buffer transmitted: return it to the used ring, hand it to the wire, interrupt
-    /// the guest if it asked, and go on.
+    /// One item done: TX hands the buffer to the wire and returns it to the used ring; RX puts
+    /// the filled buffer in the used ring. Either may interrupt the guest if it asked.
     pub(crate) fn vhost_done(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
         let d = &mut self.devs[dev as usize];
-        let b = d.vhost.current.take().expect("VhostDone without a buffer");
-        d.txq.put_used();
-        let arrive = d.wire.send(now, b);
-        q.at(arrive, Ev::WireDone { dev });
-        if d.txq.interrupt_wanted {
-            // One interrupt per request: the driver re-arms when it wants another.
-            d.txq.interrupt_wanted = false;
-            d.txq.interrupts += 1;
-            let vm = d.vm as usize;
-            let target = self.vms[vm].vcpus[0];
-            self.raise_irq(now, target, Vector::NetTx, q);
+        let target = self.vms[d.vm as usize].vcpus[0];
+        match d.vhost.current.take().expect("VhostDone without work") {
+            Work::Tx(b) => {
+                d.txq.put_used();
+                let arrive = d.wire.send(now, b);
+                q.at(arrive, Ev::WireDone { dev });
+                if d.txq.interrupt_wanted {
+                    // One interrupt per request: the driver re-arms when it wants another.
+                    d.txq.interrupt_wanted = false;
+                    d.txq.interrupts += 1;
+                    self.raise_irq(now, target, Vector::NetTx, q);
+                }
+            }
+            Work::Rx(ack) => {
+                d.rxq.used.push_back(ack);
+                if d.rxq.interrupt_wanted {
+                    d.rxq.interrupt_wanted = false;
+                    d.rxq.interrupts += 1;
+                    self.raise_irq(now, target, Vector::NetRx, q);
+                }
+            }
         }
         self.vhost_next(now, dev, q);
-    }
-
-    pub(crate) fn wire_done(&mut self, now: Time, dev: u32) {
-        self.devs[dev as usize].wire.arrive(now);
     }
 }

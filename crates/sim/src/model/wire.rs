@@ -17,9 +17,13 @@ pub struct Wire {
     mtu: u32,
     overhead: u32,
     free_at: Time,
+    /// Frames carry TCP segments (one frame each) rather than UDP datagrams.
+    tcp: bool,
     on_wire: VecDeque<Buf>,
     /// Datagrams delivered to the client (window).
     pub delivered: u64,
+    /// Datagrams delivered to the client (lifetime, for conservation).
+    pub delivered_life: u64,
     /// Payload bytes delivered (window).
     pub payload_bytes: u64,
     /// Send → delivery latency of each datagram (ns).
@@ -27,15 +31,18 @@ pub struct Wire {
 }
 
 impl Wire {
-    /// A link with the profile's NIC rate, MTU and framing overhead.
-    pub fn new(p: &Profile) -> Self {
+    /// A link with the profile's NIC rate, MTU and framing overhead; `tcp` selects TCP
+    /// segment framing instead of UDP datagrams.
+    pub fn new(p: &Profile, tcp: bool) -> Self {
         Wire {
             ns_per_byte: 8.0 / p.nic.gbps.value,
             mtu: p.nic.mtu_bytes.value as u32,
             overhead: p.nic.wire_overhead_bytes.value as u32,
             free_at: 0,
+            tcp,
             on_wire: VecDeque::new(),
             delivered: 0,
+            delivered_life: 0,
             payload_bytes: 0,
             latency: Histogram::new(),
         }
@@ -43,6 +50,10 @@ impl Wire {
 
     /// Bytes a UDP datagram of `payload` bytes occupies on the wire, IP fragments included.
     pub fn wire_bytes(&self, payload: u32) -> u32 {
+        if self.tcp {
+            // A segment is at most one MSS: a single frame.
+            return payload + super::tcp::TCP_IP_HDR + self.overhead;
+        }
         let frag_payload = self.mtu - IP_HDR;
         let frames = (payload + UDP_HDR).div_ceil(frag_payload);
         payload + UDP_HDR + frames * (IP_HDR + self.overhead)
@@ -57,11 +68,13 @@ impl Wire {
     }
 
     /// The oldest datagram on the wire arrived at the client.
-    pub fn arrive(&mut self, now: Time) {
+    pub fn arrive(&mut self, now: Time) -> Buf {
         let b = self.on_wire.pop_front().expect("arrival without a datagram on the wire");
         self.delivered += 1;
+        self.delivered_life += 1;
         self.payload_bytes += b.bytes as u64;
         self.latency.record(now - b.born);
+        b
     }
 
     /// Datagrams being serialized.

@@ -1,19 +1,18 @@
 //! Workload behaviours: what a guest application does on its vCPU. The data lives in
-//! `scenario::Workload`; here is the small behaviour each kind needs.
+//! `scenario::Workload`; here is the small behaviour each kind needs (TCP in `tcp.rs`).
 
-use super::lapic::Vector;
+use super::tcp::TcpSender;
 use super::vcpu::Task;
 use super::virtq::Buf;
 use super::{Ev, Host};
 use crate::engine::{EventQueue, Rng, Time, NS_PER_S};
-use crate::metrics::ExitReason;
 use crate::profile::Profile;
 use crate::scenario::Workload;
 
 /// netperf UDP_STREAM sender: one datagram per send, open loop at a rate or as fast as the
 /// vCPU and the ring allow. Blocks (the driver stops the queue) when the TX ring is full.
 #[derive(Debug)]
-pub struct Sender {
+pub struct UdpSender {
     bytes: u32,
     /// ns between sends, if rate-limited.
     interval: Option<f64>,
@@ -25,24 +24,91 @@ pub struct Sender {
     cost: Time,
     /// Datagrams handed to the driver (window).
     pub sent: u64,
+    /// Datagrams handed to the driver (lifetime, for conservation).
+    pub sent_life: u64,
     /// Per-component random stream (first-send phase).
     _rng: Rng,
 }
 
-impl Sender {
-    /// Behaviour for `w` in VM `vm_name`.
-    pub fn new(w: &Workload, p: &Profile, seed: u64, vm_name: &str) -> Self {
-        let Workload::UdpStream { message_bytes, rate_pps } = *w;
+impl UdpSender {
+    fn new(message_bytes: u32, rate_pps: Option<f64>, p: &Profile, seed: u64, vm_name: &str) -> Self {
         let mut rng = Rng::for_component(seed, &format!("vm:{vm_name}/workload"));
         let interval = rate_pps.map(|r| NS_PER_S as f64 / r);
         // Random phase so that several VMs at the same rate do not send in lockstep.
         let next_at = interval.map_or(0.0, |i| rng.uniform() * i);
         let cost = p.guest.udp_tx_packet_ns.value + p.guest.udp_tx_byte_ns.value * message_bytes as f64;
-        Sender { bytes: message_bytes, interval, next_at, stopped: false, cost: cost.round() as Time, sent: 0, _rng: rng }
+        UdpSender {
+            bytes: message_bytes,
+            interval,
+            next_at,
+            stopped: false,
+            cost: cost.round() as Time,
+            sent: 0,
+            sent_life: 0,
+            _rng: rng,
+        }
+    }
+}
+
+/// The application of a VM.
+#[derive(Debug)]
+pub enum Sender {
+    /// netperf UDP_STREAM.
+    Udp(UdpSender),
+    /// netperf TCP_STREAM.
+    Tcp(TcpSender),
+}
+
+impl Sender {
+    /// Behaviour for `w` in VM `vm_name`.
+    pub fn new(w: &Workload, p: &Profile, seed: u64, vm_name: &str) -> Self {
+        match *w {
+            Workload::UdpStream { message_bytes, rate_pps } => {
+                Sender::Udp(UdpSender::new(message_bytes, rate_pps, p, seed, vm_name))
+            }
+            Workload::TcpStream { message_bytes, window_bytes } => {
+                Sender::Tcp(TcpSender::new(message_bytes, window_bytes, p))
+            }
+        }
+    }
+
+    /// The TCP sender, if this is one.
+    pub fn tcp_mut(&mut self) -> Option<&mut TcpSender> {
+        match self {
+            Sender::Tcp(t) => Some(t),
+            Sender::Udp(_) => None,
+        }
+    }
+
+    /// Packets handed to the driver in the window.
+    pub fn sent(&self) -> u64 {
+        match self {
+            Sender::Udp(u) => u.sent,
+            Sender::Tcp(t) => t.segments,
+        }
+    }
+
+    /// Packets handed to the driver since the start (conservation).
+    pub fn sent_life(&self) -> u64 {
+        match self {
+            Sender::Udp(u) => u.sent_life,
+            Sender::Tcp(t) => t.segments_life,
+        }
+    }
+
+    /// Stop or wake the driver's queue.
+    pub fn set_stopped(&mut self, s: bool) {
+        match self {
+            Sender::Udp(u) => u.stopped = s,
+            Sender::Tcp(t) => t.stopped = s,
+        }
     }
 
     pub(crate) fn reset_metrics(&mut self) {
-        self.sent = 0;
+        match self {
+            Sender::Udp(u) => u.sent = 0,
+            Sender::Tcp(t) => t.reset_metrics(),
+        }
     }
 }
 
@@ -50,8 +116,14 @@ impl Host {
     /// The vCPU is free: what does the workload do next?
     pub(crate) fn workload_next(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
         let vm = self.vcpus[v as usize].vm as usize;
-        let Some(s) = self.senders[vm].as_ref() else { return self.idle(now, v, None, q) };
-        if s.stopped || v != self.vms[vm].vcpus[0] {
+        if v != self.vms[vm].vcpus[0] {
+            return self.idle(now, v, None, q);
+        }
+        let s = match &self.senders[vm] {
+            Sender::Tcp(_) => return self.tcp_next(now, v, vm, q),
+            Sender::Udp(s) => s,
+        };
+        if s.stopped {
             return self.idle(now, v, None, q);
         }
         let due = s.next_at.ceil() as Time;
@@ -65,36 +137,19 @@ impl Host {
     /// One datagram went through the guest stack: post it, kick if allowed, stop if full.
     pub(crate) fn send_done(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
         let vm = self.vcpus[v as usize].vm as usize;
-        let dev = self.vms[vm].dev;
-        let s = self.senders[vm].as_mut().expect("send without a sender");
+        let Sender::Udp(s) = &mut self.senders[vm] else { unreachable!("UDP send without a UDP sender") };
         s.sent += 1;
+        s.sent_life += 1;
         if let Some(i) = s.interval {
             s.next_at += i;
         }
-        let d = &mut self.devs[dev as usize];
-        d.txq.add(Buf { bytes: s.bytes, born: now });
-        if d.txq.free() == 0 {
-            // start_xmit: ring full → netif_stop_queue and ask for an interrupt on completion.
-            s.stopped = true;
-            d.txq.interrupt_wanted = true;
-        }
-        if d.txq.notify_enabled {
-            d.txq.kicks += 1;
-            let wake = self.profile.host.thread_wakeup_ns.value.round() as Time;
-            q.at(now + wake, Ev::VhostWake { dev });
-            return self.exit(now, v, ExitReason::IoInstruction, super::vcpu::AfterExit::Resume, q);
-        }
-        self.enter(now, v, q);
+        let b = Buf { bytes: s.bytes, born: now };
+        self.post_tx(now, v, vm, b, q);
     }
 
-    /// Guest-side effect of a handled interrupt.
-    pub(crate) fn irq_handled(&mut self, _now: Time, v: u32, vec: Vector) {
-        if vec == Vector::NetTx {
-            let vm = self.vcpus[v as usize].vm as usize;
-            if let Some(s) = self.senders[vm].as_mut() {
-                // free_old_xmit_skbs reclaimed space: netif_wake_queue.
-                s.stopped = false;
-            }
-        }
+    /// TX interrupt (`skb_xmit_done`): the driver reclaimed space, `netif_wake_queue`.
+    pub(crate) fn tx_irq(&mut self, v: u32) {
+        let vm = self.vcpus[v as usize].vm as usize;
+        self.senders[vm].set_stopped(false);
     }
 }

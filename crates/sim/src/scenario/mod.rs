@@ -12,6 +12,7 @@
 //! name = "vm0"
 //! vcpus = 1
 //! vcpu_pins = [0]          # pCPU of each vCPU thread
+//! interrupt_delivery = "emulated"  # or "posted" (APICv posted interrupts); default emulated
 //! [vm.net]
 //! queue_size = 256
 //! vhost_pin = 1
@@ -24,6 +25,7 @@
 mod workload;
 
 pub use workload::Workload;
+
 
 use crate::error::{describe_toml_error, InputError, InputResult};
 use crate::profile::Profile;
@@ -84,11 +86,27 @@ pub struct Vm {
     pub vcpus: u32,
     /// pCPU each vCPU thread is pinned to (one entry per vCPU). Default: vCPU i on pCPU i.
     pub vcpu_pins: Option<Vec<u32>>,
+    /// How virtual interrupts reach the vCPUs: `emulated` (software LAPIC, default) or
+    /// `posted` (APICv: PIR + notification vector, virtualized EOI).
+    #[serde(default)]
+    pub interrupt_delivery: InterruptDelivery,
     /// The paravirtual NIC.
     #[serde(default)]
     pub net: Net,
     /// What the VM runs.
     pub workload: Workload,
+}
+
+/// Virtual interrupt delivery mode of a VM (ES2 §2.2 vs §3.2; DID §2.2, §2.4).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InterruptDelivery {
+    /// Software-emulated LAPIC: IPI kick of a running vCPU (interrupt-delivery exit),
+    /// injection at VM entry, every guest EOI exits.
+    #[default]
+    Emulated,
+    /// Posted interrupts: PIR/ON + notification vector, no exit while running, EOI virtualized.
+    Posted,
 }
 
 /// A virtio-net device served by a vhost thread.
@@ -204,6 +222,43 @@ impl Scenario {
             }
             vm.workload.check(&key("workload")).map_err(err)?;
         }
+        self.check_placement(pcpus).map_err(err)?;
         Ok(Checked { scenario: self, profile, pcpus })
+    }
+}
+
+impl Scenario {
+    /// Every thread (vCPU, vhost) gets a pCPU of its own: the model pins threads 1:1 and has
+    /// no host scheduler to share a pCPU yet. Mirrors the default placement of `Host::build`:
+    /// vCPU k on pCPU k, then one vhost thread per VM on the next free pCPUs.
+    fn check_placement(&self, pcpus: u32) -> Result<(), String> {
+        let mut owner: std::collections::HashMap<u32, String> = std::collections::HashMap::new();
+        let mut claim = |p: u32, key: String, what: String| -> Result<(), String> {
+            if let Some(prev) = owner.get(&p) {
+                return Err(format!(
+                    "key `{key}`: pCPU {p} already runs {prev}; threads are pinned one per pCPU (a shared pCPU needs the host scheduler, not modelled yet)"
+                ));
+            }
+            owner.insert(p, what);
+            Ok(())
+        };
+        let total_vcpus: u32 = self.vm.iter().map(|v| v.vcpus).sum();
+        let (mut k, mut next_free) = (0u32, total_vcpus);
+        for (i, vm) in self.vm.iter().enumerate() {
+            for j in 0..vm.vcpus {
+                let p = vm.vcpu_pins.as_ref().map_or(k % pcpus, |p| p[j as usize]);
+                claim(p, format!("vm[{i}].vcpu_pins"), format!("vCPU {j} of {}", vm.name))?;
+                k += 1;
+            }
+        }
+        for (i, vm) in self.vm.iter().enumerate() {
+            let p = vm.net.vhost_pin.unwrap_or_else(|| {
+                let p = next_free % pcpus;
+                next_free += 1;
+                p
+            });
+            claim(p, format!("vm[{i}].net.vhost_pin"), format!("the vhost thread of {}", vm.name))?;
+        }
+        Ok(())
     }
 }

@@ -14,6 +14,19 @@ pub enum Workload {
         /// Open-loop send rate in datagrams/s; absent: as fast as the vCPU can.
         rate_pps: Option<f64>,
     },
+    /// netperf TCP_STREAM from the guest: one TCP connection, `write()`s of `message_bytes`.
+    TcpStream {
+        /// Bytes per `write()` (1..=1048576).
+        message_bytes: u32,
+        /// Send window (min of cwnd, rwnd and socket buffer) in bytes; default 4 MiB, enough
+        /// for a 40 GbE link at datacenter RTTs, so the stream is CPU or link bound.
+        #[serde(default = "default_window")]
+        window_bytes: u32,
+    },
+}
+
+fn default_window() -> u32 {
+    4 << 20
 }
 
 impl Workload {
@@ -30,6 +43,17 @@ impl Workload {
                     if !(r.is_finite() && *r > 0.0) {
                         return Err(format!("key `{key}.rate_pps`: {r} is not allowed; expected datagrams/s > 0"));
                     }
+                }
+                Ok(())
+            }
+            Workload::TcpStream { message_bytes, window_bytes } => {
+                if !(1..=1 << 20).contains(message_bytes) {
+                    return Err(format!("key `{key}.message_bytes`: {message_bytes} is not allowed; expected 1..=1048576"));
+                }
+                if !(65_536..=1 << 30).contains(window_bytes) {
+                    return Err(format!(
+                        "key `{key}.window_bytes`: {window_bytes} is not allowed; expected 65536..=1073741824 bytes"
+                    ));
                 }
                 Ok(())
             }

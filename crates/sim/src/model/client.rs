@@ -1,0 +1,100 @@
+//! The remote client machine of a stream (DESIGN §3.2): one core that receives each segment in
+//! FIFO order, and a TCP receiver that sends a delayed ACK for every `delack_segments` segments
+//! (RFC 1122 §4.2.3.2) or when the delayed-ACK timer expires. ACKs travel back on the reverse
+//! link direction to the host NIC.
+
+use crate::engine::Time;
+use crate::profile::Profile;
+
+/// What the receiver does after a segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AckAction {
+    /// Nothing yet.
+    None,
+    /// Send a cumulative ACK at the given time.
+    Ack(Time, u64),
+    /// Arm the delayed-ACK timer: fire at the time with this generation.
+    Arm(Time, u32),
+}
+
+/// The client and its TCP receiver.
+#[derive(Debug)]
+pub struct Client {
+    rx_ns: Time,
+    delack_n: u32,
+    delack_timeout: Time,
+    free_at: Time,
+    rcv_nxt: u64,
+    unacked: u32,
+    /// Generation of the armed delayed-ACK timer (a timer of another generation is stale).
+    timer_gen: u32,
+    timer_armed: bool,
+    /// Reverse link: when it is free, and ns per byte.
+    rev_free_at: Time,
+    ns_per_byte: f64,
+    ack_wire_bytes: u32,
+    /// ACKs sent (window).
+    pub acks: u64,
+}
+
+impl Client {
+    /// A client with the profile's CPU and TCP parameters, on a link of the profile's rate.
+    pub fn new(p: &Profile) -> Self {
+        Client {
+            rx_ns: p.client.rx_packet_ns.value.round() as Time,
+            delack_n: p.client.delack_segments.value as u32,
+            delack_timeout: p.client.delack_timeout_ns.value.round() as Time,
+            free_at: 0,
+            rcv_nxt: 0,
+            unacked: 0,
+            timer_gen: 0,
+            timer_armed: false,
+            rev_free_at: 0,
+            ns_per_byte: 8.0 / p.nic.gbps.value,
+            ack_wire_bytes: super::tcp::TCP_IP_HDR + p.nic.wire_overhead_bytes.value as u32,
+            acks: 0,
+        }
+    }
+
+    /// A segment of `bytes` arrived at `now`.
+    pub fn receive(&mut self, now: Time, bytes: u32) -> AckAction {
+        self.free_at = self.free_at.max(now) + self.rx_ns;
+        self.rcv_nxt += bytes as u64;
+        self.unacked += 1;
+        if self.unacked >= self.delack_n {
+            return self.ack(self.free_at);
+        }
+        if !self.timer_armed {
+            self.timer_armed = true;
+            self.timer_gen = self.timer_gen.wrapping_add(1);
+            return AckAction::Arm(self.free_at + self.delack_timeout, self.timer_gen);
+        }
+        AckAction::None
+    }
+
+    /// The delayed-ACK timer of generation `gen` fired.
+    pub fn delack_fired(&mut self, now: Time, gen: u32) -> AckAction {
+        if !self.timer_armed || gen != self.timer_gen || self.unacked == 0 {
+            return AckAction::None;
+        }
+        self.ack(now)
+    }
+
+    fn ack(&mut self, at: Time) -> AckAction {
+        self.unacked = 0;
+        self.timer_armed = false;
+        self.acks += 1;
+        AckAction::Ack(at, self.rcv_nxt)
+    }
+
+    /// Put an ACK sent at `at` on the reverse link; returns when it reaches the host NIC.
+    pub fn ack_on_wire(&mut self, at: Time) -> Time {
+        let ser = (self.ack_wire_bytes as f64 * self.ns_per_byte).round() as Time;
+        self.rev_free_at = self.rev_free_at.max(at) + ser;
+        self.rev_free_at
+    }
+
+    pub(crate) fn reset_metrics(&mut self) {
+        self.acks = 0;
+    }
+}

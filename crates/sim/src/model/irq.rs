@@ -1,0 +1,150 @@
+//! Virtual interrupt delivery, two switchable modes (DESIGN §3.3):
+//!
+//! * **emulated** (software LAPIC, ES2 §2.2 steps 4-6; DID §2.2): raising a vector sets its IRR
+//!   bit; a vCPU running guest code is kicked out with an IPI (an *interrupt-delivery* exit) and
+//!   the vector is injected at the VM entry; a vCPU already in the hypervisor gets it injected at
+//!   the entry that ends its current exit, with no extra exit (ES2 §3.3); a halted vCPU's thread
+//!   is woken. Every guest EOI write exits.
+//! * **posted** (APICv, ES2 §3.2 steps 1-5; DID §2.4): the vector is posted into the PIR and,
+//!   if ON was clear, the notification vector is sent. A running vCPU takes it without an exit;
+//!   a vCPU in the hypervisor has the PIR synced at its next entry; a halted vCPU is woken by the
+//!   wake-up vector. EOI is virtualized: no exit.
+//!
+//! Whichever the mode, the guest takes the interrupt only when its priority class is above the
+//! highest in-service vector's (the LAPIC's IRR/ISR rules, `lapic.rs`).
+
+use super::lapic::Vector;
+use super::pi::Posted;
+use super::vcpu::{AfterExit, Mode, Task};
+use super::{Ev, Host};
+use crate::engine::{EventQueue, Time, NS_PER_S};
+use crate::metrics::ExitReason;
+use crate::scenario::InterruptDelivery;
+
+impl Host {
+    /// A device or timer raises `vec` for vCPU `v`.
+    pub(crate) fn raise_irq(&mut self, now: Time, v: u32, vec: Vector, q: &mut EventQueue<Ev>) {
+        let vc = &mut self.vcpus[v as usize];
+        vc.ledger.raised += 1;
+        if vec != Vector::Timer {
+            match vc.mode {
+                Mode::Guest { .. } | Mode::Entering => vc.target.guest += 1,
+                Mode::Exit { .. } | Mode::Waking => vc.target.exit += 1,
+                Mode::Halted => vc.target.halted += 1,
+            }
+        }
+        match vc.delivery {
+            InterruptDelivery::Emulated => {
+                if !vc.lapic.raise(vec) {
+                    vc.ledger.coalesced += 1;
+                    return;
+                }
+                if vc.lapic.deliverable().is_none() {
+                    return; // masked by an in-service vector of the same or a higher class
+                }
+                match vc.mode {
+                    // Running guest code: kick it out with an IPI; injection happens at entry.
+                    Mode::Guest { .. } | Mode::Entering => {
+                        self.exit(now, v, ExitReason::InterruptDelivery, AfterExit::Resume, q)
+                    }
+                    // Already in the hypervisor: injected at the coming entry (ES2 §3.3).
+                    Mode::Exit { .. } | Mode::Waking => {}
+                    Mode::Halted => self.wake_vcpu(now, v, q),
+                }
+            }
+            InterruptDelivery::Posted => {
+                match vc.pi.post(vec) {
+                    Posted::Coalesced => {
+                        vc.ledger.coalesced += 1;
+                        return;
+                    }
+                    Posted::Quiet => return, // a notification is already outstanding
+                    Posted::Notify => {}
+                }
+                match vc.mode {
+                    // Notification vector in guest mode: PIR → vIRR by hardware, no exit.
+                    Mode::Guest { .. } => {
+                        let (_, merged) = vc.pi.sync_to_irr(&mut vc.lapic);
+                        vc.ledger.coalesced += merged as u64;
+                        if vc.lapic.deliverable().is_some() {
+                            vc.save_running(now);
+                            self.inject(now, v, q);
+                        }
+                    }
+                    // Pending in the PIR until the next VM entry syncs it.
+                    Mode::Entering | Mode::Exit { .. } | Mode::Waking => {}
+                    // The wake-up vector's handler unblocks the vCPU thread.
+                    Mode::Halted => self.wake_vcpu(now, v, q),
+                }
+            }
+        }
+    }
+
+    fn wake_vcpu(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
+        let vc = &mut self.vcpus[v as usize];
+        let wake = self.profile.wakeup_latency(&mut vc.rng);
+        vc.mode = Mode::Waking;
+        q.at(now + wake, Ev::VcpuWoken { vcpu: v });
+    }
+
+    /// At VM entry (or on a posted notification in guest mode): sync the PIR, accept the
+    /// deliverable vector and start its handler. Returns whether a handler was started.
+    pub(crate) fn inject(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) -> bool {
+        let vc = &mut self.vcpus[v as usize];
+        if vc.pi.pending() > 0 {
+            let (_, merged) = vc.pi.sync_to_irr(&mut vc.lapic);
+            vc.ledger.coalesced += merged as u64;
+        }
+        let Some(vec) = vc.lapic.accept() else { return false };
+        vc.ledger.accepted += 1;
+        vc.irqs += 1;
+        let g = &self.profile.guest;
+        let cost = match vec {
+            Vector::Timer => g.timer_irq_ns.value,
+            Vector::NetTx | Vector::NetRx => g.virtio_irq_ns.value,
+        };
+        self.run_task(now, v, Task::Irq(vec), cost.round() as Time, q);
+        true
+    }
+
+    /// The guest's handler for `vec` finished: its device-side effect, then the EOI.
+    pub(crate) fn irq_done(&mut self, now: Time, v: u32, vec: Vector, q: &mut EventQueue<Ev>) {
+        match vec {
+            Vector::NetTx => self.tx_irq(v),
+            Vector::NetRx => self.napi_schedule(v),
+            Vector::Timer => {}
+        }
+        let vc = &mut self.vcpus[v as usize];
+        vc.lapic.eoi();
+        // The timer handler re-arms the LAPIC timer (TMICT/TSC-deadline write): an exit in both
+        // modes, since APICv does not virtualize the timer (DID §5.9).
+        let then = if vec == Vector::Timer { AfterExit::Rearm } else { AfterExit::Resume };
+        match (vc.delivery, then) {
+            // Emulated LAPIC: the EOI write traps (ES2 §2.2 step 6).
+            (InterruptDelivery::Emulated, _) => self.exit(now, v, ExitReason::Eoi, then, q),
+            // EOI virtualization: no exit; the next pending vector is evaluated at once.
+            (InterruptDelivery::Posted, AfterExit::Rearm) => self.exit(now, v, ExitReason::Timer, AfterExit::Resume, q),
+            (InterruptDelivery::Posted, _) => self.enter(now, v, q),
+        }
+    }
+
+    /// The LAPIC timer the idle guest programmed expired.
+    pub(crate) fn timer_fire(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
+        self.raise_irq(now, v, Vector::Timer, q);
+    }
+
+    /// The periodic scheduler tick of a busy vCPU (CONFIG_HZ). The guest's LAPIC timer is a
+    /// host hrtimer on the vCPU's pCPU: if the vCPU runs guest code, the host timer interrupt
+    /// causes an external-interrupt exit, and the timer vector is injected at the entry.
+    /// A halted vCPU has its tick stopped (NO_HZ idle).
+    pub(crate) fn tick(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
+        let hz = self.profile.guest.tick_hz.value;
+        q.at(now + (NS_PER_S as f64 / hz).round() as Time, Ev::Tick { vcpu: v });
+        match self.vcpus[v as usize].mode {
+            Mode::Halted | Mode::Waking => return,
+            Mode::Guest { .. } | Mode::Entering => self.exit(now, v, ExitReason::ExternalInterrupt, AfterExit::Resume, q),
+            Mode::Exit { .. } => {}
+        }
+        self.raise_irq(now, v, Vector::Timer, q);
+    }
+}

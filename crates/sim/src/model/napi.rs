@@ -1,0 +1,100 @@
+//! Guest NAPI for the virtio-net RX queue (DID §5.7: weight 64; AIR §3.2): the RX interrupt
+//! disables the queue's interrupts and schedules the poll (softirq, run before the interrupted
+//! task resumes); each round receives up to `napi_weight` packets; when the queue is empty the
+//! poll completes, re-enables interrupts and re-checks the queue (`virtqueue_poll`), polling on
+//! if a packet slipped in. Work woken by an interrupt runs on the vCPU that took it.
+
+use super::vcpu::{AfterExit, Task};
+use super::{Ev, Host};
+use crate::engine::{EventQueue, Time};
+use crate::metrics::ExitReason;
+
+/// The NAPI context of one RX queue.
+#[derive(Debug, Default)]
+pub struct Napi {
+    /// Scheduled (softirq pending or polling).
+    pub scheduled: bool,
+    /// A receive task is running or saved on the vCPU's stack.
+    pub running: bool,
+    /// vCPU that took the interrupt and polls.
+    pub vcpu: u32,
+    /// Packets left in this round.
+    budget: u32,
+    /// The next packet starts a round (pays the per-poll cost).
+    round_start: bool,
+    /// Poll rounds (window).
+    pub polls: u64,
+}
+
+impl Host {
+    /// The RX interrupt handler (`skb_recv_done`): disable callbacks, schedule NAPI.
+    pub(crate) fn napi_schedule(&mut self, v: u32) {
+        let vm = self.vcpus[v as usize].vm as usize;
+        let weight = self.profile.guest.napi_weight.value as u32;
+        let d = &mut self.devs[self.vms[vm].dev as usize];
+        d.rxq.interrupt_wanted = false;
+        if !d.napi.scheduled {
+            d.napi = Napi { scheduled: true, running: false, vcpu: v, budget: weight, round_start: true, polls: d.napi.polls };
+        }
+    }
+
+    /// At VM entry: run the next NAPI step on `v` if its poll is pending. Returns whether a
+    /// task (or an exit) was started.
+    pub(crate) fn napi_next(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) -> bool {
+        let vm = self.vcpus[v as usize].vm as usize;
+        let weight = self.profile.guest.napi_weight.value as u32;
+        let (poll_ns, pkt_ns) = (self.profile.guest.napi_poll_ns.value, self.profile.guest.tcp_rx_ack_ns.value);
+        let dev = self.vms[vm].dev;
+        let d = &mut self.devs[dev as usize];
+        let n = &mut d.napi;
+        if !n.scheduled || n.running || n.vcpu != v {
+            return false;
+        }
+        if n.budget == 0 {
+            // Round over with work left: net_rx_action polls again.
+            n.budget = weight;
+            n.round_start = true;
+        }
+        if d.rxq.used.is_empty() {
+            // napi_complete + virtqueue_enable_cb_prepare, then the virtqueue_poll re-check.
+            d.rxq.interrupt_wanted = true;
+            n.polls += 1;
+            n.scheduled = false;
+            let refill_kick = d.rxq.notify_enabled;
+            if refill_kick {
+                // try_fill_recv refilled a ring the device had run dry of: kick it.
+                d.rxq.kicks += 1;
+                d.rxq.notify_enabled = false;
+                self.signal_vhost(now, dev, q);
+                self.exit(now, v, ExitReason::IoInstruction, AfterExit::Resume, q);
+                return true;
+            }
+            return false;
+        }
+        let mut cost = pkt_ns;
+        if n.round_start {
+            n.round_start = false;
+            n.polls += 1;
+            cost += poll_ns;
+        }
+        n.running = true;
+        n.budget -= 1;
+        self.run_task(now, v, Task::NapiRx, cost.round() as Time, q);
+        true
+    }
+
+    /// One packet received: refill its buffer, hand the ACK to TCP.
+    pub(crate) fn napi_rx_done(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.vcpus[v as usize].vm as usize;
+        let dev = self.vms[vm].dev as usize;
+        self.napi_acks_life[dev] += 1;
+        let d = &mut self.devs[dev];
+        d.napi.running = false;
+        let ack = d.rxq.used.pop_front().expect("NAPI receive without a used buffer");
+        d.rxq.posted += 1;
+        if let Some(t) = self.senders[vm].tcp_mut() {
+            t.on_ack(ack);
+        }
+        self.enter(now, v, q);
+    }
+}

@@ -1,0 +1,55 @@
+//! The RX virtqueue of virtio-net as the model sees it: receive buffers the guest has posted,
+//! used buffers (filled by vhost) waiting for the guest's NAPI poll, and the two notification
+//! directions: the device wants refill kicks only after it ran out of buffers (vhost
+//! `handle_rx` enables notifications when `headcount == 0`), and the driver wants an interrupt
+//! only while its NAPI context is idle (`virtqueue_disable_cb` in the interrupt handler,
+//! `virtqueue_enable_cb_prepare` at `napi_complete`). With `VIRTIO_RING_F_EVENT_IDX` the device
+//! signals once per re-enable (used_event), which `interrupt_wanted` models.
+//!
+//! Invariant: `posted + used.len() + in_device == size`.
+
+use std::collections::VecDeque;
+
+/// One RX virtqueue.
+#[derive(Debug)]
+pub struct RxRing {
+    size: u32,
+    /// Empty buffers available to the device.
+    pub posted: u32,
+    /// Filled buffers (the payload is the ACK number the packet carries) not yet polled.
+    pub used: VecDeque<u64>,
+    /// Device wants a kick when the driver posts buffers.
+    pub notify_enabled: bool,
+    /// Driver wants an interrupt on the next used buffer.
+    pub interrupt_wanted: bool,
+    /// Refill kicks (window).
+    pub kicks: u64,
+    /// Interrupts signalled (window).
+    pub interrupts: u64,
+}
+
+impl RxRing {
+    /// A ring of `size` buffers, all posted, callbacks enabled.
+    pub fn new(size: u32) -> Self {
+        RxRing {
+            size,
+            posted: size,
+            used: VecDeque::with_capacity(size as usize),
+            notify_enabled: false,
+            interrupt_wanted: true,
+            kicks: 0,
+            interrupts: 0,
+        }
+    }
+
+    /// Ring size.
+    pub fn size(&self) -> u32 {
+        self.size
+    }
+
+    /// Start a new measurement window.
+    pub fn reset_metrics(&mut self) {
+        self.kicks = 0;
+        self.interrupts = 0;
+    }
+}

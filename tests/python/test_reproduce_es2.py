@@ -1,0 +1,33 @@
+"""ES2 reproductions (issue 3): run short, check the contract and the shapes, not the numbers."""
+
+import json
+
+import pytest
+
+reproduce = pytest.importorskip("eventpath.reproduce")
+
+
+@pytest.mark.parametrize("exp_id", ["es2-table1", "es2-fig4-base"])
+def test_reproduction_writes_json_and_figure(tmp_path, exp_id):
+    doc = reproduce.run(exp_id, tmp_path, duration=0.02)
+    assert (tmp_path / f"{exp_id}.png").stat().st_size > 0
+    on_disk = json.loads((tmp_path / f"{exp_id}.json").read_text())
+    assert on_disk["id"] == exp_id and on_disk["rows"] == doc["rows"]
+    for r in doc["rows"]:
+        assert set(r) == {"config", "metric", "unit", "simulated", "published"}
+        assert r["simulated"] is not None, r
+
+
+def _rows(doc):
+    return {(r["config"], r["metric"]): r for r in doc["rows"]}
+
+
+def test_table1_shapes(tmp_path):
+    rows = _rows(reproduce.run("es2-table1", tmp_path, duration=0.02))
+    # Posted interrupts: no delivery and no EOI exits, and more I/O-request exits.
+    assert rows[("tcp512-PI", "exits_interrupt_delivery")]["simulated"] == 0
+    assert rows[("tcp512-PI", "exits_eoi")]["simulated"] == 0
+    assert rows[("PI vs noPI", "io_instruction_rise")]["simulated"] > 0
+    # Without PI, I/O-request exits dominate and every interrupt's EOI exits.
+    no = {m: rows[("tcp512-noPI", f"exits_{m}")]["simulated"] for m in ("interrupt_delivery", "eoi", "io_instruction")}
+    assert no["io_instruction"] > no["eoi"] >= no["interrupt_delivery"] > 0

@@ -55,8 +55,12 @@ def cmd_run(a) -> int:
     (out / "summary.json").write_text(json.dumps(r.summary, indent=2) + "\n")
     for stem, rows in r.tables().items():
         write_csv(out / f"{stem}.csv", rows)
+    from eventpath.plots import run_figures
+
+    figs = run_figures(r, out)
     _print_summary(r.summary)
-    print(f"wrote {out}/summary.json and tables {', '.join(f'{k}.csv' for k in r.tables())}")
+    print(f"wrote {out}/summary.json, tables {', '.join(f'{k}.csv' for k in r.tables())}, "
+          f"figures {', '.join(f.name for f in figs)}")
     return 0
 
 

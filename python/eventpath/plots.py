@@ -60,3 +60,53 @@ def exit_breakdown_figure(labels: list[str], exits: list[dict], path: Path, titl
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def latency_cdf_figure(curves: dict[str, list[tuple[float, float]]], path: Path, title: str) -> None:
+    """Latency CDFs, one curve per label: points are (latency µs, fraction ≤)."""
+    fig, ax = plt.subplots(figsize=(4.8, 3.4))
+    for label, pts in curves.items():
+        if pts:
+            # Start the curve at 0 so that even a one-bucket distribution shows its step.
+            xs, ys = zip(*([(pts[0][0], 0.0)] + list(pts)))
+            ax.step(xs, ys, where="post", label=label)
+    ax.set_xscale("log")
+    ax.set_xlabel("latency (µs)")
+    ax.set_ylabel("CDF")
+    ax.set_ylim(0, 1.01)
+    ax.grid(alpha=0.3)
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def series_figure(xs: list[float], series: dict[str, list[float]], path: Path, xlabel: str, ylabel: str,
+                  title: str) -> None:
+    """Lines of a metric against a swept variable (e.g. throughput vs number of VMs)."""
+    fig, ax = plt.subplots(figsize=(4.8, 3.4))
+    for label, ys in series.items():
+        ax.plot(xs, ys, marker="o", label=label)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def run_figures(result, out: Path) -> list[Path]:
+    """The figures `eventpath run` writes beside summary.json: exits by reason per VM and the
+    latency CDF of each VM."""
+    s = result.summary
+    paths = [out / "exits.png", out / "latency_cdf.png"]
+    exit_breakdown_figure([vm["name"] for vm in s["vms"]], [vm["exits_per_s"] for vm in s["vms"]], paths[0],
+                          f"{s['scenario']}: VM exits by reason")
+    curves: dict[str, list[tuple[float, float]]] = {}
+    for p in result.latency_cdf:
+        curves.setdefault(p["vm"], []).append((p["latency_us"], p["cdf"]))
+    latency_cdf_figure(curves, paths[1], f"{s['scenario']}: workload latency")
+    return paths

@@ -33,6 +33,8 @@ def test_run_writes_summary_contract_and_tidy_tables(cli, tmp_path):
     assert {r["reason"] for r in rows} == REASONS
     for stem in ("vms", "pcpus", "io_threads", "latency_cdf"):
         assert (tmp_path / f"{stem}.csv").stat().st_size > 0
+    for fig in ("exits.png", "latency_cdf.png"):
+        assert (tmp_path / fig).read_bytes()[:4] == b"\x89PNG"
 
 
 def test_tables_load_in_pandas(cli, tmp_path):

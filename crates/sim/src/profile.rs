@@ -122,6 +122,14 @@ pub struct Guest {
     pub tcp_tx_segment_ns: Param,
     /// Per received ACK in NAPI: netif_receive_skb, IP, tcp_ack, RX buffer refill.
     pub tcp_rx_ack_ns: Param,
+    /// Per UDP datagram received in NAPI: IP/UDP receive, socket enqueue, RX buffer refill.
+    pub udp_rx_packet_ns: Param,
+    /// Per UDP byte received in NAPI.
+    pub udp_rx_byte_ns: Param,
+    /// Per `recvfrom()` of one datagram by the application (syscall, copy set-up).
+    pub udp_recv_ns: Param,
+    /// UDP socket receive buffer (rmem_default), charged per datagram as payload + skb overhead.
+    pub udp_rcvbuf_bytes: Param,
     /// Per NAPI poll round (virtnet_poll entry/exit, napi_complete, re-enable callbacks).
     pub napi_poll_ns: Param,
     /// Packets per NAPI poll round (the NAPI weight).
@@ -244,6 +252,10 @@ impl Profile {
             ("guest.tcp_tx_byte_ns", &g.tcp_tx_byte_ns, "ns"),
             ("guest.tcp_tx_segment_ns", &g.tcp_tx_segment_ns, "ns"),
             ("guest.tcp_rx_ack_ns", &g.tcp_rx_ack_ns, "ns"),
+            ("guest.udp_rx_packet_ns", &g.udp_rx_packet_ns, "ns"),
+            ("guest.udp_rx_byte_ns", &g.udp_rx_byte_ns, "ns"),
+            ("guest.udp_recv_ns", &g.udp_recv_ns, "ns"),
+            ("guest.udp_rcvbuf_bytes", &g.udp_rcvbuf_bytes, "bytes"),
             ("guest.napi_poll_ns", &g.napi_poll_ns, "ns"),
             ("guest.napi_weight", &g.napi_weight, "packets"),
             ("guest.tick_hz", &g.tick_hz, "Hz"),

@@ -94,10 +94,22 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
         let sent = h.senders[i].sent();
         let exits_per_s: BTreeMap<&'static str, Option<f64>> =
             ExitReason::ALL.iter().map(|&r| (r.key(), rate(exits.count(r)))).collect();
-        let delivered = d.wire.delivered;
-        for (ns, f) in d.wire.latency.cdf() {
+        let rx = h.senders[i].udp_rx();
+        // What the workload counts as delivered: at the client for send streams, at the guest
+        // application for receive streams.
+        let (delivered, payload, hist) = match rx {
+            Some(r) => (r.received, r.received_bytes, &r.latency),
+            None => (d.wire.delivered, d.wire.payload_bytes, &d.wire.latency),
+        };
+        for (ns, f) in hist.cdf() {
             cdf.push((vm.name.clone(), ns as f64 / 1000.0, f));
         }
+        let loss_pct = match rx {
+            Some(r) => pct((d.tap_drops + r.sock_drops) as f64, r.sent as f64),
+            // Nothing is dropped on the TX path (the driver stops the queue instead), so loss
+            // is a measured 0 here, not a placeholder.
+            None => (sent > 0).then_some(0.0),
+        };
         vms.push(VmSummary {
             name: vm.name.clone(),
             exits_per_s,
@@ -107,7 +119,7 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
             interrupts_per_s: rate(irqs),
             kicks_per_s: rate(d.txq.kicks + d.rxq.kicks),
             throughput: Throughput {
-                gbps: Some(d.wire.payload_bytes as f64 * 8.0 / window),
+                gbps: Some(payload as f64 * 8.0 / window),
                 pps: rate(delivered),
                 ops_per_s: None, // streams have no request/response operations
             },
@@ -116,10 +128,8 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
                 crate::scenario::InterruptDelivery::Posted => "posted",
             },
             device_interrupts_by_target_state_per_s: by_target,
-            latency_us: Latency::from_histogram(&d.wire.latency),
-            // Nothing is dropped on the TX path (the driver stops the queue instead), so loss
-            // is a measured 0 here, not a placeholder.
-            loss_pct: (sent > 0).then_some(0.0),
+            latency_us: Latency::from_histogram(hist),
+            loss_pct,
             cpu_util_pct: pct(busy_ns as f64, vcpu_ns),
         });
     }

@@ -119,3 +119,9 @@ fn vhost_sharing_a_vcpu_pcpu_is_rejected() {
     let m = error_of(&with("vcpus = 1", "vcpus = 1\nvcpu_pins = [0]\n[vm.net]\nvhost_pin = 0"));
     assert!(m.contains("vm[0].net.vhost_pin") && m.contains("pCPU 0") && m.contains("vCPU 0 of vm0"), "{m}");
 }
+
+#[test]
+fn udp_receive_needs_a_positive_rate() {
+    let m = error_of(&with("kind = \"udp_stream\"", "kind = \"udp_receive\"\nrate_pps = 0"));
+    assert!(m.contains("rate_pps") && m.contains("datagrams/s > 0"), "{m}");
+}

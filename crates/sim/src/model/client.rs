@@ -3,8 +3,10 @@
 //! (RFC 1122 §4.2.3.2) or when the delayed-ACK timer expires. ACKs travel back on the reverse
 //! link direction to the host NIC.
 
+use super::rxq::RxPkt;
 use crate::engine::Time;
 use crate::profile::Profile;
+use std::collections::VecDeque;
 
 /// What the receiver does after a segment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,6 +35,10 @@ pub struct Client {
     rev_free_at: Time,
     ns_per_byte: f64,
     ack_wire_bytes: u32,
+    /// Packets on the reverse link (client → host), in order.
+    rev: VecDeque<RxPkt>,
+    /// Client CPU per packet sent (open-loop source), ns.
+    pub tx_ns: Time,
     /// ACKs sent (window).
     pub acks: u64,
 }
@@ -52,6 +58,8 @@ impl Client {
             rev_free_at: 0,
             ns_per_byte: 8.0 / p.nic.gbps.value,
             ack_wire_bytes: super::tcp::TCP_IP_HDR + p.nic.wire_overhead_bytes.value as u32,
+            rev: VecDeque::new(),
+            tx_ns: p.client.rx_packet_ns.value.round() as Time,
             acks: 0,
         }
     }
@@ -88,10 +96,28 @@ impl Client {
     }
 
     /// Put an ACK sent at `at` on the reverse link; returns when it reaches the host NIC.
-    pub fn ack_on_wire(&mut self, at: Time) -> Time {
-        let ser = (self.ack_wire_bytes as f64 * self.ns_per_byte).round() as Time;
+    pub fn ack_on_wire(&mut self, at: Time, ack: u64) -> Time {
+        let b = self.ack_wire_bytes;
+        self.send_to_host(at, RxPkt { bytes: 0, ack, born: at }, b)
+    }
+
+    /// Put a packet of `wire_bytes` on the reverse link at `at`; returns when it reaches the
+    /// host NIC. Packets arrive in order ([`Client::arrive_at_host`]).
+    pub fn send_to_host(&mut self, at: Time, pkt: RxPkt, wire_bytes: u32) -> Time {
+        let ser = (wire_bytes as f64 * self.ns_per_byte).round() as Time;
         self.rev_free_at = self.rev_free_at.max(at) + ser;
+        self.rev.push_back(pkt);
         self.rev_free_at
+    }
+
+    /// The oldest packet on the reverse link reached the host.
+    pub fn arrive_at_host(&mut self) -> RxPkt {
+        self.rev.pop_front().expect("host arrival without a packet on the reverse link")
+    }
+
+    /// Packets on the reverse link.
+    pub fn rev_in_flight(&self) -> usize {
+        self.rev.len()
     }
 
     pub(crate) fn reset_metrics(&mut self) {

@@ -14,6 +14,7 @@ mod napi;
 mod pi;
 mod rxq;
 mod tcp;
+mod udp_rx;
 mod vcpu;
 mod vhost;
 mod virtq;
@@ -81,12 +82,15 @@ pub enum Ev {
         /// vCPU index.
         vcpu: u32,
     },
-    /// A packet from the client (a TCP ACK) reached the device's tap socket queue.
+    /// The oldest packet on the reverse link (client → host) reached the tap socket.
     HostRx {
         /// Device index.
         dev: u32,
-        /// Cumulative ACK number it carries.
-        ack: u64,
+    },
+    /// The client's open-loop source sends its next datagram.
+    ClientSend {
+        /// Device index.
+        dev: u32,
     },
     /// The client's delayed-ACK timer fired (stale unless `gen` is current).
     Delack {
@@ -112,10 +116,14 @@ pub(crate) struct NetDev {
     pub vm: u32,
     pub txq: Virtq,
     pub rxq: RxRing,
-    /// Packets on the tap socket waiting for the vhost RX handler (their ACK numbers).
-    pub rx_sock: VecDeque<u64>,
+    /// Packets on the tap socket waiting for the vhost RX handler.
+    pub rx_sock: VecDeque<rxq::RxPkt>,
     /// Packets that arrived at the host for this device (lifetime).
     pub rx_arrived_life: u64,
+    /// Packets dropped because the tap queue was full (window / lifetime).
+    pub tap_drops: u64,
+    /// Lifetime count of tap drops.
+    pub tap_drops_life: u64,
     pub napi: Napi,
     pub vhost: Vhost,
     pub wire: Wire,
@@ -133,8 +141,8 @@ pub struct Host {
     pub(crate) pcpu_busy: Vec<BusyTime>,
     /// Start of the measurement window.
     pub(crate) window_start: Time,
-    /// Per device: ACKs the guest's NAPI received (lifetime, for conservation).
-    pub(crate) napi_acks_life: Vec<u64>,
+    /// Per device: packets the guest NAPI received (lifetime, for conservation).
+    pub(crate) napi_polled_life: Vec<u64>,
 }
 
 impl Host {
@@ -171,11 +179,16 @@ impl Host {
                 rxq: RxRing::new(vm.net.queue_size),
                 rx_sock: VecDeque::new(),
                 rx_arrived_life: 0,
+                tap_drops: 0,
+                tap_drops_life: 0,
                 napi: Napi::default(),
                 vhost: Vhost::new(format!("vhost-{}", vm.name), vhost_pcpu, s.seed),
                 wire: Wire::new(&c.profile, tcp),
                 client: Client::new(&c.profile),
             });
+            if matches!(vm.workload, Workload::UdpReceive { .. }) {
+                q.at(0, Ev::ClientSend { dev });
+            }
             senders.push(Sender::new(&vm.workload, &c.profile, s.seed, &vm.name));
             vms.push(VmState { name: vm.name.clone(), vcpus: ids, dev });
         }
@@ -187,7 +200,7 @@ impl Host {
             senders,
             pcpu_busy: vec![BusyTime::default(); c.pcpus as usize],
             window_start: 0,
-            napi_acks_life: vec![0; s.vm.len()],
+            napi_polled_life: vec![0; s.vm.len()],
         };
         q.at(crate::engine::secs_to_ns(s.warmup_s), Ev::Warmup);
         // Every vCPU starts in guest mode; the workload decides what it does first.
@@ -217,6 +230,7 @@ impl Host {
             d.rxq.reset_metrics();
             d.napi.polls = 0;
             d.client.reset_metrics();
+            d.tap_drops = 0;
         }
         for s in self.senders.iter_mut() {
             s.reset_metrics();
@@ -246,7 +260,8 @@ impl Model for Host {
             Ev::VhostDone { dev } => self.vhost_done(now, dev, q),
             Ev::WireDone { dev } => self.wire_done(now, dev, q),
             Ev::Tick { vcpu } => self.tick(now, vcpu, q),
-            Ev::HostRx { dev, ack } => self.host_rx(now, dev, ack, q),
+            Ev::HostRx { dev } => self.host_rx(now, dev, q),
+            Ev::ClientSend { dev } => self.client_send(now, dev, q),
             Ev::Delack { dev, gen } => {
                 let a = self.devs[dev as usize].client.delack_fired(now, gen);
                 self.client_action(dev, a, q);
@@ -273,17 +288,24 @@ impl Host {
             AckAction::None => {}
             AckAction::Arm(at, gen) => q.at(at, Ev::Delack { dev, gen }),
             AckAction::Ack(at, ack) => {
-                let arrive = d.client.ack_on_wire(at);
-                q.at(arrive + nic_rx, Ev::HostRx { dev, ack });
+                let arrive = d.client.ack_on_wire(at, ack);
+                q.at(arrive + nic_rx, Ev::HostRx { dev });
             }
         }
     }
 
-    /// An ACK is on the tap socket: wake the vhost thread for its RX handler.
-    fn host_rx(&mut self, now: Time, dev: u32, ack: u64, q: &mut EventQueue<Ev>) {
+    /// A packet reached the tap socket: queue it (or drop it, queue full) and wake the vhost
+    /// thread for its RX handler.
+    fn host_rx(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
         let d = &mut self.devs[dev as usize];
-        d.rx_sock.push_back(ack);
+        let pkt = d.client.arrive_at_host();
         d.rx_arrived_life += 1;
+        if d.rx_sock.len() >= udp_rx::TAP_QUEUE_PACKETS {
+            d.tap_drops += 1;
+            d.tap_drops_life += 1;
+            return;
+        }
+        d.rx_sock.push_back(pkt);
         self.signal_vhost(now, dev, q);
     }
 }
@@ -307,12 +329,24 @@ pub struct Conservation {
     pub irq_coalesced: Vec<u64>,
     /// Per vCPU: interrupts pending (IRR + PIR).
     pub irq_pending: Vec<u64>,
-    /// Per device: ACKs that reached the host.
-    pub acks_arrived: Vec<u64>,
-    /// Per device: ACKs on the socket, in vhost's hands, or in the used ring.
-    pub acks_queued: Vec<u64>,
-    /// Per device: ACKs processed by the guest's NAPI (its TCP sender's count).
-    pub acks_processed: Vec<u64>,
+    /// Per device: packets (ACKs or datagrams) that reached the host from the client.
+    pub rx_arrived: Vec<u64>,
+    /// Per device: of those, dropped at the tap queue.
+    pub rx_tap_dropped: Vec<u64>,
+    /// Per device: of those, on the tap socket, in vhost's hands, or in the used ring.
+    pub rx_queued: Vec<u64>,
+    /// Per device: of those, received by the guest's NAPI.
+    pub rx_polled: Vec<u64>,
+    /// Per device: packets the client sent that are still on the reverse link.
+    pub rx_on_link: Vec<u64>,
+    /// Per VM (UDP receive): datagrams the client sent.
+    pub udp_rx_sent: Vec<u64>,
+    /// Per VM (UDP receive): datagrams the application received.
+    pub udp_rx_received: Vec<u64>,
+    /// Per VM (UDP receive): datagrams dropped at the socket.
+    pub udp_rx_sock_dropped: Vec<u64>,
+    /// Per VM (UDP receive): datagrams waiting in the socket.
+    pub udp_rx_in_socket: Vec<u64>,
     /// Per pCPU: busy ns in the window.
     pub pcpu_busy_ns: Vec<u64>,
     /// Per pCPU: busy ns of the threads pinned to it (vCPUs + vhost), in the window.
@@ -331,9 +365,16 @@ impl Host {
             c.delivered.push(d.wire.delivered_life);
             c.dropped.push(0);
             c.in_flight.push(d.txq.pending() as u64 + d.txq.in_device() + d.wire.in_flight() as u64);
-            c.acks_arrived.push(d.rx_arrived_life);
+            c.rx_arrived.push(d.rx_arrived_life);
+            c.rx_tap_dropped.push(d.tap_drops_life);
             let in_vhost = (d.rxq.size() - d.rxq.posted) as u64 - d.rxq.used.len() as u64;
-            c.acks_queued.push(d.rx_sock.len() as u64 + in_vhost + d.rxq.used.len() as u64);
+            c.rx_queued.push(d.rx_sock.len() as u64 + in_vhost + d.rxq.used.len() as u64);
+            c.rx_on_link.push(d.client.rev_in_flight() as u64);
+            let r = self.senders[i].udp_rx();
+            c.udp_rx_sent.push(r.map_or(0, |r| r.sent_life));
+            c.udp_rx_received.push(r.map_or(0, |r| r.received_life));
+            c.udp_rx_sock_dropped.push(r.map_or(0, |r| r.sock_drops_life));
+            c.udp_rx_in_socket.push(r.map_or(0, |r| r.queued() as u64));
         }
         for v in &self.vcpus {
             c.irq_raised.push(v.ledger.raised);
@@ -341,7 +382,7 @@ impl Host {
             c.irq_coalesced.push(v.ledger.coalesced);
             c.irq_pending.push(v.irqs_pending());
         }
-        c.acks_processed = self.napi_acks_life.clone();
+        c.rx_polled = self.napi_polled_life.clone();
         c.pcpu_busy_ns = self.pcpu_busy.iter().map(|b| b.busy_ns(now)).collect();
         let mut t = vec![0u64; self.pcpu_busy.len()];
         for v in &self.vcpus {

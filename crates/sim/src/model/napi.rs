@@ -3,6 +3,15 @@
 //! task resumes); each round receives up to `napi_weight` packets; when the queue is empty the
 //! poll completes, re-enables interrupts and re-checks the queue (`virtqueue_poll`), polling on
 //! if a packet slipped in. Work woken by an interrupt runs on the vCPU that took it.
+//!
+//! Softirq processing is bounded as in Linux `net_rx_action`: after `NETDEV_BUDGET` packets in a
+//! row the rest is deferred to ksoftirqd, which the guest's CFS shares fairly with the
+//! interrupted task; here the task then runs for as long as that softirq run took before polling
+//! goes on (or at once if it has nothing to do). Without that bound an overloaded receiver
+//! livelocks (Mogul & Ramakrishnan).
+
+/// Linux `net.core.netdev_budget` default: packets per softirq run before deferring.
+pub const NETDEV_BUDGET: u32 = 300;
 
 use super::vcpu::{AfterExit, Task};
 use super::{Ev, Host};
@@ -22,6 +31,14 @@ pub struct Napi {
     budget: u32,
     /// The next packet starts a round (pays the per-poll cost).
     round_start: bool,
+    /// Packets left in this softirq run.
+    softirq_left: u32,
+    /// Softirq budget spent with the last packet started.
+    exhausted: bool,
+    /// When the current softirq run started.
+    run_start: Time,
+    /// Polling waits (unless the vCPU is otherwise idle) until then.
+    defer_until: Time,
     /// Poll rounds (window).
     pub polls: u64,
 }
@@ -34,20 +51,40 @@ impl Host {
         let d = &mut self.devs[self.vms[vm].dev as usize];
         d.rxq.interrupt_wanted = false;
         if !d.napi.scheduled {
-            d.napi = Napi { scheduled: true, running: false, vcpu: v, budget: weight, round_start: true, polls: d.napi.polls };
+            d.napi = Napi {
+                scheduled: true,
+                running: false,
+                vcpu: v,
+                budget: weight,
+                round_start: true,
+                softirq_left: NETDEV_BUDGET,
+                exhausted: false,
+                run_start: 0,
+                defer_until: 0,
+                polls: d.napi.polls,
+            };
         }
     }
 
     /// At VM entry: run the next NAPI step on `v` if its poll is pending. Returns whether a
-    /// task (or an exit) was started.
-    pub(crate) fn napi_next(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) -> bool {
+    /// task (or an exit) was started. `force`: the vCPU has nothing else to run (ksoftirqd runs
+    /// even when deferred).
+    pub(crate) fn napi_next(&mut self, now: Time, v: u32, force: bool, q: &mut EventQueue<Ev>) -> bool {
         let vm = self.vcpus[v as usize].vm as usize;
         let weight = self.profile.guest.napi_weight.value as u32;
         let (poll_ns, pkt_ns) = (self.profile.guest.napi_poll_ns.value, self.profile.guest.tcp_rx_ack_ns.value);
+        let (udp_pkt_ns, udp_byte_ns) = (self.profile.guest.udp_rx_packet_ns.value, self.profile.guest.udp_rx_byte_ns.value);
         let dev = self.vms[vm].dev;
         let d = &mut self.devs[dev as usize];
         let n = &mut d.napi;
         if !n.scheduled || n.running || n.vcpu != v {
+            return false;
+        }
+        if n.exhausted {
+            n.exhausted = false;
+            n.defer_until = now + (now - n.run_start);
+        }
+        if now < n.defer_until && !force {
             return false;
         }
         if n.budget == 0 {
@@ -71,7 +108,8 @@ impl Host {
             }
             return false;
         }
-        let mut cost = pkt_ns;
+        let front = *d.rxq.used.front().expect("non-empty");
+        let mut cost = if front.bytes == 0 { pkt_ns } else { udp_pkt_ns + udp_byte_ns * front.bytes as f64 };
         if n.round_start {
             n.round_start = false;
             n.polls += 1;
@@ -79,6 +117,14 @@ impl Host {
         }
         n.running = true;
         n.budget -= 1;
+        if n.softirq_left == NETDEV_BUDGET {
+            n.run_start = now;
+        }
+        n.softirq_left -= 1;
+        if n.softirq_left == 0 {
+            n.softirq_left = NETDEV_BUDGET;
+            n.exhausted = true;
+        }
         self.run_task(now, v, Task::NapiRx, cost.round() as Time, q);
         true
     }
@@ -87,13 +133,15 @@ impl Host {
     pub(crate) fn napi_rx_done(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
         let vm = self.vcpus[v as usize].vm as usize;
         let dev = self.vms[vm].dev as usize;
-        self.napi_acks_life[dev] += 1;
+        self.napi_polled_life[dev] += 1;
         let d = &mut self.devs[dev];
         d.napi.running = false;
-        let ack = d.rxq.used.pop_front().expect("NAPI receive without a used buffer");
+        let pkt = d.rxq.used.pop_front().expect("NAPI receive without a used buffer");
         d.rxq.posted += 1;
         if let Some(t) = self.senders[vm].tcp_mut() {
-            t.on_ack(ack);
+            t.on_ack(pkt.ack);
+        } else {
+            self.udp_deliver(vm, pkt);
         }
         self.enter(now, v, q);
     }

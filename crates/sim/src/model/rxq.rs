@@ -8,7 +8,19 @@
 //!
 //! Invariant: `posted + used.len() + in_device == size`.
 
+use crate::engine::Time;
 use std::collections::VecDeque;
+
+/// A packet on the receive path (tap socket, RX ring, guest).
+#[derive(Debug, Clone, Copy)]
+pub struct RxPkt {
+    /// Payload bytes (0 for a pure TCP ACK).
+    pub bytes: u32,
+    /// Cumulative ACK number it carries (TCP ACKs).
+    pub ack: u64,
+    /// When the client sent it.
+    pub born: Time,
+}
 
 /// One RX virtqueue.
 #[derive(Debug)]
@@ -16,8 +28,8 @@ pub struct RxRing {
     size: u32,
     /// Empty buffers available to the device.
     pub posted: u32,
-    /// Filled buffers (the payload is the ACK number the packet carries) not yet polled.
-    pub used: VecDeque<u64>,
+    /// Filled buffers not yet polled by the guest.
+    pub used: VecDeque<RxPkt>,
     /// Device wants a kick when the driver posts buffers.
     pub notify_enabled: bool,
     /// Driver wants an interrupt on the next used buffer.

@@ -21,6 +21,8 @@ pub enum Task {
         /// Payload bytes.
         bytes: u32,
     },
+    /// UDP receiver: one `recvfrom()`.
+    Recv,
     /// NAPI (softirq): receive one packet from the RX queue.
     NapiRx,
     /// An interrupt handler for a vector.
@@ -244,7 +246,7 @@ impl Host {
         if self.inject(now, v, q) {
             return;
         }
-        if self.napi_next(now, v, q) {
+        if self.napi_next(now, v, false, q) {
             return;
         }
         let vc = &mut self.vcpus[v as usize];
@@ -267,6 +269,7 @@ impl Host {
             Task::Write => self.write_done(now, v, q),
             Task::Xmit { bytes } => self.xmit_done(now, v, bytes, q),
             Task::NapiRx => self.napi_rx_done(now, v, q),
+            Task::Recv => self.recv_done(now, v, q),
             Task::Irq(vec) => self.irq_done(now, v, vec, q),
         }
     }
@@ -281,6 +284,10 @@ impl Host {
 
     /// Nothing to run: program the LAPIC timer for `until` (if any) and halt.
     pub(crate) fn idle(&mut self, now: Time, v: u32, until: Option<Time>, q: &mut EventQueue<Ev>) {
+        // Deferred softirq work (ksoftirqd) runs before the vCPU may halt.
+        if self.napi_next(now, v, true, q) {
+            return;
+        }
         match until {
             Some(t) => {
                 q.at(t.max(now), Ev::TimerFire { vcpu: v });

@@ -11,6 +11,7 @@
 //! The thread runs its handlers in turn until neither has work, then sleeps.
 
 use super::lapic::Vector;
+use super::rxq::RxPkt;
 use super::virtq::Buf;
 use super::{Ev, Host};
 use crate::engine::{EventQueue, Rng, Time};
@@ -20,8 +21,8 @@ use crate::metrics::BusyTime;
 #[derive(Debug, Clone, Copy)]
 enum Work {
     Tx(Buf),
-    /// An RX packet (carrying a TCP ACK number).
-    Rx(u64),
+    /// An RX packet.
+    Rx(RxPkt),
 }
 
 /// Which handler runs.
@@ -159,12 +160,11 @@ impl Host {
                         // No guest buffer: wait for the guest's refill kick.
                         d.rxq.notify_enabled = true;
                     } else {
-                        let ack = d.rx_sock.pop_front().expect("non-empty");
+                        let pkt = d.rx_sock.pop_front().expect("non-empty");
                         d.rxq.posted -= 1;
-                        d.vhost.current = Some(Work::Rx(ack));
+                        d.vhost.current = Some(Work::Rx(pkt));
                         d.vhost.round += 1;
-                        let bytes = super::tcp::TCP_IP_HDR as f64;
-                        let cost = (vp.rx_packet_ns.value + vp.rx_byte_ns.value * bytes).round() as Time;
+                        let cost = (vp.rx_packet_ns.value + vp.rx_byte_ns.value * pkt.bytes as f64).round() as Time;
                         q.at(now + cost, Ev::VhostDone { dev });
                         return;
                     }
@@ -204,8 +204,8 @@ impl Host {
                     self.raise_irq(now, target, Vector::NetTx, q);
                 }
             }
-            Work::Rx(ack) => {
-                d.rxq.used.push_back(ack);
+            Work::Rx(pkt) => {
+                d.rxq.used.push_back(pkt);
                 if d.rxq.interrupt_wanted {
                     d.rxq.interrupt_wanted = false;
                     d.rxq.interrupts += 1;

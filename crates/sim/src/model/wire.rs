@@ -10,6 +10,14 @@ use std::collections::VecDeque;
 const IP_HDR: u32 = 20;
 const UDP_HDR: u32 = 8;
 
+/// Bytes a UDP datagram of `payload` bytes occupies on a link of `mtu` with `overhead` bytes of
+/// framing per frame, IP fragments included.
+pub fn udp_wire_bytes(payload: u32, mtu: u32, overhead: u32) -> u32 {
+    let frag_payload = mtu - IP_HDR;
+    let frames = (payload + UDP_HDR).div_ceil(frag_payload);
+    payload + UDP_HDR + frames * (IP_HDR + overhead)
+}
+
 /// One link direction.
 #[derive(Debug)]
 pub struct Wire {
@@ -54,9 +62,7 @@ impl Wire {
             // A segment is at most one MSS: a single frame.
             return payload + super::tcp::TCP_IP_HDR + self.overhead;
         }
-        let frag_payload = self.mtu - IP_HDR;
-        let frames = (payload + UDP_HDR).div_ceil(frag_payload);
-        payload + UDP_HDR + frames * (IP_HDR + self.overhead)
+        udp_wire_bytes(payload, self.mtu, self.overhead)
     }
 
     /// Queue a datagram for transmission; returns when its last bit leaves.

@@ -2,6 +2,7 @@
 //! `scenario::Workload`; here is the small behaviour each kind needs (TCP in `tcp.rs`).
 
 use super::tcp::TcpSender;
+use super::udp_rx::UdpReceiver;
 use super::vcpu::Task;
 use super::virtq::Buf;
 use super::{Ev, Host};
@@ -57,6 +58,8 @@ pub enum Sender {
     Udp(UdpSender),
     /// netperf TCP_STREAM.
     Tcp(TcpSender),
+    /// netperf UDP_STREAM towards the guest.
+    UdpRx(UdpReceiver),
 }
 
 impl Sender {
@@ -69,6 +72,7 @@ impl Sender {
             Workload::TcpStream { message_bytes, window_bytes } => {
                 Sender::Tcp(TcpSender::new(message_bytes, window_bytes, p))
             }
+            Workload::UdpReceive { message_bytes, rate_pps } => Sender::UdpRx(UdpReceiver::new(message_bytes, rate_pps, p)),
         }
     }
 
@@ -76,7 +80,23 @@ impl Sender {
     pub fn tcp_mut(&mut self) -> Option<&mut TcpSender> {
         match self {
             Sender::Tcp(t) => Some(t),
-            Sender::Udp(_) => None,
+            _ => None,
+        }
+    }
+
+    /// The UDP receiver, if this is one.
+    pub fn udp_rx_mut(&mut self) -> Option<&mut UdpReceiver> {
+        match self {
+            Sender::UdpRx(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The UDP receiver, if this is one.
+    pub fn udp_rx(&self) -> Option<&UdpReceiver> {
+        match self {
+            Sender::UdpRx(r) => Some(r),
+            _ => None,
         }
     }
 
@@ -85,6 +105,7 @@ impl Sender {
         match self {
             Sender::Udp(u) => u.sent,
             Sender::Tcp(t) => t.segments,
+            Sender::UdpRx(_) => 0,
         }
     }
 
@@ -93,6 +114,7 @@ impl Sender {
         match self {
             Sender::Udp(u) => u.sent_life,
             Sender::Tcp(t) => t.segments_life,
+            Sender::UdpRx(_) => 0,
         }
     }
 
@@ -101,6 +123,7 @@ impl Sender {
         match self {
             Sender::Udp(u) => u.stopped = s,
             Sender::Tcp(t) => t.stopped = s,
+            Sender::UdpRx(_) => {}
         }
     }
 
@@ -108,6 +131,7 @@ impl Sender {
         match self {
             Sender::Udp(u) => u.sent = 0,
             Sender::Tcp(t) => t.reset_metrics(),
+            Sender::UdpRx(r) => r.reset_metrics(),
         }
     }
 }
@@ -121,6 +145,7 @@ impl Host {
         }
         let s = match &self.senders[vm] {
             Sender::Tcp(_) => return self.tcp_next(now, v, vm, q),
+            Sender::UdpRx(_) => return self.udp_recv_next(now, v, vm, q),
             Sender::Udp(s) => s,
         };
         if s.stopped {

@@ -14,6 +14,14 @@ pub enum Workload {
         /// Open-loop send rate in datagrams/s; absent: as fast as the vCPU can.
         rate_pps: Option<f64>,
     },
+    /// netperf UDP_STREAM to the guest: the remote client sends datagrams of `message_bytes` at
+    /// `rate_pps` (open loop); the guest application receives them.
+    UdpReceive {
+        /// Payload bytes per datagram (1..=65507).
+        message_bytes: u32,
+        /// Client send rate in datagrams/s (> 0).
+        rate_pps: f64,
+    },
     /// netperf TCP_STREAM from the guest: one TCP connection, `write()`s of `message_bytes`.
     TcpStream {
         /// Bytes per `write()` (1..=1048576).
@@ -43,6 +51,17 @@ impl Workload {
                     if !(r.is_finite() && *r > 0.0) {
                         return Err(format!("key `{key}.rate_pps`: {r} is not allowed; expected datagrams/s > 0"));
                     }
+                }
+                Ok(())
+            }
+            Workload::UdpReceive { message_bytes, rate_pps } => {
+                if !(1..=65507).contains(message_bytes) {
+                    return Err(format!(
+                        "key `{key}.message_bytes`: {message_bytes} is not allowed; expected 1..=65507 (UDP payload)"
+                    ));
+                }
+                if !(rate_pps.is_finite() && *rate_pps > 0.0) {
+                    return Err(format!("key `{key}.rate_pps`: {rate_pps} is not allowed; expected datagrams/s > 0"));
                 }
                 Ok(())
             }

@@ -1,0 +1,139 @@
+//! netperf UDP_STREAM towards the guest (DESIGN §3.6, ES2 §6.2 Fig. 5b): the remote client
+//! sends datagrams open loop at a rate, limited by its own CPU; they cross the link to the host
+//! NIC, wait on the tap socket for the vhost RX handler (dropped when the tap queue is full),
+//! are copied into the guest's RX ring, received by NAPI into the UDP socket (dropped when its
+//! receive buffer is full) and read by the application with `recvfrom()`, which blocks (HLT)
+//! when the socket is empty.
+
+use super::rxq::RxPkt;
+use super::vcpu::Task;
+use super::wire::udp_wire_bytes;
+use super::{Ev, Host};
+use crate::engine::{EventQueue, Time, NS_PER_S};
+use crate::metrics::Histogram;
+use crate::profile::Profile;
+use std::collections::VecDeque;
+
+/// Packets the tap device queues for its reader (drivers/net/tun.c `TUN_READQ_SIZE`).
+pub const TAP_QUEUE_PACKETS: usize = 500;
+
+/// Per-skb memory charged to a socket besides the payload (skb + shared info, ~SKB_TRUESIZE).
+const SKB_OVERHEAD_BYTES: u64 = 768;
+
+/// The guest application receiving a UDP stream, and the client source feeding it.
+#[derive(Debug)]
+pub struct UdpReceiver {
+    bytes: u32,
+    interval: Time,
+    recv_cost: Time,
+    /// The UDP socket's receive queue.
+    sock: VecDeque<RxPkt>,
+    sock_bytes: u64,
+    rcvbuf: u64,
+    /// Datagrams the client sent (window / lifetime).
+    pub sent: u64,
+    /// Lifetime count of datagrams the client sent.
+    pub sent_life: u64,
+    /// Datagrams the application received (window / lifetime).
+    pub received: u64,
+    /// Lifetime count of datagrams the application received.
+    pub received_life: u64,
+    /// Payload bytes received (window).
+    pub received_bytes: u64,
+    /// Datagrams dropped at the socket (window / lifetime).
+    pub sock_drops: u64,
+    /// Lifetime count of datagrams dropped at the socket.
+    pub sock_drops_life: u64,
+    /// Client send → application receive (ns).
+    pub latency: Histogram,
+}
+
+impl UdpReceiver {
+    /// A receiver of `bytes`-byte datagrams sent at `rate_pps`.
+    pub fn new(bytes: u32, rate_pps: f64, p: &Profile) -> Self {
+        UdpReceiver {
+            bytes,
+            interval: (NS_PER_S as f64 / rate_pps).round().max(1.0) as Time,
+            recv_cost: (p.guest.udp_recv_ns.value + p.guest.udp_tx_byte_ns.value * bytes as f64).round() as Time,
+            sock: VecDeque::new(),
+            sock_bytes: 0,
+            rcvbuf: p.guest.udp_rcvbuf_bytes.value as u64,
+            sent: 0,
+            sent_life: 0,
+            received: 0,
+            received_life: 0,
+            received_bytes: 0,
+            sock_drops: 0,
+            sock_drops_life: 0,
+            latency: Histogram::new(),
+        }
+    }
+
+    /// Datagrams waiting in the socket.
+    pub fn queued(&self) -> usize {
+        self.sock.len()
+    }
+
+    pub(crate) fn reset_metrics(&mut self) {
+        self.sent = 0;
+        self.received = 0;
+        self.received_bytes = 0;
+        self.sock_drops = 0;
+        self.latency.clear();
+    }
+}
+
+impl Host {
+    /// The client sends its next datagram and schedules the one after.
+    pub(crate) fn client_send(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        let (mtu, ovh) = (self.profile.nic.mtu_bytes.value as u32, self.profile.nic.wire_overhead_bytes.value as u32);
+        let nic_rx = self.profile.host.nic_rx_ns.value.round() as Time;
+        let vm = self.devs[dev as usize].vm as usize;
+        let Some(r) = self.senders[vm].udp_rx_mut() else { return };
+        r.sent += 1;
+        r.sent_life += 1;
+        let (bytes, interval) = (r.bytes, r.interval);
+        let d = &mut self.devs[dev as usize];
+        // The client's own CPU bounds its rate.
+        let next = now + interval.max(d.client.tx_ns);
+        let arrive = d.client.send_to_host(now, RxPkt { bytes, ack: 0, born: now }, udp_wire_bytes(bytes, mtu, ovh));
+        q.at(arrive + nic_rx, Ev::HostRx { dev });
+        q.at(next, Ev::ClientSend { dev });
+    }
+
+    /// NAPI handed a datagram to the UDP socket (or dropped it: receive buffer full).
+    pub(crate) fn udp_deliver(&mut self, vm: usize, pkt: RxPkt) {
+        let Some(r) = self.senders[vm].udp_rx_mut() else { return };
+        let charge = pkt.bytes as u64 + SKB_OVERHEAD_BYTES;
+        if r.sock_bytes + charge > r.rcvbuf {
+            r.sock_drops += 1;
+            r.sock_drops_life += 1;
+            return;
+        }
+        r.sock_bytes += charge;
+        r.sock.push_back(pkt);
+    }
+
+    /// The receiving application's next step: read a datagram, or block in `recvfrom()`.
+    pub(crate) fn udp_recv_next(&mut self, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
+        let r = self.senders[vm].udp_rx_mut().expect("udp receiver");
+        if r.sock.is_empty() {
+            return self.idle(now, v, None, q);
+        }
+        let c = r.recv_cost;
+        self.run_task(now, v, Task::Recv, c, q);
+    }
+
+    /// `recvfrom()` returned one datagram.
+    pub(crate) fn recv_done(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.vcpus[v as usize].vm as usize;
+        let r = self.senders[vm].udp_rx_mut().expect("udp receiver");
+        let p = r.sock.pop_front().expect("recv from an empty socket");
+        r.sock_bytes -= p.bytes as u64 + SKB_OVERHEAD_BYTES;
+        r.received += 1;
+        r.received_life += 1;
+        r.received_bytes += p.bytes as u64;
+        r.latency.record(now - p.born);
+        self.enter(now, v, q);
+    }
+}

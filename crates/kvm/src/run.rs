@@ -1,6 +1,6 @@
 //! Runs a scenario: builds the VMs, programs the guest loads, starts vCPU, backend and generator
 //! threads, measures a window after the warm-up, and writes summary.json.
-use crate::backend::{self, irqgen::IrqGen, CounterValues, DeviceSpec, NotifyMode};
+use crate::backend::{self, irqgen::{IrqGen, MsiSource}, CounterValues, DeviceSpec, NotifyMode};
 use crate::error::{Error, Result};
 use crate::guest::ctl::CtlView;
 use crate::measure::summary::{self, Snapshot, VmRun};
@@ -124,7 +124,7 @@ pub fn run(s: &Scenario) -> Result<serde_json::Value> {
     let gen = match &s.irqgen {
         Some(g) => {
             let src = s.vm[g.vm].vcpus as usize; // the extra MSI source after the queues
-            Some(IrqGen::spawn(vms[g.vm].clone(), src, g.vcpu, s.routing, s.reroute, (g.gap_us * 1e3) as u64, g.pin, go.clone()).map_err(Error::Kvm)?)
+            Some(IrqGen::spawn(MsiSource { vm: vms[g.vm].clone(), src, home: g.vcpu }, s.routing, s.reroute, (g.gap_us * 1e3) as u64, g.pin, go.clone()).map_err(Error::Kvm)?)
         }
         None => None,
     };

@@ -90,6 +90,16 @@ pub struct IrqGen {
     join: Option<std::thread::JoinHandle<()>>,
 }
 
+/// Which MSI the generator injects.
+pub struct MsiSource {
+    /// The VM.
+    pub vm: Arc<Vm>,
+    /// MSI source index in the VM (queues first, then extra sources).
+    pub src: usize,
+    /// Programmed destination vCPU.
+    pub home: usize,
+}
+
 /// Deterministic jitter source (xorshift64*), so runs do not phase-lock to the host's slices.
 struct Jitter(u64);
 impl Jitter {
@@ -146,7 +156,8 @@ impl Loop {
 impl IrqGen {
     /// Starts injecting into `vm` MSI source `src` (home vCPU `home`), one interrupt every
     /// `gap_ns` on average (uniform in [0.5, 1.5] x gap), independent of completions.
-    pub fn spawn(vm: Arc<Vm>, src: usize, home: usize, router: RouterConfig, reroute: Reroute, gap_ns: u64, pin: Option<usize>, go: Arc<AtomicBool>) -> Result<IrqGen, String> {
+    pub fn spawn(target: MsiSource, router: RouterConfig, reroute: Reroute, gap_ns: u64, pin: Option<usize>, go: Arc<AtomicBool>) -> Result<IrqGen, String> {
+        let MsiSource { vm, src, home } = target;
         let shared = Arc::new(IrqGenShared::default());
         let stop = Arc::new(AtomicBool::new(false));
         let r = router.build(vm.spec.vcpus as usize).map_err(|e| e.to_string())?;

@@ -66,9 +66,9 @@ impl DeviceQueue {
             && mem.contains(addrs.desc, 16 * s)
             && mem.contains(addrs.avail, 6 + 2 * s)
             && mem.contains(addrs.used, 6 + 8 * s)
-            && addrs.desc % 16 == 0
-            && addrs.avail % 2 == 0
-            && addrs.used % 4 == 0;
+            && addrs.desc.is_multiple_of(16)
+            && addrs.avail.is_multiple_of(2)
+            && addrs.used.is_multiple_of(4);
         if !fits {
             return Err(VirtqError::RingOutOfRange);
         }

@@ -89,7 +89,7 @@ impl GuestMem {
 
     #[inline]
     fn ptr(&self, addr: u64, size: u64) -> Result<*mut u8, OutOfRange> {
-        if !self.contains(addr, size) || addr % size != 0 {
+        if !self.contains(addr, size) || !addr.is_multiple_of(size) {
             return Err(OutOfRange { addr, size });
         }
         // SAFETY: addr + size <= len, so the offset stays inside the mapping.

@@ -97,9 +97,13 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
         let rx = h.senders[i].udp_rx();
         // What the workload counts as delivered: at the client for send streams, at the guest
         // application for receive streams.
+        let rr = rx.is_some_and(|r| r.reply.is_some());
         let (delivered, payload, hist) = match rx {
-            Some(r) => (r.received, r.received_bytes, &r.latency),
-            None => (d.wire.delivered, d.wire.payload_bytes, &d.wire.latency),
+            // Receive stream: what the guest application got, client send → recvfrom.
+            Some(r) if !rr => (r.received, r.received_bytes, &r.latency),
+            // Send streams and request/response: what reached the client; for RR the latency
+            // is request sent → response received (the round trip).
+            _ => (d.wire.delivered, d.wire.payload_bytes, &d.wire.latency),
         };
         for (ns, f) in hist.cdf() {
             cdf.push((vm.name.clone(), ns as f64 / 1000.0, f));
@@ -121,7 +125,8 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
             throughput: Throughput {
                 gbps: Some(payload as f64 * 8.0 / window),
                 pps: rate(delivered),
-                ops_per_s: None, // streams have no request/response operations
+                // Transactions per second for request/response; streams have none.
+                ops_per_s: if rr { rate(d.wire.delivered) } else { None },
             },
             interrupt_delivery: match c.scenario.vm[i].interrupt_delivery {
                 crate::scenario::InterruptDelivery::Emulated => "emulated",

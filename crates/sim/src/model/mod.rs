@@ -186,7 +186,7 @@ impl Host {
                 wire: Wire::new(&c.profile, tcp),
                 client: Client::new(&c.profile),
             });
-            if matches!(vm.workload, Workload::UdpReceive { .. }) {
+            if matches!(vm.workload, Workload::UdpReceive { .. } | Workload::UdpRr { .. }) {
                 q.at(0, Ev::ClientSend { dev });
             }
             senders.push(Sender::new(&vm.workload, &c.profile, s.seed, &vm.name));
@@ -278,6 +278,8 @@ impl Host {
         if self.senders[d.vm as usize].tcp_mut().is_some() {
             let a = d.client.receive(now, b.bytes);
             self.client_action(dev, a, q);
+        } else {
+            self.rr_response(now, dev, q);
         }
     }
 

@@ -4,6 +4,10 @@
 //! are copied into the guest's RX ring, received by NAPI into the UDP socket (dropped when its
 //! receive buffer is full) and read by the application with `recvfrom()`, which blocks (HLT)
 //! when the socket is empty.
+//!
+//! The same receiver answers request/response traffic (netperf UDP_RR, ping): after each
+//! `recvfrom()` it sends a response through the TX path; the client sends its next request when
+//! the response arrives (closed loop) or at a fixed interval (open loop).
 
 use super::rxq::RxPkt;
 use super::vcpu::Task;
@@ -24,7 +28,15 @@ const SKB_OVERHEAD_BYTES: u64 = 768;
 #[derive(Debug)]
 pub struct UdpReceiver {
     bytes: u32,
-    interval: Time,
+    /// Open-loop interval between client sends; None: closed loop (next on response).
+    interval: Option<Time>,
+    /// Response payload, if this is a request/response workload.
+    pub reply: Option<u32>,
+    reply_cost: Time,
+    /// Responses handed to the driver (window / lifetime).
+    pub replies: u64,
+    /// Lifetime count of responses.
+    pub replies_life: u64,
     recv_cost: Time,
     /// The UDP socket's receive queue.
     sock: VecDeque<RxPkt>,
@@ -49,11 +61,17 @@ pub struct UdpReceiver {
 }
 
 impl UdpReceiver {
-    /// A receiver of `bytes`-byte datagrams sent at `rate_pps`.
-    pub fn new(bytes: u32, rate_pps: f64, p: &Profile) -> Self {
+    /// A receiver of `bytes`-byte datagrams sent at `rate_pps` (None: closed loop) that
+    /// answers each with `reply` bytes if given.
+    pub fn new(bytes: u32, rate_pps: Option<f64>, reply: Option<u32>, p: &Profile) -> Self {
+        let g = &p.guest;
         UdpReceiver {
             bytes,
-            interval: (NS_PER_S as f64 / rate_pps).round().max(1.0) as Time,
+            interval: rate_pps.map(|r| (NS_PER_S as f64 / r).round().max(1.0) as Time),
+            reply,
+            reply_cost: reply.map_or(0, |b| (g.udp_tx_packet_ns.value + g.udp_tx_byte_ns.value * b as f64).round() as Time),
+            replies: 0,
+            replies_life: 0,
             recv_cost: (p.guest.udp_recv_ns.value + p.guest.udp_tx_byte_ns.value * bytes as f64).round() as Time,
             sock: VecDeque::new(),
             sock_bytes: 0,
@@ -76,6 +94,7 @@ impl UdpReceiver {
 
     pub(crate) fn reset_metrics(&mut self) {
         self.sent = 0;
+        self.replies = 0;
         self.received = 0;
         self.received_bytes = 0;
         self.sock_drops = 0;
@@ -95,10 +114,11 @@ impl Host {
         let (bytes, interval) = (r.bytes, r.interval);
         let d = &mut self.devs[dev as usize];
         // The client's own CPU bounds its rate.
-        let next = now + interval.max(d.client.tx_ns);
         let arrive = d.client.send_to_host(now, RxPkt { bytes, ack: 0, born: now }, udp_wire_bytes(bytes, mtu, ovh));
         q.at(arrive + nic_rx, Ev::HostRx { dev });
-        q.at(next, Ev::ClientSend { dev });
+        if let Some(i) = interval {
+            q.at(now + i.max(d.client.tx_ns), Ev::ClientSend { dev });
+        }
     }
 
     /// NAPI handed a datagram to the UDP socket (or dropped it: receive buffer full).
@@ -134,6 +154,32 @@ impl Host {
         r.received_life += 1;
         r.received_bytes += p.bytes as u64;
         r.latency.record(now - p.born);
+        if let Some(b) = r.reply {
+            // Answer: the reply carries the request's send time so the client sees the RTT.
+            let c = r.reply_cost;
+            return self.run_task(now, v, Task::Reply { bytes: b, born: p.born }, c, q);
+        }
         self.enter(now, v, q);
+    }
+
+    /// The response went through the guest's UDP send path: post it to the TX ring.
+    pub(crate) fn reply_done(&mut self, now: Time, v: u32, bytes: u32, born: Time, q: &mut EventQueue<Ev>) {
+        let vm = self.vcpus[v as usize].vm as usize;
+        let r = self.senders[vm].udp_rx_mut().expect("udp receiver");
+        r.replies += 1;
+        r.replies_life += 1;
+        self.post_tx(now, v, vm, super::virtq::Buf { bytes, born }, q);
+    }
+
+    /// A response reached the client: in closed loop, it sends the next request after its
+    /// own processing.
+    pub(crate) fn rr_response(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        if let Some(r) = self.senders[vm].udp_rx() {
+            if r.reply.is_some() && r.interval.is_none() {
+                let t = self.devs[dev as usize].client.tx_ns;
+                q.at(now + t, Ev::ClientSend { dev });
+            }
+        }
     }
 }

@@ -23,6 +23,13 @@ pub enum Task {
     },
     /// UDP receiver: one `recvfrom()`.
     Recv,
+    /// UDP request/response: send the response (its request was sent at `born`).
+    Reply {
+        /// Payload bytes.
+        bytes: u32,
+        /// When the client sent the request.
+        born: Time,
+    },
     /// NAPI (softirq): receive one packet from the RX queue.
     NapiRx,
     /// An interrupt handler for a vector.
@@ -270,6 +277,7 @@ impl Host {
             Task::Xmit { bytes } => self.xmit_done(now, v, bytes, q),
             Task::NapiRx => self.napi_rx_done(now, v, q),
             Task::Recv => self.recv_done(now, v, q),
+            Task::Reply { bytes, born } => self.reply_done(now, v, bytes, born, q),
             Task::Irq(vec) => self.irq_done(now, v, vec, q),
         }
     }

@@ -72,7 +72,15 @@ impl Sender {
             Workload::TcpStream { message_bytes, window_bytes } => {
                 Sender::Tcp(TcpSender::new(message_bytes, window_bytes, p))
             }
-            Workload::UdpReceive { message_bytes, rate_pps } => Sender::UdpRx(UdpReceiver::new(message_bytes, rate_pps, p)),
+            Workload::UdpReceive { message_bytes, rate_pps } => {
+                Sender::UdpRx(UdpReceiver::new(message_bytes, Some(rate_pps), None, p))
+            }
+            Workload::UdpRr { request_bytes, response_bytes, interval_us } => Sender::UdpRx(UdpReceiver::new(
+                request_bytes,
+                interval_us.map(|i| 1e6 / i),
+                Some(response_bytes),
+                p,
+            )),
         }
     }
 
@@ -105,7 +113,7 @@ impl Sender {
         match self {
             Sender::Udp(u) => u.sent,
             Sender::Tcp(t) => t.segments,
-            Sender::UdpRx(_) => 0,
+            Sender::UdpRx(r) => r.replies,
         }
     }
 
@@ -114,7 +122,7 @@ impl Sender {
         match self {
             Sender::Udp(u) => u.sent_life,
             Sender::Tcp(t) => t.segments_life,
-            Sender::UdpRx(_) => 0,
+            Sender::UdpRx(r) => r.replies_life,
         }
     }
 

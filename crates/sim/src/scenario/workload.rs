@@ -22,6 +22,18 @@ pub enum Workload {
         /// Client send rate in datagrams/s (> 0).
         rate_pps: f64,
     },
+    /// netperf UDP_RR (or ping with `interval_us`): the client sends a `request_bytes` request,
+    /// the guest application answers with `response_bytes`; closed loop with one transaction in
+    /// flight, or open loop at a fixed interval.
+    UdpRr {
+        /// Request payload bytes (1..=65507).
+        request_bytes: u32,
+        /// Response payload bytes (1..=65507).
+        response_bytes: u32,
+        /// Send a request every `interval_us` µs (ping); absent: next request when the reply
+        /// arrives (netperf UDP_RR).
+        interval_us: Option<f64>,
+    },
     /// netperf TCP_STREAM from the guest: one TCP connection, `write()`s of `message_bytes`.
     TcpStream {
         /// Bytes per `write()` (1..=1048576).
@@ -62,6 +74,19 @@ impl Workload {
                 }
                 if !(rate_pps.is_finite() && *rate_pps > 0.0) {
                     return Err(format!("key `{key}.rate_pps`: {rate_pps} is not allowed; expected datagrams/s > 0"));
+                }
+                Ok(())
+            }
+            Workload::UdpRr { request_bytes, response_bytes, interval_us } => {
+                for (k, b) in [("request_bytes", request_bytes), ("response_bytes", response_bytes)] {
+                    if !(1..=65507).contains(b) {
+                        return Err(format!("key `{key}.{k}`: {b} is not allowed; expected 1..=65507 (UDP payload)"));
+                    }
+                }
+                if let Some(i) = interval_us {
+                    if !(i.is_finite() && *i > 0.0) {
+                        return Err(format!("key `{key}.interval_us`: {i} is not allowed; expected µs > 0"));
+                    }
                 }
                 Ok(())
             }

@@ -1,0 +1,60 @@
+//! Request/response (netperf UDP_RR, ping): closed and open loop, round-trip latency.
+
+use eventpath_sim::run::simulate_with_ledger;
+use eventpath_sim::scenario::Scenario;
+use eventpath_sim::summary::VmSummary;
+
+fn run(extra: &str, delivery: &str) -> VmSummary {
+    let text = format!(
+        r#"
+name = "rr"
+profile = "es2"
+duration_s = 0.1
+warmup_s = 0.01
+[[vm]]
+name = "vm0"
+vcpus = 1
+interrupt_delivery = "{delivery}"
+[vm.workload]
+kind = "udp_rr"
+request_bytes = 1
+response_bytes = 1
+{extra}
+"#
+    );
+    let c = Scenario::from_toml("t", &text).unwrap().check("t").unwrap();
+    let (o, l) = simulate_with_ledger(&c);
+    assert_eq!(l.sent[0], l.delivered[0] + l.in_flight[0]);
+    assert_eq!(l.rx_arrived[0], l.rx_tap_dropped[0] + l.rx_queued[0] + l.rx_polled[0]);
+    o.summary.vms[0].clone()
+}
+
+#[test]
+fn closed_loop_one_transaction_in_flight() {
+    let v = run("", "emulated");
+    let tps = v.throughput.ops_per_s.unwrap();
+    let rtt_s = v.latency_us.mean.unwrap() * 1e-6;
+    assert!(tps > 1000.0, "{tps}");
+    // One transaction in flight: rate × round trip ≈ 1, less the client's own turnaround.
+    let busy = tps * rtt_s;
+    assert!((0.7..=1.0).contains(&busy), "{busy}");
+    // The idle guest halts between requests.
+    assert!(v.exits_per_s["hlt"].unwrap() > 0.5 * tps);
+}
+
+#[test]
+fn posted_interrupts_shorten_the_round_trip() {
+    let e = run("", "emulated");
+    let p = run("", "posted");
+    assert_eq!(p.exits_per_s["eoi"], Some(0.0));
+    assert!(p.latency_us.mean.unwrap() < e.latency_us.mean.unwrap());
+    assert!(p.throughput.ops_per_s.unwrap() > e.throughput.ops_per_s.unwrap());
+}
+
+#[test]
+fn ping_runs_at_its_interval() {
+    let v = run("interval_us = 1000", "posted");
+    let tps = v.throughput.ops_per_s.unwrap();
+    assert!((tps - 1000.0).abs() < 30.0, "{tps}");
+    assert!(v.latency_us.p50.unwrap() < 1000.0);
+}

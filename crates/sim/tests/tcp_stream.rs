@@ -54,8 +54,7 @@ fn emulated_lapic_one_eoi_exit_per_interrupt_and_ipi_only_for_a_running_vcpu() {
     let irqs = v.interrupts_per_s.unwrap();
     assert!((ex(&v, "eoi") - irqs).abs() <= 1.0 / 0.05, "eoi {} irqs {irqs}", ex(&v, "eoi"));
     // ES2 §3.3: an interrupt for a vCPU already in the hypervisor needs no delivery exit;
-    // every one that found it in guest mode costs one (the device vectors are never masked
-    // here: RX and TX interrupts do not overlap).
+    // every one that found it in guest mode costs one (KVM kicks a running vCPU on every raise).
     let t = &v.device_interrupts_by_target_state_per_s;
     let in_guest = t["guest"].unwrap();
     assert!(t["exit"].unwrap() > 0.0, "some interrupts must find the vCPU in an exit");

@@ -37,11 +37,10 @@ impl Host {
             InterruptDelivery::Emulated => {
                 if !vc.lapic.raise(vec) {
                     vc.ledger.coalesced += 1;
-                    return;
                 }
-                if vc.lapic.deliverable().is_none() {
-                    return; // masked by an in-service vector of the same or a higher class
-                }
+                // KVM 4.4 `__apic_accept_irq`: set IRR, request an event and kick the vCPU,
+                // whether or not the vector can be taken now (a masked one is simply not
+                // injected at the entry that follows).
                 match vc.mode {
                     // Running guest code: kick it out with an IPI; injection happens at entry.
                     Mode::Guest { .. } | Mode::Entering => {

@@ -90,11 +90,6 @@ impl Virtq {
         self.consumed - self.used
     }
 
-    /// Chains made available so far (all time).
-    pub fn avail_total(&self) -> u64 {
-        self.avail
-    }
-
     /// Start a new measurement window.
     pub fn reset_metrics(&mut self) {
         self.kicks = 0;

@@ -103,6 +103,9 @@ register(Experiment(
         "The seed does not state where the vCPU and vhost threads ran; the scenarios pin them to two cores.",
         "irq_found_vcpu_in_exit is the simulated share of device interrupts raised while the vCPU was in the "
         "hypervisor (ES2 §3.3's reason for delivery << EOI exits); the seed gives no number for it.",
+        "With vhost on its own core, whether an ACK interrupt lands in a kick exit is a phase relation between "
+        "the ACK loop latency (vhost wake-ups, link, client, host NIC) and the guest's per-segment cycle: "
+        "it is sensitive to host.thread_wakeup_ns, which no seed states (docs/model.md).",
     ],
 ))
 

@@ -240,10 +240,10 @@ void guest_main(u64 cpu) {
             u64 n = 0;
             while (now >= next_due && n < 64) {
                 if (!submit_one(c, &q, seq++)) c->dropped++;
-                next_due += c->period_tsc;
+                next_due += RD(c->period_tsc); /* the host may change it (load steps) */
                 n++;
             }
-            if (now >= next_due) next_due = now + c->period_tsc; /* fell far behind: skip */
+            if (now >= next_due) next_due = now + RD(c->period_tsc); /* fell far behind: skip */
         } else if (role == ROLE_CLOSED) {
             while (outstanding < c->window && submit_one(c, &q, seq++)) outstanding++;
         } else if (role == ROLE_BURST) {

@@ -12,7 +12,7 @@ use crate::vmm::{stats::StatsFd, KickVia, Vm, VmSpec};
 use crate::ctl_off;
 use eventpath_policy::es2::{OptimisticConfig, PerceptiveConfig};
 use eventpath_policy::vhost::VhostConfig;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -53,6 +53,7 @@ fn notify_mode(s: &Scenario) -> NotifyMode {
         "poll" => NotifyMode::Poll,
         "perceptive" => NotifyMode::Perceptive(PerceptiveConfig { quota: b.quota }),
         "optimistic" => NotifyMode::Optimistic(OptimisticConfig { max_poll_count: b.max_poll_count }),
+        "elvis" => NotifyMode::Elvis(b.elvis.clone()),
         _ => NotifyMode::Exit(VhostConfig { busyloop_timeout_us: b.busyloop_us, ..Default::default() }),
     }
 }
@@ -97,9 +98,12 @@ pub fn run(s: &Scenario) -> Result<serde_json::Value> {
         vms.push(vm);
     }
     let mode = notify_mode(s);
+    let rates: Vec<(String, Arc<AtomicU64>)> =
+        devices.iter().map(|&(vi, q)| (format!("{}.q{q}", s.vm[vi].name), Arc::new(AtomicU64::new(u64::MAX)))).collect();
     let specs: Vec<DeviceSpec> = devices
         .iter()
-        .map(|&(vi, q)| DeviceSpec {
+        .zip(&rates)
+        .map(|(&(vi, q), r)| DeviceSpec {
             vm: vms[vi].clone(),
             queue: q,
             home_vcpu: q,
@@ -107,6 +111,7 @@ pub fn run(s: &Scenario) -> Result<serde_json::Value> {
             reroute: s.reroute,
             moderation: s.moderation.clone(),
             service_ns: s.backend.service_ns,
+            allowed_rate: r.1.clone(),
         })
         .collect();
     let groups: Vec<Vec<DeviceSpec>> = if specs.is_empty() {
@@ -130,6 +135,7 @@ pub fn run(s: &Scenario) -> Result<serde_json::Value> {
     };
 
     go.store(true, Ordering::SeqCst);
+    let mut series = Series::new(s, &vms, &rates);
     let result: Result<(Snapshot, Snapshot, f64)> = (|| {
         std::thread::sleep(Duration::from_secs_f64(s.warmup_s));
         check_alive(&vcpu_threads)?;
@@ -138,7 +144,14 @@ pub fn run(s: &Scenario) -> Result<serde_json::Value> {
         }
         let before = snapshot(&vms, &vcpu_threads, &backends);
         let t0 = Instant::now();
-        std::thread::sleep(Duration::from_secs_f64(s.duration_s));
+        loop {
+            let t = t0.elapsed().as_secs_f64();
+            series.tick(s, &vms, &rates, t);
+            if t >= s.duration_s {
+                break;
+            }
+            std::thread::sleep(Duration::from_secs_f64((s.duration_s - t).min(SERIES_TICK_S)));
+        }
         let after = snapshot(&vms, &vcpu_threads, &backends);
         let secs = t0.elapsed().as_secs_f64();
         if let Some(g) = &gen {
@@ -170,7 +183,113 @@ pub fn run(s: &Scenario) -> Result<serde_json::Value> {
     }
     let (before, after, secs) = result?;
     let runs: Vec<VmRun> = vms.iter().enumerate().map(|(i, vm)| VmRun { vm: vm.clone(), cfg: s.vm[i].clone(), index: i }).collect();
-    Ok(summary::build(s, &runs, &before, &after, secs, wall0.elapsed().as_secs_f64(), gen_result))
+    let mut out = summary::build(s, &runs, &before, &after, secs, wall0.elapsed().as_secs_f64(), gen_result);
+    out["series"] = series.into_json();
+    Ok(out)
+}
+
+/// Period of the load-step / time-series loop during the measured window, seconds.
+pub const SERIES_TICK_S: f64 = 0.01;
+
+/// Time series sampled every [`SERIES_TICK_S`] over the measured window (t = 0 at its start),
+/// and the load steps applied on the same clock.
+struct Series {
+    /// Per (VM, vCPU) with steps: the steps not yet applied.
+    steps: Vec<(usize, u64, Vec<crate::scenario::StepCfg>)>,
+    /// Current offered rate per stream vCPU: (VM, vCPU, rate).
+    offered: Vec<(usize, u64, f64)>,
+    last: Option<(f64, Vec<(u64, u64)>)>,
+    names: Vec<String>,
+    t: Vec<Vec<f64>>,
+    v: Vec<Vec<Option<f64>>>,
+}
+
+impl Series {
+    fn new(s: &Scenario, vms: &[Arc<Vm>], rates: &[(String, Arc<AtomicU64>)]) -> Series {
+        let mut steps = Vec::new();
+        let mut offered = Vec::new();
+        let mut names = Vec::new();
+        for (vi, vc) in s.vm.iter().enumerate() {
+            for (i, l) in vc.load.iter().enumerate() {
+                if l.pattern == "stream" {
+                    offered.push((vi, i as u64, l.rate));
+                    names.push(format!("{}.vcpu{i}.offered_rate", vc.name));
+                    if !l.steps.is_empty() {
+                        steps.push((vi, i as u64, l.steps.clone()));
+                    }
+                }
+            }
+        }
+        for vm in vms {
+            names.push(format!("{}.interrupts_per_s", vm.spec.name));
+            names.push(format!("{}.completions_per_s", vm.spec.name));
+        }
+        for (n, _) in rates {
+            names.push(format!("{n}.allowed_irq_rate"));
+        }
+        let k = names.len();
+        Series { steps, offered, last: None, names, t: vec![vec![]; k], v: vec![vec![]; k] }
+    }
+
+    fn counts(vms: &[Arc<Vm>]) -> Vec<(u64, u64)> {
+        vms.iter()
+            .map(|vm| {
+                (0..vm.spec.vcpus).fold((0, 0), |(irq, done), i| {
+                    let c = CtlView::new(&vm.mem, i);
+                    (irq + vm.mem.load_u64(irq_counter(i)).unwrap_or(0), done + c.get(ctl_off!(completed)))
+                })
+            })
+            .collect()
+    }
+
+    /// Applies due steps (rewrites the guest's period, which its stream loop re-reads), then
+    /// samples every series at `t` seconds.
+    fn tick(&mut self, s: &Scenario, vms: &[Arc<Vm>], rates: &[(String, Arc<AtomicU64>)], t: f64) {
+        for (vi, i, st) in &mut self.steps {
+            while st.first().is_some_and(|x| x.at_s <= t) {
+                let x = st.remove(0);
+                CtlView::new(&vms[*vi].mem, *i).set(ctl_off!(period_tsc), sys::ns_to_tsc(1e9 / x.rate).max(1));
+                if let Some(o) = self.offered.iter_mut().find(|o| o.0 == *vi && o.1 == *i) {
+                    o.2 = x.rate;
+                }
+            }
+        }
+        let _ = s;
+        let now = Self::counts(vms);
+        let mut k = 0;
+        let mut push = |k: &mut usize, tt: f64, v: Option<f64>| {
+            self.t[*k].push(tt);
+            self.v[*k].push(v);
+            *k += 1;
+        };
+        for o in &self.offered {
+            push(&mut k, t, Some(o.2));
+        }
+        match &self.last {
+            Some((t0, prev)) if t > *t0 => {
+                for (a, b) in prev.iter().zip(&now) {
+                    push(&mut k, t, Some((b.0 - a.0) as f64 / (t - t0)));
+                    push(&mut k, t, Some((b.1 - a.1) as f64 / (t - t0)));
+                }
+            }
+            _ => k += 2 * vms.len(),
+        }
+        for (_, r) in rates {
+            let v = r.load(Ordering::Relaxed);
+            push(&mut k, t, (v != u64::MAX).then_some(v as f64));
+        }
+        self.last = Some((t, now));
+    }
+
+    fn into_json(self) -> serde_json::Value {
+        let v: Vec<serde_json::Value> = self
+            .names
+            .into_iter()
+            .zip(self.t.into_iter().zip(self.v))
+            .map(|(name, (t, v))| serde_json::json!({"name": name, "t_s": t, "value": v}))
+            .collect();
+        serde_json::Value::Array(v)
+    }
 }
 
 type VcpuSet = (Vec<VcpuThread>, Vec<Option<StatsFd>>, Option<StatsFd>);

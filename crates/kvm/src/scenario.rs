@@ -2,6 +2,7 @@
 //! with a message naming the key, the value and what is allowed. See docs/kvm.md for the keys.
 use crate::error::{Error, Result};
 use crate::vmm::layout::{MAX_QSIZE, MAX_VCPUS};
+use eventpath_policy::elvis::ElvisConfig;
 use eventpath_policy::moderation::ModerationConfig;
 use eventpath_policy::routing::RouterConfig;
 use serde::Deserialize;
@@ -62,7 +63,7 @@ pub enum Reroute {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct BackendCfg {
-    /// "exit" | "poll" | "perceptive" | "optimistic".
+    /// "exit" | "poll" | "perceptive" | "optimistic" | "elvis".
     pub mode: String,
     /// "shared" (one thread for every queue of every VM) | "per_queue".
     pub threads: String,
@@ -76,11 +77,13 @@ pub struct BackendCfg {
     pub max_poll_count: u32,
     /// vhost busyloop_timeout, µs (exit mode).
     pub busyloop_us: u32,
+    /// ELVIS scheduler parameters (mode = "elvis"; policy `ElvisConfig`, all optional).
+    pub elvis: ElvisConfig,
 }
 
 impl Default for BackendCfg {
     fn default() -> Self {
-        Self { mode: "exit".into(), threads: "shared".into(), pin: vec![], service_ns: 0, quota: 4, max_poll_count: 1000, busyloop_us: 0 }
+        Self { mode: "exit".into(), threads: "shared".into(), pin: vec![], service_ns: 0, quota: 4, max_poll_count: 1000, busyloop_us: 0, elvis: ElvisConfig::default() }
     }
 }
 
@@ -159,6 +162,20 @@ pub struct LoadCfg {
     pub work_ns: u64,
     /// adversary: kinds of garbage (default: all six).
     pub adversary: Vec<String>,
+    /// stream: rate changes during the run (`{at_s, rate}`, at_s from the start of the measured
+    /// window, increasing, < duration_s).
+    pub steps: Vec<StepCfg>,
+}
+
+/// One load step: from `at_s` seconds after the measured window starts, the stream's rate is
+/// `rate` requests/s.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StepCfg {
+    /// Seconds after the start of the measured window (0..duration_s).
+    pub at_s: f64,
+    /// New rate, requests per second (1..=1e8).
+    pub rate: f64,
 }
 
 impl Default for LoadCfg {
@@ -173,6 +190,7 @@ impl Default for LoadCfg {
             halt_when_idle: false,
             work_ns: 0,
             adversary: ADVERSARY_KINDS.iter().map(|s| s.to_string()).collect(),
+            steps: vec![],
         }
     }
 }
@@ -228,7 +246,8 @@ impl Scenario {
         range("duration_s", self.duration_s, 0.05, 600.0)?;
         range("warmup_s", self.warmup_s, 0.0, 60.0)?;
         let b = &self.backend;
-        one_of("backend.mode", &b.mode, &["exit", "poll", "perceptive", "optimistic"])?;
+        one_of("backend.mode", &b.mode, &["exit", "poll", "perceptive", "optimistic", "elvis"])?;
+        b.elvis.validate().map_err(|e| Error::Input(format!("backend.{e}")))?;
         one_of("backend.threads", &b.threads, &["shared", "per_queue"])?;
         for c in &b.pin {
             cpu("backend.pin", *c)?;
@@ -270,6 +289,21 @@ impl Scenario {
                 range(&k("work_ns"), l.work_ns as f64, 0.0, 1e7)?;
                 for a in &l.adversary {
                     one_of(&k("adversary"), a, &ADVERSARY_KINDS)?;
+                }
+                if !l.steps.is_empty() && l.pattern != "stream" {
+                    return Err(bad(&k("steps"), format!("{} step(s)", l.steps.len()), &format!("only a \"stream\" load has steps (pattern = {:?})", l.pattern)));
+                }
+                let mut prev = -1.0;
+                for (n, st) in l.steps.iter().enumerate() {
+                    let k = |f: &str| format!("vm[{i}].load[{j}].steps[{n}].{f}");
+                    if !(st.at_s.is_finite() && st.at_s >= 0.0 && st.at_s < self.duration_s) {
+                        return Err(bad(&k("at_s"), st.at_s, &format!("must be in 0..duration_s ({})", self.duration_s)));
+                    }
+                    if st.at_s <= prev {
+                        return Err(bad(&k("at_s"), st.at_s, &format!("must be after the previous step's at_s ({prev})")));
+                    }
+                    prev = st.at_s;
+                    range(&k("rate"), st.rate, 1.0, 1e8)?;
                 }
             }
         }
@@ -319,5 +353,34 @@ rate = 1000
         assert!(e.contains("rate"), "{e}");
         let e = Scenario::parse(&format!("{OK}\n[moderation]\nkind = \"fir\"\nitr = 0\n")).unwrap_err().to_string();
         assert!(e.contains("fir.itr = 0"), "{e}");
+    }
+
+    #[test]
+    fn elvis_mode_and_its_parameters_are_validated() {
+        let t = format!("{OK}\n[backend]\nmode = \"elvis\"\n[backend.elvis]\nmax_work = 32\n");
+        let s = Scenario::parse(&t).unwrap();
+        assert_eq!(s.backend.elvis.max_work, 32);
+        assert_eq!(s.backend.elvis.min_work, 8);
+        let e = Scenario::parse(&t.replace("max_work = 32", "max_work = 4\nmin_work = 5")).unwrap_err().to_string();
+        assert!(e.contains("backend.elvis.min_work = 5"), "{e}");
+        let e = Scenario::parse(&t.replace("max_work = 32", "max_wrk = 4")).unwrap_err().to_string();
+        assert!(e.contains("unknown field `max_wrk`"), "{e}");
+    }
+
+    #[test]
+    fn load_steps_are_validated() {
+        let t = OK.replace("rate = 1000", "rate = 1000\nsteps = [{at_s = 0.1, rate = 5000}, {at_s = 0.3, rate = 100}]");
+        let s = Scenario::parse(&t).unwrap();
+        assert_eq!(s.vm[0].load[0].steps.len(), 2);
+        let e = Scenario::parse(&t.replace("at_s = 0.3", "at_s = 0.05")).unwrap_err().to_string();
+        assert_eq!(e, "vm[0].load[0].steps[1].at_s = 0.05: must be after the previous step's at_s (0.1)");
+        let e = Scenario::parse(&t.replace("at_s = 0.3", "at_s = 0.5")).unwrap_err().to_string();
+        assert_eq!(e, "vm[0].load[0].steps[1].at_s = 0.5: must be in 0..duration_s (0.5)");
+        let e = Scenario::parse(&t.replace("rate = 5000", "rate = 0")).unwrap_err().to_string();
+        assert_eq!(e, "vm[0].load[0].steps[0].rate = 0: must be in 1..=100000000");
+        let e = Scenario::parse(&t.replace("rate = 5000", "rate = 5000, when = 1")).unwrap_err().to_string();
+        assert!(e.contains("unknown field `when`"), "{e}");
+        let e = Scenario::parse(&t.replace("pattern = \"stream\"", "pattern = \"closed\"")).unwrap_err().to_string();
+        assert!(e.contains("vm[0].load[0].steps = 2 step(s): only a \"stream\" load has steps"), "{e}");
     }
 }

@@ -7,6 +7,7 @@ mod serve;
 
 pub use serve::{spawn_backend, BackendThread};
 
+use eventpath_policy::elvis::ElvisConfig;
 use eventpath_policy::es2::{OptimisticConfig, PerceptiveConfig};
 use eventpath_policy::moderation::ModerationConfig;
 use eventpath_policy::routing::RouterConfig;
@@ -24,6 +25,10 @@ pub enum NotifyMode {
     Perceptive(PerceptiveConfig),
     /// ES2 optimistic switch (poll up to max_poll_count rounds after each completion).
     Optimistic(OptimisticConfig),
+    /// ELVIS (§3): one thread, work queue + poll queue (policy `ElvisScheduler`): queues start
+    /// in notification mode, are polled once their kick rate exceeds the threshold and return to
+    /// notifications after idling; max/min work per turn and stuck-queue preemption.
+    Elvis(ElvisConfig),
 }
 
 /// One queue a backend thread serves.
@@ -43,6 +48,9 @@ pub struct DeviceSpec {
     pub moderation: ModerationConfig,
     /// Per-request host processing cost, ns (spin).
     pub service_ns: u64,
+    /// Where the thread publishes the moderator's allowed interrupt rate (interrupts/s;
+    /// `u64::MAX`: unlimited), refreshed at least every millisecond.
+    pub allowed_rate: std::sync::Arc<AtomicU64>,
 }
 
 macro_rules! counters {
@@ -104,6 +112,16 @@ counters! {
     mode_switches,
     /// 10 µs sleeps of the ES2 joint-thread rules.
     short_sleeps,
+    /// ELVIS: turns on a queue taken from the work queue.
+    elvis_work_turns,
+    /// ELVIS: turns on a queue taken from the poll queue.
+    elvis_poll_turns,
+    /// ELVIS: turns that left a non-empty queue (max_work reached or another queue stuck).
+    elvis_leaves,
+    /// ELVIS: queues switched to polling (kick rate above the threshold).
+    elvis_start_polling,
+    /// ELVIS: polled queues returned to notifications (idle for poll_idle_ns).
+    elvis_stop_polling,
     /// Bad input by kind (virtq::VirtqError order).
     err_head_out_of_range,
     #[allow(missing_docs)] err_addr_out_of_range,

@@ -5,12 +5,13 @@ use crate::vmm::layout::{queue_area, AVAIL_OFF, DESC_OFF, USED_OFF};
 use crate::vmm::memory::GuestMem;
 use crate::vmm::sys::{self, now_ns, rdtsc};
 use crate::virtq::{DeviceQueue, RingAddrs};
+use eventpath_policy::elvis::{ElvisDecision, ElvisScheduler, ModeChange, QueueMode, ServeAction, Source};
 use eventpath_policy::es2::{OptimisticAction, OptimisticTx, PerceptiveAction, PerceptiveEvent, PerceptiveHandler};
 use eventpath_policy::moderation::{InterruptModerator, IrqDecision, Moderator};
 use eventpath_policy::vhost::{VhostAction, VhostEvent, VhostHandler};
 use std::collections::VecDeque;
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,6 +20,8 @@ enum Handler {
     Poll,
     Perceptive(PerceptiveHandler),
     Optimistic(OptimisticTx, VhostHandler),
+    /// Served by the thread's `ElvisScheduler`.
+    Elvis,
 }
 
 struct Dev {
@@ -29,9 +32,19 @@ struct Dev {
     moderator: Moderator,
     deadline: Option<u64>,
     unsignalled: u32,
+    /// Completions since the moderator last saw an event (suppressed batches included), so that
+    /// rate controllers measure all traffic, as a NIC's ITR logic counts every packet.
+    mod_pkts: u32,
     handler: Handler,
     queued: bool,
     service_tsc: u64,
+    allowed_rate: Arc<AtomicU64>,
+}
+
+impl Dev {
+    fn publish_rate(&self) {
+        self.allowed_rate.store(self.moderator.allowed_rate().map(u64::from).unwrap_or(u64::MAX), Ordering::Relaxed);
+    }
 }
 
 /// A running backend thread.
@@ -82,7 +95,11 @@ pub fn spawn_backend(
         while !go.load(Ordering::Acquire) && !s2.load(Ordering::Acquire) {
             std::thread::sleep(Duration::from_micros(50));
         }
-        Worker { devs, c: c2, stop: s2, ready: VecDeque::new() }.run(&mode);
+        let elvis = match &mode {
+            NotifyMode::Elvis(cfg) => Some(ElvisScheduler::new(cfg.clone(), devs.len())),
+            _ => None,
+        };
+        Worker { devs, c: c2, stop: s2, ready: VecDeque::new(), elvis, last_advance_tsc: 0 }.run(&mode);
         Ok(())
     })?;
     Ok(BackendThread { counters, tid, name, stop, join: Some(join) })
@@ -101,6 +118,7 @@ fn make_dev(d: DeviceSpec, mode: &NotifyMode) -> Result<Dev, String> {
         NotifyMode::Poll => Handler::Poll,
         NotifyMode::Perceptive(c) => Handler::Perceptive(PerceptiveHandler::new(c)),
         NotifyMode::Optimistic(c) => Handler::Optimistic(OptimisticTx::new(c), VhostHandler::new(Default::default())),
+        NotifyMode::Elvis(_) => Handler::Elvis,
     };
     let q2 = q.clone();
     q2.set_kicks(&d.vm.mem, !matches!(handler, Handler::Poll));
@@ -112,10 +130,13 @@ fn make_dev(d: DeviceSpec, mode: &NotifyMode) -> Result<Dev, String> {
         moderator,
         deadline: None,
         unsignalled: 0,
+        mod_pkts: 0,
         handler,
         queued: false,
         service_tsc: sys::ns_to_tsc(d.service_ns as f64),
+        allowed_rate: d.allowed_rate.clone(),
     })
+    .inspect(|d| d.publish_rate())
 }
 
 struct Worker {
@@ -123,6 +144,8 @@ struct Worker {
     c: Arc<Counters>,
     stop: Arc<AtomicBool>,
     ready: VecDeque<usize>,
+    elvis: Option<ElvisScheduler>,
+    last_advance_tsc: u64,
 }
 
 /// What taking one entry from the ring gave.
@@ -136,6 +159,9 @@ impl Worker {
     fn run(&mut self, mode: &NotifyMode) {
         let mut fds: Vec<libc::pollfd> =
             self.devs.iter().map(|d| libc::pollfd { fd: d.kick.as_raw_fd(), events: libc::POLLIN, revents: 0 }).collect();
+        if let Some(sched) = self.elvis.take() {
+            return self.run_elvis(sched, &mut fds);
+        }
         while !self.stop.load(Ordering::Relaxed) {
             self.fire_deadlines();
             if matches!(mode, NotifyMode::Poll) {
@@ -154,7 +180,7 @@ impl Worker {
                 Handler::Vhost(_) => self.run_vhost(i),
                 Handler::Perceptive(_) => self.run_perceptive(i),
                 Handler::Optimistic(..) => self.run_optimistic(i),
-                Handler::Poll => {}
+                Handler::Poll | Handler::Elvis => {}
             }
             self.signal(i);
         }
@@ -167,29 +193,105 @@ impl Worker {
         }
     }
 
-    /// Sleeps in poll(2) on the kick eventfds until a kick or the next moderation deadline.
-    fn wait_kicks(&mut self, fds: &mut [libc::pollfd]) {
+    /// How long a sleeping thread may wait: until the next moderation deadline, at most 5 ms.
+    fn wait_timeout_ms(&self) -> i32 {
         let now = now_ns();
-        let timeout_ms = self
-            .devs
-            .iter()
-            .filter_map(|d| d.deadline)
-            .map(|t| (t.saturating_sub(now) / 1_000_000) as i32)
-            .min()
-            .unwrap_or(5)
-            .min(5);
+        self.devs.iter().filter_map(|d| d.deadline).map(|t| (t.saturating_sub(now) / 1_000_000) as i32).min().unwrap_or(5).min(5)
+    }
+
+    /// Waits in poll(2) on the kick eventfds up to `timeout_ms` (0: just look); reads each
+    /// signalled eventfd and returns the indices of the kicked devices.
+    fn kicked(&mut self, fds: &mut [libc::pollfd], timeout_ms: i32) -> Vec<usize> {
         // SAFETY: `fds` is a valid array of pollfd for the eventfds this thread keeps alive.
         let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
         if r <= 0 {
-            return;
+            return vec![];
         }
-        for i in 0..fds.len() {
-            if fds[i].revents & libc::POLLIN != 0 {
+        let mut out = Vec::new();
+        for (i, f) in fds.iter().enumerate() {
+            if f.revents & libc::POLLIN != 0 {
                 if self.devs[i].kick.read().is_ok() {
                     self.c.bump(&self.c.kick_events, 1);
                 }
-                self.on_kick(i);
+                out.push(i);
             }
+        }
+        out
+    }
+
+    /// Sleeps in poll(2) on the kick eventfds until a kick or the next moderation deadline.
+    fn wait_kicks(&mut self, fds: &mut [libc::pollfd]) {
+        let timeout_ms = self.wait_timeout_ms();
+        for i in self.kicked(fds, timeout_ms) {
+            self.on_kick(i);
+        }
+    }
+
+    /// ELVIS (§3): one thread serves every device through the policy's `ElvisScheduler`. Kicks
+    /// feed its work queue (and its rate counter, which moves a queue to the poll queue: kicks
+    /// disabled); each turn serves one queue until it is empty or the scheduler says leave
+    /// (max_work, or min_work with another queue stuck). A notified queue found empty re-arms
+    /// its kick (avail_event) and re-checks, as vhost does; a polled queue found empty for
+    /// poll_idle_ns goes back to notifications. The thread sleeps only when both queues are empty.
+    fn run_elvis(&mut self, mut sched: ElvisScheduler, fds: &mut [libc::pollfd]) {
+        let n = self.devs.len();
+        while !self.stop.load(Ordering::Relaxed) {
+            self.fire_deadlines();
+            // Kicks that came while serving: only queues in notification mode can kick.
+            if (0..n).any(|i| matches!(sched.mode(i), Some(QueueMode::Notify { .. }))) {
+                for i in self.kicked(fds, 0) {
+                    self.elvis_kick(&mut sched, i);
+                }
+            }
+            let (i, src) = match sched.next(now_ns()) {
+                ElvisDecision::Idle => {
+                    let timeout_ms = self.wait_timeout_ms();
+                    for i in self.kicked(fds, timeout_ms) {
+                        self.elvis_kick(&mut sched, i);
+                    }
+                    continue;
+                }
+                ElvisDecision::Serve(i, src) => (i, src),
+            };
+            self.c.bump(if src == Source::Poll { &self.c.elvis_poll_turns } else { &self.c.elvis_work_turns }, 1);
+            let polled = matches!(sched.mode(i), Some(QueueMode::Polled { .. }));
+            if polled {
+                let d = &self.devs[i];
+                d.q.set_kicks(&d.mem, false); // keep avail_event parked ahead of the guest
+            }
+            loop {
+                match self.take(i) {
+                    Took::Request(_) | Took::Bad => {
+                        if sched.on_request(now_ns()) == ServeAction::Leave {
+                            self.c.bump(&self.c.elvis_leaves, 1);
+                            break;
+                        }
+                    }
+                    Took::Empty => {
+                        let now = now_ns();
+                        let change = sched.on_empty(now);
+                        if change == ModeChange::StopPolling {
+                            self.c.bump(&self.c.elvis_stop_polling, 1);
+                            self.set_kicks(i, true);
+                        } else if !polled {
+                            let d = &self.devs[i];
+                            d.q.set_kicks(&d.mem, true); // re-arm avail_event past what was taken
+                        }
+                        if (change == ModeChange::StopPolling || !polled) && self.devs[i].q.has_work(&self.devs[i].mem) {
+                            sched.on_host_work(i, now); // raced the re-arm: no kick will come
+                        }
+                        break;
+                    }
+                }
+            }
+            self.signal(i);
+        }
+    }
+
+    fn elvis_kick(&mut self, sched: &mut ElvisScheduler, i: usize) {
+        if sched.on_kick(i, now_ns()) == ModeChange::StartPolling {
+            self.c.bump(&self.c.elvis_start_polling, 1);
+            self.set_kicks(i, false);
         }
     }
 
@@ -403,10 +505,12 @@ impl Worker {
             return;
         }
         let pkts = std::mem::take(&mut d.unsignalled);
+        d.mod_pkts = d.mod_pkts.saturating_add(pkts);
         if !d.q.should_interrupt(&d.mem) {
             self.c.bump(&self.c.irq_suppressed, 1);
             return;
         }
+        let pkts = std::mem::take(&mut d.mod_pkts);
         self.c.bump(&self.c.irq_wanted, 1);
         match d.moderator.on_event(now_ns(), pkts, pkts as u64 * crate::vmm::layout::BUFFER_SIZE) {
             IrqDecision::FireNow => {
@@ -419,6 +523,7 @@ impl Worker {
             }
             IrqDecision::Coalesced => self.c.bump(&self.c.irq_coalesced, 1),
         }
+        self.devs[i].publish_rate();
     }
 
     fn send(&mut self, i: usize) {
@@ -430,6 +535,17 @@ impl Worker {
     }
 
     fn fire_deadlines(&mut self) {
+        // Close elapsed moderation windows even without events, and publish the allowed rate,
+        // at least every millisecond.
+        let t = rdtsc();
+        if t.wrapping_sub(self.last_advance_tsc) > sys::ns_to_tsc(1e6) {
+            self.last_advance_tsc = t;
+            let now = now_ns();
+            for d in &mut self.devs {
+                d.moderator.advance(now);
+                d.publish_rate();
+            }
+        }
         let mut now = 0;
         for i in 0..self.devs.len() {
             if let Some(t) = self.devs[i].deadline {
@@ -441,6 +557,7 @@ impl Worker {
                     if self.devs[i].moderator.on_deadline(now) {
                         self.send(i);
                     }
+                    self.devs[i].publish_rate();
                 }
             }
         }

@@ -1,0 +1,149 @@
+"""KVM testbed: the ELVIS backend (one thread, work + poll queues) and load steps with the
+moderators' time series. Real VMs on /dev/kvm; skipped, with the reason, where KVM is not usable.
+Shapes compare runs of the same session, with generous margins (the host is loaded)."""
+import json
+import textwrap
+
+import pytest
+
+from eventpath import _eventpath as E
+
+OK, REASON = E.kvm_available()
+pytestmark = pytest.mark.skipif(not OK, reason=f"KVM testbed unavailable: {REASON}")
+
+
+def run(tmp_path, text, name="s.toml"):
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text))
+    out = tmp_path / (name + ".out")
+    d = json.loads(E.kvm_run(str(p), str(out)))
+    assert json.loads((out / "summary.json").read_text()) == d
+    return d
+
+
+def vm(i, pattern, rate=1000, extra=""):
+    return f"""
+[[vm]]
+name = "vm{i}"
+pin = [0]
+[[vm.load]]
+pattern = "{pattern}"
+window = 4
+rate = {rate}
+{extra}
+"""
+
+
+def head(mode, threads, warmup=0.05, dur=0.3, extra=""):
+    return f"""name = "t"
+duration_s = {dur}
+warmup_s = {warmup}
+[backend]
+mode = "{mode}"
+threads = "{threads}"
+pin = [1]
+{extra}
+"""
+
+
+def series(d, name):
+    s = next(x for x in d["series"] if x["name"] == name)
+    return list(zip(s["t_s"], s["value"]))
+
+
+def test_elvis_one_thread_polls_busy_queues_and_serves_every_vm(tmp_path):
+    """Two closed-loop VMs (busy) and one 200 req/s VM: ELVIS serves all three from one thread,
+    polls the busy queues (≈0 kicks per request) and leaves the slow one on notifications; one
+    vhost thread per device (exit mode) in the same session kicks on a sizeable fraction."""
+    vms = vm(0, "closed") + vm(1, "closed") + vm(2, "stream", rate=200)
+    ex = run(tmp_path, head("exit", "per_queue") + vms, "exit.toml")
+    el = run(tmp_path, head("elvis", "shared") + vms, "elvis.toml")
+    assert len(el["host"]["io_threads"]) == 1 and len(ex["host"]["io_threads"]) == 3
+    c = el["counters"]["backend"]
+    assert c["elvis_poll_turns"] > 0 and c["elvis_work_turns"] > 0, c
+    for i in (0, 1):
+        e, x = el["vms"][i]["guest"], ex["vms"][i]["guest"]
+        assert e["kicks_per_request"] < 0.1, (i, e)
+        assert e["kicks_per_request"] < x["kicks_per_request"] / 4, (i, e, x)
+    # nobody starved: the busy VMs each do a share, the slow VM gets what it offers
+    ops = [v["throughput"]["ops_per_s"] or 0 for v in el["vms"]]
+    assert min(ops[0], ops[1]) > 0.1 * max(ops[0], ops[1]), ops
+    assert ops[2] > 100, ops
+    # the slow queue is not polled: it keeps kicking
+    assert el["vms"][2]["guest"]["kicks_per_request"] > 0.2, el["vms"][2]["guest"]
+
+
+def test_elvis_starts_polling_on_a_kick_storm_and_stops_after_the_load_drops(tmp_path):
+    text = head("elvis", "shared", warmup=0, dur=0.35) + vm(0, "stream", rate=100000, extra="steps = [{at_s = 0.1, rate = 10}]")
+    d = run(tmp_path, text)
+    c = d["counters"]["backend"]
+    assert c["elvis_start_polling"] >= 1 and c["elvis_stop_polling"] >= 1, c
+    # after the drop the thread sleeps: it no longer burns its CPU polling
+    assert d["host"]["io_threads"][0]["util_pct"] < 80, d["host"]["io_threads"]
+    done = series(d, "vm0.completions_per_s")
+    before = [v for t, v in done if 0.02 < t <= 0.1 and v is not None]
+    after = [v for t, v in done if t > 0.15 and v is not None]
+    assert sum(before) / len(before) > 10 * (sum(after) / len(after) + 1), (before, after)
+
+
+AIR = """[moderation]
+kind = "air"
+interval_ns = 20000000
+k = 64
+c_cycles_per_s = 2.6e9
+c_pkt_cycles = 2600.0
+c_int_cycles = 91000.0
+"""
+CGR = """[moderation]
+kind = "cgr"
+timeslice_ns = 20000000
+"""
+
+
+def step_run(tmp_path, mod, r0, r1, name):
+    text = head("exit", "shared", dur=0.5, extra=mod) + vm(0, "stream", rate=r0, extra=f'consume = "irq"\nsteps = [{{at_s = 0.25, rate = {r1}}}]')
+    d = run(tmp_path, text, name)
+    rate = series(d, "vm0.q0.allowed_irq_rate")
+    mean = lambda xs: sum(xs) / len(xs)
+    before = mean([v for t, v in rate if 0.05 < t <= 0.25])
+    after = mean([v for t, v in rate if t > 0.4])
+    offered = series(d, "vm0.vcpu0.offered_rate")
+    assert offered[0][1] == r0 and offered[-1][1] == r1
+    return before, after, d
+
+
+def test_air_and_cgr_follow_a_load_step_the_way_their_rules_say(tmp_path):
+    """AIR (Algorithm 1): more bandwidth -> a higher allowed rate (B/(k·S) + offset grows).
+    CGR (§4.2): small packets above 20,000/s leave the latency-critical class (100K/s) for the
+    latency-sensitive one (20K/s): a lower allowed rate."""
+    b, a, d = step_run(tmp_path, AIR, 5000, 80000, "air.toml")
+    assert a > 1.3 * b, (b, a)
+    irq = series(d, "vm0.interrupts_per_s")
+    assert max(v for t, v in irq if t > 0.4 and v) > 1.2 * min(v for t, v in irq if 0.05 < t <= 0.25 and v is not None)
+    b, a, _ = step_run(tmp_path, CGR, 5000, 80000, "cgr.toml")
+    assert b == 100000 and a == 20000, (b, a)
+
+
+@pytest.mark.parametrize("mode,extra,needle", [
+    ("elvis", "[backend.elvis]\nmin_work = 100", "backend.elvis.min_work = 100"),
+    ("elvis", "[backend.elvis]\nmax_wrk = 1", "unknown field `max_wrk`"),
+    ("elvish", "", 'backend.mode = "elvish": allowed: exit, poll, perceptive, optimistic, elvis'),
+])
+def test_bad_backend_keys_are_input_errors(tmp_path, mode, extra, needle):
+    p = tmp_path / "bad.toml"
+    p.write_text(head(mode, "shared", extra=extra) + vm(0, "stream"))
+    with pytest.raises(E.InputError, match=needle):
+        E.kvm_run(str(p), str(tmp_path / "o"))
+
+
+@pytest.mark.parametrize("steps,needle", [
+    ("[{at_s = 0.4, rate = 10}]", r"vm\[0\].load\[0\].steps\[0\].at_s = 0.4: must be in 0..duration_s \(0.3\)"),
+    ("[{at_s = 0.1, rate = 10}, {at_s = 0.1, rate = 5}]", "must be after the previous step"),
+    ("[{at_s = 0.1, rate = 0}]", r"steps\[0\].rate = 0"),
+    ("[{at_s = 0.1, rat = 5}]", "unknown field `rat`"),
+])
+def test_bad_load_steps_are_input_errors(tmp_path, steps, needle):
+    p = tmp_path / "bad.toml"
+    p.write_text(head("exit", "shared") + vm(0, "stream", extra=f"steps = {steps}"))
+    with pytest.raises(E.InputError, match=needle):
+        E.kvm_run(str(p), str(tmp_path / "o"))

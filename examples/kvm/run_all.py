@@ -1,5 +1,5 @@
 """Runs the five KVM experiments' variants from the scenario files next to this script and prints
-the tables of docs/kvm.md.  Usage: python examples/kvm/run_all.py [OUT_DIR] [--dur SECONDS]"""
+the tables of docs/kvm.md.  Usage: python examples/kvm/run_all.py [OUT_DIR] [--dur SECONDS] [--only=1,3b]"""
 import json
 import pathlib
 import re
@@ -14,8 +14,9 @@ OUT = pathlib.Path(args[0] if args else tempfile.mkdtemp(prefix="kvm-exp-"))
 DUR = float(sys.argv[sys.argv.index("--dur") + 1]) if "--dur" in sys.argv else 0.5
 
 
-def run(name, text):
-    text = re.sub(r"(?m)^duration_s = .*$", f"duration_s = {DUR}", text)
+def run(name, text, keep_duration=False):
+    if not keep_duration:
+        text = re.sub(r"(?m)^duration_s = .*$", f"duration_s = {DUR}", text)
     p = OUT / f"{name}.toml"
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(text)
@@ -63,17 +64,21 @@ def exp2():
     parts = one.split("\n[[vm]]\n")
     head, vm = parts[0] + "\n", "[[vm]]\n" + parts[1].rstrip("\n") + "\n"
     rows = []
-    for threads in ["shared", "per_queue"]:
+    for mode, threads in [("poll", "shared"), ("poll", "per_queue"), ("elvis", "shared"), ("exit", "per_queue")]:
         for n in [1, 2, 4]:
-            text = sub(head, threads=f'"{threads}"') + "".join(vm.replace('"vm0"', f'"vm{i}"') for i in range(n))
-            d = run(f"exp2-{threads}-{n}", text)
+            text = sub(head, mode=f'"{mode}"', threads=f'"{threads}"') + "".join(vm.replace('"vm0"', f'"vm{i}"') for i in range(n))
+            d = run(f"exp2-{mode}-{threads}-{n}", text)
             ops = [v["throughput"]["ops_per_s"] or 0 for v in d["vms"]]
+            kicks = [v["guest"]["kicks_per_request"] or 0 for v in d["vms"]]
             util = sum(t["util_pct"] or 0 for t in d["host"]["io_threads"])
             p50 = max(v["latency_us"]["p50"] or 0 for v in d["vms"])
-            rows.append([threads, n, sum(ops), min(ops), max(ops), len(d["host"]["io_threads"]), util, p50])
-    print("Experiment 2 (closed loop, window 4, polling backend on CPU 1, all vCPUs on CPU 0)\n")
-    table(["threads", "VMs", "total ops/s", "min VM ops/s", "max VM ops/s", "backend threads",
-           "backend util % (sum)", "worst p50 µs"], rows)
+            c = d["counters"]["backend"]
+            polled = f'{c["elvis_poll_turns"]}/{c["elvis_work_turns"]}' if mode == "elvis" else None
+            rows.append([mode, threads, n, sum(ops), min(ops), max(ops), max(kicks), len(d["host"]["io_threads"]),
+                         util, p50, polled])
+    print("Experiment 2 (closed loop, window 4, backend threads on CPU 1, all vCPUs on CPU 0)\n")
+    table(["mode", "threads", "VMs", "total ops/s", "min VM ops/s", "max VM ops/s", "max VM kicks/req",
+           "backend threads", "backend util % (sum)", "worst p50 µs", "elvis poll/work turns"], rows)
 
 
 # AIR with this host's costs (probe: TSC 2.6 GHz; ~35 us per delivered interrupt including the
@@ -99,6 +104,38 @@ def exp3():
                          c["completions_per_interrupt"], v["latency_us"]["p50"], v["latency_us"]["p99"]])
     print("Experiment 3 (stream, guest consumes on interrupts, exit-mode backend)\n")
     table(["moderation", "offered/s", "done/s", "interrupts/s", "completions/irq", "p50 µs", "p99 µs"], rows)
+
+
+def exp3b():
+    base = (HERE / "exp3_load_step.toml").read_text()
+    cgr = 'kind = "cgr"\ntimeslice_ns = 20000000'
+    rows = []
+    for label, mod in [("air", None), ("cgr (20 ms slices)", cgr)]:
+        text = base if mod is None else re.sub(r"(?ms)^\[moderation\]\n.*?(?=^\[\[vm\]\])", f"[moderation]\n{mod}\n", base)
+        for r0, r1 in [(5000, 80000), (80000, 5000)]:
+            t = sub(text, rate=r0).replace("rate = 80000}", f"rate = {r1}}}")
+            d = run(f"exp3b-{label.split()[0]}-{r0}-{r1}", t, keep_duration=True)
+            S = {s["name"]: list(zip(s["t_s"], s["value"])) for s in d["series"]}
+            at = float(re.search(r"at_s = ([0-9.]+)", t).group(1))
+            end = d["sim_seconds"]
+
+            def mean(name, lo, hi):
+                xs = [v for tt, v in S[name] if lo < tt <= hi and v is not None]
+                return sum(xs) / len(xs) if xs else None
+
+            def settle(name, target):
+                for tt, v in S[name]:
+                    if tt > at and v is not None and abs(v - target) <= 0.05 * target:
+                        return (tt - at) * 1e3
+                return None
+            a0 = mean("vm0.q0.allowed_irq_rate", 0.05, at)
+            a1 = mean("vm0.q0.allowed_irq_rate", at + 0.1, end)
+            rows.append([label, f"{r0} -> {r1}", a0, a1, settle("vm0.q0.allowed_irq_rate", a1) if a1 else None,
+                         mean("vm0.interrupts_per_s", 0.05, at), mean("vm0.interrupts_per_s", at + 0.1, end),
+                         mean("vm0.completions_per_s", 0.05, at), mean("vm0.completions_per_s", at + 0.1, end)])
+    print("Experiment 3b (load step at 0.3 s; stream consumed on interrupts; means over the 10 ms series)\n")
+    table(["moderation", "offered/s", "allowed irq/s before", "after", "ms to settle", "irq/s before", "after",
+           "done/s before", "after"], rows)
 
 
 def exp4():
@@ -136,7 +173,7 @@ def exp5():
 
 if __name__ == "__main__":
     which = [a for a in sys.argv[1:] if a.startswith("--only=")]
-    todo = which[0].split("=", 1)[1].split(",") if which else ["1", "2", "3", "4", "5"]
+    todo = which[0].split("=", 1)[1].split(",") if which else ["1", "2", "3", "3b", "4", "5"]
     for k in todo:
         globals()[f"exp{k}"]()
     print(f"(runs of {DUR} s; scenario files and summaries in {OUT})")

@@ -13,6 +13,17 @@ SIM_COLOR = "#1f77b4"
 PUB_COLOR = "#bbbbbb"
 
 
+def _finish(fig, ax, path: Path, title: str, grid: bool = False) -> None:
+    """Title, legend, layout, write the PNG and free the figure."""
+    if grid:
+        ax.grid(alpha=0.3)
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def reproduction_figure(doc: dict, path: Path) -> None:
     """One small panel per (metric, unit): simulated and published bars per config."""
     groups: dict[tuple[str, str], list[dict]] = {}
@@ -54,12 +65,8 @@ def exit_breakdown_figure(labels: list[str], exits: list[dict], path: Path, titl
         ax.bar(labels, vals, bottom=bottom, label=reason)
         bottom = [b + v for b, v in zip(bottom, vals)]
     ax.set_ylabel("VM exits (K/s)")
-    ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7)
     ax.tick_params(axis="x", labelsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    _finish(fig, ax, path, title)
 
 
 def latency_cdf_figure(curves: dict[str, list[tuple[float, float]]], path: Path, title: str) -> None:
@@ -74,12 +81,7 @@ def latency_cdf_figure(curves: dict[str, list[tuple[float, float]]], path: Path,
     ax.set_xlabel("latency (µs)")
     ax.set_ylabel("CDF")
     ax.set_ylim(0, 1.01)
-    ax.grid(alpha=0.3)
-    ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    _finish(fig, ax, path, title, grid=True)
 
 
 def series_figure(xs: list[float], series: dict[str, list[float]], path: Path, xlabel: str, ylabel: str,
@@ -90,12 +92,7 @@ def series_figure(xs: list[float], series: dict[str, list[float]], path: Path, x
         ax.plot(xs, ys, marker="o", label=label)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.grid(alpha=0.3)
-    ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    _finish(fig, ax, path, title, grid=True)
 
 
 def run_figures(result, out: Path) -> list[Path]:

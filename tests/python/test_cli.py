@@ -156,3 +156,13 @@ def test_api_dict_scenario_and_input_error():
     sc["vm"][0]["vcpus"] = 0
     with pytest.raises(InputError, match="at least 1 vCPU"):
         run(sc)
+
+
+def test_demo_prints_comparison_and_writes_figure(cli, tmp_path):
+    r = cli("demo", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "emulated" in r.stdout and "posted" in r.stdout
+    rows = json.loads((tmp_path / "demo.json").read_text())
+    posted = [x for x in rows if x["delivery"] == "posted"]
+    assert posted and all(x["eoi"] == 0 and x["interrupt_delivery"] == 0 for x in posted)
+    assert (tmp_path / "demo-exits.png").read_bytes()[:4] == b"\x89PNG"

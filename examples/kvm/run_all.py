@@ -91,7 +91,7 @@ def exp3():
     rows = []
     for label, mod in [("none", 'kind = "none"'), ("fir 2000", 'kind = "fir"\nitr = 2000'),
                        ("fir 8000", 'kind = "fir"\nitr = 8000'), ("fir 32000", 'kind = "fir"\nitr = 32000'),
-                       ("air", AIR)]:
+                       ("air", AIR), ("dim rx_eqe", 'kind = "dim"\nprofiles = "rx_eqe"')]:
         text = re.sub(r"(?ms)^\[moderation\]\n.*?(?=^\[\[vm\]\])", f"[moderation]\n{mod}\n", base)
         for rate in [20000, 100000]:
             try:
@@ -110,7 +110,7 @@ def exp3b():
     base = (HERE / "exp3_load_step.toml").read_text()
     cgr = 'kind = "cgr"\ntimeslice_ns = 20000000'
     rows = []
-    for label, mod in [("air", None), ("cgr (20 ms slices)", cgr)]:
+    for label, mod in [("air", None), ("cgr (20 ms slices)", cgr), ("dim rx_eqe", 'kind = "dim"\nprofiles = "rx_eqe"')]:
         text = base if mod is None else re.sub(r"(?ms)^\[moderation\]\n.*?(?=^\[\[vm\]\])", f"[moderation]\n{mod}\n", base)
         for r0, r1 in [(5000, 80000), (80000, 5000)]:
             t = sub(text, rate=r0).replace("rate = 80000}", f"rate = {r1}}}")

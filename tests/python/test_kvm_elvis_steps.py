@@ -147,3 +147,22 @@ def test_bad_load_steps_are_input_errors(tmp_path, steps, needle):
     p.write_text(head("exit", "shared") + vm(0, "stream", extra=f"steps = {steps}"))
     with pytest.raises(E.InputError, match=needle):
         E.kvm_run(str(p), str(tmp_path / "o"))
+
+
+def test_dim_moderation_drives_the_policy_dim_through_its_profiles(tmp_path):
+    """kind = "dim": the allowed rate is always one of the rx_eqe profiles' 1e6/usec, and DIM
+    (policy `moderation::dim::Dim`, fed at every interrupt) moves between profiles."""
+    text = head("exit", "shared", dur=0.3, extra='[moderation]\nkind = "dim"\nprofiles = "rx_eqe"\n') + vm(
+        0, "stream", rate=80000, extra='consume = "irq"')
+    d = run(tmp_path, text)
+    rates = {v for _, v in series(d, "vm0.q0.allowed_irq_rate")}
+    assert rates <= {1000000, 125000, 15625, 7812, 3906}, rates
+    assert len(rates) >= 2, rates
+    assert d["counters"]["interrupts_sent"] > 0
+
+
+def test_bad_dim_keys_are_input_errors(tmp_path):
+    p = tmp_path / "bad.toml"
+    p.write_text(head("exit", "shared", extra='[moderation]\nkind = "dim"\nprofiles = "tx"\n') + vm(0, "stream"))
+    with pytest.raises(E.InputError, match='dim.profiles = "tx": allowed: rx_eqe, rx_cqe, tx_eqe, tx_cqe'):
+        E.kvm_run(str(p), str(tmp_path / "o"))

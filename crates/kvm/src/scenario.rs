@@ -3,7 +3,7 @@
 use crate::error::{Error, Result};
 use crate::vmm::layout::{MAX_QSIZE, MAX_VCPUS};
 use eventpath_policy::elvis::ElvisConfig;
-use eventpath_policy::moderation::ModerationConfig;
+use crate::backend::dim::Moderation;
 use eventpath_policy::routing::RouterConfig;
 use serde::Deserialize;
 
@@ -22,9 +22,10 @@ pub struct Scenario {
     /// Backend threads.
     #[serde(default)]
     pub backend: BackendCfg,
-    /// Interrupt moderation of every device (policy `ModerationConfig`, `kind = "fir" | ...`).
+    /// Interrupt moderation of every device (policy `ModerationConfig`, `kind = "none" | "fir" |
+    /// "cgr" | "air"`, or net DIM through the testbed's adapter, `kind = "dim"`).
     #[serde(default)]
-    pub moderation: ModerationConfig,
+    pub moderation: Moderation,
     /// Interrupt routing (policy `RouterConfig`: "fixed", "lowest_priority_rr", "running_first",
     /// "es2", "h_balance").
     #[serde(default)]
@@ -365,6 +366,23 @@ rate = 1000
         assert!(e.contains("backend.elvis.min_work = 5"), "{e}");
         let e = Scenario::parse(&t.replace("max_work = 32", "max_wrk = 4")).unwrap_err().to_string();
         assert!(e.contains("unknown field `max_wrk`"), "{e}");
+    }
+
+    #[test]
+    fn dim_moderation_kind_is_parsed_and_validated() {
+        let t = format!("{OK}\n[moderation]\nkind = \"dim\"\nprofiles = \"rx_cqe\"\n");
+        let s = Scenario::parse(&t).unwrap();
+        assert!(matches!(s.moderation, Moderation::Dim(ref c) if c.profiles == "rx_cqe" && c.start_ix == 1));
+        let e = Scenario::parse(&t.replace("rx_cqe", "rx")).unwrap_err().to_string();
+        assert!(e.contains("dim.profiles = \"rx\": allowed: rx_eqe, rx_cqe, tx_eqe, tx_cqe"), "{e}");
+        let e = Scenario::parse(&format!("{t}start_ix = 7\n")).unwrap_err().to_string();
+        assert!(e.contains("dim.start_ix = 7: must be in 0..=4"), "{e}");
+        let e = Scenario::parse(&format!("{t}itr = 7\n")).unwrap_err().to_string();
+        assert!(e.contains("unknown field `itr`"), "{e}");
+        let e = Scenario::parse(&t.replace("\"dim\"", "\"napi\"")).unwrap_err().to_string();
+        assert!(e.contains("moderation.kind = \"napi\": allowed: none, fir, cgr, air, dim"), "{e}");
+        let s = Scenario::parse(&format!("{OK}\n[moderation]\nkind = \"fir\"\nitr = 2000\n")).unwrap();
+        assert!(matches!(s.moderation, Moderation::Policy(_)));
     }
 
     #[test]

@@ -191,6 +191,12 @@ def test_probe_measures_each_path_per_notification_and_exports_a_profile(tmp_pat
         assert (paths[f"{bus}_exit_to_userspace"]["guest_cost_us_per_notification"]
                 >= 1.3 * paths[f"{bus}_ioeventfd"]["guest_cost_us_per_notification"]), bus
     assert d["results"]["polled_ring_request"]["kicks_per_request"] == 0
+    # guest kick -> backend handler (shared TSC): every sparse kick wakes the sleeping thread
+    k2b = d["results"]["kick_to_backend_handler"]
+    for bus in ["pio", "mmio"]:
+        k = k2b[f"{bus}_ioeventfd"]
+        assert k["samples"] >= 0.5 * k["kicks"] > 10, (bus, k)
+        assert 0 < k["latency_us"]["p50"] < 10000, (bus, k)
     text = (out / "profile.toml").read_text()
     assert "[exit]" in text and "measured by eventpath kvm probe on" in text
     # the simulator runs its own example on the exported profile

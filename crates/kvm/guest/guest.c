@@ -63,6 +63,7 @@ static void q_init(struct queue *q, u64 index, u64 qsize) {
 
 static void kick(struct vcpu_ctl *c, struct queue *q) {
     u64 t0 = rdtsc();
+    WR(c->last_kick_tsc, t0); /* the backend measures kick -> handler from it (shared TSC) */
     if (c->kick == KICK_PIO) {
         __asm__ volatile("outw %w0, %w1" ::"a"((u16)0), "d"((u16)q->port) : "memory");
     } else if (c->kick == KICK_MMIO) {

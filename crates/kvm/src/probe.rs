@@ -53,6 +53,15 @@ fn irq(gap_us: f64, halt: bool, halt_poll: Option<u64>, dur: f64) -> String {
     )
 }
 
+/// One request every `gap_us` to an exit-mode backend that sleeps in poll(2) between them.
+fn sparse_kicks(kick: &str, gap_us: f64, dur: f64) -> String {
+    let (vp, bp) = pins();
+    format!(
+        "{}[backend]\nmode = \"exit\"\n{bp}\n[[vm]]\nname = \"vm0\"\nkick = \"{kick}\"\n{vp}\n[[vm.load]]\npattern = \"burst\"\nburst = 1\ngap_us = {gap_us}\n",
+        header(dur)
+    )
+}
+
 /// `v[path...]` (numeric parts index arrays).
 pub fn p(v: &Value, path: &[&str]) -> Value {
     let mut x = v;
@@ -108,6 +117,17 @@ pub fn probe(out_dir: &str, quick: bool) -> Result<String> {
         paths.insert(name.into(), notify_path(pattern, kick, dur, note)?);
     }
     res.insert("notification_paths".into(), Value::Object(paths));
+    let mut k2b = serde_json::Map::new();
+    for kick in ["pio", "mmio"] {
+        let r = run_toml(&sparse_kicks(kick, 200.0, dur))?;
+        k2b.insert(format!("{kick}_ioeventfd"), json!({
+            "latency_us": p(&r, &["counters", "kick_to_backend", "latency_us"]),
+            "samples": p(&r, &["counters", "kick_to_backend", "samples"]),
+            "kicks": p(&r, &["vms", "0", "guest", "kicks"]),
+        }));
+    }
+    k2b.insert("note".into(), json!("guest TSC just before the kick instruction -> the exit-mode backend thread back from poll(2) with that kick's eventfd (shared TSC; one request every 200 us, so the thread is asleep: includes the exit, eventfd signal and the thread's wake-up)"));
+    res.insert("kick_to_backend_handler".into(), Value::Object(k2b));
     let poll = run_toml(&stream("pio", "poll", 1e5, dur))?;
     res.insert("polled_ring_request".into(), json!({
         "kicks_per_request": p(&poll, &["vms", "0", "guest", "kicks_per_request"]),

@@ -136,6 +136,7 @@ pub fn run(s: &Scenario) -> Result<serde_json::Value> {
 
     go.store(true, Ordering::SeqCst);
     let mut series = Series::new(s, &vms, &rates);
+    let mut kick_hist = crate::measure::hist::Histogram::default();
     let result: Result<(Snapshot, Snapshot, f64)> = (|| {
         std::thread::sleep(Duration::from_secs_f64(s.warmup_s));
         check_alive(&vcpu_threads)?;
@@ -143,6 +144,11 @@ pub fn run(s: &Scenario) -> Result<serde_json::Value> {
             g.shared.recording.store(true, Ordering::SeqCst);
         }
         let before = snapshot(&vms, &vcpu_threads, &backends);
+        for b in &backends {
+            if let Ok(mut h) = b.kick_hist.lock() {
+                *h = Default::default();
+            }
+        }
         let t0 = Instant::now();
         loop {
             let t = t0.elapsed().as_secs_f64();
@@ -153,6 +159,11 @@ pub fn run(s: &Scenario) -> Result<serde_json::Value> {
             std::thread::sleep(Duration::from_secs_f64((s.duration_s - t).min(SERIES_TICK_S)));
         }
         let after = snapshot(&vms, &vcpu_threads, &backends);
+        for b in &backends {
+            if let Ok(h) = b.kick_hist.lock() {
+                kick_hist.merge(&h);
+            }
+        }
         let secs = t0.elapsed().as_secs_f64();
         if let Some(g) = &gen {
             g.shared.recording.store(false, Ordering::SeqCst);
@@ -185,6 +196,7 @@ pub fn run(s: &Scenario) -> Result<serde_json::Value> {
     let runs: Vec<VmRun> = vms.iter().enumerate().map(|(i, vm)| VmRun { vm: vm.clone(), cfg: s.vm[i].clone(), index: i }).collect();
     let mut out = summary::build(s, &runs, &before, &after, secs, wall0.elapsed().as_secs_f64(), gen_result);
     out["series"] = series.into_json();
+    out["counters"]["kick_to_backend"] = serde_json::json!({"samples": kick_hist.count, "latency_us": summary::latency_us(&kick_hist)});
     Ok(out)
 }
 

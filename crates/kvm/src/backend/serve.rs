@@ -40,6 +40,8 @@ struct Dev {
     queued: bool,
     service_tsc: u64,
     allowed_rate: Arc<AtomicU64>,
+    home_vcpu: u64,
+    last_kick_seen: u64,
 }
 
 impl Dev {
@@ -52,6 +54,9 @@ impl Dev {
 pub struct BackendThread {
     /// Its counters.
     pub counters: Arc<Counters>,
+    /// Guest kick instruction -> this thread back from poll(2) with the kick, TSC ticks (only
+    /// kicks that found the thread asleep; see [`crate::guest::ctl::VcpuCtl::last_kick_tsc`]).
+    pub kick_hist: Arc<std::sync::Mutex<crate::measure::hist::Histogram>>,
     /// Its kernel thread id (for CPU time), 0 until it starts.
     pub tid: Arc<AtomicI32>,
     /// Name in reports.
@@ -83,7 +88,8 @@ pub fn spawn_backend(
     let counters = Arc::new(Counters::default());
     let stop = Arc::new(AtomicBool::new(false));
     let tid = Arc::new(AtomicI32::new(0));
-    let (c2, s2, t2) = (counters.clone(), stop.clone(), tid.clone());
+    let kick_hist = Arc::new(std::sync::Mutex::new(crate::measure::hist::Histogram::default()));
+    let (c2, s2, t2, h2) = (counters.clone(), stop.clone(), tid.clone(), kick_hist.clone());
     let join = std::thread::Builder::new().name(name.clone()).spawn(move || {
         t2.store(sys::gettid(), Ordering::SeqCst);
         if let Some(cpu) = pin {
@@ -100,10 +106,10 @@ pub fn spawn_backend(
             NotifyMode::Elvis(cfg) => Some(ElvisScheduler::new(cfg.clone(), devs.len())),
             _ => None,
         };
-        Worker { devs, c: c2, stop: s2, ready: VecDeque::new(), elvis, last_advance_tsc: 0 }.run(&mode);
+        Worker { devs, c: c2, stop: s2, ready: VecDeque::new(), elvis, last_advance_tsc: 0, kick_hist: h2 }.run(&mode);
         Ok(())
     })?;
-    Ok(BackendThread { counters, tid, name, stop, join: Some(join) })
+    Ok(BackendThread { counters, kick_hist, tid, name, stop, join: Some(join) })
 }
 
 fn make_dev(d: DeviceSpec, mode: &NotifyMode) -> Result<Dev, String> {
@@ -136,6 +142,8 @@ fn make_dev(d: DeviceSpec, mode: &NotifyMode) -> Result<Dev, String> {
         queued: false,
         service_tsc: sys::ns_to_tsc(d.service_ns as f64),
         allowed_rate: d.allowed_rate.clone(),
+        home_vcpu: d.home_vcpu as u64,
+        last_kick_seen: 0,
     })
     .inspect(|d| d.publish_rate())
 }
@@ -147,6 +155,7 @@ struct Worker {
     ready: VecDeque<usize>,
     elvis: Option<ElvisScheduler>,
     last_advance_tsc: u64,
+    kick_hist: Arc<std::sync::Mutex<crate::measure::hist::Histogram>>,
 }
 
 /// What taking one entry from the ring gave.
@@ -205,12 +214,24 @@ impl Worker {
     fn kicked(&mut self, fds: &mut [libc::pollfd], timeout_ms: i32) -> Vec<usize> {
         // SAFETY: `fds` is a valid array of pollfd for the eventfds this thread keeps alive.
         let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
+        let seen = rdtsc();
         if r <= 0 {
             return vec![];
         }
         let mut out = Vec::new();
         for (i, f) in fds.iter().enumerate() {
             if f.revents & libc::POLLIN != 0 {
+                if timeout_ms > 0 {
+                    // Woken by this kick: guest kick instruction -> here, on the shared TSC.
+                    let d = &mut self.devs[i];
+                    let k = crate::guest::ctl::CtlView::new(&d.mem, d.home_vcpu).get(crate::ctl_off!(last_kick_tsc));
+                    if k != 0 && k != d.last_kick_seen && k < seen {
+                        d.last_kick_seen = k;
+                        if let Ok(mut h) = self.kick_hist.lock() {
+                            h.record(seen - k);
+                        }
+                    }
+                }
                 if self.devs[i].kick.read().is_ok() {
                     self.c.bump(&self.c.kick_events, 1);
                 }

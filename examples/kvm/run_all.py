@@ -64,17 +64,21 @@ def exp2():
     parts = one.split("\n[[vm]]\n")
     head, vm = parts[0] + "\n", "[[vm]]\n" + parts[1].rstrip("\n") + "\n"
     rows = []
-    for mode, threads in [("poll", "shared"), ("poll", "per_queue"), ("elvis", "shared"), ("exit", "per_queue")]:
+    tuned = "[backend.elvis]\npoll_start_rate = 1000\npoll_idle_ns = 50000000\n"
+    for label, mode, threads, extra in [("poll", "poll", "shared", ""), ("poll", "poll", "per_queue", ""),
+                                        ("elvis", "elvis", "shared", ""),
+                                        ("elvis 1k/s, 50 ms", "elvis", "shared", tuned),
+                                        ("exit (vhost)", "exit", "per_queue", "")]:
         for n in [1, 2, 4]:
-            text = sub(head, mode=f'"{mode}"', threads=f'"{threads}"') + "".join(vm.replace('"vm0"', f'"vm{i}"') for i in range(n))
-            d = run(f"exp2-{mode}-{threads}-{n}", text)
+            text = sub(head, mode=f'"{mode}"', threads=f'"{threads}"') + extra + "".join(vm.replace('"vm0"', f'"vm{i}"') for i in range(n))
+            d = run(f"exp2-{label.split()[0]}-{threads}-{n}{'-tuned' if extra else ''}", text)
             ops = [v["throughput"]["ops_per_s"] or 0 for v in d["vms"]]
             kicks = [v["guest"]["kicks_per_request"] or 0 for v in d["vms"]]
             util = sum(t["util_pct"] or 0 for t in d["host"]["io_threads"])
             p50 = max(v["latency_us"]["p50"] or 0 for v in d["vms"])
             c = d["counters"]["backend"]
             polled = f'{c["elvis_poll_turns"]}/{c["elvis_work_turns"]}' if mode == "elvis" else None
-            rows.append([mode, threads, n, sum(ops), min(ops), max(ops), max(kicks), len(d["host"]["io_threads"]),
+            rows.append([label, threads, n, sum(ops), min(ops), max(ops), max(kicks), len(d["host"]["io_threads"]),
                          util, p50, polled])
     print("Experiment 2 (closed loop, window 4, backend threads on CPU 1, all vCPUs on CPU 0)\n")
     table(["mode", "threads", "VMs", "total ops/s", "min VM ops/s", "max VM ops/s", "max VM kicks/req",

@@ -90,6 +90,30 @@ pub struct HostCosts {
     pub nic_rx_ns: Param,
 }
 
+/// Host scheduler (CFS) tunables and costs. The three CFS times are Linux's *unscaled*
+/// defaults; the model scales them by 1 + log2(min(ncpus, 8)) as `update_sysctl` does.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchedCosts {
+    /// `sysctl_sched_latency` before scaling: the period in which every runnable thread runs once.
+    pub latency_ns: Param,
+    /// `sysctl_sched_min_granularity` before scaling: the shortest slice.
+    pub min_granularity_ns: Param,
+    /// `sysctl_sched_wakeup_granularity` before scaling: the vruntime lead a woken thread needs
+    /// to preempt the running one.
+    pub wakeup_granularity_ns: Param,
+    /// Host CONFIG_HZ: the scheduler tick.
+    pub tick_hz: Param,
+    /// Direct cost of switching from one thread to another on a pCPU.
+    pub context_switch_ns: Param,
+    /// Extra cost of a thread's first run after it moved to another pCPU (cache refill).
+    pub migration_ns: Param,
+    /// Minimum interval between periodic load balancing of a pCPU (`sd->min_interval`).
+    pub balance_interval_ns: Param,
+    /// `sd->busy_factor`: a busy pCPU balances this many times less often.
+    pub busy_factor: Param,
+}
+
 /// Host I/O thread (vhost) costs.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -172,6 +196,8 @@ pub struct Profile {
     pub exit: ExitCosts,
     /// Host kernel costs.
     pub host: HostCosts,
+    /// Host scheduler.
+    pub sched: SchedCosts,
     /// vhost costs.
     pub vhost: Vhost,
     /// Guest costs.
@@ -241,6 +267,14 @@ impl Profile {
             ("host.thread_wakeup_ns", &self.host.thread_wakeup_ns, "ns"),
             ("host.thread_wakeup_spread_ns", &self.host.thread_wakeup_spread_ns, "ns"),
             ("host.nic_rx_ns", &self.host.nic_rx_ns, "ns"),
+            ("sched.latency_ns", &self.sched.latency_ns, "ns"),
+            ("sched.min_granularity_ns", &self.sched.min_granularity_ns, "ns"),
+            ("sched.wakeup_granularity_ns", &self.sched.wakeup_granularity_ns, "ns"),
+            ("sched.tick_hz", &self.sched.tick_hz, "Hz"),
+            ("sched.context_switch_ns", &self.sched.context_switch_ns, "ns"),
+            ("sched.migration_ns", &self.sched.migration_ns, "ns"),
+            ("sched.balance_interval_ns", &self.sched.balance_interval_ns, "ns"),
+            ("sched.busy_factor", &self.sched.busy_factor, "count"),
             ("vhost.tx_packet_ns", &v.tx_packet_ns, "ns"),
             ("vhost.tx_byte_ns", &v.tx_byte_ns, "ns"),
             ("vhost.rx_packet_ns", &v.rx_packet_ns, "ns"),
@@ -283,6 +317,9 @@ impl Profile {
             ("vhost.weight_packets", &self.vhost.weight_packets),
             ("guest.napi_weight", &self.guest.napi_weight),
             ("guest.tick_hz", &self.guest.tick_hz),
+            ("sched.tick_hz", &self.sched.tick_hz),
+            ("sched.busy_factor", &self.sched.busy_factor),
+            ("sched.min_granularity_ns", &self.sched.min_granularity_ns),
             ("client.delack_segments", &self.client.delack_segments),
         ] {
             if p.value < 1.0 || (key != "nic.gbps" && p.value.fract() != 0.0) {
@@ -296,6 +333,26 @@ impl Profile {
     pub fn wakeup_latency(&self, rng: &mut crate::engine::Rng) -> u64 {
         let (w, s) = (self.host.thread_wakeup_ns.value, self.host.thread_wakeup_spread_ns.value.min(self.host.thread_wakeup_ns.value));
         (w - s + 2.0 * s * rng.uniform()).round() as u64
+    }
+
+    /// The host scheduler's parameters for a host of `ncpus` pCPUs (CFS times scaled as
+    /// Linux `update_sysctl` does with `SCHED_TUNABLESCALING_LOG`).
+    pub fn sched_params(&self, ncpus: u32) -> crate::model::sched::Params {
+        let s = &self.sched;
+        let f = crate::model::sched::Params::scale_factor(ncpus);
+        let ns = |p: &Param| p.value.round() as u64;
+        crate::model::sched::Params {
+            latency_ns: ns(&s.latency_ns) * f,
+            min_granularity_ns: ns(&s.min_granularity_ns) * f,
+            wakeup_granularity_ns: ns(&s.wakeup_granularity_ns) * f,
+            context_switch_ns: ns(&s.context_switch_ns),
+            migration_ns: ns(&s.migration_ns),
+            idle_wakeup_ns: self.host.thread_wakeup_ns.value,
+            idle_wakeup_spread_ns: self.host.thread_wakeup_spread_ns.value,
+            balance_interval_ns: ns(&s.balance_interval_ns),
+            busy_factor: ns(&s.busy_factor),
+            cores_per_llc: self.cpu.cores_per_socket.value as u32,
+        }
     }
 
     /// Number of pCPUs the profile's host has.

@@ -149,6 +149,18 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
                 empty_poll_pct: pct(d.vhost.empty_polls as f64, d.vhost.polls as f64),
             })
             .collect(),
+        threads: h
+            .thread_names
+            .iter()
+            .enumerate()
+            .map(|(t, name)| ThreadSummary {
+                name: name.clone(),
+                pcpu_pct: (0..c.pcpus).map(|p| 100.0 * h.sched.run_ns(now, t as u32, p) as f64 / window).collect(),
+            })
+            .collect(),
+        context_switches_per_s: Some(h.sched.switches as f64 / secs),
+        migrations_per_s: Some(h.sched.migrations as f64 / secs),
+        wake_affine_per_s: Some(h.sched.wake_affine_hits as f64 / secs),
     };
     let s = &c.scenario;
     RunOutput {

@@ -75,6 +75,15 @@ pub struct IoThreadSummary {
     pub empty_poll_pct: Option<f64>,
 }
 
+/// One host thread as the host scheduler ran it (added with the host scheduler, issue 3).
+#[derive(Debug, Clone, Serialize)]
+pub struct ThreadSummary {
+    /// Thread name: `vcpu:<vm>/<i>`, `vhost-<vm>`, `hog<i>`.
+    pub name: String,
+    /// % of the measured time it ran on each pCPU (switch-in cost included).
+    pub pcpu_pct: Vec<f64>,
+}
+
 /// Host-wide results.
 #[derive(Debug, Clone, Serialize)]
 pub struct HostSummary {
@@ -82,6 +91,15 @@ pub struct HostSummary {
     pub pcpu_util_pct: Vec<f64>,
     /// Host I/O threads.
     pub io_threads: Vec<IoThreadSummary>,
+    /// Every scheduled host thread and where it ran (added with the host scheduler).
+    pub threads: Vec<ThreadSummary>,
+    /// Context switches per second, all pCPUs (added with the host scheduler).
+    pub context_switches_per_s: Option<f64>,
+    /// Thread migrations between pCPUs per second (added with the host scheduler).
+    pub migrations_per_s: Option<f64>,
+    /// Wake-ups placed on the waker's pCPU by `wake_affine`, per second (added with the host
+    /// scheduler).
+    pub wake_affine_per_s: Option<f64>,
 }
 
 /// The whole summary.

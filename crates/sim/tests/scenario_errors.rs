@@ -115,9 +115,35 @@ fn tcp_window_out_of_range() {
 }
 
 #[test]
-fn vhost_sharing_a_vcpu_pcpu_is_rejected() {
-    let m = error_of(&with("vcpus = 1", "vcpus = 1\nvcpu_pins = [0]\n[vm.net]\nvhost_pin = 0"));
-    assert!(m.contains("vm[0].net.vhost_pin") && m.contains("pCPU 0") && m.contains("vCPU 0 of vm0"), "{m}");
+fn vhost_sharing_a_vcpu_pcpu_now_runs() {
+    let s = Scenario::from_toml("t.toml", &with("vcpus = 1", "vcpus = 1\nvcpu_pins = [0]\n[vm.net]\nvhost_pin = 0")).unwrap();
+    assert!(run_parsed(s, "t.toml", &RunOptions::default()).is_ok());
+}
+
+const HOG: &str = "[host]\n[[host.cpu_hog]]\nnice = 19\n[[vm]]";
+
+#[test]
+fn cpu_hog_nice_out_of_range() {
+    let m = error_of(&with("[[vm]]", &HOG.replace("nice = 19", "nice = 20")));
+    assert!(m.contains("host.cpu_hog[0].nice") && m.contains("20") && m.contains("-20..=19"), "{m}");
+}
+
+#[test]
+fn cpu_hog_pin_must_exist() {
+    let m = error_of(&with("[[vm]]", &HOG.replace("nice = 19", "pins = [9]")));
+    assert!(m.contains("host.cpu_hog[0].pins") && m.contains("pCPU 9") && m.contains("0..=7"), "{m}");
+}
+
+#[test]
+fn cpu_hog_pins_not_empty() {
+    let m = error_of(&with("[[vm]]", &HOG.replace("nice = 19", "pins = []")));
+    assert!(m.contains("host.cpu_hog[0].pins") && m.contains("[]") && m.contains("at least one pCPU"), "{m}");
+}
+
+#[test]
+fn cpu_hog_unknown_key_is_named() {
+    let m = error_of(&with("[[vm]]", &HOG.replace("nice = 19", "priority = 1")));
+    assert!(m.contains("unknown field `priority`") && m.contains("nice") && m.contains("pins"), "{m}");
 }
 
 #[test]

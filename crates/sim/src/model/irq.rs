@@ -80,10 +80,9 @@ impl Host {
     }
 
     fn wake_vcpu(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
-        let vc = &mut self.vcpus[v as usize];
-        let wake = self.profile.wakeup_latency(&mut vc.rng);
-        vc.mode = Mode::Waking;
-        q.at(now + wake, Ev::VcpuWoken { vcpu: v });
+        // kvm_vcpu_kick → wake_up: the host scheduler places and runs the vCPU thread.
+        self.vcpus[v as usize].mode = Mode::Waking;
+        self.wake_thread(now, v, q);
     }
 
     /// At VM entry (or on a posted notification in guest mode): sync the PIR, accept the

@@ -3,9 +3,10 @@
 //!
 //! The paravirtual path of `docs/model.md`: per VM one virtio-net device (TX and RX
 //! virtqueues) served by one vhost thread, vCPUs with an emulated or posted-interrupt LAPIC,
-//! guest NAPI and TCP/UDP senders, the link and a remote client that ACKs. Threads are pinned
-//! (one per pCPU). Later models (host scheduler, ES2, ELVIS, DID, ...) slot in by replacing a
-//! layer behind these types.
+//! guest NAPI and TCP/UDP senders, the link and a remote client that ACKs. vCPU threads, vhost
+//! threads and CPU hogs run where the host scheduler (`sched/`, a CFS model) puts them, pinned
+//! or not (`threads.rs`). Later models (ES2, ELVIS, DID, ...) slot in by replacing a layer
+//! behind these types.
 
 mod client;
 mod irq;
@@ -13,7 +14,9 @@ mod lapic;
 mod napi;
 mod pi;
 mod rxq;
+pub mod sched;
 mod tcp;
+mod threads;
 mod udp_rx;
 mod vcpu;
 mod vhost;
@@ -52,20 +55,23 @@ pub enum Ev {
         /// vCPU index.
         vcpu: u32,
     },
-    /// A halted vCPU's thread is running again (after a wake-up).
-    VcpuWoken {
-        /// vCPU index.
-        vcpu: u32,
+    /// The thread the scheduler switched in on `cpu` starts running (stale unless `seq` is
+    /// the runqueue's current switch number).
+    SchedIn {
+        /// pCPU.
+        cpu: u32,
+        /// Switch sequence number.
+        seq: u32,
+    },
+    /// The host's periodic scheduler tick on a pCPU.
+    HostTick {
+        /// pCPU.
+        cpu: u32,
     },
     /// The guest's LAPIC timer fires.
     TimerFire {
         /// vCPU index.
         vcpu: u32,
-    },
-    /// A vhost thread starts running after an eventfd signal.
-    VhostWake {
-        /// Device index.
-        dev: u32,
     },
     /// A vhost thread finished one descriptor.
     VhostDone {
@@ -143,6 +149,16 @@ pub struct Host {
     pub(crate) window_start: Time,
     /// Per device: packets the guest NAPI received (lifetime, for conservation).
     pub(crate) napi_polled_life: Vec<u64>,
+    /// The host scheduler.
+    pub(crate) sched: sched::Sched,
+    /// Per pCPU: a thread is being switched in (its `SchedIn` is pending).
+    pub(crate) switching: Vec<bool>,
+    /// The pCPU running the thread that handles the current event (the waker).
+    pub(crate) waker: Option<u32>,
+    /// Host tick period (ns).
+    pub(crate) host_tick_ns: Time,
+    /// Names of the scheduler's threads, by thread id.
+    pub(crate) thread_names: Vec<String>,
 }
 
 impl Host {
@@ -153,24 +169,27 @@ impl Host {
         let mut vcpus = Vec::new();
         let mut devs = Vec::new();
         let mut senders = Vec::new();
-        let mut next_free_pcpu = 0u32;
-        for vm in &s.vm {
-            next_free_pcpu += vm.vcpus;
-        }
+        let mut sched = sched::Sched::new(c.profile.sched_params(c.pcpus), c.pcpus);
+        let all: u64 = if c.pcpus >= 64 { u64::MAX } else { (1u64 << c.pcpus) - 1 };
+        let mask = |pin: Option<u32>| pin.map_or(all, |p| 1u64 << p);
+        let rng = |name: &str| crate::engine::Rng::for_component(s.seed, &format!("sched:{name}"));
+        let mut thread_names = Vec::new();
+        // Thread ids: every vCPU thread, then every vhost thread, then the hogs (threads.rs).
         for (vi, vm) in s.vm.iter().enumerate() {
             let mut ids = Vec::new();
             for j in 0..vm.vcpus {
-                // Default placement: host-wide vCPU k on pCPU k.
-                let pcpu = vm.vcpu_pins.as_ref().map_or(vcpus.len() as u32 % c.pcpus, |p| p[j as usize]);
+                let pin = vm.vcpu_pins.as_ref().map(|p| p[j as usize]);
                 ids.push(vcpus.len() as u32);
-                let rng = crate::engine::Rng::for_component(s.seed, &format!("vcpu:{}/{j}", vm.name));
-                vcpus.push(Vcpu::new(vi as u32, pcpu, vm.interrupt_delivery, rng));
+                let name = format!("vcpu:{}/{j}", vm.name);
+                sched.add(0, mask(pin), rng(&name));
+                thread_names.push(name);
+                vcpus.push(Vcpu::new(vi as u32, vm.interrupt_delivery));
             }
-            let vhost_pcpu = vm.net.vhost_pin.unwrap_or_else(|| {
-                let p = next_free_pcpu % c.pcpus;
-                next_free_pcpu += 1;
-                p
-            });
+            vms.push(VmState { name: vm.name.clone(), vcpus: ids, dev: vi as u32 });
+        }
+        for (vi, vm) in s.vm.iter().enumerate() {
+            sched.add(0, mask(vm.net.vhost_pin), rng(&format!("vhost-{}", vm.name)));
+            thread_names.push(format!("vhost-{}", vm.name));
             let dev = devs.len() as u32;
             let tcp = matches!(vm.workload, Workload::TcpStream { .. });
             devs.push(NetDev {
@@ -182,7 +201,7 @@ impl Host {
                 tap_drops: 0,
                 tap_drops_life: 0,
                 napi: Napi::default(),
-                vhost: Vhost::new(format!("vhost-{}", vm.name), vhost_pcpu, s.seed),
+                vhost: Vhost::new(format!("vhost-{}", vm.name)),
                 wire: Wire::new(&c.profile, tcp),
                 client: Client::new(&c.profile),
             });
@@ -190,8 +209,14 @@ impl Host {
                 q.at(0, Ev::ClientSend { dev });
             }
             senders.push(Sender::new(&vm.workload, &c.profile, s.seed, &vm.name));
-            vms.push(VmState { name: vm.name.clone(), vcpus: ids, dev });
         }
+        let mut hogs = Vec::new();
+        for (h, hog) in s.host.cpu_hog.iter().enumerate() {
+            let allowed = hog.pins.as_ref().map_or(all, |ps| ps.iter().fold(0u64, |m, &p| m | 1u64 << p));
+            hogs.push(sched.add(hog.nice, allowed, rng(&format!("hog{h}"))));
+            thread_names.push(format!("hog{h}"));
+        }
+        let host_hz = c.profile.sched.tick_hz.value;
         let mut host = Host {
             profile: c.profile.clone(),
             vms,
@@ -201,14 +226,22 @@ impl Host {
             pcpu_busy: vec![BusyTime::default(); c.pcpus as usize],
             window_start: 0,
             napi_polled_life: vec![0; s.vm.len()],
+            sched,
+            switching: vec![false; c.pcpus as usize],
+            waker: None,
+            host_tick_ns: (NS_PER_S as f64 / host_hz).round() as Time,
+            thread_names,
         };
         q.at(crate::engine::secs_to_ns(s.warmup_s), Ev::Warmup);
-        // Every vCPU starts in guest mode; the workload decides what it does first.
-        for v in 0..host.vcpus.len() as u32 {
-            host.vcpus[v as usize].busy.set(0, true);
-            let p = host.vcpus[v as usize].pcpu;
-            host.set_pcpu_busy(0, p, true);
-            host.enter(0, v, q);
+        // Every vCPU thread and hog is runnable from the start; a vCPU enters guest mode when
+        // its thread first runs, and the workload decides what it does first.
+        for t in (0..host.vcpus.len() as u32).chain(hogs) {
+            host.sched.start(0, t);
+        }
+        host.drain(0, q);
+        for cpu in 0..c.pcpus {
+            // Ticks of different pCPUs are staggered, as their local timers are.
+            q.at(host.host_tick_ns * (cpu as Time + 1) / c.pcpus as Time, Ev::HostTick { cpu });
         }
         let tick = (NS_PER_S as f64 / host.profile.guest.tick_hz.value).round() as Time;
         for v in 0..host.vcpus.len() as u32 {
@@ -238,6 +271,7 @@ impl Host {
         for b in &mut self.pcpu_busy {
             b.reset(now);
         }
+        self.sched.reset_metrics(now);
     }
 
     /// Mark pCPU `p` busy or idle (time conservation: busy + idle = window).
@@ -250,13 +284,14 @@ impl Model for Host {
     type Event = Ev;
 
     fn handle(&mut self, now: Time, ev: Ev, q: &mut EventQueue<Ev>) {
+        self.waker = self.event_cpu(&ev);
         match ev {
             Ev::Warmup => self.start_window(now),
             Ev::GuestDone { vcpu, epoch } => self.guest_done(now, vcpu, epoch, q),
             Ev::ExitDone { vcpu } => self.exit_done(now, vcpu, q),
-            Ev::VcpuWoken { vcpu } => self.vcpu_woken(now, vcpu, q),
+            Ev::SchedIn { cpu, seq } => self.sched_in(now, cpu, seq, q),
+            Ev::HostTick { cpu } => self.host_tick(now, cpu, q),
             Ev::TimerFire { vcpu } => self.timer_fire(now, vcpu, q),
-            Ev::VhostWake { dev } => self.vhost_wake(now, dev, q),
             Ev::VhostDone { dev } => self.vhost_done(now, dev, q),
             Ev::WireDone { dev } => self.wire_done(now, dev, q),
             Ev::Tick { vcpu } => self.tick(now, vcpu, q),
@@ -351,7 +386,7 @@ pub struct Conservation {
     pub udp_rx_in_socket: Vec<u64>,
     /// Per pCPU: busy ns in the window.
     pub pcpu_busy_ns: Vec<u64>,
-    /// Per pCPU: busy ns of the threads pinned to it (vCPUs + vhost), in the window.
+    /// Per pCPU: run time of the threads (vCPUs, vhost, hogs) on it, in the window.
     pub pcpu_thread_ns: Vec<u64>,
     /// Window length (ns).
     pub window_ns: u64,
@@ -386,14 +421,7 @@ impl Host {
         }
         c.rx_polled = self.napi_polled_life.clone();
         c.pcpu_busy_ns = self.pcpu_busy.iter().map(|b| b.busy_ns(now)).collect();
-        let mut t = vec![0u64; self.pcpu_busy.len()];
-        for v in &self.vcpus {
-            t[v.pcpu as usize] += v.busy.busy_ns(now);
-        }
-        for d in &self.devs {
-            t[d.vhost.pcpu as usize] += d.vhost.busy.busy_ns(now);
-        }
-        c.pcpu_thread_ns = t;
+        c.pcpu_thread_ns = (0..self.pcpu_busy.len() as u32).map(|p| self.sched.busy_ns(now, p)).collect();
         c
     }
 }

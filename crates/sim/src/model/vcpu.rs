@@ -5,7 +5,7 @@
 use super::lapic::{Lapic, Vector};
 use super::pi::PiDesc;
 use super::{Ev, Host};
-use crate::engine::{EventQueue, Rng, Time};
+use crate::engine::{EventQueue, Time};
 use crate::metrics::{BusyTime, ExitCounters, ExitReason};
 use crate::scenario::InterruptDelivery;
 
@@ -100,8 +100,6 @@ pub struct TargetState {
 pub struct Vcpu {
     /// VM index.
     pub vm: u32,
-    /// pCPU its thread is pinned to.
-    pub pcpu: u32,
     /// Current mode.
     pub mode: Mode,
     /// Interrupt delivery mode of its VM.
@@ -126,20 +124,16 @@ pub struct Vcpu {
     pub target: TargetState,
     /// Interrupt conservation ledger (lifetime).
     pub ledger: IrqLedger,
-    /// Random stream of this vCPU thread (wake-up latencies).
-    pub(crate) rng: Rng,
     /// Indirect exit cost still owed by the next guest task (cache/TLB refill), ns.
     pollution_ns: Time,
 }
 
 impl Vcpu {
     /// A vCPU that starts in guest mode with nothing scheduled yet.
-    pub fn new(vm: u32, pcpu: u32, delivery: InterruptDelivery, rng: Rng) -> Self {
+    pub fn new(vm: u32, delivery: InterruptDelivery) -> Self {
         Vcpu {
-            rng,
             pollution_ns: 0,
             vm,
-            pcpu,
             mode: Mode::Entering,
             delivery,
             epoch: 0,
@@ -235,14 +229,21 @@ impl Host {
             // An interrupt that arrived during the exit cancels the idle entry.
             AfterExit::Hlt if !pending => self.exit(now, v, ExitReason::Hlt, AfterExit::Block, q),
             AfterExit::Block if !pending => {
-                let vc = &mut self.vcpus[v as usize];
-                vc.mode = Mode::Halted;
-                vc.busy.set(now, false);
-                let p = vc.pcpu;
-                self.set_pcpu_busy(now, p, false);
+                // kvm_vcpu_block: the vCPU thread sleeps until an interrupt wakes it.
+                self.vcpus[v as usize].mode = Mode::Halted;
+                let cpu = self.cpu_of(v);
+                self.leave_cpu(now, cpu, true, q);
             }
             AfterExit::Rearm => self.exit(now, v, ExitReason::Timer, AfterExit::Resume, q),
-            _ => self.enter(now, v, q),
+            _ => {
+                // vcpu_run checks need_resched() before VM entry: a preempted vCPU waits here,
+                // in exit mode, and this exit is finished again when it runs.
+                let cpu = self.cpu_of(v);
+                if self.should_yield(cpu) {
+                    return self.leave_cpu(now, cpu, false, q);
+                }
+                self.enter(now, v, q)
+            }
         }
     }
 
@@ -280,14 +281,6 @@ impl Host {
             Task::Reply { bytes, born } => self.reply_done(now, v, bytes, born, q),
             Task::Irq(vec) => self.irq_done(now, v, vec, q),
         }
-    }
-
-    pub(crate) fn vcpu_woken(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
-        let vc = &mut self.vcpus[v as usize];
-        vc.busy.set(now, true);
-        let p = vc.pcpu;
-        self.set_pcpu_busy(now, p, true);
-        self.enter(now, v, q);
     }
 
     /// Nothing to run: program the LAPIC timer for `until` (if any) and halt.

@@ -14,7 +14,7 @@ use super::lapic::Vector;
 use super::rxq::RxPkt;
 use super::virtq::Buf;
 use super::{Ev, Host};
-use crate::engine::{EventQueue, Rng, Time};
+use crate::engine::{EventQueue, Time};
 use crate::metrics::BusyTime;
 
 /// The item the thread is working on.
@@ -37,8 +37,6 @@ enum Handler {
 pub struct Vhost {
     /// Thread name (`vhost-<vm>`).
     pub name: String,
-    /// pCPU it is pinned to.
-    pub pcpu: u32,
     /// In its handler loop (else sleeping on the eventfd).
     pub running: bool,
     /// A wake-up is on its way (eventfd signals merge).
@@ -49,8 +47,6 @@ pub struct Vhost {
     round: u32,
     /// Busy time (window).
     pub busy: BusyTime,
-    /// Random stream of this thread (wake-up latencies).
-    rng: Rng,
     /// Handler invocations that found no work (window).
     pub empty_polls: u64,
     /// Handler invocations (window).
@@ -58,12 +54,10 @@ pub struct Vhost {
 }
 
 impl Vhost {
-    /// A sleeping vhost thread on `pcpu`.
-    pub fn new(name: String, pcpu: u32, seed: u64) -> Self {
+    /// A sleeping vhost thread.
+    pub fn new(name: String) -> Self {
         Vhost {
-            rng: Rng::for_component(seed, &name),
             name,
-            pcpu,
             running: false,
             wake_pending: false,
             handler: Handler::Tx,
@@ -83,28 +77,29 @@ impl Vhost {
 }
 
 impl Host {
-    /// Signal the device's eventfd: wake the thread unless it runs or a wake-up is under way.
+    /// Signal the device's eventfd: wake the thread unless it is in its handler loop or a
+    /// wake-up is under way (`vhost_poll_wakeup` → `vhost_work_queue` → `wake_up_process`;
+    /// where it runs is the host scheduler's choice).
     pub(crate) fn signal_vhost(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
         let v = &mut self.devs[dev as usize].vhost;
         if v.running || v.wake_pending {
             return;
         }
         v.wake_pending = true;
-        let wake = self.profile.wakeup_latency(&mut v.rng);
-        q.at(now + wake, Ev::VhostWake { dev });
+        let tid = self.vhost_tid(dev);
+        self.wake_thread(now, tid, q);
     }
 
-    /// The thread runs: start with the TX handler.
-    pub(crate) fn vhost_wake(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+    /// The thread runs on its pCPU: start the TX handler after a wake-up, or carry on with
+    /// the loop it was preempted in.
+    pub(crate) fn vhost_run(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
         let d = &mut self.devs[dev as usize];
-        d.vhost.wake_pending = false;
-        if d.vhost.running {
-            return;
-        }
-        d.vhost.running = true;
         d.vhost.busy.set(now, true);
-        let p = d.vhost.pcpu;
-        self.set_pcpu_busy(now, p, true);
+        if d.vhost.running {
+            return self.vhost_next(now, dev, q);
+        }
+        d.vhost.wake_pending = false;
+        d.vhost.running = true;
         self.start_handler(dev, Handler::Tx);
         self.vhost_next(now, dev, q);
     }
@@ -170,7 +165,9 @@ impl Host {
                     }
                 }
                 let rx_more = !d.rx_sock.is_empty() && d.rxq.posted > 0;
-                if d.txq.pending() > 0 {
+                // TX work left, or a TX handler that stopped at its weight (kicks still
+                // disabled: `vhost_poll_queue` requeued it) runs again.
+                if d.txq.pending() > 0 || !d.txq.notify_enabled {
                     self.start_handler(dev, Handler::Tx);
                     return self.vhost_next(now, dev, q);
                 }
@@ -181,8 +178,8 @@ impl Host {
                 let d = &mut self.devs[dev as usize];
                 d.vhost.running = false;
                 d.vhost.busy.set(now, false);
-                let p = d.vhost.pcpu;
-                self.set_pcpu_busy(now, p, false);
+                let cpu = self.cpu_of(self.vhost_tid(dev));
+                self.leave_cpu(now, cpu, true, q);
             }
         }
     }
@@ -212,6 +209,12 @@ impl Host {
                     self.raise_irq(now, target, Vector::NetRx, q);
                 }
             }
+        }
+        // vhost_worker's need_resched() check: yield between packets, resume the loop later.
+        let cpu = self.cpu_of(self.vhost_tid(dev));
+        if self.should_yield(cpu) {
+            self.devs[dev as usize].vhost.busy.set(now, false);
+            return self.leave_cpu(now, cpu, false, q);
         }
         self.vhost_next(now, dev, q);
     }

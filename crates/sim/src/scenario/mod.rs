@@ -68,12 +68,30 @@ pub struct Scenario {
     pub vm: Vec<Vm>,
 }
 
-/// Host layout: overrides of the profile's hardware facts.
+/// Host layout: overrides of the profile's hardware facts, and host-only threads.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HostLayout {
-    /// Number of pCPUs to use (default: all of the profile's cores).
+    /// Number of pCPUs to use (default: all of the profile's cores; at most 64).
     pub pcpus: Option<u32>,
+    /// CPU hogs: host threads that always want to run (`[[host.cpu_hog]]`).
+    #[serde(default)]
+    pub cpu_hog: Vec<CpuHog>,
+}
+
+fn default_hog_nice() -> i32 {
+    19
+}
+
+/// A host thread that never sleeps (a CPU burn), scheduled by the host scheduler.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpuHog {
+    /// Nice value, −20..=19; default 19 (lowest priority).
+    #[serde(default = "default_hog_nice")]
+    pub nice: i32,
+    /// pCPUs it may run on (its affinity mask); default all.
+    pub pins: Option<Vec<u32>>,
 }
 
 /// One virtual machine.
@@ -84,7 +102,8 @@ pub struct Vm {
     pub name: String,
     /// Number of vCPUs (≥ 1).
     pub vcpus: u32,
-    /// pCPU each vCPU thread is pinned to (one entry per vCPU). Default: vCPU i on pCPU i.
+    /// pCPU each vCPU thread is pinned to (one entry per vCPU). Default: unpinned, placed
+    /// by the host scheduler on any pCPU.
     pub vcpu_pins: Option<Vec<u32>>,
     /// How virtual interrupts reach the vCPUs: `emulated` (software LAPIC, default) or
     /// `posted` (APICv: PIR + notification vector, virtualized EOI).
@@ -116,7 +135,7 @@ pub struct Net {
     /// Descriptors per virtqueue (power of two, 2..=32768, as virtio requires).
     #[serde(default = "default_queue_size")]
     pub queue_size: u32,
-    /// pCPU the vhost thread is pinned to. Default: the first pCPU after the VMs' vCPUs.
+    /// pCPU the vhost thread is pinned to. Default: unpinned, placed by the host scheduler.
     pub vhost_pin: Option<u32>,
 }
 
@@ -177,6 +196,25 @@ impl Scenario {
             Some(n) => n,
             None => max,
         };
+        if pcpus > 64 {
+            return Err(err(format!("key `host.pcpus`: {pcpus} is not allowed; the model supports 1..=64 pCPUs")));
+        }
+        for (h, hog) in self.host.cpu_hog.iter().enumerate() {
+            if !(-20..=19).contains(&hog.nice) {
+                return Err(err(format!("key `host.cpu_hog[{h}].nice`: {} is not allowed; expected -20..=19", hog.nice)));
+            }
+            if let Some(pins) = &hog.pins {
+                if pins.is_empty() {
+                    return Err(err(format!("key `host.cpu_hog[{h}].pins`: [] is not allowed; give at least one pCPU or omit the key")));
+                }
+                if let Some(&p) = pins.iter().find(|&&p| p >= pcpus) {
+                    return Err(err(format!(
+                        "key `host.cpu_hog[{h}].pins`: pCPU {p} does not exist; the host has pCPUs 0..={}",
+                        pcpus - 1
+                    )));
+                }
+            }
+        }
         if self.vm.is_empty() {
             return Err(err("key `vm`: no VM defined; add at least one [[vm]] table".into()));
         }
@@ -222,43 +260,6 @@ impl Scenario {
             }
             vm.workload.check(&key("workload")).map_err(err)?;
         }
-        self.check_placement(pcpus).map_err(err)?;
         Ok(Checked { scenario: self, profile, pcpus })
-    }
-}
-
-impl Scenario {
-    /// Every thread (vCPU, vhost) gets a pCPU of its own: the model pins threads 1:1 and has
-    /// no host scheduler to share a pCPU yet. Mirrors the default placement of `Host::build`:
-    /// vCPU k on pCPU k, then one vhost thread per VM on the next free pCPUs.
-    fn check_placement(&self, pcpus: u32) -> Result<(), String> {
-        let mut owner: std::collections::HashMap<u32, String> = std::collections::HashMap::new();
-        let mut claim = |p: u32, key: String, what: String| -> Result<(), String> {
-            if let Some(prev) = owner.get(&p) {
-                return Err(format!(
-                    "key `{key}`: pCPU {p} already runs {prev}; threads are pinned one per pCPU (a shared pCPU needs the host scheduler, not modelled yet)"
-                ));
-            }
-            owner.insert(p, what);
-            Ok(())
-        };
-        let total_vcpus: u32 = self.vm.iter().map(|v| v.vcpus).sum();
-        let (mut k, mut next_free) = (0u32, total_vcpus);
-        for (i, vm) in self.vm.iter().enumerate() {
-            for j in 0..vm.vcpus {
-                let p = vm.vcpu_pins.as_ref().map_or(k % pcpus, |p| p[j as usize]);
-                claim(p, format!("vm[{i}].vcpu_pins"), format!("vCPU {j} of {}", vm.name))?;
-                k += 1;
-            }
-        }
-        for (i, vm) in self.vm.iter().enumerate() {
-            let p = vm.net.vhost_pin.unwrap_or_else(|| {
-                let p = next_free % pcpus;
-                next_free += 1;
-                p
-            });
-            claim(p, format!("vm[{i}].net.vhost_pin"), format!("the vhost thread of {}", vm.name))?;
-        }
-        Ok(())
     }
 }

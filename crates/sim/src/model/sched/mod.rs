@@ -1,0 +1,449 @@
+//! The host scheduler: a CFS-like model of Linux 4.4's `kernel/sched/fair.c` (DESIGN §3.3).
+//!
+//! Per-pCPU runqueues ordered by vruntime (`update_curr`, `calc_delta_fair` with the nice-0
+//! weight 1024 and `prio_to_weight`), slices from the scheduling period (`__sched_period`,
+//! `sched_slice`), tick preemption (`check_preempt_tick`), wake-up preemption
+//! (`check_preempt_wakeup`, `wakeup_gran`), sleeper placement (`place_entity` with
+//! GENTLE_FAIR_SLEEPERS), affinity masks, wake-up placement (`place.rs`: `select_task_rq_fair`,
+//! `wake_affine`, `select_idle_sibling`) and load balancing (`balance.rs`: `idle_balance`,
+//! `rebalance_domains`, `nohz_idle_balance`).
+//!
+//! The scheduler only decides; the host model (`threads.rs`) carries the decisions out, because
+//! a thread can leave its pCPU only at a preemption point (a vCPU at VM entry, vhost between
+//! packets, a CPU hog at once). Decisions come out as [`Action`]s in a reusable buffer.
+
+mod balance;
+mod place;
+#[cfg(test)]
+mod tests;
+
+use crate::engine::{Rng, Time};
+
+/// Linux `NICE_0_LOAD` (scale of vruntime: ns of a nice-0 thread).
+pub const NICE_0_LOAD: u64 = 1024;
+
+/// Linux 4.4 `prio_to_weight[]` (kernel/sched/core.c), index nice + 20.
+const PRIO_TO_WEIGHT: [u64; 40] = [
+    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904, 3906, 3121,
+    2501, 1991, 1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110, 87, 70, 56, 45, 36, 29, 23,
+    18, 15,
+];
+
+/// Load weight of a nice value (−20..=19).
+pub fn nice_weight(nice: i32) -> u64 {
+    PRIO_TO_WEIGHT[(nice.clamp(-20, 19) + 20) as usize]
+}
+
+/// Scheduler parameters, already scaled for the number of CPUs.
+#[derive(Debug, Clone, Copy)]
+pub struct Params {
+    /// `sysctl_sched_latency` (ns).
+    pub latency_ns: u64,
+    /// `sysctl_sched_min_granularity` (ns).
+    pub min_granularity_ns: u64,
+    /// `sysctl_sched_wakeup_granularity` (ns).
+    pub wakeup_granularity_ns: u64,
+    /// Switching from one thread to another (ns).
+    pub context_switch_ns: u64,
+    /// Extra cost of the first run after a migration: cache refill (ns).
+    pub migration_ns: u64,
+    /// Sleeping thread woken onto an idle pCPU: IPI, idle exit, switch (ns, mean).
+    pub idle_wakeup_ns: f64,
+    /// Half-width of the idle wake-up spread (ns).
+    pub idle_wakeup_spread_ns: f64,
+    /// Minimum interval between periodic balancing of a pCPU (`sd->min_interval`, ns).
+    pub balance_interval_ns: u64,
+    /// `sd->busy_factor`: a busy pCPU balances this many times less often.
+    pub busy_factor: u64,
+    /// pCPUs per last-level cache (socket): `select_idle_sibling` searches within one.
+    pub cores_per_llc: u32,
+}
+
+impl Params {
+    /// Linux `update_sysctl` with `SCHED_TUNABLESCALING_LOG`: factor = 1 + ilog2(min(ncpus, 8)).
+    pub fn scale_factor(ncpus: u32) -> u64 {
+        1 + (ncpus.clamp(1, 8)).ilog2() as u64
+    }
+}
+
+/// A thread's scheduling state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// Blocked (not on a runqueue).
+    Sleeping,
+    /// On its pCPU's runqueue, waiting.
+    Queued,
+    /// The current thread of its pCPU (possibly still being switched in).
+    Running,
+}
+
+/// One host thread as the scheduler sees it.
+#[derive(Debug)]
+pub struct Thread {
+    /// Load weight (from nice).
+    pub weight: u64,
+    /// Allowed pCPUs (bit i = pCPU i).
+    pub allowed: u64,
+    /// State.
+    pub state: State,
+    /// Its pCPU: current, queued on, or last run on (`task_cpu`).
+    pub cpu: u32,
+    /// Virtual runtime (ns at nice 0).
+    pub vruntime: u64,
+    /// Run time since it was last picked (for the slice).
+    slice_start_exec: u64,
+    /// Total run time (lifetime, ns), excluding the current stint.
+    sum_exec: u64,
+    /// Start of the current stint on a pCPU (while Running).
+    exec_start: Time,
+    /// Migrated since it last ran (pays `migration_ns` at its next switch-in).
+    migrated: bool,
+    /// Random stream (idle wake-up latency).
+    rng: Rng,
+}
+
+/// One pCPU's runqueue.
+#[derive(Debug, Default)]
+pub struct Rq {
+    /// The running thread, if any.
+    pub curr: Option<u32>,
+    /// Waiting threads (few; scanned for the leftmost).
+    pub queued: Vec<u32>,
+    /// `cfs_rq->min_vruntime`.
+    pub min_vruntime: u64,
+    /// TIF_NEED_RESCHED of `curr`.
+    pub need_resched: bool,
+    /// Next periodic balance.
+    next_balance: Time,
+    /// Switch-in sequence number (stale `SchedIn` events are ignored).
+    pub seq: u32,
+}
+
+impl Rq {
+    /// Threads on the runqueue, running one included (`nr_running`).
+    pub fn nr_running(&self) -> usize {
+        self.queued.len() + self.curr.is_some() as usize
+    }
+}
+
+/// A decision for the host model to carry out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// `cpu`'s current thread should reach a preemption point and call `deschedule`.
+    Resched {
+        /// The pCPU.
+        cpu: u32,
+    },
+    /// `tid` becomes `cpu`'s current thread; it runs after `delay` ns (switch or idle exit).
+    SwitchIn {
+        /// The pCPU.
+        cpu: u32,
+        /// The thread.
+        tid: u32,
+        /// Switch cost before it runs.
+        delay: Time,
+        /// Sequence number to pass back.
+        seq: u32,
+    },
+}
+
+/// The scheduler: threads, runqueues, and the pending decisions.
+#[derive(Debug)]
+pub struct Sched {
+    /// Parameters.
+    pub p: Params,
+    /// Threads by id.
+    pub threads: Vec<Thread>,
+    /// Runqueues by pCPU.
+    pub rqs: Vec<Rq>,
+    /// Decisions since the host last drained them.
+    pub actions: Vec<Action>,
+    /// Run time of thread t on pCPU c in the window: `run_ns[t * ncpu + c]`.
+    run_ns: Vec<u64>,
+    /// Start of the measurement window.
+    window_start: Time,
+    /// Migrations (window).
+    pub migrations: u64,
+    /// Context switches (window).
+    pub switches: u64,
+    /// Wake-ups placed on the waker's pCPU (window).
+    pub wake_affine_hits: u64,
+}
+
+impl Sched {
+    /// An empty scheduler for `ncpus` pCPUs.
+    pub fn new(p: Params, ncpus: u32) -> Sched {
+        Sched {
+            p,
+            threads: Vec::new(),
+            rqs: (0..ncpus).map(|_| Rq::default()).collect(),
+            actions: Vec::with_capacity(16),
+            run_ns: Vec::new(),
+            window_start: 0,
+            migrations: 0,
+            switches: 0,
+            wake_affine_hits: 0,
+        }
+    }
+
+    /// Number of pCPUs.
+    pub fn ncpus(&self) -> u32 {
+        self.rqs.len() as u32
+    }
+
+    /// Add a sleeping thread; returns its id. Placed by fork balancing (`find_idlest_cpu`):
+    /// the allowed pCPU with the fewest threads (lowest index on ties).
+    pub fn add(&mut self, nice: i32, allowed: u64, rng: Rng) -> u32 {
+        let tid = self.threads.len() as u32;
+        let cpu = (0..self.ncpus())
+            .filter(|&c| allowed >> c & 1 == 1)
+            .min_by_key(|&c| (self.rqs[c as usize].nr_running() + self.sleepers_on(c), c))
+            .expect("a thread needs an allowed pCPU");
+        let vruntime = self.rqs[cpu as usize].min_vruntime;
+        self.threads.push(Thread {
+            weight: nice_weight(nice),
+            allowed,
+            state: State::Sleeping,
+            cpu,
+            vruntime,
+            slice_start_exec: 0,
+            sum_exec: 0,
+            exec_start: 0,
+            migrated: false,
+            rng,
+        });
+        self.run_ns.resize(self.threads.len() * self.rqs.len(), 0);
+        tid
+    }
+
+    fn sleepers_on(&self, c: u32) -> usize {
+        self.threads.iter().filter(|t| t.state == State::Sleeping && t.cpu == c).count()
+    }
+
+    /// Start a new measurement window.
+    pub fn reset_metrics(&mut self, now: Time) {
+        for c in 0..self.rqs.len() {
+            self.update_curr(now, c as u32);
+        }
+        self.run_ns.iter_mut().for_each(|x| *x = 0);
+        self.window_start = now;
+        self.migrations = 0;
+        self.switches = 0;
+        self.wake_affine_hits = 0;
+    }
+
+    /// Run time of thread `t` on pCPU `c` in the window up to `now`.
+    pub fn run_ns(&self, now: Time, t: u32, c: u32) -> u64 {
+        let th = &self.threads[t as usize];
+        let live = if th.state == State::Running && th.cpu == c { now - th.exec_start.max(self.window_start) } else { 0 };
+        self.run_ns[t as usize * self.rqs.len() + c as usize] + live
+    }
+
+    /// Busy time of pCPU `c` in the window: the sum of its threads' run time.
+    pub fn busy_ns(&self, now: Time, c: u32) -> u64 {
+        (0..self.threads.len() as u32).map(|t| self.run_ns(now, t, c)).sum()
+    }
+
+    /// `update_curr`: charge the running thread of `cpu` for its time since `exec_start`.
+    fn update_curr(&mut self, now: Time, cpu: u32) {
+        let Some(t) = self.rqs[cpu as usize].curr else { return };
+        let n = self.rqs.len();
+        let th = &mut self.threads[t as usize];
+        let from = th.exec_start.max(self.window_start);
+        self.run_ns[t as usize * n + cpu as usize] += now.saturating_sub(from);
+        let delta = now - th.exec_start;
+        th.exec_start = now;
+        th.sum_exec += delta;
+        th.vruntime += delta * NICE_0_LOAD / th.weight;
+        self.update_min_vruntime(cpu);
+    }
+
+    /// `update_min_vruntime`: monotonic, follows min(curr, leftmost).
+    fn update_min_vruntime(&mut self, cpu: u32) {
+        let rq = &self.rqs[cpu as usize];
+        let mut v = rq.curr.map(|t| self.threads[t as usize].vruntime);
+        if let Some(l) = self.leftmost(cpu) {
+            let lv = self.threads[l as usize].vruntime;
+            v = Some(v.map_or(lv, |c| c.min(lv)));
+        }
+        if let Some(v) = v {
+            let rq = &mut self.rqs[cpu as usize];
+            rq.min_vruntime = rq.min_vruntime.max(v);
+        }
+    }
+
+    /// The waiting thread with the smallest vruntime (ties: lowest id).
+    pub fn leftmost(&self, cpu: u32) -> Option<u32> {
+        self.rqs[cpu as usize].queued.iter().copied().min_by_key(|&t| (self.threads[t as usize].vruntime, t))
+    }
+
+    fn weight_sum(&self, cpu: u32) -> u64 {
+        let rq = &self.rqs[cpu as usize];
+        rq.queued.iter().chain(rq.curr.iter()).map(|&t| self.threads[t as usize].weight).sum()
+    }
+
+    /// `__sched_period`: the latency, stretched to nr × min granularity past `sched_nr_latency`.
+    fn period(&self, nr: u64) -> u64 {
+        let nr_latency = (self.p.latency_ns / self.p.min_granularity_ns.max(1)).max(1);
+        if nr > nr_latency { nr * self.p.min_granularity_ns } else { self.p.latency_ns }
+    }
+
+    /// `sched_slice`: the thread's share of the period by weight.
+    pub fn slice(&self, cpu: u32, t: u32) -> u64 {
+        let nr = self.rqs[cpu as usize].nr_running() as u64;
+        let w = self.threads[t as usize].weight;
+        self.period(nr.max(1)) * w / self.weight_sum(cpu).max(w)
+    }
+
+    /// Pending preemption of `cpu`'s current thread.
+    pub fn need_resched(&self, cpu: u32) -> bool {
+        self.rqs[cpu as usize].need_resched
+    }
+
+    fn resched(&mut self, cpu: u32) {
+        let rq = &mut self.rqs[cpu as usize];
+        if rq.curr.is_some() && !rq.need_resched {
+            rq.need_resched = true;
+            self.actions.push(Action::Resched { cpu });
+        }
+    }
+
+    /// Wake sleeping thread `t` (`try_to_wake_up`); `waker` is the pCPU whose thread or
+    /// interrupt woke it (None: a host core the model does not charge).
+    pub fn wake(&mut self, now: Time, t: u32, waker: Option<u32>) {
+        if self.threads[t as usize].state != State::Sleeping {
+            return;
+        }
+        let prev = self.threads[t as usize].cpu;
+        let cpu = self.select_task_rq(t, waker);
+        if waker == Some(cpu) && cpu != prev {
+            self.wake_affine_hits += 1;
+        }
+        self.update_curr(now, cpu);
+        // task_waking_fair / enqueue: vruntime relative to the old queue, then the new one.
+        // (A long sleeper's relative vruntime is negative.)
+        let th = &self.threads[t as usize];
+        let rel = th.vruntime as i64 - self.rqs[prev as usize].min_vruntime as i64;
+        let base = self.rqs[cpu as usize].min_vruntime;
+        // place_entity with GENTLE_FAIR_SLEEPERS: a sleeper gets at most half a latency of credit.
+        let v = ((base as i64 + rel).max(0) as u64).max(base.saturating_sub(self.p.latency_ns / 2));
+        let th = &mut self.threads[t as usize];
+        th.vruntime = v;
+        if cpu != prev {
+            th.migrated = true;
+            self.migrations += 1;
+        }
+        th.cpu = cpu;
+        th.state = State::Queued;
+        self.rqs[cpu as usize].queued.push(t);
+        match self.rqs[cpu as usize].curr {
+            None => self.pick(now, cpu, true),
+            Some(c) => self.check_preempt_wakeup(cpu, c, t),
+        }
+    }
+
+    /// `check_preempt_wakeup` / `wakeup_preempt_entity`: preempt if the current thread's
+    /// vruntime leads the woken one's by more than the (weight-scaled) wake-up granularity.
+    fn check_preempt_wakeup(&mut self, cpu: u32, curr: u32, woken: u32) {
+        let (c, w) = (&self.threads[curr as usize], &self.threads[woken as usize]);
+        let gran = self.p.wakeup_granularity_ns * NICE_0_LOAD / w.weight;
+        if c.vruntime > w.vruntime + gran {
+            self.resched(cpu);
+        }
+    }
+
+    /// The current thread of `cpu` leaves it: to sleep (`sleep`) or back to the runqueue
+    /// (preempted or yielding at a preemption point). The next thread is picked.
+    pub fn deschedule(&mut self, now: Time, cpu: u32, sleep: bool) {
+        self.update_curr(now, cpu);
+        let rq = &mut self.rqs[cpu as usize];
+        let t = rq.curr.take().expect("deschedule of an idle pCPU");
+        rq.need_resched = false;
+        let th = &mut self.threads[t as usize];
+        if sleep {
+            th.state = State::Sleeping;
+        } else {
+            th.state = State::Queued;
+            rq.queued.push(t);
+        }
+        self.pick(now, cpu, false);
+    }
+
+    /// `pick_next_task_fair`: run the leftmost thread, or go idle (after an idle balance).
+    fn pick(&mut self, now: Time, cpu: u32, from_idle: bool) {
+        let mut next = self.leftmost(cpu);
+        if next.is_none() {
+            next = self.idle_balance(cpu);
+        }
+        let Some(t) = next else { return };
+        let rq = &mut self.rqs[cpu as usize];
+        rq.queued.retain(|&x| x != t);
+        rq.curr = Some(t);
+        rq.seq = rq.seq.wrapping_add(1);
+        let seq = rq.seq;
+        self.switches += 1;
+        let p = self.p;
+        let th = &mut self.threads[t as usize];
+        th.state = State::Running;
+        th.exec_start = now;
+        th.slice_start_exec = th.sum_exec;
+        let mut delay = if from_idle {
+            let s = p.idle_wakeup_spread_ns.min(p.idle_wakeup_ns);
+            (p.idle_wakeup_ns - s + 2.0 * s * th.rng.uniform()).round() as Time
+        } else {
+            p.context_switch_ns
+        };
+        if std::mem::take(&mut th.migrated) {
+            delay += p.migration_ns;
+        }
+        self.update_min_vruntime(cpu);
+        self.actions.push(Action::SwitchIn { cpu, tid: t, delay, seq });
+    }
+
+    /// Start thread `t` at time 0 (it is runnable from the beginning): enqueue on its pCPU.
+    pub fn start(&mut self, now: Time, t: u32) {
+        let th = &mut self.threads[t as usize];
+        th.state = State::Queued;
+        let cpu = th.cpu;
+        self.rqs[cpu as usize].queued.push(t);
+        if self.rqs[cpu as usize].curr.is_none() {
+            self.pick(now, cpu, false);
+        }
+    }
+
+    /// The periodic scheduler tick of `cpu` (`scheduler_tick` → `task_tick_fair` →
+    /// `check_preempt_tick`, then `trigger_load_balance`).
+    pub fn tick(&mut self, now: Time, cpu: u32) {
+        if let Some(t) = self.rqs[cpu as usize].curr {
+            self.update_curr(now, cpu);
+            if self.rqs[cpu as usize].nr_running() > 1 {
+                self.check_preempt_tick(cpu, t);
+            }
+        }
+        self.trigger_load_balance(now, cpu);
+    }
+
+    /// `check_preempt_tick`: preempt when the slice is used up, or when the current thread
+    /// leads the leftmost waiter by more than a slice (after at least the minimum granularity).
+    fn check_preempt_tick(&mut self, cpu: u32, t: u32) {
+        let ideal = self.slice(cpu, t);
+        let th = &self.threads[t as usize];
+        let ran = th.sum_exec - th.slice_start_exec;
+        if ran > ideal {
+            return self.resched(cpu);
+        }
+        if ran < self.p.min_granularity_ns {
+            return;
+        }
+        if let Some(l) = self.leftmost(cpu) {
+            if th.vruntime > self.threads[l as usize].vruntime + ideal {
+                self.resched(cpu);
+            }
+        }
+    }
+
+    /// Idle: nothing running, nothing queued.
+    pub fn idle(&self, cpu: u32) -> bool {
+        self.rqs[cpu as usize].nr_running() == 0
+    }
+}

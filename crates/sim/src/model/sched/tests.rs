@@ -1,0 +1,133 @@
+//! Unit tests of the scheduler alone, driven with CPU hogs (threads that never sleep).
+
+use super::*;
+
+fn params() -> Params {
+    Params {
+        latency_ns: 24_000_000,
+        min_granularity_ns: 3_000_000,
+        wakeup_granularity_ns: 4_000_000,
+        context_switch_ns: 0,
+        migration_ns: 0,
+        idle_wakeup_ns: 0.0,
+        idle_wakeup_spread_ns: 0.0,
+        balance_interval_ns: 8_000_000,
+        busy_factor: 32,
+        cores_per_llc: 8,
+    }
+}
+
+/// Play hogs: every Resched preempts at once; run ticks at 250 Hz until `end`.
+fn run_hogs(s: &mut Sched, from: Time, end: Time) {
+    let tick = 4_000_000;
+    let mut now = from;
+    while now < end {
+        now += tick;
+        for c in 0..s.ncpus() {
+            s.tick(now, c);
+            while !s.actions.is_empty() {
+                if let Action::Resched { cpu } = s.actions.remove(0) {
+                    s.deschedule(now, cpu, false);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn two_hogs_share_one_pcpu_half_and_half() {
+    let mut s = Sched::new(params(), 1);
+    let a = s.add(0, 1, Rng::for_component(1, "a"));
+    let b = s.add(0, 1, Rng::for_component(1, "b"));
+    s.start(0, a);
+    s.start(0, b);
+    s.actions.clear();
+    run_hogs(&mut s, 0, 2_000_000_000);
+    let (ra, rb) = (s.run_ns(2_000_000_000, a, 0), s.run_ns(2_000_000_000, b, 0));
+    assert_eq!(ra + rb, 2_000_000_000);
+    let share = ra as f64 / (ra + rb) as f64;
+    assert!((share - 0.5).abs() < 0.02, "share {share}");
+}
+
+#[test]
+fn nice_19_gets_a_small_share_against_nice_0() {
+    let mut s = Sched::new(params(), 1);
+    let a = s.add(0, 1, Rng::for_component(1, "a"));
+    let b = s.add(19, 1, Rng::for_component(1, "b"));
+    s.start(0, a);
+    s.start(0, b);
+    run_hogs(&mut s, 0, 2_000_000_000);
+    let rb = s.run_ns(2_000_000_000, b, 0) as f64 / 2e9;
+    // Weights 1024 : 15, but a slice is at least one tick: the nice-19 hog gets a few %.
+    assert!(rb < 0.1, "nice 19 share {rb}");
+}
+
+#[test]
+fn load_balancing_spreads_four_hogs_over_four_pcpus() {
+    let mut s = Sched::new(params(), 4);
+    let ids: Vec<u32> = (0..4).map(|i| s.add(0, 1, Rng::for_component(1, &format!("h{i}")))).collect();
+    for &t in &ids {
+        s.start(0, t);
+    }
+    // All four started on pCPU 0 (pinned there); now let them run anywhere.
+    for &t in &ids {
+        s.threads[t as usize].allowed = 0b1111;
+    }
+    run_hogs(&mut s, 0, 100_000_000);
+    for c in 0..4 {
+        assert_eq!(s.rqs[c].nr_running(), 1, "pCPU {c}: {:?}", s.rqs[c]);
+    }
+    let end = 1_100_000_000;
+    run_hogs(&mut s, 100_000_000, end);
+    for &t in &ids {
+        let total: u64 = (0..4).map(|c| s.run_ns(end, t, c)).sum();
+        assert!(total as f64 > 0.9 * (end - 100_000_000) as f64, "hog {t} ran {total}");
+    }
+}
+
+#[test]
+fn pinned_threads_never_run_elsewhere() {
+    let mut s = Sched::new(params(), 4);
+    let pinned: Vec<u32> = (0..3).map(|i| s.add(0, 1 << 2, Rng::for_component(1, &format!("p{i}")))).collect();
+    for &t in &pinned {
+        s.start(0, t);
+    }
+    run_hogs(&mut s, 0, 500_000_000);
+    for &t in &pinned {
+        for c in [0, 1, 3] {
+            assert_eq!(s.run_ns(500_000_000, t, c), 0);
+        }
+    }
+}
+
+#[test]
+fn a_woken_thread_preempts_a_hog_long_before_its_slice_ends() {
+    let mut s = Sched::new(params(), 1);
+    let hog = s.add(19, 1, Rng::for_component(1, "hog"));
+    let io = s.add(0, 1, Rng::for_component(1, "io"));
+    s.start(0, hog);
+    s.actions.clear();
+    // The hog has run 100 ms alone; the I/O thread wakes.
+    s.tick(100_000_000, 0);
+    s.wake(100_000_000, io, None);
+    assert!(s.actions.contains(&Action::Resched { cpu: 0 }), "{:?}", s.actions);
+    s.actions.clear();
+    s.deschedule(100_000_000, 0, false);
+    assert_eq!(s.rqs[0].curr, Some(io));
+}
+
+#[test]
+fn wake_up_prefers_an_idle_previous_cpu_and_else_an_idle_core() {
+    let mut s = Sched::new(params(), 4);
+    let busy = s.add(0, 1, Rng::for_component(1, "b")); // pinned on 0
+    let t = s.add(0, 0b1111, Rng::for_component(1, "t")); // last ran on 1
+    s.start(0, busy);
+    s.wake(10, t, Some(0));
+    assert_eq!(s.threads[t as usize].cpu, 1, "idle previous CPU");
+    s.deschedule(20, 1, true);
+    // Occupy pCPU 1 with a pinned hog: the wake-up goes to another idle core, not the waker's.
+    let h = s.add(0, 0b10, Rng::for_component(1, "h"));
+    s.start(30, h);
+    s.wake(40, t, Some(0));
+    assert_eq!(s.threads[t as usize].cpu, 2);
+}

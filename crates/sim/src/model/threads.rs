@@ -1,0 +1,151 @@
+//! Host threads on the host scheduler (`sched/`): the glue that carries its decisions out.
+//!
+//! Thread ids: vCPU threads first (id = vCPU index), then one vhost thread per device, then
+//! the CPU hogs. A thread leaves its pCPU only at a preemption point:
+//!
+//! * a vCPU thread in guest mode is forced out by the reschedule IPI or the tick: an
+//!   `external_interrupt` exit; KVM's `vcpu_run` loop checks `need_resched()` before every VM
+//!   entry (`kvm_vcpu_check_block`/`cond_resched`), so a vCPU yields at the end of an exit and
+//!   waits *in exit mode* — an interrupt raised meanwhile is injected at its next entry;
+//! * a vhost worker yields between packets (`vhost_worker` checks `need_resched()`; the copy
+//!   helpers' `might_fault` is a voluntary preemption point under `CONFIG_PREEMPT_VOLUNTARY`);
+//! * a CPU hog (user-space loop) is preempted at once.
+
+use super::sched::{Action, State};
+use super::vcpu::Mode;
+use super::{Ev, Host};
+use crate::engine::{EventQueue, Time};
+use crate::metrics::ExitReason;
+
+/// What a scheduler thread is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// vCPU thread of vCPU `0`.
+    Vcpu(u32),
+    /// vhost worker of device `0`.
+    Vhost(u32),
+    /// CPU hog number `0`.
+    Hog(u32),
+}
+
+impl Host {
+    /// The kind of thread `tid`.
+    pub(crate) fn kind(&self, tid: u32) -> Kind {
+        let (nv, nd) = (self.vcpus.len() as u32, self.devs.len() as u32);
+        if tid < nv {
+            Kind::Vcpu(tid)
+        } else if tid < nv + nd {
+            Kind::Vhost(tid - nv)
+        } else {
+            Kind::Hog(tid - nv - nd)
+        }
+    }
+
+    /// Thread id of device `dev`'s vhost worker.
+    pub(crate) fn vhost_tid(&self, dev: u32) -> u32 {
+        self.vcpus.len() as u32 + dev
+    }
+
+    /// The pCPU of thread `tid` (current, queued on, or last run on).
+    pub(crate) fn cpu_of(&self, tid: u32) -> u32 {
+        self.sched.threads[tid as usize].cpu
+    }
+
+    /// Wake sleeping thread `tid`; the waker is the pCPU running the current event's thread.
+    pub(crate) fn wake_thread(&mut self, now: Time, tid: u32, q: &mut EventQueue<Ev>) {
+        self.sched.wake(now, tid, self.waker);
+        self.drain(now, q);
+    }
+
+    /// Thread on `cpu` leaves it (to sleep, or back to its runqueue at a preemption point).
+    pub(crate) fn leave_cpu(&mut self, now: Time, cpu: u32, sleep: bool, q: &mut EventQueue<Ev>) {
+        if let Some(Kind::Vcpu(v)) = self.sched.rqs[cpu as usize].curr.map(|t| self.kind(t)) {
+            self.vcpus[v as usize].busy.set(now, false);
+        }
+        self.sched.deschedule(now, cpu, sleep);
+        self.drain(now, q);
+        if self.sched.rqs[cpu as usize].curr.is_none() {
+            self.set_pcpu_busy(now, cpu, false);
+        }
+    }
+
+    /// Is a preemption of the thread on `cpu` pending?
+    pub(crate) fn should_yield(&self, cpu: u32) -> bool {
+        self.sched.need_resched(cpu)
+    }
+
+    /// Carry out the scheduler's decisions, in order.
+    pub(crate) fn drain(&mut self, now: Time, q: &mut EventQueue<Ev>) {
+        while !self.sched.actions.is_empty() {
+            match self.sched.actions.remove(0) {
+                Action::SwitchIn { cpu, delay, seq, .. } => {
+                    self.set_pcpu_busy(now, cpu, true);
+                    self.switching[cpu as usize] = true;
+                    q.at(now + delay, Ev::SchedIn { cpu, seq });
+                }
+                Action::Resched { cpu } => self.poke(now, cpu, q),
+            }
+        }
+    }
+
+    /// Bring the thread on `cpu` to its preemption point if a reschedule is pending.
+    fn poke(&mut self, now: Time, cpu: u32, q: &mut EventQueue<Ev>) {
+        if !self.sched.need_resched(cpu) || self.switching[cpu as usize] {
+            return;
+        }
+        let Some(t) = self.sched.rqs[cpu as usize].curr else { return };
+        match self.kind(t) {
+            Kind::Hog(_) => self.leave_cpu(now, cpu, false, q),
+            Kind::Vcpu(v) => {
+                if matches!(self.vcpus[v as usize].mode, Mode::Guest { .. }) {
+                    // The reschedule IPI / tick interrupt forces the vCPU out of guest mode.
+                    self.exit(now, v, ExitReason::ExternalInterrupt, super::vcpu::AfterExit::Resume, q);
+                }
+            }
+            Kind::Vhost(_) => {} // yields after the packet it is copying
+        }
+    }
+
+    /// The switched-in thread starts running on `cpu`.
+    pub(crate) fn sched_in(&mut self, now: Time, cpu: u32, seq: u32, q: &mut EventQueue<Ev>) {
+        let rq = &self.sched.rqs[cpu as usize];
+        if rq.seq != seq {
+            return;
+        }
+        self.switching[cpu as usize] = false;
+        let t = rq.curr.expect("SchedIn on an idle pCPU");
+        debug_assert_eq!(self.sched.threads[t as usize].state, State::Running);
+        match self.kind(t) {
+            Kind::Vcpu(v) => {
+                self.vcpus[v as usize].busy.set(now, true);
+                match self.vcpus[v as usize].mode {
+                    Mode::Exit { .. } => self.exit_done(now, v, q),
+                    _ => self.enter(now, v, q),
+                }
+            }
+            Kind::Vhost(d) => self.vhost_run(now, d, q),
+            Kind::Hog(_) => {}
+        }
+        self.poke(now, cpu, q);
+    }
+
+    /// The host's periodic tick on `cpu` (CONFIG_HZ): slice accounting and load balancing.
+    pub(crate) fn host_tick(&mut self, now: Time, cpu: u32, q: &mut EventQueue<Ev>) {
+        q.at(now + self.host_tick_ns, Ev::HostTick { cpu });
+        self.sched.tick(now, cpu);
+        self.drain(now, q);
+        self.poke(now, cpu, q);
+    }
+
+    /// The pCPU whose thread handles event `ev` (the waker of anything it wakes).
+    pub(crate) fn event_cpu(&self, ev: &Ev) -> Option<u32> {
+        match *ev {
+            Ev::GuestDone { vcpu, .. } | Ev::ExitDone { vcpu } | Ev::Tick { vcpu } | Ev::TimerFire { vcpu } => {
+                Some(self.cpu_of(vcpu))
+            }
+            Ev::VhostDone { dev } => Some(self.cpu_of(self.vhost_tid(dev))),
+            Ev::SchedIn { cpu, .. } | Ev::HostTick { cpu } => Some(cpu),
+            _ => None,
+        }
+    }
+}

@@ -100,7 +100,12 @@ register(Experiment(
     runs=2,
     notes=[
         "Published shares are of the total incl. ~1.5K/s other exits (ES2 Table 1 percentages sum to 98.7 %).",
-        "The seed does not state where the vCPU and vhost threads ran; the scenarios pin them to two cores.",
+        "The seed does not state where the vCPU and vhost threads ran; the scenarios leave them unpinned and the "
+        "host scheduler (CFS model of Linux 4.4) places them: with 7 idle cores, wake_affine declines the busy "
+        "waker's core and select_idle_sibling keeps vhost on its idle previous core, so they never share a core "
+        "and the result equals the old two-pinned-cores placement.",
+        "Forcing vhost onto the vCPU's core (a diagnostic, not ES2's setup) removes delivery exits entirely but "
+        "adds ~27K/s external-interrupt exits (wake-up preemption of the vCPU), which ES2 Table 1 does not show.",
         "irq_found_vcpu_in_exit is the simulated share of device interrupts raised while the vCPU was in the "
         "hypervisor (ES2 §3.3's reason for delivery << EOI exits); the seed gives no number for it.",
         "With vhost on its own core, whether an ACK interrupt lands in a kick exit is a phase relation between "

@@ -146,6 +146,12 @@ pub struct Guest {
     pub tcp_tx_segment_ns: Param,
     /// Per received ACK in NAPI: netif_receive_skb, IP, tcp_ack, RX buffer refill.
     pub tcp_rx_ack_ns: Param,
+    /// Per TCP data segment received in NAPI: IP, tcp_v4_rcv, socket enqueue, RX buffer refill.
+    pub tcp_rx_segment_ns: Param,
+    /// Per TCP payload byte received in NAPI (checksum, copy into the skb).
+    pub tcp_rx_byte_ns: Param,
+    /// Per `read()`/`recv()` of a request by a TCP server application (syscall, dequeue, copy set-up).
+    pub tcp_read_ns: Param,
     /// Per UDP datagram received in NAPI: IP/UDP receive, socket enqueue, RX buffer refill.
     pub udp_rx_packet_ns: Param,
     /// Per UDP byte received in NAPI.
@@ -176,6 +182,22 @@ pub struct Client {
     pub delack_segments: Param,
     /// Delayed-ACK timeout for a segment left unacknowledged.
     pub delack_timeout_ns: Param,
+    /// Client CPU per request of a closed-loop load generator (memaslap, ab, netperf TCP_RR):
+    /// build the request, send() through its TCP stack; on the same core as its receive path.
+    pub request_ns: Param,
+}
+
+/// Guest server applications: CPU per request beyond the kernel's TCP path.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct App {
+    /// memcached get: parse, hash the key, look up the item, build the response iovec.
+    pub memcached_get_ns: Param,
+    /// memcached set: parse, allocate a slab item, copy the value, hash and LRU link.
+    pub memcached_set_ns: Param,
+    /// Web server, one static-file request: parse headers, map to the file, open/stat,
+    /// build headers, log.
+    pub http_request_ns: Param,
 }
 
 /// A complete profile.
@@ -204,6 +226,8 @@ pub struct Profile {
     pub guest: Guest,
     /// Remote client.
     pub client: Client,
+    /// Guest server applications (added with the TCP request/response workloads).
+    pub app: App,
 }
 
 /// The built-in profiles: (name, file contents).
@@ -286,6 +310,9 @@ impl Profile {
             ("guest.tcp_tx_byte_ns", &g.tcp_tx_byte_ns, "ns"),
             ("guest.tcp_tx_segment_ns", &g.tcp_tx_segment_ns, "ns"),
             ("guest.tcp_rx_ack_ns", &g.tcp_rx_ack_ns, "ns"),
+            ("guest.tcp_rx_segment_ns", &g.tcp_rx_segment_ns, "ns"),
+            ("guest.tcp_rx_byte_ns", &g.tcp_rx_byte_ns, "ns"),
+            ("guest.tcp_read_ns", &g.tcp_read_ns, "ns"),
             ("guest.udp_rx_packet_ns", &g.udp_rx_packet_ns, "ns"),
             ("guest.udp_rx_byte_ns", &g.udp_rx_byte_ns, "ns"),
             ("guest.udp_recv_ns", &g.udp_recv_ns, "ns"),
@@ -298,6 +325,10 @@ impl Profile {
             ("client.rx_packet_ns", &self.client.rx_packet_ns, "ns"),
             ("client.delack_segments", &self.client.delack_segments, "segments"),
             ("client.delack_timeout_ns", &self.client.delack_timeout_ns, "ns"),
+            ("client.request_ns", &self.client.request_ns, "ns"),
+            ("app.memcached_get_ns", &self.app.memcached_get_ns, "ns"),
+            ("app.memcached_set_ns", &self.app.memcached_set_ns, "ns"),
+            ("app.http_request_ns", &self.app.http_request_ns, "ns"),
         ]
     }
 

@@ -95,10 +95,13 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
         let exits_per_s: BTreeMap<&'static str, Option<f64>> =
             ExitReason::ALL.iter().map(|&r| (r.key(), rate(exits.count(r)))).collect();
         let rx = h.senders[i].udp_rx();
+        let srv = h.senders[i].server();
         // What the workload counts as delivered: at the client for send streams, at the guest
         // application for receive streams.
         let rr = rx.is_some_and(|r| r.reply.is_some());
         let (delivered, payload, hist) = match rx {
+            // TCP request/response: response segments at the client; latency per transaction.
+            _ if srv.is_some() => (d.wire.delivered, d.wire.payload_bytes, &srv.expect("server").latency),
             // Receive stream: what the guest application got, client send → recvfrom.
             Some(r) if !rr => (r.received, r.received_bytes, &r.latency),
             // Send streams and request/response: what reached the client; for RR the latency
@@ -110,6 +113,8 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
         }
         let loss_pct = match rx {
             Some(r) => pct((d.tap_drops + r.sock_drops) as f64, r.sent as f64),
+            // Request segments dropped at the tap are retransmitted, never lost.
+            None if srv.is_some() => Some(0.0),
             // Nothing is dropped on the TX path (the driver stops the queue instead), so loss
             // is a measured 0 here, not a placeholder.
             None => (sent > 0).then_some(0.0),
@@ -126,7 +131,11 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
                 gbps: Some(payload as f64 * 8.0 / window),
                 pps: rate(delivered),
                 // Transactions per second for request/response; streams have none.
-                ops_per_s: if rr { rate(d.wire.delivered) } else { None },
+                ops_per_s: match srv {
+                    Some(sv) => rate(sv.ops),
+                    None if rr => rate(d.wire.delivered),
+                    None => None,
+                },
             },
             interrupt_delivery: match c.scenario.vm[i].interrupt_delivery {
                 crate::scenario::InterruptDelivery::Emulated => "emulated",

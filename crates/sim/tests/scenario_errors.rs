@@ -151,3 +151,43 @@ fn udp_receive_needs_a_positive_rate() {
     let m = error_of(&with("kind = \"udp_stream\"", "kind = \"udp_receive\"\nrate_pps = 0"));
     assert!(m.contains("rate_pps") && m.contains("datagrams/s > 0"), "{m}");
 }
+
+fn workload(w: &str) -> String {
+    with("kind = \"udp_stream\"\nmessage_bytes = 512", w)
+}
+
+#[test]
+fn tcp_rr_keys_are_checked() {
+    let m = error_of(&workload("kind = \"tcp_rr\"\nrequest_bytes = 20000\nresponse_bytes = 1"));
+    assert!(m.contains("request_bytes") && m.contains("20000") && m.contains("1..=14480"), "{m}");
+    let m = error_of(&workload("kind = \"tcp_rr\"\nrequest_bytes = 1\nresponse_bytes = 0"));
+    assert!(m.contains("response_bytes") && m.contains("1..=1048576"), "{m}");
+    let m = error_of(&workload("kind = \"tcp_rr\"\nrequest_bytes = 1\nresponse_bytes = 1\nconcurrency = 0"));
+    assert!(m.contains("concurrency") && m.contains("1..=1024"), "{m}");
+    let m = error_of(&workload("kind = \"tcp_rr\"\nrequest_bytes = 1\nresponse_bytes = 1\nburst = 2"));
+    assert!(m.contains("burst"), "{m}");
+}
+
+#[test]
+fn memcached_keys_are_checked() {
+    let m = error_of(&workload("kind = \"memcached\"\nconcurrency = 2000"));
+    assert!(m.contains("concurrency") && m.contains("2000") && m.contains("1..=1024"), "{m}");
+    let m = error_of(&workload("kind = \"memcached\"\nconcurrency = 4\nget_ratio = 1.5"));
+    assert!(m.contains("get_ratio") && m.contains("1.5") && m.contains("0..=1"), "{m}");
+    let m = error_of(&workload("kind = \"memcached\"\nconcurrency = 4\nvalue_bytes = 20000"));
+    assert!(m.contains("value_bytes") && m.contains("1..=14000"), "{m}");
+    let m = error_of(&workload("kind = \"memcached\"\nconcurrency = 4\nkey_bytes = 251"));
+    assert!(m.contains("key_bytes") && m.contains("1..=250"), "{m}");
+    let m = error_of(&workload("kind = \"memcached\""));
+    assert!(m.contains("concurrency"), "{m}");
+}
+
+#[test]
+fn http_keys_are_checked() {
+    let m = error_of(&workload("kind = \"http\"\nconcurrency = 0\nfile_bytes = 4096"));
+    assert!(m.contains("concurrency") && m.contains("1..=1024"), "{m}");
+    let m = error_of(&workload("kind = \"http\"\nconcurrency = 2\nfile_bytes = 0"));
+    assert!(m.contains("file_bytes") && m.contains("1..=1048576"), "{m}");
+    let m = error_of(&workload("kind = \"http\"\nconcurrency = 2"));
+    assert!(m.contains("file_bytes"), "{m}");
+}

@@ -64,6 +64,13 @@ impl Client {
         }
     }
 
+    /// Run `ns` of work on the client's core (one FIFO core: its CPU limit) from `now`;
+    /// returns when it is done.
+    pub fn cpu(&mut self, now: Time, ns: Time) -> Time {
+        self.free_at = self.free_at.max(now) + ns;
+        self.free_at
+    }
+
     /// A segment of `bytes` arrived at `now`.
     pub fn receive(&mut self, now: Time, bytes: u32) -> AckAction {
         self.free_at = self.free_at.max(now) + self.rx_ns;
@@ -98,7 +105,7 @@ impl Client {
     /// Put an ACK sent at `at` on the reverse link; returns when it reaches the host NIC.
     pub fn ack_on_wire(&mut self, at: Time, ack: u64) -> Time {
         let b = self.ack_wire_bytes;
-        self.send_to_host(at, RxPkt { bytes: 0, ack, born: at }, b)
+        self.send_to_host(at, RxPkt { bytes: 0, ack, born: at, conn: 0 }, b)
     }
 
     /// Put a packet of `wire_bytes` on the reverse link at `at`; returns when it reaches the

@@ -16,6 +16,7 @@ mod pi;
 mod rxq;
 pub mod sched;
 mod tcp;
+mod tcp_rr;
 mod threads;
 mod udp_rx;
 mod vcpu;
@@ -97,6 +98,22 @@ pub enum Ev {
     ClientSend {
         /// Device index.
         dev: u32,
+    },
+    /// A closed-loop client sends the next request on a connection (`tcp_rr.rs`).
+    ClientReq {
+        /// Device index.
+        dev: u32,
+        /// Connection.
+        conn: u32,
+    },
+    /// The retransmission timer of a request segment dropped at the tap queue fired.
+    ClientRetx {
+        /// Device index.
+        dev: u32,
+        /// Connection.
+        conn: u32,
+        /// Segment payload bytes.
+        bytes: u32,
     },
     /// The client's delayed-ACK timer fired (stale unless `gen` is current).
     Delack {
@@ -191,7 +208,8 @@ impl Host {
             sched.add(0, mask(vm.net.vhost_pin), rng(&format!("vhost-{}", vm.name)));
             thread_names.push(format!("vhost-{}", vm.name));
             let dev = devs.len() as u32;
-            let tcp = matches!(vm.workload, Workload::TcpStream { .. });
+            let server = vm.workload.is_tcp_server();
+            let tcp = server || matches!(vm.workload, Workload::TcpStream { .. });
             devs.push(NetDev {
                 vm: vi as u32,
                 txq: Virtq::new(vm.net.queue_size),
@@ -208,7 +226,14 @@ impl Host {
             if matches!(vm.workload, Workload::UdpReceive { .. } | Workload::UdpRr { .. }) {
                 q.at(0, Ev::ClientSend { dev });
             }
-            senders.push(Sender::new(&vm.workload, &c.profile, s.seed, &vm.name));
+            let sender = Sender::new(&vm.workload, vm.vcpus, &c.profile, s.seed, &vm.name);
+            if let Some(srv) = sender.server() {
+                // Every connection's first request, serialized by the client's core.
+                for conn in 0..srv.concurrency() {
+                    q.at(0, Ev::ClientReq { dev, conn });
+                }
+            }
+            senders.push(sender);
         }
         let mut hogs = Vec::new();
         for (h, hog) in s.host.cpu_hog.iter().enumerate() {
@@ -297,6 +322,8 @@ impl Model for Host {
             Ev::Tick { vcpu } => self.tick(now, vcpu, q),
             Ev::HostRx { dev } => self.host_rx(now, dev, q),
             Ev::ClientSend { dev } => self.client_send(now, dev, q),
+            Ev::ClientReq { dev, conn } => self.client_request(now, dev, conn, q),
+            Ev::ClientRetx { dev, conn, bytes } => self.client_retx(now, dev, conn, bytes, q),
             Ev::Delack { dev, gen } => {
                 let a = self.devs[dev as usize].client.delack_fired(now, gen);
                 self.client_action(dev, a, q);
@@ -313,6 +340,8 @@ impl Host {
         if self.senders[d.vm as usize].tcp_mut().is_some() {
             let a = d.client.receive(now, b.bytes);
             self.client_action(dev, a, q);
+        } else if self.senders[d.vm as usize].server().is_some() {
+            self.server_client_rx(now, dev, b.bytes, q);
         } else {
             self.rr_response(now, dev, q);
         }
@@ -340,6 +369,9 @@ impl Host {
         if d.rx_sock.len() >= udp_rx::TAP_QUEUE_PACKETS {
             d.tap_drops += 1;
             d.tap_drops_life += 1;
+            if self.senders[d.vm as usize].server().is_some() {
+                self.server_tap_drop(now, dev, pkt, q);
+            }
             return;
         }
         d.rx_sock.push_back(pkt);
@@ -384,6 +416,13 @@ pub struct Conservation {
     pub udp_rx_sock_dropped: Vec<u64>,
     /// Per VM (UDP receive): datagrams waiting in the socket.
     pub udp_rx_in_socket: Vec<u64>,
+    /// Per VM (TCP request/response): requests the client issued.
+    pub rr_issued: Vec<u64>,
+    /// Per VM (TCP request/response): transactions completed at the client.
+    pub rr_completed: Vec<u64>,
+    /// Per VM (TCP request/response): the client's concurrency (issued − completed is one
+    /// transaction in flight per connection, so it equals this).
+    pub rr_concurrency: Vec<u64>,
     /// Per pCPU: busy ns in the window.
     pub pcpu_busy_ns: Vec<u64>,
     /// Per pCPU: run time of the threads (vCPUs, vhost, hogs) on it, in the window.
@@ -412,6 +451,10 @@ impl Host {
             c.udp_rx_received.push(r.map_or(0, |r| r.received_life));
             c.udp_rx_sock_dropped.push(r.map_or(0, |r| r.sock_drops_life));
             c.udp_rx_in_socket.push(r.map_or(0, |r| r.queued() as u64));
+            let s = self.senders[i].server();
+            c.rr_issued.push(s.map_or(0, |s| s.issued_life));
+            c.rr_completed.push(s.map_or(0, |s| s.ops_life));
+            c.rr_concurrency.push(s.map_or(0, |s| s.concurrency() as u64));
         }
         for v in &self.vcpus {
             c.irq_raised.push(v.ledger.raised);

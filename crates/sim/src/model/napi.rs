@@ -74,6 +74,8 @@ impl Host {
         let weight = self.profile.guest.napi_weight.value as u32;
         let (poll_ns, pkt_ns) = (self.profile.guest.napi_poll_ns.value, self.profile.guest.tcp_rx_ack_ns.value);
         let (udp_pkt_ns, udp_byte_ns) = (self.profile.guest.udp_rx_packet_ns.value, self.profile.guest.udp_rx_byte_ns.value);
+        let (tcp_seg_ns, tcp_byte_ns) = (self.profile.guest.tcp_rx_segment_ns.value, self.profile.guest.tcp_rx_byte_ns.value);
+        let tcp_data = self.senders[vm].server().is_some();
         let dev = self.vms[vm].dev;
         let d = &mut self.devs[dev as usize];
         let n = &mut d.napi;
@@ -109,7 +111,13 @@ impl Host {
             return false;
         }
         let front = *d.rxq.used.front().expect("non-empty");
-        let mut cost = if front.bytes == 0 { pkt_ns } else { udp_pkt_ns + udp_byte_ns * front.bytes as f64 };
+        let mut cost = if front.bytes == 0 {
+            pkt_ns
+        } else if tcp_data {
+            tcp_seg_ns + tcp_byte_ns * front.bytes as f64
+        } else {
+            udp_pkt_ns + udp_byte_ns * front.bytes as f64
+        };
         if n.round_start {
             n.round_start = false;
             n.polls += 1;
@@ -140,6 +148,8 @@ impl Host {
         d.rxq.posted += 1;
         if let Some(t) = self.senders[vm].tcp_mut() {
             t.on_ack(pkt.ack);
+        } else if self.senders[vm].server().is_some() {
+            self.server_deliver(vm, v, pkt);
         } else {
             self.udp_deliver(vm, pkt);
         }

@@ -20,6 +20,8 @@ pub struct RxPkt {
     pub ack: u64,
     /// When the client sent it.
     pub born: Time,
+    /// Connection of a TCP request/response workload (`tcp_rr.rs`); 0 otherwise.
+    pub conn: u32,
 }
 
 /// One RX virtqueue.

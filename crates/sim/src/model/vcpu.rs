@@ -30,6 +30,16 @@ pub enum Task {
         /// When the client sent the request.
         born: Time,
     },
+    /// TCP server: read one request on `conn`, do the application's work, write the response.
+    Serve {
+        /// Connection.
+        conn: u32,
+    },
+    /// TCP server: transmit one response segment (`bytes` of payload) through virtio-net.
+    SrvXmit {
+        /// Payload bytes.
+        bytes: u32,
+    },
     /// NAPI (softirq): receive one packet from the RX queue.
     NapiRx,
     /// An interrupt handler for a vector.
@@ -279,6 +289,8 @@ impl Host {
             Task::NapiRx => self.napi_rx_done(now, v, q),
             Task::Recv => self.recv_done(now, v, q),
             Task::Reply { bytes, born } => self.reply_done(now, v, bytes, born, q),
+            Task::Serve { conn } => self.serve_done(now, v, conn, q),
+            Task::SrvXmit { bytes } => self.srv_xmit_done(now, v, bytes, q),
             Task::Irq(vec) => self.irq_done(now, v, vec, q),
         }
     }

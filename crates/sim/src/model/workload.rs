@@ -2,6 +2,7 @@
 //! `scenario::Workload`; here is the small behaviour each kind needs (TCP in `tcp.rs`).
 
 use super::tcp::TcpSender;
+use super::tcp_rr::TcpServer;
 use super::udp_rx::UdpReceiver;
 use super::vcpu::Task;
 use super::virtq::Buf;
@@ -60,12 +61,17 @@ pub enum Sender {
     Tcp(TcpSender),
     /// netperf UDP_STREAM towards the guest.
     UdpRx(UdpReceiver),
+    /// A TCP request/response server: netperf TCP_RR, memcached, a web server.
+    Server(TcpServer),
 }
 
 impl Sender {
     /// Behaviour for `w` in VM `vm_name`.
-    pub fn new(w: &Workload, p: &Profile, seed: u64, vm_name: &str) -> Self {
+    pub fn new(w: &Workload, vcpus: u32, p: &Profile, seed: u64, vm_name: &str) -> Self {
         match *w {
+            Workload::TcpRr { .. } | Workload::Memcached { .. } | Workload::Http { .. } => {
+                Sender::Server(TcpServer::new(w, vcpus, p, seed, vm_name))
+            }
             Workload::UdpStream { message_bytes, rate_pps } => {
                 Sender::Udp(UdpSender::new(message_bytes, rate_pps, p, seed, vm_name))
             }
@@ -92,6 +98,22 @@ impl Sender {
         }
     }
 
+    /// The TCP server, if this is one.
+    pub fn server_mut(&mut self) -> Option<&mut TcpServer> {
+        match self {
+            Sender::Server(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The TCP server, if this is one.
+    pub fn server(&self) -> Option<&TcpServer> {
+        match self {
+            Sender::Server(s) => Some(s),
+            _ => None,
+        }
+    }
+
     /// The UDP receiver, if this is one.
     pub fn udp_rx_mut(&mut self) -> Option<&mut UdpReceiver> {
         match self {
@@ -114,6 +136,7 @@ impl Sender {
             Sender::Udp(u) => u.sent,
             Sender::Tcp(t) => t.segments,
             Sender::UdpRx(r) => r.replies,
+            Sender::Server(s) => s.segments,
         }
     }
 
@@ -123,6 +146,7 @@ impl Sender {
             Sender::Udp(u) => u.sent_life,
             Sender::Tcp(t) => t.segments_life,
             Sender::UdpRx(r) => r.replies_life,
+            Sender::Server(s) => s.segments_life,
         }
     }
 
@@ -131,6 +155,7 @@ impl Sender {
         match self {
             Sender::Udp(u) => u.stopped = s,
             Sender::Tcp(t) => t.stopped = s,
+            Sender::Server(v) => v.stopped = s,
             Sender::UdpRx(_) => {}
         }
     }
@@ -140,6 +165,7 @@ impl Sender {
             Sender::Udp(u) => u.sent = 0,
             Sender::Tcp(t) => t.reset_metrics(),
             Sender::UdpRx(r) => r.reset_metrics(),
+            Sender::Server(s) => s.reset_metrics(),
         }
     }
 }
@@ -148,12 +174,17 @@ impl Host {
     /// The vCPU is free: what does the workload do next?
     pub(crate) fn workload_next(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
         let vm = self.vcpus[v as usize].vm as usize;
+        if let Sender::Server(_) = self.senders[vm] {
+            // Server threads run on every vCPU: each serves the requests woken on it.
+            return self.server_next(now, v, vm, q);
+        }
         if v != self.vms[vm].vcpus[0] {
             return self.idle(now, v, None, q);
         }
         let s = match &self.senders[vm] {
             Sender::Tcp(_) => return self.tcp_next(now, v, vm, q),
             Sender::UdpRx(_) => return self.udp_recv_next(now, v, vm, q),
+            Sender::Server(_) => unreachable!("handled above"),
             Sender::Udp(s) => s,
         };
         if s.stopped {

@@ -43,13 +43,74 @@ pub enum Workload {
         #[serde(default = "default_window")]
         window_bytes: u32,
     },
+    /// netperf TCP_RR: the client sends a `request_bytes` request on each of `concurrency`
+    /// persistent connections, the guest application answers with `response_bytes`; closed loop.
+    TcpRr {
+        /// Request payload bytes (1..=14480: ten segments, the initial window).
+        request_bytes: u32,
+        /// Response payload bytes (1..=1048576).
+        response_bytes: u32,
+        /// Transactions in flight (connections), 1..=1024; netperf TCP_RR uses 1.
+        #[serde(default = "one")]
+        concurrency: u32,
+    },
+    /// memcached in the guest with a memaslap-like closed-loop client on the remote machine.
+    Memcached {
+        /// Outstanding requests (one per connection), 1..=1024 (memaslap `--concurrency`).
+        concurrency: u32,
+        /// Fraction of gets, 0..=1 (memaslap `--cfg_cmd` get proportion; default 0.9).
+        #[serde(default = "default_get_ratio")]
+        get_ratio: f64,
+        /// Value bytes, 1..=14000 (memaslap default 1024; a set's request fits the initial window).
+        #[serde(default = "default_value")]
+        value_bytes: u32,
+        /// Key bytes, 1..=250 (memcached's limit; memaslap default 64).
+        #[serde(default = "default_key")]
+        key_bytes: u32,
+    },
+    /// A web server (Apache or nginx) in the guest serving one static file to an ab-like
+    /// closed-loop client over persistent connections.
+    Http {
+        /// Outstanding requests (ab `-c`), 1..=1024.
+        concurrency: u32,
+        /// Size of the served file in bytes, 1..=1048576.
+        file_bytes: u32,
+    },
 }
 
 fn default_window() -> u32 {
     4 << 20
 }
 
+fn one() -> u32 {
+    1
+}
+
+fn default_get_ratio() -> f64 {
+    0.9
+}
+
+fn default_value() -> u32 {
+    1024
+}
+
+fn default_key() -> u32 {
+    64
+}
+
+fn range(key: &str, k: &str, v: u32, lo: u32, hi: u32, what: &str) -> Result<(), String> {
+    if (lo..=hi).contains(&v) {
+        return Ok(());
+    }
+    Err(format!("key `{key}.{k}`: {v} is not allowed; expected {lo}..={hi} ({what})"))
+}
+
 impl Workload {
+    /// A TCP request/response server in the guest (`model::tcp_rr`).
+    pub fn is_tcp_server(&self) -> bool {
+        matches!(self, Workload::TcpRr { .. } | Workload::Memcached { .. } | Workload::Http { .. })
+    }
+
     /// Check value ranges; `key` is the workload's key path for messages.
     pub fn check(&self, key: &str) -> Result<(), String> {
         match self {
@@ -100,6 +161,23 @@ impl Workload {
                     ));
                 }
                 Ok(())
+            }
+            Workload::TcpRr { request_bytes, response_bytes, concurrency } => {
+                range(key, "request_bytes", *request_bytes, 1, 14_480, "bytes, ten segments: the initial window")?;
+                range(key, "response_bytes", *response_bytes, 1, 1 << 20, "bytes")?;
+                range(key, "concurrency", *concurrency, 1, 1024, "transactions in flight")
+            }
+            Workload::Memcached { concurrency, get_ratio, value_bytes, key_bytes } => {
+                range(key, "concurrency", *concurrency, 1, 1024, "requests in flight")?;
+                if !(get_ratio.is_finite() && (0.0..=1.0).contains(get_ratio)) {
+                    return Err(format!("key `{key}.get_ratio`: {get_ratio} is not allowed; expected 0..=1 (fraction of gets)"));
+                }
+                range(key, "value_bytes", *value_bytes, 1, 14_000, "bytes")?;
+                range(key, "key_bytes", *key_bytes, 1, 250, "bytes, memcached KEY_MAX_LENGTH")
+            }
+            Workload::Http { concurrency, file_bytes } => {
+                range(key, "concurrency", *concurrency, 1, 1024, "requests in flight")?;
+                range(key, "file_bytes", *file_bytes, 1, 1 << 20, "bytes")
             }
         }
     }

@@ -1,0 +1,326 @@
+//! TCP request/response servers in the guest with closed-loop clients on the remote machine
+//! (DESIGN §3.6): netperf TCP_RR, memcached with a memaslap-like client, and a web server
+//! (Apache, nginx) with an ab-like client. One behaviour, three applications:
+//!
+//! 1. The client core (`client.request_ns`, then `client.rx_packet_ns` per received segment,
+//!    one FIFO core: its CPU limit) sends a request on each of `concurrency` persistent
+//!    connections, split into MSS segments, over the reverse link to the host NIC and the tap.
+//! 2. vhost RX copies it into the RX ring and interrupts the guest; NAPI receives each segment
+//!    (`guest.tcp_rx_segment_ns` + bytes × `tcp_rx_byte_ns`) into the connection's socket. A
+//!    complete request wakes the server thread **on the vCPU that took the interrupt** (DESIGN
+//!    §3.5: work woken by an interrupt starts where the interrupt ran).
+//! 3. The server `read()`s the request (`guest.tcp_read_ns`), does its work (`app.*`: memcached
+//!    get or set, an HTTP static-file request, nothing for netperf's echo) and `write()`s the
+//!    response (`tcp_write_ns` + bytes × `tcp_tx_byte_ns`); TCP sends it in MSS segments
+//!    (`tcp_tx_segment_ns` each) through the TX ring, kicking when vhost has notifications on.
+//!    memcached, Apache and nginx set TCP_NODELAY, so no segment waits for Nagle.
+//! 4. The client ACKs every `client.delack_segments` response segments (RFC 1122 §4.2.3.2);
+//!    the rest is ACKed by the next request, which carries the ACK (piggybacking). When the
+//!    last byte of a response arrives the transaction completes (latency = request sent →
+//!    response received) and the client sends the next request on that connection.
+//!
+//! The guest ACKs a request by piggybacking on its response (responses come well within the
+//! 40 ms delayed-ACK timeout); requests span at most the initial window (ten segments), so the
+//! client never waits for the guest's ACKs. A request segment dropped at the full tap queue is
+//! retransmitted after `TCP_RTO_MIN` (200 ms). Segments cross the host and the link in FIFO
+//! order, so the client matches response segments to connections by their order.
+
+use super::rxq::RxPkt;
+use super::tcp::TCP_IP_HDR;
+use super::vcpu::Task;
+use super::virtq::Buf;
+use super::{Ev, Host};
+use crate::engine::{EventQueue, Rng, Time};
+use crate::metrics::Histogram;
+use crate::profile::Profile;
+use crate::scenario::Workload;
+use std::collections::VecDeque;
+
+/// Linux `TCP_RTO_MIN` (HZ/5): the retransmission timeout of a lost request segment.
+pub const TCP_RTO_MIN_NS: Time = 200_000_000;
+
+/// memcached ASCII protocol framing (protocol.txt): `get <key>\r\n`.
+const GET_OVERHEAD: u32 = 6;
+/// `VALUE <key> <flags> <bytes>\r\n<data>\r\nEND\r\n` minus key and data.
+const VALUE_OVERHEAD: u32 = 24;
+/// `set <key> <flags> <exptime> <bytes>\r\n<data>\r\n` minus key and data.
+const SET_OVERHEAD: u32 = 20;
+/// `STORED\r\n`.
+const STORED_BYTES: u32 = 8;
+/// An ab GET request (request line, Host, User-Agent, Accept), as ab 2.3 writes it.
+const AB_REQUEST_BYTES: u32 = 96;
+/// Response headers of a static file (status line, Date, Server, Last-Modified, ETag,
+/// Accept-Ranges, Content-Length, Keep-Alive, Connection, Content-Type).
+const HTTP_HEADER_BYTES: u32 = 280;
+
+/// One request kind, which decides sizes and the application's cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Echo,
+    Get,
+    Set,
+    Http,
+}
+
+/// One connection as both ends see it.
+#[derive(Debug, Clone, Copy)]
+struct Conn {
+    op: Op,
+    req_bytes: u32,
+    resp_bytes: u32,
+    /// When the client sent the current request.
+    born: Time,
+    /// Guest: request bytes received so far.
+    got: u32,
+    /// Client: response bytes received so far.
+    resp_got: u32,
+    /// Client: response segments not yet ACKed.
+    unacked: u32,
+}
+
+/// The server application of a VM and its remote closed-loop client.
+#[derive(Debug)]
+pub struct TcpServer {
+    workload: Workload,
+    mss: u32,
+    conns: Vec<Conn>,
+    rng: Rng,
+    /// Per vCPU of the VM: connections with a complete request woken on it, in order.
+    ready: Vec<VecDeque<u32>>,
+    /// Per vCPU: the response being segmented (connection, bytes left).
+    tx: Vec<Option<(u32, u32)>>,
+    /// Connection of each response segment between the TX ring and the client, in order.
+    in_path: VecDeque<u32>,
+    /// The driver stopped the queue (TX ring full): waiting for a TX interrupt.
+    pub stopped: bool,
+    read_ns: f64,
+    rx_byte_ns: f64,
+    write_ns: f64,
+    tx_byte_ns: f64,
+    seg_ns: Time,
+    get_ns: f64,
+    set_ns: f64,
+    http_ns: f64,
+    /// Transactions completed at the client (window / lifetime).
+    pub ops: u64,
+    /// Lifetime count of completed transactions.
+    pub ops_life: u64,
+    /// Requests the client issued (lifetime); issued = completed + in flight (≤ concurrency).
+    pub issued_life: u64,
+    /// Response segments handed to the driver (window / lifetime).
+    pub segments: u64,
+    /// Lifetime count of response segments.
+    pub segments_life: u64,
+    /// Request segments retransmitted after a tap drop (window).
+    pub retransmits: u64,
+    /// Request sent → response complete at the client (ns).
+    pub latency: Histogram,
+}
+
+impl TcpServer {
+    /// The server for `w` (TcpRr, Memcached or Http) on a VM of `vcpus` vCPUs.
+    pub fn new(w: &Workload, vcpus: u32, p: &Profile, seed: u64, vm_name: &str) -> Self {
+        let g = &p.guest;
+        let conc = match *w {
+            Workload::TcpRr { concurrency, .. } | Workload::Memcached { concurrency, .. } | Workload::Http { concurrency, .. } => concurrency,
+            _ => unreachable!("TcpServer for a non-server workload"),
+        };
+        let c0 = Conn { op: Op::Echo, req_bytes: 0, resp_bytes: 0, born: 0, got: 0, resp_got: 0, unacked: 0 };
+        TcpServer {
+            workload: w.clone(),
+            mss: p.nic.mtu_bytes.value as u32 - TCP_IP_HDR,
+            conns: vec![c0; conc as usize],
+            rng: Rng::for_component(seed, &format!("vm:{vm_name}/client")),
+            ready: (0..vcpus).map(|_| VecDeque::new()).collect(),
+            tx: vec![None; vcpus as usize],
+            in_path: VecDeque::new(),
+            stopped: false,
+            read_ns: g.tcp_read_ns.value,
+            rx_byte_ns: g.tcp_rx_byte_ns.value,
+            write_ns: g.tcp_write_ns.value,
+            tx_byte_ns: g.tcp_tx_byte_ns.value,
+            seg_ns: g.tcp_tx_segment_ns.value.round() as Time,
+            get_ns: p.app.memcached_get_ns.value,
+            set_ns: p.app.memcached_set_ns.value,
+            http_ns: p.app.http_request_ns.value,
+            ops: 0,
+            ops_life: 0,
+            issued_life: 0,
+            segments: 0,
+            segments_life: 0,
+            retransmits: 0,
+            latency: Histogram::new(),
+        }
+    }
+
+    /// Connections (the client's concurrency).
+    pub fn concurrency(&self) -> u32 {
+        self.conns.len() as u32
+    }
+
+    /// The client's next request on a connection: its kind and request/response sizes.
+    fn next_op(&mut self) -> (Op, u32, u32) {
+        match self.workload {
+            Workload::TcpRr { request_bytes, response_bytes, .. } => (Op::Echo, request_bytes, response_bytes),
+            Workload::Memcached { get_ratio, value_bytes, key_bytes, .. } => {
+                if self.rng.uniform() < get_ratio {
+                    (Op::Get, GET_OVERHEAD + key_bytes, VALUE_OVERHEAD + key_bytes + value_bytes)
+                } else {
+                    (Op::Set, SET_OVERHEAD + key_bytes + value_bytes, STORED_BYTES)
+                }
+            }
+            Workload::Http { file_bytes, .. } => (Op::Http, AB_REQUEST_BYTES, HTTP_HEADER_BYTES + file_bytes),
+            _ => unreachable!("TcpServer for a non-server workload"),
+        }
+    }
+
+    /// Guest CPU to serve one request on `conn`: read, the application's work, write.
+    fn serve_cost(&self, conn: u32) -> Time {
+        let c = &self.conns[conn as usize];
+        let app = match c.op {
+            Op::Echo => 0.0,
+            Op::Get => self.get_ns,
+            Op::Set => self.set_ns,
+            Op::Http => self.http_ns,
+        };
+        let ns = self.read_ns + self.rx_byte_ns * c.req_bytes as f64 + app + self.write_ns + self.tx_byte_ns * c.resp_bytes as f64;
+        ns.round() as Time
+    }
+
+
+    pub(crate) fn reset_metrics(&mut self) {
+        self.ops = 0;
+        self.segments = 0;
+        self.retransmits = 0;
+        self.latency.clear();
+    }
+}
+
+impl Host {
+    fn server_mut(&mut self, vm: usize) -> &mut TcpServer {
+        self.senders[vm].server_mut().expect("TCP server workload")
+    }
+
+    /// The client sends the next request on `conn` (after its own CPU time).
+    pub(crate) fn client_request(&mut self, now: Time, dev: u32, conn: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        let req_ns = self.profile.client.request_ns.value.round() as Time;
+        let s = self.server_mut(vm);
+        let (op, req, resp) = s.next_op();
+        s.issued_life += 1;
+        let mss = s.mss;
+        let at = self.devs[dev as usize].client.cpu(now, req_ns);
+        let s = self.server_mut(vm);
+        s.conns[conn as usize] = Conn { op, req_bytes: req, resp_bytes: resp, born: at, got: 0, resp_got: 0, unacked: 0 };
+        let mut left = req;
+        while left > 0 {
+            let b = left.min(mss);
+            left -= b;
+            self.client_segment(at, dev, conn, b, q);
+        }
+    }
+
+    /// Put one request segment of `bytes` on the reverse link at `at`.
+    pub(crate) fn client_segment(&mut self, at: Time, dev: u32, conn: u32, bytes: u32, q: &mut EventQueue<Ev>) {
+        let nic_rx = self.profile.host.nic_rx_ns.value.round() as Time;
+        let wire = bytes + TCP_IP_HDR + self.profile.nic.wire_overhead_bytes.value as u32;
+        let arrive = self.devs[dev as usize].client.send_to_host(at, RxPkt { bytes, ack: 0, born: at, conn }, wire);
+        q.at(arrive + nic_rx, Ev::HostRx { dev });
+    }
+
+    /// A request segment was dropped at the tap queue: the client retransmits it after the RTO.
+    pub(crate) fn server_tap_drop(&mut self, now: Time, dev: u32, pkt: RxPkt, q: &mut EventQueue<Ev>) {
+        if pkt.bytes > 0 {
+            q.at(now + TCP_RTO_MIN_NS, Ev::ClientRetx { dev, conn: pkt.conn, bytes: pkt.bytes });
+        }
+    }
+
+    /// The retransmission timer of a dropped request segment fired.
+    pub(crate) fn client_retx(&mut self, now: Time, dev: u32, conn: u32, bytes: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        self.server_mut(vm).retransmits += 1;
+        self.client_segment(now, dev, conn, bytes, q);
+    }
+
+    /// NAPI received a segment for the server on vCPU `v`: a pure ACK ends here; request
+    /// bytes go to the connection's socket, and a complete request wakes the server on `v`.
+    pub(crate) fn server_deliver(&mut self, vm: usize, v: u32, pkt: RxPkt) {
+        let local = (v - self.vms[vm].vcpus[0]) as usize;
+        let s = self.server_mut(vm);
+        if pkt.bytes == 0 {
+            return;
+        }
+        let c = &mut s.conns[pkt.conn as usize];
+        c.got += pkt.bytes;
+        if c.got >= c.req_bytes {
+            s.ready[local].push_back(pkt.conn);
+        }
+    }
+
+    /// The server thread's next step on `v`: segment the response in progress, else serve
+    /// the next request woken on this vCPU, else block (HLT).
+    pub(crate) fn server_next(&mut self, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
+        let local = (v - self.vms[vm].vcpus[0]) as usize;
+        let s = self.server_mut(vm);
+        if s.stopped {
+            return self.idle(now, v, None, q);
+        }
+        if let Some((_, left)) = s.tx[local] {
+            let (bytes, c) = (left.min(s.mss), s.seg_ns);
+            return self.run_task(now, v, Task::SrvXmit { bytes }, c, q);
+        }
+        if let Some(conn) = s.ready[local].pop_front() {
+            let c = s.serve_cost(conn);
+            return self.run_task(now, v, Task::Serve { conn }, c, q);
+        }
+        self.idle(now, v, None, q)
+    }
+
+    /// The application served `conn`'s request and wrote the response into the socket.
+    pub(crate) fn serve_done(&mut self, now: Time, v: u32, conn: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.vcpus[v as usize].vm as usize;
+        let local = (v - self.vms[vm].vcpus[0]) as usize;
+        let s = self.server_mut(vm);
+        s.tx[local] = Some((conn, s.conns[conn as usize].resp_bytes));
+        self.enter(now, v, q);
+    }
+
+    /// One response segment went through TCP/IP and virtio-net `start_xmit`.
+    pub(crate) fn srv_xmit_done(&mut self, now: Time, v: u32, bytes: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.vcpus[v as usize].vm as usize;
+        let local = (v - self.vms[vm].vcpus[0]) as usize;
+        let s = self.server_mut(vm);
+        let (conn, left) = s.tx[local].expect("segment without a response");
+        s.tx[local] = (left > bytes).then_some((conn, left - bytes));
+        s.segments += 1;
+        s.segments_life += 1;
+        s.in_path.push_back(conn);
+        self.post_tx(now, v, vm, Buf { bytes, born: now }, q);
+    }
+
+    /// A response segment reached the client: its core receives it, ACKs every
+    /// `delack_segments`, and on the last byte completes the transaction and sends the next
+    /// request on that connection.
+    pub(crate) fn server_client_rx(&mut self, now: Time, dev: u32, bytes: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        let (rx_ns, delack) = (self.profile.client.rx_packet_ns.value.round() as Time, self.profile.client.delack_segments.value as u32);
+        let at = self.devs[dev as usize].client.cpu(now, rx_ns);
+        let s = self.server_mut(vm);
+        let conn = s.in_path.pop_front().expect("response segment without a connection");
+        let c = &mut s.conns[conn as usize];
+        c.resp_got += bytes;
+        c.unacked += 1;
+        if c.resp_got >= c.resp_bytes {
+            // The next request carries the ACK of the remaining segments.
+            let born = c.born;
+            s.ops += 1;
+            s.ops_life += 1;
+            s.latency.record(at - born);
+            return q.at(at, Ev::ClientReq { dev, conn });
+        }
+        if c.unacked >= delack {
+            c.unacked = 0;
+            self.client_segment(at, dev, conn, 0, q);
+        }
+    }
+}

@@ -1,0 +1,95 @@
+//! TCP request/response workloads (netperf TCP_RR, memcached, a web server): closed-loop
+//! behaviour, saturation and the conservation ledgers.
+
+use eventpath_sim::run::simulate_with_ledger;
+use eventpath_sim::scenario::Scenario;
+use eventpath_sim::summary::VmSummary;
+
+fn run(workload: &str, profile: &str) -> VmSummary {
+    let text = format!(
+        r#"
+name = "rr"
+profile = "{profile}"
+duration_s = 0.1
+warmup_s = 0.01
+[host]
+pcpus = 2
+[[vm]]
+name = "vm0"
+vcpus = 1
+[vm.workload]
+{workload}
+"#
+    );
+    let c = Scenario::from_toml("t", &text).unwrap().check("t").unwrap();
+    let (o, l) = simulate_with_ledger(&c);
+    assert_eq!(l.sent[0], l.delivered[0] + l.in_flight[0]);
+    assert_eq!(l.rx_arrived[0], l.rx_tap_dropped[0] + l.rx_queued[0] + l.rx_polled[0] + 0);
+    // Closed loop: one transaction in flight per connection, always.
+    assert_eq!(l.rr_issued[0], l.rr_completed[0] + l.rr_concurrency[0]);
+    for p in 0..l.pcpu_busy_ns.len() {
+        assert!(l.pcpu_thread_ns[p] <= l.window_ns);
+    }
+    o.summary.vms[0].clone()
+}
+
+fn print(name: &str, v: &VmSummary) {
+    eprintln!(
+        "{name}: ops/s {:.0} lat {:.1} us exits/s {:.0} util {:.0}% {:?}",
+        v.throughput.ops_per_s.unwrap(),
+        v.latency_us.mean.unwrap(),
+        v.exits_total_per_s.unwrap(),
+        v.cpu_util_pct.unwrap(),
+        v.exits_per_s
+    );
+}
+
+#[test]
+fn tcp_rr_one_transaction_in_flight() {
+    let v = run("kind = \"tcp_rr\"\nrequest_bytes = 1\nresponse_bytes = 1", "es2");
+    print("tcp_rr", &v);
+    let tps = v.throughput.ops_per_s.unwrap();
+    let rtt = v.latency_us.mean.unwrap() * 1e-6;
+    assert!(tps > 1000.0, "{tps}");
+    // Rate × round trip ≈ 1 (less the client's turnaround).
+    assert!((0.7..=1.0).contains(&(tps * rtt)), "{}", tps * rtt);
+    // The idle guest halts between requests.
+    assert!(v.exits_per_s["hlt"].unwrap() > 0.5 * tps);
+}
+
+#[test]
+fn memcached_ops_rise_with_concurrency_until_the_vcpu_saturates() {
+    let mc = |c: u32| run(&format!("kind = \"memcached\"\nconcurrency = {c}"), "elvis");
+    let (a, b, c) = (mc(1), mc(4), mc(64));
+    for (n, v) in [("c1", &a), ("c4", &b), ("c64", &c)] {
+        print(n, v);
+    }
+    let ops = |v: &VmSummary| v.throughput.ops_per_s.unwrap();
+    assert!(ops(&b) > 1.5 * ops(&a), "{} {}", ops(&a), ops(&b));
+    assert!(ops(&c) >= 0.98 * ops(&b));
+    // Saturated: the vCPU is busy nearly all the time and more concurrency only adds latency.
+    assert!(c.cpu_util_pct.unwrap() > 90.0, "{}", c.cpu_util_pct.unwrap());
+    assert!(c.latency_us.mean.unwrap() > 4.0 * b.latency_us.mean.unwrap());
+    let c128 = mc(128);
+    assert!(ops(&c128) < 1.1 * ops(&c));
+}
+
+#[test]
+fn http_latency_grows_with_file_size() {
+    let h = |f: u32| run(&format!("kind = \"http\"\nconcurrency = 1\nfile_bytes = {f}"), "elvis");
+    let (s, m, l) = (h(1024), h(16384), h(262144));
+    for (n, v) in [("1k", &s), ("16k", &m), ("256k", &l)] {
+        print(n, v);
+    }
+    let lat = |v: &VmSummary| v.latency_us.mean.unwrap();
+    assert!(lat(&m) > lat(&s) && lat(&l) > 2.0 * lat(&m), "{} {} {}", lat(&s), lat(&m), lat(&l));
+    // Multi-segment responses: the client's delayed ACKs reach the guest as pure ACKs.
+    assert!(l.throughput.pps.unwrap() > 100.0 * l.throughput.ops_per_s.unwrap());
+}
+
+#[test]
+fn same_seed_same_summary() {
+    let w = "kind = \"memcached\"\nconcurrency = 8\nget_ratio = 0.5";
+    let (a, b) = (run(w, "es2"), run(w, "es2"));
+    assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap());
+}

@@ -96,10 +96,17 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
             ExitReason::ALL.iter().map(|&r| (r.key(), rate(exits.count(r)))).collect();
         let rx = h.senders[i].udp_rx();
         let srv = h.senders[i].server();
+        let trx = h.senders[i].tcp_rx();
+        let no_latency = crate::metrics::Histogram::new();
         // What the workload counts as delivered: at the client for send streams, at the guest
         // application for receive streams.
         let rr = rx.is_some_and(|r| r.reply.is_some());
         let (delivered, payload, hist) = match rx {
+            // TCP receive stream: segments into the guest, bytes the application read.
+            _ if trx.is_some() => {
+                let t = trx.expect("tcp receiver");
+                (t.segments, t.read_bytes, &no_latency)
+            }
             // TCP request/response: response segments at the client; latency per transaction.
             _ if srv.is_some() => (d.wire.delivered, d.wire.payload_bytes, &srv.expect("server").latency),
             // Receive stream: what the guest application got, client send → recvfrom.
@@ -114,7 +121,7 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
         let loss_pct = match rx {
             Some(r) => pct((d.tap_drops + r.sock_drops) as f64, r.sent as f64),
             // Request segments dropped at the tap are retransmitted, never lost.
-            None if srv.is_some() => Some(0.0),
+            None if srv.is_some() || trx.is_some() => Some(0.0),
             // Nothing is dropped on the TX path (the driver stops the queue instead), so loss
             // is a measured 0 here, not a placeholder.
             None => (sent > 0).then_some(0.0),

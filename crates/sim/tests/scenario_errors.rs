@@ -191,3 +191,13 @@ fn http_keys_are_checked() {
     let m = error_of(&workload("kind = \"http\"\nconcurrency = 2"));
     assert!(m.contains("file_bytes"), "{m}");
 }
+
+#[test]
+fn tcp_receive_keys_are_checked() {
+    let m = error_of(&workload("kind = \"tcp_receive\"\nmessage_bytes = 0"));
+    assert!(m.contains("message_bytes") && m.contains("1..=1048576"), "{m}");
+    let m = error_of(&workload("kind = \"tcp_receive\"\nmessage_bytes = 16384\nwindow_bytes = 1000"));
+    assert!(m.contains("window_bytes") && m.contains("1000") && m.contains("65536..=1073741824"), "{m}");
+    let m = error_of(&workload("kind = \"tcp_receive\"\nmessage_bytes = 16384\nrate_pps = 5"));
+    assert!(m.contains("rate_pps"), "{m}");
+}

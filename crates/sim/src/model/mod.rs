@@ -17,6 +17,7 @@ mod rxq;
 pub mod sched;
 mod tcp;
 mod tcp_rr;
+mod tcp_rx;
 mod threads;
 mod udp_rx;
 mod vcpu;
@@ -209,7 +210,7 @@ impl Host {
             thread_names.push(format!("vhost-{}", vm.name));
             let dev = devs.len() as u32;
             let server = vm.workload.is_tcp_server();
-            let tcp = server || matches!(vm.workload, Workload::TcpStream { .. });
+            let tcp = server || matches!(vm.workload, Workload::TcpStream { .. } | Workload::TcpReceive { .. });
             devs.push(NetDev {
                 vm: vi as u32,
                 txq: Virtq::new(vm.net.queue_size),
@@ -223,7 +224,7 @@ impl Host {
                 wire: Wire::new(&c.profile, tcp),
                 client: Client::new(&c.profile),
             });
-            if matches!(vm.workload, Workload::UdpReceive { .. } | Workload::UdpRr { .. }) {
+            if matches!(vm.workload, Workload::UdpReceive { .. } | Workload::UdpRr { .. } | Workload::TcpReceive { .. }) {
                 q.at(0, Ev::ClientSend { dev });
             }
             let sender = Sender::new(&vm.workload, vm.vcpus, &c.profile, s.seed, &vm.name);
@@ -321,6 +322,9 @@ impl Model for Host {
             Ev::WireDone { dev } => self.wire_done(now, dev, q),
             Ev::Tick { vcpu } => self.tick(now, vcpu, q),
             Ev::HostRx { dev } => self.host_rx(now, dev, q),
+            Ev::ClientSend { dev } if self.senders[self.devs[dev as usize].vm as usize].tcp_rx().is_some() => {
+                self.tcp_client_send(now, dev, q)
+            }
             Ev::ClientSend { dev } => self.client_send(now, dev, q),
             Ev::ClientReq { dev, conn } => self.client_request(now, dev, conn, q),
             Ev::ClientRetx { dev, conn, bytes } => self.client_retx(now, dev, conn, bytes, q),
@@ -342,6 +346,8 @@ impl Host {
             self.client_action(dev, a, q);
         } else if self.senders[d.vm as usize].server().is_some() {
             self.server_client_rx(now, dev, b.bytes, q);
+        } else if self.senders[d.vm as usize].tcp_rx().is_some() {
+            self.tcp_client_ack(now, dev, q);
         } else {
             self.rr_response(now, dev, q);
         }
@@ -423,6 +429,9 @@ pub struct Conservation {
     /// Per VM (TCP request/response): the client's concurrency (issued − completed is one
     /// transaction in flight per connection, so it equals this).
     pub rr_concurrency: Vec<u64>,
+    /// Per VM (TCP receive stream): segments the client sent (= packets that reached the host
+    /// + those on the reverse link, less the guest-bound ACK traffic, which is none).
+    pub tcp_rx_sent: Vec<u64>,
     /// Per pCPU: busy ns in the window.
     pub pcpu_busy_ns: Vec<u64>,
     /// Per pCPU: run time of the threads (vCPUs, vhost, hogs) on it, in the window.
@@ -455,6 +464,8 @@ impl Host {
             c.rr_issued.push(s.map_or(0, |s| s.issued_life));
             c.rr_completed.push(s.map_or(0, |s| s.ops_life));
             c.rr_concurrency.push(s.map_or(0, |s| s.concurrency() as u64));
+            let t = self.senders[i].tcp_rx();
+            c.tcp_rx_sent.push(t.map_or(0, |t| t.sent_life));
         }
         for v in &self.vcpus {
             c.irq_raised.push(v.ledger.raised);

@@ -75,7 +75,7 @@ impl Host {
         let (poll_ns, pkt_ns) = (self.profile.guest.napi_poll_ns.value, self.profile.guest.tcp_rx_ack_ns.value);
         let (udp_pkt_ns, udp_byte_ns) = (self.profile.guest.udp_rx_packet_ns.value, self.profile.guest.udp_rx_byte_ns.value);
         let (tcp_seg_ns, tcp_byte_ns) = (self.profile.guest.tcp_rx_segment_ns.value, self.profile.guest.tcp_rx_byte_ns.value);
-        let tcp_data = self.senders[vm].server().is_some();
+        let tcp_data = self.senders[vm].server().is_some() || self.senders[vm].tcp_rx().is_some();
         let dev = self.vms[vm].dev;
         let d = &mut self.devs[dev as usize];
         let n = &mut d.napi;
@@ -150,6 +150,10 @@ impl Host {
             t.on_ack(pkt.ack);
         } else if self.senders[vm].server().is_some() {
             self.server_deliver(vm, v, pkt);
+        } else if self.senders[vm].tcp_rx().is_some() {
+            if self.tcp_rx_deliver(now, v, vm, pkt, q) {
+                return;
+            }
         } else {
             self.udp_deliver(vm, pkt);
         }

@@ -40,6 +40,13 @@ pub enum Task {
         /// Payload bytes.
         bytes: u32,
     },
+    /// TCP receiver: send a pure ACK (softirq) or a window update (application).
+    AckXmit,
+    /// TCP receiver: one `recv()` of `bytes`.
+    TcpRead {
+        /// Bytes read.
+        bytes: u32,
+    },
     /// NAPI (softirq): receive one packet from the RX queue.
     NapiRx,
     /// An interrupt handler for a vector.
@@ -289,6 +296,8 @@ impl Host {
             Task::NapiRx => self.napi_rx_done(now, v, q),
             Task::Recv => self.recv_done(now, v, q),
             Task::Reply { bytes, born } => self.reply_done(now, v, bytes, born, q),
+            Task::AckXmit => self.ack_xmit_done(now, v, q),
+            Task::TcpRead { bytes } => self.tcp_read_done(now, v, bytes, q),
             Task::Serve { conn } => self.serve_done(now, v, conn, q),
             Task::SrvXmit { bytes } => self.srv_xmit_done(now, v, bytes, q),
             Task::Irq(vec) => self.irq_done(now, v, vec, q),

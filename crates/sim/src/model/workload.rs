@@ -3,6 +3,7 @@
 
 use super::tcp::TcpSender;
 use super::tcp_rr::TcpServer;
+use super::tcp_rx::TcpReceiver;
 use super::udp_rx::UdpReceiver;
 use super::vcpu::Task;
 use super::virtq::Buf;
@@ -63,12 +64,17 @@ pub enum Sender {
     UdpRx(UdpReceiver),
     /// A TCP request/response server: netperf TCP_RR, memcached, a web server.
     Server(TcpServer),
+    /// netperf TCP_STREAM towards the guest.
+    TcpRx(TcpReceiver),
 }
 
 impl Sender {
     /// Behaviour for `w` in VM `vm_name`.
     pub fn new(w: &Workload, vcpus: u32, p: &Profile, seed: u64, vm_name: &str) -> Self {
         match *w {
+            Workload::TcpReceive { message_bytes, window_bytes } => {
+                Sender::TcpRx(TcpReceiver::new(message_bytes, window_bytes, p))
+            }
             Workload::TcpRr { .. } | Workload::Memcached { .. } | Workload::Http { .. } => {
                 Sender::Server(TcpServer::new(w, vcpus, p, seed, vm_name))
             }
@@ -94,6 +100,22 @@ impl Sender {
     pub fn tcp_mut(&mut self) -> Option<&mut TcpSender> {
         match self {
             Sender::Tcp(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// The TCP stream receiver, if this is one.
+    pub fn tcp_rx_mut(&mut self) -> Option<&mut TcpReceiver> {
+        match self {
+            Sender::TcpRx(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The TCP stream receiver, if this is one.
+    pub fn tcp_rx(&self) -> Option<&TcpReceiver> {
+        match self {
+            Sender::TcpRx(r) => Some(r),
             _ => None,
         }
     }
@@ -137,6 +159,7 @@ impl Sender {
             Sender::Tcp(t) => t.segments,
             Sender::UdpRx(r) => r.replies,
             Sender::Server(s) => s.segments,
+            Sender::TcpRx(r) => r.acks,
         }
     }
 
@@ -147,6 +170,7 @@ impl Sender {
             Sender::Tcp(t) => t.segments_life,
             Sender::UdpRx(r) => r.replies_life,
             Sender::Server(s) => s.segments_life,
+            Sender::TcpRx(r) => r.acks_life,
         }
     }
 
@@ -156,7 +180,7 @@ impl Sender {
             Sender::Udp(u) => u.stopped = s,
             Sender::Tcp(t) => t.stopped = s,
             Sender::Server(v) => v.stopped = s,
-            Sender::UdpRx(_) => {}
+            Sender::UdpRx(_) | Sender::TcpRx(_) => {}
         }
     }
 
@@ -166,6 +190,7 @@ impl Sender {
             Sender::Tcp(t) => t.reset_metrics(),
             Sender::UdpRx(r) => r.reset_metrics(),
             Sender::Server(s) => s.reset_metrics(),
+            Sender::TcpRx(r) => r.reset_metrics(),
         }
     }
 }
@@ -185,6 +210,7 @@ impl Host {
             Sender::Tcp(_) => return self.tcp_next(now, v, vm, q),
             Sender::UdpRx(_) => return self.udp_recv_next(now, v, vm, q),
             Sender::Server(_) => unreachable!("handled above"),
+            Sender::TcpRx(_) => return self.tcp_recv_next(now, v, vm, q),
             Sender::Udp(s) => s,
         };
         if s.stopped {

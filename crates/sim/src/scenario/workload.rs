@@ -43,6 +43,16 @@ pub enum Workload {
         #[serde(default = "default_window")]
         window_bytes: u32,
     },
+    /// netperf TCP_STREAM to the guest: the remote client sends full segments as fast as its
+    /// core and the guest's receive window allow; the guest application `recv()`s
+    /// `message_bytes` at a time.
+    TcpReceive {
+        /// Bytes per `recv()` (1..=1048576).
+        message_bytes: u32,
+        /// Guest receive buffer (the advertised window) in bytes; default 4 MiB.
+        #[serde(default = "default_window")]
+        window_bytes: u32,
+    },
     /// netperf TCP_RR: the client sends a `request_bytes` request on each of `concurrency`
     /// persistent connections, the guest application answers with `response_bytes`; closed loop.
     TcpRr {
@@ -151,7 +161,7 @@ impl Workload {
                 }
                 Ok(())
             }
-            Workload::TcpStream { message_bytes, window_bytes } => {
+            Workload::TcpStream { message_bytes, window_bytes } | Workload::TcpReceive { message_bytes, window_bytes } => {
                 if !(1..=1 << 20).contains(message_bytes) {
                     return Err(format!("key `{key}.message_bytes`: {message_bytes} is not allowed; expected 1..=1048576"));
                 }

@@ -1,0 +1,200 @@
+//! netperf TCP_STREAM towards the guest (DESIGN §3.6: "sending and receiving"): the remote
+//! client sends MSS segments as fast as its core (`client.rx_packet_ns` per segment, as its
+//! open-loop UDP source) and the guest's receive window allow; they cross the reverse link,
+//! the tap, vhost RX and the RX ring; NAPI receives each segment (`guest.tcp_rx_segment_ns` +
+//! bytes × `tcp_rx_byte_ns`) into the socket and ACKs every `client.delack_segments` full
+//! segments from softirq (`__tcp_ack_snd_check`: a pure ACK through the TX ring,
+//! `tcp_tx_segment_ns`). The application `recv()`s up to `message_bytes` at a time
+//! (`tcp_read_ns` + bytes × `tcp_rx_byte_ns`) and halts when the socket is empty.
+//!
+//! The advertised window is the socket's free space (`window_bytes` − queued, RFC 793); the
+//! client sends only below the right edge it last heard. When a read frees at least twice the
+//! window last advertised (and one MSS), the application sends a window update
+//! (`tcp_cleanup_rbuf`). An odd segment left unacknowledged is ACKed with the next one; a
+//! stream never stops with one segment pending because the client keeps sending.
+
+use super::rxq::RxPkt;
+use super::tcp::TCP_IP_HDR;
+use super::vcpu::Task;
+use super::virtq::Buf;
+use super::{Ev, Host};
+use crate::engine::{EventQueue, Time};
+use crate::profile::Profile;
+use std::collections::VecDeque;
+
+/// The guest's TCP receiver and the remote sender feeding it.
+#[derive(Debug)]
+pub struct TcpReceiver {
+    msg: u32,
+    mss: u32,
+    rcvbuf: u64,
+    /// Guest: bytes received in order (rcv_nxt).
+    rcv_nxt: u64,
+    /// Guest: bytes read by the application.
+    read: u64,
+    /// Guest: full segments received since the last ACK.
+    unacked: u32,
+    /// Guest: the right edge it last advertised (ack + window).
+    adv_edge: u64,
+    /// Client: next byte to send (snd_nxt).
+    snd_nxt: u64,
+    /// Client: the right edge it last heard.
+    snd_edge: u64,
+    /// Right edges of the ACKs between the TX ring and the client, in order (the path is FIFO,
+    /// so each arriving ACK is the oldest one sent).
+    edges: VecDeque<u64>,
+    /// Client: waiting for the window to open.
+    pub blocked: bool,
+    /// Guest cost of sending a pure ACK or window update.
+    seg_cost: Time,
+    read_ns: f64,
+    byte_ns: f64,
+    /// Segments the client sent (lifetime).
+    pub sent_life: u64,
+    /// ACKs (and window updates) handed to the driver (window / lifetime).
+    pub acks: u64,
+    /// Lifetime count of ACKs handed to the driver.
+    pub acks_life: u64,
+    /// Segments NAPI received (window).
+    pub segments: u64,
+    /// Payload bytes the application read (window).
+    pub read_bytes: u64,
+}
+
+impl TcpReceiver {
+    /// A receiver reading `msg` bytes per `recv()` with a `window` byte receive buffer.
+    pub fn new(msg: u32, window: u32, p: &Profile) -> Self {
+        let g = &p.guest;
+        TcpReceiver {
+            msg,
+            mss: p.nic.mtu_bytes.value as u32 - TCP_IP_HDR,
+            rcvbuf: window as u64,
+            rcv_nxt: 0,
+            read: 0,
+            unacked: 0,
+            adv_edge: window as u64,
+            snd_nxt: 0,
+            snd_edge: window as u64,
+            edges: VecDeque::new(),
+            blocked: false,
+            seg_cost: g.tcp_tx_segment_ns.value.round() as Time,
+            read_ns: g.tcp_read_ns.value,
+            byte_ns: g.tcp_rx_byte_ns.value,
+            sent_life: 0,
+            acks: 0,
+            acks_life: 0,
+            segments: 0,
+            read_bytes: 0,
+        }
+    }
+
+    /// Bytes in the socket, not yet read.
+    pub fn queued(&self) -> u64 {
+        self.rcv_nxt - self.read
+    }
+
+    /// The right edge the guest would advertise now.
+    fn edge_now(&self) -> u64 {
+        self.rcv_nxt + (self.rcvbuf - self.queued())
+    }
+
+    pub(crate) fn reset_metrics(&mut self) {
+        self.acks = 0;
+        self.segments = 0;
+        self.read_bytes = 0;
+    }
+}
+
+impl Host {
+    fn tcp_rx_mut(&mut self, vm: usize) -> &mut TcpReceiver {
+        self.senders[vm].tcp_rx_mut().expect("TCP receive workload")
+    }
+
+    /// The client sends its next segment if the window allows, else waits for an ACK.
+    pub(crate) fn tcp_client_send(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        let nic_rx = self.profile.host.nic_rx_ns.value.round() as Time;
+        let ovh = self.profile.nic.wire_overhead_bytes.value as u32;
+        let r = self.tcp_rx_mut(vm);
+        let mss = r.mss;
+        if r.snd_nxt + mss as u64 > r.snd_edge {
+            r.blocked = true;
+            return;
+        }
+        r.blocked = false;
+        r.snd_nxt += mss as u64;
+        r.sent_life += 1;
+        let c = &mut self.devs[dev as usize].client;
+        let at = c.cpu(now, c.tx_ns);
+        let arrive = c.send_to_host(at, RxPkt { bytes: mss, ack: 0, born: at, conn: 0 }, mss + TCP_IP_HDR + ovh);
+        q.at(arrive + nic_rx, Ev::HostRx { dev });
+        q.at(at, Ev::ClientSend { dev });
+    }
+
+    /// NAPI received a segment on `v`: queue it; ACK every `delack_segments`. Returns whether
+    /// an ACK task was started (else the caller re-enters).
+    pub(crate) fn tcp_rx_deliver(&mut self, now: Time, v: u32, vm: usize, pkt: RxPkt, q: &mut EventQueue<Ev>) -> bool {
+        let delack = self.profile.client.delack_segments.value as u32;
+        let r = self.tcp_rx_mut(vm);
+        r.rcv_nxt += pkt.bytes as u64;
+        r.segments += 1;
+        r.unacked += 1;
+        if r.unacked < delack {
+            return false;
+        }
+        r.unacked = 0;
+        let c = r.seg_cost;
+        self.run_task(now, v, Task::AckXmit, c, q);
+        true
+    }
+
+    /// A pure ACK (softirq) or window update (application) went through TCP/IP and virtio-net.
+    pub(crate) fn ack_xmit_done(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.vcpus[v as usize].vm as usize;
+        let r = self.tcp_rx_mut(vm);
+        r.adv_edge = r.edge_now();
+        r.edges.push_back(r.adv_edge);
+        r.acks += 1;
+        r.acks_life += 1;
+        self.post_tx(now, v, vm, Buf { bytes: 0, born: now }, q);
+    }
+
+    /// The receiving application's next step: read, or block in `recv()`.
+    pub(crate) fn tcp_recv_next(&mut self, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
+        let r = self.tcp_rx_mut(vm);
+        let n = r.queued().min(r.msg as u64) as u32;
+        if n == 0 {
+            return self.idle(now, v, None, q);
+        }
+        let c = (r.read_ns + r.byte_ns * n as f64).round() as Time;
+        self.run_task(now, v, Task::TcpRead { bytes: n }, c, q);
+    }
+
+    /// `recv()` returned `bytes`; a read that opened the window enough sends a window update.
+    pub(crate) fn tcp_read_done(&mut self, now: Time, v: u32, bytes: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.vcpus[v as usize].vm as usize;
+        let r = self.tcp_rx_mut(vm);
+        let n = (bytes as u64).min(r.queued());
+        r.read += n;
+        r.read_bytes += n;
+        let (adv, now_wnd) = (r.adv_edge.saturating_sub(r.rcv_nxt), r.rcvbuf - r.queued());
+        if now_wnd >= 2 * adv && now_wnd >= r.mss as u64 && r.edge_now() > r.adv_edge {
+            let c = r.seg_cost;
+            return self.run_task(now, v, Task::AckXmit, c, q);
+        }
+        self.enter(now, v, q);
+    }
+
+    /// A guest ACK reached the client: it learns the right edge and resumes if it waited.
+    pub(crate) fn tcp_client_ack(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        let rx_ns = self.profile.client.rx_packet_ns.value.round() as Time;
+        let at = self.devs[dev as usize].client.cpu(now, rx_ns);
+        let r = self.tcp_rx_mut(vm);
+        let edge = r.edges.pop_front().expect("ACK at the client without a sent ACK");
+        r.snd_edge = r.snd_edge.max(edge);
+        if r.blocked {
+            q.at(at, Ev::ClientSend { dev });
+        }
+    }
+}

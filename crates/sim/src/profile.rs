@@ -150,6 +150,9 @@ pub struct Guest {
     pub tcp_rx_segment_ns: Param,
     /// Per TCP payload byte received in NAPI (checksum, copy into the skb).
     pub tcp_rx_byte_ns: Param,
+    /// Per TCP connection a server accepts and closes, beyond its packets: request sock on the
+    /// SYN, child socket, `accept()`, `close()`, TIME_WAIT (charged on the SYN).
+    pub tcp_conn_ns: Param,
     /// Per `read()`/`recv()` of a request by a TCP server application (syscall, dequeue, copy set-up).
     pub tcp_read_ns: Param,
     /// Per UDP datagram received in NAPI: IP/UDP receive, socket enqueue, RX buffer refill.
@@ -313,6 +316,7 @@ impl Profile {
             ("guest.tcp_rx_segment_ns", &g.tcp_rx_segment_ns, "ns"),
             ("guest.tcp_rx_byte_ns", &g.tcp_rx_byte_ns, "ns"),
             ("guest.tcp_read_ns", &g.tcp_read_ns, "ns"),
+            ("guest.tcp_conn_ns", &g.tcp_conn_ns, "ns"),
             ("guest.udp_rx_packet_ns", &g.udp_rx_packet_ns, "ns"),
             ("guest.udp_rx_byte_ns", &g.udp_rx_byte_ns, "ns"),
             ("guest.udp_recv_ns", &g.udp_recv_ns, "ns"),

@@ -76,7 +76,7 @@ fn memcached_ops_rise_with_concurrency_until_the_vcpu_saturates() {
 
 #[test]
 fn http_latency_grows_with_file_size() {
-    let h = |f: u32| run(&format!("kind = \"http\"\nconcurrency = 1\nfile_bytes = {f}"), "elvis");
+    let h = |f: u32| run(&format!("kind = \"http\"\nconcurrency = 1\nfile_bytes = {f}\nkeepalive = true"), "elvis");
     let (s, m, l) = (h(1024), h(16384), h(262144));
     for (n, v) in [("1k", &s), ("16k", &m), ("256k", &l)] {
         print(n, v);
@@ -123,4 +123,19 @@ fn tcp_receive_stream_is_cpu_or_window_bound_and_conserves() {
         // (plus window updates and RX refill kicks when the window is small).
         assert!(v.kicks_per_s.unwrap() <= 0.6 * v.throughput.pps.unwrap());
     }
+}
+
+#[test]
+fn ab_without_keepalive_pays_a_handshake_and_close_per_request() {
+    let h = |k: bool| run(&format!("kind = \"http\"\nconcurrency = 2\nfile_bytes = 4096\nkeepalive = {k}"), "elvis");
+    let (keep, conn) = (h(true), h(false));
+    print("keepalive", &keep);
+    print("per-request", &conn);
+    let per_op = |v: &VmSummary, k: &str| v.exits_per_s[k].unwrap() / v.throughput.ops_per_s.unwrap();
+    // SYN-ACK, FIN and the ACK of the client's FIN are three more guest segments per request,
+    // each a kick when vhost has notifications on; SYN, handshake ACK and FIN are more RX work.
+    assert!(per_op(&conn, "io_instruction") > per_op(&keep, "io_instruction") + 1.0);
+    assert!(conn.throughput.ops_per_s.unwrap() < keep.throughput.ops_per_s.unwrap());
+    // The latency includes the connection set-up round trip.
+    assert!(conn.latency_us.mean.unwrap() > keep.latency_us.mean.unwrap());
 }

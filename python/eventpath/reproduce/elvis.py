@@ -47,9 +47,9 @@ register(Experiment(
     notes=[
         "Baseline: host limited to N+1 = 2 cores, vCPU and vhost threads placed by the host scheduler "
         "(nothing pinned), as ELVIS §4.2 states.",
-        "Apache and memcached run as TCP request/response servers (docs/model.md): persistent "
-        "connections (ab's per-request TCP handshake and close are not modelled), one server thread "
-        "on the vCPU that takes the interrupt; application costs are first-principles estimates "
-        "(profiles/elvis.toml [app]), not fitted.",
+        "Apache and memcached run as TCP request/response servers (docs/model.md): ab opens and "
+        "closes a TCP connection per request (its default), memslap keeps 32 persistent ones; one "
+        "server thread on the vCPU that takes the interrupt; application costs are first-principles "
+        "estimates (profiles/elvis.toml [app]), not fitted.",
     ],
 ))

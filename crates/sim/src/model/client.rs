@@ -105,7 +105,7 @@ impl Client {
     /// Put an ACK sent at `at` on the reverse link; returns when it reaches the host NIC.
     pub fn ack_on_wire(&mut self, at: Time, ack: u64) -> Time {
         let b = self.ack_wire_bytes;
-        self.send_to_host(at, RxPkt { bytes: 0, ack, born: at, conn: 0 }, b)
+        self.send_to_host(at, RxPkt { bytes: 0, ack, born: at, conn: 0, ctl: super::rxq::Ctl::None }, b)
     }
 
     /// Put a packet of `wire_bytes` on the reverse link at `at`; returns when it reaches the

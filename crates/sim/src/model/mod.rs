@@ -16,6 +16,7 @@ mod pi;
 mod rxq;
 pub mod sched;
 mod tcp;
+mod tcp_conn;
 mod tcp_rr;
 mod tcp_rx;
 mod threads;
@@ -115,6 +116,8 @@ pub enum Ev {
         conn: u32,
         /// Segment payload bytes.
         bytes: u32,
+        /// Control flag (a SYN or FIN is resent too).
+        ctl: rxq::Ctl,
     },
     /// The client's delayed-ACK timer fired (stale unless `gen` is current).
     Delack {
@@ -327,7 +330,7 @@ impl Model for Host {
             }
             Ev::ClientSend { dev } => self.client_send(now, dev, q),
             Ev::ClientReq { dev, conn } => self.client_request(now, dev, conn, q),
-            Ev::ClientRetx { dev, conn, bytes } => self.client_retx(now, dev, conn, bytes, q),
+            Ev::ClientRetx { dev, conn, bytes, ctl } => self.client_retx(now, dev, conn, bytes, ctl, q),
             Ev::Delack { dev, gen } => {
                 let a = self.devs[dev as usize].client.delack_fired(now, gen);
                 self.client_action(dev, a, q);

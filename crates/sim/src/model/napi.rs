@@ -75,6 +75,7 @@ impl Host {
         let (poll_ns, pkt_ns) = (self.profile.guest.napi_poll_ns.value, self.profile.guest.tcp_rx_ack_ns.value);
         let (udp_pkt_ns, udp_byte_ns) = (self.profile.guest.udp_rx_packet_ns.value, self.profile.guest.udp_rx_byte_ns.value);
         let (tcp_seg_ns, tcp_byte_ns) = (self.profile.guest.tcp_rx_segment_ns.value, self.profile.guest.tcp_rx_byte_ns.value);
+        let conn_ns = self.profile.guest.tcp_conn_ns.value;
         let tcp_data = self.senders[vm].server().is_some() || self.senders[vm].tcp_rx().is_some();
         let dev = self.vms[vm].dev;
         let d = &mut self.devs[dev as usize];
@@ -111,7 +112,10 @@ impl Host {
             return false;
         }
         let front = *d.rxq.used.front().expect("non-empty");
-        let mut cost = if front.bytes == 0 {
+        let mut cost = if front.ctl == super::rxq::Ctl::Syn {
+            // A connection request: request sock, then the child socket and accept().
+            pkt_ns + conn_ns
+        } else if front.bytes == 0 {
             pkt_ns
         } else if tcp_data {
             tcp_seg_ns + tcp_byte_ns * front.bytes as f64
@@ -149,7 +153,9 @@ impl Host {
         if let Some(t) = self.senders[vm].tcp_mut() {
             t.on_ack(pkt.ack);
         } else if self.senders[vm].server().is_some() {
-            self.server_deliver(vm, v, pkt);
+            if self.server_deliver(now, vm, v, pkt, q) {
+                return;
+            }
         } else if self.senders[vm].tcp_rx().is_some() {
             if self.tcp_rx_deliver(now, v, vm, pkt, q) {
                 return;

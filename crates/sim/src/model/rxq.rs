@@ -11,6 +11,17 @@
 use crate::engine::Time;
 use std::collections::VecDeque;
 
+/// TCP control flags a packet carries beyond data and ACK (connection set-up and close).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ctl {
+    /// Data and/or ACK only.
+    None,
+    /// SYN (from the client) or SYN-ACK (from the guest).
+    Syn,
+    /// FIN.
+    Fin,
+}
+
 /// A packet on the receive path (tap socket, RX ring, guest).
 #[derive(Debug, Clone, Copy)]
 pub struct RxPkt {
@@ -22,6 +33,8 @@ pub struct RxPkt {
     pub born: Time,
     /// Connection of a TCP request/response workload (`tcp_rr.rs`); 0 otherwise.
     pub conn: u32,
+    /// Connection set-up / close flag.
+    pub ctl: Ctl,
 }
 
 /// One RX virtqueue.

@@ -19,13 +19,17 @@
 //!    last byte of a response arrives the transaction completes (latency = request sent →
 //!    response received) and the client sends the next request on that connection.
 //!
+//! Connections are persistent (netperf, memaslap, ab `-k`) unless the web client says
+//! `keepalive = false` (ab's default): then each request opens and closes its own connection
+//! (`tcp_conn.rs`).
+//!
 //! The guest ACKs a request by piggybacking on its response (responses come well within the
 //! 40 ms delayed-ACK timeout); requests span at most the initial window (ten segments), so the
 //! client never waits for the guest's ACKs. A request segment dropped at the full tap queue is
 //! retransmitted after `TCP_RTO_MIN` (200 ms). Segments cross the host and the link in FIFO
 //! order, so the client matches response segments to connections by their order.
 
-use super::rxq::RxPkt;
+use super::rxq::{Ctl, RxPkt};
 use super::tcp::TCP_IP_HDR;
 use super::vcpu::Task;
 use super::virtq::Buf;
@@ -64,12 +68,12 @@ enum Op {
 
 /// One connection as both ends see it.
 #[derive(Debug, Clone, Copy)]
-struct Conn {
+pub(crate) struct Conn {
     op: Op,
     req_bytes: u32,
-    resp_bytes: u32,
+    pub(crate) resp_bytes: u32,
     /// When the client sent the current request.
-    born: Time,
+    pub(crate) born: Time,
     /// Guest: request bytes received so far.
     got: u32,
     /// Client: response bytes received so far.
@@ -83,21 +87,25 @@ struct Conn {
 pub struct TcpServer {
     workload: Workload,
     mss: u32,
-    conns: Vec<Conn>,
+    pub(crate) conns: Vec<Conn>,
     rng: Rng,
     /// Per vCPU of the VM: connections with a complete request woken on it, in order.
     ready: Vec<VecDeque<u32>>,
-    /// Per vCPU: the response being segmented (connection, bytes left).
-    tx: Vec<Option<(u32, u32)>>,
-    /// Connection of each response segment between the TX ring and the client, in order.
-    in_path: VecDeque<u32>,
+    /// Per vCPU: the response being segmented (connection, bytes left; 0: the close's FIN is
+    /// next).
+    pub(crate) tx: Vec<Option<(u32, u32)>>,
+    /// Connection and control flag of each guest segment between the TX ring and the client,
+    /// in order.
+    pub(crate) in_path: VecDeque<(u32, Ctl)>,
+    /// Each request on a connection of its own (handshake, then close after the response).
+    pub(crate) per_request_conn: bool,
     /// The driver stopped the queue (TX ring full): waiting for a TX interrupt.
     pub stopped: bool,
     read_ns: f64,
     rx_byte_ns: f64,
     write_ns: f64,
     tx_byte_ns: f64,
-    seg_ns: Time,
+    pub(crate) seg_ns: Time,
     get_ns: f64,
     set_ns: f64,
     http_ns: f64,
@@ -134,6 +142,7 @@ impl TcpServer {
             ready: (0..vcpus).map(|_| VecDeque::new()).collect(),
             tx: vec![None; vcpus as usize],
             in_path: VecDeque::new(),
+            per_request_conn: matches!(*w, Workload::Http { keepalive: false, .. }),
             stopped: false,
             read_ns: g.tcp_read_ns.value,
             rx_byte_ns: g.tcp_rx_byte_ns.value,
@@ -188,6 +197,13 @@ impl TcpServer {
     }
 
 
+    /// A transaction on `conn` completed at the client at `at`.
+    pub(crate) fn complete(&mut self, conn: u32, at: Time) {
+        self.ops += 1;
+        self.ops_life += 1;
+        self.latency.record(at - self.conns[conn as usize].born);
+    }
+
     pub(crate) fn reset_metrics(&mut self) {
         self.ops = 0;
         self.segments = 0;
@@ -208,10 +224,21 @@ impl Host {
         let s = self.server_mut(vm);
         let (op, req, resp) = s.next_op();
         s.issued_life += 1;
-        let mss = s.mss;
         let at = self.devs[dev as usize].client.cpu(now, req_ns);
         let s = self.server_mut(vm);
         s.conns[conn as usize] = Conn { op, req_bytes: req, resp_bytes: resp, born: at, got: 0, resp_got: 0, unacked: 0 };
+        if s.per_request_conn {
+            // connect(): the SYN first; the request follows the SYN-ACK (tcp_conn.rs).
+            return self.client_ctl(at, dev, conn, Ctl::Syn, q);
+        }
+        self.client_send_request(at, dev, conn, q);
+    }
+
+    /// Put the request of `conn` on the link at `at`, in MSS segments.
+    pub(crate) fn client_send_request(&mut self, at: Time, dev: u32, conn: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        let s = self.server_mut(vm);
+        let (mss, req) = (s.mss, s.conns[conn as usize].req_bytes);
         let mut left = req;
         while left > 0 {
             let b = left.min(mss);
@@ -222,39 +249,53 @@ impl Host {
 
     /// Put one request segment of `bytes` on the reverse link at `at`.
     pub(crate) fn client_segment(&mut self, at: Time, dev: u32, conn: u32, bytes: u32, q: &mut EventQueue<Ev>) {
+        self.client_packet(at, dev, RxPkt { bytes, ack: 0, born: at, conn, ctl: Ctl::None }, q);
+    }
+
+    /// Put one client packet on the reverse link at `at`.
+    pub(crate) fn client_packet(&mut self, at: Time, dev: u32, pkt: RxPkt, q: &mut EventQueue<Ev>) {
         let nic_rx = self.profile.host.nic_rx_ns.value.round() as Time;
-        let wire = bytes + TCP_IP_HDR + self.profile.nic.wire_overhead_bytes.value as u32;
-        let arrive = self.devs[dev as usize].client.send_to_host(at, RxPkt { bytes, ack: 0, born: at, conn }, wire);
+        let wire = pkt.bytes + TCP_IP_HDR + self.profile.nic.wire_overhead_bytes.value as u32;
+        let arrive = self.devs[dev as usize].client.send_to_host(at, pkt, wire);
         q.at(arrive + nic_rx, Ev::HostRx { dev });
     }
 
     /// A request segment was dropped at the tap queue: the client retransmits it after the RTO.
     pub(crate) fn server_tap_drop(&mut self, now: Time, dev: u32, pkt: RxPkt, q: &mut EventQueue<Ev>) {
         if pkt.bytes > 0 {
-            q.at(now + TCP_RTO_MIN_NS, Ev::ClientRetx { dev, conn: pkt.conn, bytes: pkt.bytes });
+            q.at(now + TCP_RTO_MIN_NS, Ev::ClientRetx { dev, conn: pkt.conn, bytes: pkt.bytes, ctl: Ctl::None });
+        } else if pkt.ctl != Ctl::None {
+            // A lost SYN or FIN: resent after the RTO (a SYN's initial RTO is 1 s, RFC 6298).
+            let rto = if pkt.ctl == Ctl::Syn { 5 * TCP_RTO_MIN_NS } else { TCP_RTO_MIN_NS };
+            q.at(now + rto, Ev::ClientRetx { dev, conn: pkt.conn, bytes: 0, ctl: pkt.ctl });
         }
     }
 
-    /// The retransmission timer of a dropped request segment fired.
-    pub(crate) fn client_retx(&mut self, now: Time, dev: u32, conn: u32, bytes: u32, q: &mut EventQueue<Ev>) {
+    /// The retransmission timer of a dropped request segment (or SYN, FIN) fired.
+    pub(crate) fn client_retx(&mut self, now: Time, dev: u32, conn: u32, bytes: u32, ctl: Ctl, q: &mut EventQueue<Ev>) {
         let vm = self.devs[dev as usize].vm as usize;
         self.server_mut(vm).retransmits += 1;
-        self.client_segment(now, dev, conn, bytes, q);
+        self.client_packet(now, dev, RxPkt { bytes, ack: 0, born: now, conn, ctl }, q);
     }
 
     /// NAPI received a segment for the server on vCPU `v`: a pure ACK ends here; request
     /// bytes go to the connection's socket, and a complete request wakes the server on `v`.
-    pub(crate) fn server_deliver(&mut self, vm: usize, v: u32, pkt: RxPkt) {
+    /// Returns whether a task (a control segment from softirq) was started.
+    pub(crate) fn server_deliver(&mut self, now: Time, vm: usize, v: u32, pkt: RxPkt, q: &mut EventQueue<Ev>) -> bool {
+        if pkt.ctl != Ctl::None {
+            return self.server_ctl_rx(now, v, pkt, q);
+        }
         let local = (v - self.vms[vm].vcpus[0]) as usize;
         let s = self.server_mut(vm);
         if pkt.bytes == 0 {
-            return;
+            return false;
         }
         let c = &mut s.conns[pkt.conn as usize];
         c.got += pkt.bytes;
         if c.got >= c.req_bytes {
             s.ready[local].push_back(pkt.conn);
         }
+        false
     }
 
     /// The server thread's next step on `v`: segment the response in progress, else serve
@@ -264,6 +305,11 @@ impl Host {
         let s = self.server_mut(vm);
         if s.stopped {
             return self.idle(now, v, None, q);
+        }
+        if let Some((conn, 0)) = s.tx[local] {
+            // close(): the FIN after the response.
+            let c = s.seg_ns;
+            return self.run_task(now, v, Task::CtlXmit { conn, ctl: Ctl::Fin }, c, q);
         }
         if let Some((_, left)) = s.tx[local] {
             let (bytes, c) = (left.min(s.mss), s.seg_ns);
@@ -291,10 +337,14 @@ impl Host {
         let local = (v - self.vms[vm].vcpus[0]) as usize;
         let s = self.server_mut(vm);
         let (conn, left) = s.tx[local].expect("segment without a response");
-        s.tx[local] = (left > bytes).then_some((conn, left - bytes));
+        s.tx[local] = if left > bytes {
+            Some((conn, left - bytes))
+        } else {
+            s.per_request_conn.then_some((conn, 0))
+        };
         s.segments += 1;
         s.segments_life += 1;
-        s.in_path.push_back(conn);
+        s.in_path.push_back((conn, Ctl::None));
         self.post_tx(now, v, vm, Buf { bytes, born: now }, q);
     }
 
@@ -306,16 +356,21 @@ impl Host {
         let (rx_ns, delack) = (self.profile.client.rx_packet_ns.value.round() as Time, self.profile.client.delack_segments.value as u32);
         let at = self.devs[dev as usize].client.cpu(now, rx_ns);
         let s = self.server_mut(vm);
-        let conn = s.in_path.pop_front().expect("response segment without a connection");
+        let (conn, ctl) = s.in_path.pop_front().expect("response segment without a connection");
+        if ctl != Ctl::None || bytes == 0 {
+            return self.client_ctl_rx(at, dev, conn, ctl, q);
+        }
+        let per_request = s.per_request_conn;
         let c = &mut s.conns[conn as usize];
         c.resp_got += bytes;
         c.unacked += 1;
+        if c.resp_got >= c.resp_bytes && per_request {
+            // ab reads until the server closes: the transaction ends with the FIN.
+            return;
+        }
         if c.resp_got >= c.resp_bytes {
             // The next request carries the ACK of the remaining segments.
-            let born = c.born;
-            s.ops += 1;
-            s.ops_life += 1;
-            s.latency.record(at - born);
+            s.complete(conn, at);
             return q.at(at, Ev::ClientReq { dev, conn });
         }
         if c.unacked >= delack {

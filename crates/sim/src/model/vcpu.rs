@@ -47,6 +47,13 @@ pub enum Task {
         /// Bytes read.
         bytes: u32,
     },
+    /// TCP server: send a control segment (SYN-ACK, FIN, ACK of a FIN) on `conn`.
+    CtlXmit {
+        /// Connection.
+        conn: u32,
+        /// Flag.
+        ctl: super::rxq::Ctl,
+    },
     /// NAPI (softirq): receive one packet from the RX queue.
     NapiRx,
     /// An interrupt handler for a vector.
@@ -296,6 +303,7 @@ impl Host {
             Task::NapiRx => self.napi_rx_done(now, v, q),
             Task::Recv => self.recv_done(now, v, q),
             Task::Reply { bytes, born } => self.reply_done(now, v, bytes, born, q),
+            Task::CtlXmit { conn, ctl } => self.ctl_xmit_done(now, v, conn, ctl, q),
             Task::AckXmit => self.ack_xmit_done(now, v, q),
             Task::TcpRead { bytes } => self.tcp_read_done(now, v, bytes, q),
             Task::Serve { conn } => self.serve_done(now, v, conn, q),

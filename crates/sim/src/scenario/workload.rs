@@ -85,6 +85,10 @@ pub enum Workload {
         concurrency: u32,
         /// Size of the served file in bytes, 1..=1048576.
         file_bytes: u32,
+        /// Reuse connections (ab `-k`); default false, ab's default: a TCP connection per
+        /// request, set up and closed around it.
+        #[serde(default)]
+        keepalive: bool,
     },
 }
 
@@ -185,7 +189,7 @@ impl Workload {
                 range(key, "value_bytes", *value_bytes, 1, 14_000, "bytes")?;
                 range(key, "key_bytes", *key_bytes, 1, 250, "bytes, memcached KEY_MAX_LENGTH")
             }
-            Workload::Http { concurrency, file_bytes } => {
+            Workload::Http { concurrency, file_bytes, .. } => {
                 range(key, "concurrency", *concurrency, 1, 1024, "requests in flight")?;
                 range(key, "file_bytes", *file_bytes, 1, 1 << 20, "bytes")
             }

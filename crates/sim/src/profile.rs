@@ -198,9 +198,11 @@ pub struct App {
     pub memcached_get_ns: Param,
     /// memcached set: parse, allocate a slab item, copy the value, hash and LRU link.
     pub memcached_set_ns: Param,
-    /// Web server, one static-file request: parse headers, map to the file, open/stat,
+    /// Apache, one static-file request: parse headers, map to the file, open/stat,
     /// build headers, log.
     pub http_request_ns: Param,
+    /// nginx, one static-file request (event loop, open-file cache, sendfile).
+    pub nginx_request_ns: Param,
 }
 
 /// A complete profile.
@@ -333,6 +335,7 @@ impl Profile {
             ("app.memcached_get_ns", &self.app.memcached_get_ns, "ns"),
             ("app.memcached_set_ns", &self.app.memcached_set_ns, "ns"),
             ("app.http_request_ns", &self.app.http_request_ns, "ns"),
+            ("app.nginx_request_ns", &self.app.nginx_request_ns, "ns"),
         ]
     }
 

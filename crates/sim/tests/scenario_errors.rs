@@ -190,6 +190,8 @@ fn http_keys_are_checked() {
     assert!(m.contains("file_bytes") && m.contains("1..=1048576"), "{m}");
     let m = error_of(&workload("kind = \"http\"\nconcurrency = 2"));
     assert!(m.contains("file_bytes"), "{m}");
+    let m = error_of(&workload("kind = \"http\"\nconcurrency = 2\nfile_bytes = 4096\nserver = \"iis\""));
+    assert!(m.contains("iis") && m.contains("apache") && m.contains("nginx"), "{m}");
     let m = error_of(&workload("kind = \"http\"\nconcurrency = 2\nfile_bytes = 4096\nkeepalive = 1"));
     // serde names the workload table and the line for a wrongly typed field of a tagged enum.
     assert!(m.contains("vm[0].workload") && m.contains("expected a boolean"), "{m}");

@@ -37,7 +37,7 @@ use super::{Ev, Host};
 use crate::engine::{EventQueue, Rng, Time};
 use crate::metrics::Histogram;
 use crate::profile::Profile;
-use crate::scenario::Workload;
+use crate::scenario::{HttpServer, Workload};
 use std::collections::VecDeque;
 
 /// Linux `TCP_RTO_MIN` (HZ/5): the retransmission timeout of a lost request segment.
@@ -151,7 +151,10 @@ impl TcpServer {
             seg_ns: g.tcp_tx_segment_ns.value.round() as Time,
             get_ns: p.app.memcached_get_ns.value,
             set_ns: p.app.memcached_set_ns.value,
-            http_ns: p.app.http_request_ns.value,
+            http_ns: match *w {
+                Workload::Http { server: HttpServer::Nginx, .. } => p.app.nginx_request_ns.value,
+                _ => p.app.http_request_ns.value,
+            },
             ops: 0,
             ops_life: 0,
             issued_life: 0,

@@ -24,7 +24,7 @@
 
 mod workload;
 
-pub use workload::Workload;
+pub use workload::{HttpServer, Workload};
 
 
 use crate::error::{describe_toml_error, InputError, InputResult};

@@ -85,11 +85,25 @@ pub enum Workload {
         concurrency: u32,
         /// Size of the served file in bytes, 1..=1048576.
         file_bytes: u32,
+        /// Which server: `apache` (default) or `nginx`; they differ in per-request CPU.
+        #[serde(default)]
+        server: HttpServer,
         /// Reuse connections (ab `-k`); default false, ab's default: a TCP connection per
         /// request, set up and closed around it.
         #[serde(default)]
         keepalive: bool,
     },
+}
+
+/// A web server in the guest.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HttpServer {
+    /// Apache httpd (`app.http_request_ns`).
+    #[default]
+    Apache,
+    /// nginx (`app.nginx_request_ns`).
+    Nginx,
 }
 
 fn default_window() -> u32 {

@@ -156,8 +156,10 @@ def test_bad_load_steps_are_input_errors(tmp_path, steps, needle):
 def test_dim_moderation_drives_the_policy_dim_through_its_profiles(tmp_path):
     """kind = "dim": the allowed rate is always one of the rx_eqe profiles' 1e6/usec, and DIM
     (policy `moderation::dim::Dim`, fed at every interrupt) moves between profiles."""
-    text = head("exit", "shared", dur=0.3, extra='[moderation]\nkind = "dim"\nprofiles = "rx_eqe"\n') + vm(
-        0, "stream", rate=80000, extra='consume = "irq"')
+    # A load step (80k/s -> 2k/s) gives DIM's step/park machine a traffic change to react to;
+    # a steady stream alone sometimes leaves it parked on one profile for the whole run.
+    text = head("exit", "shared", dur=0.4, extra='[moderation]\nkind = "dim"\nprofiles = "rx_eqe"\n') + vm(
+        0, "stream", rate=80000, extra='consume = "irq"\nsteps = [{at_s = 0.2, rate = 2000}]')
     d = run(tmp_path, text)
     rates = {v for _, v in series(d, "vm0.q0.allowed_irq_rate")}
     assert rates <= {1000000, 125000, 15625, 7812, 3906}, rates

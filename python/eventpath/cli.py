@@ -64,6 +64,26 @@ def cmd_run(a) -> int:
     return 0
 
 
+def cmd_trace(a) -> int:
+    from eventpath import _eventpath
+
+    out = Path(a.out)
+    if out.exists() and out.is_dir():
+        raise UsageError(f"--out {a.out}: is a directory; give the trace file's path (e.g. trace.json)")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    to = a.to if a.to is not None else a.from_ + 0.005
+    if a.limit < 1:
+        raise UsageError(f"--limit {a.limit}: expected at least 1 event")
+    run_json, trace = _eventpath.trace_file(a.scenario, a.from_, to, a.limit, a.seed, a.duration)
+    out.write_text(trace)
+    meta = json.loads(trace)["otherData"]
+    n = sum(1 for e in json.loads(trace)["traceEvents"] if e["ph"] != "M")
+    print(f"wrote {out}: {n:,} events of simulated [{a.from_:g}, {to:g}] s"
+          + (f" ({meta['dropped_events']:,} more dropped: raise --limit or narrow the window)" if meta["dropped_events"] else "")
+          + "; open it in https://ui.perfetto.dev")
+    return 0
+
+
 def cmd_profiles(a) -> int:
     from eventpath import api
 
@@ -194,6 +214,17 @@ def parser() -> argparse.ArgumentParser:
     sw.add_argument("--workers", type=int, help="worker processes (default: all cores)")
     sw.add_argument("--duration", type=_positive_float, help="override each run's measured seconds")
     sw.set_defaults(fn=cmd_sweep)
+
+    t = sub.add_parser("trace", help="run a scenario and export a timeline (Chrome trace JSON, opens in Perfetto)")
+    t.add_argument("scenario", help="scenario TOML file")
+    t.add_argument("--out", required=True, help="trace file to write, e.g. trace.json")
+    t.add_argument("--from", dest="from_", type=float, default=0.1,
+                   help="start of the window, simulated seconds from the start (warm-up included; default 0.1)")
+    t.add_argument("--to", type=float, help="end of the window (default: --from + 0.005)")
+    t.add_argument("--limit", type=int, default=1_000_000, help="most events kept (default 1,000,000)")
+    t.add_argument("--seed", type=_seed, help="override the scenario's seed")
+    t.add_argument("--duration", type=_positive_float, help="override the measured simulated seconds")
+    t.set_defaults(fn=cmd_trace)
 
     pr = sub.add_parser("profiles", help="list the built-in profiles")
     pr.set_defaults(fn=cmd_profiles)

@@ -166,3 +166,16 @@ def test_demo_prints_comparison_and_writes_figure(cli, tmp_path):
     posted = [x for x in rows if x["delivery"] == "posted"]
     assert posted and all(x["eoi"] == 0 and x["interrupt_delivery"] == 0 for x in posted)
     assert (tmp_path / "demo-exits.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_trace_writes_perfetto_json(cli, tmp_path):
+    out = tmp_path / "t.json"
+    r = cli("trace", "examples/tcp-send.toml", "--out", str(out), "--from", "0.05", "--to", "0.051",
+            "--duration", "0.01")
+    assert r.returncode == 0, r.stderr
+    assert "perfetto" in r.stdout
+    j = json.loads(out.read_text())
+    names = {e["name"] for e in j["traceEvents"]}
+    assert "exit: io_instruction (kick)" in names and "vhost handler" in names
+    r = cli("trace", "examples/tcp-send.toml", "--out", str(out), "--from", "0.2", "--to", "0.1")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "--from" in r.stderr

@@ -2,7 +2,7 @@
 //! stable contract (summary.json) for the CLI, the Python API and the tests.
 
 use crate::input_error;
-use eventpath_sim::run::{run_parsed, RunOptions, RunOutput};
+use eventpath_sim::run::{run_parsed, simulate_traced, RunOptions, RunOutput, TraceOptions};
 use eventpath_sim::scenario::Scenario;
 use pyo3::prelude::*;
 
@@ -35,6 +35,36 @@ fn run_json(py: Python<'_>, text: &str, origin: &str, seed: Option<u64>, duratio
         .map_err(|e| input_error(format!("scenario {origin}: key `{}`: {}", e.path(), e.inner())))?;
     let out = py.detach(|| run_parsed(sc, origin, &opts)).map_err(input_error)?;
     Ok(output_json(&out))
+}
+
+/// Run the scenario file at `path` while recording a timeline of simulated seconds
+/// [from_s, to_s] (at most `limit` events); returns (run JSON as `run_file`, trace JSON in the
+/// Chrome trace-event format).
+#[pyfunction]
+#[pyo3(signature = (path, from_s, to_s, limit=1_000_000, seed=None, duration=None))]
+fn trace_file(
+    py: Python<'_>,
+    path: &str,
+    from_s: f64,
+    to_s: f64,
+    limit: usize,
+    seed: Option<u64>,
+    duration: Option<f64>,
+) -> PyResult<(String, String)> {
+    let mut sc = Scenario::from_file(path).map_err(input_error)?;
+    if let Some(s) = seed {
+        sc.seed = s;
+    }
+    if let Some(d) = duration {
+        if !(d.is_finite() && d > 0.0) {
+            return Err(input_error(format!("--duration: {d} is not allowed; expected seconds > 0")));
+        }
+        sc.duration_s = d;
+    }
+    let c = sc.check(path).map_err(input_error)?;
+    let t = TraceOptions { from_s, to_s, limit };
+    let (out, trace) = py.detach(|| simulate_traced(&c, t)).map_err(input_error)?;
+    Ok((output_json(&out), trace))
 }
 
 /// Parse and check a scenario file without running it.
@@ -79,6 +109,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_file, m)?)?;
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
     m.add_function(wrap_pyfunction!(check_file, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_file, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(profile_json, m)?)?;
     m.add_function(wrap_pyfunction!(bench_engine, m)?)?;

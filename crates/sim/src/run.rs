@@ -54,13 +54,50 @@ pub fn simulate(c: &Checked) -> RunOutput {
 
 /// Simulate a checked scenario and also return the conservation ledger at the end (tests).
 pub fn simulate_with_ledger(c: &Checked) -> (RunOutput, Conservation) {
+    let (out, ledger, _) = simulate_inner(c, None);
+    (out, ledger)
+}
+
+/// What to record for `eventpath trace`: simulated seconds [from, to] (warm-up included, so
+/// 0 is the start of the run) and the most events to keep.
+#[derive(Debug, Clone, Copy)]
+pub struct TraceOptions {
+    /// Start of the recorded window (s).
+    pub from_s: f64,
+    /// End of the recorded window (s).
+    pub to_s: f64,
+    /// Most events kept; the rest are counted in the trace's `otherData.dropped_events`.
+    pub limit: usize,
+}
+
+/// Simulate a checked scenario while recording a timeline; returns the run and the trace as
+/// Chrome trace-event JSON (opens in Perfetto).
+pub fn simulate_traced(c: &Checked, t: TraceOptions) -> InputResult<(RunOutput, String)> {
+    if !(t.from_s.is_finite() && t.to_s.is_finite() && 0.0 <= t.from_s && t.from_s < t.to_s) {
+        return Err(InputError::Option(format!(
+            "--from {} --to {}: not allowed; expected 0 ≤ from < to (simulated seconds from the start, warm-up included)",
+            t.from_s, t.to_s
+        )));
+    }
+    if t.limit == 0 {
+        return Err(InputError::Option("--limit 0: not allowed; expected at least 1 event".into()));
+    }
+    let (out, _, trace) = simulate_inner(c, Some(t));
+    Ok((out, trace.expect("tracing was enabled")))
+}
+
+fn simulate_inner(c: &Checked, t: Option<TraceOptions>) -> (RunOutput, Conservation, Option<String>) {
     let t0 = std::time::Instant::now();
     let mut q = EventQueue::new();
     let mut host = Host::build(c, &mut q);
+    if let Some(t) = t {
+        host.enable_trace(secs_to_ns(t.from_s), secs_to_ns(t.to_s), t.limit);
+    }
     let end = secs_to_ns(c.scenario.warmup_s) + secs_to_ns(c.scenario.duration_s);
     run_until(&mut host, &mut q, end);
     let wall = t0.elapsed().as_secs_f64();
-    (summarize(c, &host, end, q.handled(), wall), host.conservation(end))
+    let trace = host.trace_json(&c.scenario.name);
+    (summarize(c, &host, end, q.handled(), wall), host.conservation(end), trace)
 }
 
 fn pct(part: f64, whole: f64) -> Option<f64> {

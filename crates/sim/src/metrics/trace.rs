@@ -6,19 +6,36 @@
 use crate::engine::Time;
 use serde::Serialize;
 
+/// An event's name: a static string, or one interned once with [`Trace::intern`] (so that
+/// recording never allocates).
+#[derive(Debug, Clone, Copy)]
+pub enum Name {
+    /// A literal.
+    Static(&'static str),
+    /// Index into the trace's interned names.
+    Interned(u32),
+}
+
+impl From<&'static str> for Name {
+    fn from(s: &'static str) -> Name {
+        Name::Static(s)
+    }
+}
+
 /// One recorded event.
 #[derive(Debug, Clone, Copy)]
 enum Rec {
     /// A span on a track: [start, start + dur).
-    Span { track: u32, name: &'static str, start: Time, dur: Time },
+    Span { track: u32, name: Name, start: Time, dur: Time },
     /// A point event on a track.
-    Instant { track: u32, name: &'static str, at: Time },
+    Instant { track: u32, name: Name, at: Time },
 }
 
 /// A bounded timeline.
 #[derive(Debug, Clone)]
 pub struct Trace {
     tracks: Vec<String>,
+    names: Vec<String>,
     recs: Vec<Rec>,
     limit: usize,
     /// Events not stored because the limit was reached.
@@ -38,13 +55,26 @@ struct Json<'a> {
 impl Trace {
     /// An empty trace that stores at most `limit` events.
     pub fn new(limit: usize) -> Self {
-        Trace { tracks: Vec::new(), recs: Vec::with_capacity(limit.min(1 << 16)), limit, dropped: 0 }
+        Trace { tracks: Vec::new(), names: Vec::new(), recs: Vec::with_capacity(limit.min(1 << 16)), limit, dropped: 0 }
     }
 
     /// Register a track (a row in the viewer); returns its id.
     pub fn track(&mut self, name: impl Into<String>) -> u32 {
         self.tracks.push(name.into());
         self.tracks.len() as u32 - 1
+    }
+
+    /// Intern a dynamic name once (at set-up), for use in later spans.
+    pub fn intern(&mut self, name: impl Into<String>) -> Name {
+        self.names.push(name.into());
+        Name::Interned(self.names.len() as u32 - 1)
+    }
+
+    fn name(&self, n: Name) -> &str {
+        match n {
+            Name::Static(s) => s,
+            Name::Interned(i) => &self.names[i as usize],
+        }
     }
 
     fn push(&mut self, r: Rec) {
@@ -57,14 +87,14 @@ impl Trace {
 
     /// Record a span of `dur` ns starting at `start` on `track`.
     #[inline]
-    pub fn span(&mut self, track: u32, name: &'static str, start: Time, dur: Time) {
-        self.push(Rec::Span { track, name, start, dur });
+    pub fn span(&mut self, track: u32, name: impl Into<Name>, start: Time, dur: Time) {
+        self.push(Rec::Span { track, name: name.into(), start, dur });
     }
 
     /// Record a point event.
     #[inline]
-    pub fn instant(&mut self, track: u32, name: &'static str, at: Time) {
-        self.push(Rec::Instant { track, name, at });
+    pub fn instant(&mut self, track: u32, name: impl Into<Name>, at: Time) {
+        self.push(Rec::Instant { track, name: name.into(), at });
     }
 
     /// Events stored.
@@ -89,10 +119,10 @@ impl Trace {
         for r in &self.recs {
             ev.push(match *r {
                 Rec::Span { track, name, start, dur } => {
-                    serde_json::json!({"ph": "X", "name": name, "pid": 1, "tid": track, "ts": us(start), "dur": us(dur)})
+                    serde_json::json!({"ph": "X", "name": self.name(name), "pid": 1, "tid": track, "ts": us(start), "dur": us(dur)})
                 }
                 Rec::Instant { track, name, at } => {
-                    serde_json::json!({"ph": "i", "s": "t", "name": name, "pid": 1, "tid": track, "ts": us(at)})
+                    serde_json::json!({"ph": "i", "s": "t", "name": self.name(name), "pid": 1, "tid": track, "ts": us(at)})
                 }
             });
         }
@@ -115,6 +145,8 @@ mod tests {
         let v = t.track("vCPU 0");
         t.span(v, "exit:io_instruction", 1_000, 2_000);
         t.instant(v, "kick", 1_000);
+        let n = t.intern(String::from("vhost-vm0"));
+        t.span(v, n, 3_000, 10);
         let j: serde_json::Value = serde_json::from_str(&t.to_json("demo")).unwrap();
         let ev = j["traceEvents"].as_array().unwrap();
         assert!(ev.iter().any(|e| e["ph"] == "M" && e["args"]["name"] == "vCPU 0"));
@@ -122,6 +154,7 @@ mod tests {
         assert_eq!(span["ts"], 1.0);
         assert_eq!(span["dur"], 2.0);
         assert!(ev.iter().any(|e| e["ph"] == "i" && e["name"] == "kick"));
+        assert!(ev.iter().any(|e| e["ph"] == "X" && e["name"] == "vhost-vm0"));
     }
 
     #[test]

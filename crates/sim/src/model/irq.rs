@@ -24,6 +24,7 @@ use crate::scenario::InterruptDelivery;
 impl Host {
     /// A device or timer raises `vec` for vCPU `v`.
     pub(crate) fn raise_irq(&mut self, now: Time, v: u32, vec: Vector, q: &mut EventQueue<Ev>) {
+        self.tr_irq(now, v, if vec == Vector::Timer { "timer irq raised" } else { "device irq raised" });
         let vc = &mut self.vcpus[v as usize];
         vc.ledger.raised += 1;
         if vec != Vector::Timer {

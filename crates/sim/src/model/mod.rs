@@ -20,6 +20,7 @@ mod tcp_conn;
 mod tcp_rr;
 mod tcp_rx;
 mod threads;
+mod trace;
 mod udp_rx;
 mod vcpu;
 mod vhost;
@@ -180,6 +181,8 @@ pub struct Host {
     pub(crate) host_tick_ns: Time,
     /// Names of the scheduler's threads, by thread id.
     pub(crate) thread_names: Vec<String>,
+    /// Timeline recording (`eventpath trace`), off unless asked for.
+    pub(crate) trace: Option<Box<trace::Tracing>>,
 }
 
 impl Host {
@@ -260,6 +263,7 @@ impl Host {
             waker: None,
             host_tick_ns: (NS_PER_S as f64 / host_hz).round() as Time,
             thread_names,
+            trace: None,
         };
         q.at(crate::engine::secs_to_ns(s.warmup_s), Ev::Warmup);
         // Every vCPU thread and hog is runnable from the start; a vCPU enters guest mode when

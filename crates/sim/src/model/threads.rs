@@ -63,6 +63,7 @@ impl Host {
             self.vcpus[v as usize].busy.set(now, false);
         }
         self.sched.deschedule(now, cpu, sleep);
+        self.tr_cpu(now, cpu, None);
         self.drain(now, q);
         if self.sched.rqs[cpu as usize].curr.is_none() {
             self.set_pcpu_busy(now, cpu, false);
@@ -115,6 +116,7 @@ impl Host {
         self.switching[cpu as usize] = false;
         let t = rq.curr.expect("SchedIn on an idle pCPU");
         debug_assert_eq!(self.sched.threads[t as usize].state, State::Running);
+        self.tr_cpu(now, cpu, Some(t));
         match self.kind(t) {
             Kind::Vcpu(v) => {
                 self.vcpus[v as usize].busy.set(now, true);

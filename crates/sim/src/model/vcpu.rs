@@ -215,12 +215,17 @@ impl Host {
         vc.mode = Mode::Guest { task, end: now + cost };
         vc.guest_time.set(now, true);
         q.at(now + cost, Ev::GuestDone { vcpu: v, epoch: vc.epoch });
+        self.tr_guest_start(now, v);
     }
 
     /// Take a VM exit on `v` now; the running task (if any) is saved and resumes after.
     pub(crate) fn exit(&mut self, now: Time, v: u32, reason: ExitReason, then: AfterExit, q: &mut EventQueue<Ev>) {
         let cost = self.exit_cost(reason);
         let indirect = self.profile.exit.indirect_ns.value.round() as Time;
+        if let Mode::Guest { task, .. } = self.vcpus[v as usize].mode {
+            self.tr_guest_end(now, v, task);
+        }
+        self.tr_exit(now, v, reason, cost);
         let vc = &mut self.vcpus[v as usize];
         vc.pollution_ns = indirect;
         vc.save_running(now);
@@ -296,6 +301,7 @@ impl Host {
             return;
         }
         vc.mode = Mode::Entering;
+        self.tr_guest_end(now, v, task);
         match task {
             Task::Send => self.send_done(now, v, q),
             Task::Write => self.write_done(now, v, q),

@@ -93,6 +93,7 @@ impl Host {
     /// The thread runs on its pCPU: start the TX handler after a wake-up, or carry on with
     /// the loop it was preempted in.
     pub(crate) fn vhost_run(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        self.tr_vhost(now, dev, true);
         let d = &mut self.devs[dev as usize];
         d.vhost.busy.set(now, true);
         if d.vhost.running {
@@ -178,6 +179,7 @@ impl Host {
                 let d = &mut self.devs[dev as usize];
                 d.vhost.running = false;
                 d.vhost.busy.set(now, false);
+                self.tr_vhost(now, dev, false);
                 let cpu = self.cpu_of(self.vhost_tid(dev));
                 self.leave_cpu(now, cpu, true, q);
             }
@@ -214,6 +216,7 @@ impl Host {
         let cpu = self.cpu_of(self.vhost_tid(dev));
         if self.should_yield(cpu) {
             self.devs[dev as usize].vhost.busy.set(now, false);
+            self.tr_vhost(now, dev, false);
             return self.leave_cpu(now, cpu, false, q);
         }
         self.vhost_next(now, dev, q);

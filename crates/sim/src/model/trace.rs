@@ -1,0 +1,151 @@
+//! Timeline recording for `eventpath trace`: where the model's hooks write. One track per vCPU
+//! (guest work, exits, interrupts raised), per vhost thread (handler runs) and per pCPU (which
+//! host thread ran). Off unless a run asks for it; each hook is one branch when off.
+
+use super::vcpu::Task;
+use super::Host;
+use crate::engine::Time;
+use crate::metrics::{ExitReason, Name, Trace};
+
+/// Trace state kept by the host while recording.
+pub(crate) struct Tracing {
+    pub trace: Trace,
+    from: Time,
+    to: Time,
+    vcpu_track: Vec<u32>,
+    vhost_track: Vec<u32>,
+    cpu_track: Vec<u32>,
+    /// Interned thread names, by thread id.
+    thread_name: Vec<Name>,
+    /// When each vCPU's current guest-mode span started.
+    guest_from: Vec<Option<Time>>,
+    /// When each vhost thread's current run started.
+    vhost_from: Vec<Option<Time>>,
+    /// The thread each pCPU runs and since when.
+    cpu_from: Vec<Option<(u32, Time)>>,
+}
+
+fn task_name(t: Task) -> &'static str {
+    match t {
+        Task::Send => "udp send",
+        Task::Write => "tcp write",
+        Task::Xmit { .. } => "xmit",
+        Task::NapiRx => "napi rx",
+        Task::Recv => "recvfrom",
+        Task::Reply { .. } => "reply",
+        Task::CtlXmit { .. } => "tcp ctl xmit",
+        Task::AckXmit => "ack xmit",
+        Task::TcpRead { .. } => "tcp read",
+        Task::Serve { .. } => "serve request",
+        Task::SrvXmit { .. } => "response xmit",
+        Task::Irq(_) => "irq handler",
+    }
+}
+
+fn exit_name(r: ExitReason) -> &'static str {
+    match r {
+        ExitReason::IoInstruction => "exit: io_instruction (kick)",
+        ExitReason::InterruptDelivery => "exit: interrupt_delivery",
+        ExitReason::Eoi => "exit: eoi",
+        ExitReason::ExternalInterrupt => "exit: external_interrupt",
+        ExitReason::Timer => "exit: timer",
+        ExitReason::Hlt => "exit: hlt",
+        ExitReason::EptViolation => "exit: ept_violation",
+        ExitReason::InterruptWindow => "exit: interrupt_window",
+        ExitReason::Other => "exit: other",
+    }
+}
+
+impl Host {
+    /// Start recording events in [from, to] (ns), at most `limit` of them.
+    pub fn enable_trace(&mut self, from: Time, to: Time, limit: usize) {
+        let mut trace = Trace::new(limit);
+        let vcpu_track = (0..self.vcpus.len())
+            .map(|v| trace.track(format!("{} (guest/exits)", self.thread_names[v])))
+            .collect();
+        let vhost_track = self.devs.iter().map(|d| trace.track(format!("{} (handler)", d.vhost.name))).collect();
+        let cpu_track = (0..self.pcpu_busy.len()).map(|c| trace.track(format!("pCPU {c}"))).collect();
+        let thread_name = self.thread_names.iter().map(|n| trace.intern(n.clone())).collect();
+        self.trace = Some(Box::new(Tracing {
+            trace,
+            from,
+            to,
+            vcpu_track,
+            vhost_track,
+            cpu_track,
+            thread_name,
+            guest_from: vec![None; self.vcpus.len()],
+            vhost_from: vec![None; self.devs.len()],
+            cpu_from: vec![None; self.pcpu_busy.len()],
+        }));
+    }
+
+    /// The recorded timeline as Chrome trace-event JSON, if recording.
+    pub fn trace_json(&self, title: &str) -> Option<String> {
+        self.trace.as_ref().map(|t| t.trace.to_json(title))
+    }
+
+    /// A span [start, now) clipped to the trace window.
+    fn tr_span(tr: &mut Tracing, track: u32, name: Name, start: Time, now: Time) {
+        let (a, b) = (start.max(tr.from), now.min(tr.to));
+        if a < b {
+            tr.trace.span(track, name, a, b - a);
+        }
+    }
+
+    pub(crate) fn tr_guest_start(&mut self, now: Time, v: u32) {
+        if let Some(tr) = self.trace.as_deref_mut() {
+            tr.guest_from[v as usize] = Some(now);
+        }
+    }
+
+    pub(crate) fn tr_guest_end(&mut self, now: Time, v: u32, task: Task) {
+        if let Some(tr) = self.trace.as_deref_mut() {
+            if let Some(start) = tr.guest_from[v as usize].take() {
+                let track = tr.vcpu_track[v as usize];
+                Self::tr_span(tr, track, task_name(task).into(), start, now);
+            }
+        }
+    }
+
+    pub(crate) fn tr_exit(&mut self, now: Time, v: u32, reason: ExitReason, cost: Time) {
+        if let Some(tr) = self.trace.as_deref_mut() {
+            let track = tr.vcpu_track[v as usize];
+            Self::tr_span(tr, track, exit_name(reason).into(), now, now + cost);
+        }
+    }
+
+    pub(crate) fn tr_irq(&mut self, now: Time, v: u32, name: &'static str) {
+        if let Some(tr) = self.trace.as_deref_mut() {
+            if (tr.from..=tr.to).contains(&now) {
+                let track = tr.vcpu_track[v as usize];
+                tr.trace.instant(track, name, now);
+            }
+        }
+    }
+
+    pub(crate) fn tr_vhost(&mut self, now: Time, dev: u32, running: bool) {
+        if let Some(tr) = self.trace.as_deref_mut() {
+            let slot = &mut tr.vhost_from[dev as usize];
+            match (running, slot.take()) {
+                (true, prev) => *slot = Some(prev.unwrap_or(now)),
+                (false, Some(start)) => {
+                    let track = tr.vhost_track[dev as usize];
+                    Self::tr_span(tr, track, "vhost handler".into(), start, now);
+                }
+                (false, None) => {}
+            }
+        }
+    }
+
+    /// pCPU `cpu` starts running thread `t` (`Some`) or stops running it (`None`).
+    pub(crate) fn tr_cpu(&mut self, now: Time, cpu: u32, t: Option<u32>) {
+        if let Some(tr) = self.trace.as_deref_mut() {
+            if let Some((prev, start)) = tr.cpu_from[cpu as usize].take() {
+                let (track, name) = (tr.cpu_track[cpu as usize], tr.thread_name[prev as usize]);
+                Self::tr_span(tr, track, name, start, now);
+            }
+            tr.cpu_from[cpu as usize] = t.map(|t| (t, now));
+        }
+    }
+}

@@ -264,6 +264,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("eventpath: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # Output piped into e.g. `head`, which stopped reading: not an error of ours.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except BaseException as e:  # a Rust panic arrives as pyo3's PanicException (a BaseException)
         if isinstance(e, SystemExit):
             raise

@@ -4,6 +4,7 @@
 //! link direction to the host NIC.
 
 use super::rxq::RxPkt;
+use super::wire::Link;
 use crate::engine::Time;
 use crate::profile::Profile;
 use std::collections::VecDeque;
@@ -31,11 +32,8 @@ pub struct Client {
     /// Generation of the armed delayed-ACK timer (a timer of another generation is stale).
     timer_gen: u32,
     timer_armed: bool,
-    /// Reverse link: when it is free, and ns per byte.
-    rev_free_at: Time,
-    ns_per_byte: f64,
     ack_wire_bytes: u32,
-    /// Packets on the reverse link (client → host), in order.
+    /// This client's packets on the shared reverse link (client → host), in order.
     rev: VecDeque<RxPkt>,
     /// Client CPU per packet sent (open-loop source), ns.
     pub tx_ns: Time,
@@ -44,7 +42,7 @@ pub struct Client {
 }
 
 impl Client {
-    /// A client with the profile's CPU and TCP parameters, on a link of the profile's rate.
+    /// A client with the profile's CPU and TCP parameters.
     pub fn new(p: &Profile) -> Self {
         Client {
             rx_ns: p.client.rx_packet_ns.value.round() as Time,
@@ -55,8 +53,6 @@ impl Client {
             unacked: 0,
             timer_gen: 0,
             timer_armed: false,
-            rev_free_at: 0,
-            ns_per_byte: 8.0 / p.nic.gbps.value,
             ack_wire_bytes: super::tcp::TCP_IP_HDR + p.nic.wire_overhead_bytes.value as u32,
             rev: VecDeque::new(),
             tx_ns: p.client.rx_packet_ns.value.round() as Time,
@@ -102,19 +98,20 @@ impl Client {
         AckAction::Ack(at, self.rcv_nxt)
     }
 
-    /// Put an ACK sent at `at` on the reverse link; returns when it reaches the host NIC.
-    pub fn ack_on_wire(&mut self, at: Time, ack: u64) -> Time {
+    /// Put an ACK sent at `at` on the shared reverse `link`; returns when it reaches the host
+    /// NIC.
+    pub fn ack_on_wire(&mut self, at: Time, ack: u64, link: &mut Link) -> Time {
         let b = self.ack_wire_bytes;
-        self.send_to_host(at, RxPkt { bytes: 0, ack, born: at, conn: 0, ctl: super::rxq::Ctl::None }, b)
+        self.send_to_host(at, RxPkt { bytes: 0, ack, born: at, conn: 0, ctl: super::rxq::Ctl::None }, b, link)
     }
 
-    /// Put a packet of `wire_bytes` on the reverse link at `at`; returns when it reaches the
-    /// host NIC. Packets arrive in order ([`Client::arrive_at_host`]).
-    pub fn send_to_host(&mut self, at: Time, pkt: RxPkt, wire_bytes: u32) -> Time {
-        let ser = (wire_bytes as f64 * self.ns_per_byte).round() as Time;
-        self.rev_free_at = self.rev_free_at.max(at) + ser;
+    /// Put a packet of `wire_bytes` on the shared reverse `link` at `at`; returns when it
+    /// reaches the host NIC. The link is FIFO, so this client's packets arrive in order
+    /// ([`Client::arrive_at_host`]).
+    pub fn send_to_host(&mut self, at: Time, pkt: RxPkt, wire_bytes: u32, link: &mut Link) -> Time {
+        let done = link.serialize(at, wire_bytes);
         self.rev.push_back(pkt);
-        self.rev_free_at
+        done
     }
 
     /// The oldest packet on the reverse link reached the host.

@@ -39,7 +39,7 @@ use std::collections::VecDeque;
 pub use vcpu::Vcpu;
 use vhost::Vhost;
 use virtq::Virtq;
-use wire::Wire;
+use wire::{Port, Wire};
 use workload::Sender;
 
 /// Every event of the model. Small and `Copy`: the heap stores them inline.
@@ -164,6 +164,8 @@ pub struct Host {
     pub(crate) vms: Vec<VmState>,
     pub(crate) vcpus: Vec<Vcpu>,
     pub(crate) devs: Vec<NetDev>,
+    /// The host's physical NIC port, shared by every device (one link per direction).
+    pub(crate) port: Port,
     pub(crate) senders: Vec<Sender>,
     /// Busy time of each pCPU (guest, exits, host threads).
     pub(crate) pcpu_busy: Vec<BusyTime>,
@@ -254,6 +256,7 @@ impl Host {
             vms,
             vcpus,
             devs,
+            port: Port::new(&c.profile),
             senders,
             pcpu_busy: vec![BusyTime::default(); c.pcpus as usize],
             window_start: 0,
@@ -367,7 +370,7 @@ impl Host {
             AckAction::None => {}
             AckAction::Arm(at, gen) => q.at(at, Ev::Delack { dev, gen }),
             AckAction::Ack(at, ack) => {
-                let arrive = d.client.ack_on_wire(at, ack);
+                let arrive = d.client.ack_on_wire(at, ack, &mut self.port.rx);
                 q.at(arrive + nic_rx, Ev::HostRx { dev });
             }
         }
@@ -421,6 +424,12 @@ pub struct Conservation {
     pub rx_polled: Vec<u64>,
     /// Per device: packets the client sent that are still on the reverse link.
     pub rx_on_link: Vec<u64>,
+    /// Per VM: of `in_flight`, packets on the shared TX link.
+    pub tx_on_link: Vec<u64>,
+    /// Host: packets handed to the shared TX link (= Σ delivered + Σ tx_on_link).
+    pub port_tx_packets: u64,
+    /// Host: packets handed to the shared RX link (= Σ rx_arrived + Σ rx_on_link).
+    pub port_rx_packets: u64,
     /// Per VM (UDP receive): datagrams the client sent.
     pub udp_rx_sent: Vec<u64>,
     /// Per VM (UDP receive): datagrams the application received.
@@ -457,6 +466,7 @@ impl Host {
             c.delivered.push(d.wire.delivered_life);
             c.dropped.push(0);
             c.in_flight.push(d.txq.pending() as u64 + d.txq.in_device() + d.wire.in_flight() as u64);
+            c.tx_on_link.push(d.wire.in_flight() as u64);
             c.rx_arrived.push(d.rx_arrived_life);
             c.rx_tap_dropped.push(d.tap_drops_life);
             let in_vhost = (d.rxq.size() - d.rxq.posted) as u64 - d.rxq.used.len() as u64;
@@ -474,6 +484,8 @@ impl Host {
             let t = self.senders[i].tcp_rx();
             c.tcp_rx_sent.push(t.map_or(0, |t| t.sent_life));
         }
+        c.port_tx_packets = self.port.tx.packets_life;
+        c.port_rx_packets = self.port.rx.packets_life;
         for v in &self.vcpus {
             c.irq_raised.push(v.ledger.raised);
             c.irq_handled.push(v.ledger.accepted);

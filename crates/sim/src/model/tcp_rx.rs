@@ -126,7 +126,7 @@ impl Host {
         r.sent_life += 1;
         let c = &mut self.devs[dev as usize].client;
         let at = c.cpu(now, c.tx_ns);
-        let arrive = c.send_to_host(at, RxPkt { bytes: mss, ack: 0, born: at, conn: 0, ctl: Ctl::None }, mss + TCP_IP_HDR + ovh);
+        let arrive = c.send_to_host(at, RxPkt { bytes: mss, ack: 0, born: at, conn: 0, ctl: Ctl::None }, mss + TCP_IP_HDR + ovh, &mut self.port.rx);
         q.at(arrive + nic_rx, Ev::HostRx { dev });
         q.at(at, Ev::ClientSend { dev });
     }

@@ -114,7 +114,7 @@ impl Host {
         let (bytes, interval) = (r.bytes, r.interval);
         let d = &mut self.devs[dev as usize];
         // The client's own CPU bounds its rate.
-        let arrive = d.client.send_to_host(now, RxPkt { bytes, ack: 0, born: now, conn: 0, ctl: super::rxq::Ctl::None }, udp_wire_bytes(bytes, mtu, ovh));
+        let arrive = d.client.send_to_host(now, RxPkt { bytes, ack: 0, born: now, conn: 0, ctl: super::rxq::Ctl::None }, udp_wire_bytes(bytes, mtu, ovh), &mut self.port.rx);
         q.at(arrive + nic_rx, Ev::HostRx { dev });
         if let Some(i) = interval {
             q.at(now + i.max(d.client.tx_ns), Ev::ClientSend { dev });

@@ -194,7 +194,7 @@ impl Host {
         match d.vhost.current.take().expect("VhostDone without work") {
             Work::Tx(b) => {
                 d.txq.put_used();
-                let arrive = d.wire.send(now, b);
+                let arrive = d.wire.send(now, b, &mut self.port.tx);
                 q.at(arrive, Ev::WireDone { dev });
                 if d.txq.interrupt_wanted {
                     // One interrupt per request: the driver re-arms when it wants another.

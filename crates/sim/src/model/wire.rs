@@ -1,4 +1,6 @@
-//! The physical link from the NIC to the remote client: serialization at line rate, FIFO.
+//! The host's physical NIC port (DESIGN §3.2): one [`Link`] per direction shared by every
+//! virtio-net device, serializing frames FIFO at line rate, and each device's [`Wire`]: its
+//! frames on the TX link and their accounting (delivered, bytes, latency).
 
 use super::virtq::Buf;
 use crate::engine::Time;
@@ -18,13 +20,55 @@ pub fn udp_wire_bytes(payload: u32, mtu: u32, overhead: u32) -> u32 {
     payload + UDP_HDR + frames * (IP_HDR + overhead)
 }
 
-/// One link direction.
+/// One direction of the physical port: frames of all devices are serialized one after another
+/// in the order they are handed to it (FIFO), at the profile's line rate.
+#[derive(Debug)]
+pub struct Link {
+    ns_per_byte: f64,
+    /// When the link is free, in exact (fractional) ns: rounding each frame's serialization
+    /// time would make a busy link faster or slower than line rate.
+    free_at: f64,
+    /// Packets handed to the link, of every device (lifetime; a UDP datagram's IP fragments
+    /// count once). Conservation: = Σ over devices of (delivered + still on the link).
+    pub packets_life: u64,
+}
+
+impl Link {
+    /// A link of the profile's NIC rate.
+    pub fn new(p: &Profile) -> Self {
+        Link { ns_per_byte: 8.0 / p.nic.gbps.value, free_at: 0.0, packets_life: 0 }
+    }
+
+    /// Serialize a frame of `wire_bytes` handed over at `at`, after every frame handed over
+    /// before it; returns when its last bit leaves (rounded to the ns).
+    pub fn serialize(&mut self, at: Time, wire_bytes: u32) -> Time {
+        self.free_at = self.free_at.max(at as f64) + wire_bytes as f64 * self.ns_per_byte;
+        self.packets_life += 1;
+        self.free_at.round() as Time
+    }
+}
+
+/// The host's NIC port: one link per direction, shared by every device.
+#[derive(Debug)]
+pub struct Port {
+    /// Host → client.
+    pub tx: Link,
+    /// Client → host.
+    pub rx: Link,
+}
+
+impl Port {
+    /// Both directions at the profile's line rate.
+    pub fn new(p: &Profile) -> Self {
+        Port { tx: Link::new(p), rx: Link::new(p) }
+    }
+}
+
+/// One device's frames on the TX link (host → client), in order, and their accounting.
 #[derive(Debug)]
 pub struct Wire {
-    ns_per_byte: f64,
     mtu: u32,
     overhead: u32,
-    free_at: Time,
     /// Frames carry TCP segments (one frame each) rather than UDP datagrams.
     tcp: bool,
     on_wire: VecDeque<Buf>,
@@ -39,14 +83,12 @@ pub struct Wire {
 }
 
 impl Wire {
-    /// A link with the profile's NIC rate, MTU and framing overhead; `tcp` selects TCP
+    /// A device's frames with the profile's MTU and framing overhead; `tcp` selects TCP
     /// segment framing instead of UDP datagrams.
     pub fn new(p: &Profile, tcp: bool) -> Self {
         Wire {
-            ns_per_byte: 8.0 / p.nic.gbps.value,
             mtu: p.nic.mtu_bytes.value as u32,
             overhead: p.nic.wire_overhead_bytes.value as u32,
-            free_at: 0,
             tcp,
             on_wire: VecDeque::new(),
             delivered: 0,
@@ -65,12 +107,12 @@ impl Wire {
         udp_wire_bytes(payload, self.mtu, self.overhead)
     }
 
-    /// Queue a datagram for transmission; returns when its last bit leaves.
-    pub fn send(&mut self, now: Time, b: Buf) -> Time {
-        let start = self.free_at.max(now);
-        self.free_at = start + (self.wire_bytes(b.bytes) as f64 * self.ns_per_byte).round() as Time;
+    /// Queue a datagram for transmission on the shared TX `link`; returns when its last bit
+    /// leaves. The link is FIFO, so a device's frames arrive in the order they were sent.
+    pub fn send(&mut self, now: Time, b: Buf, link: &mut Link) -> Time {
+        let done = link.serialize(now, self.wire_bytes(b.bytes));
         self.on_wire.push_back(b);
-        self.free_at
+        done
     }
 
     /// The oldest datagram on the wire arrived at the client.

@@ -1,0 +1,88 @@
+//! The host's physical NIC port is shared by every VM (DESIGN §3.2): one link per direction,
+//! FIFO at line rate, so the VMs together never carry more than the port.
+
+use eventpath_sim::model::Conservation;
+use eventpath_sim::run::{simulate_with_ledger, RunOutput};
+use eventpath_sim::scenario::Scenario;
+
+fn scenario(n: usize, message_bytes: u32, extra: &str) -> String {
+    let mut s = format!(
+        "name = \"t\"\nprofile = \"elvis\"\nduration_s = 0.03\nwarmup_s = 0.005\n{extra}\n"
+    );
+    for i in 0..n {
+        s += &format!(
+            "[[vm]]\nname = \"vm{i}\"\nvcpus = 1\n[vm.workload]\nkind = \"tcp_stream\"\nmessage_bytes = {message_bytes}\n"
+        );
+    }
+    s
+}
+
+fn run(text: &str) -> (RunOutput, Conservation) {
+    let c = Scenario::from_toml("t", text).unwrap().check("t").unwrap();
+    simulate_with_ledger(&c)
+}
+
+fn aggregate_gbps(o: &RunOutput) -> f64 {
+    o.summary.vms.iter().map(|v| v.throughput.gbps.unwrap()).sum()
+}
+
+#[test]
+#[ignore]
+fn print_aggregate() {
+    for n in [1, 4, 8, 14] {
+        let (o, _) = run(&scenario(n, 16384, ""));
+        println!("{n} VMs: {:.3} Gbit/s", aggregate_gbps(&o));
+    }
+}
+
+/// Payload Gbit/s a 10 GbE port carries with full-MSS TCP segments: every 1448-byte payload
+/// costs 1448 + 52 (TCP/IP headers) + 38 (Ethernet framing, preamble, IFG) bytes on the wire.
+fn tcp_payload_line_rate(gbps: f64) -> f64 {
+    gbps * 1448.0 / (1448.0 + 52.0 + 38.0)
+}
+
+fn assert_port_conserved(c: &Conservation) {
+    for i in 0..c.sent.len() {
+        assert_eq!(c.sent[i], c.delivered[i] + c.dropped[i] + c.in_flight[i], "vm{i}: {c:?}");
+        assert!(c.tx_on_link[i] <= c.in_flight[i]);
+        assert_eq!(c.rx_arrived[i], c.rx_tap_dropped[i] + c.rx_queued[i] + c.rx_polled[i], "vm{i}");
+    }
+    let tx: u64 = c.delivered.iter().sum::<u64>() + c.tx_on_link.iter().sum::<u64>();
+    assert_eq!(c.port_tx_packets, tx);
+    let rx: u64 = c.rx_arrived.iter().sum::<u64>() + c.rx_on_link.iter().sum::<u64>();
+    assert_eq!(c.port_rx_packets, rx);
+}
+
+#[test]
+fn vms_together_never_exceed_the_shared_port_and_one_vm_is_not_limited_by_it() {
+    let cap = tcp_payload_line_rate(10.0);
+    let (one, c1) = run(&scenario(1, 16384, ""));
+    assert_port_conserved(&c1);
+    let one_gbps = aggregate_gbps(&one);
+    // One VM is bound by its vCPU, far below the port (ELVIS §4: ~1.4 Gbit/s per VM).
+    assert!(one_gbps < 0.5 * cap, "1 VM {one_gbps}");
+    // Below saturation the port adds no limit: 4 VMs carry 4× one VM.
+    let (four, c4) = run(&scenario(4, 16384, ""));
+    assert_port_conserved(&c4);
+    let four_gbps = aggregate_gbps(&four);
+    assert!((four_gbps / (4.0 * one_gbps) - 1.0).abs() < 0.03, "4 VMs {four_gbps} vs 1 VM {one_gbps}");
+    // 8 and 14 VMs offer more than the port: it runs at line rate and no faster.
+    for n in [8, 14] {
+        let (o, c) = run(&scenario(n, 16384, ""));
+        assert_port_conserved(&c);
+        let g = aggregate_gbps(&o);
+        assert!(g <= cap * 1.001, "{n} VMs: {g} Gbit/s > line rate {cap}");
+        assert!(g > 0.97 * cap, "{n} VMs: {g} Gbit/s, port should be saturated ({cap})");
+        // Queueing behind other VMs' frames: each VM's latency grows.
+        let lat = o.summary.vms[0].latency_us.mean.unwrap();
+        assert!(lat > one.summary.vms[0].latency_us.mean.unwrap(), "{n} VMs latency {lat}");
+    }
+}
+
+#[test]
+fn shared_port_is_deterministic() {
+    let mut a = run(&scenario(8, 16384, "seed = 3")).0.summary;
+    let mut b = run(&scenario(8, 16384, "seed = 3")).0.summary;
+    (a.wall_seconds, b.wall_seconds) = (0.0, 0.0);
+    assert_eq!(format!("{a:?}"), format!("{b:?}"));
+}

@@ -206,3 +206,11 @@ fn tcp_receive_keys_are_checked() {
     let m = error_of(&workload("kind = \"tcp_receive\"\nmessage_bytes = 16384\nrate_pps = 5"));
     assert!(m.contains("rate_pps"), "{m}");
 }
+
+#[test]
+fn client_cores_out_of_range_and_unknown_client_key_are_named() {
+    let m = error_of(&with("[[vm]]", "[client]\ncores = 0\n[[vm]]"));
+    assert!(m.contains("key `client.cores`: 0 is not allowed; expected 1..=1024 cores"), "{m}");
+    let m = error_of(&with("[[vm]]", "[client]\ncore = 2\n[[vm]]"));
+    assert!(m.contains("unknown field `core`") && m.contains("cores"), "{m}");
+}

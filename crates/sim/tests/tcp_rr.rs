@@ -26,7 +26,7 @@ vcpus = 1
     assert_eq!(l.sent[0], l.delivered[0] + l.in_flight[0]);
     assert_eq!(l.rx_arrived[0], l.rx_tap_dropped[0] + l.rx_queued[0] + l.rx_polled[0] + 0);
     // Closed loop: one transaction in flight per connection, always.
-    assert_eq!(l.rr_issued[0], l.rr_completed[0] + l.rr_concurrency[0]);
+    assert_eq!(l.rr_issued[0] + l.rr_next_pending[0], l.rr_completed[0] + l.rr_concurrency[0]);
     for p in 0..l.pcpu_busy_ns.len() {
         assert!(l.pcpu_thread_ns[p] <= l.window_ns);
     }

@@ -1,5 +1,6 @@
-//! The remote client machine of a stream (DESIGN §3.2): one core that receives each segment in
-//! FIFO order, and a TCP receiver that sends a delayed ACK for every `delack_segments` segments
+//! The remote peer of a VM's flow on the client machine (DESIGN §3.2): the flow's client core
+//! (shared with other VMs' flows when `client.cores` < VMs; `Host::client_cores`) receives each
+//! segment in FIFO order, and a TCP receiver that sends a delayed ACK for every `delack_segments` segments
 //! (RFC 1122 §4.2.3.2) or when the delayed-ACK timer expires. ACKs travel back on the reverse
 //! link direction to the host NIC.
 
@@ -26,7 +27,6 @@ pub struct Client {
     rx_ns: Time,
     delack_n: u32,
     delack_timeout: Time,
-    free_at: Time,
     rcv_nxt: u64,
     unacked: u32,
     /// Generation of the armed delayed-ACK timer (a timer of another generation is stale).
@@ -48,7 +48,6 @@ impl Client {
             rx_ns: p.client.rx_packet_ns.value.round() as Time,
             delack_n: p.client.delack_segments.value as u32,
             delack_timeout: p.client.delack_timeout_ns.value.round() as Time,
-            free_at: 0,
             rcv_nxt: 0,
             unacked: 0,
             timer_gen: 0,
@@ -60,25 +59,25 @@ impl Client {
         }
     }
 
-    /// Run `ns` of work on the client's core (one FIFO core: its CPU limit) from `now`;
-    /// returns when it is done.
-    pub fn cpu(&mut self, now: Time, ns: Time) -> Time {
-        self.free_at = self.free_at.max(now) + ns;
-        self.free_at
+    /// Run `ns` of work on the client machine's `core` (FIFO: when that core is free) from
+    /// `now`; returns when it is done.
+    pub fn cpu(&mut self, now: Time, ns: Time, core: &mut Time) -> Time {
+        *core = (*core).max(now) + ns;
+        *core
     }
 
-    /// A segment of `bytes` arrived at `now`.
-    pub fn receive(&mut self, now: Time, bytes: u32) -> AckAction {
-        self.free_at = self.free_at.max(now) + self.rx_ns;
+    /// A segment of `bytes` arrived at `now`; the client's `core` receives it.
+    pub fn receive(&mut self, now: Time, bytes: u32, core: &mut Time) -> AckAction {
+        let done = self.cpu(now, self.rx_ns, core);
         self.rcv_nxt += bytes as u64;
         self.unacked += 1;
         if self.unacked >= self.delack_n {
-            return self.ack(self.free_at);
+            return self.ack(done);
         }
         if !self.timer_armed {
             self.timer_armed = true;
             self.timer_gen = self.timer_gen.wrapping_add(1);
-            return AckAction::Arm(self.free_at + self.delack_timeout, self.timer_gen);
+            return AckAction::Arm(done + self.delack_timeout, self.timer_gen);
         }
         AckAction::None
     }

@@ -166,6 +166,9 @@ pub struct Host {
     pub(crate) devs: Vec<NetDev>,
     /// The host's physical NIC port, shared by every device (one link per direction).
     pub(crate) port: Port,
+    /// The client machine's cores: when each is free. Device `d`'s flow runs on core
+    /// `d mod len` (`client.cores`).
+    pub(crate) client_cores: Vec<Time>,
     pub(crate) senders: Vec<Sender>,
     /// Busy time of each pCPU (guest, exits, host threads).
     pub(crate) pcpu_busy: Vec<BusyTime>,
@@ -257,6 +260,7 @@ impl Host {
             vcpus,
             devs,
             port: Port::new(&c.profile),
+            client_cores: vec![0; c.client_cores as usize],
             senders,
             pcpu_busy: vec![BusyTime::default(); c.pcpus as usize],
             window_start: 0,
@@ -352,7 +356,9 @@ impl Host {
         let d = &mut self.devs[dev as usize];
         let b = d.wire.arrive(now);
         if self.senders[d.vm as usize].tcp_mut().is_some() {
-            let a = d.client.receive(now, b.bytes);
+            let n = self.client_cores.len();
+            let core = &mut self.client_cores[dev as usize % n];
+            let a = d.client.receive(now, b.bytes, core);
             self.client_action(dev, a, q);
         } else if self.senders[d.vm as usize].server().is_some() {
             self.server_client_rx(now, dev, b.bytes, q);
@@ -361,6 +367,13 @@ impl Host {
         } else {
             self.rr_response(now, dev, q);
         }
+    }
+
+    /// Run `ns` of device `dev`'s client work on its client core from `now`; returns when done.
+    pub(crate) fn client_cpu(&mut self, now: Time, dev: u32, ns: Time) -> Time {
+        let n = self.client_cores.len();
+            let core = &mut self.client_cores[dev as usize % n];
+        self.devs[dev as usize].client.cpu(now, ns, core)
     }
 
     fn client_action(&mut self, dev: u32, a: AckAction, q: &mut EventQueue<Ev>) {
@@ -442,9 +455,12 @@ pub struct Conservation {
     pub rr_issued: Vec<u64>,
     /// Per VM (TCP request/response): transactions completed at the client.
     pub rr_completed: Vec<u64>,
-    /// Per VM (TCP request/response): the client's concurrency (issued − completed is one
-    /// transaction in flight per connection, so it equals this).
+    /// Per VM (TCP request/response): the client's concurrency (issued + next_pending −
+    /// completed is one transaction in flight per connection, so it equals this).
     pub rr_concurrency: Vec<u64>,
+    /// Per VM (TCP request/response): completed connections whose next request waits for the
+    /// client's core.
+    pub rr_next_pending: Vec<u64>,
     /// Per VM (TCP receive stream): segments the client sent (= packets that reached the host
     /// + those on the reverse link, less the guest-bound ACK traffic, which is none).
     pub tcp_rx_sent: Vec<u64>,
@@ -481,6 +497,7 @@ impl Host {
             c.rr_issued.push(s.map_or(0, |s| s.issued_life));
             c.rr_completed.push(s.map_or(0, |s| s.ops_life));
             c.rr_concurrency.push(s.map_or(0, |s| s.concurrency() as u64));
+            c.rr_next_pending.push(s.map_or(0, |s| s.next_pending));
             let t = self.senders[i].tcp_rx();
             c.tcp_rx_sent.push(t.map_or(0, |t| t.sent_life));
         }

@@ -113,8 +113,12 @@ pub struct TcpServer {
     pub ops: u64,
     /// Lifetime count of completed transactions.
     pub ops_life: u64,
-    /// Requests the client issued (lifetime); issued = completed + in flight (≤ concurrency).
+    /// Requests the client issued (lifetime); issued + `next_pending` = completed +
+    /// concurrency (closed loop).
     pub issued_life: u64,
+    /// Connections whose transaction completed and whose next request waits for the client's
+    /// core (its `ClientReq` is scheduled, not yet issued).
+    pub next_pending: u64,
     /// Response segments handed to the driver (window / lifetime).
     pub segments: u64,
     /// Lifetime count of response segments.
@@ -158,6 +162,7 @@ impl TcpServer {
             ops: 0,
             ops_life: 0,
             issued_life: 0,
+            next_pending: 0,
             segments: 0,
             segments_life: 0,
             retransmits: 0,
@@ -204,6 +209,8 @@ impl TcpServer {
     pub(crate) fn complete(&mut self, conn: u32, at: Time) {
         self.ops += 1;
         self.ops_life += 1;
+        // Both callers schedule the connection's next request (ClientReq) at `at`.
+        self.next_pending += 1;
         self.latency.record(at - self.conns[conn as usize].born);
     }
 
@@ -227,7 +234,9 @@ impl Host {
         let s = self.server_mut(vm);
         let (op, req, resp) = s.next_op();
         s.issued_life += 1;
-        let at = self.devs[dev as usize].client.cpu(now, req_ns);
+        // The first request of each connection (at build time) follows no completion.
+        s.next_pending = s.next_pending.saturating_sub(1);
+        let at = self.client_cpu(now, dev, req_ns);
         let s = self.server_mut(vm);
         s.conns[conn as usize] = Conn { op, req_bytes: req, resp_bytes: resp, born: at, got: 0, resp_got: 0, unacked: 0 };
         if s.per_request_conn {
@@ -357,7 +366,7 @@ impl Host {
     pub(crate) fn server_client_rx(&mut self, now: Time, dev: u32, bytes: u32, q: &mut EventQueue<Ev>) {
         let vm = self.devs[dev as usize].vm as usize;
         let (rx_ns, delack) = (self.profile.client.rx_packet_ns.value.round() as Time, self.profile.client.delack_segments.value as u32);
-        let at = self.devs[dev as usize].client.cpu(now, rx_ns);
+        let at = self.client_cpu(now, dev, rx_ns);
         let s = self.server_mut(vm);
         let (conn, ctl) = s.in_path.pop_front().expect("response segment without a connection");
         if ctl != Ctl::None || bytes == 0 {

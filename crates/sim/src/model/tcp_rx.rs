@@ -124,8 +124,9 @@ impl Host {
         r.blocked = false;
         r.snd_nxt += mss as u64;
         r.sent_life += 1;
+        let tx_ns = self.devs[dev as usize].client.tx_ns;
+        let at = self.client_cpu(now, dev, tx_ns);
         let c = &mut self.devs[dev as usize].client;
-        let at = c.cpu(now, c.tx_ns);
         let arrive = c.send_to_host(at, RxPkt { bytes: mss, ack: 0, born: at, conn: 0, ctl: Ctl::None }, mss + TCP_IP_HDR + ovh, &mut self.port.rx);
         q.at(arrive + nic_rx, Ev::HostRx { dev });
         q.at(at, Ev::ClientSend { dev });
@@ -189,7 +190,7 @@ impl Host {
     pub(crate) fn tcp_client_ack(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
         let vm = self.devs[dev as usize].vm as usize;
         let rx_ns = self.profile.client.rx_packet_ns.value.round() as Time;
-        let at = self.devs[dev as usize].client.cpu(now, rx_ns);
+        let at = self.client_cpu(now, dev, rx_ns);
         let r = self.tcp_rx_mut(vm);
         let edge = r.edges.pop_front().expect("ACK at the client without a sent ACK");
         r.snd_edge = r.snd_edge.max(edge);

@@ -64,6 +64,9 @@ pub struct Scenario {
     /// Host layout overrides.
     #[serde(default)]
     pub host: HostLayout,
+    /// The remote client machine (`[client]`).
+    #[serde(default)]
+    pub client: ClientMachine,
     /// The VMs.
     pub vm: Vec<Vm>,
 }
@@ -77,6 +80,17 @@ pub struct HostLayout {
     /// CPU hogs: host threads that always want to run (`[[host.cpu_hog]]`).
     #[serde(default)]
     pub cpu_hog: Vec<CpuHog>,
+}
+
+/// The remote client machine that runs every VM's peer (netperf, memaslap, ab; DESIGN §3.2).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientMachine {
+    /// Cores of the client machine that serve the VMs' flows. Each VM's flow is steered to
+    /// one core (RSS and one peer process per flow): VM `i` runs on core `i mod cores`, so with
+    /// fewer cores than VMs, VMs share a core and the client can saturate (ELVIS §4). Default:
+    /// one core per VM (a client that is never the bottleneck beyond its per-flow core).
+    pub cores: Option<u32>,
 }
 
 fn default_hog_nice() -> i32 {
@@ -154,6 +168,8 @@ pub struct Checked {
     pub profile: Profile,
     /// pCPUs of the host.
     pub pcpus: u32,
+    /// Cores of the client machine (`client.cores`, default one per VM).
+    pub client_cores: u32,
 }
 
 impl Scenario {
@@ -260,6 +276,13 @@ impl Scenario {
             }
             vm.workload.check(&key("workload")).map_err(err)?;
         }
-        Ok(Checked { scenario: self, profile, pcpus })
+        let client_cores = match self.client.cores {
+            Some(n) if n == 0 || n > 1024 => {
+                return Err(err(format!("key `client.cores`: {n} is not allowed; expected 1..=1024 cores")))
+            }
+            Some(n) => n,
+            None => self.vm.len().max(1) as u32,
+        };
+        Ok(Checked { scenario: self, profile, pcpus, client_cores })
     }
 }

@@ -1,0 +1,73 @@
+//! The remote client machine (`[client]`, DESIGN §3.2): its cores serve every VM's peer, so
+//! more VMs than it can serve saturate it (ELVIS §4: the client saturated at about 10 VMs).
+
+use eventpath_sim::model::Conservation;
+use eventpath_sim::run::{simulate_with_ledger, RunOutput};
+use eventpath_sim::scenario::Scenario;
+
+fn scenario(n: usize, client: &str) -> String {
+    let mut s = format!("name = \"t\"\nprofile = \"elvis\"\nduration_s = 0.03\nwarmup_s = 0.005\n{client}\n");
+    for i in 0..n {
+        s += &format!(
+            "[[vm]]\nname = \"vm{i}\"\nvcpus = 1\n[vm.workload]\nkind = \"memcached\"\nconcurrency = 8\nget_ratio = 0.9\n"
+        );
+    }
+    s
+}
+
+fn run(text: &str) -> (RunOutput, Conservation) {
+    let c = Scenario::from_toml("t", text).unwrap().check("t").unwrap();
+    simulate_with_ledger(&c)
+}
+
+fn ops(o: &RunOutput) -> f64 {
+    o.summary.vms.iter().map(|v| v.throughput.ops_per_s.unwrap()).sum()
+}
+
+/// What one client core can serve: each memcached transaction costs the client
+/// `request_ns` (build and send the request) + `rx_packet_ns` (receive the one-segment
+/// response) on the elvis profile: 2000 + 1000 ns.
+const ONE_CORE_OPS: f64 = 1e9 / 3000.0;
+
+fn assert_rr_conserved(c: &Conservation) {
+    for i in 0..c.sent.len() {
+        assert_eq!(c.sent[i], c.delivered[i] + c.dropped[i] + c.in_flight[i], "vm{i}");
+        assert_eq!(c.rr_issued[i] + c.rr_next_pending[i], c.rr_completed[i] + c.rr_concurrency[i], "vm{i}");
+    }
+}
+
+#[test]
+fn more_vms_than_the_client_serves_saturate_it() {
+    let (o8, c8) = run(&scenario(8, "[client]\ncores = 1"));
+    let (o14, c14) = run(&scenario(14, "[client]\ncores = 1"));
+    assert_rr_conserved(&c8);
+    assert_rr_conserved(&c14);
+    let (s8, s14) = (ops(&o8), ops(&o14));
+    // Saturated: at the core's capacity, and more VMs add nothing.
+    assert!(s14 <= ONE_CORE_OPS * 1.001 && s14 > 0.98 * ONE_CORE_OPS, "14 VMs {s14}");
+    assert!((s14 / s8 - 1.0).abs() < 0.02, "8 VMs {s8}, 14 VMs {s14}");
+    // The same VMs with a core per VM (the default) are not client-bound.
+    let (free, cf) = run(&scenario(14, ""));
+    assert_rr_conserved(&cf);
+    assert!(ops(&free) > 2.5 * s14, "default {} vs one core {s14}", ops(&free));
+}
+
+#[test]
+fn default_is_one_client_core_per_vm() {
+    let strip = |mut o: RunOutput| {
+        o.summary.wall_seconds = 0.0;
+        format!("{:?}", o.summary)
+    };
+    assert_eq!(strip(run(&scenario(3, "")).0), strip(run(&scenario(3, "[client]\ncores = 3")).0));
+}
+
+#[test]
+#[ignore]
+fn print_ops() {
+    for n in [1, 2, 4, 8, 14] {
+        let d = ops(&run(&scenario(n, "")).0);
+        let one = ops(&run(&scenario(n, "[client]\ncores = 1")).0);
+        let four = ops(&run(&scenario(n, "[client]\ncores = 4")).0);
+        println!("{n} VMs: default {d:.0} ops/s, 1 core {one:.0}, 4 cores {four:.0}");
+    }
+}

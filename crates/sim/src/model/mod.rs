@@ -354,7 +354,10 @@ impl Host {
     /// A packet reached the client: TCP segments are ACKed (delayed ACKs), datagrams absorbed.
     fn wire_done(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
         let d = &mut self.devs[dev as usize];
-        let b = d.wire.arrive(now);
+        let (b, next) = d.wire.arrive(now);
+        if let Some(t) = next {
+            q.at(t, Ev::WireDone { dev });
+        }
         if self.senders[d.vm as usize].tcp_mut().is_some() {
             let n = self.client_cores.len();
             let core = &mut self.client_cores[dev as usize % n];

@@ -194,8 +194,9 @@ impl Host {
         match d.vhost.current.take().expect("VhostDone without work") {
             Work::Tx(b) => {
                 d.txq.put_used();
-                let arrive = d.wire.send(now, b, &mut self.port.tx);
-                q.at(arrive, Ev::WireDone { dev });
+                if let Some(arrive) = d.wire.send(now, b, &mut self.port.tx) {
+                    q.at(arrive, Ev::WireDone { dev });
+                }
                 if d.txq.interrupt_wanted {
                     // One interrupt per request: the driver re-arms when it wants another.
                     d.txq.interrupt_wanted = false;

@@ -71,7 +71,10 @@ pub struct Wire {
     overhead: u32,
     /// Frames carry TCP segments (one frame each) rather than UDP datagrams.
     tcp: bool,
-    on_wire: VecDeque<Buf>,
+    /// Frames on the link with the time each arrives, oldest first. Only the head's arrival is
+    /// an event in the future-event set (the link is FIFO, so arrivals are in order): the heap
+    /// holds one event per device however many frames a saturated link has queued.
+    on_wire: VecDeque<(Buf, Time)>,
     /// Datagrams delivered to the client (window).
     pub delivered: u64,
     /// Datagrams delivered to the client (lifetime, for conservation).
@@ -107,22 +110,25 @@ impl Wire {
         udp_wire_bytes(payload, self.mtu, self.overhead)
     }
 
-    /// Queue a datagram for transmission on the shared TX `link`; returns when its last bit
-    /// leaves. The link is FIFO, so a device's frames arrive in the order they were sent.
-    pub fn send(&mut self, now: Time, b: Buf, link: &mut Link) -> Time {
+    /// Queue a datagram for transmission on the shared TX `link`. Returns its arrival time
+    /// when it is the only frame of this device on the link (the caller schedules that
+    /// arrival); otherwise `None`: it arrives after the frames ahead of it (FIFO link).
+    pub fn send(&mut self, now: Time, b: Buf, link: &mut Link) -> Option<Time> {
         let done = link.serialize(now, self.wire_bytes(b.bytes));
-        self.on_wire.push_back(b);
-        done
+        self.on_wire.push_back((b, done));
+        (self.on_wire.len() == 1).then_some(done)
     }
 
-    /// The oldest datagram on the wire arrived at the client.
-    pub fn arrive(&mut self, now: Time) -> Buf {
-        let b = self.on_wire.pop_front().expect("arrival without a datagram on the wire");
+    /// The oldest datagram on the wire arrived at the client. Also returns when the next one
+    /// arrives, if any, for the caller to schedule.
+    pub fn arrive(&mut self, now: Time) -> (Buf, Option<Time>) {
+        let (b, at) = self.on_wire.pop_front().expect("arrival without a datagram on the wire");
+        debug_assert_eq!(at, now);
         self.delivered += 1;
         self.delivered_life += 1;
         self.payload_bytes += b.bytes as u64;
         self.latency.record(now - b.born);
-        b
+        (b, self.on_wire.front().map(|&(_, t)| t))
     }
 
     /// Datagrams being serialized.

@@ -214,3 +214,13 @@ fn client_cores_out_of_range_and_unknown_client_key_are_named() {
     let m = error_of(&with("[[vm]]", "[client]\ncore = 2\n[[vm]]"));
     assert!(m.contains("unknown field `core`") && m.contains("cores"), "{m}");
 }
+
+#[test]
+fn workload_type_errors_name_the_field() {
+    let m = error_of(&with("message_bytes = 512", "message_bytes = \"big\""));
+    assert!(m.contains("`message_bytes`") && m.contains("invalid type") && m.contains("\"big\""), "{m}");
+    let m = error_of(&with("kind = \"udp_stream\"\n", ""));
+    assert!(m.contains("missing key `kind`"), "{m}");
+    let m = error_of(&with("kind = \"udp_stream\"", "kind = 3"));
+    assert!(m.contains("`kind` = 3"), "{m}");
+}

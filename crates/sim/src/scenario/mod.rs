@@ -127,6 +127,7 @@ pub struct Vm {
     #[serde(default)]
     pub net: Net,
     /// What the VM runs.
+    #[serde(deserialize_with = "workload::by_kind")]
     pub workload: Workload,
 }
 

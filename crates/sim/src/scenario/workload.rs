@@ -1,11 +1,12 @@
 //! Workloads as scenario data. A workload is parameters plus a small behaviour in
 //! `model::workload`; adding one touches this enum and its behaviour, never the engine.
 
-use serde::Deserialize;
+use serde::{de::Error as _, Deserialize, Deserializer};
 
-/// What a VM runs, chosen by `kind`.
+/// What a VM runs, chosen by `kind`. Written in a scenario as a table with a `kind` key and the
+/// kind's parameters (see [`by_kind`]).
 #[derive(Debug, Clone, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum Workload {
     /// netperf UDP_STREAM from the guest: send datagrams of `message_bytes`.
     UdpStream {
@@ -209,4 +210,33 @@ impl Workload {
             }
         }
     }
+}
+
+/// Deserialize a `[vm.workload]` table `{kind = "...", <parameters>}`.
+///
+/// serde's internally tagged enums buffer the table and lose the field name in type errors
+/// ("invalid type: string, expected u32" without saying which key); re-shaping the table as
+/// `{<kind> = {<parameters>}}` and deserializing the externally tagged enum keeps it, so every
+/// message names the bad key.
+pub fn by_kind<'de, D: Deserializer<'de>>(d: D) -> Result<Workload, D::Error> {
+    let mut table = toml::Table::deserialize(d)?;
+    let kind = match table.remove("kind") {
+        Some(toml::Value::String(k)) => k,
+        Some(other) => return Err(D::Error::custom(format!("`kind` = {other}: expected a string naming the workload"))),
+        None => return Err(D::Error::custom("missing key `kind` (the workload's type, e.g. kind = \"tcp_stream\")")),
+    };
+    let mut tagged = toml::Table::new();
+    tagged.insert(kind.clone(), toml::Value::Table(table));
+    serde_path_to_error::deserialize(toml::Value::Table(tagged)).map_err(|e| {
+        let key = e.path().to_string();
+        let field = key.split_once('.').map(|(_, f)| f);
+        match field {
+            Some(f) => {
+                let inner = e.inner().to_string();
+                let inner = inner.trim_end_matches(&format!(" in `{f}`")).to_owned();
+                D::Error::custom(format!("`{f}` (kind \"{kind}\"): {inner}"))
+            }
+            None => D::Error::custom(format!("kind \"{kind}\": {}", e.inner())),
+        }
+    })
 }

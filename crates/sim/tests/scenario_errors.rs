@@ -224,3 +224,9 @@ fn workload_type_errors_name_the_field() {
     let m = error_of(&with("kind = \"udp_stream\"", "kind = 3"));
     assert!(m.contains("`kind` = 3"), "{m}");
 }
+
+#[test]
+fn guest_cpu_burn_must_be_a_boolean() {
+    let m = error_of(&with("vcpus = 1", "vcpus = 1\nguest_cpu_burn = \"yes\""));
+    assert!(m.contains("guest_cpu_burn") && m.contains("expected a boolean"), "{m}");
+}

@@ -129,6 +129,7 @@ impl Host {
 
     /// The LAPIC timer the idle guest programmed expired.
     pub(crate) fn timer_fire(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
+        self.vcpus[v as usize].burn_timer = None;
         self.raise_irq(now, v, Vector::Timer, q);
     }
 

@@ -212,7 +212,7 @@ impl Host {
                 let name = format!("vcpu:{}/{j}", vm.name);
                 sched.add(0, mask(pin), rng(&name));
                 thread_names.push(name);
-                vcpus.push(Vcpu::new(vi as u32, vm.interrupt_delivery));
+                vcpus.push(Vcpu::new(vi as u32, vm.interrupt_delivery, vm.guest_cpu_burn));
             }
             vms.push(VmState { name: vm.name.clone(), vcpus: ids, dev: vi as u32 });
         }

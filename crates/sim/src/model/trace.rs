@@ -39,6 +39,7 @@ fn task_name(t: Task) -> &'static str {
         Task::Serve { .. } => "serve request",
         Task::SrvXmit { .. } => "response xmit",
         Task::Irq(_) => "irq handler",
+        Task::Burn => "cpu burn",
     }
 }
 

@@ -9,6 +9,11 @@ use crate::engine::{EventQueue, Time};
 use crate::metrics::{BusyTime, ExitCounters, ExitReason};
 use crate::scenario::InterruptDelivery;
 
+/// Length of one chunk of the guest CPU burn. A modelling granularity, not a cost: the burn is
+/// cut short by any exit or interrupt and re-chosen after each chunk, so results do not depend
+/// on it beyond the (cheap) events it adds.
+pub const BURN_CHUNK_NS: Time = 1_000_000;
+
 /// What a vCPU runs in guest mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Task {
@@ -58,6 +63,9 @@ pub enum Task {
     NapiRx,
     /// An interrupt handler for a vector.
     Irq(Vector),
+    /// The lowest-priority CPU burn (scenario `guest_cpu_burn`): runs whenever nothing else
+    /// would, in chunks of [`BURN_CHUNK_NS`].
+    Burn,
 }
 
 /// What happens when an exit's handling is done.
@@ -122,6 +130,11 @@ pub struct TargetState {
 /// One vCPU.
 #[derive(Debug)]
 pub struct Vcpu {
+    /// A lowest-priority CPU burn runs when the guest would otherwise idle.
+    pub burn: bool,
+    /// With a burn: the LAPIC timer deadline already programmed for the workload (so the burn
+    /// does not re-program it on every chunk).
+    pub burn_timer: Option<Time>,
     /// VM index.
     pub vm: u32,
     /// Current mode.
@@ -154,8 +167,10 @@ pub struct Vcpu {
 
 impl Vcpu {
     /// A vCPU that starts in guest mode with nothing scheduled yet.
-    pub fn new(vm: u32, delivery: InterruptDelivery) -> Self {
+    pub fn new(vm: u32, delivery: InterruptDelivery, burn: bool) -> Self {
         Vcpu {
+            burn,
+            burn_timer: None,
             pollution_ns: 0,
             vm,
             mode: Mode::Entering,
@@ -288,7 +303,11 @@ impl Host {
         }
         let vc = &mut self.vcpus[v as usize];
         if let Some((task, left)) = vc.saved.pop() {
-            return self.run_task(now, v, task, left, q);
+            // The burn has the lowest priority: work woken meanwhile runs first, and the
+            // workload chooses the burn again when it has nothing to do.
+            if task != Task::Burn {
+                return self.run_task(now, v, task, left, q);
+            }
         }
         self.workload_next(now, v, q);
     }
@@ -315,6 +334,7 @@ impl Host {
             Task::Serve { conn } => self.serve_done(now, v, conn, q),
             Task::SrvXmit { bytes } => self.srv_xmit_done(now, v, bytes, q),
             Task::Irq(vec) => self.irq_done(now, v, vec, q),
+            Task::Burn => self.workload_next(now, v, q),
         }
     }
 
@@ -323,6 +343,15 @@ impl Host {
         // Deferred softirq work (ksoftirqd) runs before the vCPU may halt.
         if self.napi_next(now, v, true, q) {
             return;
+        }
+        if self.vcpus[v as usize].burn {
+            // Busy guest: no HLT. A workload deadline still needs the LAPIC timer, once.
+            if let Some(t) = until.filter(|&t| self.vcpus[v as usize].burn_timer != Some(t)) {
+                self.vcpus[v as usize].burn_timer = Some(t);
+                q.at(t.max(now), Ev::TimerFire { vcpu: v });
+                return self.exit(now, v, ExitReason::Timer, AfterExit::Resume, q);
+            }
+            return self.run_task(now, v, Task::Burn, BURN_CHUNK_NS, q);
         }
         match until {
             Some(t) => {

@@ -123,6 +123,11 @@ pub struct Vm {
     /// `posted` (APICv: PIR + notification vector, virtualized EOI).
     #[serde(default)]
     pub interrupt_delivery: InterruptDelivery,
+    /// Run a CPU burn (a busy loop at the lowest guest priority, like a SCHED_IDLE or nice-19
+    /// `while(1)`) on every vCPU beside the workload: the vCPU never halts, and any other guest
+    /// work runs before the burn continues. Default false.
+    #[serde(default)]
+    pub guest_cpu_burn: bool,
     /// The paravirtual NIC.
     #[serde(default)]
     pub net: Net,

@@ -81,13 +81,41 @@ pub struct ExitCosts {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct HostCosts {
-    /// From an eventfd signal / vCPU kick to the sleeping thread running on an idle pCPU.
+    /// From an eventfd signal / vCPU kick to the sleeping thread running on an idle pCPU,
+    /// *excluding* the exit from the pCPU's idle state (that is `cstates`).
     pub thread_wakeup_ns: Param,
-    /// Half-width of the uniform spread of that wake-up latency (idle-state exit, IPI, timing).
+    /// Half-width of the uniform spread of that wake-up latency.
     pub thread_wakeup_spread_ns: Param,
+    /// The pCPUs' idle states; an idle pCPU pays the exit latency of the state the idle
+    /// governor chose before its woken thread runs. Absent or empty: no idle states (a
+    /// measured `thread_wakeup_ns` that already includes them).
+    #[serde(default)]
+    pub cstates: CStates,
     /// From a frame's arrival at the host NIC to its skb on the tap/macvtap socket queue
     /// (NIC interrupt, host NAPI, bridge); runs on host cores the model does not charge.
     pub nic_rx_ns: Param,
+}
+
+/// The processor idle states of the host (`intel_idle` tables) with their provenance.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CStates {
+    /// Where the table comes from.
+    pub source: String,
+    /// Shallowest first (increasing target residency).
+    pub states: Vec<CState>,
+}
+
+/// One idle state: how long leaving it takes and how long an idle period must be to pay.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CState {
+    /// Name (C1, C1E, C3, C6, ...).
+    pub name: String,
+    /// Worst-case wake-up latency (`exit_latency`).
+    pub exit_latency_ns: f64,
+    /// Shortest idle period worth entering it (`target_residency`).
+    pub target_residency_ns: f64,
 }
 
 /// Host scheduler (CFS) tunables and costs. The three CFS times are Linux's *unscaled*
@@ -364,13 +392,27 @@ impl Profile {
                 return Err(format!("key `{key}`: value {} is not allowed; expected a whole number ≥ 1", p.value));
             }
         }
-        Ok(())
+        self.check_cstates()
     }
 
-    /// A thread wake-up latency drawn from `rng`: uniform in wakeup ± spread.
-    pub fn wakeup_latency(&self, rng: &mut crate::engine::Rng) -> u64 {
-        let (w, s) = (self.host.thread_wakeup_ns.value, self.host.thread_wakeup_spread_ns.value.min(self.host.thread_wakeup_ns.value));
-        (w - s + 2.0 * s * rng.uniform()).round() as u64
+    fn check_cstates(&self) -> Result<(), String> {
+        let states = &self.host.cstates.states;
+        if states.len() > crate::model::sched::MAX_CSTATES {
+            return Err(format!("key `host.cstates.states`: {} states are not allowed; expected at most {}", states.len(), crate::model::sched::MAX_CSTATES));
+        }
+        let mut last = -1.0;
+        for (i, c) in states.iter().enumerate() {
+            for (k, v) in [("exit_latency_ns", c.exit_latency_ns), ("target_residency_ns", c.target_residency_ns)] {
+                if !v.is_finite() || v < 0.0 {
+                    return Err(format!("key `host.cstates.states[{i}].{k}`: value {v} is not allowed; expected a finite number ≥ 0"));
+                }
+            }
+            if c.target_residency_ns < last {
+                return Err(format!("key `host.cstates.states[{i}]`: states must be listed shallowest first (increasing target_residency_ns)"));
+            }
+            last = c.target_residency_ns;
+        }
+        Ok(())
     }
 
     /// The host scheduler's parameters for a host of `ncpus` pCPUs (CFS times scaled as
@@ -387,6 +429,9 @@ impl Profile {
             migration_ns: ns(&s.migration_ns),
             idle_wakeup_ns: self.host.thread_wakeup_ns.value,
             idle_wakeup_spread_ns: self.host.thread_wakeup_spread_ns.value,
+            cstates: crate::model::sched::CStateTable::new(
+                self.host.cstates.states.iter().map(|c| (c.exit_latency_ns.round() as u64, c.target_residency_ns.round() as u64)),
+            ),
             balance_interval_ns: ns(&s.balance_interval_ns),
             busy_factor: ns(&s.busy_factor),
             cores_per_llc: self.cpu.cores_per_socket.value as u32,

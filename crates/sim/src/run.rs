@@ -214,6 +214,15 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
         context_switches_per_s: Some(h.sched.switches as f64 / secs),
         migrations_per_s: Some(h.sched.migrations as f64 / secs),
         wake_affine_per_s: Some(h.sched.wake_affine_hits as f64 / secs),
+        idle_wakeups_by_cstate_per_s: c
+            .profile
+            .host
+            .cstates
+            .states
+            .iter()
+            .zip(h.sched.cstate_wakeups)
+            .map(|(st, n)| (st.name.clone(), n as f64 / secs))
+            .collect(),
     };
     let s = &c.scenario;
     RunOutput {

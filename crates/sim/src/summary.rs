@@ -100,6 +100,9 @@ pub struct HostSummary {
     /// Wake-ups placed on the waker's pCPU by `wake_affine`, per second (added with the host
     /// scheduler).
     pub wake_affine_per_s: Option<f64>,
+    /// Threads woken onto an idle pCPU per second, by the idle state (C-state) the pCPU left;
+    /// empty when the profile lists no idle states.
+    pub idle_wakeups_by_cstate_per_s: BTreeMap<String, f64>,
 }
 
 /// The whole summary.

@@ -44,13 +44,21 @@ fn exits_follow_the_message_rate() {
 
 #[test]
 fn saturated_sender_kicks_less_than_it_sends() {
-    // As fast as possible: the vhost thread often runs with notifications disabled, so some
-    // datagrams go without a kick (notification suppression, not a fixed ratio).
-    let v = run(&scenario(None, 512), None).summary.vms[0].clone();
+    // A vhost thread slower per datagram than the guest runs with notifications disabled most
+    // of the time, so many datagrams go without a kick (notification suppression, not a fixed
+    // ratio). The es2 profile with an 8 µs vhost TX cost per packet makes it the slower side.
+    let es2 = include_str!("../../../profiles/es2.toml");
+    let at = es2.find("tx_packet_ns = { value = ").expect("es2 has vhost.tx_packet_ns");
+    let end = at + es2[at..].find(',').unwrap();
+    let slow = format!("{}tx_packet_ns = {{ value = 8000{}", &es2[..at], &es2[end..]);
+    let path = std::env::temp_dir().join(format!("ep-slow-vhost-{}.toml", std::process::id()));
+    std::fs::write(&path, slow).unwrap();
+    let text = scenario(None, 512).replace("profile = \"es2\"", &format!("profile = {:?}", path.to_str().unwrap()));
+    let v = run(&text, None).summary.vms[0].clone();
     let kicks = v.kicks_per_s.unwrap();
     let pps = v.throughput.pps.unwrap();
     assert!(pps > 100_000.0, "{pps}");
-    assert!(kicks < pps, "kicks {kicks} pps {pps}");
+    assert!(kicks < 0.5 * pps, "kicks {kicks} pps {pps}");
     assert_eq!(v.exits_per_s["io_instruction"], v.kicks_per_s);
 }
 

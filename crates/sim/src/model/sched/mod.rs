@@ -13,11 +13,13 @@
 //! packets, a CPU hog at once). Decisions come out as [`Action`]s in a reusable buffer.
 
 mod balance;
+mod idle;
 mod place;
 #[cfg(test)]
 mod tests;
 
 use crate::engine::{Rng, Time};
+pub use idle::{CStateTable, IdleHistory, MAX_CSTATES};
 
 /// Linux `NICE_0_LOAD` (scale of vruntime: ns of a nice-0 thread).
 pub const NICE_0_LOAD: u64 = 1024;
@@ -51,6 +53,9 @@ pub struct Params {
     pub idle_wakeup_ns: f64,
     /// Half-width of the idle wake-up spread (ns).
     pub idle_wakeup_spread_ns: f64,
+    /// Idle states: a thread woken onto an idle pCPU also waits for the exit from the state
+    /// the idle governor chose (`idle.rs`).
+    pub cstates: CStateTable,
     /// Minimum interval between periodic balancing of a pCPU (`sd->min_interval`, ns).
     pub balance_interval_ns: u64,
     /// `sd->busy_factor`: a busy pCPU balances this many times less often.
@@ -117,6 +122,8 @@ pub struct Rq {
     next_balance: Time,
     /// Switch-in sequence number (stale `SchedIn` events are ignored).
     pub seq: u32,
+    /// When it went idle and its recent idle periods (idle-state choice).
+    pub idle: IdleHistory,
 }
 
 impl Rq {
@@ -168,6 +175,8 @@ pub struct Sched {
     pub switches: u64,
     /// Wake-ups placed on the waker's pCPU (window).
     pub wake_affine_hits: u64,
+    /// Wake-ups of an idle pCPU by the idle state it left (window).
+    pub cstate_wakeups: [u64; MAX_CSTATES],
 }
 
 impl Sched {
@@ -183,6 +192,7 @@ impl Sched {
             migrations: 0,
             switches: 0,
             wake_affine_hits: 0,
+            cstate_wakeups: [0; MAX_CSTATES],
         }
     }
 
@@ -230,6 +240,7 @@ impl Sched {
         self.migrations = 0;
         self.switches = 0;
         self.wake_affine_hits = 0;
+        self.cstate_wakeups = [0; MAX_CSTATES];
     }
 
     /// Run time of thread `t` on pCPU `c` in the window up to `now`.
@@ -375,7 +386,10 @@ impl Sched {
         if next.is_none() {
             next = self.idle_balance(cpu);
         }
-        let Some(t) = next else { return };
+        let Some(t) = next else {
+            self.rqs[cpu as usize].idle.since = now;
+            return;
+        };
         let rq = &mut self.rqs[cpu as usize];
         rq.queued.retain(|&x| x != t);
         rq.curr = Some(t);
@@ -389,7 +403,17 @@ impl Sched {
         th.slice_start_exec = th.sum_exec;
         let mut delay = if from_idle {
             let s = p.idle_wakeup_spread_ns.min(p.idle_wakeup_ns);
-            (p.idle_wakeup_ns - s + 2.0 * s * th.rng.uniform()).round() as Time
+            let wake = (p.idle_wakeup_ns - s + 2.0 * s * th.rng.uniform()).round() as Time;
+            let idle = &mut self.rqs[cpu as usize].idle;
+            let exit = if p.cstates.is_empty() {
+                0
+            } else {
+                let state = p.cstates.select(idle.predict());
+                self.cstate_wakeups[state] += 1;
+                p.cstates.exit_latency(state)
+            };
+            idle.record(now - idle.since);
+            wake + exit
         } else {
             p.context_switch_ns
         };

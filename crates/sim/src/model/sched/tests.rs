@@ -11,6 +11,7 @@ fn params() -> Params {
         migration_ns: 0,
         idle_wakeup_ns: 0.0,
         idle_wakeup_spread_ns: 0.0,
+        cstates: CStateTable::default(),
         balance_interval_ns: 8_000_000,
         busy_factor: 32,
         cores_per_llc: 8,
@@ -130,4 +131,37 @@ fn wake_up_prefers_an_idle_previous_cpu_and_else_an_idle_core() {
     s.start(30, h);
     s.wake(40, t, Some(0));
     assert_eq!(s.threads[t as usize].cpu, 2);
+}
+
+/// A pCPU woken every 10 µs stays in C1; after a long idle it pays the deep state's exit.
+#[test]
+fn idle_wakeup_pays_the_governors_state() {
+    let mut p = params();
+    p.cstates = CStateTable::new([(1_000, 1_000), (82_000, 300_000)]);
+    let mut s = Sched::new(p, 1);
+    let t = s.add(0, 1, Rng::for_component(1, "t"));
+    let delay_of = |s: &mut Sched| {
+        let d = s.actions.iter().find_map(|a| match *a {
+            Action::SwitchIn { delay, .. } => Some(delay),
+            _ => None,
+        });
+        s.actions.clear();
+        d.expect("a switch-in")
+    };
+    // First wake-up: no history, the governor went as deep as it could.
+    s.wake(1_000_000, t, None);
+    assert_eq!(delay_of(&mut s), 82_000);
+    let mut now = 1_000_000 + 82_000;
+    for _ in 0..10 {
+        now += 2_000;
+        s.deschedule(now, 0, true);
+        now += 10_000;
+        s.wake(now, t, None);
+        let d = delay_of(&mut s);
+        now += d;
+    }
+    s.deschedule(now, 0, true);
+    s.wake(now + 10_000, t, None);
+    assert_eq!(delay_of(&mut s), 1_000, "regular 10 µs idles: C1");
+    assert!(s.cstate_wakeups[0] >= 8 && s.cstate_wakeups[1] >= 1, "{:?}", s.cstate_wakeups);
 }

@@ -1,0 +1,55 @@
+//! Idle states end to end: the C-state a woken thread's pCPU left follows the workload's idle
+//! periods, and its exit latency shows in the latency a client sees.
+
+use eventpath_sim::run::{run_parsed, RunOptions, RunOutput};
+use eventpath_sim::scenario::Scenario;
+
+fn run(profile: &str, workload: &str) -> RunOutput {
+    let text = format!(
+        r#"
+name = "idle"
+profile = {profile:?}
+duration_s = 0.2
+warmup_s = 0.02
+[[vm]]
+name = "vm0"
+vcpus = 1
+vcpu_pins = [0]
+interrupt_delivery = "posted"
+[vm.net]
+vhost_pin = 1
+[vm.workload]
+{workload}
+"#
+    );
+    run_parsed(Scenario::from_toml("t", &text).unwrap(), "t", &RunOptions::default()).unwrap()
+}
+
+const PING: &str = "kind = \"udp_rr\"\nrequest_bytes = 64\nresponse_bytes = 64\ninterval_us = 10000";
+const STREAM: &str = "kind = \"tcp_stream\"\nmessage_bytes = 512";
+
+#[test]
+fn sparse_requests_wake_from_the_deepest_state_a_stream_from_c1() {
+    let ping = run("es2", PING).summary.host.idle_wakeups_by_cstate_per_s;
+    assert!(ping["C6"] > 250.0, "a 10 ms gap sinks both cores to C6: {ping:?}");
+    assert_eq!(ping["C1"], 0.0, "{ping:?}");
+    let stream = run("es2", STREAM).summary.host.idle_wakeups_by_cstate_per_s;
+    assert!(stream["C1"] > 10_000.0, "vhost idles µs at a time: {stream:?}");
+    assert_eq!(stream["C6"], 0.0, "{stream:?}");
+}
+
+#[test]
+fn deep_idle_lengthens_a_ping_by_the_exit_latencies() {
+    let es2 = include_str!("../../../profiles/es2.toml");
+    let start = es2.find("states = [").unwrap();
+    let end = start + es2[start..].find(']').unwrap() + 1;
+    let flat = format!("{}states = []{}", &es2[..start], &es2[end..]);
+    let path = std::env::temp_dir().join(format!("ep-no-cstates-{}.toml", std::process::id()));
+    std::fs::write(&path, flat).unwrap();
+    let lat = |o: RunOutput| o.summary.vms[0].latency_us.p50.unwrap();
+    let deep = lat(run("es2", PING));
+    let none = lat(run(path.to_str().unwrap(), PING));
+    // The request wakes vhost and then the vCPU, the reply vhost again: three C6 exits of 82 µs.
+    let diff = deep - none;
+    assert!((200.0..300.0).contains(&diff), "deep {deep} µs, without idle states {none} µs");
+}

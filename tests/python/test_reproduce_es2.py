@@ -14,7 +14,7 @@ def test_reproduction_writes_json_and_figure(tmp_path, exp_id):
     on_disk = json.loads((tmp_path / f"{exp_id}.json").read_text())
     assert on_disk["id"] == exp_id and on_disk["rows"] == doc["rows"]
     for r in doc["rows"]:
-        assert set(r) == {"config", "metric", "unit", "simulated", "published"}
+        assert set(r) == {"config", "metric", "unit", "simulated", "published", "verdict"}
         assert r["simulated"] is not None, r
 
 
@@ -31,3 +31,15 @@ def test_table1_shapes(tmp_path):
     # Without PI, I/O-request exits dominate and every interrupt's EOI exits.
     no = {m: rows[("tcp512-noPI", f"exits_{m}")]["simulated"] for m in ("interrupt_delivery", "eoi", "io_instruction")}
     assert no["io_instruction"] > no["eoi"] >= no["interrupt_delivery"] > 0
+
+
+def test_verdict_applies_the_issue_bar():
+    from eventpath.reproduce import Row
+
+    assert Row("c", "share", "%", 35.0, 27.7).verdict() == "ok"  # within 10 points
+    assert Row("c", "share", "%", 17.5, 5.0).verdict() == "miss"
+    assert Row("c", "rate", "exits/s", 90_000, 73_310).verdict() == "ok"  # +23 %
+    assert Row("c", "rate", "exits/s", 26_000, 5_575).verdict() == "miss"
+    assert Row("c", "rate", "exits/s", 0.0, 0.0).verdict() == "ok"
+    assert Row("c", "rate", "exits/s", 10.0, 0.0).verdict() == "miss"
+    assert Row("c", "rate", "exits/s", 10.0, None).verdict() is None

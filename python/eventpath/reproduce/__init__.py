@@ -3,10 +3,13 @@
 Each experiment is a set of scenario files (``reproduce/scenarios/``) plus the published
 values it is compared with. ``ID.json`` follows the contract::
 
-    {"id", "title", "source", "rows": [{"config", "metric", "unit", "simulated", "published"}]}
+    {"id", "title", "source", "rows": [{"config", "metric", "unit", "simulated", "published", "verdict"}]}
 
 ``published`` is the seed's value or null. Published values are comparison data only: nothing
-here feeds them into a model.
+here feeds them into a model. ``verdict`` applies the issue's bar to rows with a published
+value: a percentage (share, EHT, rise) must be within ±10 points, a rate within ±25 %; it is
+"ok", "miss", or null where nothing is published (or a published rate is 0 and only the
+simulated value's 0 can match).
 """
 
 from __future__ import annotations
@@ -29,9 +32,22 @@ class Row:
     simulated: float | None
     published: float | None
 
+    def verdict(self) -> str | None:
+        """The reproduction bar: percentages within ±10 points, rates within ±25 %."""
+        sim, pub = self.simulated, self.published
+        if sim is None or pub is None:
+            return None
+        if self.unit == "%":
+            ok = abs(sim - pub) <= 10.0
+        elif pub == 0:
+            ok = sim == 0
+        else:
+            ok = abs(sim / pub - 1.0) <= 0.25
+        return "ok" if ok else "miss"
+
     def as_dict(self) -> dict:
         return {"config": self.config, "metric": self.metric, "unit": self.unit,
-                "simulated": self.simulated, "published": self.published}
+                "simulated": self.simulated, "published": self.published, "verdict": self.verdict()}
 
 
 @dataclass
@@ -78,14 +94,14 @@ def run(exp_id: str, out: Path, duration: float | None = None) -> dict:
 
 
 def print_table(doc: dict) -> None:
-    """Print the rows as an aligned table with the simulated/published ratio."""
+    """Print the rows as an aligned table with the simulated/published ratio and the verdict."""
     print(f"{doc['id']}: {doc['title']} [{doc['source']}]")
-    print(f"  {'config':18s} {'metric':26s} {'simulated':>12s} {'published':>12s} {'sim/pub':>8s}  unit")
+    print(f"  {'config':18s} {'metric':26s} {'simulated':>12s} {'published':>12s} {'sim/pub':>8s}  {'unit':8s} bar")
     for r in doc["rows"]:
         sim, pub = r["simulated"], r["published"]
         ratio = f"{sim / pub:8.2f}" if sim is not None and pub else f"{'':8s}"
         fs = lambda v: f"{v:12,.2f}" if v is not None else f"{'—':>12s}"  # noqa: E731
-        print(f"  {r['config']:18s} {r['metric']:26s} {fs(sim)} {fs(pub)} {ratio}  {r['unit']}")
+        print(f"  {r['config']:18s} {r['metric']:26s} {fs(sim)} {fs(pub)} {ratio}  {r['unit']:8s} {r.get('verdict') or ''}")
 
 
 # Register the experiments.

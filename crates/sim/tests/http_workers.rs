@@ -121,6 +121,7 @@ fn no_worker_starves_in_the_example() {
     // concurrency only if no worker's connections stall behind a busier worker on its vCPU.
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/nginx-workers.toml")).unwrap();
     for ports in ["true", "false"] {
+        let text = text.replace("concurrency = 4", "concurrency = 16");
         let (o, l) = run(&text.replace("worker_ports = true", &format!("worker_ports = {ports}")));
         let v = &o.summary.vms[0];
         let in_flight = v.throughput.ops_per_s.unwrap() * v.latency_us.mean.unwrap() * 1e-6;

@@ -19,6 +19,7 @@ EXIT_REASONS = (
     "hlt",
     "ept_violation",
     "interrupt_window",
+    "ipi",
     "other",
 )
 

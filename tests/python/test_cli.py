@@ -10,7 +10,7 @@ from conftest import ROOT
 VM_KEYS = {"name", "exits_per_s", "exits_total_per_s", "eht_pct", "tig_pct", "interrupts_per_s", "kicks_per_s",
            "throughput", "latency_us", "loss_pct", "cpu_util_pct"}
 REASONS = {"io_instruction", "interrupt_delivery", "eoi", "external_interrupt", "timer", "hlt", "ept_violation",
-           "interrupt_window", "other"}
+           "interrupt_window", "ipi", "other"}
 
 
 def test_run_writes_summary_contract_and_tidy_tables(cli, tmp_path):

@@ -69,6 +69,8 @@ pub struct ExitCosts {
     pub ept_violation_ns: Param,
     /// Interrupt-window exit.
     pub interrupt_window_ns: Param,
+    /// ICR write exit: the guest sends an IPI (APIC-access/APIC-write exit, kvm_apic_send_ipi).
+    pub ipi_ns: Param,
     /// Any other exit.
     pub other_ns: Param,
     /// Indirect cost of an exit: extra guest time the next guest work needs to refill caches
@@ -319,6 +321,7 @@ impl Profile {
             ("exit.hlt_ns", &x.hlt_ns, "ns"),
             ("exit.ept_violation_ns", &x.ept_violation_ns, "ns"),
             ("exit.interrupt_window_ns", &x.interrupt_window_ns, "ns"),
+            ("exit.ipi_ns", &x.ipi_ns, "ns"),
             ("exit.other_ns", &x.other_ns, "ns"),
             ("exit.indirect_ns", &x.indirect_ns, "ns"),
             ("host.thread_wakeup_ns", &self.host.thread_wakeup_ns, "ns"),

@@ -22,13 +22,16 @@ pub enum ExitReason {
     EptViolation,
     /// Open interrupt window requested to inject a pending interrupt.
     InterruptWindow,
+    /// Guest write to the ICR (xAPIC, trapped even with APICv) to send an IPI, e.g. the
+    /// scheduler's reschedule IPI waking a thread on another vCPU.
+    Ipi,
     /// Anything else.
     Other,
 }
 
 impl ExitReason {
     /// All reasons in contract order.
-    pub const ALL: [ExitReason; 9] = [
+    pub const ALL: [ExitReason; 10] = [
         ExitReason::IoInstruction,
         ExitReason::InterruptDelivery,
         ExitReason::Eoi,
@@ -37,6 +40,7 @@ impl ExitReason {
         ExitReason::Hlt,
         ExitReason::EptViolation,
         ExitReason::InterruptWindow,
+        ExitReason::Ipi,
         ExitReason::Other,
     ];
 
@@ -51,6 +55,7 @@ impl ExitReason {
             ExitReason::Hlt => "hlt",
             ExitReason::EptViolation => "ept_violation",
             ExitReason::InterruptWindow => "interrupt_window",
+            ExitReason::Ipi => "ipi",
             ExitReason::Other => "other",
         }
     }
@@ -59,8 +64,8 @@ impl ExitReason {
 /// Exit count and handling time (ns) per reason.
 #[derive(Debug, Clone, Default)]
 pub struct ExitCounters {
-    count: [u64; 9],
-    time_ns: [u64; 9],
+    count: [u64; 10],
+    time_ns: [u64; 10],
 }
 
 impl ExitCounters {
@@ -88,7 +93,7 @@ impl ExitCounters {
 
     /// Add another set of counters (e.g. per-vCPU into per-VM).
     pub fn add(&mut self, o: &ExitCounters) {
-        for i in 0..9 {
+        for i in 0..ExitReason::ALL.len() {
             self.count[i] += o.count[i];
             self.time_ns[i] += o.time_ns[i];
         }

@@ -24,10 +24,15 @@ use crate::scenario::InterruptDelivery;
 impl Host {
     /// A device or timer raises `vec` for vCPU `v`.
     pub(crate) fn raise_irq(&mut self, now: Time, v: u32, vec: Vector, q: &mut EventQueue<Ev>) {
-        self.tr_irq(now, v, if vec == Vector::Timer { "timer irq raised" } else { "device irq raised" });
+        let what = match vec {
+            Vector::Timer => "timer irq raised",
+            Vector::Resched => "reschedule ipi raised",
+            Vector::NetTx | Vector::NetRx => "device irq raised",
+        };
+        self.tr_irq(now, v, what);
         let vc = &mut self.vcpus[v as usize];
         vc.ledger.raised += 1;
-        if vec != Vector::Timer {
+        if matches!(vec, Vector::NetTx | Vector::NetRx) {
             match vc.mode {
                 Mode::Guest { .. } | Mode::Entering => vc.target.guest += 1,
                 Mode::Exit { .. } | Mode::Waking => vc.target.exit += 1,
@@ -99,7 +104,8 @@ impl Host {
         vc.irqs += 1;
         let g = &self.profile.guest;
         let cost = match vec {
-            Vector::Timer => g.timer_irq_ns.value,
+            // scheduler_ipi: a short handler that sets need_resched, like the timer's.
+            Vector::Timer | Vector::Resched => g.timer_irq_ns.value,
             Vector::NetTx | Vector::NetRx => g.virtio_irq_ns.value,
         };
         self.run_task(now, v, Task::Irq(vec), cost.round() as Time, q);
@@ -111,7 +117,7 @@ impl Host {
         match vec {
             Vector::NetTx => self.tx_irq(v),
             Vector::NetRx => self.napi_schedule(v),
-            Vector::Timer => {}
+            Vector::Timer | Vector::Resched => {}
         }
         let vc = &mut self.vcpus[v as usize];
         vc.lapic.eoi();

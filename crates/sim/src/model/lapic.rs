@@ -12,6 +12,8 @@ pub enum Vector {
     NetRx = 0x22,
     /// LAPIC timer (Linux LOCAL_TIMER_VECTOR 0xec).
     Timer = 0xec,
+    /// Reschedule IPI from another vCPU (Linux RESCHEDULE_VECTOR 0xfd).
+    Resched = 0xfd,
 }
 
 impl Vector {
@@ -20,6 +22,7 @@ impl Vector {
             0x21 => Vector::NetTx,
             0x22 => Vector::NetRx,
             0xec => Vector::Timer,
+            0xfd => Vector::Resched,
             _ => unreachable!("vector {v:#x} is never raised"),
         }
     }

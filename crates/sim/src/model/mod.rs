@@ -26,6 +26,7 @@ mod vcpu;
 mod vhost;
 mod virtq;
 mod wire;
+mod workers;
 mod workload;
 
 use crate::engine::{EventQueue, Model, Time, NS_PER_S};
@@ -467,6 +468,8 @@ pub struct Conservation {
     /// Per VM (TCP receive stream): segments the client sent (= packets that reached the host
     /// + those on the reverse link, less the guest-bound ACK traffic, which is none).
     pub tcp_rx_sent: Vec<u64>,
+    /// Per vCPU (host-wide): requests a TCP server worker served there (lifetime).
+    pub rr_served_by_vcpu: Vec<u64>,
     /// Per pCPU: busy ns in the window.
     pub pcpu_busy_ns: Vec<u64>,
     /// Per pCPU: run time of the threads (vCPUs, vhost, hogs) on it, in the window.
@@ -501,6 +504,10 @@ impl Host {
             c.rr_completed.push(s.map_or(0, |s| s.ops_life));
             c.rr_concurrency.push(s.map_or(0, |s| s.concurrency() as u64));
             c.rr_next_pending.push(s.map_or(0, |s| s.next_pending));
+            match s {
+                Some(s) => c.rr_served_by_vcpu.extend(&s.workers.served),
+                None => c.rr_served_by_vcpu.extend(vm.vcpus.iter().map(|_| 0)),
+            }
             let t = self.senders[i].tcp_rx();
             c.tcp_rx_sent.push(t.map_or(0, |t| t.sent_life));
         }

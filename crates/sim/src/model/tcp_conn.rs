@@ -44,11 +44,12 @@ impl Host {
     /// and virtio-net.
     pub(crate) fn ctl_xmit_done(&mut self, now: Time, v: u32, conn: u32, ctl: Ctl, q: &mut EventQueue<Ev>) {
         let vm = self.vcpus[v as usize].vm as usize;
-        let local = (v - self.vms[vm].vcpus[0]) as usize;
+        let local = v - self.vms[vm].vcpus[0];
         let s = self.senders[vm].server_mut().expect("TCP server workload");
         if ctl == Ctl::Fin {
-            // close() done: the server thread is free for the next request.
-            s.tx[local] = None;
+            // close() done: the worker is free for the next request.
+            let w = s.workers.running(local);
+            s.workers.finish(w);
         }
         s.segments += 1;
         s.segments_life += 1;

@@ -7,8 +7,9 @@
 //!    connections, split into MSS segments, over the reverse link to the host NIC and the tap.
 //! 2. vhost RX copies it into the RX ring and interrupts the guest; NAPI receives each segment
 //!    (`guest.tcp_rx_segment_ns` + bytes × `tcp_rx_byte_ns`) into the connection's socket. A
-//!    complete request wakes the server thread **on the vCPU that took the interrupt** (DESIGN
-//!    §3.5: work woken by an interrupt starts where the interrupt ran).
+//!    complete request wakes a server worker (`workers.rs`): by default the one on the vCPU
+//!    that took the interrupt (DESIGN §3.5: work woken by an interrupt starts where the
+//!    interrupt ran); a worker homed on another vCPU is woken with a reschedule IPI.
 //! 3. The server `read()`s the request (`guest.tcp_read_ns`), does its work (`app.*`: memcached
 //!    get or set, an HTTP static-file request, nothing for netperf's echo) and `write()`s the
 //!    response (`tcp_write_ns` + bytes × `tcp_tx_byte_ns`); TCP sends it in MSS segments
@@ -31,11 +32,13 @@
 
 use super::rxq::{Ctl, RxPkt};
 use super::tcp::TCP_IP_HDR;
-use super::vcpu::Task;
+use super::lapic::Vector;
+use super::vcpu::{AfterExit, Task};
 use super::virtq::Buf;
+use super::workers::Workers;
 use super::{Ev, Host};
 use crate::engine::{EventQueue, Rng, Time};
-use crate::metrics::Histogram;
+use crate::metrics::{ExitReason, Histogram};
 use crate::profile::Profile;
 use crate::scenario::{HttpServer, Workload};
 use std::collections::VecDeque;
@@ -89,11 +92,8 @@ pub struct TcpServer {
     mss: u32,
     pub(crate) conns: Vec<Conn>,
     rng: Rng,
-    /// Per vCPU of the VM: connections with a complete request woken on it, in order.
-    ready: Vec<VecDeque<u32>>,
-    /// Per vCPU: the response being segmented (connection, bytes left; 0: the close's FIN is
-    /// next).
-    pub(crate) tx: Vec<Option<(u32, u32)>>,
+    /// The worker threads and their requests.
+    pub(crate) workers: Workers,
     /// Connection and control flag of each guest segment between the TX ring and the client,
     /// in order.
     pub(crate) in_path: VecDeque<(u32, Ctl)>,
@@ -143,8 +143,7 @@ impl TcpServer {
             mss: p.nic.mtu_bytes.value as u32 - TCP_IP_HDR,
             conns: vec![c0; conc as usize],
             rng: Rng::for_component(seed, &format!("vm:{vm_name}/client")),
-            ready: (0..vcpus).map(|_| VecDeque::new()).collect(),
-            tx: vec![None; vcpus as usize],
+            workers: Workers::new(w, vcpus),
             in_path: VecDeque::new(),
             per_request_conn: matches!(*w, Workload::Http { keepalive: false, .. }),
             stopped: false,
@@ -291,8 +290,8 @@ impl Host {
     }
 
     /// NAPI received a segment for the server on vCPU `v`: a pure ACK ends here; request
-    /// bytes go to the connection's socket, and a complete request wakes the server on `v`.
-    /// Returns whether a task (a control segment from softirq) was started.
+    /// bytes go to the connection's socket, and a complete request wakes a worker.
+    /// Returns whether a task (a control segment from softirq) or an exit (the IPI) was started.
     pub(crate) fn server_deliver(&mut self, now: Time, vm: usize, v: u32, pkt: RxPkt, q: &mut EventQueue<Ev>) -> bool {
         if pkt.ctl != Ctl::None {
             return self.server_ctl_rx(now, v, pkt, q);
@@ -304,30 +303,41 @@ impl Host {
         }
         let c = &mut s.conns[pkt.conn as usize];
         c.got += pkt.bytes;
-        if c.got >= c.req_bytes {
-            s.ready[local].push_back(pkt.conn);
+        if c.got < c.req_bytes {
+            return false;
         }
-        false
+        match s.workers.deliver(pkt.conn, local as u32) {
+            Some(home) => {
+                // try_to_wake_up on another vCPU: a reschedule IPI through the ICR.
+                let target = self.vms[vm].vcpus[home as usize];
+                self.raise_irq(now, target, Vector::Resched, q);
+                self.exit(now, v, ExitReason::Ipi, AfterExit::Resume, q);
+                true
+            }
+            None => false,
+        }
     }
 
-    /// The server thread's next step on `v`: segment the response in progress, else serve
-    /// the next request woken on this vCPU, else block (HLT).
+    /// The next step of the worker `v` runs: segment the response in progress, else serve
+    /// its next request, else (no worker homed here has work) block (HLT).
     pub(crate) fn server_next(&mut self, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
-        let local = (v - self.vms[vm].vcpus[0]) as usize;
+        let local = v - self.vms[vm].vcpus[0];
         let s = self.server_mut(vm);
         if s.stopped {
             return self.idle(now, v, None, q);
         }
-        if let Some((conn, 0)) = s.tx[local] {
+        let Some(w) = s.workers.pick(local) else { return self.idle(now, v, None, q) };
+        let tx = s.workers.w[w as usize].tx;
+        if let Some((conn, 0)) = tx {
             // close(): the FIN after the response.
             let c = s.seg_ns;
             return self.run_task(now, v, Task::CtlXmit { conn, ctl: Ctl::Fin }, c, q);
         }
-        if let Some((_, left)) = s.tx[local] {
+        if let Some((_, left)) = tx {
             let (bytes, c) = (left.min(s.mss), s.seg_ns);
             return self.run_task(now, v, Task::SrvXmit { bytes }, c, q);
         }
-        if let Some(conn) = s.ready[local].pop_front() {
+        if let Some(conn) = s.workers.take(w, local) {
             let c = s.serve_cost(conn);
             return self.run_task(now, v, Task::Serve { conn }, c, q);
         }
@@ -337,23 +347,27 @@ impl Host {
     /// The application served `conn`'s request and wrote the response into the socket.
     pub(crate) fn serve_done(&mut self, now: Time, v: u32, conn: u32, q: &mut EventQueue<Ev>) {
         let vm = self.vcpus[v as usize].vm as usize;
-        let local = (v - self.vms[vm].vcpus[0]) as usize;
+        let local = v - self.vms[vm].vcpus[0];
         let s = self.server_mut(vm);
-        s.tx[local] = Some((conn, s.conns[conn as usize].resp_bytes));
+        let w = s.workers.running(local) as usize;
+        s.workers.w[w].tx = Some((conn, s.conns[conn as usize].resp_bytes));
         self.enter(now, v, q);
     }
 
     /// One response segment went through TCP/IP and virtio-net `start_xmit`.
     pub(crate) fn srv_xmit_done(&mut self, now: Time, v: u32, bytes: u32, q: &mut EventQueue<Ev>) {
         let vm = self.vcpus[v as usize].vm as usize;
-        let local = (v - self.vms[vm].vcpus[0]) as usize;
+        let local = v - self.vms[vm].vcpus[0];
         let s = self.server_mut(vm);
-        let (conn, left) = s.tx[local].expect("segment without a response");
-        s.tx[local] = if left > bytes {
-            Some((conn, left - bytes))
+        let w = s.workers.running(local);
+        let (conn, left) = s.workers.w[w as usize].tx.expect("segment without a response");
+        if left > bytes {
+            s.workers.w[w as usize].tx = Some((conn, left - bytes));
+        } else if s.per_request_conn {
+            s.workers.w[w as usize].tx = Some((conn, 0));
         } else {
-            s.per_request_conn.then_some((conn, 0))
-        };
+            s.workers.finish(w);
+        }
         s.segments += 1;
         s.segments_life += 1;
         s.in_path.push_back((conn, Ctl::None));

@@ -53,6 +53,7 @@ fn exit_name(r: ExitReason) -> &'static str {
         ExitReason::Hlt => "exit: hlt",
         ExitReason::EptViolation => "exit: ept_violation",
         ExitReason::InterruptWindow => "exit: interrupt_window",
+        ExitReason::Ipi => "exit: ipi (ICR write)",
         ExitReason::Other => "exit: other",
     }
 }

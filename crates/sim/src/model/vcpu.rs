@@ -261,6 +261,7 @@ impl Host {
             ExitReason::Hlt => &x.hlt_ns,
             ExitReason::EptViolation => &x.ept_violation_ns,
             ExitReason::InterruptWindow => &x.interrupt_window_ns,
+            ExitReason::Ipi => &x.ipi_ns,
             ExitReason::Other => &x.other_ns,
         };
         p.value.round() as Time

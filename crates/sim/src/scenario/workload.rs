@@ -80,7 +80,14 @@ pub enum Workload {
         key_bytes: u32,
     },
     /// A web server (Apache or nginx) in the guest serving one static file to an ab-like
-    /// closed-loop client over persistent connections.
+    /// closed-loop client.
+    ///
+    /// Server workers are guest threads; worker `w` (0-based) is homed on the VM's vCPU
+    /// `w % vcpus` and serves one request at a time. When a request completes on a vCPU other
+    /// than its worker's home and that worker sleeps, the guest wakes it with a reschedule
+    /// IPI: the sender pays an ICR-write exit (`exit.ipi_ns`, counted as `ipi`), and the target
+    /// takes the vector like a device interrupt (emulated: delivery exit or wake-up, EOI exit;
+    /// posted: no exit), its handler costing `guest.timer_irq_ns`.
     Http {
         /// Outstanding requests (ab `-c`), 1..=1024.
         concurrency: u32,
@@ -93,6 +100,16 @@ pub enum Workload {
         /// request, set up and closed around it.
         #[serde(default)]
         keepalive: bool,
+        /// Server workers, 1..=64. Absent: one worker per vCPU, each serving the requests whose
+        /// interrupt its own vCPU took (no IPIs; the behaviour before workers existed).
+        workers: Option<u32>,
+        /// Each worker listens on its own port and the client spreads its connections over
+        /// them: connection `c` is served by worker `c % workers`. Default false: the workers
+        /// share one listening socket; a complete request wakes an idle worker, preferring one
+        /// homed on the vCPU that took the interrupt, else the lowest-numbered idle one; with
+        /// none idle it waits in the socket for the next worker to finish.
+        #[serde(default)]
+        worker_ports: bool,
     },
 }
 
@@ -204,9 +221,10 @@ impl Workload {
                 range(key, "value_bytes", *value_bytes, 1, 14_000, "bytes")?;
                 range(key, "key_bytes", *key_bytes, 1, 250, "bytes, memcached KEY_MAX_LENGTH")
             }
-            Workload::Http { concurrency, file_bytes, .. } => {
+            Workload::Http { concurrency, file_bytes, workers, .. } => {
                 range(key, "concurrency", *concurrency, 1, 1024, "requests in flight")?;
-                range(key, "file_bytes", *file_bytes, 1, 1 << 20, "bytes")
+                range(key, "file_bytes", *file_bytes, 1, 1 << 20, "bytes")?;
+                workers.map_or(Ok(()), |w| range(key, "workers", w, 1, 64, "server threads"))
             }
         }
     }

@@ -21,7 +21,7 @@
 //! `threshold` or the interval length. The costs default to 0 and [`AirConfig::validate`] rejects
 //! them until a profile sets them; the other defaults are our choices, documented per field.
 
-use super::{InterruptModerator, IrqDecision, Throttle, Window, WindowSample};
+use super::{InterruptModerator, Throttle, WindowControl, WindowSample, Windowed};
 use crate::error::{at_least, non_negative_f64, positive_f64, ConfigError};
 
 /// Parameters of AIR (symbols of the paper's Table 1).
@@ -104,58 +104,38 @@ impl AirConfig {
     }
 }
 
-/// AIR controller plus its throttle.
+/// AIR's controller: Algorithm 1, lines 8–11, at the end of each interval.
 #[derive(Debug, Clone)]
-pub struct Air {
+pub struct AirControl {
     cfg: AirConfig,
-    window: Window,
-    throttle: Throttle,
     last_target: Option<f64>,
 }
+
+impl WindowControl for AirControl {
+    fn control(&mut self, s: &WindowSample, throttle: &mut Throttle) {
+        let i = self.cfg.target_rate(s.bytes_per_s(), s.avg_packet_bytes());
+        self.last_target = Some(i);
+        let i_cur = f64::from(throttle.allowed_rate().unwrap_or(0));
+        if (i - i_cur).abs() >= self.cfg.threshold {
+            // The ITR register holds an integer rate; round to nearest, at least 1/s.
+            throttle.set_rate(i.round().clamp(1.0, f64::from(u32::MAX)) as u32);
+        }
+    }
+}
+
+/// AIR controller plus its throttle.
+pub type Air = Windowed<AirControl>;
 
 impl Air {
     /// Starts at `initial_rate` with the first interval at `now_ns`. Call
     /// [`AirConfig::validate`] first.
     pub fn new(cfg: AirConfig, now_ns: u64) -> Self {
-        let window = Window::new(cfg.interval_ns, now_ns);
-        let throttle = Throttle::new(cfg.initial_rate);
-        Self { cfg, window, throttle, last_target: None }
+        Windowed::with_control(cfg.interval_ns, now_ns, cfg.initial_rate, AirControl { cfg, last_target: None })
     }
 
     /// The `I` computed at the end of the last interval (applied or not). Unit: interrupts/s.
     pub fn last_target(&self) -> Option<f64> {
-        self.last_target
-    }
-
-    /// Lines 8–11 of Algorithm 1 for one closed interval.
-    fn control(&mut self, s: &WindowSample) {
-        let i = self.cfg.target_rate(s.bytes_per_s(), s.avg_packet_bytes());
-        self.last_target = Some(i);
-        let i_cur = f64::from(self.throttle.allowed_rate().unwrap_or(0));
-        if (i - i_cur).abs() >= self.cfg.threshold {
-            // The ITR register holds an integer rate; round to nearest, at least 1/s.
-            self.throttle.set_rate(i.round().clamp(1.0, f64::from(u32::MAX)) as u32);
-        }
-    }
-}
-
-impl InterruptModerator for Air {
-    fn on_event(&mut self, now_ns: u64, packets: u32, bytes: u64) -> IrqDecision {
-        self.advance(now_ns);
-        self.window.add(packets, bytes);
-        self.throttle.on_event(now_ns, packets, bytes)
-    }
-    fn on_deadline(&mut self, now_ns: u64) -> bool {
-        self.advance(now_ns);
-        self.throttle.on_deadline(now_ns)
-    }
-    fn advance(&mut self, now_ns: u64) {
-        for s in self.window.advance(now_ns).into_iter().flatten() {
-            self.control(&s);
-        }
-    }
-    fn allowed_rate(&self) -> Option<u32> {
-        self.throttle.allowed_rate()
+        self.control().last_target
     }
 }
 

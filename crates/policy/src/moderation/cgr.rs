@@ -17,7 +17,7 @@
 //! delay without saving interrupts on average); a timeslice with no packets keeps the current
 //! ITR; before the first timeslice closes the ITR is the driver default 8,000/s.
 
-use super::{InterruptModerator, IrqDecision, Throttle, Window, WindowSample};
+use super::{Throttle, WindowControl, WindowSample, Windowed};
 use crate::error::{at_least, ConfigError};
 
 /// CGR's traffic classes (§4.2).
@@ -120,55 +120,41 @@ impl CgrConfig {
     }
 }
 
-/// CGR controller plus its throttle.
+/// CGR's controller: classify each timeslice that saw traffic and apply its class's ITR.
 #[derive(Debug, Clone)]
-pub struct Cgr {
+pub struct CgrControl {
     cfg: CgrConfig,
-    window: Window,
-    throttle: Throttle,
     class: Option<TrafficClass>,
 }
+
+impl WindowControl for CgrControl {
+    fn control(&mut self, s: &WindowSample, throttle: &mut Throttle) {
+        if let Some(c) = self.cfg.classify(s) {
+            self.class = Some(c);
+            throttle.set_rate(self.cfg.itr(c));
+        }
+    }
+}
+
+/// CGR controller plus its throttle.
+pub type Cgr = Windowed<CgrControl>;
 
 impl Cgr {
     /// Starts at `initial_itr` with the first timeslice at `now_ns`.
     pub fn new(cfg: CgrConfig, now_ns: u64) -> Self {
-        let window = Window::new(cfg.timeslice_ns, now_ns);
-        let throttle = Throttle::new(cfg.initial_itr);
-        Self { cfg, window, throttle, class: None }
+        Windowed::with_control(cfg.timeslice_ns, now_ns, cfg.initial_itr, CgrControl { cfg, class: None })
     }
 
     /// Class of the last timeslice that saw traffic.
     pub fn class(&self) -> Option<TrafficClass> {
-        self.class
-    }
-}
-
-impl InterruptModerator for Cgr {
-    fn on_event(&mut self, now_ns: u64, packets: u32, bytes: u64) -> IrqDecision {
-        self.advance(now_ns);
-        self.window.add(packets, bytes);
-        self.throttle.on_event(now_ns, packets, bytes)
-    }
-    fn on_deadline(&mut self, now_ns: u64) -> bool {
-        self.advance(now_ns);
-        self.throttle.on_deadline(now_ns)
-    }
-    fn advance(&mut self, now_ns: u64) {
-        for s in self.window.advance(now_ns).into_iter().flatten() {
-            if let Some(c) = self.cfg.classify(&s) {
-                self.class = Some(c);
-                self.throttle.set_rate(self.cfg.itr(c));
-            }
-        }
-    }
-    fn allowed_rate(&self) -> Option<u32> {
-        self.throttle.allowed_rate()
+        self.control().class
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::moderation::InterruptModerator;
 
     const SLICE: u64 = 100_000_000;
 

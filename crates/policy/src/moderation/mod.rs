@@ -18,11 +18,11 @@ pub mod fir;
 mod throttle;
 mod window;
 
-pub use air::{Air, AirConfig};
-pub use cgr::{Cgr, CgrConfig, TrafficClass};
+pub use air::{Air, AirConfig, AirControl};
+pub use cgr::{Cgr, CgrConfig, CgrControl, TrafficClass};
 pub use fir::FirConfig;
 pub use throttle::Throttle;
-pub use window::{Window, WindowSample};
+pub use window::{Window, WindowControl, WindowSample, Windowed};
 
 use crate::error::ConfigError;
 

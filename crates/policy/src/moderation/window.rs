@@ -90,3 +90,51 @@ mod tests {
         assert_eq!(s.bytes_per_s(), 150_000.0);
     }
 }
+
+/// What a windowed moderator does when a measurement window closes: look at its traffic and
+/// maybe set the throttle's rate (CGR's class table, AIR's Algorithm 1).
+pub trait WindowControl {
+    /// One closed window.
+    fn control(&mut self, s: &WindowSample, throttle: &mut super::Throttle);
+}
+
+/// A throttle whose rate a controller sets from the traffic of fixed windows: the common
+/// shape of CGR and AIR.
+#[derive(Debug, Clone)]
+pub struct Windowed<C> {
+    control: C,
+    window: Window,
+    throttle: super::Throttle,
+}
+
+impl<C> Windowed<C> {
+    /// Windows of `window_ns` from `now_ns`, the throttle at `initial_rate` interrupts/s.
+    pub fn with_control(window_ns: u64, now_ns: u64, initial_rate: u32, control: C) -> Self {
+        Self { control, window: Window::new(window_ns, now_ns), throttle: super::Throttle::new(initial_rate) }
+    }
+
+    /// The controller's state.
+    pub fn control(&self) -> &C {
+        &self.control
+    }
+}
+
+impl<C: WindowControl> super::InterruptModerator for Windowed<C> {
+    fn on_event(&mut self, now_ns: u64, packets: u32, bytes: u64) -> super::IrqDecision {
+        self.advance(now_ns);
+        self.window.add(packets, bytes);
+        self.throttle.on_event(now_ns, packets, bytes)
+    }
+    fn on_deadline(&mut self, now_ns: u64) -> bool {
+        self.advance(now_ns);
+        self.throttle.on_deadline(now_ns)
+    }
+    fn advance(&mut self, now_ns: u64) {
+        for s in self.window.advance(now_ns).into_iter().flatten() {
+            self.control.control(&s, &mut self.throttle);
+        }
+    }
+    fn allowed_rate(&self) -> Option<u32> {
+        self.throttle.allowed_rate()
+    }
+}

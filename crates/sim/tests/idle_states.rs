@@ -4,13 +4,15 @@
 use eventpath_sim::run::{run_parsed, RunOptions, RunOutput};
 use eventpath_sim::scenario::Scenario;
 
-fn run(profile: &str, workload: &str) -> RunOutput {
+fn run(profile: &str, idle: &str, workload: &str) -> RunOutput {
     let text = format!(
         r#"
 name = "idle"
 profile = {profile:?}
 duration_s = 0.2
 warmup_s = 0.02
+[host]
+idle = {idle:?}
 [[vm]]
 name = "vm0"
 vcpus = 1
@@ -30,26 +32,37 @@ const STREAM: &str = "kind = \"tcp_stream\"\nmessage_bytes = 512";
 
 #[test]
 fn sparse_requests_wake_from_the_deepest_state_a_stream_from_c1() {
-    let ping = run("es2", PING).summary.host.idle_wakeups_by_cstate_per_s;
+    let ping = run("es2", "menu", PING).summary.host.idle_wakeups_by_cstate_per_s;
     assert!(ping["C6"] > 250.0, "a 10 ms gap sinks both cores to C6: {ping:?}");
     assert_eq!(ping["C1"], 0.0, "{ping:?}");
-    let stream = run("es2", STREAM).summary.host.idle_wakeups_by_cstate_per_s;
+    let stream = run("es2", "menu", STREAM).summary.host.idle_wakeups_by_cstate_per_s;
     assert!(stream["C1"] > 10_000.0, "vhost idles µs at a time: {stream:?}");
     assert_eq!(stream["C6"], 0.0, "{stream:?}");
 }
 
 #[test]
 fn deep_idle_lengthens_a_ping_by_the_exit_latencies() {
-    let es2 = include_str!("../../../profiles/es2.toml");
-    let start = es2.find("states = [").unwrap();
-    let end = start + es2[start..].find(']').unwrap() + 1;
-    let flat = format!("{}states = []{}", &es2[..start], &es2[end..]);
-    let path = std::env::temp_dir().join(format!("ep-no-cstates-{}.toml", std::process::id()));
-    std::fs::write(&path, flat).unwrap();
     let lat = |o: RunOutput| o.summary.vms[0].latency_us.p50.unwrap();
-    let deep = lat(run("es2", PING));
-    let none = lat(run(path.to_str().unwrap(), PING));
+    let deep = lat(run("es2", "menu", PING));
+    let polled = run("es2", "poll", PING);
+    assert!(polled.summary.host.idle_wakeups_by_cstate_per_s.is_empty(), "idle=poll enters no C-state");
+    let none = lat(polled);
     // The request wakes vhost and then the vCPU, the reply vhost again: three C6 exits of 82 µs.
     let diff = deep - none;
-    assert!((200.0..300.0).contains(&diff), "deep {deep} µs, without idle states {none} µs");
+    assert!((200.0..300.0).contains(&diff), "deep {deep} µs, with idle=poll {none} µs");
+}
+
+#[test]
+fn polling_idle_makes_a_streams_vhost_wake_faster() {
+    // vhost's core naps in C1 (1 µs exit) between kicks; with idle=poll the kick's wake-up is
+    // shorter, so vhost's interrupt for a pending ACK is raised sooner after the kick and more
+    // often while the vCPU is still in that kick's exit (ES2 §3.3).
+    let in_exit = |idle: &str| {
+        let o = run("es2", idle, "kind = \"tcp_stream\"\nmessage_bytes = 512");
+        let t = &o.summary.vms[0].device_interrupts_by_target_state_per_s;
+        let n = |k: &str| t[k].unwrap_or(0.0);
+        n("exit") / (n("exit") + n("guest") + n("halted"))
+    };
+    let (menu, poll) = (in_exit("menu"), in_exit("poll"));
+    assert!(poll > menu + 0.1, "share of interrupts raised during an exit: menu {menu:.2}, poll {poll:.2}");
 }

@@ -230,3 +230,9 @@ fn guest_cpu_burn_must_be_a_boolean() {
     let m = error_of(&with("vcpus = 1", "vcpus = 1\nguest_cpu_burn = \"yes\""));
     assert!(m.contains("guest_cpu_burn") && m.contains("expected a boolean"), "{m}");
 }
+
+#[test]
+fn unknown_idle_policy_is_named() {
+    let m = error_of(&with("duration_s = 0.01", "duration_s = 0.01\n[host]\nidle = \"halt\""));
+    assert!(m.contains("idle") && m.contains("halt") && m.contains("poll") && m.contains("menu"), "{m}");
+}

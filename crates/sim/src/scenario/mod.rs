@@ -80,6 +80,22 @@ pub struct HostLayout {
     /// CPU hogs: host threads that always want to run (`[[host.cpu_hog]]`).
     #[serde(default)]
     pub cpu_hog: Vec<CpuHog>,
+    /// What an idle pCPU does: `menu` (default: the cpuidle governor picks one of the
+    /// profile's C-states, `host.cstates`) or `poll` (Linux `idle=poll`: the idle loop spins,
+    /// so a woken thread pays no C-state exit).
+    #[serde(default)]
+    pub idle: IdlePolicy,
+}
+
+/// The host's idle loop (Linux `cpuidle`), a boot-time setting hosts tuned for latency change.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IdlePolicy {
+    /// The menu governor over the profile's C-states (a distribution kernel's default).
+    #[default]
+    Menu,
+    /// `idle=poll`: no C-states; the idle loop polls for work.
+    Poll,
 }
 
 /// The remote client machine that runs every VM's peer (netperf, memaslap, ab; DESIGN §3.2).
@@ -203,7 +219,12 @@ impl Scenario {
     /// Validate against the profile; `origin` names the scenario in errors.
     pub fn check(self, origin: &str) -> InputResult<Checked> {
         let err = |message: String| InputError::Scenario { path: origin.into(), message };
-        let profile = Profile::load(&self.profile)?;
+        let mut profile = Profile::load(&self.profile)?;
+        if self.host.idle == IdlePolicy::Poll {
+            // `idle=poll` bypasses cpuidle: the profile's C-states are never entered.
+            profile.host.cstates.states.clear();
+            profile.host.cstates.source = "none: scenario sets host.idle = \"poll\" (Linux idle=poll)".into();
+        }
         if !(self.duration_s.is_finite() && self.duration_s > 0.0) {
             return Err(err(format!("key `duration_s`: {} is not allowed; expected seconds > 0", self.duration_s)));
         }

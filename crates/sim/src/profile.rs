@@ -303,6 +303,38 @@ impl Profile {
         Ok(p)
     }
 
+    /// Replace parameters' values for one scenario. `overrides` maps dotted keys as
+    /// [`Profile::params`] names them (`exit.indirect_ns`) to values in the parameter's unit;
+    /// each replaced parameter's `source` records the old value, and the result is checked like
+    /// a profile file. Errors name the key (as `profile_overrides.KEY`) and what is allowed.
+    pub fn with_overrides(self, overrides: &[(String, f64)], origin: &str) -> Result<Profile, String> {
+        if overrides.is_empty() {
+            return Ok(self);
+        }
+        let known: Vec<&str> = self.params().iter().map(|(k, _, _)| *k).collect();
+        let mut doc = toml::Value::try_from(&self).map_err(|e| format!("profile {}: {e}", self.name))?;
+        for (key, v) in overrides {
+            if !known.contains(&key.as_str()) {
+                let section = key.split('.').next().unwrap_or("");
+                let near: Vec<&str> = known.iter().copied().filter(|k| k.split('.').next() == Some(section)).collect();
+                let hint = if near.is_empty() {
+                    "sections are cpu, nic, exit, host, sched, vhost, guest, client, app".to_string()
+                } else {
+                    format!("`{section}` has {}", near.join(", "))
+                };
+                return Err(format!("key `profile_overrides.{key}`: profile {} has no such parameter; {hint}", self.name));
+            }
+            let param = key.split('.').try_fold(&mut doc, |node, part| node.get_mut(part)).and_then(|n| n.as_table_mut());
+            let param = param.expect("every key of params() is a table in the serialized profile");
+            let old = param.get("value").and_then(toml::Value::as_float).unwrap_or(f64::NAN);
+            param.insert("value".into(), toml::Value::Float(*v));
+            param.insert("source".into(), toml::Value::String(format!("override in scenario {origin} (profile {}: {old})", self.name)));
+        }
+        let p: Profile = doc.try_into().map_err(|e| format!("profile {}: {e}", self.name))?;
+        p.check().map_err(|m| m.replacen("key `", "key `profile_overrides.", 1))?;
+        Ok(p)
+    }
+
     /// Every parameter with its dotted key and the unit the model expects.
     pub fn params(&self) -> Vec<(&'static str, &Param, &'static str)> {
         let (c, n, x, v, g) = (&self.cpu, &self.nic, &self.exit, &self.vhost, &self.guest);

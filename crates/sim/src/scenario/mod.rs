@@ -69,6 +69,12 @@ pub struct Scenario {
     pub client: ClientMachine,
     /// The VMs.
     pub vm: Vec<Vm>,
+    /// Profile parameters replaced for this scenario, nested like the profile
+    /// (`[profile_overrides.exit]` `indirect_ns = 1500`): a value in the parameter's unit.
+    /// For sensitivity studies (`eventpath sweep --param profile_overrides.exit.indirect_ns=...`)
+    /// without writing a profile file.
+    #[serde(default)]
+    pub profile_overrides: toml::Table,
 }
 
 /// Host layout: overrides of the profile's hardware facts, and host-only threads.
@@ -194,6 +200,25 @@ pub struct Checked {
     pub client_cores: u32,
 }
 
+/// `[profile_overrides]` as (dotted key, value) pairs.
+fn flatten_overrides(prefix: &str, t: &toml::Table) -> Result<Vec<(String, f64)>, String> {
+    let mut out = Vec::new();
+    for (k, v) in t {
+        let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+        match v {
+            toml::Value::Table(sub) => out.extend(flatten_overrides(&key, sub)?),
+            toml::Value::Integer(i) => out.push((key, *i as f64)),
+            toml::Value::Float(f) => out.push((key, *f)),
+            other => {
+                return Err(format!(
+                    "key `profile_overrides.{key}`: {other} is not allowed; expected a number in the parameter's unit"
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
 impl Scenario {
     /// Read and parse a scenario file.
     pub fn from_file(path: &str) -> InputResult<Scenario> {
@@ -219,7 +244,8 @@ impl Scenario {
     /// Validate against the profile; `origin` names the scenario in errors.
     pub fn check(self, origin: &str) -> InputResult<Checked> {
         let err = |message: String| InputError::Scenario { path: origin.into(), message };
-        let mut profile = Profile::load(&self.profile)?;
+        let overrides = flatten_overrides("", &self.profile_overrides).map_err(err)?;
+        let mut profile = Profile::load(&self.profile)?.with_overrides(&overrides, origin).map_err(err)?;
         if self.host.idle == IdlePolicy::Poll {
             // `idle=poll` bypasses cpuidle: the profile's C-states are never entered.
             profile.host.cstates.states.clear();

@@ -42,7 +42,9 @@ def reproduction_figure(doc: dict, path: Path) -> None:
         for i, r in enumerate(rs):
             if r["published"] is None:
                 ax.text(i + 0.2, 0, "n/a", ha="center", va="bottom", fontsize=7)
-        ax.set_xticks(list(x), [r["config"] for r in rs], rotation=20, fontsize=7)
+        many = len(rs) > 4  # long config lists read better steeper and right-aligned
+        ax.set_xticks(list(x), [r["config"] for r in rs], rotation=40 if many else 20, fontsize=7,
+                      ha="right" if many else "center")
         ax.set_title(metric, fontsize=9)
         ax.set_ylabel(unit, fontsize=8)
         ax.tick_params(axis="y", labelsize=7)

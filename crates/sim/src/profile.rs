@@ -96,6 +96,8 @@ pub struct HostCosts {
     /// From a frame's arrival at the host NIC to its skb on the tap/macvtap socket queue
     /// (NIC interrupt, host NAPI, bridge); runs on host cores the model does not charge.
     pub nic_rx_ns: Param,
+    /// Half-width of the uniform spread of that path's latency per frame (at most `nic_rx_ns`).
+    pub nic_rx_spread_ns: Param,
 }
 
 /// The processor idle states of the host (`intel_idle` tables) with their provenance.
@@ -359,6 +361,7 @@ impl Profile {
             ("host.thread_wakeup_ns", &self.host.thread_wakeup_ns, "ns"),
             ("host.thread_wakeup_spread_ns", &self.host.thread_wakeup_spread_ns, "ns"),
             ("host.nic_rx_ns", &self.host.nic_rx_ns, "ns"),
+            ("host.nic_rx_spread_ns", &self.host.nic_rx_spread_ns, "ns"),
             ("sched.latency_ns", &self.sched.latency_ns, "ns"),
             ("sched.min_granularity_ns", &self.sched.min_granularity_ns, "ns"),
             ("sched.wakeup_granularity_ns", &self.sched.wakeup_granularity_ns, "ns"),

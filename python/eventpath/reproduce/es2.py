@@ -126,11 +126,10 @@ register(Experiment(
         "adds ~27K/s external-interrupt exits (wake-up preemption of the vCPU), which ES2 Table 1 does not show.",
         "irq_found_vcpu_in_exit is the simulated share of device interrupts raised while the vCPU was in the "
         "hypervisor (ES2 §3.3's reason for delivery << EOI exits); the seed gives no number for it.",
-        "With vhost on its own core, an ACK that reaches the tap while vhost is waking for a kick is handled right "
-        "after that kick's TX work, so its interrupt is raised wake-up + TX + RX after the kick: inside the 3 us "
-        "kick exit only when vhost wakes within ~1.2 us. vhost's core stays in C1 (intel_idle ivt table, 1 us exit) "
-        "and the rest of the wake-up is host.thread_wakeup_ns (1.5 +- 0.5 us, first principles, no seed value): "
-        "36 % of interrupts land in an exit; 2.0 +- 0.5 us in all gives 90 %. The share hinges on a value no seed states.",
+        "With vhost on its own core, an ACK's interrupt lands in an exit when the ACK reaches the tap just before "
+        "or while vhost handles a kick, so it is handled right after that kick's TX: a phase relation between the "
+        "ACK's round trip (host.nic_rx_ns 3 +- 1 us, first principles) and the guest's ~13 us send cycle that no "
+        "seed pins down (docs/model.md, 'Known gap').",
         "es2-table1-sensitivity shows how two settings the seed does not state move these numbers.",
     ],
 ))
@@ -169,11 +168,11 @@ register(Experiment(
         "to show which unstated settings the published numbers are sensitive to. 'default' is es2-table1's run.",
         "idle=poll: scenario host.idle = \"poll\" (Linux idle=poll, common on hosts tuned for latency).",
         "nic_rx=Nus: profile_overrides.host.nic_rx_ns, the host NIC interrupt + NAPI + bridge path an ACK takes "
-        "to the tap (3 us in the profile, first principles). It moves the ACK's arrival within the guest's "
-        "~13 us send cycle: the share of interrupts raised while the vCPU is in an exit swings between ~0 % and "
-        "~94 % over a few us of it, a phase effect of a deterministic round trip. A real round trip varies by "
-        "more than that (NIC interrupt moderation, C-state exits on the client and the host's NAPI core), so the "
-        "real share would be an average over phases, near the default's ~36 %, not a lucky phase.",
+        "to the tap (3 +- 1 us in the profile, first principles). It moves the ACK's arrival within the guest's "
+        "~13 us send cycle: the share of interrupts raised while the vCPU is in an exit moves between ~6 % and "
+        "~80 % over a few us of it, a phase effect. A real round trip varies by more than +- 1 us (NIC interrupt "
+        "moderation, C-state exits on the client), so the real share would be an average over phases, near the "
+        "default's ~40 %, not a lucky phase.",
     ],
 ))
 

@@ -157,6 +157,8 @@ pub(crate) struct NetDev {
     pub vhost: Vhost,
     pub wire: Wire,
     pub client: Client,
+    /// When this device's latest frame from the port reached its tap queue.
+    pub tap_last: Time,
 }
 
 /// The whole simulated host.
@@ -235,6 +237,7 @@ impl Host {
                 vhost: Vhost::new(format!("vhost-{}", vm.name)),
                 wire: Wire::new(&c.profile, tcp),
                 client: Client::new(&c.profile),
+                tap_last: 0,
             });
             if matches!(vm.workload, Workload::UdpReceive { .. } | Workload::UdpRr { .. } | Workload::TcpReceive { .. }) {
                 q.at(0, Ev::ClientSend { dev });
@@ -260,7 +263,7 @@ impl Host {
             vms,
             vcpus,
             devs,
-            port: Port::new(&c.profile),
+            port: Port::new(&c.profile, s.seed),
             client_cores: vec![0; c.client_cores as usize],
             senders,
             pcpu_busy: vec![BusyTime::default(); c.pcpus as usize],
@@ -381,16 +384,21 @@ impl Host {
     }
 
     fn client_action(&mut self, dev: u32, a: AckAction, q: &mut EventQueue<Ev>) {
-        let nic_rx = self.profile.host.nic_rx_ns.value.round() as Time;
-        let d = &mut self.devs[dev as usize];
         match a {
             AckAction::None => {}
             AckAction::Arm(at, gen) => q.at(at, Ev::Delack { dev, gen }),
             AckAction::Ack(at, ack) => {
-                let arrive = d.client.ack_on_wire(at, ack, &mut self.port.rx);
-                q.at(arrive + nic_rx, Ev::HostRx { dev });
+                let arrive = self.devs[dev as usize].client.ack_on_wire(at, ack, &mut self.port.rx);
+                self.to_tap(dev, arrive, q);
             }
         }
+    }
+
+    /// A frame for device `dev` reached the host's port at `arrive`: schedule its arrival on
+    /// the tap queue after the host's receive path.
+    pub(crate) fn to_tap(&mut self, dev: u32, arrive: Time, q: &mut EventQueue<Ev>) {
+        let at = self.port.rx_path.deliver(arrive, &mut self.devs[dev as usize].tap_last);
+        q.at(at, Ev::HostRx { dev });
     }
 
     /// A packet reached the tap socket: queue it (or drop it, queue full) and wake the vhost

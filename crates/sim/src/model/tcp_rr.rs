@@ -265,10 +265,9 @@ impl Host {
 
     /// Put one client packet on the reverse link at `at`.
     pub(crate) fn client_packet(&mut self, at: Time, dev: u32, pkt: RxPkt, q: &mut EventQueue<Ev>) {
-        let nic_rx = self.profile.host.nic_rx_ns.value.round() as Time;
         let wire = pkt.bytes + TCP_IP_HDR + self.profile.nic.wire_overhead_bytes.value as u32;
         let arrive = self.devs[dev as usize].client.send_to_host(at, pkt, wire, &mut self.port.rx);
-        q.at(arrive + nic_rx, Ev::HostRx { dev });
+        self.to_tap(dev, arrive, q);
     }
 
     /// A request segment was dropped at the tap queue: the client retransmits it after the RTO.

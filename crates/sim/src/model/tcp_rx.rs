@@ -113,7 +113,6 @@ impl Host {
     /// The client sends its next segment if the window allows, else waits for an ACK.
     pub(crate) fn tcp_client_send(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
         let vm = self.devs[dev as usize].vm as usize;
-        let nic_rx = self.profile.host.nic_rx_ns.value.round() as Time;
         let ovh = self.profile.nic.wire_overhead_bytes.value as u32;
         let r = self.tcp_rx_mut(vm);
         let mss = r.mss;
@@ -128,7 +127,7 @@ impl Host {
         let at = self.client_cpu(now, dev, tx_ns);
         let c = &mut self.devs[dev as usize].client;
         let arrive = c.send_to_host(at, RxPkt { bytes: mss, ack: 0, born: at, conn: 0, ctl: Ctl::None }, mss + TCP_IP_HDR + ovh, &mut self.port.rx);
-        q.at(arrive + nic_rx, Ev::HostRx { dev });
+        self.to_tap(dev, arrive, q);
         q.at(at, Ev::ClientSend { dev });
     }
 

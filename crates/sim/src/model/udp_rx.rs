@@ -106,7 +106,6 @@ impl Host {
     /// The client sends its next datagram and schedules the one after.
     pub(crate) fn client_send(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
         let (mtu, ovh) = (self.profile.nic.mtu_bytes.value as u32, self.profile.nic.wire_overhead_bytes.value as u32);
-        let nic_rx = self.profile.host.nic_rx_ns.value.round() as Time;
         let vm = self.devs[dev as usize].vm as usize;
         let Some(r) = self.senders[vm].udp_rx_mut() else { return };
         r.sent += 1;
@@ -115,9 +114,10 @@ impl Host {
         let d = &mut self.devs[dev as usize];
         // The client's own CPU bounds its rate.
         let arrive = d.client.send_to_host(now, RxPkt { bytes, ack: 0, born: now, conn: 0, ctl: super::rxq::Ctl::None }, udp_wire_bytes(bytes, mtu, ovh), &mut self.port.rx);
-        q.at(arrive + nic_rx, Ev::HostRx { dev });
+        let tx_ns = d.client.tx_ns;
+        self.to_tap(dev, arrive, q);
         if let Some(i) = interval {
-            q.at(now + i.max(d.client.tx_ns), Ev::ClientSend { dev });
+            q.at(now + i.max(tx_ns), Ev::ClientSend { dev });
         }
     }
 

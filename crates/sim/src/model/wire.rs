@@ -3,7 +3,7 @@
 //! frames on the TX link and their accounting (delivered, bytes, latency).
 
 use super::virtq::Buf;
-use crate::engine::Time;
+use crate::engine::{Rng, Time};
 use crate::metrics::Histogram;
 use crate::profile::Profile;
 use std::collections::VecDeque;
@@ -55,12 +55,46 @@ pub struct Port {
     pub tx: Link,
     /// Client → host.
     pub rx: Link,
+    /// From the port to a device's tap queue.
+    pub rx_path: HostRxPath,
 }
 
 impl Port {
-    /// Both directions at the profile's line rate.
-    pub fn new(p: &Profile) -> Self {
-        Port { tx: Link::new(p), rx: Link::new(p) }
+    /// Both directions at the profile's line rate; `seed` is the scenario's.
+    pub fn new(p: &Profile, seed: u64) -> Self {
+        Port { tx: Link::new(p), rx: Link::new(p), rx_path: HostRxPath::new(p, seed) }
+    }
+}
+
+/// The host's receive path from the port to a device's tap/macvtap queue: the NIC's interrupt,
+/// NAPI and the bridge on host cores the model does not charge. It takes `host.nic_rx_ns` ±
+/// `host.nic_rx_spread_ns` (uniform) per frame — the interrupt-moderation timer's phase, the
+/// idle state of the core that takes the interrupt and its cache state vary — and keeps each
+/// device's frames in order.
+#[derive(Debug)]
+pub struct HostRxPath {
+    base_ns: f64,
+    spread_ns: f64,
+    rng: Rng,
+}
+
+impl HostRxPath {
+    /// The profile's path latency and spread, with its own random stream.
+    pub fn new(p: &Profile, seed: u64) -> Self {
+        let base_ns = p.host.nic_rx_ns.value;
+        HostRxPath { base_ns, spread_ns: p.host.nic_rx_spread_ns.value.min(base_ns), rng: Rng::for_component(seed, "host-nic-rx") }
+    }
+
+    /// When a frame that reached the port at `arrive` is on its tap queue; `last` is when the
+    /// device's previous frame got there (updated: the path is FIFO per device).
+    pub fn deliver(&mut self, arrive: Time, last: &mut Time) -> Time {
+        let d = if self.spread_ns > 0.0 {
+            self.base_ns - self.spread_ns + 2.0 * self.spread_ns * self.rng.uniform()
+        } else {
+            self.base_ns
+        };
+        *last = (*last).max(arrive + d.round() as Time);
+        *last
     }
 }
 
@@ -141,5 +175,46 @@ impl Wire {
         self.delivered = 0;
         self.payload_bytes = 0;
         self.latency.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn path(base: f64, spread: f64) -> HostRxPath {
+        let mut p = Profile::load("es2").unwrap();
+        p.host.nic_rx_ns.value = base;
+        p.host.nic_rx_spread_ns.value = spread;
+        HostRxPath::new(&p, 7)
+    }
+
+    #[test]
+    fn without_spread_every_frame_takes_the_base_latency() {
+        let (mut p, mut last) = (path(3000.0, 0.0), 0);
+        for t in [0, 10_000, 10_001, 50_000] {
+            assert_eq!(p.deliver(t, &mut last), t + 3000);
+        }
+    }
+
+    #[test]
+    fn spread_stays_within_bounds_varies_and_keeps_frames_in_order() {
+        let (mut p, mut last) = (path(3000.0, 1000.0), 0);
+        let mut seen = std::collections::BTreeSet::new();
+        let mut prev = 0;
+        for i in 0..1000u64 {
+            let arrive = i * 20_000; // far apart: no reordering to undo
+            let d = p.deliver(arrive, &mut last) - arrive;
+            assert!((2000..=4000).contains(&d), "{d}");
+            seen.insert(d / 100);
+            prev = last;
+        }
+        assert!(seen.len() > 15, "latencies should spread over the range: {seen:?}");
+        // Back-to-back frames: a later one never overtakes an earlier one.
+        for i in 0..1000u64 {
+            let t = p.deliver(1_000_000_000 + i, &mut last);
+            assert!(t >= prev, "frame {i} overtook: {t} < {prev}");
+            prev = t;
+        }
     }
 }

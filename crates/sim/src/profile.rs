@@ -73,10 +73,11 @@ pub struct ExitCosts {
     pub ipi_ns: Param,
     /// Any other exit.
     pub other_ns: Param,
-    /// Indirect cost of an exit: extra guest time the next guest work needs to refill caches
-    /// and TLBs polluted by the exit (charged to guest time, not to EHT; at most once between
-    /// two guest runs).
-    pub indirect_ns: Param,
+    /// Indirect cost of an exit as a multiple of its direct cost: extra guest time the next
+    /// guest work needs to refill caches and TLBs that the exit's host code displaced, taken
+    /// proportional to how much host work the exit did (charged to guest time, not to EHT; at
+    /// most once between two guest runs: the latest exit's).
+    pub indirect_per_direct: Param,
 }
 
 /// Host kernel costs.
@@ -306,7 +307,7 @@ impl Profile {
     }
 
     /// Replace parameters' values for one scenario. `overrides` maps dotted keys as
-    /// [`Profile::params`] names them (`exit.indirect_ns`) to values in the parameter's unit;
+    /// [`Profile::params`] names them (`exit.eoi_ns`) to values in the parameter's unit;
     /// each replaced parameter's `source` records the old value, and the result is checked like
     /// a profile file. Errors name the key (as `profile_overrides.KEY`) and what is allowed.
     pub fn with_overrides(self, overrides: &[(String, f64)], origin: &str) -> Result<Profile, String> {
@@ -357,7 +358,7 @@ impl Profile {
             ("exit.interrupt_window_ns", &x.interrupt_window_ns, "ns"),
             ("exit.ipi_ns", &x.ipi_ns, "ns"),
             ("exit.other_ns", &x.other_ns, "ns"),
-            ("exit.indirect_ns", &x.indirect_ns, "ns"),
+            ("exit.indirect_per_direct", &x.indirect_per_direct, "ratio"),
             ("host.thread_wakeup_ns", &self.host.thread_wakeup_ns, "ns"),
             ("host.thread_wakeup_spread_ns", &self.host.thread_wakeup_spread_ns, "ns"),
             ("host.nic_rx_ns", &self.host.nic_rx_ns, "ns"),

@@ -47,9 +47,9 @@ fn a_costlier_kick_exit_raises_eht_and_lowers_the_kick_rate() {
 
 #[test]
 fn the_override_is_recorded_in_the_parameters_source() {
-    let p = Profile::load("es2").unwrap().with_overrides(&[("exit.indirect_ns".into(), 1500.0)], "s.toml").unwrap();
-    assert_eq!(p.exit.indirect_ns.value, 1500.0);
-    assert!(p.exit.indirect_ns.source.contains("s.toml") && p.exit.indirect_ns.source.contains("600"), "{}", p.exit.indirect_ns.source);
+    let p = Profile::load("es2").unwrap().with_overrides(&[("exit.eoi_ns".into(), 1500.0)], "s.toml").unwrap();
+    assert_eq!(p.exit.eoi_ns.value, 1500.0);
+    assert!(p.exit.eoi_ns.source.contains("s.toml") && p.exit.eoi_ns.source.contains("1200"), "{}", p.exit.eoi_ns.source);
 }
 
 fn error_of(overrides: &str) -> String {
@@ -62,14 +62,14 @@ fn error_of(overrides: &str) -> String {
 
 #[test]
 fn bad_overrides_name_the_key_and_what_is_allowed() {
-    let m = error_of("[profile_overrides.exit]\nindirect = 1500");
-    assert!(m.contains("profile_overrides.exit.indirect") && m.contains("exit.indirect_ns"), "{m}");
-    let m = error_of("[profile_overrides.exits]\nindirect_ns = 1500");
-    assert!(m.contains("profile_overrides.exits.indirect_ns") && m.contains("sections are"), "{m}");
-    let m = error_of("[profile_overrides.exit]\nindirect_ns = \"fast\"");
-    assert!(m.contains("profile_overrides.exit.indirect_ns") && m.contains("number"), "{m}");
-    let m = error_of("[profile_overrides.exit]\nindirect_ns = -5");
-    assert!(m.contains("profile_overrides.exit.indirect_ns") && m.contains("≥ 0"), "{m}");
+    let m = error_of("[profile_overrides.exit]\neoi = 1500");
+    assert!(m.contains("profile_overrides.exit.eoi") && m.contains("exit.eoi_ns"), "{m}");
+    let m = error_of("[profile_overrides.exits]\neoi_ns = 1500");
+    assert!(m.contains("profile_overrides.exits.eoi_ns") && m.contains("sections are"), "{m}");
+    let m = error_of("[profile_overrides.exit]\neoi_ns = \"fast\"");
+    assert!(m.contains("profile_overrides.exit.eoi_ns") && m.contains("number"), "{m}");
+    let m = error_of("[profile_overrides.exit]\neoi_ns = -5");
+    assert!(m.contains("profile_overrides.exit.eoi_ns") && m.contains("≥ 0"), "{m}");
     let m = error_of("[profile_overrides.guest]\nnapi_weight = 0.5");
     assert!(m.contains("profile_overrides.guest.napi_weight") && m.contains("whole number"), "{m}");
 }

@@ -236,7 +236,7 @@ impl Host {
     /// Take a VM exit on `v` now; the running task (if any) is saved and resumes after.
     pub(crate) fn exit(&mut self, now: Time, v: u32, reason: ExitReason, then: AfterExit, q: &mut EventQueue<Ev>) {
         let cost = self.exit_cost(reason);
-        let indirect = self.profile.exit.indirect_ns.value.round() as Time;
+        let indirect = (self.profile.exit.indirect_per_direct.value * cost as f64).round() as Time;
         if let Mode::Guest { task, .. } = self.vcpus[v as usize].mode {
             self.tr_guest_end(now, v, task);
         }

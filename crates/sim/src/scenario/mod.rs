@@ -70,8 +70,8 @@ pub struct Scenario {
     /// The VMs.
     pub vm: Vec<Vm>,
     /// Profile parameters replaced for this scenario, nested like the profile
-    /// (`[profile_overrides.exit]` `indirect_ns = 1500`): a value in the parameter's unit.
-    /// For sensitivity studies (`eventpath sweep --param profile_overrides.exit.indirect_ns=...`)
+    /// (`[profile_overrides.exit]` `eoi_ns = 1500`): a value in the parameter's unit.
+    /// For sensitivity studies (`eventpath sweep --param profile_overrides.exit.eoi_ns=...`)
     /// without writing a profile file.
     #[serde(default)]
     pub profile_overrides: toml::Table,

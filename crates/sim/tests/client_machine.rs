@@ -49,8 +49,7 @@ fn more_vms_than_the_client_serves_saturate_it() {
     // The same VMs with a core per VM (the default) are not client-bound.
     let (free, cf) = run(&scenario(14, ""));
     assert_rr_conserved(&cf);
-    // (Each VM's vCPU then bounds it, far above a 14th of one client core.)
-    assert!(ops(&free) > 2.0 * s14, "default {} vs one core {s14}", ops(&free));
+    assert!(ops(&free) > 2.5 * s14, "default {} vs one core {s14}", ops(&free));
 }
 
 #[test]

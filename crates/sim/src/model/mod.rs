@@ -9,6 +9,7 @@
 //! behind these types.
 
 mod client;
+mod invariants;
 mod irq;
 mod lapic;
 mod napi;
@@ -351,6 +352,8 @@ impl Model for Host {
                 self.client_action(dev, a, q);
             }
         }
+        #[cfg(debug_assertions)]
+        self.check_invariants();
     }
 }
 

@@ -166,14 +166,16 @@ pub struct Vcpu {
 }
 
 impl Vcpu {
-    /// A vCPU that starts in guest mode with nothing scheduled yet.
+    /// A vCPU whose thread is runnable; it enters the guest when its thread first runs.
     pub fn new(vm: u32, delivery: InterruptDelivery, burn: bool) -> Self {
         Vcpu {
             burn,
             burn_timer: None,
             pollution_ns: 0,
             vm,
-            mode: Mode::Entering,
+            // Runnable but not yet run: its thread may wait on a runqueue behind others, and
+            // must not take exits (ticks, interrupt kicks) before it first enters the guest.
+            mode: Mode::Waking,
             delivery,
             epoch: 0,
             saved: Vec::with_capacity(8),

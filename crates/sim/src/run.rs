@@ -235,6 +235,17 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
             events,
             vms,
             host,
+            stalled_flows: h
+                .watchdog
+                .stalls
+                .iter()
+                .map(|st| StalledFlow {
+                    vm: h.vms[st.vm as usize].name.clone(),
+                    stalled_from_s: st.since as f64 / NS_PER_S as f64,
+                    detected_s: st.detected as f64 / NS_PER_S as f64,
+                    recovered_s: st.recovered.map(|t| t as f64 / NS_PER_S as f64),
+                })
+                .collect(),
         },
         latency_cdf: cdf,
     }

@@ -124,6 +124,23 @@ pub struct Summary {
     pub vms: Vec<VmSummary>,
     /// Host results.
     pub host: HostSummary,
+    /// Flows the liveness watchdog saw stop making progress while their threads got to run
+    /// (`model/watchdog.rs`). Empty in a healthy run: an entry is a model bug, not a result.
+    pub stalled_flows: Vec<StalledFlow>,
+}
+
+/// A flow that made no progress for a whole watch window (at least 50 ms) although none of its
+/// threads was kept waiting for a pCPU (added with issue 9).
+#[derive(Debug, Clone, Serialize)]
+pub struct StalledFlow {
+    /// VM name.
+    pub vm: String,
+    /// Simulated seconds from the start (warm-up included) of its last progress.
+    pub stalled_from_s: f64,
+    /// When the watchdog saw the stall.
+    pub detected_s: f64,
+    /// When it made progress again; null if it never did.
+    pub recovered_s: Option<f64>,
 }
 
 impl Latency {

@@ -14,7 +14,7 @@ fn run_all(seeds: std::ops::RangeInclusive<u64>, duration_s: Option<f64>) {
         for seed in seeds.clone() {
             let o = run_scenario(p.to_str().unwrap(), &RunOptions { seed: Some(seed), duration_s })
                 .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-            let _ = o;
+            assert!(o.summary.stalled_flows.is_empty(), "{} seed {seed}: {:?}", p.display(), o.summary.stalled_flows);
         }
         n += 1;
     }

@@ -9,6 +9,7 @@
 //! behind these types.
 
 mod client;
+#[cfg(debug_assertions)]
 mod invariants;
 mod irq;
 mod lapic;
@@ -25,6 +26,7 @@ mod trace;
 mod udp_rx;
 mod vcpu;
 mod vhost;
+mod watchdog;
 mod virtq;
 mod wire;
 mod workers;
@@ -39,6 +41,7 @@ use napi::Napi;
 use rxq::RxRing;
 use std::collections::VecDeque;
 pub use vcpu::Vcpu;
+pub use watchdog::Stall;
 use vhost::Vhost;
 use virtq::Virtq;
 use wire::{Port, Wire};
@@ -192,6 +195,8 @@ pub struct Host {
     pub(crate) thread_names: Vec<String>,
     /// Timeline recording (`eventpath trace`), off unless asked for.
     pub(crate) trace: Option<Box<trace::Tracing>>,
+    /// Liveness watchdog: flows that stopped making progress.
+    pub(crate) watchdog: watchdog::Watchdog,
 }
 
 impl Host {
@@ -276,7 +281,11 @@ impl Host {
             host_tick_ns: (NS_PER_S as f64 / host_hz).round() as Time,
             thread_names,
             trace: None,
+            watchdog: watchdog::Watchdog::default(),
         };
+        for (vi, vm) in s.vm.iter().enumerate() {
+            host.watchdog.watch(vi, true, watchdog::open_loop_period_ns(&vm.workload));
+        }
         q.at(crate::engine::secs_to_ns(s.warmup_s), Ev::Warmup);
         // Every vCPU thread and hog is runnable from the start; a vCPU enters guest mode when
         // its thread first runs, and the workload decides what it does first.

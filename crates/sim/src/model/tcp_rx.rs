@@ -88,6 +88,11 @@ impl TcpReceiver {
         }
     }
 
+    /// Bytes the application has read since the start (lifetime).
+    pub fn read_life(&self) -> u64 {
+        self.read
+    }
+
     /// Bytes in the socket, not yet read.
     pub fn queued(&self) -> u64 {
         self.rcv_nxt - self.read

@@ -134,6 +134,9 @@ impl Host {
     /// The host's periodic tick on `cpu` (CONFIG_HZ): slice accounting and load balancing.
     pub(crate) fn host_tick(&mut self, now: Time, cpu: u32, q: &mut EventQueue<Ev>) {
         q.at(now + self.host_tick_ns, Ev::HostTick { cpu });
+        if cpu == 0 {
+            self.watchdog_tick(now);
+        }
         self.sched.tick(now, cpu);
         self.drain(now, q);
         self.poke(now, cpu, q);

@@ -103,6 +103,10 @@ pub struct Thread {
     exec_start: Time,
     /// Migrated since it last ran (pays `migration_ns` at its next switch-in).
     migrated: bool,
+    /// When it last became queued (runnable, waiting for its pCPU).
+    queued_since: Time,
+    /// Time spent queued, lifetime (`sched_info.run_delay`), excluding the current wait.
+    run_delay: u64,
     /// Random stream (idle wake-up latency).
     rng: Rng,
 }
@@ -220,6 +224,8 @@ impl Sched {
             sum_exec: 0,
             exec_start: 0,
             migrated: false,
+            queued_since: 0,
+            run_delay: 0,
             rng,
         });
         self.run_ns.resize(self.threads.len() * self.rqs.len(), 0);
@@ -248,6 +254,14 @@ impl Sched {
         let th = &self.threads[t as usize];
         let live = if th.state == State::Running && th.cpu == c { now - th.exec_start.max(self.window_start) } else { 0 };
         self.run_ns[t as usize * self.rqs.len() + c as usize] + live
+    }
+
+    /// Lifetime (run time, run delay) of thread `t` up to `now`: how long it ran, and how long
+    /// it was runnable but waited for a pCPU (`sum_exec_runtime`, `sched_info.run_delay`).
+    pub fn run_and_delay(&self, now: Time, t: u32) -> (u64, u64) {
+        let th = &self.threads[t as usize];
+        let ran = th.sum_exec + if th.state == State::Running { now - th.exec_start } else { 0 };
+        (ran, th.run_delay + if th.state == State::Queued { now - th.queued_since } else { 0 })
     }
 
     /// Busy time of pCPU `c` in the window: the sum of its threads' run time.
@@ -346,6 +360,7 @@ impl Sched {
         }
         th.cpu = cpu;
         th.state = State::Queued;
+        th.queued_since = now;
         self.rqs[cpu as usize].queued.push(t);
         match self.rqs[cpu as usize].curr {
             None => self.pick(now, cpu, true),
@@ -375,6 +390,7 @@ impl Sched {
             th.state = State::Sleeping;
         } else {
             th.state = State::Queued;
+            th.queued_since = now;
             rq.queued.push(t);
         }
         self.pick(now, cpu, false);
@@ -399,6 +415,7 @@ impl Sched {
         let p = self.p;
         let th = &mut self.threads[t as usize];
         th.state = State::Running;
+        th.run_delay += now - th.queued_since;
         th.exec_start = now;
         th.slice_start_exec = th.sum_exec;
         let mut delay = if from_idle {
@@ -428,6 +445,7 @@ impl Sched {
     pub fn start(&mut self, now: Time, t: u32) {
         let th = &mut self.threads[t as usize];
         th.state = State::Queued;
+        th.queued_since = now;
         let cpu = th.cpu;
         self.rqs[cpu as usize].queued.push(t);
         if self.rqs[cpu as usize].curr.is_none() {

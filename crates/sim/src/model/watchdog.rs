@@ -1,0 +1,208 @@
+//! Liveness watchdog (DESIGN §6): a flow with offered load whose threads get to run must keep
+//! making progress. A flow that makes none for a whole watch window is recorded as stalled
+//! unless one of its threads (the VM's vCPUs, its I/O thread) was *starved*: runnable for more
+//! than half of that time yet run for less than 2 % of it. A stall is a model bug (a lost
+//! wake-up, a lost interrupt, a window that never reopens), never a result, and the summary
+//! says so (`stalled_flows`).
+//!
+//! A flow starved by the host scheduler (a vCPU behind a nice −20 hog on its only pCPU) is
+//! slow, not stalled, and is not reported; vCPUs that time-share a pCPU still run a fair share
+//! and are held to making progress. The check rides on pCPU 0's host tick, so it adds no
+//! events and cannot change a run.
+
+use super::workload::Sender;
+use super::Host;
+use crate::engine::{Time, NS_PER_S};
+use crate::scenario::Workload;
+
+/// Shortest time without progress that counts as a stall (ns).
+pub const WINDOW_NS: Time = 50_000_000;
+/// How often flows are checked (ns of simulated time).
+const CHECK_EVERY_NS: Time = 10_000_000;
+/// An open-loop flow is given this many of its send intervals before it counts as stalled.
+const OPEN_LOOP_PERIODS: Time = 4;
+
+/// A stall of one VM's flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stall {
+    /// VM index.
+    pub vm: u32,
+    /// Last progress before the stall (ns since the start).
+    pub since: Time,
+    /// When the watchdog saw it (ns).
+    pub detected: Time,
+    /// When the flow made progress again, if it did (ns).
+    pub recovered: Option<Time>,
+}
+
+/// What the watchdog knows of one VM's flow.
+#[derive(Debug)]
+struct Flow {
+    /// Time without progress that counts as a stall for this flow.
+    window: Time,
+    /// Progress count at the last change.
+    count: u64,
+    /// When it last changed.
+    at: Time,
+    /// (run time, run delay) of each of the flow's threads at that time.
+    delay_at: Vec<(u64, u64)>,
+    /// Index in `stalls` of its open stall, if any.
+    open: Option<usize>,
+}
+
+/// The liveness watchdog of a host.
+#[derive(Debug, Default)]
+pub struct Watchdog {
+    flows: Vec<Option<Flow>>,
+    next_check: Time,
+    /// Stalls seen (lifetime: a stall in the warm-up is a bug too).
+    pub stalls: Vec<Stall>,
+}
+
+impl Watchdog {
+    /// Watch VM `vm`'s flow, whose open-loop send interval is `period_ns` (None: closed loop
+    /// or unpaced: always offered load); a VM with no workload has no flow.
+    pub(crate) fn watch(&mut self, vm: usize, has_flow: bool, period_ns: Option<Time>) {
+        if self.flows.len() <= vm {
+            self.flows.resize_with(vm + 1, || None);
+        }
+        self.flows[vm] = has_flow.then(|| Flow {
+            window: WINDOW_NS.max(period_ns.unwrap_or(0).saturating_mul(OPEN_LOOP_PERIODS)),
+            count: 0,
+            at: 0,
+            delay_at: Vec::new(),
+            open: None,
+        });
+    }
+}
+
+/// The send interval of an open-loop workload (ns); None for closed-loop or unpaced ones.
+pub(crate) fn open_loop_period_ns(w: &Workload) -> Option<Time> {
+    let per_s = |rate: f64| (NS_PER_S as f64 / rate).min(u64::MAX as f64 / 8.0) as Time;
+    match *w {
+        Workload::UdpStream { rate_pps, .. } => rate_pps.map(per_s),
+        Workload::UdpReceive { rate_pps, .. } => Some(per_s(rate_pps)),
+        Workload::UdpRr { interval_us, .. } => interval_us.map(|i| per_s(1e6 / i)),
+        _ => None,
+    }
+}
+
+impl Host {
+    /// The monotone progress count of VM `vm`'s flow: what its workload delivers.
+    fn flow_progress(&self, vm: usize) -> u64 {
+        let dev = &self.devs[self.vms[vm].dev as usize];
+        match &self.senders[vm] {
+            Sender::Udp(_) | Sender::Tcp(_) => dev.wire.delivered_life,
+            Sender::UdpRx(r) if r.reply.is_some() => dev.wire.delivered_life,
+            Sender::UdpRx(r) => r.received_life,
+            Sender::Server(s) => s.ops_life,
+            Sender::TcpRx(r) => r.read_life(),
+        }
+    }
+
+    /// (run time, run delay) of the threads a flow needs: its VM's vCPUs and its device's I/O
+    /// thread.
+    fn flow_delays(&self, now: Time, vm: usize) -> Vec<(u64, u64)> {
+        let vhost = self.vhost_tid(self.vms[vm].dev);
+        self.vms[vm].vcpus.iter().copied().chain([vhost]).map(|t| self.sched.run_and_delay(now, t)).collect()
+    }
+
+    /// Check every flow (called from pCPU 0's host tick).
+    pub(crate) fn watchdog_tick(&mut self, now: Time) {
+        if now < self.watchdog.next_check {
+            return;
+        }
+        self.watchdog.next_check = now + CHECK_EVERY_NS;
+        for vm in 0..self.watchdog.flows.len() {
+            if self.watchdog.flows[vm].is_some() {
+                let (count, delays) = (self.flow_progress(vm), self.flow_delays(now, vm));
+                self.watchdog.observe(vm, now, count, delays);
+            }
+        }
+    }
+}
+
+impl Watchdog {
+    /// One look at VM `vm`'s flow: its progress count and its threads' run delays now.
+    fn observe(&mut self, vm: usize, now: Time, count: u64, delays: Vec<(u64, u64)>) {
+        let Some(f) = self.flows[vm].as_mut() else { return };
+        if count != f.count || f.delay_at.is_empty() {
+            if let Some(i) = f.open.take() {
+                self.stalls[i].recovered = Some(now);
+            }
+            f.count = count;
+            f.at = now;
+            f.delay_at = delays;
+            return;
+        }
+        let idle_for = now - f.at;
+        if f.open.is_some() || idle_for < f.window {
+            return;
+        }
+        let starved = delays
+            .iter()
+            .zip(&f.delay_at)
+            .any(|(&(ran, wait), &(ran0, wait0))| 2 * (wait - wait0) > idle_for && 50 * (ran - ran0) < idle_for);
+        if !starved {
+            f.open = Some(self.stalls.len());
+            self.stalls.push(Stall { vm: vm as u32, since: f.at, detected: now, recovered: None });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Time = 1_000_000;
+
+    fn one_flow(period: Option<Time>) -> Watchdog {
+        let mut w = Watchdog::default();
+        w.watch(0, true, period);
+        w
+    }
+
+    #[test]
+    fn a_flow_without_progress_whose_threads_run_is_stalled_once_then_recovers() {
+        let mut w = one_flow(None);
+        w.observe(0, 0, 5, vec![(0, 0), (0, 0)]);
+        for t in (10..=100).step_by(10) {
+            // vCPU time-shares its pCPU with three others: waits 75 %, runs 25 %.
+            w.observe(0, t * MS, 5, vec![(t * MS / 4, t * MS * 3 / 4), (0, 0)]);
+        }
+        assert_eq!(w.stalls, vec![Stall { vm: 0, since: 0, detected: 50 * MS, recovered: None }]);
+        w.observe(0, 110 * MS, 6, vec![(0, 0), (0, 0)]);
+        assert_eq!(w.stalls[0].recovered, Some(110 * MS));
+        assert_eq!(w.stalls.len(), 1);
+    }
+
+    #[test]
+    fn a_flow_whose_thread_waits_for_a_pcpu_is_starved_not_stalled() {
+        let mut w = one_flow(None);
+        w.observe(0, 0, 5, vec![(0, 0), (0, 0)]);
+        for t in (10..=200).step_by(10) {
+            // The I/O thread waits 90 % and runs 1 % (behind a nice -20 hog).
+            w.observe(0, t * MS, 5, vec![(t * MS, 0), (t * MS / 100, t * MS * 9 / 10)]);
+        }
+        assert!(w.stalls.is_empty());
+    }
+
+    #[test]
+    fn an_open_loop_flow_gets_four_send_intervals() {
+        let mut w = one_flow(Some(100 * MS));
+        w.observe(0, 0, 1, vec![(0, 0)]);
+        w.observe(0, 390 * MS, 1, vec![(0, 0)]);
+        assert!(w.stalls.is_empty());
+        w.observe(0, 400 * MS, 1, vec![(0, 0)]);
+        assert_eq!(w.stalls.len(), 1);
+    }
+
+    #[test]
+    fn a_vm_without_a_flow_is_not_watched() {
+        let mut w = Watchdog::default();
+        w.watch(0, false, None);
+        w.observe(0, 0, 0, vec![(0, 0)]);
+        w.observe(0, 500 * MS, 0, vec![(0, 0)]);
+        assert!(w.stalls.is_empty());
+    }
+}

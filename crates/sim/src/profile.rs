@@ -145,6 +145,9 @@ pub struct SchedCosts {
     pub balance_interval_ns: Param,
     /// `sd->busy_factor`: a busy pCPU balances this many times less often.
     pub busy_factor: Param,
+    /// `sysctl_sched_migration_cost`: cache-hotness threshold of load balancing (`task_hot`)
+    /// and the average idle time below which a pCPU does not idle-balance.
+    pub migration_cost_ns: Param,
 }
 
 /// Host I/O thread (vhost) costs.
@@ -371,6 +374,7 @@ impl Profile {
             ("sched.migration_ns", &self.sched.migration_ns, "ns"),
             ("sched.balance_interval_ns", &self.sched.balance_interval_ns, "ns"),
             ("sched.busy_factor", &self.sched.busy_factor, "count"),
+            ("sched.migration_cost_ns", &self.sched.migration_cost_ns, "ns"),
             ("vhost.tx_packet_ns", &v.tx_packet_ns, "ns"),
             ("vhost.tx_byte_ns", &v.tx_byte_ns, "ns"),
             ("vhost.rx_packet_ns", &v.rx_packet_ns, "ns"),
@@ -473,6 +477,7 @@ impl Profile {
             ),
             balance_interval_ns: ns(&s.balance_interval_ns),
             busy_factor: ns(&s.busy_factor),
+            migration_cost_ns: ns(&s.migration_cost_ns),
             cores_per_llc: self.cpu.cores_per_socket.value as u32,
         }
     }

@@ -209,10 +209,15 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
             .map(|(t, name)| ThreadSummary {
                 name: name.clone(),
                 pcpu_pct: (0..c.pcpus).map(|p| 100.0 * h.sched.run_ns(now, t as u32, p) as f64 / window).collect(),
+                migrations_per_s: h.sched.threads[t].migrations as f64 / secs,
             })
             .collect(),
         context_switches_per_s: Some(h.sched.switches as f64 / secs),
-        migrations_per_s: Some(h.sched.migrations as f64 / secs),
+        migrations_per_s: Some(h.sched.migrations.iter().sum::<u64>() as f64 / secs),
+        migrations_by_cause_per_s: crate::model::sched::Migration::ALL
+            .iter()
+            .map(|&m| (m.key(), h.sched.migrations[m as usize] as f64 / secs))
+            .collect(),
         wake_affine_per_s: Some(h.sched.wake_affine_hits as f64 / secs),
         idle_wakeups_by_cstate_per_s: c
             .profile

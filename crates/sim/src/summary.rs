@@ -82,6 +82,8 @@ pub struct ThreadSummary {
     pub name: String,
     /// % of the measured time it ran on each pCPU (switch-in cost included).
     pub pcpu_pct: Vec<f64>,
+    /// Moves to another pCPU per second (added with issue 9).
+    pub migrations_per_s: f64,
 }
 
 /// Host-wide results.
@@ -97,6 +99,9 @@ pub struct HostSummary {
     pub context_switches_per_s: Option<f64>,
     /// Thread migrations between pCPUs per second (added with the host scheduler).
     pub migrations_per_s: Option<f64>,
+    /// The same by cause: `wakeup` (placement at wake-up), `idle_balance`, `nohz_balance`,
+    /// `periodic_balance` (added with issue 9).
+    pub migrations_by_cause_per_s: BTreeMap<&'static str, f64>,
     /// Wake-ups placed on the waker's pCPU by `wake_affine`, per second (added with the host
     /// scheduler).
     pub wake_affine_per_s: Option<f64>,

@@ -111,3 +111,23 @@ fn same_scenario_same_summary() {
     sb["wall_seconds"] = 0.into();
     assert_eq!(sa, sb);
 }
+
+/// Seven streaming VMs on N+1 = 8 unpinned pCPUs (ELVIS §4.2 Baseline): every vCPU thread
+/// stays on one pCPU — cache-hot threads are not pulled and short idles do not idle-balance
+/// (Linux `task_hot`, `idle_balance`'s `avg_idle` gate) — instead of being smeared over many.
+#[test]
+fn busy_vcpus_of_seven_vms_on_eight_pcpus_stay_put() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/elvis-7vm-baseline.toml");
+    let mut sc = Scenario::from_file(path).unwrap();
+    sc.duration_s = 0.1;
+    let (o, c) = simulate_with_ledger(&sc.check(path).unwrap());
+    assert_time_conserved(&c);
+    assert!(o.summary.stalled_flows.is_empty());
+    for t in o.summary.host.threads.iter().filter(|t| t.name.starts_with("vcpu")) {
+        let max = t.pcpu_pct.iter().cloned().fold(0.0, f64::max);
+        let all: f64 = t.pcpu_pct.iter().sum();
+        assert!(max > 0.9 * all, "{} smeared: {:?}", t.name, t.pcpu_pct);
+        assert!(t.migrations_per_s < 50.0, "{}: {} migrations/s", t.name, t.migrations_per_s);
+    }
+    assert_eq!(o.summary.host.migrations_by_cause_per_s["idle_balance"], 0.0);
+}

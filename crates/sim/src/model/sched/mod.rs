@@ -14,6 +14,7 @@
 
 mod balance;
 mod idle;
+mod load;
 mod place;
 #[cfg(test)]
 mod tests;
@@ -60,6 +61,9 @@ pub struct Params {
     pub balance_interval_ns: u64,
     /// `sd->busy_factor`: a busy pCPU balances this many times less often.
     pub busy_factor: u64,
+    /// `sysctl_sched_migration_cost` (ns): cache-hotness threshold (`task_hot`) and the
+    /// `avg_idle` gate of `idle_balance`.
+    pub migration_cost_ns: u64,
     /// pCPUs per last-level cache (socket): `select_idle_sibling` searches within one.
     pub cores_per_llc: u32,
 }
@@ -107,6 +111,17 @@ pub struct Thread {
     queued_since: Time,
     /// Time spent queued, lifetime (`sched_info.run_delay`), excluding the current wait.
     run_delay: u64,
+    /// `wakee_flips`: how often, decaying by half each second, it woke a different thread than
+    /// the one it woke before (`record_wakee`; read by `wake_wide`).
+    wakee_flips: u32,
+    /// `last_wakee`.
+    last_wakee: Option<u32>,
+    /// `wakee_flip_decay_ts`.
+    wakee_decay_at: Time,
+    /// PELT load average (`se->avg.load_avg`), updated when it becomes runnable or sleeps.
+    load: load::LoadAvg,
+    /// Times it moved to another pCPU (window).
+    pub migrations: u64,
     /// Random stream (idle wake-up latency).
     rng: Rng,
 }
@@ -128,12 +143,50 @@ pub struct Rq {
     pub seq: u32,
     /// When it went idle and its recent idle periods (idle-state choice).
     pub idle: IdleHistory,
+    /// `rq->avg_idle`: running average of its idle periods (ns), capped at twice the
+    /// migration cost; `None` until set up by the scheduler.
+    avg_idle: u64,
+    /// `rq->idle_stamp`: when it last went idle, until a wake-up onto it.
+    idle_stamp: Option<Time>,
+    /// `sd->nr_balance_failed`: periodic balances in a row that found an imbalance but could
+    /// move nothing (cache-hot threads become movable after `CACHE_NICE_TRIES`).
+    nr_balance_failed: u32,
 }
 
 impl Rq {
     /// Threads on the runqueue, running one included (`nr_running`).
     pub fn nr_running(&self) -> usize {
         self.queued.len() + self.curr.is_some() as usize
+    }
+}
+
+/// Why a thread moved to another pCPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Migration {
+    /// Wake-up placement (`select_task_rq_fair`).
+    Wakeup,
+    /// A pCPU about to go idle pulled it (`idle_balance`).
+    IdleBalance,
+    /// An idle pCPU pulled it when a busy one kicked it (`nohz_idle_balance`).
+    NohzBalance,
+    /// Periodic balancing at the tick (`rebalance_domains`).
+    PeriodicBalance,
+}
+
+impl Migration {
+    /// Number of causes.
+    pub const COUNT: usize = 4;
+    /// Every cause, in summary order.
+    pub const ALL: [Migration; Self::COUNT] =
+        [Migration::Wakeup, Migration::IdleBalance, Migration::NohzBalance, Migration::PeriodicBalance];
+    /// Its key in summary.json.
+    pub fn key(self) -> &'static str {
+        match self {
+            Migration::Wakeup => "wakeup",
+            Migration::IdleBalance => "idle_balance",
+            Migration::NohzBalance => "nohz_balance",
+            Migration::PeriodicBalance => "periodic_balance",
+        }
     }
 }
 
@@ -173,8 +226,8 @@ pub struct Sched {
     run_ns: Vec<u64>,
     /// Start of the measurement window.
     window_start: Time,
-    /// Migrations (window).
-    pub migrations: u64,
+    /// Migrations (window), by cause.
+    pub migrations: [u64; Migration::COUNT],
     /// Context switches (window).
     pub switches: u64,
     /// Wake-ups placed on the waker's pCPU (window).
@@ -189,11 +242,12 @@ impl Sched {
         Sched {
             p,
             threads: Vec::new(),
-            rqs: (0..ncpus).map(|_| Rq::default()).collect(),
+            // init_sched: rq->avg_idle = 2 * sysctl_sched_migration_cost.
+            rqs: (0..ncpus).map(|_| Rq { avg_idle: 2 * p.migration_cost_ns, ..Rq::default() }).collect(),
             actions: Vec::with_capacity(16),
             run_ns: Vec::new(),
             window_start: 0,
-            migrations: 0,
+            migrations: [0; Migration::COUNT],
             switches: 0,
             wake_affine_hits: 0,
             cstate_wakeups: [0; MAX_CSTATES],
@@ -226,6 +280,11 @@ impl Sched {
             migrated: false,
             queued_since: 0,
             run_delay: 0,
+            wakee_flips: 0,
+            last_wakee: None,
+            wakee_decay_at: 0,
+            load: load::LoadAvg::new(nice_weight(nice)),
+            migrations: 0,
             rng,
         });
         self.run_ns.resize(self.threads.len() * self.rqs.len(), 0);
@@ -243,7 +302,8 @@ impl Sched {
         }
         self.run_ns.iter_mut().for_each(|x| *x = 0);
         self.window_start = now;
-        self.migrations = 0;
+        self.migrations = [0; Migration::COUNT];
+        self.threads.iter_mut().for_each(|t| t.migrations = 0);
         self.switches = 0;
         self.wake_affine_hits = 0;
         self.cstate_wakeups = [0; MAX_CSTATES];
@@ -302,6 +362,18 @@ impl Sched {
         self.rqs[cpu as usize].queued.iter().copied().min_by_key(|&t| (self.threads[t as usize].vruntime, t))
     }
 
+    /// `cfs_rq->runnable_load_avg` at `now`: the PELT loads of its runnable threads.
+    pub(super) fn runnable_load(&self, now: Time, cpu: u32) -> f64 {
+        let rq = &self.rqs[cpu as usize];
+        rq.queued.iter().chain(rq.curr.iter()).map(|&t| self.thread_load(now, t)).sum()
+    }
+
+    /// A thread's PELT load at `now`.
+    pub(super) fn thread_load(&self, now: Time, t: u32) -> f64 {
+        let th = &self.threads[t as usize];
+        th.load.at(now, th.weight, th.state != State::Sleeping)
+    }
+
     fn weight_sum(&self, cpu: u32) -> u64 {
         let rq = &self.rqs[cpu as usize];
         rq.queued.iter().chain(rq.curr.iter()).map(|&t| self.threads[t as usize].weight).sum()
@@ -339,8 +411,15 @@ impl Sched {
         if self.threads[t as usize].state != State::Sleeping {
             return;
         }
-        let prev = self.threads[t as usize].cpu;
-        let cpu = self.select_task_rq(t, waker);
+        let th = &mut self.threads[t as usize];
+        th.load.update(now, th.weight, false);
+        let prev = th.cpu;
+        // The waking thread is whatever runs on the waker's pCPU (`current`).
+        let waker_thread = waker.and_then(|c| self.rqs[c as usize].curr);
+        if let Some(w) = waker_thread {
+            self.record_wakee(now, w, t);
+        }
+        let cpu = self.select_task_rq(now, t, waker, waker_thread);
         if waker == Some(cpu) && cpu != prev {
             self.wake_affine_hits += 1;
         }
@@ -356,15 +435,43 @@ impl Sched {
         th.vruntime = v;
         if cpu != prev {
             th.migrated = true;
-            self.migrations += 1;
+            th.migrations += 1;
+            self.migrations[Migration::Wakeup as usize] += 1;
         }
         th.cpu = cpu;
         th.state = State::Queued;
         th.queued_since = now;
         self.rqs[cpu as usize].queued.push(t);
+        self.end_idle_period(now, cpu);
         match self.rqs[cpu as usize].curr {
             None => self.pick(now, cpu, true),
             Some(c) => self.check_preempt_wakeup(cpu, c, t),
+        }
+    }
+
+    /// `record_wakee`: waker `w` woke `t`; its flips count changes of wakee and halve each second.
+    fn record_wakee(&mut self, now: Time, w: u32, t: u32) {
+        let th = &mut self.threads[w as usize];
+        if now > th.wakee_decay_at + crate::engine::NS_PER_S {
+            th.wakee_flips >>= 1;
+            th.wakee_decay_at = now;
+        }
+        if th.last_wakee != Some(t) {
+            th.last_wakee = Some(t);
+            th.wakee_flips += 1;
+        }
+    }
+
+    /// `ttwu_do_wakeup`: a thread was woken onto `cpu`; if it had been idle, fold the idle
+    /// period into `avg_idle` (`update_avg`: avg += (sample − avg) / 8, capped at twice the
+    /// migration cost, the initial `max_idle_balance_cost`).
+    fn end_idle_period(&mut self, now: Time, cpu: u32) {
+        let max = 2 * self.p.migration_cost_ns;
+        let rq = &mut self.rqs[cpu as usize];
+        if let Some(stamp) = rq.idle_stamp.take() {
+            let sample = (now - stamp) as i64;
+            let avg = rq.avg_idle as i64;
+            rq.avg_idle = ((avg + (sample - avg) / 8).max(0) as u64).min(max);
         }
     }
 
@@ -387,6 +494,7 @@ impl Sched {
         rq.need_resched = false;
         let th = &mut self.threads[t as usize];
         if sleep {
+            th.load.update(now, th.weight, true);
             th.state = State::Sleeping;
         } else {
             th.state = State::Queued;
@@ -400,7 +508,11 @@ impl Sched {
     fn pick(&mut self, now: Time, cpu: u32, from_idle: bool) {
         let mut next = self.leftmost(cpu);
         if next.is_none() {
-            next = self.idle_balance(cpu);
+            self.rqs[cpu as usize].idle_stamp = Some(now);
+            next = self.idle_balance(now, cpu);
+            if next.is_some() {
+                self.rqs[cpu as usize].idle_stamp = None;
+            }
         }
         let Some(t) = next else {
             self.rqs[cpu as usize].idle.since = now;

@@ -14,6 +14,7 @@ fn params() -> Params {
         cstates: CStateTable::default(),
         balance_interval_ns: 8_000_000,
         busy_factor: 32,
+        migration_cost_ns: 500_000,
         cores_per_llc: 8,
     }
 }
@@ -164,4 +165,62 @@ fn idle_wakeup_pays_the_governors_state() {
     s.wake(now + 10_000, t, None);
     assert_eq!(delay_of(&mut s), 1_000, "regular 10 µs idles: C1");
     assert!(s.cstate_wakeups[0] >= 8 && s.cstate_wakeups[1] >= 1, "{:?}", s.cstate_wakeups);
+}
+
+/// A pCPU whose idle periods average under the migration cost does not idle-balance
+/// (`idle_balance`'s `avg_idle` gate); one idle for longer does.
+#[test]
+fn idle_balance_needs_a_long_average_idle() {
+    let mut s = Sched::new(params(), 2);
+    let a = s.add(0, 0b01, Rng::for_component(1, "a")); // pinned on 0
+    let b = s.add(0, 0b11, Rng::for_component(1, "b"));
+    let c = s.add(0, 0b11, Rng::for_component(1, "c"));
+    let sleeper = s.add(0, 0b10, Rng::for_component(1, "s")); // pinned on 1
+    for t in [a, b, c] {
+        s.threads[t as usize].cpu = 0;
+        s.start(0, t);
+    }
+    // pCPU 1 has idled in short bursts (average 0.1 ms) and keeps idling 10 µs at a time.
+    s.rqs[1].avg_idle = 100_000;
+    let mut now = 10_000_000; // b and c last ran long ago: not cache-hot
+    for _ in 0..40 {
+        s.wake(now, sleeper, None);
+        now += 1_000;
+        s.deschedule(now, 1, true);
+        now += 10_000;
+    }
+    assert!(s.rqs[1].avg_idle < 500_000, "{}", s.rqs[1].avg_idle);
+    assert_eq!(s.rqs[1].curr, None, "pCPU 1 went idle without pulling b or c");
+    assert_eq!(s.migrations[Migration::IdleBalance as usize], 0);
+    // A long idle raises the average; the next time pCPU 1 goes idle it pulls a waiter.
+    s.rqs[1].avg_idle = 1_000_000;
+    s.wake(now, sleeper, None);
+    s.deschedule(now + 1_000, 1, true);
+    assert_eq!(s.migrations[Migration::IdleBalance as usize], 1);
+    assert!(matches!(s.rqs[1].curr, Some(t) if t == b || t == c));
+}
+
+/// A waiting thread that ran within the migration cost is cache-hot: periodic balancing
+/// leaves it until balancing has failed `cache_nice_tries` + 1 times in a row.
+#[test]
+fn cache_hot_threads_stay_until_balancing_keeps_failing() {
+    let mut s = Sched::new(params(), 2);
+    let ids: Vec<u32> = (0..3).map(|i| s.add(0, 0b11, Rng::for_component(1, &format!("h{i}")))).collect();
+    for &t in &ids {
+        s.threads[t as usize].cpu = 0;
+        s.start(0, t);
+    }
+    let pin = s.add(0, 0b10, Rng::for_component(1, "p"));
+    s.start(0, pin); // keeps pCPU 1 busy, so only periodic balancing pulls
+    let now = 100_000;
+    // The waiters on pCPU 0 ran "just now".
+    for &t in &ids {
+        s.threads[t as usize].exec_start = now - 1_000;
+    }
+    for attempt in 0..3 {
+        s.rqs[1].next_balance = 0;
+        s.trigger_load_balance(now, 1);
+        let moved = s.migrations[Migration::PeriodicBalance as usize];
+        assert_eq!(moved, (attempt == 2) as u64, "attempt {attempt}");
+    }
 }

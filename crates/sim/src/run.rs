@@ -163,6 +163,7 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
             // is a measured 0 here, not a placeholder.
             None => (sent > 0).then_some(0.0),
         };
+        let idle = h.senders[i].is_idle();
         vms.push(VmSummary {
             name: vm.name.clone(),
             exits_per_s,
@@ -171,7 +172,8 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
             tig_pct: pct(guest_ns as f64, vcpu_ns),
             interrupts_per_s: rate(irqs),
             kicks_per_s: rate(d.txq.kicks + d.rxq.kicks),
-            throughput: Throughput {
+            // A VM with no application has no throughput, latency or loss (null, not zero).
+            throughput: if idle { Throughput::default() } else { Throughput {
                 gbps: Some(payload as f64 * 8.0 / window),
                 pps: rate(delivered),
                 // Transactions per second for request/response; streams have none.
@@ -180,14 +182,14 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
                     None if rr => rate(d.wire.delivered),
                     None => None,
                 },
-            },
+            }},
             interrupt_delivery: match c.scenario.vm[i].interrupt_delivery {
                 crate::scenario::InterruptDelivery::Emulated => "emulated",
                 crate::scenario::InterruptDelivery::Posted => "posted",
             },
             device_interrupts_by_target_state_per_s: by_target,
             latency_us: Latency::from_histogram(hist),
-            loss_pct,
+            loss_pct: if idle { None } else { loss_pct },
             cpu_util_pct: pct(busy_ns as f64, vcpu_ns),
         });
     }

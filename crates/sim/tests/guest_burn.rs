@@ -38,3 +38,34 @@ fn timed_workload_still_runs_on_time_beside_a_burn() {
     assert!((pps - 20_000.0).abs() < 600.0, "{pps}");
     assert_eq!(busy.exits_per_s["hlt"], Some(0.0));
 }
+
+/// A VM with no `[vm.workload]` (ES2 §6.3's background VMs): with a burn its vCPUs stay busy,
+/// without one they halt; either way it has no throughput (null) and no flow to stall.
+#[test]
+fn a_vm_without_a_workload_burns_or_idles() {
+    let text = r#"
+name = "bg"
+profile = "es2"
+duration_s = 0.05
+warmup_s = 0.01
+[host]
+pcpus = 2
+[[vm]]
+name = "burn-only"
+vcpus = 2
+guest_cpu_burn = true
+[[vm]]
+name = "idle"
+vcpus = 1
+"#;
+    let sc = Scenario::from_toml("bg", text).unwrap();
+    let s = run_parsed(sc, "bg", &RunOptions::default()).unwrap().summary;
+    let (burn, idle) = (&s.vms[0], &s.vms[1]);
+    assert!(burn.tig_pct.unwrap() > 40.0, "two burning vCPUs share two pCPUs: {:?}", burn.tig_pct);
+    assert_eq!(burn.exits_per_s["hlt"], Some(0.0));
+    assert_eq!(idle.cpu_util_pct, Some(0.0), "an idle VM's vCPU halts");
+    for v in [burn, idle] {
+        assert_eq!((v.throughput.gbps, v.throughput.pps, v.latency_us.p50, v.loss_pct), (None, None, None, None));
+    }
+    assert!(s.stalled_flows.is_empty());
+}

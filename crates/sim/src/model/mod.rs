@@ -229,8 +229,9 @@ impl Host {
             sched.add(0, mask(vm.net.vhost_pin), rng(&format!("vhost-{}", vm.name)));
             thread_names.push(format!("vhost-{}", vm.name));
             let dev = devs.len() as u32;
-            let server = vm.workload.is_tcp_server();
-            let tcp = server || matches!(vm.workload, Workload::TcpStream { .. } | Workload::TcpReceive { .. });
+            let w = vm.workload.as_ref();
+            let server = w.is_some_and(Workload::is_tcp_server);
+            let tcp = server || matches!(w, Some(Workload::TcpStream { .. } | Workload::TcpReceive { .. }));
             devs.push(NetDev {
                 vm: vi as u32,
                 txq: Virtq::new(vm.net.queue_size),
@@ -245,10 +246,13 @@ impl Host {
                 client: Client::new(&c.profile),
                 tap_last: 0,
             });
-            if matches!(vm.workload, Workload::UdpReceive { .. } | Workload::UdpRr { .. } | Workload::TcpReceive { .. }) {
+            if matches!(w, Some(Workload::UdpReceive { .. } | Workload::UdpRr { .. } | Workload::TcpReceive { .. })) {
                 q.at(0, Ev::ClientSend { dev });
             }
-            let sender = Sender::new(&vm.workload, vm.vcpus, &c.profile, s.seed, &vm.name);
+            let sender = match w {
+                Some(w) => Sender::new(w, vm.vcpus, &c.profile, s.seed, &vm.name),
+                None => Sender::Idle,
+            };
             if let Some(srv) = sender.server() {
                 // Every connection's first request, serialized by the client's core.
                 for conn in 0..srv.concurrency() {
@@ -284,7 +288,8 @@ impl Host {
             watchdog: watchdog::Watchdog::default(),
         };
         for (vi, vm) in s.vm.iter().enumerate() {
-            host.watchdog.watch(vi, true, watchdog::open_loop_period_ns(&vm.workload));
+            let w = vm.workload.as_ref();
+            host.watchdog.watch(vi, w.is_some(), w.and_then(watchdog::open_loop_period_ns));
         }
         q.at(crate::engine::secs_to_ns(s.warmup_s), Ev::Warmup);
         // Every vCPU thread and hog is runnable from the start; a vCPU enters guest mode when

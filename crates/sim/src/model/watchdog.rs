@@ -97,6 +97,7 @@ impl Host {
             Sender::UdpRx(r) => r.received_life,
             Sender::Server(s) => s.ops_life,
             Sender::TcpRx(r) => r.read_life(),
+            Sender::Idle => 0,
         }
     }
 

@@ -66,6 +66,8 @@ pub enum Sender {
     Server(TcpServer),
     /// netperf TCP_STREAM towards the guest.
     TcpRx(TcpReceiver),
+    /// No application (`[vm.workload]` absent): the vCPUs idle or run the guest CPU burn.
+    Idle,
 }
 
 impl Sender {
@@ -94,6 +96,11 @@ impl Sender {
                 p,
             )),
         }
+    }
+
+    /// No application runs (the VM only idles or burns CPU).
+    pub fn is_idle(&self) -> bool {
+        matches!(self, Sender::Idle)
     }
 
     /// The TCP sender, if this is one.
@@ -160,6 +167,7 @@ impl Sender {
             Sender::UdpRx(r) => r.replies,
             Sender::Server(s) => s.segments,
             Sender::TcpRx(r) => r.acks,
+            Sender::Idle => 0,
         }
     }
 
@@ -171,6 +179,7 @@ impl Sender {
             Sender::UdpRx(r) => r.replies_life,
             Sender::Server(s) => s.segments_life,
             Sender::TcpRx(r) => r.acks_life,
+            Sender::Idle => 0,
         }
     }
 
@@ -180,7 +189,7 @@ impl Sender {
             Sender::Udp(u) => u.stopped = s,
             Sender::Tcp(t) => t.stopped = s,
             Sender::Server(v) => v.stopped = s,
-            Sender::UdpRx(_) | Sender::TcpRx(_) => {}
+            Sender::UdpRx(_) | Sender::TcpRx(_) | Sender::Idle => {}
         }
     }
 
@@ -191,6 +200,7 @@ impl Sender {
             Sender::UdpRx(r) => r.reset_metrics(),
             Sender::Server(s) => s.reset_metrics(),
             Sender::TcpRx(r) => r.reset_metrics(),
+            Sender::Idle => {}
         }
     }
 }
@@ -211,6 +221,7 @@ impl Host {
             Sender::UdpRx(_) => return self.udp_recv_next(now, v, vm, q),
             Sender::Server(_) => unreachable!("handled above"),
             Sender::TcpRx(_) => return self.tcp_recv_next(now, v, vm, q),
+            Sender::Idle => return self.idle(now, v, None, q),
             Sender::Udp(s) => s,
         };
         if s.stopped {

@@ -153,9 +153,10 @@ pub struct Vm {
     /// The paravirtual NIC.
     #[serde(default)]
     pub net: Net,
-    /// What the VM runs.
-    #[serde(deserialize_with = "workload::by_kind")]
-    pub workload: Workload,
+    /// What the VM runs. Absent: no application — its vCPUs idle (halt), or run only the CPU
+    /// burn with `guest_cpu_burn` (ES2 §6.3's background VMs).
+    #[serde(default, deserialize_with = "workload::by_kind_opt")]
+    pub workload: Option<Workload>,
 }
 
 /// Virtual interrupt delivery mode of a VM (ES2 §2.2 vs §3.2; DID §2.2, §2.4).
@@ -327,7 +328,9 @@ impl Scenario {
                     key("net.queue_size")
                 )));
             }
-            vm.workload.check(&key("workload")).map_err(err)?;
+            if let Some(w) = &vm.workload {
+                w.check(&key("workload")).map_err(err)?;
+            }
         }
         let client_cores = match self.client.cores {
             Some(n) if n == 0 || n > 1024 => {

@@ -258,3 +258,8 @@ pub fn by_kind<'de, D: Deserializer<'de>>(d: D) -> Result<Workload, D::Error> {
         }
     })
 }
+
+/// [`by_kind`] for an optional `[vm.workload]` table (absent: the VM runs no application).
+pub fn by_kind_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Workload>, D::Error> {
+    by_kind(d).map(Some)
+}

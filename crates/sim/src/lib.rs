@@ -13,6 +13,7 @@
 pub mod bench;
 pub mod engine;
 pub mod error;
+pub mod fuzz;
 pub mod metrics;
 pub mod model;
 pub mod profile;

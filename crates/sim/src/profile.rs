@@ -47,6 +47,8 @@ pub struct Nic {
     pub mtu_bytes: Param,
     /// Ethernet overhead per frame on the wire: header, FCS, preamble, inter-frame gap.
     pub wire_overhead_bytes: Param,
+    /// The qdisc limit in front of the port (`txqueuelen`): UDP frames beyond it are dropped.
+    pub txqueuelen_packets: Param,
 }
 
 /// Direct cost of a VM exit by reason: exit + handling + re-entry, charged on the pCPU.
@@ -224,6 +226,12 @@ pub struct Client {
     /// Client CPU per request of a closed-loop load generator (memaslap, ab, netperf TCP_RR):
     /// build the request, send() through its TCP stack; on the same core as its receive path.
     pub request_ns: Param,
+    /// Socket send buffer of an open-loop UDP source: it blocks while this many of its bytes
+    /// wait for the link.
+    pub udp_sndbuf_bytes: Param,
+    /// A closed-loop UDP request/response client resends its request after this long without
+    /// the response.
+    pub udp_rr_timeout_ns: Param,
 }
 
 /// Guest server applications: CPU per request beyond the kernel's TCP path.
@@ -351,6 +359,7 @@ impl Profile {
             ("nic.gbps", &n.gbps, "Gbit/s"),
             ("nic.mtu_bytes", &n.mtu_bytes, "bytes"),
             ("nic.wire_overhead_bytes", &n.wire_overhead_bytes, "bytes"),
+            ("nic.txqueuelen_packets", &n.txqueuelen_packets, "packets"),
             ("exit.io_instruction_ns", &x.io_instruction_ns, "ns"),
             ("exit.interrupt_delivery_ns", &x.interrupt_delivery_ns, "ns"),
             ("exit.eoi_ns", &x.eoi_ns, "ns"),
@@ -403,6 +412,8 @@ impl Profile {
             ("client.delack_segments", &self.client.delack_segments, "segments"),
             ("client.delack_timeout_ns", &self.client.delack_timeout_ns, "ns"),
             ("client.request_ns", &self.client.request_ns, "ns"),
+            ("client.udp_sndbuf_bytes", &self.client.udp_sndbuf_bytes, "bytes"),
+            ("client.udp_rr_timeout_ns", &self.client.udp_rr_timeout_ns, "ns"),
             ("app.memcached_get_ns", &self.app.memcached_get_ns, "ns"),
             ("app.memcached_set_ns", &self.app.memcached_set_ns, "ns"),
             ("app.http_request_ns", &self.app.http_request_ns, "ns"),
@@ -430,6 +441,9 @@ impl Profile {
             ("sched.busy_factor", &self.sched.busy_factor),
             ("sched.min_granularity_ns", &self.sched.min_granularity_ns),
             ("client.delack_segments", &self.client.delack_segments),
+            ("nic.txqueuelen_packets", &self.nic.txqueuelen_packets),
+            ("client.udp_sndbuf_bytes", &self.client.udp_sndbuf_bytes),
+            ("client.udp_rr_timeout_ns", &self.client.udp_rr_timeout_ns),
         ] {
             if p.value < 1.0 || (key != "nic.gbps" && p.value.fract() != 0.0) {
                 return Err(format!("key `{key}`: value {} is not allowed; expected a whole number ≥ 1", p.value));

@@ -159,9 +159,9 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
             Some(r) => pct((d.tap_drops + r.sock_drops) as f64, r.sent as f64),
             // Request segments dropped at the tap are retransmitted, never lost.
             None if srv.is_some() || trx.is_some() => Some(0.0),
-            // Nothing is dropped on the TX path (the driver stops the queue instead), so loss
-            // is a measured 0 here, not a placeholder.
-            None => (sent > 0).then_some(0.0),
+            // The guest's TX path stops its queue instead of dropping; UDP frames are dropped
+            // only at the host port's full qdisc.
+            None => pct(d.wire.dropped as f64, sent as f64),
         };
         let idle = h.senders[i].is_idle();
         vms.push(VmSummary {
@@ -251,6 +251,7 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
                     stalled_from_s: st.since as f64 / NS_PER_S as f64,
                     detected_s: st.detected as f64 / NS_PER_S as f64,
                     recovered_s: st.recovered.map(|t| t as f64 / NS_PER_S as f64),
+                    state: st.state.clone(),
                 })
                 .collect(),
         },

@@ -146,6 +146,9 @@ pub struct StalledFlow {
     pub detected_s: f64,
     /// When it made progress again; null if it never did.
     pub recovered_s: Option<f64>,
+    /// The flow's event path when the stall was seen (vCPU modes, rings, I/O thread): what to
+    /// put in a bug report.
+    pub state: String,
 }
 
 impl Latency {

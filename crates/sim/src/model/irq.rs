@@ -114,21 +114,31 @@ impl Host {
 
     /// The guest's handler for `vec` finished: its device-side effect, then the EOI.
     pub(crate) fn irq_done(&mut self, now: Time, v: u32, vec: Vector, q: &mut EventQueue<Ev>) {
+        let mut kick = false;
         match vec {
-            Vector::NetTx => self.tx_irq(v),
+            Vector::NetTx => kick = self.tx_irq(v),
             Vector::NetRx => self.napi_schedule(v),
             Vector::Timer | Vector::Resched => {}
         }
         let vc = &mut self.vcpus[v as usize];
         vc.lapic.eoi();
         // The timer handler re-arms the LAPIC timer (TMICT/TSC-deadline write): an exit in both
-        // modes, since APICv does not virtualize the timer (DID §5.9).
-        let then = if vec == Vector::Timer { AfterExit::Rearm } else { AfterExit::Resume };
+        // modes, since APICv does not virtualize the timer (DID §5.9). A TX interrupt that
+        // moved the qdisc backlog into the ring is followed by its kick (softirq after EOI).
+        let then = match vec {
+            Vector::Timer => AfterExit::Rearm,
+            _ if kick => AfterExit::KickTx,
+            _ => AfterExit::Resume,
+        };
         match (vc.delivery, then) {
             // Emulated LAPIC: the EOI write traps (ES2 §2.2 step 6).
             (InterruptDelivery::Emulated, _) => self.exit(now, v, ExitReason::Eoi, then, q),
             // EOI virtualization: no exit; the next pending vector is evaluated at once.
             (InterruptDelivery::Posted, AfterExit::Rearm) => self.exit(now, v, ExitReason::Timer, AfterExit::Resume, q),
+            (InterruptDelivery::Posted, AfterExit::KickTx) => {
+                let dev = self.vms[self.vcpus[v as usize].vm as usize].dev;
+                self.kick_tx(now, v, dev, q)
+            }
             (InterruptDelivery::Posted, _) => self.enter(now, v, q),
         }
     }

@@ -125,6 +125,19 @@ pub enum Ev {
         /// Control flag (a SYN or FIN is resent too).
         ctl: rxq::Ctl,
     },
+    /// A closed-loop UDP request/response client gave up waiting for a response (stale
+    /// unless `gen` is current; `udp_rx.rs`).
+    RrTimeout {
+        /// Device index.
+        dev: u32,
+        /// Timer generation.
+        gen: u32,
+    },
+    /// The retransmission timer of a TCP stream's client fired (`tcp_rx.rs`).
+    StreamRto {
+        /// Device index.
+        dev: u32,
+    },
     /// The client's delayed-ACK timer fired (stale unless `gen` is current).
     Delack {
         /// Device index.
@@ -148,6 +161,9 @@ pub(crate) struct VmState {
 pub(crate) struct NetDev {
     pub vm: u32,
     pub txq: Virtq,
+    /// Packets the driver could not place while the TX ring was full: the qdisc backlog
+    /// (`dev_queue_xmit` queues while the queue is stopped; `net_tx_action` resumes it).
+    pub qdisc: VecDeque<virtq::Buf>,
     pub rxq: RxRing,
     /// Packets on the tap socket waiting for the vhost RX handler.
     pub rx_sock: VecDeque<rxq::RxPkt>,
@@ -235,6 +251,7 @@ impl Host {
             devs.push(NetDev {
                 vm: vi as u32,
                 txq: Virtq::new(vm.net.queue_size),
+                qdisc: VecDeque::new(),
                 rxq: RxRing::new(vm.net.queue_size),
                 rx_sock: VecDeque::new(),
                 rx_arrived_life: 0,
@@ -361,6 +378,8 @@ impl Model for Host {
             Ev::ClientSend { dev } => self.client_send(now, dev, q),
             Ev::ClientReq { dev, conn } => self.client_request(now, dev, conn, q),
             Ev::ClientRetx { dev, conn, bytes, ctl } => self.client_retx(now, dev, conn, bytes, ctl, q),
+            Ev::StreamRto { dev } => self.tcp_rx_rto(now, dev, q),
+            Ev::RrTimeout { dev, gen } => self.rr_timeout(now, dev, gen, q),
             Ev::Delack { dev, gen } => {
                 let a = self.devs[dev as usize].client.delack_fired(now, gen);
                 self.client_action(dev, a, q);
@@ -389,7 +408,7 @@ impl Host {
         } else if self.senders[d.vm as usize].tcp_rx().is_some() {
             self.tcp_client_ack(now, dev, q);
         } else {
-            self.rr_response(now, dev, q);
+            self.rr_response(now, dev, b.born, q);
         }
     }
 
@@ -429,6 +448,8 @@ impl Host {
             d.tap_drops_life += 1;
             if self.senders[d.vm as usize].server().is_some() {
                 self.server_tap_drop(now, dev, pkt, q);
+            } else if self.senders[d.vm as usize].tcp_rx().is_some() && pkt.bytes > 0 {
+                self.tcp_rx_tap_drop(now, dev, pkt, q);
             }
             return;
         }
@@ -444,9 +465,10 @@ pub struct Conservation {
     pub sent: Vec<u64>,
     /// Per VM: packets delivered to the client.
     pub delivered: Vec<u64>,
-    /// Per VM: packets dropped (the TX path stops the queue instead of dropping).
+    /// Per VM: packets dropped (UDP frames at the host port's full qdisc; the guest's TX path
+    /// stops the queue instead of dropping).
     pub dropped: Vec<u64>,
-    /// Per VM: packets in the TX ring, in vhost's hands, or on the wire.
+    /// Per VM: packets in the qdisc backlog, the TX ring, vhost's hands, or on the wire.
     pub in_flight: Vec<u64>,
     /// Per vCPU: interrupts raised.
     pub irq_raised: Vec<u64>,
@@ -511,8 +533,8 @@ impl Host {
             let d = &self.devs[vm.dev as usize];
             c.sent.push(self.senders[i].sent_life());
             c.delivered.push(d.wire.delivered_life);
-            c.dropped.push(0);
-            c.in_flight.push(d.txq.pending() as u64 + d.txq.in_device() + d.wire.in_flight() as u64);
+            c.dropped.push(d.wire.dropped_life);
+            c.in_flight.push(d.qdisc.len() as u64 + d.txq.pending() as u64 + d.txq.in_device() + d.wire.in_flight() as u64);
             c.tx_on_link.push(d.wire.in_flight() as u64);
             c.rx_arrived.push(d.rx_arrived_life);
             c.rx_tap_dropped.push(d.tap_drops_life);

@@ -2,7 +2,9 @@
 //! to the socket; segments of one MSS leave when a full MSS is queued, or a shorter one when
 //! nothing is unacknowledged (Nagle, RFC 896 — netperf does not set TCP_NODELAY); the send
 //! window (cwnd, rwnd and the socket buffer, one number here) bounds unacknowledged bytes and,
-//! with unsent bytes, what the application may write before it blocks.
+//! with unsent bytes, what the application may write before it blocks. A `write()` larger than
+//! the free buffer copies what fits and blocks for the rest (`tcp_sendmsg` →
+//! `sk_stream_wait_memory`), woken when a third of the buffer is free (`sk_stream_write_space`).
 //!
 //! virtio-net in Linux 4.4 orphans the skb at transmit (`skb_orphan` in `start_xmit`), so TX
 //! completions do not gate TCP; only ACKs do.
@@ -23,8 +25,12 @@ pub struct TcpSender {
     msg: u32,
     mss: u32,
     window: u64,
-    write_cost: Time,
+    /// Cost of entering one `write()` call, and per byte copied.
+    write_call_ns: f64,
+    write_byte_ns: f64,
     seg_cost: Time,
+    /// Bytes of the current `write()` still to copy (0: the next write starts afresh).
+    write_left: u32,
     /// Bytes the application has written.
     written: u64,
     /// Bytes segmented and handed to the driver (snd_nxt).
@@ -50,7 +56,9 @@ impl TcpSender {
             msg,
             mss,
             window: window as u64,
-            write_cost: (g.tcp_write_ns.value + g.tcp_tx_byte_ns.value * msg as f64).round() as Time,
+            write_call_ns: g.tcp_write_ns.value,
+            write_byte_ns: g.tcp_tx_byte_ns.value,
+            write_left: 0,
             seg_cost: g.tcp_tx_segment_ns.value.round() as Time,
             written: 0,
             snd_nxt: 0,
@@ -76,9 +84,18 @@ impl TcpSender {
         }
     }
 
-    /// May the application write another message (sk_stream_memory_free)?
-    pub fn can_write(&self) -> bool {
-        self.written - self.snd_una + self.msg as u64 <= self.window
+    /// The next copy of the application's `write()`, if the buffer has room for it: (bytes,
+    /// guest ns). The rest of a write that fits copies at once; a larger one waits for a third
+    /// of the buffer and copies what fits.
+    pub fn next_write(&self) -> Option<(u32, Time)> {
+        let free = self.window - (self.written - self.snd_una);
+        let left = if self.write_left == 0 { self.msg } else { self.write_left } as u64;
+        if free < left.min(self.window / 3).max(1) {
+            return None;
+        }
+        let bytes = left.min(free);
+        let call = if self.write_left == 0 { self.write_call_ns } else { 0.0 };
+        Some((bytes as u32, (call + self.write_byte_ns * bytes as f64).round() as Time))
     }
 
     /// A cumulative ACK for `ack` bytes arrived.
@@ -108,18 +125,19 @@ impl Host {
             let c = t.seg_cost;
             return self.run_task(now, v, Task::Xmit { bytes }, c, q);
         }
-        if t.can_write() {
-            let c = t.write_cost;
-            return self.run_task(now, v, Task::Write, c, q);
+        if let Some((bytes, cost)) = t.next_write() {
+            return self.run_task(now, v, Task::Write { bytes }, cost, q);
         }
         self.idle(now, v, None, q)
     }
 
-    /// A `write()` completed: the bytes are in the socket.
-    pub(crate) fn write_done(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
+    /// A `write()` copy completed: the bytes are in the socket.
+    pub(crate) fn write_done(&mut self, now: Time, v: u32, bytes: u32, q: &mut EventQueue<Ev>) {
         let vm = self.vcpus[v as usize].vm as usize;
         let t = self.senders[vm].tcp_mut().expect("tcp workload");
-        t.written += t.msg as u64;
+        t.written += bytes as u64;
+        let left = if t.write_left == 0 { t.msg } else { t.write_left };
+        t.write_left = left - bytes;
         self.enter(now, v, q);
     }
 
@@ -135,19 +153,50 @@ impl Host {
 
     /// virtio-net `start_xmit` tail: add the buffer to the TX ring, stop the queue if the ring
     /// is full (and ask for a TX interrupt), kick if the device has notifications enabled.
+    /// A packet sent while the queue is stopped — by another vCPU's worker, a control segment
+    /// or an ACK — waits in the qdisc until the TX interrupt wakes the queue (`tx_irq`).
     pub(crate) fn post_tx(&mut self, now: Time, v: u32, vm: usize, b: Buf, q: &mut EventQueue<Ev>) {
         let dev = self.vms[vm].dev;
         let d = &mut self.devs[dev as usize];
+        if d.txq.free() == 0 || !d.qdisc.is_empty() {
+            d.qdisc.push_back(b);
+            self.senders[vm].set_stopped(true);
+            d.txq.interrupt_wanted = true;
+            return self.enter(now, v, q);
+        }
         d.txq.add(b);
         if d.txq.free() == 0 {
             self.senders[vm].set_stopped(true);
             d.txq.interrupt_wanted = true;
         }
         if d.txq.notify_enabled {
-            d.txq.kicks += 1;
-            self.signal_vhost(now, dev, q);
-            return self.exit(now, v, ExitReason::IoInstruction, AfterExit::Resume, q);
+            return self.kick_tx(now, v, dev, q);
         }
         self.enter(now, v, q);
+    }
+
+    /// The driver notifies the device of new TX buffers: an I/O-instruction exit.
+    pub(crate) fn kick_tx(&mut self, now: Time, v: u32, dev: u32, q: &mut EventQueue<Ev>) {
+        self.devs[dev as usize].txq.kicks += 1;
+        self.signal_vhost(now, dev, q);
+        self.exit(now, v, ExitReason::IoInstruction, AfterExit::Resume, q)
+    }
+
+    /// TX interrupt (`skb_xmit_done` → `netif_wake_subqueue`; then `net_tx_action` runs the
+    /// qdisc): reclaimed space takes the backlog; the queue stays stopped while the ring fills
+    /// again. Returns whether the device must be kicked for buffers added here.
+    pub(crate) fn tx_irq(&mut self, v: u32) -> bool {
+        let vm = self.vcpus[v as usize].vm as usize;
+        let d = &mut self.devs[self.vms[vm].dev as usize];
+        let mut added = false;
+        while d.txq.free() > 0 {
+            let Some(b) = d.qdisc.pop_front() else { break };
+            d.txq.add(b);
+            added = true;
+        }
+        let full = d.txq.free() == 0;
+        d.txq.interrupt_wanted |= full;
+        self.senders[vm].set_stopped(full);
+        added && d.txq.notify_enabled
     }
 }

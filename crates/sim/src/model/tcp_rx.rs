@@ -12,6 +12,12 @@
 //! window last advertised (and one MSS), the application sends a window update
 //! (`tcp_cleanup_rbuf`). An odd segment left unacknowledged is ACKed with the next one; a
 //! stream never stops with one segment pending because the client keeps sending.
+//!
+//! A segment dropped at the host's tap queue (a guest that cannot keep up) is resent by the
+//! client: at the next guest ACK it receives (SACK tells it of the hole: fast retransmit,
+//! RFC 6675), or when the retransmission timer (200 ms, Linux `TCP_RTO_MIN`) fires if no ACK
+//! comes. The model counts bytes, not sequence numbers, so a resent segment simply adds its
+//! bytes when it arrives.
 
 use super::rxq::{Ctl, RxPkt};
 use super::tcp::TCP_IP_HDR;
@@ -45,6 +51,10 @@ pub struct TcpReceiver {
     edges: VecDeque<u64>,
     /// Client: waiting for the window to open.
     pub blocked: bool,
+    /// Client: sizes of segments dropped at the host, to resend.
+    lost: VecDeque<u32>,
+    /// Client: its retransmission timer is armed.
+    rto_armed: bool,
     /// Guest cost of sending a pure ACK or window update.
     seg_cost: Time,
     read_ns: f64,
@@ -77,6 +87,8 @@ impl TcpReceiver {
             snd_edge: window as u64,
             edges: VecDeque::new(),
             blocked: false,
+            lost: VecDeque::new(),
+            rto_armed: false,
             seg_cost: g.tcp_tx_segment_ns.value.round() as Time,
             read_ns: g.tcp_read_ns.value,
             byte_ns: g.tcp_rx_byte_ns.value,
@@ -134,6 +146,39 @@ impl Host {
         let arrive = c.send_to_host(at, RxPkt { bytes: mss, ack: 0, born: at, conn: 0, ctl: Ctl::None }, mss + TCP_IP_HDR + ovh, &mut self.port.rx);
         self.to_tap(dev, arrive, q);
         q.at(at, Ev::ClientSend { dev });
+    }
+
+    /// A client segment was dropped at the tap queue: resend it at the next ACK or the RTO.
+    pub(crate) fn tcp_rx_tap_drop(&mut self, now: Time, dev: u32, pkt: RxPkt, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        let r = self.tcp_rx_mut(vm);
+        r.lost.push_back(pkt.bytes);
+        if !r.rto_armed {
+            r.rto_armed = true;
+            q.at(now + super::tcp_rr::TCP_RTO_MIN_NS, Ev::StreamRto { dev });
+        }
+    }
+
+    /// The client's retransmission timer fired: resend what is still lost.
+    pub(crate) fn tcp_rx_rto(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        self.tcp_rx_mut(vm).rto_armed = false;
+        self.tcp_rx_resend(now, dev, q);
+    }
+
+    /// Resend every segment the client knows lost, on its core and the reverse link.
+    fn tcp_rx_resend(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        let ovh = self.profile.nic.wire_overhead_bytes.value as u32;
+        while let Some(bytes) = self.tcp_rx_mut(vm).lost.pop_front() {
+            self.tcp_rx_mut(vm).sent_life += 1;
+            let tx_ns = self.devs[dev as usize].client.tx_ns;
+            let at = self.client_cpu(now, dev, tx_ns);
+            let c = &mut self.devs[dev as usize].client;
+            let pkt = RxPkt { bytes, ack: 0, born: at, conn: 0, ctl: Ctl::None };
+            let arrive = c.send_to_host(at, pkt, bytes + TCP_IP_HDR + ovh, &mut self.port.rx);
+            self.to_tap(dev, arrive, q);
+        }
     }
 
     /// NAPI received a segment on `v`: queue it; ACK every `delack_segments`. Returns whether
@@ -200,6 +245,9 @@ impl Host {
         r.snd_edge = r.snd_edge.max(edge);
         if r.blocked {
             q.at(at, Ev::ClientSend { dev });
+        }
+        if !r.lost.is_empty() {
+            self.tcp_rx_resend(at, dev, q);
         }
     }
 }

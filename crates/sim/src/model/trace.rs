@@ -28,7 +28,7 @@ pub(crate) struct Tracing {
 fn task_name(t: Task) -> &'static str {
     match t {
         Task::Send => "udp send",
-        Task::Write => "tcp write",
+        Task::Write { .. } => "tcp write",
         Task::Xmit { .. } => "xmit",
         Task::NapiRx => "napi rx",
         Task::Recv => "recvfrom",

@@ -58,6 +58,13 @@ pub struct UdpReceiver {
     pub sock_drops_life: u64,
     /// Client send → application receive (ns).
     pub latency: Histogram,
+    /// Closed loop: when the outstanding request was first sent, and its timeout timer's
+    /// generation (a timer of another generation is stale).
+    outstanding: Option<Time>,
+    timer_gen: u32,
+    timeout_ns: Time,
+    /// Closed loop: requests resent after a timeout (window).
+    pub timeouts: u64,
 }
 
 impl UdpReceiver {
@@ -84,6 +91,10 @@ impl UdpReceiver {
             sock_drops: 0,
             sock_drops_life: 0,
             latency: Histogram::new(),
+            outstanding: None,
+            timer_gen: 0,
+            timeout_ns: p.client.udp_rr_timeout_ns.value.round().max(1.0) as Time,
+            timeouts: 0,
         }
     }
 
@@ -98,7 +109,13 @@ impl UdpReceiver {
         self.received = 0;
         self.received_bytes = 0;
         self.sock_drops = 0;
+        self.timeouts = 0;
         self.latency.clear();
+    }
+
+    /// Closed-loop request/response: one transaction at a time, the next on its response.
+    fn closed_loop(&self) -> bool {
+        self.reply.is_some() && self.interval.is_none()
     }
 }
 
@@ -111,13 +128,28 @@ impl Host {
         r.sent += 1;
         r.sent_life += 1;
         let (bytes, interval) = (r.bytes, r.interval);
+        if r.closed_loop() {
+            // A request (or its resend): the response must come within the timeout.
+            r.timer_gen = r.timer_gen.wrapping_add(1);
+            let (gen, timeout) = (r.timer_gen, r.timeout_ns);
+            let born = *r.outstanding.get_or_insert(now);
+            q.at(now + timeout, Ev::RrTimeout { dev, gen });
+            let d = &mut self.devs[dev as usize];
+            let pkt = RxPkt { bytes, ack: 0, born, conn: 0, ctl: super::rxq::Ctl::None };
+            let arrive = d.client.send_to_host(now, pkt, udp_wire_bytes(bytes, mtu, ovh), &mut self.port.rx);
+            return self.to_tap(dev, arrive, q);
+        }
         let d = &mut self.devs[dev as usize];
         // The client's own CPU bounds its rate.
         let arrive = d.client.send_to_host(now, RxPkt { bytes, ack: 0, born: now, conn: 0, ctl: super::rxq::Ctl::None }, udp_wire_bytes(bytes, mtu, ovh), &mut self.port.rx);
         let tx_ns = d.client.tx_ns;
         self.to_tap(dev, arrive, q);
         if let Some(i) = interval {
-            q.at(now + i.max(tx_ns), Ev::ClientSend { dev });
+            // The client's CPU bounds its rate, and so does the link: sendto() blocks while its
+            // socket's send buffer worth of bytes still waits to be serialized.
+            let sndbuf_ns = self.port.rx.ns_for(self.profile.client.udp_sndbuf_bytes.value);
+            let unblock = (self.port.rx.backlog_ns(now) - sndbuf_ns).max(0.0).ceil() as Time;
+            q.at(now + i.max(tx_ns).max(unblock), Ev::ClientSend { dev });
         }
     }
 
@@ -171,15 +203,29 @@ impl Host {
         self.post_tx(now, v, vm, super::virtq::Buf { bytes, born }, q);
     }
 
-    /// A response reached the client: in closed loop, it sends the next request after its
-    /// own processing.
-    pub(crate) fn rr_response(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+    /// A response reached the client: in closed loop, the response to the outstanding request
+    /// (not a late one to a request since resent) ends the transaction, and the client sends
+    /// the next request after its own processing.
+    pub(crate) fn rr_response(&mut self, now: Time, dev: u32, born: Time, q: &mut EventQueue<Ev>) {
         let vm = self.devs[dev as usize].vm as usize;
-        if let Some(r) = self.senders[vm].udp_rx() {
-            if r.reply.is_some() && r.interval.is_none() {
-                let t = self.devs[dev as usize].client.tx_ns;
+        let t = self.devs[dev as usize].client.tx_ns;
+        if let Some(r) = self.senders[vm].udp_rx_mut() {
+            if r.closed_loop() && r.outstanding == Some(born) {
+                r.outstanding = None;
+                r.timer_gen = r.timer_gen.wrapping_add(1);
                 q.at(now + t, Ev::ClientSend { dev });
             }
         }
+    }
+
+    /// A closed-loop request's timeout fired (stale unless `gen` is current): resend it.
+    pub(crate) fn rr_timeout(&mut self, now: Time, dev: u32, gen: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        let Some(r) = self.senders[vm].udp_rx_mut() else { return };
+        if r.timer_gen != gen || r.outstanding.is_none() {
+            return;
+        }
+        r.timeouts += 1;
+        self.client_send(now, dev, q);
     }
 }

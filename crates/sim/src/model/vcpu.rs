@@ -19,8 +19,11 @@ pub const BURN_CHUNK_NS: Time = 1_000_000;
 pub enum Task {
     /// UDP: the send path of one datagram.
     Send,
-    /// TCP: one application `write()` into the socket.
-    Write,
+    /// TCP: one application `write()` (or the part of it that fits) into the socket.
+    Write {
+        /// Bytes copied.
+        bytes: u32,
+    },
     /// TCP: transmit one segment (`bytes` of payload) through virtio-net.
     Xmit {
         /// Payload bytes.
@@ -79,6 +82,8 @@ pub enum AfterExit {
     Block,
     /// Follow with a TMICT write exit (the tick handler re-arms its timer), then resume.
     Rearm,
+    /// Follow with a TX kick (the qdisc backlog went into the ring), then resume.
+    KickTx,
 }
 
 /// Where a vCPU is.
@@ -163,6 +168,10 @@ pub struct Vcpu {
     pub ledger: IrqLedger,
     /// Indirect exit cost still owed by the next guest task (cache/TLB refill), ns.
     pollution_ns: Time,
+    /// Guest time run (lifetime, ns; a task is charged when it starts, the unrun rest refunded
+    /// when it is cut short): all tasks, and interrupt handlers plus NAPI among them.
+    pub(crate) guest_ns_life: Time,
+    pub(crate) irq_ns_life: Time,
 }
 
 impl Vcpu {
@@ -187,6 +196,8 @@ impl Vcpu {
             irqs: 0,
             target: TargetState::default(),
             ledger: IrqLedger::default(),
+            guest_ns_life: 0,
+            irq_ns_life: 0,
         }
     }
 
@@ -218,6 +229,19 @@ impl Vcpu {
         if let Mode::Guest { task, end } = self.mode {
             self.saved.push((task, end - now));
             self.epoch = self.epoch.wrapping_add(1);
+            self.charge(task, end - now, false);
+        }
+    }
+
+    /// Account `ns` of `task`'s guest time (`run`) or refund it (cut short).
+    fn charge(&mut self, task: Task, ns: Time, run: bool) {
+        let irq = matches!(task, Task::Irq(_) | Task::NapiRx);
+        if run {
+            self.guest_ns_life += ns;
+            self.irq_ns_life += if irq { ns } else { 0 };
+        } else {
+            self.guest_ns_life -= ns;
+            self.irq_ns_life -= if irq { ns } else { 0 };
         }
     }
 }
@@ -228,6 +252,7 @@ impl Host {
         let vc = &mut self.vcpus[v as usize];
         // The first guest work after an exit runs slower: it pays the indirect cost.
         let cost = cost + std::mem::take(&mut vc.pollution_ns);
+        vc.charge(task, cost, true);
         vc.epoch = vc.epoch.wrapping_add(1);
         vc.mode = Mode::Guest { task, end: now + cost };
         vc.guest_time.set(now, true);
@@ -282,6 +307,10 @@ impl Host {
                 self.leave_cpu(now, cpu, true, q);
             }
             AfterExit::Rearm => self.exit(now, v, ExitReason::Timer, AfterExit::Resume, q),
+            AfterExit::KickTx => {
+                let dev = self.vms[self.vcpus[v as usize].vm as usize].dev;
+                self.kick_tx(now, v, dev, q)
+            }
             _ => {
                 // vcpu_run checks need_resched() before VM entry: a preempted vCPU waits here,
                 // in exit mode, and this exit is finished again when it runs.
@@ -326,7 +355,7 @@ impl Host {
         self.tr_guest_end(now, v, task);
         match task {
             Task::Send => self.send_done(now, v, q),
-            Task::Write => self.write_done(now, v, q),
+            Task::Write { bytes } => self.write_done(now, v, bytes, q),
             Task::Xmit { bytes } => self.xmit_done(now, v, bytes, q),
             Task::NapiRx => self.napi_rx_done(now, v, q),
             Task::Recv => self.recv_done(now, v, q),

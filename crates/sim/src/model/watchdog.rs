@@ -1,13 +1,18 @@
 //! Liveness watchdog (DESIGN §6): a flow with offered load whose threads get to run must keep
 //! making progress. A flow that makes none for a whole watch window is recorded as stalled
 //! unless one of its threads (the VM's vCPUs, its I/O thread) was *starved*: runnable for more
-//! than half of that time yet run for less than 2 % of it. A stall is a model bug (a lost
+//! than half of that time, and run for less than a tenth of the time it was runnable (a vCPU
+//! behind a nice −14 hog on its pCPU gets about 4 %, one of four vCPUs sharing a pCPU 25 %). A stall is a model bug (a lost
 //! wake-up, a lost interrupt, a window that never reopens), never a result, and the summary
 //! says so (`stalled_flows`).
 //!
 //! A flow starved by the host scheduler (a vCPU behind a nice −20 hog on its only pCPU) is
 //! slow, not stalled, and is not reported; vCPUs that time-share a pCPU still run a fair share
-//! and are held to making progress. The check rides on pCPU 0's host tick, so it adds no
+//! and are held to making progress. Neither is a *receive livelock* (Mogul & Ramakrishnan): a
+//! VM with a vCPU that spent at least half its guest time in interrupt handlers and NAPI while
+//! the application got nowhere (an RX flood into a tiny ring, say) shows a real effect of its
+//! configuration, not a model bug. (Per vCPU: the application's vCPU can be livelocked while
+//! another vCPU of the VM burns CPU.) The check rides on pCPU 0's host tick, so it adds no
 //! events and cannot change a run.
 
 use super::workload::Sender;
@@ -23,7 +28,7 @@ const CHECK_EVERY_NS: Time = 10_000_000;
 const OPEN_LOOP_PERIODS: Time = 4;
 
 /// A stall of one VM's flow.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stall {
     /// VM index.
     pub vm: u32,
@@ -33,6 +38,8 @@ pub struct Stall {
     pub detected: Time,
     /// When the flow made progress again, if it did (ns).
     pub recovered: Option<Time>,
+    /// The flow's state when the stall was seen (for a bug report).
+    pub state: String,
 }
 
 /// What the watchdog knows of one VM's flow.
@@ -44,10 +51,35 @@ struct Flow {
     count: u64,
     /// When it last changed.
     at: Time,
-    /// (run time, run delay) of each of the flow's threads at that time.
-    delay_at: Vec<(u64, u64)>,
+    /// What the flow's threads and vCPUs had done by then.
+    at_progress: Effort,
     /// Index in `stalls` of its open stall, if any.
     open: Option<usize>,
+}
+
+/// What a flow's threads and vCPUs have done so far (lifetime counters).
+#[derive(Debug, Clone, Default)]
+struct Effort {
+    /// (run time, run delay) of each of its threads: the VM's vCPUs, its I/O thread.
+    threads: Vec<(u64, u64)>,
+    /// Per vCPU: guest time, and the part spent in interrupt handlers and NAPI.
+    guest: Vec<(u64, u64)>,
+}
+
+impl Effort {
+    /// Was a thread starved since `e0`, over `idle_for` ns: waiting for a pCPU more than half
+    /// the time, and run less than a tenth of its runnable time?
+    fn starved(&self, e0: &Effort, idle_for: u64) -> bool {
+        self.threads.iter().zip(&e0.threads).any(|(&(ran, wait), &(ran0, wait0))| {
+            let (ran, wait) = (ran - ran0, wait - wait0);
+            2 * wait > idle_for && 10 * ran < ran + wait
+        })
+    }
+
+    /// Did interrupts and NAPI take at least half of a vCPU's guest time since `e0`?
+    fn livelocked(&self, e0: &Effort) -> bool {
+        self.guest.iter().zip(&e0.guest).any(|(&(g, i), &(g0, i0))| g > g0 && 2 * (i - i0) >= g - g0)
+    }
 }
 
 /// The liveness watchdog of a host.
@@ -70,7 +102,7 @@ impl Watchdog {
             window: WINDOW_NS.max(period_ns.unwrap_or(0).saturating_mul(OPEN_LOOP_PERIODS)),
             count: 0,
             at: 0,
-            delay_at: Vec::new(),
+            at_progress: Effort::default(),
             open: None,
         });
     }
@@ -95,17 +127,55 @@ impl Host {
             Sender::Udp(_) | Sender::Tcp(_) => dev.wire.delivered_life,
             Sender::UdpRx(r) if r.reply.is_some() => dev.wire.delivered_life,
             Sender::UdpRx(r) => r.received_life,
-            Sender::Server(s) => s.ops_life,
+            // Response segments reaching the client count, not only whole transactions: a
+            // large response to many connections can take longer than the window.
+            Sender::Server(s) => s.ops_life + dev.wire.delivered_life,
             Sender::TcpRx(r) => r.read_life(),
             Sender::Idle => 0,
         }
     }
 
-    /// (run time, run delay) of the threads a flow needs: its VM's vCPUs and its device's I/O
-    /// thread.
-    fn flow_delays(&self, now: Time, vm: usize) -> Vec<(u64, u64)> {
+    /// A one-line picture of VM `vm`'s event path: vCPU modes, rings, the I/O thread.
+    fn flow_state(&self, vm: usize) -> String {
+        let d = &self.devs[self.vms[vm].dev as usize];
+        let vcpus: Vec<String> = self.vms[vm]
+            .vcpus
+            .iter()
+            .map(|&v| {
+                let vc = &self.vcpus[v as usize];
+                let th = &self.sched.threads[v as usize];
+                format!("{:?} thread {:?} on {} irqs pending {}", vc.mode, th.state, th.cpu, vc.irqs_pending())
+            })
+            .collect();
+        let vh = self.vhost_tid(self.vms[vm].dev);
+        format!(
+            "vcpus [{}]; tx ring free {} pending {} qdisc {} kicks {} irq wanted {}; rx posted {} used {} sock {} kicks {} irq wanted {}; napi {:?}; vhost running {} thread {:?}; sender {}",
+            vcpus.join("; "),
+            d.txq.free(),
+            d.txq.pending(),
+            d.qdisc.len(),
+            d.txq.notify_enabled,
+            d.txq.interrupt_wanted,
+            d.rxq.posted,
+            d.rxq.used.len(),
+            d.rx_sock.len(),
+            d.rxq.notify_enabled,
+            d.rxq.interrupt_wanted,
+            (d.napi.scheduled, d.napi.running),
+            d.vhost.running,
+            self.sched.threads[vh as usize].state,
+            self.senders[vm].describe(),
+        )
+    }
+
+    /// What the threads a flow needs (its VM's vCPUs and its device's I/O thread) have done.
+    fn flow_effort(&self, now: Time, vm: usize) -> Effort {
         let vhost = self.vhost_tid(self.vms[vm].dev);
-        self.vms[vm].vcpus.iter().copied().chain([vhost]).map(|t| self.sched.run_and_delay(now, t)).collect()
+        let vcpus = &self.vms[vm].vcpus;
+        Effort {
+            threads: vcpus.iter().copied().chain([vhost]).map(|t| self.sched.run_and_delay(now, t)).collect(),
+            guest: vcpus.iter().map(|&v| (self.vcpus[v as usize].guest_ns_life, self.vcpus[v as usize].irq_ns_life)).collect(),
+        }
     }
 
     /// Check every flow (called from pCPU 0's host tick).
@@ -116,37 +186,37 @@ impl Host {
         self.watchdog.next_check = now + CHECK_EVERY_NS;
         for vm in 0..self.watchdog.flows.len() {
             if self.watchdog.flows[vm].is_some() {
-                let (count, delays) = (self.flow_progress(vm), self.flow_delays(now, vm));
-                self.watchdog.observe(vm, now, count, delays);
+                let (count, effort) = (self.flow_progress(vm), self.flow_effort(now, vm));
+                let before = self.watchdog.stalls.len();
+                self.watchdog.observe(vm, now, count, effort);
+                if self.watchdog.stalls.len() > before {
+                    self.watchdog.stalls[before].state = self.flow_state(vm);
+                }
             }
         }
     }
 }
 
 impl Watchdog {
-    /// One look at VM `vm`'s flow: its progress count and its threads' run delays now.
-    fn observe(&mut self, vm: usize, now: Time, count: u64, delays: Vec<(u64, u64)>) {
+    /// One look at VM `vm`'s flow: its progress count and its threads' effort now.
+    fn observe(&mut self, vm: usize, now: Time, count: u64, effort: Effort) {
         let Some(f) = self.flows[vm].as_mut() else { return };
-        if count != f.count || f.delay_at.is_empty() {
+        if count != f.count || f.at_progress.threads.is_empty() {
             if let Some(i) = f.open.take() {
                 self.stalls[i].recovered = Some(now);
             }
             f.count = count;
             f.at = now;
-            f.delay_at = delays;
+            f.at_progress = effort;
             return;
         }
         let idle_for = now - f.at;
         if f.open.is_some() || idle_for < f.window {
             return;
         }
-        let starved = delays
-            .iter()
-            .zip(&f.delay_at)
-            .any(|(&(ran, wait), &(ran0, wait0))| 2 * (wait - wait0) > idle_for && 50 * (ran - ran0) < idle_for);
-        if !starved {
+        if !effort.starved(&f.at_progress, idle_for) && !effort.livelocked(&f.at_progress) {
             f.open = Some(self.stalls.len());
-            self.stalls.push(Stall { vm: vm as u32, since: f.at, detected: now, recovered: None });
+            self.stalls.push(Stall { vm: vm as u32, since: f.at, detected: now, recovered: None, state: String::new() });
         }
     }
 }
@@ -157,6 +227,10 @@ mod tests {
 
     const MS: Time = 1_000_000;
 
+    fn threads(t: Vec<(u64, u64)>) -> Effort {
+        Effort { threads: t, guest: vec![(0, 0)] }
+    }
+
     fn one_flow(period: Option<Time>) -> Watchdog {
         let mut w = Watchdog::default();
         w.watch(0, true, period);
@@ -166,13 +240,13 @@ mod tests {
     #[test]
     fn a_flow_without_progress_whose_threads_run_is_stalled_once_then_recovers() {
         let mut w = one_flow(None);
-        w.observe(0, 0, 5, vec![(0, 0), (0, 0)]);
+        w.observe(0, 0, 5, threads(vec![(0, 0), (0, 0)]));
         for t in (10..=100).step_by(10) {
             // vCPU time-shares its pCPU with three others: waits 75 %, runs 25 %.
-            w.observe(0, t * MS, 5, vec![(t * MS / 4, t * MS * 3 / 4), (0, 0)]);
+            w.observe(0, t * MS, 5, threads(vec![(t * MS / 4, t * MS * 3 / 4), (0, 0)]));
         }
-        assert_eq!(w.stalls, vec![Stall { vm: 0, since: 0, detected: 50 * MS, recovered: None }]);
-        w.observe(0, 110 * MS, 6, vec![(0, 0), (0, 0)]);
+        assert_eq!(w.stalls, vec![Stall { vm: 0, since: 0, detected: 50 * MS, recovered: None, state: String::new() }]);
+        w.observe(0, 110 * MS, 6, threads(vec![(0, 0), (0, 0)]));
         assert_eq!(w.stalls[0].recovered, Some(110 * MS));
         assert_eq!(w.stalls.len(), 1);
     }
@@ -180,21 +254,32 @@ mod tests {
     #[test]
     fn a_flow_whose_thread_waits_for_a_pcpu_is_starved_not_stalled() {
         let mut w = one_flow(None);
-        w.observe(0, 0, 5, vec![(0, 0), (0, 0)]);
+        w.observe(0, 0, 5, threads(vec![(0, 0), (0, 0)]));
         for t in (10..=200).step_by(10) {
             // The I/O thread waits 90 % and runs 1 % (behind a nice -20 hog).
-            w.observe(0, t * MS, 5, vec![(t * MS, 0), (t * MS / 100, t * MS * 9 / 10)]);
+            w.observe(0, t * MS, 5, threads(vec![(t * MS, 0), (t * MS / 100, t * MS * 9 / 10)]));
         }
         assert!(w.stalls.is_empty());
     }
 
     #[test]
+    fn a_vm_busy_with_interrupts_and_napi_is_livelocked_not_stalled() {
+        let mut w = one_flow(None);
+        let e = |t: u64, guest: u64, irq: u64| Effort { threads: vec![(t, 0)], guest: vec![(guest, irq)] };
+        w.observe(0, 0, 5, e(0, 0, 0));
+        w.observe(0, 60 * MS, 5, e(60 * MS, 60 * MS, 40 * MS)); // two thirds in NAPI
+        assert!(w.stalls.is_empty());
+        w.observe(0, 120 * MS, 5, e(120 * MS, 120 * MS, 50 * MS)); // mostly application again
+        assert_eq!(w.stalls.len(), 1);
+    }
+
+    #[test]
     fn an_open_loop_flow_gets_four_send_intervals() {
         let mut w = one_flow(Some(100 * MS));
-        w.observe(0, 0, 1, vec![(0, 0)]);
-        w.observe(0, 390 * MS, 1, vec![(0, 0)]);
+        w.observe(0, 0, 1, threads(vec![(0, 0)]));
+        w.observe(0, 390 * MS, 1, threads(vec![(0, 0)]));
         assert!(w.stalls.is_empty());
-        w.observe(0, 400 * MS, 1, vec![(0, 0)]);
+        w.observe(0, 400 * MS, 1, threads(vec![(0, 0)]));
         assert_eq!(w.stalls.len(), 1);
     }
 
@@ -202,8 +287,8 @@ mod tests {
     fn a_vm_without_a_flow_is_not_watched() {
         let mut w = Watchdog::default();
         w.watch(0, false, None);
-        w.observe(0, 0, 0, vec![(0, 0)]);
-        w.observe(0, 500 * MS, 0, vec![(0, 0)]);
+        w.observe(0, 0, 0, threads(vec![(0, 0)]));
+        w.observe(0, 500 * MS, 0, threads(vec![(0, 0)]));
         assert!(w.stalls.is_empty());
     }
 }

@@ -39,6 +39,16 @@ impl Link {
         Link { ns_per_byte: 8.0 / p.nic.gbps.value, free_at: 0.0, packets_life: 0 }
     }
 
+    /// How long the link stays busy with what is already handed to it, seen at `now` (ns).
+    pub fn backlog_ns(&self, now: Time) -> f64 {
+        (self.free_at - now as f64).max(0.0)
+    }
+
+    /// Time to serialize `bytes` (ns).
+    pub fn ns_for(&self, bytes: f64) -> f64 {
+        bytes * self.ns_per_byte
+    }
+
     /// Serialize a frame of `wire_bytes` handed over at `at`, after every frame handed over
     /// before it; returns when its last bit leaves (rounded to the ns).
     pub fn serialize(&mut self, at: Time, wire_bytes: u32) -> Time {
@@ -105,6 +115,16 @@ pub struct Wire {
     overhead: u32,
     /// Frames carry TCP segments (one frame each) rather than UDP datagrams.
     tcp: bool,
+    /// A UDP datagram is dropped at the port's qdisc when this device already has this many
+    /// wire bytes waiting (`txqueuelen` full-sized frames: the limit of its own TX queue of a
+    /// multi-queue NIC, so one device's flood does not starve another's packets).
+    qdisc_limit_bytes: f64,
+    /// Wire bytes of this device's frames handed to the link and not yet delivered.
+    queued_bytes: f64,
+    /// Datagrams dropped at the full qdisc (window / lifetime).
+    pub dropped: u64,
+    /// Lifetime count of qdisc drops.
+    pub dropped_life: u64,
     /// Frames on the link with the time each arrives, oldest first. Only the head's arrival is
     /// an event in the future-event set (the link is FIFO, so arrivals are in order): the heap
     /// holds one event per device however many frames a saturated link has queued.
@@ -127,6 +147,10 @@ impl Wire {
             mtu: p.nic.mtu_bytes.value as u32,
             overhead: p.nic.wire_overhead_bytes.value as u32,
             tcp,
+            qdisc_limit_bytes: p.nic.txqueuelen_packets.value * (p.nic.mtu_bytes.value + p.nic.wire_overhead_bytes.value),
+            queued_bytes: 0.0,
+            dropped: 0,
+            dropped_life: 0,
             on_wire: VecDeque::new(),
             delivered: 0,
             delivered_life: 0,
@@ -146,9 +170,17 @@ impl Wire {
 
     /// Queue a datagram for transmission on the shared TX `link`. Returns its arrival time
     /// when it is the only frame of this device on the link (the caller schedules that
-    /// arrival); otherwise `None`: it arrives after the frames ahead of it (FIFO link).
+    /// arrival); otherwise `None`: it arrives after the frames ahead of it (FIFO link), or it
+    /// was dropped at the full qdisc (UDP only).
     pub fn send(&mut self, now: Time, b: Buf, link: &mut Link) -> Option<Time> {
-        let done = link.serialize(now, self.wire_bytes(b.bytes));
+        let bytes = self.wire_bytes(b.bytes);
+        if !self.tcp && self.queued_bytes + bytes as f64 > self.qdisc_limit_bytes {
+            self.dropped += 1;
+            self.dropped_life += 1;
+            return None;
+        }
+        self.queued_bytes += bytes as f64;
+        let done = link.serialize(now, bytes);
         self.on_wire.push_back((b, done));
         (self.on_wire.len() == 1).then_some(done)
     }
@@ -158,6 +190,7 @@ impl Wire {
     pub fn arrive(&mut self, now: Time) -> (Buf, Option<Time>) {
         let (b, at) = self.on_wire.pop_front().expect("arrival without a datagram on the wire");
         debug_assert_eq!(at, now);
+        self.queued_bytes = (self.queued_bytes - self.wire_bytes(b.bytes) as f64).max(0.0);
         self.delivered += 1;
         self.delivered_life += 1;
         self.payload_bytes += b.bytes as u64;
@@ -173,6 +206,7 @@ impl Wire {
     /// Start a new measurement window.
     pub fn reset_metrics(&mut self) {
         self.delivered = 0;
+        self.dropped = 0;
         self.payload_bytes = 0;
         self.latency.clear();
     }

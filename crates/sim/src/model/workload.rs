@@ -98,6 +98,18 @@ impl Sender {
         }
     }
 
+    /// The application's state in a few words (diagnostics).
+    pub fn describe(&self) -> String {
+        match self {
+            Sender::Udp(u) => format!("udp stopped {}", u.stopped),
+            Sender::Tcp(t) => format!("{t:?}"),
+            Sender::UdpRx(r) => format!("udp rx queued {} reply {:?}", r.queued(), r.reply),
+            Sender::Server(s) => format!("server stopped {} issued {} done {} next pending {}", s.stopped, s.issued_life, s.ops_life, s.next_pending),
+            Sender::TcpRx(r) => format!("{r:?}"),
+            Sender::Idle => "idle".into(),
+        }
+    }
+
     /// No application runs (the VM only idles or burns CPU).
     pub fn is_idle(&self) -> bool {
         matches!(self, Sender::Idle)
@@ -248,9 +260,4 @@ impl Host {
         self.post_tx(now, v, vm, b, q);
     }
 
-    /// TX interrupt (`skb_xmit_done`): the driver reclaimed space, `netif_wake_queue`.
-    pub(crate) fn tx_irq(&mut self, v: u32) {
-        let vm = self.vcpus[v as usize].vm as usize;
-        self.senders[vm].set_stopped(false);
-    }
 }

@@ -1,0 +1,236 @@
+//! Layout fuzzing (DESIGN §6 "fuzzed layouts"): random *valid* scenarios — 1–8 VMs of 1–4 vCPUs,
+//! random pins (many vCPUs on one pCPU included), host CPU hogs, guest burns, every workload
+//! kind, both delivery modes, tiny and large rings, random profile overrides (zeros included) —
+//! each run for 0.1 simulated seconds and held to three properties:
+//!
+//! 1. it runs to its end (no panic; debug builds also check every vCPU's mode against its
+//!    thread after each event);
+//! 2. the conservation ledgers balance ([`Conservation::check`]);
+//! 3. liveness: no stalled flow (the watchdog, `model/watchdog.rs`).
+//!
+//! A generated scenario that the checker rejects (an override out of its range) must be
+//! rejected with a one-line error; it counts as `rejected`, not as a run.
+//!
+//! Used by `crates/sim/tests/layout_fuzz.rs` (a bounded number of cases in the test suite) and
+//! by the long command `cargo run --release -p eventpath-sim --example fuzz_layouts`.
+
+use crate::engine::Rng;
+use crate::model::Conservation;
+use crate::profile::Profile;
+use crate::run::simulate_with_ledger;
+use crate::scenario::Scenario;
+use std::fmt::Write;
+
+/// Simulated seconds of warm-up and measurement per case: long enough for the watchdog's 50 ms
+/// window to see a stall.
+const WARMUP_S: f64 = 0.02;
+const DURATION_S: f64 = 0.08;
+
+/// What one case came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Ran to the end with balanced ledgers and no stalled flow.
+    Ok,
+    /// The scenario was rejected as bad input, with this one-line message.
+    Rejected(String),
+}
+
+/// A case that broke a property: the scenario and what went wrong.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    /// The generated scenario (TOML), to keep as a regression test.
+    pub scenario: String,
+    /// The property it broke.
+    pub what: String,
+}
+
+/// The scenario of case `case` (deterministic in `case`).
+pub fn scenario(case: u64) -> String {
+    let mut r = Rng::for_component(case, "layout-fuzz");
+    let profile = if r.chance(0.5) { "es2" } else { "elvis" };
+    let max_cpus = if profile == "es2" { 8 } else { 16 };
+    let pcpus = 1 + r.below(max_cpus.min(8)) as u32;
+    let mut s = String::new();
+    let _ = writeln!(s, "name = \"fuzz-{case}\"\nprofile = \"{profile}\"\nseed = {}", 1 + r.below(1000));
+    let _ = writeln!(s, "duration_s = {DURATION_S}\nwarmup_s = {WARMUP_S}\n\n[host]\npcpus = {pcpus}");
+    if r.chance(0.2) {
+        s += "idle = \"poll\"\n";
+    }
+    for _ in 0..r.below(3) {
+        let _ = writeln!(s, "[[host.cpu_hog]]\nnice = {}", r.below(40) as i32 - 20);
+        if r.chance(0.6) {
+            let n = 1 + r.below(2) as u32;
+            let _ = writeln!(s, "pins = {}", pins(&mut r, pcpus, n));
+        }
+    }
+    let vms = 1 + r.below(8);
+    if r.chance(0.3) {
+        let _ = writeln!(s, "[client]\ncores = {}", 1 + r.below(vms));
+    }
+    overrides(&mut r, profile, &mut s);
+    for i in 0..vms {
+        let vcpus = 1 + r.below(4) as u32;
+        let _ = writeln!(s, "\n[[vm]]\nname = \"vm{i}\"\nvcpus = {vcpus}");
+        if r.chance(0.6) {
+            let _ = writeln!(s, "vcpu_pins = {}", pins(&mut r, pcpus, vcpus));
+        }
+        let delivery = if r.chance(0.5) { "emulated" } else { "posted" };
+        let _ = writeln!(s, "interrupt_delivery = \"{delivery}\"\nguest_cpu_burn = {}", r.chance(0.3));
+        let _ = writeln!(s, "[vm.net]\nqueue_size = {}", 1u32 << (1 + r.below(10)));
+        if r.chance(0.5) {
+            let _ = writeln!(s, "vhost_pin = {}", r.below(pcpus as u64));
+        }
+        workload(&mut r, &mut s);
+    }
+    s
+}
+
+/// `n` random pCPUs of `pcpus`, repeats allowed (several threads on one pCPU).
+fn pins(r: &mut Rng, pcpus: u32, n: u32) -> String {
+    let same = r.chance(0.3).then(|| r.below(pcpus as u64));
+    let v: Vec<String> = (0..n).map(|_| same.unwrap_or_else(|| r.below(pcpus as u64)).to_string()).collect();
+    format!("[{}]", v.join(", "))
+}
+
+/// A size biased towards the edges of `lo..=hi`.
+fn size(r: &mut Rng, lo: u32, hi: u32) -> u32 {
+    match r.below(4) {
+        0 => lo,
+        1 => hi,
+        2 => lo + r.below((hi - lo).min(2048) as u64 + 1) as u32,
+        _ => lo + r.below((hi - lo) as u64 + 1) as u32,
+    }
+}
+
+fn workload(r: &mut Rng, s: &mut String) {
+    let w = match r.below(10) {
+        0 => {
+            let rate = if r.chance(0.5) { format!("\nrate_pps = {}", 1 + r.below(300_000)) } else { String::new() };
+            format!("kind = \"udp_stream\"\nmessage_bytes = {}{rate}", size(r, 1, 65507))
+        }
+        1 => format!("kind = \"udp_receive\"\nmessage_bytes = {}\nrate_pps = {}", size(r, 1, 65507), 1 + r.below(1_000_000)),
+        2 => {
+            let iv = if r.chance(0.4) { format!("\ninterval_us = {}", 1 + r.below(20_000)) } else { String::new() };
+            format!("kind = \"udp_rr\"\nrequest_bytes = {}\nresponse_bytes = {}{iv}", size(r, 1, 65507), size(r, 1, 65507))
+        }
+        3 => format!("kind = \"tcp_stream\"\nmessage_bytes = {}\nwindow_bytes = {}", size(r, 1, 1 << 20), size(r, 65_536, 8 << 20)),
+        4 => format!("kind = \"tcp_receive\"\nmessage_bytes = {}\nwindow_bytes = {}", size(r, 1, 1 << 20), size(r, 65_536, 8 << 20)),
+        5 => format!(
+            "kind = \"tcp_rr\"\nrequest_bytes = {}\nresponse_bytes = {}\nconcurrency = {}",
+            size(r, 1, 14480),
+            size(r, 1, 1 << 20),
+            size(r, 1, 64)
+        ),
+        6 => format!(
+            "kind = \"memcached\"\nconcurrency = {}\nget_ratio = {}\nvalue_bytes = {}\nkey_bytes = {}",
+            size(r, 1, 256),
+            r.below(11) as f64 / 10.0,
+            size(r, 1, 14000),
+            size(r, 1, 250)
+        ),
+        7 | 8 => {
+            let server = if r.chance(0.5) { "apache" } else { "nginx" };
+            let workers = if r.chance(0.5) { format!("\nworkers = {}", size(r, 1, 64)) } else { String::new() };
+            format!(
+                "kind = \"http\"\nconcurrency = {}\nfile_bytes = {}\nserver = \"{server}\"\nkeepalive = {}\nworker_ports = {}{workers}",
+                size(r, 1, 64),
+                size(r, 1, 1 << 20),
+                r.chance(0.5),
+                r.chance(0.5)
+            )
+        }
+        _ => return, // no workload: the VM idles or burns
+    };
+    let _ = writeln!(s, "[vm.workload]\n{w}");
+}
+
+/// Up to three profile parameters replaced by 0 or by their value × 0.25..4.
+fn overrides(r: &mut Rng, profile: &str, s: &mut String) {
+    let p = Profile::load(profile).expect("built-in profile");
+    let params = p.params();
+    let n = r.below(4);
+    if n == 0 {
+        return;
+    }
+    let mut by_section: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+    for _ in 0..n {
+        let (key, param, _) = params[r.below(params.len() as u64) as usize];
+        if key.starts_with("cpu.") {
+            continue; // the layout's size is fuzzed through host.pcpus
+        }
+        let v = if r.chance(0.3) { 0.0 } else { (param.value * 0.25 * 16f64.powf(r.uniform())).round().max(0.0) };
+        let (section, name) = key.split_once('.').expect("dotted key");
+        by_section.entry(section).or_default().push(format!("{name} = {v:?}"));
+    }
+    for (section, lines) in by_section {
+        let mut seen = std::collections::BTreeSet::new();
+        let _ = writeln!(s, "[profile_overrides.{section}]");
+        for l in lines {
+            if seen.insert(l.split(' ').next().unwrap_or("").to_owned()) {
+                let _ = writeln!(s, "{l}");
+            }
+        }
+    }
+}
+
+/// Run case `case` and check its properties.
+pub fn run_case(case: u64) -> Result<Outcome, Failure> {
+    check_scenario(&scenario(case))
+}
+
+/// Run a scenario text and check the fuzzer's properties.
+pub fn check_scenario(text: &str) -> Result<Outcome, Failure> {
+    let fail = |what: String| Failure { scenario: text.to_owned(), what };
+    let sc = Scenario::from_toml("fuzz", text).map_err(|e| fail(format!("generated scenario does not parse: {e}")))?;
+    let checked = match sc.check("fuzz") {
+        Ok(c) => c,
+        Err(e) => {
+            let m = e.to_string();
+            return if m.contains('\n') { Err(fail(format!("multi-line error: {m}"))) } else { Ok(Outcome::Rejected(m)) };
+        }
+    };
+    let run = std::panic::catch_unwind(|| simulate_with_ledger(&checked));
+    let (out, ledger) = run.map_err(|p| {
+        let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
+        fail(format!("panic: {}", msg.unwrap_or_default()))
+    })?;
+    ledger.check().map_err(|e| fail(format!("ledger: {e}")))?;
+    if let Some(st) = out.summary.stalled_flows.first() {
+        return Err(fail(format!("stalled flow: {st:?}")));
+    }
+    Ok(Outcome::Ok)
+}
+
+impl Conservation {
+    /// Check every conservation identity (DESIGN §6); the first that fails, described.
+    pub fn check(&self) -> Result<(), String> {
+        let eq = |a: u64, b: u64, what: String| if a == b { Ok(()) } else { Err(format!("{what}: {a} != {b}")) };
+        for i in 0..self.sent.len() {
+            eq(self.sent[i], self.delivered[i] + self.dropped[i] + self.in_flight[i], format!("vm{i} sent = delivered + dropped + in flight"))?;
+            eq(self.rx_arrived[i], self.rx_tap_dropped[i] + self.rx_queued[i] + self.rx_polled[i], format!("vm{i} rx arrived = tap dropped + queued + polled"))?;
+            eq(self.rr_issued[i] + self.rr_next_pending[i], self.rr_completed[i] + self.rr_concurrency[i], format!("vm{i} rr issued + next pending = completed + concurrency"))?;
+            if self.udp_rx_sent[i] > 0 {
+                let fate = self.udp_rx_received[i] + self.udp_rx_sock_dropped[i] + self.udp_rx_in_socket[i]
+                    + self.rx_tap_dropped[i] + self.rx_queued[i] + self.rx_on_link[i];
+                eq(self.udp_rx_sent[i], fate, format!("vm{i} udp client sent = received + dropped + queued + on link"))?;
+            }
+            if self.tcp_rx_sent[i] > 0 {
+                eq(self.tcp_rx_sent[i], self.rx_arrived[i] + self.rx_on_link[i], format!("vm{i} tcp client sent = arrived + on link"))?;
+            }
+        }
+        let tx: u64 = self.delivered.iter().zip(&self.tx_on_link).map(|(d, l)| d + l).sum();
+        eq(self.port_tx_packets, tx, "port tx = delivered + on link".into())?;
+        let rx: u64 = self.rx_arrived.iter().zip(&self.rx_on_link).map(|(a, l)| a + l).sum();
+        eq(self.port_rx_packets, rx, "port rx = arrived + on link".into())?;
+        for v in 0..self.irq_raised.len() {
+            eq(self.irq_raised[v], self.irq_handled[v] + self.irq_coalesced[v] + self.irq_pending[v], format!("vcpu{v} irqs raised = handled + coalesced + pending"))?;
+        }
+        for p in 0..self.pcpu_busy_ns.len() {
+            eq(self.pcpu_busy_ns[p], self.pcpu_thread_ns[p], format!("pcpu{p} busy = threads' run time"))?;
+            if self.pcpu_busy_ns[p] > self.window_ns {
+                return Err(format!("pcpu{p} busy {} > window {}", self.pcpu_busy_ns[p], self.window_ns));
+            }
+        }
+        Ok(())
+    }
+}

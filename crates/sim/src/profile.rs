@@ -449,6 +449,18 @@ impl Profile {
                 return Err(format!("key `{key}`: value {} is not allowed; expected a whole number ≥ 1", p.value));
             }
         }
+        // Ranges a real system has: an Ethernet MTU carries at least a minimal IPv4 packet
+        // (RFC 791: 68 bytes) and at most an IP datagram; a socket's receive buffer is at least
+        // Linux SOCK_MIN_RCVBUF (2304 bytes).
+        for (key, p, lo, hi) in [
+            ("nic.mtu_bytes", &self.nic.mtu_bytes, 68.0, 65535.0),
+            ("guest.udp_rcvbuf_bytes", &self.guest.udp_rcvbuf_bytes, 2304.0, f64::MAX),
+        ] {
+            if !(lo..=hi).contains(&p.value) {
+                let hi = if hi == f64::MAX { String::new() } else { format!("{hi}") };
+                return Err(format!("key `{key}`: value {} is not allowed; expected {lo}..={hi}", p.value));
+            }
+        }
         self.check_cstates()
     }
 

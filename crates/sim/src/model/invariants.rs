@@ -9,6 +9,8 @@
 //! | `Halted` | sleeping |
 //! | `Waking` | queued, or current while being switched in |
 //! | `Entering` | never between events: an entry always ends in a task or an exit |
+//!
+//! And a vhost worker's thread sleeps exactly when it is neither in its loop nor being woken.
 
 use super::sched::State;
 use super::vcpu::Mode;
@@ -30,6 +32,17 @@ impl Host {
             };
             assert!(ok, "vCPU {v} in {:?} but its thread is {:?} on pCPU {cpu} (current: {current}, switching: {})",
                 vc.mode, th.state, self.switching[cpu]);
+        }
+        // A vhost worker asleep has no wake-up under way and is not in its handler loop; one
+        // with a wake-up under way is on a runqueue (else the wake-up was lost for good).
+        for (d, dev) in self.devs.iter().enumerate() {
+            let th = &self.sched.threads[self.vhost_tid(d as u32) as usize];
+            let (running, pending) = (dev.vhost.running, dev.vhost.wake_pending);
+            let ok = match th.state {
+                State::Sleeping => !running && !pending,
+                State::Queued | State::Running => running || pending,
+            };
+            assert!(ok, "vhost of device {d}: thread {:?}, in loop {running}, wake-up pending {pending}", th.state);
         }
     }
 }

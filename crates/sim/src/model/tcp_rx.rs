@@ -194,7 +194,7 @@ impl Host {
         }
         r.unacked = 0;
         let c = r.seg_cost;
-        self.run_task(now, v, Task::AckXmit, c, q);
+        self.run_task(now, v, Task::AckXmit { softirq: true }, c, q);
         true
     }
 
@@ -230,7 +230,7 @@ impl Host {
         let (adv, now_wnd) = (r.adv_edge.saturating_sub(r.rcv_nxt), r.rcvbuf - r.queued());
         if now_wnd >= 2 * adv && now_wnd >= r.mss as u64 && r.edge_now() > r.adv_edge {
             let c = r.seg_cost;
-            return self.run_task(now, v, Task::AckXmit, c, q);
+            return self.run_task(now, v, Task::AckXmit { softirq: false }, c, q);
         }
         self.enter(now, v, q);
     }

@@ -34,7 +34,7 @@ fn task_name(t: Task) -> &'static str {
         Task::Recv => "recvfrom",
         Task::Reply { .. } => "reply",
         Task::CtlXmit { .. } => "tcp ctl xmit",
-        Task::AckXmit => "ack xmit",
+        Task::AckXmit { .. } => "ack xmit",
         Task::TcpRead { .. } => "tcp read",
         Task::Serve { .. } => "serve request",
         Task::SrvXmit { .. } => "response xmit",

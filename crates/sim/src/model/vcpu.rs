@@ -49,7 +49,10 @@ pub enum Task {
         bytes: u32,
     },
     /// TCP receiver: send a pure ACK (softirq) or a window update (application).
-    AckXmit,
+    AckXmit {
+        /// Sent from softirq (NAPI's delayed-ACK check), not by the application's read.
+        softirq: bool,
+    },
     /// TCP receiver: one `recv()` of `bytes`.
     TcpRead {
         /// Bytes read.
@@ -169,7 +172,8 @@ pub struct Vcpu {
     /// Indirect exit cost still owed by the next guest task (cache/TLB refill), ns.
     pollution_ns: Time,
     /// Guest time run (lifetime, ns; a task is charged when it starts, the unrun rest refunded
-    /// when it is cut short): all tasks, and interrupt handlers plus NAPI among them.
+    /// when it is cut short): all tasks, and interrupt handlers plus softirq work (NAPI and the
+    /// ACKs it sends) among them.
     pub(crate) guest_ns_life: Time,
     pub(crate) irq_ns_life: Time,
 }
@@ -235,7 +239,7 @@ impl Vcpu {
 
     /// Account `ns` of `task`'s guest time (`run`) or refund it (cut short).
     fn charge(&mut self, task: Task, ns: Time, run: bool) {
-        let irq = matches!(task, Task::Irq(_) | Task::NapiRx);
+        let irq = matches!(task, Task::Irq(_) | Task::NapiRx | Task::AckXmit { softirq: true });
         if run {
             self.guest_ns_life += ns;
             self.irq_ns_life += if irq { ns } else { 0 };
@@ -361,7 +365,7 @@ impl Host {
             Task::Recv => self.recv_done(now, v, q),
             Task::Reply { bytes, born } => self.reply_done(now, v, bytes, born, q),
             Task::CtlXmit { conn, ctl } => self.ctl_xmit_done(now, v, conn, ctl, q),
-            Task::AckXmit => self.ack_xmit_done(now, v, q),
+            Task::AckXmit { .. } => self.ack_xmit_done(now, v, q),
             Task::TcpRead { bytes } => self.tcp_read_done(now, v, bytes, q),
             Task::Serve { conn } => self.serve_done(now, v, conn, q),
             Task::SrvXmit { bytes } => self.srv_xmit_done(now, v, bytes, q),

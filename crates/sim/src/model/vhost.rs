@@ -40,7 +40,7 @@ pub struct Vhost {
     /// In its handler loop (else sleeping on the eventfd).
     pub running: bool,
     /// A wake-up is on its way (eventfd signals merge).
-    wake_pending: bool,
+    pub(crate) wake_pending: bool,
     handler: Handler,
     current: Option<Work>,
     /// Items handled in this handler invocation (for the weight).
@@ -165,7 +165,10 @@ impl Host {
                         return;
                     }
                 }
-                let rx_more = !d.rx_sock.is_empty() && d.rxq.posted > 0;
+                // Packets left: handle them (a handler stopped at its weight is requeued, as
+                // `vhost_poll_queue` does, so an empty ring still gets its refill
+                // notification enabled on the next pass instead of the thread sleeping deaf).
+                let rx_more = !d.rx_sock.is_empty() && (d.rxq.posted > 0 || !under_weight);
                 // TX work left, or a TX handler that stopped at its weight (kicks still
                 // disabled: `vhost_poll_queue` requeued it) runs again.
                 if d.txq.pending() > 0 || !d.txq.notify_enabled {

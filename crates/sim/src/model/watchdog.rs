@@ -18,6 +18,7 @@
 use super::workload::Sender;
 use super::Host;
 use crate::engine::{Time, NS_PER_S};
+use std::collections::VecDeque;
 use crate::scenario::Workload;
 
 /// Shortest time without progress that counts as a stall (ns).
@@ -51,31 +52,26 @@ struct Flow {
     count: u64,
     /// When it last changed.
     at: Time,
-    /// What the flow's threads and vCPUs had done by then.
-    at_progress: Effort,
+    /// What the flow's threads and vCPUs had done at each check since then (oldest first,
+    /// trimmed to the last half window): starvation and livelock are judged over that recent
+    /// stretch, not diluted by how the flow began.
+    history: VecDeque<(Time, Effort)>,
+    /// Longest single wait for a pCPU of any of its threads since that progress.
+    gap: Time,
     /// Index in `stalls` of its open stall, if any.
     open: Option<usize>,
 }
 
-/// What a flow's threads and vCPUs have done so far (lifetime counters).
+/// What a flow's threads and vCPUs have done so far.
 #[derive(Debug, Clone, Default)]
 struct Effort {
-    /// (run time, run delay) of each of its threads: the VM's vCPUs, its I/O thread.
-    threads: Vec<(u64, u64)>,
-    /// Per vCPU: guest time, and the part spent in interrupt handlers and NAPI.
+    /// Longest single wait for a pCPU of its threads since the previous check.
+    max_wait: u64,
+    /// Per vCPU: guest time, and the part spent in interrupt handlers and NAPI (lifetime).
     guest: Vec<(u64, u64)>,
 }
 
 impl Effort {
-    /// Was a thread starved since `e0`, over `idle_for` ns: waiting for a pCPU more than half
-    /// the time, and run less than a tenth of its runnable time?
-    fn starved(&self, e0: &Effort, idle_for: u64) -> bool {
-        self.threads.iter().zip(&e0.threads).any(|(&(ran, wait), &(ran0, wait0))| {
-            let (ran, wait) = (ran - ran0, wait - wait0);
-            2 * wait > idle_for && 10 * ran < ran + wait
-        })
-    }
-
     /// Did interrupts and NAPI take at least half of a vCPU's guest time since `e0`?
     fn livelocked(&self, e0: &Effort) -> bool {
         self.guest.iter().zip(&e0.guest).any(|(&(g, i), &(g0, i0))| g > g0 && 2 * (i - i0) >= g - g0)
@@ -102,7 +98,8 @@ impl Watchdog {
             window: WINDOW_NS.max(period_ns.unwrap_or(0).saturating_mul(OPEN_LOOP_PERIODS)),
             count: 0,
             at: 0,
-            at_progress: Effort::default(),
+            history: VecDeque::new(),
+            gap: 0,
             open: None,
         });
     }
@@ -169,11 +166,12 @@ impl Host {
     }
 
     /// What the threads a flow needs (its VM's vCPUs and its device's I/O thread) have done.
-    fn flow_effort(&self, now: Time, vm: usize) -> Effort {
+    fn flow_effort(&mut self, now: Time, vm: usize) -> Effort {
         let vhost = self.vhost_tid(self.vms[vm].dev);
         let vcpus = &self.vms[vm].vcpus;
+        let max_wait = vcpus.iter().copied().chain([vhost]).map(|t| self.sched.take_max_wait(now, t)).max().unwrap_or(0);
         Effort {
-            threads: vcpus.iter().copied().chain([vhost]).map(|t| self.sched.run_and_delay(now, t)).collect(),
+            max_wait,
             guest: vcpus.iter().map(|&v| (self.vcpus[v as usize].guest_ns_life, self.vcpus[v as usize].irq_ns_life)).collect(),
         }
     }
@@ -201,20 +199,30 @@ impl Watchdog {
     /// One look at VM `vm`'s flow: its progress count and its threads' effort now.
     fn observe(&mut self, vm: usize, now: Time, count: u64, effort: Effort) {
         let Some(f) = self.flows[vm].as_mut() else { return };
-        if count != f.count || f.at_progress.threads.is_empty() {
+        if count != f.count || f.history.is_empty() {
             if let Some(i) = f.open.take() {
                 self.stalls[i].recovered = Some(now);
             }
             f.count = count;
             f.at = now;
-            f.at_progress = effort;
+            f.gap = effort.max_wait;
+            f.history.clear();
+            f.history.push_back((now, effort));
             return;
         }
+        f.gap = f.gap.max(effort.max_wait);
+        // Keep the latest snapshot at least half a window old, and every later one.
+        while f.history.len() > 1 && 2 * (now - f.history[1].0) >= f.window {
+            f.history.pop_front();
+        }
+        let (then, before) = f.history.front().cloned().expect("non-empty");
+        f.history.push_back((now, effort.clone()));
+        let _ = then;
         let idle_for = now - f.at;
-        if f.open.is_some() || idle_for < f.window {
+        if f.open.is_some() || idle_for < f.window.max(3 * f.gap) {
             return;
         }
-        if !effort.starved(&f.at_progress, idle_for) && !effort.livelocked(&f.at_progress) {
+        if !effort.livelocked(&before) {
             f.open = Some(self.stalls.len());
             self.stalls.push(Stall { vm: vm as u32, since: f.at, detected: now, recovered: None, state: String::new() });
         }
@@ -227,8 +235,9 @@ mod tests {
 
     const MS: Time = 1_000_000;
 
-    fn threads(t: Vec<(u64, u64)>) -> Effort {
-        Effort { threads: t, guest: vec![(0, 0)] }
+    /// A check's effort: the longest wait for a pCPU since the last check.
+    fn waited(w: u64) -> Effort {
+        Effort { max_wait: w, guest: vec![(0, 0)] }
     }
 
     fn one_flow(period: Option<Time>) -> Watchdog {
@@ -240,46 +249,51 @@ mod tests {
     #[test]
     fn a_flow_without_progress_whose_threads_run_is_stalled_once_then_recovers() {
         let mut w = one_flow(None);
-        w.observe(0, 0, 5, threads(vec![(0, 0), (0, 0)]));
+        w.observe(0, 0, 5, waited(0));
         for t in (10..=100).step_by(10) {
-            // vCPU time-shares its pCPU with three others: waits 75 %, runs 25 %.
-            w.observe(0, t * MS, 5, threads(vec![(t * MS / 4, t * MS * 3 / 4), (0, 0)]));
+            // The vCPU time-shares its pCPU with three others: turns every 12 ms.
+            w.observe(0, t * MS, 5, waited(12 * MS));
         }
         assert_eq!(w.stalls, vec![Stall { vm: 0, since: 0, detected: 50 * MS, recovered: None, state: String::new() }]);
-        w.observe(0, 110 * MS, 6, threads(vec![(0, 0), (0, 0)]));
+        w.observe(0, 110 * MS, 6, waited(0));
         assert_eq!(w.stalls[0].recovered, Some(110 * MS));
         assert_eq!(w.stalls.len(), 1);
     }
 
     #[test]
-    fn a_flow_whose_thread_waits_for_a_pcpu_is_starved_not_stalled() {
+    fn a_flow_whose_thread_waits_long_for_its_turns_gets_three_gaps() {
         let mut w = one_flow(None);
-        w.observe(0, 0, 5, threads(vec![(0, 0), (0, 0)]));
-        for t in (10..=200).step_by(10) {
-            // The I/O thread waits 90 % and runs 1 % (behind a nice -20 hog).
-            w.observe(0, t * MS, 5, threads(vec![(t * MS, 0), (t * MS / 100, t * MS * 9 / 10)]));
+        w.observe(0, 0, 5, waited(0));
+        // A vCPU behind a nice -19 hog runs 4 ms every 80: the check sees the wait so far, or
+        // the whole 76 ms wait if a turn came since the last check. 228 ms may pass.
+        for t in (10..=220u64).step_by(10) {
+            let ongoing = (t % 80).saturating_sub(4);
+            let ended = if t % 80 < 10 { 76 } else { 0 };
+            w.observe(0, t * MS, 5, waited(ongoing.max(ended) * MS));
         }
         assert!(w.stalls.is_empty());
+        w.observe(0, 230 * MS, 5, waited(0));
+        assert_eq!(w.stalls.len(), 1);
     }
 
     #[test]
     fn a_vm_busy_with_interrupts_and_napi_is_livelocked_not_stalled() {
         let mut w = one_flow(None);
-        let e = |t: u64, guest: u64, irq: u64| Effort { threads: vec![(t, 0)], guest: vec![(guest, irq)] };
-        w.observe(0, 0, 5, e(0, 0, 0));
-        w.observe(0, 60 * MS, 5, e(60 * MS, 60 * MS, 40 * MS)); // two thirds in NAPI
+        let e = |guest: u64, irq: u64| Effort { max_wait: 0, guest: vec![(guest, irq)] };
+        w.observe(0, 0, 5, e(0, 0));
+        w.observe(0, 60 * MS, 5, e(60 * MS, 40 * MS)); // two thirds in NAPI
         assert!(w.stalls.is_empty());
-        w.observe(0, 120 * MS, 5, e(120 * MS, 120 * MS, 50 * MS)); // mostly application again
+        w.observe(0, 120 * MS, 5, e(120 * MS, 40 * MS)); // application only since
         assert_eq!(w.stalls.len(), 1);
     }
 
     #[test]
     fn an_open_loop_flow_gets_four_send_intervals() {
         let mut w = one_flow(Some(100 * MS));
-        w.observe(0, 0, 1, threads(vec![(0, 0)]));
-        w.observe(0, 390 * MS, 1, threads(vec![(0, 0)]));
+        w.observe(0, 0, 1, waited(0));
+        w.observe(0, 390 * MS, 1, waited(0));
         assert!(w.stalls.is_empty());
-        w.observe(0, 400 * MS, 1, threads(vec![(0, 0)]));
+        w.observe(0, 400 * MS, 1, waited(0));
         assert_eq!(w.stalls.len(), 1);
     }
 
@@ -287,8 +301,8 @@ mod tests {
     fn a_vm_without_a_flow_is_not_watched() {
         let mut w = Watchdog::default();
         w.watch(0, false, None);
-        w.observe(0, 0, 0, threads(vec![(0, 0)]));
-        w.observe(0, 500 * MS, 0, threads(vec![(0, 0)]));
+        w.observe(0, 0, 0, waited(0));
+        w.observe(0, 500 * MS, 0, waited(0));
         assert!(w.stalls.is_empty());
     }
 }

@@ -111,6 +111,8 @@ pub struct Thread {
     queued_since: Time,
     /// Time spent queued, lifetime (`sched_info.run_delay`), excluding the current wait.
     run_delay: u64,
+    /// Longest single wait for a pCPU since [`Sched::take_max_wait`] last read it.
+    max_wait: u64,
     /// `wakee_flips`: how often, decaying by half each second, it woke a different thread than
     /// the one it woke before (`record_wakee`; read by `wake_wide`).
     wakee_flips: u32,
@@ -280,6 +282,7 @@ impl Sched {
             migrated: false,
             queued_since: 0,
             run_delay: 0,
+            max_wait: 0,
             wakee_flips: 0,
             last_wakee: None,
             wakee_decay_at: 0,
@@ -314,6 +317,14 @@ impl Sched {
         let th = &self.threads[t as usize];
         let live = if th.state == State::Running && th.cpu == c { now - th.exec_start.max(self.window_start) } else { 0 };
         self.run_ns[t as usize * self.rqs.len() + c as usize] + live
+    }
+
+    /// The longest single wait for a pCPU of thread `t` since the last call (a wait still going
+    /// on counts as far as it has got), and start over.
+    pub fn take_max_wait(&mut self, now: Time, t: u32) -> u64 {
+        let th = &mut self.threads[t as usize];
+        let ongoing = if th.state == State::Queued { now - th.queued_since } else { 0 };
+        std::mem::take(&mut th.max_wait).max(ongoing)
     }
 
     /// Lifetime (run time, run delay) of thread `t` up to `now`: how long it ran, and how long
@@ -527,7 +538,9 @@ impl Sched {
         let p = self.p;
         let th = &mut self.threads[t as usize];
         th.state = State::Running;
-        th.run_delay += now - th.queued_since;
+        let wait = now - th.queued_since;
+        th.run_delay += wait;
+        th.max_wait = th.max_wait.max(wait);
         th.exec_start = now;
         th.slice_start_exec = th.sum_exec;
         let mut delay = if from_idle {

@@ -124,9 +124,9 @@ impl Host {
             Sender::Udp(_) | Sender::Tcp(_) => dev.wire.delivered_life,
             Sender::UdpRx(r) if r.reply.is_some() => dev.wire.delivered_life,
             Sender::UdpRx(r) => r.received_life,
-            // Response segments reaching the client count, not only whole transactions: a
-            // large response to many connections can take longer than the window.
-            Sender::Server(s) => s.ops_life + dev.wire.delivered_life,
+            // Segments in either direction count, not only whole transactions: many connections'
+            // large requests or responses through a small ring take longer than the window.
+            Sender::Server(s) => s.ops_life + dev.wire.delivered_life + self.napi_polled_life[self.vms[vm].dev as usize],
             Sender::TcpRx(r) => r.read_life(),
             Sender::Idle => 0,
         }

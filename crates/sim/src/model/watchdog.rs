@@ -1,5 +1,6 @@
 //! Liveness watchdog (DESIGN §6): a flow with offered load whose threads get to run must keep
-//! making progress. A flow that makes none for a whole watch window is recorded as stalled
+//! making progress — packets moving to the client or into the guest, or its application
+//! completing work. A flow that makes none for a whole watch window is recorded as stalled
 //! unless one of its threads (the VM's vCPUs, its I/O thread) was *starved*: runnable for more
 //! than half of that time, and run for less than a tenth of the time it was runnable (a vCPU
 //! behind a nice −14 hog on its pCPU gets about 4 %, one of four vCPUs sharing a pCPU 25 %). A stall is a model bug (a lost
@@ -117,19 +118,19 @@ pub(crate) fn open_loop_period_ns(w: &Workload) -> Option<Time> {
 }
 
 impl Host {
-    /// The monotone progress count of VM `vm`'s flow: what its workload delivers.
+    /// The monotone progress count of VM `vm`'s flow: packets its event path carried to the
+    /// client or into the guest's NAPI, and what its application completed. (A datagram that
+    /// then finds the socket buffer full, or a request still incomplete, still moved.)
     fn flow_progress(&self, vm: usize) -> u64 {
-        let dev = &self.devs[self.vms[vm].dev as usize];
-        match &self.senders[vm] {
-            Sender::Udp(_) | Sender::Tcp(_) => dev.wire.delivered_life,
-            Sender::UdpRx(r) if r.reply.is_some() => dev.wire.delivered_life,
-            Sender::UdpRx(r) => r.received_life,
-            // Segments in either direction count, not only whole transactions: many connections'
-            // large requests or responses through a small ring take longer than the window.
-            Sender::Server(s) => s.ops_life + dev.wire.delivered_life + self.napi_polled_life[self.vms[vm].dev as usize],
-            Sender::TcpRx(r) => r.read_life(),
-            Sender::Idle => 0,
-        }
+        let d = self.vms[vm].dev as usize;
+        let moved = self.devs[d].wire.delivered_life + self.napi_polled_life[d];
+        moved
+            + match &self.senders[vm] {
+                Sender::UdpRx(r) => r.received_life,
+                Sender::Server(s) => s.ops_life,
+                Sender::TcpRx(r) => r.read_life(),
+                Sender::Udp(_) | Sender::Tcp(_) | Sender::Idle => 0,
+            }
     }
 
     /// A one-line picture of VM `vm`'s event path: vCPU modes, rings, the I/O thread.

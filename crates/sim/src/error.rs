@@ -38,16 +38,28 @@ pub enum InputError {
 /// Result alias for input handling.
 pub type InputResult<T> = Result<T, InputError>;
 
-/// Turn a TOML/serde error into one line that names the key path.
-pub(crate) fn describe_toml_error(
-    path: &serde_path_to_error::Path,
-    err: &toml::de::Error,
-    text: &str,
-) -> String {
-    let mut msg = err.message().trim().replace('\n', " ");
-    let key = path.to_string();
-    if let Some(span) = err.span() {
-        let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+/// A number as an error message shows it: short for the huge and the tiny (`1e300`, `4e-10`,
+/// not 300 digits), as written otherwise (`0`, `0.5`, `86401`).
+pub fn num(v: f64) -> String {
+    if v.is_finite() && v != 0.0 && !(1e-4..1e16).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
+/// Flatten a parser's message to one line: every run of whitespace (serde's "\nin `field`",
+/// toml's snippets) becomes one space.
+pub fn one_line(message: &str) -> String {
+    message.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `key `KEY`: MESSAGE` (one line), or the message alone when there is no key or the message
+/// already names it. The one formatting of every parse error: TOML files (scenarios, profiles,
+/// testbed scenarios) and JSON text (a Python dict) alike.
+pub fn describe_error(key: &str, message: &str, line: Option<usize>) -> String {
+    let mut msg = one_line(message);
+    if let Some(line) = line {
         msg = format!("line {line}: {msg}");
     }
     if key.is_empty() || key == "." || msg.contains(&format!("`{key}`")) {
@@ -55,4 +67,19 @@ pub(crate) fn describe_toml_error(
     } else {
         format!("key `{key}`: {msg}")
     }
+}
+
+/// Turn a TOML/serde error into one line that names the key path and the line.
+pub fn describe_toml_error(path: &serde_path_to_error::Path, err: &toml::de::Error, text: &str) -> String {
+    let line = err.span().map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
+    describe_error(&path.to_string(), err.message(), line)
+}
+
+/// Turn a JSON/serde error (a scenario given as a Python dict) into one line that names the
+/// key path. serde_json's " at line 1 column N" is dropped: the text is generated, not the
+/// user's.
+pub fn describe_json_error(path: &serde_path_to_error::Path, err: &serde_json::Error) -> String {
+    let full = err.to_string();
+    let position = format!(" at line {} column {}", err.line(), err.column());
+    describe_error(&path.to_string(), full.strip_suffix(&position).unwrap_or(&full), None)
 }

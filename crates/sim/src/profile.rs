@@ -279,6 +279,53 @@ pub struct Profile {
     pub app: App,
 }
 
+/// Longest time any one parameter may give, ns: a second. No single operation, latency or
+/// timer of the model comes near it (the longest, the 40 ms delayed-ACK timeout, is 25x
+/// shorter), and a bounded cost keeps every `now + cost` far inside u64 nanoseconds.
+const MAX_NS: f64 = 1e9;
+
+/// The range a profile parameter may take, with the reason shown in the error.
+struct Bounds {
+    lo: f64,
+    hi: f64,
+    whole: bool,
+    why: &'static str,
+}
+
+impl Bounds {
+    /// By key where a parameter has its own physical range, else by unit. Every bound is what
+    /// a real system can have; a value outside would make the model divide by zero, wrap a
+    /// counter, or schedule events 0 ns apart (a run that never ends).
+    fn of(key: &str, unit: &str) -> Bounds {
+        let b = |lo, hi, whole, why| Bounds { lo, hi, whole, why };
+        match key {
+            "cpu.sockets" => b(1.0, 16.0, true, "the largest servers have 16 sockets"),
+            "cpu.cores_per_socket" => b(1.0, 512.0, true, "cores of one CPU package"),
+            "nic.mtu_bytes" => b(68.0, 65535.0, true, "IPv4's minimum MTU (RFC 791) to the largest IP packet"),
+            "nic.wire_overhead_bytes" => b(0.0, 1024.0, true, "framing bytes per packet; Ethernet's are 38"),
+            "sched.min_granularity_ns" => b(1.0, MAX_NS, true, "CFS's shortest slice; a 0 ns slice never ends a turn"),
+            "sched.busy_factor" => b(1.0, 1024.0, true, "sd->busy_factor; Linux uses 16-32"),
+            "vhost.weight_packets" | "guest.napi_weight" => b(1.0, 1e6, true, "packets per handler turn; Linux uses 64-256"),
+            "client.delack_segments" => b(1.0, 1024.0, true, "segments per delayed ACK; Linux ACKs every 2nd"),
+            "nic.txqueuelen_packets" => b(1.0, 1e6, true, "the qdisc limit; Linux's default is 1000"),
+            "guest.udp_rcvbuf_bytes" => b(2304.0, 2_147_483_647.0, true, "Linux SOCK_MIN_RCVBUF to the largest int"),
+            "client.udp_sndbuf_bytes" => b(1.0, 2_147_483_647.0, true, "a socket buffer; Linux's default is 212992"),
+            "client.udp_rr_timeout_ns" => b(1.0, MAX_NS, true, "a resend timer; 0 ns would resend at one instant forever"),
+            _ => match unit {
+                "ns" => b(0.0, MAX_NS, false, "at most a second"),
+                // A tick ≤ 100 µs apart would cost more than it measures; Linux CONFIG_HZ is
+                // 100..=1000, and a 0 ns tick period would never let simulated time advance.
+                "Hz" => b(1.0, 10_000.0, true, "CONFIG_HZ is 100..=1000; 10 kHz is a 100 µs tick"),
+                "GHz" => b(0.1, 10.0, false, "a CPU clock"),
+                "Gbit/s" => b(1.0, 1000.0, false, "1 GbE to 800 GbE"),
+                "ratio" => b(0.0, 100.0, false, "a multiple of a cost"),
+                "bytes" => b(0.0, 2_147_483_647.0, true, "a kernel buffer size is an int"),
+                _ => b(0.0, 1e6, true, "a count"),
+            },
+        }
+    }
+}
+
 /// The built-in profiles: (name, file contents).
 pub const BUILTIN: &[(&str, &str)] = &[
     ("es2", include_str!("../../../profiles/es2.toml")),
@@ -347,6 +394,13 @@ impl Profile {
         let p: Profile = doc.try_into().map_err(|e| format!("profile {}: {e}", self.name))?;
         p.check().map_err(|m| m.replacen("key `", "key `profile_overrides.", 1))?;
         Ok(p)
+    }
+
+    /// The values a parameter (dotted key as [`Profile::params`] names it, with its unit) may
+    /// take; a profile or override outside is rejected naming the range and why.
+    pub fn param_range(key: &str, unit: &str) -> std::ops::RangeInclusive<f64> {
+        let b = Bounds::of(key, unit);
+        b.lo..=b.hi
     }
 
     /// Every parameter with its dotted key and the unit the model expects.
@@ -422,43 +476,21 @@ impl Profile {
     }
 
     fn check(&self) -> Result<(), String> {
+        crate::scenario::limits::check_name("key `name`", &self.name)?;
         for (key, p, unit) in self.params() {
             if p.unit != unit {
                 return Err(format!("key `{key}`: unit \"{}\" is not allowed; expected \"{unit}\"", p.unit));
             }
-            if !p.value.is_finite() || p.value < 0.0 {
-                return Err(format!("key `{key}`: value {} is not allowed; expected a finite number ≥ 0", p.value));
-            }
-        }
-        for (key, p) in [
-            ("cpu.sockets", &self.cpu.sockets),
-            ("cpu.cores_per_socket", &self.cpu.cores_per_socket),
-            ("nic.gbps", &self.nic.gbps),
-            ("vhost.weight_packets", &self.vhost.weight_packets),
-            ("guest.napi_weight", &self.guest.napi_weight),
-            ("guest.tick_hz", &self.guest.tick_hz),
-            ("sched.tick_hz", &self.sched.tick_hz),
-            ("sched.busy_factor", &self.sched.busy_factor),
-            ("sched.min_granularity_ns", &self.sched.min_granularity_ns),
-            ("client.delack_segments", &self.client.delack_segments),
-            ("nic.txqueuelen_packets", &self.nic.txqueuelen_packets),
-            ("client.udp_sndbuf_bytes", &self.client.udp_sndbuf_bytes),
-            ("client.udp_rr_timeout_ns", &self.client.udp_rr_timeout_ns),
-        ] {
-            if p.value < 1.0 || (key != "nic.gbps" && p.value.fract() != 0.0) {
-                return Err(format!("key `{key}`: value {} is not allowed; expected a whole number ≥ 1", p.value));
-            }
-        }
-        // Ranges a real system has: an Ethernet MTU carries at least a minimal IPv4 packet
-        // (RFC 791: 68 bytes) and at most an IP datagram; a socket's receive buffer is at least
-        // Linux SOCK_MIN_RCVBUF (2304 bytes).
-        for (key, p, lo, hi) in [
-            ("nic.mtu_bytes", &self.nic.mtu_bytes, 68.0, 65535.0),
-            ("guest.udp_rcvbuf_bytes", &self.guest.udp_rcvbuf_bytes, 2304.0, f64::MAX),
-        ] {
-            if !(lo..=hi).contains(&p.value) {
-                let hi = if hi == f64::MAX { String::new() } else { format!("{hi}") };
-                return Err(format!("key `{key}`: value {} is not allowed; expected {lo}..={hi}", p.value));
+            let b = Bounds::of(key, unit);
+            if !(p.value.is_finite() && b.lo <= p.value && p.value <= b.hi) || (b.whole && p.value.fract() != 0.0) {
+                let what = if b.whole { "a whole number" } else { "a number" };
+                return Err(format!(
+                    "key `{key}`: value {} is not allowed; expected {what} in {}..={} {unit} ({})",
+                    crate::error::num(p.value),
+                    b.lo,
+                    b.hi,
+                    b.why
+                ));
             }
         }
         self.check_cstates()
@@ -472,8 +504,10 @@ impl Profile {
         let mut last = -1.0;
         for (i, c) in states.iter().enumerate() {
             for (k, v) in [("exit_latency_ns", c.exit_latency_ns), ("target_residency_ns", c.target_residency_ns)] {
-                if !v.is_finite() || v < 0.0 {
-                    return Err(format!("key `host.cstates.states[{i}].{k}`: value {v} is not allowed; expected a finite number ≥ 0"));
+                if !(v.is_finite() && (0.0..=MAX_NS).contains(&v)) {
+                    return Err(format!(
+                        "key `host.cstates.states[{i}].{k}`: value {v} is not allowed; expected a number in 0..={MAX_NS} ns (at most a second)"
+                    ));
                 }
             }
             if c.target_residency_ns < last {

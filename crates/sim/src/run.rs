@@ -34,17 +34,24 @@ pub fn run_scenario(path: &str, opts: &RunOptions) -> InputResult<RunOutput> {
 
 /// Run an already-parsed scenario; `origin` names it in errors.
 pub fn run_parsed(mut sc: Scenario, origin: &str, opts: &RunOptions) -> InputResult<RunOutput> {
-    if let Some(s) = opts.seed {
-        sc.seed = s;
-    }
-    if let Some(d) = opts.duration_s {
-        if !(d.is_finite() && d > 0.0) {
-            return Err(InputError::Option(format!("--duration: {d} is not allowed; expected seconds > 0")));
-        }
-        sc.duration_s = d;
-    }
+    opts.apply(&mut sc)?;
     let checked = sc.check(origin)?;
     Ok(simulate(&checked))
+}
+
+impl RunOptions {
+    /// Apply the overrides to a parsed scenario (before [`Scenario::check`]); a bad duration is
+    /// named `--duration` and checked as a scenario's `duration_s` is.
+    pub fn apply(&self, sc: &mut Scenario) -> InputResult<()> {
+        if let Some(s) = self.seed {
+            sc.seed = s;
+        }
+        if let Some(d) = self.duration_s {
+            crate::scenario::limits::check_duration("--duration", d).map_err(InputError::Option)?;
+            sc.duration_s = d;
+        }
+        Ok(())
+    }
 }
 
 /// Simulate a checked scenario.
@@ -54,8 +61,18 @@ pub fn simulate(c: &Checked) -> RunOutput {
 
 /// Simulate a checked scenario and also return the conservation ledger at the end (tests).
 pub fn simulate_with_ledger(c: &Checked) -> (RunOutput, Conservation) {
-    let (out, ledger, _) = simulate_inner(c, None);
+    let (out, ledger, _, _) = simulate_inner(c, None, Time::MAX, &mut |_, _| true);
     (out, ledger)
+}
+
+/// Simulate a checked scenario in chunks of `every_ns` simulated ns (at least 1), calling
+/// `observer(now_ns, end_ns)` after each chunk (progress, Ctrl-C). When it returns false before
+/// the end, the run stops there: the output covers what was simulated (its `sim_seconds` says
+/// how much of the measured window) and the flag is false. Chunking changes nothing else: the
+/// events handled, and so the summary of a completed run, are those of [`simulate`].
+pub fn simulate_observed(c: &Checked, every_ns: Time, observer: &mut dyn FnMut(Time, Time) -> bool) -> (RunOutput, bool) {
+    let (out, _, _, completed) = simulate_inner(c, None, every_ns, observer);
+    (out, completed)
 }
 
 /// What to record for `eventpath trace`: simulated seconds [from, to] (warm-up included, so
@@ -82,22 +99,35 @@ pub fn simulate_traced(c: &Checked, t: TraceOptions) -> InputResult<(RunOutput, 
     if t.limit == 0 {
         return Err(InputError::Option("--limit 0: not allowed; expected at least 1 event".into()));
     }
-    let (out, _, trace) = simulate_inner(c, Some(t));
+    let (out, _, trace, _) = simulate_inner(c, Some(t), Time::MAX, &mut |_, _| true);
     Ok((out, trace.expect("tracing was enabled")))
 }
 
-fn simulate_inner(c: &Checked, t: Option<TraceOptions>) -> (RunOutput, Conservation, Option<String>) {
+fn simulate_inner(
+    c: &Checked,
+    t: Option<TraceOptions>,
+    every_ns: Time,
+    observer: &mut dyn FnMut(Time, Time) -> bool,
+) -> (RunOutput, Conservation, Option<String>, bool) {
     let t0 = std::time::Instant::now();
     let mut q = EventQueue::new();
     let mut host = Host::build(c, &mut q);
     if let Some(t) = t {
         host.enable_trace(secs_to_ns(t.from_s), secs_to_ns(t.to_s), t.limit);
     }
+    // Both are bounded by `Scenario::check` (scenario::limits), so the sum cannot overflow.
     let end = secs_to_ns(c.scenario.warmup_s) + secs_to_ns(c.scenario.duration_s);
-    run_until(&mut host, &mut q, end);
+    let mut now: Time = 0;
+    let completed = loop {
+        now = now.saturating_add(every_ns.max(1)).min(end);
+        run_until(&mut host, &mut q, now);
+        if !observer(now, end) || now == end {
+            break now == end;
+        }
+    };
     let wall = t0.elapsed().as_secs_f64();
     let trace = host.trace_json(&c.scenario.name);
-    (summarize(c, &host, end, q.handled(), wall), host.conservation(end), trace)
+    (summarize(c, &host, now, q.handled(), wall), host.conservation(now), trace, completed)
 }
 
 fn pct(part: f64, whole: f64) -> Option<f64> {

@@ -51,7 +51,7 @@ fn wrong_type_names_key_and_expectation() {
 fn zero_and_negative_durations_are_rejected() {
     for d in ["0", "-1.5"] {
         let m = error_of(&with("duration_s = 0.01", &format!("duration_s = {d}")));
-        assert!(m.contains("duration_s") && m.contains(d) && m.contains("> 0"), "{m}");
+        assert!(m.contains("duration_s") && m.contains(d) && m.contains("1e-6..=86400"), "{m}");
     }
     let s = Scenario::from_toml("t.toml", GOOD).unwrap();
     let m = run_parsed(s, "t.toml", &RunOptions { duration_s: Some(0.0), ..Default::default() }).unwrap_err().to_string();
@@ -149,7 +149,7 @@ fn cpu_hog_unknown_key_is_named() {
 #[test]
 fn udp_receive_needs_a_positive_rate() {
     let m = error_of(&with("kind = \"udp_stream\"", "kind = \"udp_receive\"\nrate_pps = 0"));
-    assert!(m.contains("rate_pps") && m.contains("datagrams/s > 0"), "{m}");
+    assert!(m.contains("rate_pps") && m.contains("datagrams/s in 1..=2e8"), "{m}");
 }
 
 fn workload(w: &str) -> String {
@@ -235,4 +235,151 @@ fn guest_cpu_burn_must_be_a_boolean() {
 fn unknown_idle_policy_is_named() {
     let m = error_of(&with("duration_s = 0.01", "duration_s = 0.01\n[host]\nidle = \"halt\""));
     assert!(m.contains("idle") && m.contains("halt") && m.contains("poll") && m.contains("menu"), "{m}");
+}
+
+// --- Bounds: sizes and times a real system can have (issue 9) ---
+
+use eventpath_sim::profile::{Profile, BUILTIN};
+
+fn es2_text() -> &'static str {
+    BUILTIN.iter().find(|(n, _)| *n == "es2").unwrap().1
+}
+
+fn profile_error(from: &str, to: &str) -> String {
+    let text = es2_text();
+    assert!(text.contains(from), "test bug: {from:?} not in es2.toml");
+    let m = Profile::parse("p.toml", &text.replacen(from, to, 1)).expect_err("bad profile must be rejected").to_string();
+    assert!(!m.contains('\n'), "one line only: {m:?}");
+    m
+}
+
+#[test]
+fn huge_socket_count_is_rejected_at_profile_load() {
+    // 4294967296 sockets x 8 cores wrapped the pCPU count to 0 in the scheduler (a panic).
+    let m = profile_error("sockets = { value = 1,", "sockets = { value = 4294967296,");
+    assert!(m.contains("cpu.sockets") && m.contains("4294967296") && m.contains("1..=16"), "{m}");
+    let m = profile_error("sockets = { value = 1,", "sockets = { value = 0.5,");
+    assert!(m.contains("cpu.sockets") && m.contains("whole number"), "{m}");
+}
+
+#[test]
+fn nonsensical_mtu_is_rejected_and_the_bounds_run() {
+    for bad in ["0", "52", "67", "65536", "-1500"] {
+        let m = profile_error("mtu_bytes = { value = 1500,", &format!("mtu_bytes = {{ value = {bad},"));
+        assert!(m.contains("nic.mtu_bytes") && m.contains("68..=65535"), "{m}");
+    }
+    // The smallest and largest MTUs run (TCP's MSS is MTU - 52 bytes of headers).
+    for mtu in [68, 65535] {
+        let text = with("kind = \"udp_stream\"\nmessage_bytes = 512", "kind = \"tcp_stream\"\nmessage_bytes = 65536")
+            .replace("warmup_s = 0.001", &format!("warmup_s = 0.001\n[profile_overrides.nic]\nmtu_bytes = {mtu}"));
+        let s = Scenario::from_toml("t.toml", &text).unwrap();
+        let out = run_parsed(s, "t.toml", &RunOptions::default()).unwrap();
+        assert!(out.summary.vms[0].throughput.gbps.unwrap() > 0.0, "MTU {mtu}");
+    }
+}
+
+#[test]
+fn tick_rates_that_would_hang_a_run_are_rejected() {
+    for section in ["sched", "guest"] {
+        for v in ["4294967296", "1e18", "0", "10001", "100.5"] {
+            let m = error_of(&with("warmup_s = 0.001", &format!("warmup_s = 0.001\n[profile_overrides.{section}]\ntick_hz = {v}")));
+            assert!(m.contains(&format!("profile_overrides.{section}.tick_hz")) && m.contains("1..=10000"), "{m}");
+            assert!(m.contains("100 µs tick"), "the message says why: {m}");
+        }
+    }
+}
+
+#[test]
+fn every_profile_parameter_rejects_negative_nan_inf_and_huge_values() {
+    let p = Profile::load("es2").unwrap();
+    for (key, _, _) in p.params() {
+        let (section, name) = key.split_once('.').unwrap();
+        for v in ["-1", "nan", "inf", "-inf", "1e300"] {
+            let m = error_of(&with("warmup_s = 0.001", &format!("warmup_s = 0.001\n[profile_overrides.{section}]\n{name} = {v}")));
+            assert!(m.contains(&format!("key `profile_overrides.{key}`")) && m.contains("not allowed"), "{key} = {v}: {m}");
+        }
+    }
+}
+
+#[test]
+fn every_profile_parameter_runs_at_both_ends_of_its_range() {
+    let p = Profile::load("es2").unwrap();
+    for (key, param, unit) in p.params() {
+        let r = Profile::param_range(key, unit);
+        let (section, name) = key.split_once('.').unwrap();
+        for v in [*r.start(), *r.end()] {
+            // A profile of 16 x 512 cores is fine; the model runs at most 64 of them.
+            let host = if section == "cpu" { "[host]\npcpus = 1\n" } else { "" };
+            let text = with("duration_s = 0.01", "duration_s = 0.002")
+                .replace("warmup_s = 0.001", &format!("warmup_s = 0.001\n{host}[profile_overrides.{section}]\n{name} = {v:?}"));
+            let s = Scenario::from_toml("t.toml", &text).unwrap();
+            let out = run_parsed(s, "t.toml", &RunOptions::default());
+            assert!(out.is_ok(), "{key} = {v} (profile: {}): {}", param.value, out.unwrap_err());
+        }
+    }
+}
+
+#[test]
+fn durations_and_warmups_that_overflow_or_round_to_nothing_are_rejected() {
+    for d in ["1.85e10", "1e300", "4e-10", "1e-7", "86401", "nan", "inf"] {
+        let m = error_of(&with("duration_s = 0.01", &format!("duration_s = {d}")));
+        assert!(m.contains("key `duration_s`") && m.contains("1e-6..=86400"), "{d}: {m}");
+    }
+    for w in ["1e6", "1e18", "-0.1", "3601", "nan"] {
+        let m = error_of(&with("warmup_s = 0.001", &format!("warmup_s = {w}")));
+        assert!(m.contains("key `warmup_s`") && m.contains("0..=3600"), "{w}: {m}");
+    }
+    for d in [1e300, 1.85e10, 4e-10, 0.0, -1.0, f64::NAN] {
+        let s = Scenario::from_toml("t.toml", GOOD).unwrap();
+        let m = run_parsed(s, "t.toml", &RunOptions { duration_s: Some(d), ..Default::default() }).unwrap_err().to_string();
+        assert!(m.starts_with("--duration: ") && m.contains("1e-6..=86400"), "{d}: {m}");
+    }
+    // The shortest duration runs and measures what it says.
+    let s = Scenario::from_toml("t.toml", GOOD).unwrap();
+    let out = run_parsed(s, "t.toml", &RunOptions { duration_s: Some(1e-6), ..Default::default() }).unwrap();
+    assert!((out.summary.sim_seconds - 1e-6).abs() < 1e-12, "{}", out.summary.sim_seconds);
+}
+
+#[test]
+fn sizes_beyond_a_real_host_are_rejected() {
+    let many: String = (0..1025).map(|i| format!("[[vm]]\nname = \"v{i}\"\nvcpus = 1\n")).collect();
+    let m = error_of(&format!("{}{many}", &GOOD[..GOOD.find("[[vm]]").unwrap()]));
+    assert!(m.contains("key `vm`") && m.contains("1025 VMs") && m.contains("at most 1024"), "{m}");
+    let m = error_of(&with("vcpus = 1", "vcpus = 289"));
+    assert!(m.contains("vm[0].vcpus") && m.contains("289") && m.contains("1..=288"), "{m}");
+    let m = error_of(&with("vcpus = 1", "vcpus = 4294967295"));
+    assert!(m.contains("vm[0].vcpus"), "{m}");
+    let vms: String = (0..16).map(|i| format!("[[vm]]\nname = \"w{i}\"\nvcpus = 288\n")).collect();
+    let m = error_of(&format!("{GOOD}{vms}"));
+    assert!(m.contains("key `vm`") && m.contains("vCPUs in all") && m.contains("4096"), "{m}");
+}
+
+#[test]
+fn long_empty_and_control_character_names_are_rejected() {
+    let long = "n".repeat(3000);
+    let m = error_of(&with("name = \"t\"", &format!("name = \"{long}\"")));
+    assert!(m.contains("key `name`") && m.contains("3000 characters") && m.contains("at most 64") && m.len() < 200, "{m}");
+    let m = error_of(&with("name = \"vm0\"", &format!("name = \"{long}\"")));
+    assert!(m.contains("key `vm[0].name`") && m.contains("at most 64"), "{m}");
+    let m = error_of(&with("name = \"vm0\"", "name = \"\""));
+    assert!(m.contains("key `vm[0].name`") && m.contains("1..=64"), "{m}");
+    let m = error_of(&with("name = \"t\"", "name = \"a\\nb\""));
+    assert!(m.contains("key `name`") && m.contains("control character"), "{m}");
+}
+
+#[test]
+fn open_loop_rates_are_bounded() {
+    for r in ["1e300", "1e-300", "0.5", "2.1e8"] {
+        let m = error_of(&with("message_bytes = 512", &format!("message_bytes = 512\nrate_pps = {r}")));
+        assert!(m.contains("rate_pps") && m.contains("1..=2e8"), "{r}: {m}");
+    }
+    let m = error_of(&workload("kind = \"udp_rr\"\nrequest_bytes = 1\nresponse_bytes = 1\ninterval_us = 1e-9"));
+    assert!(m.contains("interval_us") && m.contains("0.005..=1000000"), "{m}");
+}
+
+#[test]
+fn too_many_cpu_hogs_are_rejected() {
+    let hogs = "[[host.cpu_hog]]\n".repeat(1025);
+    let m = error_of(&with("[[vm]]", &format!("[host]\n{hogs}[[vm]]")));
+    assert!(m.contains("host.cpu_hog") && m.contains("1025") && m.contains("at most 1024"), "{m}");
 }

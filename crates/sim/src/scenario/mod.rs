@@ -22,12 +22,12 @@
 //! rate_pps = 100000        # omit to send as fast as the vCPU can
 //! ```
 
+pub mod limits;
 mod workload;
 
 pub use workload::{HttpServer, Workload};
 
-
-use crate::error::{describe_toml_error, InputError, InputResult};
+use crate::error::{describe_json_error, describe_toml_error, InputError, InputResult};
 use crate::profile::Profile;
 use serde::Deserialize;
 
@@ -242,9 +242,20 @@ impl Scenario {
         })
     }
 
+    /// Parse a scenario given as JSON text (a Python dict); `origin` names it in errors, which
+    /// are formatted as a file's are.
+    pub fn from_json(origin: &str, text: &str) -> InputResult<Scenario> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(&mut de)
+            .map_err(|e| InputError::Scenario { path: origin.into(), message: describe_json_error(e.path(), e.inner()) })
+    }
+
     /// Validate against the profile; `origin` names the scenario in errors.
     pub fn check(self, origin: &str) -> InputResult<Checked> {
         let err = |message: String| InputError::Scenario { path: origin.into(), message };
+        limits::check_name("key `name`", &self.name).map_err(err)?;
+        limits::check_duration("key `duration_s`", self.duration_s).map_err(err)?;
+        limits::check_warmup("key `warmup_s`", self.warmup_s).map_err(err)?;
         let overrides = flatten_overrides("", &self.profile_overrides).map_err(err)?;
         let mut profile = Profile::load(&self.profile)?.with_overrides(&overrides, origin).map_err(err)?;
         if self.host.idle == IdlePolicy::Poll {
@@ -252,13 +263,8 @@ impl Scenario {
             profile.host.cstates.states.clear();
             profile.host.cstates.source = "none: scenario sets host.idle = \"poll\" (Linux idle=poll)".into();
         }
-        if !(self.duration_s.is_finite() && self.duration_s > 0.0) {
-            return Err(err(format!("key `duration_s`: {} is not allowed; expected seconds > 0", self.duration_s)));
-        }
-        if !(self.warmup_s.is_finite() && self.warmup_s >= 0.0) {
-            return Err(err(format!("key `warmup_s`: {} is not allowed; expected seconds ≥ 0", self.warmup_s)));
-        }
-        let max = profile.pcpus() as u32;
+        // The profile's core count is bounded at load (cpu.sockets × cpu.cores_per_socket).
+        let max = u32::try_from(profile.pcpus()).unwrap_or(u32::MAX);
         let pcpus = match self.host.pcpus {
             Some(n) if n == 0 || n > max => {
                 return Err(err(format!("key `host.pcpus`: {n} is not allowed; profile {} has 1..={max} cores", profile.name)))
@@ -268,6 +274,13 @@ impl Scenario {
         };
         if pcpus > 64 {
             return Err(err(format!("key `host.pcpus`: {pcpus} is not allowed; the model supports 1..=64 pCPUs")));
+        }
+        if self.host.cpu_hog.len() > limits::MAX_CPU_HOGS {
+            return Err(err(format!(
+                "key `host.cpu_hog`: {} hogs are not allowed; expected at most {}",
+                self.host.cpu_hog.len(),
+                limits::MAX_CPU_HOGS
+            )));
         }
         for (h, hog) in self.host.cpu_hog.iter().enumerate() {
             if !(-20..=19).contains(&hog.nice) {
@@ -288,14 +301,37 @@ impl Scenario {
         if self.vm.is_empty() {
             return Err(err("key `vm`: no VM defined; add at least one [[vm]] table".into()));
         }
+        if self.vm.len() > limits::MAX_VMS {
+            return Err(err(format!(
+                "key `vm`: {} VMs are not allowed; expected at most {} (a 64-pCPU host with 16 VMs per core)",
+                self.vm.len(),
+                limits::MAX_VMS
+            )));
+        }
+        let total_vcpus: u64 = self.vm.iter().map(|v| v.vcpus as u64).sum();
         let mut names = std::collections::HashSet::new();
         for (i, vm) in self.vm.iter().enumerate() {
             let key = |k: &str| format!("vm[{i}].{k}");
+            limits::check_name(&format!("key `{}`", key("name")), &vm.name).map_err(err)?;
             if !names.insert(vm.name.as_str()) {
                 return Err(err(format!("key `{}`: name \"{}\" is used twice; VM names must be unique", key("name"), vm.name)));
             }
             if vm.vcpus == 0 {
                 return Err(err(format!("key `{}`: 0 is not allowed; a VM needs at least 1 vCPU", key("vcpus"))));
+            }
+            if vm.vcpus > limits::MAX_VCPUS_PER_VM {
+                return Err(err(format!(
+                    "key `{}`: {} is not allowed; expected 1..={} vCPUs (KVM_MAX_VCPUS)",
+                    key("vcpus"),
+                    vm.vcpus,
+                    limits::MAX_VCPUS_PER_VM
+                )));
+            }
+            if total_vcpus > limits::MAX_VCPUS_TOTAL {
+                return Err(err(format!(
+                    "key `vm`: {total_vcpus} vCPUs in all are not allowed; expected at most {} over all VMs",
+                    limits::MAX_VCPUS_TOTAL
+                )));
             }
             if let Some(pins) = &vm.vcpu_pins {
                 if pins.len() != vm.vcpus as usize {

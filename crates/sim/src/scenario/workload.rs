@@ -1,6 +1,7 @@
 //! Workloads as scenario data. A workload is parameters plus a small behaviour in
 //! `model::workload`; adding one touches this enum and its behaviour, never the engine.
 
+use super::limits::{check_rate, MAX_RATE_PPS, MIN_RATE_PPS};
 use serde::{de::Error as _, Deserialize, Deserializer};
 
 /// What a VM runs, chosen by `kind`. Written in a scenario as a table with a `kind` key and the
@@ -166,12 +167,7 @@ impl Workload {
                         "key `{key}.message_bytes`: {message_bytes} is not allowed; expected 1..=65507 (UDP payload)"
                     ));
                 }
-                if let Some(r) = rate_pps {
-                    if !(r.is_finite() && *r > 0.0) {
-                        return Err(format!("key `{key}.rate_pps`: {r} is not allowed; expected datagrams/s > 0"));
-                    }
-                }
-                Ok(())
+                rate_pps.map_or(Ok(()), |r| check_rate(&format!("{key}.rate_pps"), r, "datagrams/s"))
             }
             Workload::UdpReceive { message_bytes, rate_pps } => {
                 if !(1..=65507).contains(message_bytes) {
@@ -179,10 +175,7 @@ impl Workload {
                         "key `{key}.message_bytes`: {message_bytes} is not allowed; expected 1..=65507 (UDP payload)"
                     ));
                 }
-                if !(rate_pps.is_finite() && *rate_pps > 0.0) {
-                    return Err(format!("key `{key}.rate_pps`: {rate_pps} is not allowed; expected datagrams/s > 0"));
-                }
-                Ok(())
+                check_rate(&format!("{key}.rate_pps"), *rate_pps, "datagrams/s")
             }
             Workload::UdpRr { request_bytes, response_bytes, interval_us } => {
                 for (k, b) in [("request_bytes", request_bytes), ("response_bytes", response_bytes)] {
@@ -191,8 +184,10 @@ impl Workload {
                     }
                 }
                 if let Some(i) = interval_us {
-                    if !(i.is_finite() && *i > 0.0) {
-                        return Err(format!("key `{key}.interval_us`: {i} is not allowed; expected µs > 0"));
+                    // The same bounds as a rate: 1/s ..= 2e8/s.
+                    let (lo, hi) = (1e6 / MAX_RATE_PPS, 1e6 / MIN_RATE_PPS);
+                    if !(i.is_finite() && (lo..=hi).contains(i)) {
+                        return Err(format!("key `{key}.interval_us`: {} is not allowed; expected µs in {lo}..={hi}", crate::error::num(*i)));
                     }
                 }
                 Ok(())
@@ -247,14 +242,12 @@ pub fn by_kind<'de, D: Deserializer<'de>>(d: D) -> Result<Workload, D::Error> {
     tagged.insert(kind.clone(), toml::Value::Table(table));
     serde_path_to_error::deserialize(toml::Value::Table(tagged)).map_err(|e| {
         let key = e.path().to_string();
-        let field = key.split_once('.').map(|(_, f)| f);
+        let field = key.split_once('.').map(|(_, f)| f).filter(|f| !f.is_empty() && *f != "?");
+        // The bare message: toml's Display adds "\nin `field`", which the key already says.
+        let inner = crate::error::one_line(e.inner().message());
         match field {
-            Some(f) => {
-                let inner = e.inner().to_string();
-                let inner = inner.trim_end_matches(&format!(" in `{f}`")).to_owned();
-                D::Error::custom(format!("`{f}` (kind \"{kind}\"): {inner}"))
-            }
-            None => D::Error::custom(format!("kind \"{kind}\": {}", e.inner())),
+            Some(f) => D::Error::custom(format!("`{f}` (kind \"{kind}\"): {inner}")),
+            None => D::Error::custom(format!("kind \"{kind}\": {inner}")),
         }
     })
 }

@@ -223,15 +223,27 @@ fn range(key: &str, v: f64, lo: f64, hi: f64) -> Result<()> {
 impl Scenario {
     /// Parses and validates a scenario file's text.
     pub fn parse(text: &str) -> Result<Scenario> {
-        let s: Scenario = toml::from_str(text).map_err(|e| Error::Input(format!("scenario: {}", e.to_string().trim())))?;
+        // One line naming the key and the line, formatted as the simulator's scenarios are.
+        let s: Scenario = serde_path_to_error::deserialize(toml::Deserializer::new(text)).map_err(|e| {
+            let msg = eventpath_sim::error::describe_toml_error(e.path(), e.inner(), text);
+            let hint = if msg.contains("unknown field `profile`") {
+                " (this looks like a simulator scenario: run it with `eventpath run`)"
+            } else {
+                ""
+            };
+            Error::Input(format!("{msg}{hint}"))
+        })?;
         s.validate()?;
         Ok(s)
     }
 
-    /// Reads and parses a file.
+    /// Reads and parses a file; errors name the file.
     pub fn load(path: &str) -> Result<Scenario> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::Input(format!("cannot read scenario {path}: {e}")))?;
-        Self::parse(&text)
+        Self::parse(&text).map_err(|e| match e {
+            Error::Input(m) => Error::Input(format!("testbed scenario {path}: {m}")),
+            other => other,
+        })
     }
 
     /// Range checks (host CPU numbers against this host).
@@ -354,6 +366,28 @@ rate = 1000
         assert!(e.contains("rate"), "{e}");
         let e = Scenario::parse(&format!("{OK}\n[moderation]\nkind = \"fir\"\nitr = 0\n")).unwrap_err().to_string();
         assert!(e.contains("fir.itr = 0"), "{e}");
+    }
+
+    #[test]
+    fn routing_accepts_the_documented_spelling() {
+        for (name, want) in [("h_balance", RouterConfig::HBalance), ("hbalance", RouterConfig::HBalance), ("es2", RouterConfig::Es2)] {
+            let s = Scenario::parse(&format!("routing = \"{name}\"\n{OK}")).unwrap();
+            assert_eq!(s.routing, want);
+        }
+        let e = Scenario::parse(&format!("routing = \"round_robin\"\n{OK}")).unwrap_err().to_string();
+        assert!(e.contains("round_robin") && e.contains("h_balance"), "{e}");
+    }
+
+    #[test]
+    fn parse_errors_are_one_line_with_the_line_number() {
+        let sim = "name = \"x\"\nprofile = \"es2\"\n[[vm]]\nname = \"a\"\n";
+        let e = Scenario::parse(sim).unwrap_err().to_string();
+        assert!(!e.contains('\n') && e.contains("line 2") && e.contains("unknown field `profile`"), "{e}");
+        assert!(e.contains("eventpath run"), "{e}");
+        for garbage in ["**not toml** at all\n", "\u{0}\u{1}\u{2}", "name = \"x\"\n[[vm]]\nname = 3\n"] {
+            let e = Scenario::parse(garbage).unwrap_err().to_string();
+            assert!(!e.contains('\n') && e.contains("line "), "{e:?}");
+        }
     }
 
     #[test]

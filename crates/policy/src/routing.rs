@@ -222,8 +222,9 @@ pub enum RouterConfig {
     RunningFirst,
     /// [`Es2Redirect`].
     Es2,
-    /// [`HBalanceRouter`] (scenario name `hbalance`).
-    #[cfg_attr(feature = "serde", serde(rename = "hbalance"))]
+    /// [`HBalanceRouter`] (scenario name `h_balance`, as docs/kvm.md spells it; `hbalance`
+    /// is accepted too).
+    #[cfg_attr(feature = "serde", serde(alias = "hbalance"))]
     HBalance,
 }
 

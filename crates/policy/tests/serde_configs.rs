@@ -44,6 +44,10 @@ fn tagged_moderation_and_router_round_trip() {
     assert_eq!(c.timeslice_ns, 50_000_000);
     let back: ModerationConfig = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
     assert_eq!(back, m);
+    // docs/kvm.md's spelling, which is also the one written back; the old one is still read.
+    let r: RouterConfig = serde_json::from_str(r#""h_balance""#).unwrap();
+    assert_eq!(r, RouterConfig::HBalance);
+    assert_eq!(serde_json::to_string(&r).unwrap(), r#""h_balance""#);
     let r: RouterConfig = serde_json::from_str(r#""hbalance""#).unwrap();
     assert_eq!(r, RouterConfig::HBalance);
 }

@@ -1,7 +1,16 @@
 """Parameter sweeps: a grid of scenario variants run in local worker processes.
 
-Each finished run is appended to ``results.csv`` at once (a crash loses no finished run) and its
-summary is kept under ``runs/``; a rerun with the same grid skips the runs already done.
+Each finished run is kept as one record, ``runs/<id>.json`` (its grid point and summary), and its
+rows are appended to ``results.csv`` at once; a rerun with the same grid skips the runs that have
+a record.
+
+Why records, not the CSV, are the truth: a record is written to a temporary file and renamed into
+place (``os.replace`` is atomic on POSIX), so after a kill at any instant a run either has a
+complete record or none — never half of one. ``results.csv`` is derived from the records: appending
+is not atomic (a kill can leave a truncated last line, or a record whose rows were never appended),
+so every sweep first rebuilds it from the records (written to a temporary file and renamed) and
+rewrites it once more, in grid order, when it ends. A resumed sweep's results.csv therefore equals
+an uninterrupted sweep's, row for row.
 """
 
 from __future__ import annotations
@@ -9,6 +18,7 @@ from __future__ import annotations
 import copy
 import csv
 import hashlib
+import io
 import itertools
 import json
 import os
@@ -25,14 +35,18 @@ def parse_param(spec: str) -> tuple[str, list[Any]]:
     if "=" not in spec:
         raise InputError(f"--param {spec!r}: expected KEY=V1,V2,... (e.g. vm.0.workload.rate_pps=10000,20000)")
     key, vals = spec.split("=", 1)
+    key = key.strip()
     out = []
     for v in vals.split(","):
+        v = v.strip()
+        if not v:
+            raise InputError(f"--param {spec!r}: an empty value; expected KEY=V1,V2,...")
         try:
-            out.append(tomllib.loads(f"v = {v.strip()}")["v"])
+            out.append(tomllib.loads(f"v = {v}")["v"])
         except tomllib.TOMLDecodeError:
-            out.append(v.strip())  # a bare word is a string
-    if not key or not out:
-        raise InputError(f"--param {spec!r}: empty key or value list")
+            out.append(v)  # a bare word is a string
+    if not key or any(not p for p in key.split(".")):
+        raise InputError(f"--param {spec!r}: empty key or key part; expected a dotted key such as vm.0.workload.rate_pps")
     return key, out
 
 
@@ -40,15 +54,25 @@ def set_path(sc: dict, key: str, value: Any) -> None:
     """Set a dotted key (list indices as numbers) in a scenario dict."""
     parts = key.split(".")
     node: Any = sc
-    for i, p in enumerate(parts[:-1]):
-        try:
-            node = node[int(p)] if isinstance(node, list) else node.setdefault(p, {})
-        except (IndexError, ValueError):
-            raise InputError(f"--param {key}: `{'.'.join(parts[:i + 1])}` does not exist in the scenario") from None
-    last = parts[-1]
-    if isinstance(node, list):
-        raise InputError(f"--param {key}: cannot replace a whole list element; name a key inside it")
-    node[last] = value
+    for i, p in enumerate(parts):
+        here = ".".join(parts[:i + 1])
+        last = i == len(parts) - 1
+        if isinstance(node, list):
+            if not p.isdigit() or int(p) >= len(node):
+                raise InputError(f"--param {key}: `{here}` does not exist in the scenario "
+                                 f"(a list of {len(node)}; indices 0..{len(node) - 1})")
+            if last:
+                raise InputError(f"--param {key}: cannot replace a whole list element; name a key inside it")
+            node = node[int(p)]
+        elif isinstance(node, dict):
+            if last:
+                node[p] = value
+            else:
+                node = node.setdefault(p, {})
+        else:
+            parent = ".".join(parts[:i])
+            raise InputError(f"--param {key}: `{parent}` is a value ({node!r}), not a table; "
+                             "name a key of a table or a list index")
 
 
 def grid(params: list[tuple[str, list[Any]]], seeds: list[int]) -> list[dict[str, Any]]:
@@ -62,65 +86,160 @@ def run_id(point: dict[str, Any]) -> str:
     return hashlib.sha1(json.dumps(point, sort_keys=True).encode()).hexdigest()[:12]
 
 
-def _one(base: dict, point: dict[str, Any], duration: float | None) -> tuple[dict, list[dict]] | str:
-    """Run one variant in a worker; bad input comes back as its message (exceptions of the
-    compiled module do not cross process boundaries)."""
-    from eventpath import api
-
+def variant(base: dict, point: dict[str, Any]) -> dict:
     sc = copy.deepcopy(base)
     for k, v in point.items():
         if k != "seed":
             set_path(sc, k, v)
+    return sc
+
+
+def _label(point: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in point.items())
+
+
+def _one(base: dict, point: dict[str, Any], duration: float | None) -> dict | str:
+    """Run one variant in a worker; returns its summary. Bad input comes back as its message
+    (exceptions of the compiled module do not cross process boundaries)."""
+    from eventpath import api
+
     try:
-        res = api.run(sc, seed=point["seed"], duration=duration)
+        return api.run(variant(base, point), seed=point["seed"], duration=duration).summary
     except InputError as e:
-        return f"{', '.join(f'{k}={v}' for k, v in point.items())}: {e}"
-    return res.summary, res.vm_rows()
+        return f"{_label(point)}: {e}"
 
 
-def sweep(scenario: Path, params: list[tuple[str, list[Any]]], seeds: list[int], out: Path,
+def _rows(point: dict[str, Any], summary: dict) -> list[dict]:
+    from eventpath.api import Result
+
+    return [{"run": run_id(point), **point, **r} for r in Result(summary, []).vm_rows()]
+
+
+# The write steps, as functions so that a test can kill a sweep between any two of them.
+
+def _write_tmp(path: Path, text: str) -> Path:
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", newline="") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    return tmp
+
+
+def _replace(tmp: Path, path: Path) -> None:
+    os.replace(tmp, path)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    _replace(_write_tmp(path, text), path)
+
+
+def _csv_text(rows: list[dict], cols: list[str] | None = None, header: bool = True) -> str:
+    if cols is None:
+        cols = []
+        for r in rows:
+            cols.extend(k for k in r if k not in cols)
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore", lineterminator="\n")
+    if header:
+        w.writeheader()
+    for r in rows:
+        w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in cols})
+    return buf.getvalue()
+
+
+def _append(path: Path, rows: list[dict], cols: list[str]) -> None:
+    """Append whole lines (columns as in the header the last rebuild wrote)."""
+    with open(path, "a", newline="") as f:
+        f.write(_csv_text(rows, cols, header=False))
+
+
+def _read_record(path: Path, point: dict[str, Any], fingerprint: str) -> dict | None:
+    """A run's summary from its record, or None when it has none (or an unreadable one, which
+    only a hand-edited or foreign file can be: records are renamed into place whole)."""
+    try:
+        rec = json.loads(path.read_text())
+        summary = rec["summary"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if rec.get("point") != point:
+        return None
+    if rec.get("sweep", fingerprint) != fingerprint:
+        raise InputError(f"--out {path.parent.parent}: holds runs of a different sweep (another base scenario or "
+                         "--duration); give a new --out directory or remove it")
+    return summary
+
+
+def sweep(scenario: Path, params: list[tuple[str, list[Any]]], seeds: list[int] | None, out: Path,
           workers: int | None = None, duration: float | None = None) -> Path:
-    """Run the grid; returns the path of ``results.csv``."""
+    """Run the grid; returns the path of ``results.csv``. ``seeds`` None: the scenario's seed."""
+    from eventpath import _eventpath, api
     from tqdm import tqdm
 
-    base = tomllib.loads(scenario.read_text())
+    try:
+        text = scenario.read_text()
+        base = tomllib.loads(text)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        _eventpath.check_file(os.fspath(scenario))  # raises the usual one-line error
+        raise
+    duration = api.check_duration(duration, "--duration")
+    if seeds is None:
+        seeds = [base.get("seed", 1)]
     points = grid(params, seeds)
-    # Check every variant before starting any: a typo fails fast, not after an hour.
+    # Check every variant before starting any: a typo or a bad value fails fast, not after an hour.
     for p in points:
-        sc = copy.deepcopy(base)
-        for k, v in p.items():
-            if k != "seed":
-                set_path(sc, k, v)
+        sc = variant(base, p)
+        try:
+            _eventpath.check_json(json.dumps(sc), "<sweep>", api.check_seed(p["seed"], "seed"), duration)
+        except InputError as e:
+            raise InputError(f"{_label(p)}: {e}") from None
+    fingerprint = hashlib.sha1(json.dumps([base, duration], sort_keys=True).encode()).hexdigest()[:12]
     runs = out / "runs"
     runs.mkdir(parents=True, exist_ok=True)
-    todo = [p for p in points if not (runs / f"{run_id(p)}.json").exists()]
+    done: dict[str, dict] = {}
+    for p in points:
+        s = _read_record(runs / f"{run_id(p)}.json", p, fingerprint)
+        if s is not None:
+            done[run_id(p)] = s
     results = out / "results.csv"
-    done = len(points) - len(todo)
+
+    def rebuild() -> list[str]:
+        rows = [r for p in points if run_id(p) in done for r in _rows(p, done[run_id(p)])]
+        text = _csv_text(rows)
+        _write_atomic(results, text)
+        return next(csv.reader([text.splitlines()[0]])) if rows else []
+
+    cols = rebuild()
+    todo = [p for p in points if run_id(p) not in done]
     workers = workers or os.cpu_count() or 1
-    with tqdm(total=len(points), initial=done, desc="sweep", unit="run", disable=None) as bar:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            futs = {pool.submit(_one, base, p, duration): p for p in todo}
-            for f in as_completed(futs):
-                p = futs[f]
-                got = f.result()
-                if isinstance(got, str):
-                    raise InputError(got)
-                summary, rows = got
-                _append(results, [{"run": run_id(p), **p, **r} for r in rows])
-                (runs / f"{run_id(p)}.json").write_text(json.dumps({"point": p, "summary": summary}) + "\n")
+
+    def finish(p: dict[str, Any], got: dict | str) -> None:
+        nonlocal cols
+        if isinstance(got, str):
+            raise InputError(got)
+        rows = _rows(p, got)
+        _write_atomic(runs / f"{run_id(p)}.json", json.dumps({"point": p, "sweep": fingerprint, "summary": got}) + "\n")
+        done[run_id(p)] = got
+        if not cols:
+            cols = rebuild()
+        else:
+            _append(results, rows, cols)
+
+    with tqdm(total=len(points), initial=len(done), desc="sweep", unit="run", disable=None) as bar:
+        if workers == 1:
+            for p in todo:  # in this process: no pool to start, and Ctrl-C stops at once
+                finish(p, _one(base, p, duration))
                 bar.update(1)
+        else:
+            with ProcessPoolExecutor(max_workers=min(workers, max(len(todo), 1))) as pool:
+                futs = {pool.submit(_one, base, p, duration): p for p in todo}
+                try:
+                    for f in as_completed(futs):
+                        finish(futs[f], f.result())
+                        bar.update(1)
+                except BaseException:
+                    # Bad input or Ctrl-C: start no more runs; the finished ones are kept.
+                    pool.shutdown(wait=True, cancel_futures=True)
+                    raise
+    rebuild()  # grid order, whatever order the runs finished in
     return results
-
-
-def _append(path: Path, rows: list[dict]) -> None:
-    new = not path.exists()
-    cols = list(rows[0])
-    if not new:
-        with open(path) as f:
-            cols = next(csv.reader(f))
-    with open(path, "a", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
-        if new:
-            w.writeheader()
-        for r in rows:
-            w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in cols})

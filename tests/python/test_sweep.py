@@ -33,3 +33,105 @@ def test_sweep_bad_key_is_one_line(cli, tmp_path):
     r = cli("sweep", str(ROOT / "examples/udp-send.toml"), "--param", "vm.0.workload.rate_pps=-5",
             "--out", str(tmp_path), "--duration", "0.01")
     assert r.returncode == 2 and "rate_pps" in r.stderr, r.stderr
+
+
+# --- Resume after a kill at any write point (issue 9, item 6) ---
+
+import pytest  # noqa: E402
+
+from eventpath import InputError, sweep  # noqa: E402
+
+PARAMS = [("vm.0.workload.rate_pps", [10000, 30000])]  # as the CLI parses them
+SEEDS = [1, 2]
+
+
+class Killed(BaseException):
+    """A kill -9 at this instant: nothing after it runs."""
+
+
+def run_sweep(out, duration=0.002):
+    return sweep.sweep(ROOT / "examples/udp-send.toml", PARAMS, SEEDS, out, workers=1, duration=duration)
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ref")
+    return run_sweep(out).read_text()
+
+
+def killing(fn_name, k):
+    """A replacement of sweep.<fn_name> that dies on its k-th call: a write dies half-way (a
+    truncated temporary file, a truncated appended line), a rename before it happens."""
+    real = getattr(sweep, fn_name)
+    calls = [0]
+
+    def fn(*args):
+        calls[0] += 1
+        if calls[0] == k:
+            if fn_name == "_write_tmp":
+                path, text = args
+                path.with_name(f".{path.name}.tmp").write_text(text[: len(text) // 2])
+            elif fn_name == "_append":
+                path, rows, cols = args
+                with open(path, "a") as f:
+                    f.write(sweep._csv_text(rows, cols, header=False)[:7])
+            raise Killed(f"{fn_name} call {k}")
+        return real(*args)
+
+    return fn
+
+
+@pytest.mark.parametrize("fn_name", ["_write_tmp", "_replace", "_append"])
+def test_kill_at_every_write_point_then_resume_equals_an_uninterrupted_sweep(tmp_path, monkeypatch, reference,
+                                                                          fn_name):
+    killed_at = 0
+    for k in range(1, 50):
+        out = tmp_path / f"k{k}"
+        with monkeypatch.context() as m:
+            m.setattr(sweep, fn_name, killing(fn_name, k))
+            try:
+                run_sweep(out)
+            except Killed:
+                killed_at += 1
+            else:
+                break  # the sweep made fewer than k such calls: every point has been tried
+        res = run_sweep(out)  # resume, nothing patched
+        assert res.read_text() == reference, f"kill at {fn_name} call {k}"
+        assert len(list((out / "runs").glob("*.json"))) == 4
+        # A second resume runs nothing and changes nothing.
+        assert run_sweep(out).read_text() == reference
+    assert killed_at >= (3 if fn_name == "_append" else 6)
+
+
+@pytest.mark.parametrize("damage", ["empty", "truncated_last_line", "duplicated_row", "missing", "no_newline"])
+def test_resume_repairs_a_damaged_results_file(tmp_path, reference, damage):
+    res = run_sweep(tmp_path)
+    text = res.read_text()
+    lines = text.splitlines(keepends=True)
+    res.write_text({"empty": "", "truncated_last_line": "".join(lines[:-1]) + lines[-1][:10],
+                    "duplicated_row": text + lines[-1], "missing": "", "no_newline": text.rstrip("\n")}[damage])
+    if damage == "missing":
+        res.unlink()
+    assert run_sweep(tmp_path).read_text() == reference
+
+
+def test_resume_ignores_a_half_written_temporary_record(tmp_path, reference):
+    run_sweep(tmp_path)
+    rec = sorted((tmp_path / "runs").glob("*.json"))[0]
+    rec.unlink()
+    rec.with_name(f".{rec.name}.tmp").write_text('{"point": {"vm.0.wor')
+    assert run_sweep(tmp_path).read_text() == reference
+
+
+def test_resume_with_another_duration_is_refused(tmp_path):
+    run_sweep(tmp_path)
+    with pytest.raises(InputError, match="different sweep"):
+        run_sweep(tmp_path, duration=0.003)
+
+
+def test_sweep_on_one_worker_matches_the_pool(cli, tmp_path, reference):
+    args = ["sweep", "examples/udp-send.toml", "--param", "vm.0.workload.rate_pps=10000,30000", "--seeds", "1,2",
+            "--duration", "0.002", "--workers", "2", "--out", str(tmp_path)]
+    r = cli(*args)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "results.csv").read_text() == reference

@@ -5,6 +5,6 @@ user's entry point: :func:`run` for scenarios, :mod:`eventpath.reproduce` for th
 experiments, and the ``eventpath`` command line (:mod:`eventpath.cli`).
 """
 
-from eventpath.api import InputError, Result, profiles, run
+from eventpath.api import InputError, Interrupted, Result, profiles, run
 
-__all__ = ["InputError", "Result", "profiles", "run"]
+__all__ = ["InputError", "Interrupted", "Result", "profiles", "run"]

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import math
+import numbers
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from eventpath import _eventpath
 from eventpath._eventpath import InputError
@@ -80,19 +82,104 @@ class Result:
         return {k: pd.DataFrame(v) for k, v in self.tables().items()}
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a run. ``result`` holds what was simulated: its summary covers the part
+    of the measured window that ran and has ``"interrupted": true``."""
+
+    def __init__(self, result: "Result | None" = None):
+        super().__init__("interrupted")
+        self.result = result
+
+
 def _result(text: str) -> Result:
     d = json.loads(text)
-    return Result(summary=d["summary"], latency_cdf=d["latency_cdf"])
+    res = Result(summary=d["summary"], latency_cdf=d["latency_cdf"])
+    if d.get("interrupted"):
+        raise Interrupted(res)
+    return res
 
 
-def run(scenario: str | os.PathLike | dict, *, seed: int | None = None, duration: float | None = None) -> Result:
+def check_seed(seed: Any, name: str = "seed") -> int | None:
+    """``seed`` as an int in 0..2^64, or None; anything else is an :class:`InputError`."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise InputError(f"{name}: {_short(seed)} is not allowed; expected an integer 0 ≤ seed < 2^64")
+    seed = int(seed)
+    if not 0 <= seed < 2**64:
+        raise InputError(f"{name}: {_short(seed)} is not allowed; expected an integer 0 ≤ seed < 2^64")
+    return seed
+
+
+def check_duration(duration: Any, name: str = "duration") -> float | None:
+    """``duration`` as a float, or None. Its range is checked once, by the simulator, for
+    scenario files, dicts and the command line alike."""
+    if duration is None:
+        return None
+    if isinstance(duration, bool) or not isinstance(duration, numbers.Real):
+        raise InputError(f"{name}: {_short(duration)} is not allowed; expected seconds (a number)")
+    try:
+        return float(duration)
+    except OverflowError:
+        raise InputError(f"{name}: {_short(duration)} is not allowed; expected seconds in 1e-6..=86400") from None
+
+
+def run(scenario: str | os.PathLike | dict, *, seed: int | None = None, duration: float | None = None,
+        progress: Callable[[float, float], Any] | None = None) -> Result:
     """Run a scenario: a path to a TOML file, or a dict with the same structure.
 
-    Raises :class:`InputError` (a ``ValueError``) with a one-line message on bad input.
+    ``progress(simulated_s, end_s)``, if given, is called every ~25 ms of wall time (warm-up
+    included in both). Raises :class:`InputError` (a ``ValueError``) with a one-line message on
+    bad input, and :class:`Interrupted` (a ``KeyboardInterrupt`` carrying the partial result)
+    on Ctrl-C.
     """
+    seed = check_seed(seed)
+    duration = check_duration(duration)
+    if progress is not None and not callable(progress):
+        raise InputError(f"progress: {progress!r} is not allowed; expected a callable(simulated_s, end_s)")
     if isinstance(scenario, dict):
-        return _result(_eventpath.run_json(json.dumps(scenario), "<dict>", seed, duration))
-    return _result(_eventpath.run_file(os.fspath(scenario), seed, duration))
+        bad = _non_finite(scenario, "")
+        if bad:
+            raise InputError(f"scenario <dict>: key `{bad[0]}`: {bad[1]} is not allowed; expected a finite number")
+        try:
+            text = json.dumps(scenario, allow_nan=False)
+        except (TypeError, ValueError, RecursionError) as e:
+            raise InputError(f"scenario <dict>: {_one_line(str(e))}; expected TOML-like values "
+                             "(str, int, float, bool, list, dict)") from None
+        return _result(_eventpath.run_json(text, "<dict>", seed, duration, progress))
+    if isinstance(scenario, (str, bytes, os.PathLike)):
+        path = os.fsdecode(scenario)
+        try:
+            path.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(f"cannot read scenario {path!r}: the path is not valid UTF-8") from None
+        return _result(_eventpath.run_file(path, seed, duration, progress))
+    raise InputError(f"scenario: {type(scenario).__name__} {_one_line(repr(scenario))[:60]} is not allowed; "
+                     "expected a path to a TOML file or a dict")
+
+
+def _one_line(s: str) -> str:
+    return " ".join(s.split())
+
+
+def _short(v: Any) -> str:
+    """A value as a one-line message shows it: at most 40 characters."""
+    r = _one_line(repr(v))
+    return r if len(r) <= 40 else r[:37] + "..."
+
+
+def _non_finite(v: Any, path: str, depth: int = 0) -> tuple[str, float] | None:
+    """The first NaN or infinity in a dict scenario (JSON cannot carry them): (key path, value)."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return path, v
+    if depth > 64:  # deeper is no scenario; json.dumps reports the recursion
+        return None
+    items = v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, list) else ()
+    for k, x in items:
+        found = _non_finite(x, f"{path}[{k}]" if isinstance(k, int) else (f"{path}.{k}" if path else str(k)), depth + 1)
+        if found:
+            return found
+    return None
 
 
 def profiles() -> list[tuple[str, str]]:

@@ -5,10 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
+# Most events `trace` keeps in memory; most worker processes of `sweep`.
+MAX_TRACE_EVENTS = 100_000_000
+MAX_WORKERS = 1024
 
 
 class UsageError(Exception):
@@ -21,22 +27,63 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message} (see --help)")
 
 
+def _not_under_a_file(p: str, path: Path, flag: str) -> None:
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise UsageError(f"{flag} {p}: {parent} is a file, not a directory")
+            return
+
+
 def _out_dir(p: str) -> Path:
+    """Create the output directory and make sure files can be written in it."""
+    if not p.strip():
+        raise UsageError(f"--out {p!r}: not allowed; give a directory (use . for the current one)")
     out = Path(p)
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {p}: exists and is not a directory")
-    out.mkdir(parents=True, exist_ok=True)
+    _not_under_a_file(p, out, "--out")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        # /proc and read-only mounts accept mkdir of an existing directory but no files.
+        with tempfile.NamedTemporaryFile(dir=out, prefix=".eventpath-probe-"):
+            pass
+    except OSError as e:
+        raise UsageError(f"--out {p}: cannot write there ({e.strerror or e})") from None
+    return out
+
+
+def _out_file(p: str, flag: str = "--out") -> Path:
+    """A file to write: its directory is created; a directory or an unwritable place is an error."""
+    if not p.strip():
+        raise UsageError(f"{flag} {p!r}: not allowed; give a file path (e.g. trace.json)")
+    out = Path(p)
+    if out.is_dir():
+        raise UsageError(f"{flag} {p}: is a directory; give the file's path (e.g. trace.json)")
+    _not_under_a_file(p, out, flag)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out.parent, prefix=".eventpath-probe-"):
+            pass
+        if out.exists() and not os.access(out, os.W_OK):
+            raise PermissionError(13, "Permission denied")
+    except OSError as e:
+        raise UsageError(f"{flag} {p}: cannot write there ({e.strerror or e})") from None
     return out
 
 
 def _print_summary(s: dict) -> None:
-    print(f"{s['scenario']}: {s['sim_seconds']:.3g} s simulated (profile {s['profile']}, seed {s['seed']}) "
-          f"in {s['wall_seconds']:.2f} s wall, {s['events']:,} events")
+    """A few lines per run; a testbed summary has no seed, profile or event count (null)."""
+    what = ", ".join(x for x in (s.get("profile") and f"profile {s['profile']}",
+                                 s.get("seed") is not None and f"seed {s['seed']}") if x)
+    events = f", {s['events']:,} events" if s.get("events") is not None else ""
+    print(f"{s['scenario']}: {s['sim_seconds']:.3g} s {'simulated' if s.get('profile') else 'measured'}"
+          f"{f' ({what})' if what else ''} in {s['wall_seconds']:.2f} s wall{events}")
     for vm in s["vms"]:
         ex = {k: v for k, v in vm["exits_per_s"].items() if v}
         parts = ", ".join(f"{k} {v:,.0f}" for k, v in sorted(ex.items(), key=lambda kv: -kv[1]))
         tp = vm["throughput"]
-        print(f"  {vm['name']}: exits/s {vm['exits_total_per_s']:,.0f} ({parts or 'none'})")
+        print(f"  {vm['name']}: exits/s {_f(vm['exits_total_per_s'], 0)} ({parts or 'none'})")
         print(f"    EHT {_f(vm['eht_pct'])} %, TIG {_f(vm['tig_pct'])} %, kicks/s {_f(vm['kicks_per_s'], 0)}, "
               f"interrupts/s {_f(vm['interrupts_per_s'], 0)}, {_f(tp['gbps'], 3)} Gbit/s, {_f(tp['pps'], 0)} pkt/s, "
               f"latency p50 {_f(vm['latency_us']['p50'])} us p99 {_f(vm['latency_us']['p99'])} us")
@@ -51,7 +98,13 @@ def cmd_run(a) -> int:
     from eventpath.tables import write_csv
 
     out = _out_dir(a.out)
-    r = api.run(a.scenario, seed=a.seed, duration=a.duration)
+    interrupted = False
+    with _progress_bar() as progress:
+        try:
+            r = api.run(a.scenario, seed=a.seed, duration=a.duration, progress=progress)
+        except api.Interrupted as e:
+            # Ctrl-C: keep what was simulated, marked as such ("interrupted": true).
+            r, interrupted = e.result, True
     (out / "summary.json").write_text(json.dumps(r.summary, indent=2) + "\n")
     for stem, rows in r.tables().items():
         write_csv(out / f"{stem}.csv", rows)
@@ -61,19 +114,50 @@ def cmd_run(a) -> int:
     _print_summary(r.summary)
     print(f"wrote {out}/summary.json, tables {', '.join(f'{k}.csv' for k in r.tables())}, "
           f"figures {', '.join(f.name for f in figs)}")
+    if interrupted:
+        print(f"eventpath: interrupted: the results cover the {r.summary['sim_seconds']:.3g} s of the measured "
+              "window simulated before Ctrl-C (summary.json has \"interrupted\": true)", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return 0
+
+
+class _progress_bar:
+    """A progress bar of simulated seconds on stderr, only when stderr is a terminal; yields the
+    callback for :func:`eventpath.run` (None when there is no terminal)."""
+
+    def __enter__(self):
+        self.bar = None
+        if not sys.stderr.isatty():
+            return None
+        from tqdm import tqdm
+
+        def progress(now: float, end: float) -> None:
+            if self.bar is None:
+                # shutil falls back to 80x24 where the terminal reports no size (tqdm would
+                # then draw nothing).
+                size = shutil.get_terminal_size()
+                self.bar = tqdm(total=round(end, 6), unit="s", desc="simulated", leave=False,
+                                ncols=min(size.columns, 100), nrows=size.lines,
+                                bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]")
+            self.bar.n = round(now, 6)
+            self.bar.refresh()
+
+        return progress
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.close()
+        return False
 
 
 def cmd_trace(a) -> int:
     from eventpath import _eventpath
 
-    out = Path(a.out)
-    if out.exists() and out.is_dir():
-        raise UsageError(f"--out {a.out}: is a directory; give the trace file's path (e.g. trace.json)")
-    out.parent.mkdir(parents=True, exist_ok=True)
+    if not 1 <= a.limit <= MAX_TRACE_EVENTS:
+        raise UsageError(f"--limit {a.limit}: not allowed; expected 1..={MAX_TRACE_EVENTS:,} events "
+                         "(each kept event takes ~100 bytes of memory and JSON)")
+    out = _out_file(a.out)
     to = a.to if a.to is not None else a.from_ + 0.005
-    if a.limit < 1:
-        raise UsageError(f"--limit {a.limit}: expected at least 1 event")
     run_json, trace = _eventpath.trace_file(a.scenario, a.from_, to, a.limit, a.seed, a.duration)
     out.write_text(trace)
     meta = json.loads(trace)["otherData"]
@@ -119,25 +203,38 @@ def cmd_sweep(a) -> int:
     from eventpath import sweep
 
     params = [sweep.parse_param(p) for p in a.param]
-    seeds = [_seed(s) for s in a.seeds.split(",")] if a.seeds else [None]
-    if seeds == [None]:
-        import tomllib
-
-        try:
-            seeds = [tomllib.loads(Path(a.scenario).read_text()).get("seed", 1)]
-        except (OSError, tomllib.TOMLDecodeError):
-            from eventpath import _eventpath
-
-            _eventpath.check_file(a.scenario)  # raises the usual one-line error
-            raise
+    seeds = _seed_list(a.seeds) if a.seeds is not None else None
+    if a.workers is not None and not 1 <= a.workers <= MAX_WORKERS:
+        raise UsageError(f"--workers {a.workers}: not allowed; expected 1..={MAX_WORKERS} processes")
     res = sweep.sweep(Path(a.scenario), params, seeds, _out_dir(a.out), workers=a.workers, duration=a.duration)
     print(f"wrote {res}")
     return 0
 
 
+def _seed_list(text: str) -> list[int]:
+    """``--seeds 1,2,3``: comma-separated integers 0 ≤ seed < 2^64, at least one, no repeats."""
+    parts = [p.strip() for p in text.split(",")]
+    if not text.strip() or any(not p for p in parts):
+        raise UsageError(f"--seeds {text!r}: not allowed; expected comma-separated integers, e.g. 1,2,3")
+    seeds = []
+    for p in parts:
+        try:
+            seeds.append(_seed(p))
+        except argparse.ArgumentTypeError as e:
+            raise UsageError(f"--seeds {text}: {e}") from None
+    if len(set(seeds)) != len(seeds):
+        raise UsageError(f"--seeds {text}: a seed is given twice; each run of the grid must differ")
+    return seeds
+
+
 def cmd_bench(a) -> int:
     from eventpath import bench
 
+    for flag, v, lo, hi, why in (("--seconds", a.seconds, 1e-3, 3600.0, "simulated seconds of our engine"),
+                                 ("--simpy-seconds", a.simpy_seconds, 1e-4, 1.0,
+                                  "simulated seconds of SimPy, which runs ~100x slower")):
+        if not lo <= v <= hi:  # also NaN
+            raise UsageError(f"{flag} {v:g}: not allowed; expected {lo:g}..={hi:g} ({why})")
     res = bench.run(sim_seconds=a.seconds, simpy_seconds=a.simpy_seconds)
     if a.json:
         print(json.dumps(res))
@@ -167,14 +264,13 @@ def cmd_kvm(a) -> int:
     return 0
 
 
-def _positive_float(s: str) -> float:
+def _seconds(s: str) -> float:
+    """A number of seconds. Its range is checked where it is used: for ``--duration``, once, by
+    the simulator, exactly as a scenario's ``duration_s`` is."""
     try:
-        v = float(s)
+        return float(s)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{s!r} is not a number") from None
-    if not (v > 0 and v != float("inf")):
-        raise argparse.ArgumentTypeError(f"{s} is not allowed; expected seconds > 0")
-    return v
+        raise argparse.ArgumentTypeError(f"{s!r} is not a number of seconds") from None
 
 
 def _seed(s: str) -> int:
@@ -195,14 +291,14 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("scenario", help="scenario TOML file")
     r.add_argument("--out", required=True, help="output directory (summary.json, *.csv)")
     r.add_argument("--seed", type=_seed, help="override the scenario's seed")
-    r.add_argument("--duration", type=_positive_float, help="override the measured simulated seconds")
+    r.add_argument("--duration", type=_seconds, help="override the measured simulated seconds")
     r.set_defaults(fn=cmd_run)
 
     rp = sub.add_parser("reproduce", help="reproduce a seed experiment (published values beside ours)")
     rp.add_argument("id", nargs="?", help="experiment ID (see --list), or 'all'")
     rp.add_argument("--list", action="store_true", help="list the experiments")
     rp.add_argument("--out", help="output directory (ID.json, ID.png)")
-    rp.add_argument("--duration", type=_positive_float, help="override each run's measured seconds")
+    rp.add_argument("--duration", type=_seconds, help="override each run's measured seconds")
     rp.set_defaults(fn=cmd_reproduce)
 
     sw = sub.add_parser("sweep", help="run a grid of scenario variants in parallel, resumable")
@@ -212,7 +308,7 @@ def parser() -> argparse.ArgumentParser:
     sw.add_argument("--seeds", help="comma-separated seeds (default: the scenario's)")
     sw.add_argument("--out", required=True, help="output directory (results.csv, runs/)")
     sw.add_argument("--workers", type=int, help="worker processes (default: all cores)")
-    sw.add_argument("--duration", type=_positive_float, help="override each run's measured seconds")
+    sw.add_argument("--duration", type=_seconds, help="override each run's measured seconds")
     sw.set_defaults(fn=cmd_sweep)
 
     t = sub.add_parser("trace", help="run a scenario and export a timeline (Chrome trace JSON, opens in Perfetto)")
@@ -223,7 +319,7 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--to", type=float, help="end of the window (default: --from + 0.005)")
     t.add_argument("--limit", type=int, default=1_000_000, help="most events kept (default 1,000,000)")
     t.add_argument("--seed", type=_seed, help="override the scenario's seed")
-    t.add_argument("--duration", type=_positive_float, help="override the measured simulated seconds")
+    t.add_argument("--duration", type=_seconds, help="override the measured simulated seconds")
     t.set_defaults(fn=cmd_trace)
 
     pr = sub.add_parser("profiles", help="list the built-in profiles")
@@ -231,8 +327,8 @@ def parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="engine events/s vs a SimPy model of the same event path")
     b.add_argument("--json", action="store_true", help="print one JSON object")
-    b.add_argument("--seconds", type=_positive_float, default=1.0, help="simulated seconds for our engine")
-    b.add_argument("--simpy-seconds", type=_positive_float, default=0.01, help="simulated seconds for SimPy")
+    b.add_argument("--seconds", type=_seconds, default=1.0, help="simulated seconds for our engine")
+    b.add_argument("--simpy-seconds", type=_seconds, default=0.01, help="simulated seconds for SimPy")
     b.set_defaults(fn=cmd_bench)
 
     d = sub.add_parser("demo", help="run the default scenario at several rates: table + figure")
@@ -263,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("eventpath: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # Output piped into e.g. `head`, which stopped reading: not an error of ours.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -13,12 +13,22 @@ SIM_COLOR = "#1f77b4"
 PUB_COLOR = "#bbbbbb"
 
 
+# Most labelled series a legend lists; most bars whose labels are written under them.
+MAX_LEGEND = 12
+MAX_TICK_LABELS = 40
+
+
 def _finish(fig, ax, path: Path, title: str, grid: bool = False) -> None:
-    """Title, legend, layout, write the PNG and free the figure."""
+    """Title, legend (when something is labelled: a run too short to complete anything has
+    nothing to draw), layout, write the PNG and free the figure."""
     if grid:
         ax.grid(alpha=0.3)
     ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7)
+    handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        ax.text(0.5, 0.5, "nothing measured", transform=ax.transAxes, ha="center", va="center", color="gray")
+    elif len(handles) <= MAX_LEGEND:
+        ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -59,27 +69,34 @@ def reproduction_figure(doc: dict, path: Path) -> None:
 
 def exit_breakdown_figure(labels: list[str], exits: list[dict], path: Path, title: str) -> None:
     """Stacked bars of exits/s by reason, one bar per run (ES2 Fig. 4 style)."""
-    reasons = [r for r in exits[0] if any((e.get(r) or 0) > 0 for e in exits)]
-    fig, ax = plt.subplots(figsize=(1.2 + 1.1 * len(labels), 3.6))
-    bottom = [0.0] * len(labels)
+    reasons = [r for r in exits[0] if any((e.get(r) or 0) > 0 for e in exits)] if exits else []
+    n = len(labels)
+    # Width grows with the bars up to a page; beyond MAX_TICK_LABELS bars only every k-th is named.
+    fig, ax = plt.subplots(figsize=(min(1.2 + 1.1 * n, 16.0), 3.6))
+    x = list(range(n))
+    bottom = [0.0] * n
     for reason in reasons:
         vals = [(e.get(reason) or 0) / 1000 for e in exits]
-        ax.bar(labels, vals, bottom=bottom, label=reason)
+        ax.bar(x, vals, bottom=bottom, label=reason)
         bottom = [b + v for b, v in zip(bottom, vals)]
+    step = max(1, -(-n // MAX_TICK_LABELS))
+    ax.set_xticks(x[::step], labels[::step], fontsize=8 if n <= 12 else 6, rotation=0 if n <= 12 else 90)
     ax.set_ylabel("VM exits (K/s)")
-    ax.tick_params(axis="x", labelsize=8)
     _finish(fig, ax, path, title)
 
 
 def latency_cdf_figure(curves: dict[str, list[tuple[float, float]]], path: Path, title: str) -> None:
     """Latency CDFs, one curve per label: points are (latency µs, fraction ≤)."""
     fig, ax = plt.subplots(figsize=(4.8, 3.4))
-    for label, pts in curves.items():
-        if pts:
+    for i, (label, pts) in enumerate(curves.items()):
+        if pts and i < MAX_LEGEND * 4:  # more curves than that are unreadable anyway
             # Start the curve at 0 so that even a one-bucket distribution shows its step.
             xs, ys = zip(*([(pts[0][0], 0.0)] + list(pts)))
             ax.step(xs, ys, where="post", label=label)
-    ax.set_xscale("log")
+    if len(curves) > MAX_LEGEND * 4:
+        title = f"{title} (first {MAX_LEGEND * 4} of {len(curves)})"
+    if any(pts for pts in curves.values()):
+        ax.set_xscale("log")
     ax.set_xlabel("latency (µs)")
     ax.set_ylabel("CDF")
     ax.set_ylim(0, 1.01)

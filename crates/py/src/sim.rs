@@ -2,39 +2,93 @@
 //! stable contract (summary.json) for the CLI, the Python API and the tests.
 
 use crate::input_error;
-use eventpath_sim::run::{run_parsed, simulate_traced, RunOptions, RunOutput, TraceOptions};
+use eventpath_sim::engine::{Time, NS_PER_S};
+use eventpath_sim::run::{simulate_observed, simulate_traced, RunOptions, RunOutput, TraceOptions};
 use eventpath_sim::scenario::Scenario;
 use pyo3::prelude::*;
+use std::time::{Duration, Instant};
 
-fn output_json(out: &RunOutput) -> String {
+/// `interrupted`: None for a run that completed, else the simulated seconds (warm-up included)
+/// at which Ctrl-C stopped it.
+fn output_json(out: &RunOutput, interrupted: Option<f64>) -> String {
     let cdf: Vec<_> = out
         .latency_cdf
         .iter()
         .map(|(vm, us, f)| serde_json::json!({"vm": vm, "latency_us": us, "cdf": f}))
         .collect();
-    serde_json::json!({"summary": out.summary, "latency_cdf": cdf}).to_string()
+    let mut summary = serde_json::to_value(&out.summary).expect("summary serializes");
+    if let Some(at) = interrupted {
+        // docs/summary.md: present only in the summary of a run stopped early (Ctrl-C).
+        summary["interrupted"] = serde_json::Value::Bool(true);
+        summary["interrupted_at_s"] = serde_json::json!(at);
+    }
+    serde_json::json!({"summary": summary, "latency_cdf": cdf, "interrupted": interrupted.is_some()}).to_string()
 }
 
-/// Run the scenario file at `path`; returns `{"summary": ..., "latency_cdf": [...]}` as JSON.
+/// Simulated time per chunk of a run: Python is visited between chunks.
+const CHUNK_NS: Time = 1_000_000;
+/// Wall time between two visits (Ctrl-C via `check_signals`, the progress callback).
+const VISIT_EVERY: Duration = Duration::from_millis(25);
+
+/// Parse-free part of every run: apply the options, check, simulate with the GIL released,
+/// visiting Python every ~25 ms of wall time to honour Ctrl-C (stop, keep what was simulated:
+/// `"interrupted": true`) and to call `progress(simulated_s, end_s)`.
+fn run_scenario(py: Python<'_>, mut sc: Scenario, origin: &str, opts: &RunOptions, progress: Option<Py<PyAny>>) -> PyResult<String> {
+    opts.apply(&mut sc).map_err(input_error)?;
+    let c = sc.check(origin).map_err(input_error)?;
+    let mut failure: Option<PyErr> = None;
+    let mut last = Instant::now();
+    let mut reached: Time = 0;
+    let (out, completed) = py.detach(|| {
+        simulate_observed(&c, CHUNK_NS, &mut |now, end| {
+            reached = now;
+            if now < end && last.elapsed() < VISIT_EVERY {
+                return true;
+            }
+            last = Instant::now();
+            Python::attach(|py| {
+                let s = |ns: Time| ns as f64 / NS_PER_S as f64;
+                let visit = py.check_signals().and_then(|()| match &progress {
+                    Some(f) => f.call1(py, (s(now), s(end))).map(drop),
+                    None => Ok(()),
+                });
+                visit.map_err(|e| failure = Some(e)).is_ok()
+            })
+        })
+    });
+    match failure {
+        Some(e) if !e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) => Err(e),
+        // Stopped in the warm-up: nothing was measured, there is nothing to keep.
+        Some(e) if !completed && reached <= eventpath_sim::engine::secs_to_ns(c.scenario.warmup_s) => Err(e),
+        _ => Ok(output_json(&out, (!completed).then(|| reached as f64 / NS_PER_S as f64))),
+    }
+}
+
+/// Run the scenario file at `path`; returns `{"summary": ..., "latency_cdf": [...],
+/// "interrupted": bool}` as JSON. `progress(simulated_s, end_s)`, if given, is called every
+/// ~25 ms of wall time (warm-up included in both). Ctrl-C stops the run and returns what was
+/// simulated with `"interrupted": true`.
 #[pyfunction]
-#[pyo3(signature = (path, seed=None, duration=None))]
-fn run_file(py: Python<'_>, path: &str, seed: Option<u64>, duration: Option<f64>) -> PyResult<String> {
-    let opts = RunOptions { seed, duration_s: duration };
+#[pyo3(signature = (path, seed=None, duration=None, progress=None))]
+fn run_file(py: Python<'_>, path: &str, seed: Option<u64>, duration: Option<f64>, progress: Option<Py<PyAny>>) -> PyResult<String> {
     let sc = Scenario::from_file(path).map_err(input_error)?;
-    let out = py.detach(|| run_parsed(sc, path, &opts)).map_err(input_error)?;
-    Ok(output_json(&out))
+    run_scenario(py, sc, path, &RunOptions { seed, duration_s: duration }, progress)
 }
 
 /// Run a scenario given as JSON text (a Python dict serialized); `origin` names it in errors.
+/// Returns what [`run_file`] returns.
 #[pyfunction]
-#[pyo3(signature = (text, origin="<dict>", seed=None, duration=None))]
-fn run_json(py: Python<'_>, text: &str, origin: &str, seed: Option<u64>, duration: Option<f64>) -> PyResult<String> {
-    let opts = RunOptions { seed, duration_s: duration };
-    let mut de = serde_json::Deserializer::from_str(text);
-    let sc: Scenario = serde_path_to_error::deserialize(&mut de)
-        .map_err(|e| input_error(format!("scenario {origin}: key `{}`: {}", e.path(), e.inner())))?;
-    let out = py.detach(|| run_parsed(sc, origin, &opts)).map_err(input_error)?;
-    Ok(output_json(&out))
+#[pyo3(signature = (text, origin="<dict>", seed=None, duration=None, progress=None))]
+fn run_json(
+    py: Python<'_>,
+    text: &str,
+    origin: &str,
+    seed: Option<u64>,
+    duration: Option<f64>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<String> {
+    let sc = Scenario::from_json(origin, text).map_err(input_error)?;
+    run_scenario(py, sc, origin, &RunOptions { seed, duration_s: duration }, progress)
 }
 
 /// Run the scenario file at `path` while recording a timeline of simulated seconds
@@ -52,19 +106,22 @@ fn trace_file(
     duration: Option<f64>,
 ) -> PyResult<(String, String)> {
     let mut sc = Scenario::from_file(path).map_err(input_error)?;
-    if let Some(s) = seed {
-        sc.seed = s;
-    }
-    if let Some(d) = duration {
-        if !(d.is_finite() && d > 0.0) {
-            return Err(input_error(format!("--duration: {d} is not allowed; expected seconds > 0")));
-        }
-        sc.duration_s = d;
-    }
+    RunOptions { seed, duration_s: duration }.apply(&mut sc).map_err(input_error)?;
     let c = sc.check(path).map_err(input_error)?;
     let t = TraceOptions { from_s, to_s, limit };
     let (out, trace) = py.detach(|| simulate_traced(&c, t)).map_err(input_error)?;
-    Ok((output_json(&out), trace))
+    Ok((output_json(&out, None), trace))
+}
+
+/// Parse and check a scenario given as JSON text, with the run options, without running it
+/// (a sweep checks every variant before starting any).
+#[pyfunction]
+#[pyo3(signature = (text, origin="<dict>", seed=None, duration=None))]
+fn check_json(text: &str, origin: &str, seed: Option<u64>, duration: Option<f64>) -> PyResult<()> {
+    let mut sc = Scenario::from_json(origin, text).map_err(input_error)?;
+    RunOptions { seed, duration_s: duration }.apply(&mut sc).map_err(input_error)?;
+    sc.check(origin).map_err(input_error)?;
+    Ok(())
 }
 
 /// Parse and check a scenario file without running it.
@@ -93,9 +150,13 @@ fn profile_json(name: &str) -> PyResult<String> {
 /// Run the engine benchmark model for `sim_seconds`; returns (events, wall seconds).
 #[pyfunction]
 #[pyo3(signature = (sim_seconds, vms=64, seed=1))]
-fn bench_engine(py: Python<'_>, sim_seconds: f64, vms: u32, seed: u64) -> (u64, f64) {
+fn bench_engine(py: Python<'_>, sim_seconds: f64, vms: u32, seed: u64) -> PyResult<(u64, f64)> {
+    let end = eventpath_sim::scenario::limits::check_duration("--seconds", sim_seconds).map_err(input_error)?;
+    if vms == 0 || vms as usize > eventpath_sim::scenario::limits::MAX_VMS {
+        return Err(input_error(format!("vms: {vms} is not allowed; expected 1..={}", eventpath_sim::scenario::limits::MAX_VMS)));
+    }
     let p = eventpath_sim::bench::BenchParams { vms, ..Default::default() };
-    py.detach(|| eventpath_sim::bench::run(p, eventpath_sim::engine::secs_to_ns(sim_seconds), seed))
+    Ok(py.detach(|| eventpath_sim::bench::run(p, end, seed)))
 }
 
 /// The benchmark model's parameters (so the SimPy twin uses the same ones).
@@ -109,6 +170,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_file, m)?)?;
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
     m.add_function(wrap_pyfunction!(check_file, m)?)?;
+    m.add_function(wrap_pyfunction!(check_json, m)?)?;
     m.add_function(wrap_pyfunction!(trace_file, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(profile_json, m)?)?;

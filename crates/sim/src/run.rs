@@ -90,10 +90,16 @@ pub struct TraceOptions {
 /// Simulate a checked scenario while recording a timeline; returns the run and the trace as
 /// Chrome trace-event JSON (opens in Perfetto).
 pub fn simulate_traced(c: &Checked, t: TraceOptions) -> InputResult<(RunOutput, String)> {
-    if !(t.from_s.is_finite() && t.to_s.is_finite() && 0.0 <= t.from_s && t.from_s < t.to_s) {
+    // The window must overlap the run: a --from past its end (or one that saturated the
+    // nanosecond clock) gave an empty trace and exit 0.
+    let end_s = c.scenario.warmup_s + c.scenario.duration_s;
+    if !(t.from_s.is_finite() && t.to_s.is_finite() && 0.0 <= t.from_s && t.from_s < t.to_s && t.from_s < end_s) {
         return Err(InputError::Option(format!(
-            "--from {} --to {}: not allowed; expected 0 ≤ from < to (simulated seconds from the start, warm-up included)",
-            t.from_s, t.to_s
+            "--from {} --to {}: not allowed; expected 0 ≤ from < to and from < {} (simulated seconds from the start, warm-up included; the run ends at {})",
+            crate::error::num(t.from_s),
+            crate::error::num(t.to_s),
+            crate::error::num(end_s),
+            crate::error::num(end_s)
         )));
     }
     if t.limit == 0 {

@@ -48,8 +48,14 @@ fn limit_bounds_memory_and_runs_are_deterministic() {
 fn bad_windows_are_rejected() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/tcp-send.toml");
     let c = Scenario::from_file(root).unwrap().check("t").unwrap();
-    for (f, t, l) in [(0.5, 0.1, 10), (-1.0, 0.1, 10), (0.0, 0.1, 0)] {
+    for (f, t, l) in [(0.5, 0.1, 10), (-1.0, 0.1, 10), (0.0, 0.1, 0), (f64::NAN, 0.1, 10)] {
         let e = simulate_traced(&c, TraceOptions { from_s: f, to_s: t, limit: l }).unwrap_err().to_string();
         assert!(e.contains("--from") || e.contains("--limit"), "{e}");
+    }
+    // A window past the end of the run (or past u64 nanoseconds) is named, not an empty trace.
+    let end = c.scenario.warmup_s + c.scenario.duration_s;
+    for (f, t) in [(end, end + 1.0), (1e300, 1e301), (2e10, 3e10)] {
+        let e = simulate_traced(&c, TraceOptions { from_s: f, to_s: t, limit: 10 }).unwrap_err().to_string();
+        assert!(e.contains("--from") && e.contains("the run ends at"), "{e}");
     }
 }

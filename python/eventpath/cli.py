@@ -87,6 +87,12 @@ def _print_summary(s: dict) -> None:
         print(f"    EHT {_f(vm['eht_pct'])} %, TIG {_f(vm['tig_pct'])} %, kicks/s {_f(vm['kicks_per_s'], 0)}, "
               f"interrupts/s {_f(vm['interrupts_per_s'], 0)}, {_f(tp['gbps'], 3)} Gbit/s, {_f(tp['pps'], 0)} pkt/s, "
               f"latency p50 {_f(vm['latency_us']['p50'])} us p99 {_f(vm['latency_us']['p99'])} us")
+    for st in s.get("stalled_flows") or []:
+        # The liveness watchdog: a stall is a model bug, never a result (docs/model.md).
+        print(f"warning: MODEL BUG, not a result: the flow of VM {st['vm']} made no progress from "
+              f"{st['stalled_from_s']:.4f} s (seen at {st['detected_s']:.4f} s"
+              + (f", recovered at {st['recovered_s']:.4f} s" if st.get("recovered_s") is not None else ", never recovered")
+              + f"); please report it with the scenario and seed. State: {st['state']}", file=sys.stderr)
 
 
 def _f(v, nd: int = 1) -> str:

@@ -179,3 +179,20 @@ def test_trace_writes_perfetto_json(cli, tmp_path):
     assert "exit: io_instruction (kick)" in names and "vhost handler" in names
     r = cli("trace", "examples/tcp-send.toml", "--out", str(out), "--from", "0.2", "--to", "0.1")
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "--from" in r.stderr
+
+
+def test_a_stalled_flow_is_reported_as_a_model_bug(capsys):
+    from eventpath.cli import _print_summary
+
+    vm = {"name": "vm0", "exits_per_s": {}, "exits_total_per_s": 0.0, "eht_pct": None, "tig_pct": None,
+          "kicks_per_s": None, "interrupts_per_s": None, "throughput": {"gbps": None, "pps": None},
+          "latency_us": {"p50": None, "p99": None}}
+    s = {"scenario": "x", "sim_seconds": 0.1, "profile": "es2", "seed": 1, "wall_seconds": 0.0, "events": 1,
+         "vms": [vm], "stalled_flows": [{"vm": "vm0", "stalled_from_s": 0.01, "detected_s": 0.06,
+                                          "recovered_s": None, "state": "vcpus [Halted]"}]}
+    _print_summary(s)
+    err = capsys.readouterr().err
+    assert "MODEL BUG" in err and "vm0" in err and "never recovered" in err and "vcpus [Halted]" in err
+    s["stalled_flows"] = []
+    _print_summary(s)
+    assert capsys.readouterr().err == ""

@@ -102,6 +102,32 @@ pub fn kick_control(mode: Suppression, enable: bool, used_flags: u16, last_avail
     }
 }
 
+/// What the driver writes into the avail ring to enable or disable interrupts.
+///
+/// Mirrors Linux `virtqueue_enable_cb_prepare()` / `virtqueue_disable_cb()` (split ring, 4.4):
+/// with flags, clear or set `VRING_AVAIL_F_NO_INTERRUPT`; with event indices, enabling publishes
+/// `used_event = last_used_idx` (interrupt me at the next used buffer) and disabling writes
+/// nothing (the stale `used_event` lies behind the device, so `vring_need_event` stays false).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InterruptControlWrite {
+    /// Write this value to the avail ring's `flags`.
+    AvailFlags(u16),
+    /// Write this value to `used_event`.
+    UsedEvent(u16),
+    /// Nothing to write.
+    Nothing,
+}
+
+/// The driver-side write that enables (`enable = true`) or disables interrupts.
+pub fn interrupt_control(mode: Suppression, enable: bool, avail_flags: u16, last_used_idx: u16) -> InterruptControlWrite {
+    match (mode, enable) {
+        (Suppression::Flags, true) => InterruptControlWrite::AvailFlags(avail_flags & !VRING_AVAIL_F_NO_INTERRUPT),
+        (Suppression::Flags, false) => InterruptControlWrite::AvailFlags(avail_flags | VRING_AVAIL_F_NO_INTERRUPT),
+        (Suppression::EventIdx, true) => InterruptControlWrite::UsedEvent(last_used_idx),
+        (Suppression::EventIdx, false) => InterruptControlWrite::Nothing,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,6 +188,19 @@ mod tests {
         assert!(!device_should_interrupt(Suppression::Flags, VRING_AVAIL_F_NO_INTERRUPT, 0, 1, 0));
         assert!(device_should_interrupt(Suppression::EventIdx, VRING_AVAIL_F_NO_INTERRUPT, 9, 10, 8));
         assert!(!device_should_interrupt(Suppression::EventIdx, 0, 20, 10, 8));
+    }
+
+    #[test]
+    fn interrupt_control_enable_disable_round_trip() {
+        let off = interrupt_control(Suppression::Flags, false, 0, 0);
+        assert_eq!(off, InterruptControlWrite::AvailFlags(VRING_AVAIL_F_NO_INTERRUPT));
+        let on = interrupt_control(Suppression::Flags, true, VRING_AVAIL_F_NO_INTERRUPT, 0);
+        assert_eq!(on, InterruptControlWrite::AvailFlags(0));
+        // With event idx, enabling asks for an interrupt at the next used buffer, once.
+        let InterruptControlWrite::UsedEvent(ev) = interrupt_control(Suppression::EventIdx, true, 0, 7) else { panic!() };
+        assert!(device_should_interrupt(Suppression::EventIdx, 0, ev, 8, 7));
+        assert!(!device_should_interrupt(Suppression::EventIdx, 0, ev, 9, 8));
+        assert_eq!(interrupt_control(Suppression::EventIdx, false, 0, 7), InterruptControlWrite::Nothing);
     }
 
     #[test]

@@ -13,6 +13,10 @@
 //! `vhost_exceeds_weight()` (drivers/vhost/vhost.c) stops the loop when
 //! `(byte_weight && total_len >= byte_weight) || pkts >= weight` and re-queues the handler, so one
 //! busy queue cannot starve the others; notifications stay disabled meanwhile.
+//!
+//! The same machine runs `handle_rx`, whose "ring empty" is the guest having no receive buffer
+//! left (enable refill kicks and re-check) and whose input can run out first
+//! ([`VhostEvent::SourceEmpty`]: the socket is drained; stop, notifications left disabled).
 
 use crate::error::{at_least, ConfigError};
 
@@ -100,6 +104,10 @@ pub enum VhostEvent {
         /// New buffers appeared between the last check and re-enabling.
         has_work: bool,
     },
+    /// The handler's input ran out while the ring still has room (an RX handler's socket is
+    /// empty, `handle_rx` leaves its `peek_head_len` loop): it stops without touching
+    /// notifications, since new input wakes it anyway.
+    SourceEmpty,
 }
 
 /// What the caller must do next.
@@ -171,6 +179,7 @@ impl VhostHandler {
                 (S::Draining { pkts, bytes }, A::DisableNotifyAndDrain)
             }
             (S::Rechecking { .. }, E::Recheck { has_work: false }) => (S::Idle, A::Sleep),
+            (S::Draining { .. } | S::BusyPolling { .. }, E::SourceEmpty) => (S::Idle, A::Sleep),
             (s, _) => (s, A::Ignored),
         };
         self.state = next;
@@ -259,5 +268,18 @@ mod tests {
         h.step(VhostEvent::Run);
         assert_eq!(h.step(VhostEvent::Run), VhostAction::Ignored);
         assert_eq!(h.state(), VhostState::Draining { pkts: 0, bytes: 0 });
+    }
+
+    #[test]
+    fn rx_handler_stops_without_enabling_notify_when_its_socket_is_empty() {
+        let mut h = handler(0);
+        h.step(VhostEvent::Run);
+        assert_eq!(h.step(VhostEvent::Buffer { bytes: 1 }), VhostAction::ProcessNext);
+        assert_eq!(h.step(VhostEvent::SourceEmpty), VhostAction::Sleep);
+        assert_eq!(h.state(), VhostState::Idle);
+        // Out of guest buffers instead: enable refill kicks and re-check.
+        h.step(VhostEvent::Run);
+        assert_eq!(h.step(VhostEvent::Empty { now_ns: 0 }), VhostAction::EnableNotifyAndRecheck);
+        assert_eq!(h.step(VhostEvent::SourceEmpty), VhostAction::Ignored);
     }
 }

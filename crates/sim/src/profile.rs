@@ -542,6 +542,16 @@ impl Profile {
         }
     }
 
+    /// The vhost handler loop's parameters (`eventpath_policy::vhost`): the profile's packet
+    /// weight, no byte weight, no busy polling.
+    pub fn vhost_config(&self) -> eventpath_policy::vhost::VhostConfig {
+        eventpath_policy::vhost::VhostConfig {
+            pkt_weight: self.vhost.weight_packets.value as u32,
+            byte_weight: 0,
+            busyloop_timeout_us: 0,
+        }
+    }
+
     /// Number of pCPUs the profile's host has.
     pub fn pcpus(&self) -> usize {
         (self.cpu.sockets.value * self.cpu.cores_per_socket.value) as usize

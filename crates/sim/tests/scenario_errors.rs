@@ -383,3 +383,9 @@ fn too_many_cpu_hogs_are_rejected() {
     let m = error_of(&with("[[vm]]", &format!("[host]\n{hogs}[[vm]]")));
     assert!(m.contains("host.cpu_hog") && m.contains("1025") && m.contains("at most 1024"), "{m}");
 }
+
+#[test]
+fn event_idx_must_be_a_boolean() {
+    let m = error_of(&with("vcpus = 1", "vcpus = 1\n[vm.net]\nevent_idx = 1"));
+    assert!(m.contains("event_idx") && m.contains("boolean"), "{m}");
+}

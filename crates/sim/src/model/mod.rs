@@ -14,6 +14,7 @@ mod invariants;
 mod irq;
 mod lapic;
 mod napi;
+mod notify;
 mod pi;
 mod rxq;
 pub mod sched;
@@ -250,15 +251,15 @@ impl Host {
             let tcp = server || matches!(w, Some(Workload::TcpStream { .. } | Workload::TcpReceive { .. }));
             devs.push(NetDev {
                 vm: vi as u32,
-                txq: Virtq::new(vm.net.queue_size),
+                txq: Virtq::new(vm.net.queue_size, vm.net.suppression()),
                 qdisc: VecDeque::new(),
-                rxq: RxRing::new(vm.net.queue_size),
+                rxq: RxRing::new(vm.net.queue_size, vm.net.suppression()),
                 rx_sock: VecDeque::new(),
                 rx_arrived_life: 0,
                 tap_drops: 0,
                 tap_drops_life: 0,
                 napi: Napi::default(),
-                vhost: Vhost::new(format!("vhost-{}", vm.name)),
+                vhost: Vhost::new(format!("vhost-{}", vm.name), c.profile.vhost_config()),
                 wire: Wire::new(&c.profile, tcp),
                 client: Client::new(&c.profile),
                 tap_last: 0,

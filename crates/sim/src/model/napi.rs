@@ -49,7 +49,7 @@ impl Host {
         let vm = self.vcpus[v as usize].vm as usize;
         let weight = self.profile.guest.napi_weight.value as u32;
         let d = &mut self.devs[self.vms[vm].dev as usize];
-        d.rxq.interrupt_wanted = false;
+        d.rxq.irq.driver_disable();
         if !d.napi.scheduled {
             d.napi = Napi {
                 scheduled: true,
@@ -97,14 +97,12 @@ impl Host {
         }
         if d.rxq.used.is_empty() {
             // napi_complete + virtqueue_enable_cb_prepare, then the virtqueue_poll re-check.
-            d.rxq.interrupt_wanted = true;
+            d.rxq.enable_interrupts();
             n.polls += 1;
             n.scheduled = false;
-            let refill_kick = d.rxq.notify_enabled;
-            if refill_kick {
+            if d.rxq.kick_prepare() {
                 // try_fill_recv refilled a ring the device had run dry of: kick it.
                 d.rxq.kicks += 1;
-                d.rxq.notify_enabled = false;
                 self.signal_vhost(now, dev, q);
                 self.exit(now, v, ExitReason::IoInstruction, AfterExit::Resume, q);
                 return true;
@@ -148,8 +146,7 @@ impl Host {
         self.napi_polled_life[dev] += 1;
         let d = &mut self.devs[dev];
         d.napi.running = false;
-        let pkt = d.rxq.used.pop_front().expect("NAPI receive without a used buffer");
-        d.rxq.posted += 1;
+        let pkt = d.rxq.poll_and_refill().expect("NAPI receive without a used buffer");
         if let Some(t) = self.senders[vm].tcp_mut() {
             t.on_ack(pkt.ack);
         } else if self.senders[vm].server().is_some() {

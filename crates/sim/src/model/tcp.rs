@@ -161,15 +161,15 @@ impl Host {
         if d.txq.free() == 0 || !d.qdisc.is_empty() {
             d.qdisc.push_back(b);
             self.senders[vm].set_stopped(true);
-            d.txq.interrupt_wanted = true;
+            d.txq.want_interrupt();
             return self.enter(now, v, q);
         }
         d.txq.add(b);
         if d.txq.free() == 0 {
             self.senders[vm].set_stopped(true);
-            d.txq.interrupt_wanted = true;
+            d.txq.want_interrupt();
         }
-        if d.txq.notify_enabled {
+        if d.txq.kick_prepare() {
             return self.kick_tx(now, v, dev, q);
         }
         self.enter(now, v, q);
@@ -188,6 +188,7 @@ impl Host {
     pub(crate) fn tx_irq(&mut self, v: u32) -> bool {
         let vm = self.vcpus[v as usize].vm as usize;
         let d = &mut self.devs[self.vms[vm].dev as usize];
+        d.txq.irq.driver_disable(); // skb_xmit_done: virtqueue_disable_cb
         let mut added = false;
         while d.txq.free() > 0 {
             let Some(b) = d.qdisc.pop_front() else { break };
@@ -195,8 +196,10 @@ impl Host {
             added = true;
         }
         let full = d.txq.free() == 0;
-        d.txq.interrupt_wanted |= full;
+        if full {
+            d.txq.want_interrupt();
+        }
         self.senders[vm].set_stopped(full);
-        added && d.txq.notify_enabled
+        added && d.txq.kick_prepare()
     }
 }

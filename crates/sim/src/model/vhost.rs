@@ -2,13 +2,18 @@
 //! two handlers. It is woken through an eventfd — by the guest's TX kick (ioeventfd) or by a
 //! packet reaching the tap socket (RX) — and merges signals while it runs.
 //!
+//! Each handler's decisions are `eventpath_policy::vhost::VhostHandler`'s, the state machine the
+//! KVM testbed's backend runs too; this module is the simulator's adapter (it takes buffers,
+//! charges their cost, and applies the machine's actions to the rings' notification gates):
+//!
 //! * TX (`handle_tx`): disable kicks, transmit available buffers up to the weight, re-enable
 //!   kicks and re-check before leaving (drivers/vhost/net.c).
 //! * RX (`handle_rx`): for each packet on the socket, take a posted guest buffer, copy, add it to
 //!   the used ring and signal the guest if it wants interrupts; if the guest has posted no
-//!   buffer, enable refill kicks and stop.
+//!   buffer, enable refill kicks, re-check and stop; a drained socket just ends the handler.
 //!
-//! The thread runs its handlers in turn until neither has work, then sleeps.
+//! A handler stopped at its weight is requeued. The thread runs its handlers in turn until
+//! neither has work, then sleeps.
 
 use super::lapic::Vector;
 use super::rxq::RxPkt;
@@ -16,6 +21,7 @@ use super::virtq::Buf;
 use super::{Ev, Host};
 use crate::engine::{EventQueue, Time};
 use crate::metrics::BusyTime;
+use eventpath_policy::vhost::{VhostAction, VhostConfig, VhostEvent, VhostHandler, VhostState};
 
 /// The item the thread is working on.
 #[derive(Debug, Clone, Copy)]
@@ -42,9 +48,10 @@ pub struct Vhost {
     /// A wake-up is on its way (eventfd signals merge).
     pub(crate) wake_pending: bool,
     handler: Handler,
+    /// The two handlers' state machines.
+    tx: VhostHandler,
+    rx: VhostHandler,
     current: Option<Work>,
-    /// Items handled in this handler invocation (for the weight).
-    round: u32,
     /// Busy time (window).
     pub busy: BusyTime,
     /// Handler invocations that found no work (window).
@@ -54,15 +61,16 @@ pub struct Vhost {
 }
 
 impl Vhost {
-    /// A sleeping vhost thread.
-    pub fn new(name: String) -> Self {
+    /// A sleeping vhost thread whose handlers run with `cfg` (weights, busy polling).
+    pub fn new(name: String, cfg: VhostConfig) -> Self {
         Vhost {
             name,
             running: false,
             wake_pending: false,
             handler: Handler::Tx,
+            tx: VhostHandler::new(cfg.clone()),
+            rx: VhostHandler::new(cfg),
             current: None,
-            round: 0,
             busy: BusyTime::default(),
             empty_polls: 0,
             polls: 0,
@@ -108,15 +116,21 @@ impl Host {
     fn start_handler(&mut self, dev: u32, h: Handler) {
         let d = &mut self.devs[dev as usize];
         d.vhost.handler = h;
-        d.vhost.round = 0;
         d.vhost.polls += 1;
         let empty = match h {
             Handler::Tx => {
+                let a = d.vhost.tx.step(VhostEvent::Run);
+                debug_assert_eq!(a, VhostAction::DisableNotifyAndDrain);
                 // vhost_disable_notify: the guest need not kick while the handler runs.
-                d.txq.notify_enabled = false;
+                d.txq.kick.device_disable();
                 d.txq.pending() == 0
             }
-            Handler::Rx => d.rx_sock.is_empty(),
+            Handler::Rx => {
+                let a = d.vhost.rx.step(VhostEvent::Run);
+                debug_assert_eq!(a, VhostAction::DisableNotifyAndDrain);
+                d.rxq.kick.device_disable();
+                d.rx_sock.is_empty()
+            }
         };
         if empty {
             d.vhost.empty_polls += 1;
@@ -125,53 +139,60 @@ impl Host {
 
     /// Take the next item of the running handler, or move on to the other handler, or sleep.
     fn vhost_next(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
-        let weight = self.profile.vhost.weight_packets.value as u32;
         let vp = &self.profile.vhost;
         let d = &mut self.devs[dev as usize];
-        let under_weight = d.vhost.round < weight;
         match d.vhost.handler {
             Handler::Tx => {
-                if under_weight {
+                if d.vhost.tx.state() != VhostState::Requeued {
                     if let Some(b) = d.txq.take() {
                         d.vhost.current = Some(Work::Tx(b));
-                        d.vhost.round += 1;
                         let cost = (vp.tx_packet_ns.value + vp.tx_byte_ns.value * b.bytes as f64).round() as Time;
                         q.at(now + cost, Ev::VhostDone { dev });
                         return;
                     }
-                    // vhost_enable_notify, then re-check: a buffer added meanwhile is handled now.
-                    d.txq.notify_enabled = true;
-                    if d.txq.pending() > 0 {
-                        d.txq.notify_enabled = false;
-                        return self.vhost_next(now, dev, q);
+                    // Ring empty: vhost_enable_notify, then re-check — a buffer added meanwhile
+                    // is handled now.
+                    if d.vhost.tx.step(VhostEvent::Empty { now_ns: now }) == VhostAction::EnableNotifyAndRecheck {
+                        d.txq.enable_kicks();
+                        let has_work = d.txq.pending() > 0;
+                        if d.vhost.tx.step(VhostEvent::Recheck { has_work }) == VhostAction::DisableNotifyAndDrain {
+                            d.txq.kick.device_disable();
+                            return self.vhost_next(now, dev, q);
+                        }
                     }
                 }
-                // Weight exhausted (vhost_poll_queue requeues TX) or ring empty: RX's turn.
+                // Weight exhausted (requeued, kicks still disabled) or ring empty: RX's turn.
                 self.start_handler(dev, Handler::Rx);
                 self.vhost_next(now, dev, q)
             }
             Handler::Rx => {
-                if under_weight && !d.rx_sock.is_empty() {
-                    if d.rxq.posted == 0 {
-                        // No guest buffer: wait for the guest's refill kick.
-                        d.rxq.notify_enabled = true;
-                    } else {
+                if d.vhost.rx.state() != VhostState::Requeued {
+                    if d.rx_sock.is_empty() {
+                        d.vhost.rx.step(VhostEvent::SourceEmpty);
+                    } else if d.rxq.posted > 0 {
                         let pkt = d.rx_sock.pop_front().expect("non-empty");
-                        d.rxq.posted -= 1;
+                        d.rxq.take();
                         d.vhost.current = Some(Work::Rx(pkt));
-                        d.vhost.round += 1;
                         let cost = (vp.rx_packet_ns.value + vp.rx_byte_ns.value * pkt.bytes as f64).round() as Time;
                         q.at(now + cost, Ev::VhostDone { dev });
                         return;
+                    } else if d.vhost.rx.step(VhostEvent::Empty { now_ns: now }) == VhostAction::EnableNotifyAndRecheck {
+                        // No guest buffer: wait for the guest's refill kick.
+                        d.rxq.enable_kicks();
+                        let has_work = d.rxq.posted > 0;
+                        if d.vhost.rx.step(VhostEvent::Recheck { has_work }) == VhostAction::DisableNotifyAndDrain {
+                            d.rxq.kick.device_disable();
+                            return self.vhost_next(now, dev, q);
+                        }
                     }
                 }
                 // Packets left: handle them (a handler stopped at its weight is requeued, as
                 // `vhost_poll_queue` does, so an empty ring still gets its refill
                 // notification enabled on the next pass instead of the thread sleeping deaf).
-                let rx_more = !d.rx_sock.is_empty() && (d.rxq.posted > 0 || !under_weight);
-                // TX work left, or a TX handler that stopped at its weight (kicks still
-                // disabled: `vhost_poll_queue` requeued it) runs again.
-                if d.txq.pending() > 0 || !d.txq.notify_enabled {
+                let rx_requeued = d.vhost.rx.state() == VhostState::Requeued;
+                let rx_more = !d.rx_sock.is_empty() && (d.rxq.posted > 0 || rx_requeued);
+                // TX work left, or a TX handler that stopped at its weight runs again.
+                if d.txq.pending() > 0 || d.vhost.tx.state() == VhostState::Requeued {
                     self.start_handler(dev, Handler::Tx);
                     return self.vhost_next(now, dev, q);
                 }
@@ -196,21 +217,19 @@ impl Host {
         let target = self.vms[d.vm as usize].vcpus[0];
         match d.vhost.current.take().expect("VhostDone without work") {
             Work::Tx(b) => {
-                d.txq.put_used();
+                d.vhost.tx.step(VhostEvent::Buffer { bytes: b.bytes as u64 });
+                let interrupt = d.txq.put_used();
                 if let Some(arrive) = d.wire.send(now, b, &mut self.port.tx) {
                     q.at(arrive, Ev::WireDone { dev });
                 }
-                if d.txq.interrupt_wanted {
-                    // One interrupt per request: the driver re-arms when it wants another.
-                    d.txq.interrupt_wanted = false;
+                if interrupt {
                     d.txq.interrupts += 1;
                     self.raise_irq(now, target, Vector::NetTx, q);
                 }
             }
             Work::Rx(pkt) => {
-                d.rxq.used.push_back(pkt);
-                if d.rxq.interrupt_wanted {
-                    d.rxq.interrupt_wanted = false;
+                d.vhost.rx.step(VhostEvent::Buffer { bytes: pkt.bytes as u64 });
+                if d.rxq.put_used(pkt) {
                     d.rxq.interrupts += 1;
                     self.raise_irq(now, target, Vector::NetRx, q);
                 }

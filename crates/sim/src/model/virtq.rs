@@ -4,7 +4,9 @@
 //! Indices are free-running counters (the ring's u16 indices are these modulo 2^16).
 //! Invariant: `used <= consumed <= avail` and `avail - used <= size`.
 
+use super::notify::{IrqGate, KickGate};
 use crate::engine::Time;
+use eventpath_policy::notify::Suppression;
 use std::collections::VecDeque;
 
 /// One descriptor chain's payload as the model tracks it.
@@ -28,10 +30,10 @@ pub struct Virtq {
     used: u64,
     /// Chains available but not yet taken, in order.
     pending: VecDeque<Buf>,
-    /// Device wants kicks (`VRING_USED_F_NO_NOTIFY` clear / avail_event current).
-    pub notify_enabled: bool,
-    /// Driver wants an interrupt on the next used buffer (`VRING_AVAIL_F_NO_INTERRUPT` clear).
-    pub interrupt_wanted: bool,
+    /// Driver → device notifications (kicks).
+    pub kick: KickGate,
+    /// Device → driver notifications (interrupts).
+    pub irq: IrqGate,
     /// Kicks the driver made (measured window).
     pub kicks: u64,
     /// Interrupts the device signalled (measured window).
@@ -41,15 +43,15 @@ pub struct Virtq {
 impl Virtq {
     /// An empty queue of `size` descriptors; kicks enabled, interrupts suppressed (the TX
     /// queue of virtio-net reclaims on transmit and asks for interrupts only when full).
-    pub fn new(size: u32) -> Self {
+    pub fn new(size: u32, mode: Suppression) -> Self {
         Virtq {
             size,
             avail: 0,
             consumed: 0,
             used: 0,
             pending: VecDeque::with_capacity(size as usize),
-            notify_enabled: true,
-            interrupt_wanted: false,
+            kick: KickGate::new(mode, 0, true),
+            irq: IrqGate::new(mode, 0, false),
             kicks: 0,
             interrupts: 0,
         }
@@ -67,6 +69,22 @@ impl Virtq {
         self.pending.push_back(b);
     }
 
+    /// Driver (`virtqueue_kick_prepare`): should it kick for the buffers added since it last
+    /// asked?
+    pub fn kick_prepare(&mut self) -> bool {
+        self.kick.driver_kick_prepare(self.avail)
+    }
+
+    /// Driver: interrupt me when the device next uses a buffer (the TX queue stopped).
+    pub fn want_interrupt(&mut self) {
+        self.irq.driver_enable(self.used);
+    }
+
+    /// Device (`vhost_enable_notify`): kick me at the next buffer after those it has read.
+    pub fn enable_kicks(&mut self) {
+        self.kick.device_enable(self.avail);
+    }
+
     /// Device: take the next available buffer.
     pub fn take(&mut self) -> Option<Buf> {
         let b = self.pending.pop_front()?;
@@ -74,10 +92,12 @@ impl Virtq {
         Some(b)
     }
 
-    /// Device: return a taken buffer to the used ring.
-    pub fn put_used(&mut self) {
+    /// Device: return a taken buffer to the used ring; returns whether to interrupt the driver
+    /// (`vhost_notify`).
+    pub fn put_used(&mut self) -> bool {
         debug_assert!(self.used < self.consumed);
         self.used += 1;
+        self.irq.device_publish(self.used)
     }
 
     /// Chains available and not yet taken.

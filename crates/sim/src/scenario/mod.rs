@@ -180,11 +180,31 @@ pub struct Net {
     pub queue_size: u32,
     /// pCPU the vhost thread is pinned to. Default: unpinned, placed by the host scheduler.
     pub vhost_pin: Option<u32>,
+    /// Notification suppression by event indices (`VIRTIO_RING_F_EVENT_IDX`, which Linux
+    /// vhost-net offers and virtio-net accepts): default true. false: the rings' flags only
+    /// (`VRING_USED_F_NO_NOTIFY` / `VRING_AVAIL_F_NO_INTERRUPT`), a device without the feature.
+    #[serde(default = "yes")]
+    pub event_idx: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Default for Net {
     fn default() -> Self {
-        Net { queue_size: default_queue_size(), vhost_pin: None }
+        Net { queue_size: default_queue_size(), vhost_pin: None, event_idx: true }
+    }
+}
+
+impl Net {
+    /// The suppression scheme the device and driver use.
+    pub fn suppression(&self) -> eventpath_policy::notify::Suppression {
+        if self.event_idx {
+            eventpath_policy::notify::Suppression::EventIdx
+        } else {
+            eventpath_policy::notify::Suppression::Flags
+        }
     }
 }
 

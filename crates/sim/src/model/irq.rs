@@ -88,6 +88,7 @@ impl Host {
     fn wake_vcpu(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
         // kvm_vcpu_kick → wake_up: the host scheduler places and runs the vCPU thread.
         self.vcpus[v as usize].mode = Mode::Waking;
+        self.vcpu_run_state(v, eventpath_policy::routing::RunState::Runnable);
         self.wake_thread(now, v, q);
     }
 
@@ -116,7 +117,10 @@ impl Host {
     pub(crate) fn irq_done(&mut self, now: Time, v: u32, vec: Vector, q: &mut EventQueue<Ev>) {
         let mut kick = false;
         match vec {
-            Vector::NetTx => kick = self.tx_irq(v),
+            Vector::NetTx => {
+                kick = self.tx_irq(v);
+                self.wake_writers(now, v, q);
+            }
             Vector::NetRx => self.napi_schedule(v),
             Vector::Timer | Vector::Resched => {}
         }

@@ -16,6 +16,7 @@ mod lapic;
 mod napi;
 mod notify;
 mod pi;
+mod routing;
 mod rxq;
 pub mod sched;
 mod tcp;
@@ -155,6 +156,8 @@ pub(crate) struct VmState {
     pub vcpus: Vec<u32>,
     /// Its virtio-net device (index into `Host::devs`).
     pub dev: u32,
+    /// Which vCPU its device interrupts go to (`routing.rs`).
+    pub router: eventpath_policy::routing::Router,
 }
 
 /// A virtio-net device: TX and RX virtqueues, the vhost thread serving both, the guest's NAPI
@@ -240,7 +243,12 @@ impl Host {
                 thread_names.push(name);
                 vcpus.push(Vcpu::new(vi as u32, vm.interrupt_delivery, vm.guest_cpu_burn));
             }
-            vms.push(VmState { name: vm.name.clone(), vcpus: ids, dev: vi as u32 });
+            let mut router = vm.interrupt_routing.build(vm.vcpus as usize).expect("a checked VM has vCPUs");
+            for j in 0..vm.vcpus as usize {
+                // Every vCPU thread starts runnable (`Mode::Waking`).
+                eventpath_policy::routing::InterruptRouter::on_run_state(&mut router, j, eventpath_policy::routing::RunState::Runnable);
+            }
+            vms.push(VmState { name: vm.name.clone(), vcpus: ids, dev: vi as u32, router });
         }
         for (vi, vm) in s.vm.iter().enumerate() {
             sched.add(0, mask(vm.net.vhost_pin), rng(&format!("vhost-{}", vm.name)));

@@ -160,6 +160,8 @@ impl Host {
         } else {
             self.udp_deliver(vm, pkt);
         }
-        self.enter(now, v, q);
+        if !self.wake_app(now, v, q) {
+            self.enter(now, v, q);
+        }
     }
 }

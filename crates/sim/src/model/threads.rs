@@ -16,6 +16,7 @@ use super::vcpu::Mode;
 use super::{Ev, Host};
 use crate::engine::{EventQueue, Time};
 use crate::metrics::ExitReason;
+use eventpath_policy::routing::RunState;
 
 /// What a scheduler thread is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,6 +62,7 @@ impl Host {
     pub(crate) fn leave_cpu(&mut self, now: Time, cpu: u32, sleep: bool, q: &mut EventQueue<Ev>) {
         if let Some(Kind::Vcpu(v)) = self.sched.rqs[cpu as usize].curr.map(|t| self.kind(t)) {
             self.vcpus[v as usize].busy.set(now, false);
+            self.vcpu_run_state(v, if sleep { RunState::Blocked } else { RunState::Runnable });
         }
         self.sched.deschedule(now, cpu, sleep);
         self.tr_cpu(now, cpu, None);
@@ -120,6 +122,7 @@ impl Host {
         match self.kind(t) {
             Kind::Vcpu(v) => {
                 self.vcpus[v as usize].busy.set(now, true);
+                self.vcpu_run_state(v, RunState::Running);
                 match self.vcpus[v as usize].mode {
                     Mode::Exit { .. } => self.exit_done(now, v, q),
                     _ => self.enter(now, v, q),

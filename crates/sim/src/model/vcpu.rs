@@ -171,6 +171,10 @@ pub struct Vcpu {
     pub ledger: IrqLedger,
     /// Indirect exit cost still owed by the next guest task (cache/TLB refill), ns.
     pollution_ns: Time,
+    /// The running task's share of that cost, paid first, and when the task started: a task
+    /// cut short before paying it all keeps only its own remaining work (the refill after the
+    /// next exit replaces, not adds to, the one it had not finished).
+    task_pollution: (Time, Time),
     /// Guest time run (lifetime, ns; a task is charged when it starts, the unrun rest refunded
     /// when it is cut short): all tasks, and interrupt handlers plus softirq work (NAPI and the
     /// ACKs it sends) among them.
@@ -185,6 +189,7 @@ impl Vcpu {
             burn,
             burn_timer: None,
             pollution_ns: 0,
+            task_pollution: (0, 0),
             vm,
             // Runnable but not yet run: its thread may wait on a runqueue behind others, and
             // must not take exits (ticks, interrupt kicks) before it first enters the guest.
@@ -231,7 +236,9 @@ impl Vcpu {
     /// Cut the running guest task short; it resumes from the saved stack.
     pub(crate) fn save_running(&mut self, now: Time) {
         if let Mode::Guest { task, end } = self.mode {
-            self.saved.push((task, end - now));
+            let (pollution, start) = self.task_pollution;
+            let unpaid = pollution.saturating_sub(now - start);
+            self.saved.push((task, end - now - unpaid));
             self.epoch = self.epoch.wrapping_add(1);
             self.charge(task, end - now, false);
         }
@@ -255,7 +262,9 @@ impl Host {
     pub(crate) fn run_task(&mut self, now: Time, v: u32, task: Task, cost: Time, q: &mut EventQueue<Ev>) {
         let vc = &mut self.vcpus[v as usize];
         // The first guest work after an exit runs slower: it pays the indirect cost.
-        let cost = cost + std::mem::take(&mut vc.pollution_ns);
+        let pollution = std::mem::take(&mut vc.pollution_ns);
+        vc.task_pollution = (pollution, now);
+        let cost = cost + pollution;
         vc.charge(task, cost, true);
         vc.epoch = vc.epoch.wrapping_add(1);
         vc.mode = Mode::Guest { task, end: now + cost };

@@ -214,7 +214,6 @@ impl Host {
     /// the filled buffer in the used ring. Either may interrupt the guest if it asked.
     pub(crate) fn vhost_done(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
         let d = &mut self.devs[dev as usize];
-        let target = self.vms[d.vm as usize].vcpus[0];
         match d.vhost.current.take().expect("VhostDone without work") {
             Work::Tx(b) => {
                 d.vhost.tx.step(VhostEvent::Buffer { bytes: b.bytes as u64 });
@@ -224,6 +223,7 @@ impl Host {
                 }
                 if interrupt {
                     d.txq.interrupts += 1;
+                    let target = self.route_device_irq(dev, Vector::NetTx);
                     self.raise_irq(now, target, Vector::NetTx, q);
                 }
             }
@@ -231,6 +231,7 @@ impl Host {
                 d.vhost.rx.step(VhostEvent::Buffer { bytes: pkt.bytes as u64 });
                 if d.rxq.put_used(pkt) {
                     d.rxq.interrupts += 1;
+                    let target = self.route_device_irq(dev, Vector::NetRx);
                     self.raise_irq(now, target, Vector::NetRx, q);
                 }
             }

@@ -150,6 +150,13 @@ pub struct Vm {
     /// work runs before the burn continues. Default false.
     #[serde(default)]
     pub guest_cpu_burn: bool,
+    /// Which vCPU a device interrupt goes to (`eventpath_policy::routing`): `fixed` (default:
+    /// the vCPU the guest programmed, vCPU 0), `lowest_priority_rr` (logical destination mode:
+    /// the next vCPU for every interrupt), `running_first` (the first running vCPU from the
+    /// programmed one), `es2` (ES2 §4.3 redirection to online vCPUs), `h_balance` (hBalance
+    /// Algorithm 1). Timer interrupts and IPIs are never redirected.
+    #[serde(default)]
+    pub interrupt_routing: eventpath_policy::routing::RouterConfig,
     /// The paravirtual NIC.
     #[serde(default)]
     pub net: Net,

@@ -1,0 +1,64 @@
+//! Interrupt routing, the simulator's adapter of `eventpath_policy::routing` (the routers the KVM
+//! testbed drives too): each VM's router hears every run-state change of its vCPUs (running in
+//! guest mode, runnable on a runqueue, blocked after HLT) and picks the vCPU of each device
+//! interrupt (`[vm] interrupt_routing`; default `fixed`, the guest's own affinity: vCPU 0).
+//!
+//! The guest's application thread stays on its vCPU (vCPU 0 for the stream and receive
+//! workloads). When an interrupt routed elsewhere makes work for it — data in its socket, room in
+//! the TX queue — while its vCPU is halted, the guest wakes it as Linux's `try_to_wake_up` does
+//! across CPUs: a reschedule IPI (an `ipi` exit on the sender, vector 0xfd on the target).
+
+use super::lapic::Vector;
+use super::vcpu::{AfterExit, Mode};
+use super::{Ev, Host};
+use crate::engine::{EventQueue, Time};
+use crate::metrics::ExitReason;
+use eventpath_policy::routing::{InterruptClass, InterruptRouter, RouteRequest, RunState};
+
+impl Host {
+    /// The vCPU (host-wide) that device `dev`'s interrupt `vec` goes to.
+    pub(crate) fn route_device_irq(&mut self, dev: u32, vec: Vector) -> u32 {
+        let vm = &mut self.vms[self.devs[dev as usize].vm as usize];
+        let irq = dev * 2 + (vec == Vector::NetRx) as u32;
+        let d = vm.router.route(RouteRequest { irq, class: InterruptClass::Device, dest: 0 });
+        vm.vcpus[d.target % vm.vcpus.len()]
+    }
+
+    /// vCPU `v`'s thread changed run state: tell its VM's router.
+    pub(crate) fn vcpu_run_state(&mut self, v: u32, state: RunState) {
+        let vm = &mut self.vms[self.vcpus[v as usize].vm as usize];
+        let local = (v - vm.vcpus[0]) as usize;
+        vm.router.on_run_state(local, state);
+    }
+
+    /// An interrupt or NAPI on vCPU `v` made work for the VM's application thread. If that thread
+    /// is halted on another vCPU, send it a reschedule IPI (an `ipi` exit on `v`); returns
+    /// whether that exit was taken (the caller must not re-enter the guest).
+    pub(crate) fn wake_app(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) -> bool {
+        let vm = self.vcpus[v as usize].vm as usize;
+        let app = self.vms[vm].vcpus[0];
+        if app == v || self.senders[vm].server().is_some() || self.vcpus[app as usize].mode != Mode::Halted {
+            return false;
+        }
+        self.raise_irq(now, app, Vector::Resched, q);
+        self.exit(now, v, ExitReason::Ipi, AfterExit::Resume, q);
+        true
+    }
+
+    /// A TX interrupt on vCPU `v` woke the queue: the writers that halted on it elsewhere — the
+    /// application's vCPU, or every server worker's — get a reschedule IPI (their ICR write is
+    /// not charged: the EOI or kick exit of `v` follows).
+    pub(crate) fn wake_writers(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.vcpus[v as usize].vm as usize;
+        let writers: Vec<u32> = if self.senders[vm].server().is_some() {
+            self.vms[vm].vcpus.clone()
+        } else {
+            vec![self.vms[vm].vcpus[0]]
+        };
+        for u in writers {
+            if u != v && self.vcpus[u as usize].mode == Mode::Halted {
+                self.raise_irq(now, u, Vector::Resched, q);
+            }
+        }
+    }
+}

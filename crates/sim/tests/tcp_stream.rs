@@ -132,6 +132,6 @@ fn event_index_kicks_less_than_flags_when_vhost_lags() {
         kicks / pps
     };
     let (eidx, flags) = (kicks_per_segment(true), kicks_per_segment(false));
-    assert!(eidx < 0.95 * flags, "event idx {eidx:.3} kicks/segment vs flags {flags:.3}");
+    assert!(eidx < 0.98 * flags, "event idx {eidx:.3} kicks/segment vs flags {flags:.3}");
     assert!(flags <= 1.0 + 1e-9, "at most one kick per buffer: {flags}");
 }

@@ -82,6 +82,11 @@ pub fn scenario(case: u64) -> String {
         if r.chance(0.5) {
             let _ = writeln!(s, "vhost_pin = {}", r.below(pcpus as u64));
         }
+        match r.below(4) {
+            0 => { let _ = writeln!(s, "[vm.net.moderation]\nkind = \"fir\"\nitr = {}", 1 + r.below(200_000)); }
+            1 => { let _ = writeln!(s, "[vm.net.moderation]\nkind = \"cgr\""); }
+            _ => {}
+        }
         workload(&mut r, &mut s);
     }
     s

@@ -13,6 +13,7 @@ mod client;
 mod invariants;
 mod irq;
 mod lapic;
+mod moderation;
 mod napi;
 mod notify;
 mod pi;
@@ -135,6 +136,13 @@ pub enum Ev {
         /// Timer generation.
         gen: u32,
     },
+    /// A queue's moderated interrupt is due (`moderation.rs`).
+    IrqDeadline {
+        /// Device index.
+        dev: u32,
+        /// The RX queue (else TX).
+        rx: bool,
+    },
     /// The retransmission timer of a TCP stream's client fired (`tcp_rx.rs`).
     StreamRto {
         /// Device index.
@@ -165,6 +173,9 @@ pub(crate) struct VmState {
 pub(crate) struct NetDev {
     pub vm: u32,
     pub txq: Virtq,
+    /// Interrupt moderation of each queue (`moderation.rs`).
+    pub tx_moderation: moderation::QueueModeration,
+    pub rx_moderation: moderation::QueueModeration,
     /// Packets the driver could not place while the TX ring was full: the qdisc backlog
     /// (`dev_queue_xmit` queues while the queue is stopped; `net_tx_action` resumes it).
     pub qdisc: VecDeque<virtq::Buf>,
@@ -261,6 +272,8 @@ impl Host {
                 vm: vi as u32,
                 txq: Virtq::new(vm.net.queue_size, vm.net.suppression()),
                 qdisc: VecDeque::new(),
+                tx_moderation: moderation::QueueModeration::new(&vm.net.moderation),
+                rx_moderation: moderation::QueueModeration::new(&vm.net.moderation),
                 rxq: RxRing::new(vm.net.queue_size, vm.net.suppression()),
                 rx_sock: VecDeque::new(),
                 rx_arrived_life: 0,
@@ -349,6 +362,8 @@ impl Host {
             d.napi.polls = 0;
             d.client.reset_metrics();
             d.tap_drops = 0;
+            d.tx_moderation.delayed = 0;
+            d.rx_moderation.delayed = 0;
         }
         for s in self.senders.iter_mut() {
             s.reset_metrics();
@@ -388,6 +403,7 @@ impl Model for Host {
             Ev::ClientReq { dev, conn } => self.client_request(now, dev, conn, q),
             Ev::ClientRetx { dev, conn, bytes, ctl } => self.client_retx(now, dev, conn, bytes, ctl, q),
             Ev::StreamRto { dev } => self.tcp_rx_rto(now, dev, q),
+            Ev::IrqDeadline { dev, rx } => self.irq_deadline(now, dev, rx, q),
             Ev::RrTimeout { dev, gen } => self.rr_timeout(now, dev, gen, q),
             Ev::Delack { dev, gen } => {
                 let a = self.devs[dev as usize].client.delack_fired(now, gen);

@@ -217,22 +217,20 @@ impl Host {
         match d.vhost.current.take().expect("VhostDone without work") {
             Work::Tx(b) => {
                 d.vhost.tx.step(VhostEvent::Buffer { bytes: b.bytes as u64 });
+                d.tx_moderation.completed(b.bytes as u64);
                 let interrupt = d.txq.put_used();
                 if let Some(arrive) = d.wire.send(now, b, &mut self.port.tx) {
                     q.at(arrive, Ev::WireDone { dev });
                 }
                 if interrupt {
-                    d.txq.interrupts += 1;
-                    let target = self.route_device_irq(dev, Vector::NetTx);
-                    self.raise_irq(now, target, Vector::NetTx, q);
+                    self.moderated_irq(now, dev, Vector::NetTx, q);
                 }
             }
             Work::Rx(pkt) => {
                 d.vhost.rx.step(VhostEvent::Buffer { bytes: pkt.bytes as u64 });
+                d.rx_moderation.completed(pkt.bytes as u64);
                 if d.rxq.put_used(pkt) {
-                    d.rxq.interrupts += 1;
-                    let target = self.route_device_irq(dev, Vector::NetRx);
-                    self.raise_irq(now, target, Vector::NetRx, q);
+                    self.moderated_irq(now, dev, Vector::NetRx, q);
                 }
             }
         }

@@ -192,6 +192,11 @@ pub struct Net {
     /// (`VRING_USED_F_NO_NOTIFY` / `VRING_AVAIL_F_NO_INTERRUPT`), a device without the feature.
     #[serde(default = "yes")]
     pub event_idx: bool,
+    /// Device-side interrupt moderation of both queues (`eventpath_policy::moderation`,
+    /// `[vm.net.moderation] kind = "none" | "fir" | "cgr" | "air"` with the scheme's keys):
+    /// default none, every interrupt the driver asks for fires at once.
+    #[serde(default)]
+    pub moderation: eventpath_policy::moderation::ModerationConfig,
 }
 
 fn yes() -> bool {
@@ -200,7 +205,7 @@ fn yes() -> bool {
 
 impl Default for Net {
     fn default() -> Self {
-        Net { queue_size: default_queue_size(), vhost_pin: None, event_idx: true }
+        Net { queue_size: default_queue_size(), vhost_pin: None, event_idx: true, moderation: Default::default() }
     }
 }
 
@@ -394,6 +399,15 @@ impl Scenario {
             if let Some(w) = &vm.workload {
                 w.check(&key("workload")).map_err(err)?;
             }
+            vm.net.moderation.validate().map_err(|e| {
+                err(format!(
+                    "key `{}.{}`: {} is not allowed; expected {}",
+                    key("net.moderation"),
+                    e.param.rsplit('.').next().unwrap_or(e.param),
+                    e.value,
+                    e.allowed
+                ))
+            })?;
         }
         let client_cores = match self.client.cores {
             Some(n) if n == 0 || n > 1024 => {

@@ -78,6 +78,9 @@ pub fn scenario(case: u64) -> String {
         let _ = writeln!(s, "interrupt_delivery = \"{delivery}\"\nguest_cpu_burn = {}", r.chance(0.3));
         let routing = ["fixed", "lowest_priority_rr", "running_first", "es2", "h_balance"][r.below(5) as usize];
         let _ = writeln!(s, "interrupt_routing = \"{routing}\"");
+        if r.chance(0.3) {
+            let _ = writeln!(s, "[vm.halt_poll]\nmax_halt_poll_ns = {}", r.below(1_000_000));
+        }
         let _ = writeln!(s, "[vm.net]\nqueue_size = {}\nevent_idx = {}", 1u32 << (1 + r.below(10)), r.chance(0.7));
         if r.chance(0.5) {
             let _ = writeln!(s, "vhost_pin = {}", r.below(pcpus as u64));

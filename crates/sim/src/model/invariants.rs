@@ -7,6 +7,7 @@
 //! | `Guest` (running guest code) | the current thread of its pCPU, switched in |
 //! | `Exit` | current (handling the exit) or queued (preempted at the exit's end) |
 //! | `Halted` | sleeping |
+//! | `Polling` | current, switched in (it polls on its pCPU) |
 //! | `Waking` | queued, or current while being switched in |
 //! | `Entering` | never between events: an entry always ends in a task or an exit |
 //!
@@ -27,6 +28,7 @@ impl Host {
                 Mode::Guest { .. } => th.state == State::Running && current && !self.switching[cpu],
                 Mode::Exit { .. } => th.state == State::Running || th.state == State::Queued,
                 Mode::Halted => th.state == State::Sleeping,
+                Mode::Polling => th.state == State::Running && current && !self.switching[cpu],
                 Mode::Waking => th.state == State::Queued || (th.state == State::Running && self.switching[cpu]),
                 Mode::Entering => false,
             };

@@ -36,7 +36,7 @@ impl Host {
             match vc.mode {
                 Mode::Guest { .. } | Mode::Entering => vc.target.guest += 1,
                 Mode::Exit { .. } | Mode::Waking => vc.target.exit += 1,
-                Mode::Halted => vc.target.halted += 1,
+                Mode::Halted | Mode::Polling => vc.target.halted += 1,
             }
         }
         match vc.delivery {
@@ -55,6 +55,7 @@ impl Host {
                     // Already in the hypervisor: injected at the coming entry (ES2 §3.3).
                     Mode::Exit { .. } | Mode::Waking => {}
                     Mode::Halted => self.wake_vcpu(now, v, q),
+                    Mode::Polling => self.halt_poll_wake(now, v, q),
                 }
             }
             InterruptDelivery::Posted => {
@@ -80,6 +81,8 @@ impl Host {
                     Mode::Entering | Mode::Exit { .. } | Mode::Waking => {}
                     // The wake-up vector's handler unblocks the vCPU thread.
                     Mode::Halted => self.wake_vcpu(now, v, q),
+                    // The polling thread sees the PIR's ON bit.
+                    Mode::Polling => self.halt_poll_wake(now, v, q),
                 }
             }
         }
@@ -87,6 +90,7 @@ impl Host {
 
     fn wake_vcpu(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
         // kvm_vcpu_kick → wake_up: the host scheduler places and runs the vCPU thread.
+        self.end_halt(now, v, true);
         self.vcpus[v as usize].mode = Mode::Waking;
         self.vcpu_run_state(v, eventpath_policy::routing::RunState::Runnable);
         self.wake_thread(now, v, q);
@@ -161,7 +165,7 @@ impl Host {
         let hz = self.profile.guest.tick_hz.value;
         q.at(now + (NS_PER_S as f64 / hz).round() as Time, Ev::Tick { vcpu: v });
         match self.vcpus[v as usize].mode {
-            Mode::Halted | Mode::Waking => return,
+            Mode::Halted | Mode::Polling | Mode::Waking => return,
             Mode::Guest { .. } | Mode::Entering => self.exit(now, v, ExitReason::ExternalInterrupt, AfterExit::Resume, q),
             Mode::Exit { .. } => {}
         }

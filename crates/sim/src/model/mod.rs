@@ -11,6 +11,7 @@
 mod client;
 #[cfg(debug_assertions)]
 mod invariants;
+mod halt;
 mod irq;
 mod lapic;
 mod moderation;
@@ -136,6 +137,13 @@ pub enum Ev {
         /// Timer generation.
         gen: u32,
     },
+    /// A halted vCPU's poll window ended (stale unless `gen` is current; `halt.rs`).
+    HaltPollEnd {
+        /// vCPU index.
+        vcpu: u32,
+        /// Poll generation.
+        gen: u32,
+    },
     /// A queue's moderated interrupt is due (`moderation.rs`).
     IrqDeadline {
         /// Device index.
@@ -252,7 +260,7 @@ impl Host {
                 let name = format!("vcpu:{}/{j}", vm.name);
                 sched.add(0, mask(pin), rng(&name));
                 thread_names.push(name);
-                vcpus.push(Vcpu::new(vi as u32, vm.interrupt_delivery, vm.guest_cpu_burn));
+                vcpus.push(Vcpu::new(vi as u32, vm.interrupt_delivery, vm.guest_cpu_burn, vm.halt_poll.clone()));
             }
             let mut router = vm.interrupt_routing.build(vm.vcpus as usize).expect("a checked VM has vCPUs");
             for j in 0..vm.vcpus as usize {
@@ -404,6 +412,7 @@ impl Model for Host {
             Ev::ClientRetx { dev, conn, bytes, ctl } => self.client_retx(now, dev, conn, bytes, ctl, q),
             Ev::StreamRto { dev } => self.tcp_rx_rto(now, dev, q),
             Ev::IrqDeadline { dev, rx } => self.irq_deadline(now, dev, rx, q),
+            Ev::HaltPollEnd { vcpu, gen } => self.halt_poll_end(now, vcpu, gen, q),
             Ev::RrTimeout { dev, gen } => self.rr_timeout(now, dev, gen, q),
             Ev::Delack { dev, gen } => {
                 let a = self.devs[dev as usize].client.delack_fired(now, gen);

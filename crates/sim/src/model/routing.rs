@@ -9,7 +9,7 @@
 //! across CPUs: a reschedule IPI (an `ipi` exit on the sender, vector 0xfd on the target).
 
 use super::lapic::Vector;
-use super::vcpu::{AfterExit, Mode};
+use super::vcpu::AfterExit;
 use super::{Ev, Host};
 use crate::engine::{EventQueue, Time};
 use crate::metrics::ExitReason;
@@ -37,7 +37,7 @@ impl Host {
     pub(crate) fn wake_app(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) -> bool {
         let vm = self.vcpus[v as usize].vm as usize;
         let app = self.vms[vm].vcpus[0];
-        if app == v || self.senders[vm].server().is_some() || self.vcpus[app as usize].mode != Mode::Halted {
+        if app == v || self.senders[vm].server().is_some() || !self.vcpus[app as usize].idle() {
             return false;
         }
         self.raise_irq(now, app, Vector::Resched, q);
@@ -56,7 +56,7 @@ impl Host {
             vec![self.vms[vm].vcpus[0]]
         };
         for u in writers {
-            if u != v && self.vcpus[u as usize].mode == Mode::Halted {
+            if u != v && self.vcpus[u as usize].idle() {
                 self.raise_irq(now, u, Vector::Resched, q);
             }
         }

@@ -99,12 +99,13 @@ impl Host {
         let Some(t) = self.sched.rqs[cpu as usize].curr else { return };
         match self.kind(t) {
             Kind::Hog(_) => self.leave_cpu(now, cpu, false, q),
-            Kind::Vcpu(v) => {
-                if matches!(self.vcpus[v as usize].mode, Mode::Guest { .. }) {
-                    // The reschedule IPI / tick interrupt forces the vCPU out of guest mode.
-                    self.exit(now, v, ExitReason::ExternalInterrupt, super::vcpu::AfterExit::Resume, q);
-                }
-            }
+            Kind::Vcpu(v) => match self.vcpus[v as usize].mode {
+                // The reschedule IPI / tick interrupt forces the vCPU out of guest mode.
+                Mode::Guest { .. } => self.exit(now, v, ExitReason::ExternalInterrupt, super::vcpu::AfterExit::Resume, q),
+                // A halt-polling thread stops polling when another thread wants the pCPU.
+                Mode::Polling => self.halt_poll_yield(now, v, q),
+                _ => {}
+            },
             Kind::Vhost(_) => {} // yields after the packet it is copying
         }
     }

@@ -108,6 +108,8 @@ pub enum Mode {
     },
     /// Blocked in the host after HLT.
     Halted,
+    /// Halted, its thread polling for an interrupt on its pCPU before blocking (`halt.rs`).
+    Polling,
     /// Woken, its thread not yet running.
     Waking,
 }
@@ -169,6 +171,16 @@ pub struct Vcpu {
     pub target: TargetState,
     /// Interrupt conservation ledger (lifetime).
     pub ledger: IrqLedger,
+    /// KVM halt polling (`[vm.halt_poll]`), if on.
+    pub(crate) halt_poll: Option<eventpath_policy::halt_poll::HaltPoll>,
+    /// When the current halt began.
+    pub(crate) halt_start: Option<Time>,
+    /// Generation of the poll window's end event.
+    pub(crate) poll_gen: u32,
+    /// Halts that polled (window).
+    pub halt_polls: u64,
+    /// Of those, halts in whose poll an interrupt came (window).
+    pub halt_polls_successful: u64,
     /// Indirect exit cost still owed by the next guest task (cache/TLB refill), ns.
     pollution_ns: Time,
     /// The running task's share of that cost, paid first, and when the task started: a task
@@ -184,7 +196,7 @@ pub struct Vcpu {
 
 impl Vcpu {
     /// A vCPU whose thread is runnable; it enters the guest when its thread first runs.
-    pub fn new(vm: u32, delivery: InterruptDelivery, burn: bool) -> Self {
+    pub fn new(vm: u32, delivery: InterruptDelivery, burn: bool, halt_poll: Option<eventpath_policy::halt_poll::HaltPollConfig>) -> Self {
         Vcpu {
             burn,
             burn_timer: None,
@@ -207,6 +219,11 @@ impl Vcpu {
             ledger: IrqLedger::default(),
             guest_ns_life: 0,
             irq_ns_life: 0,
+            halt_poll: halt_poll.map(eventpath_policy::halt_poll::HaltPoll::new),
+            halt_start: None,
+            poll_gen: 0,
+            halt_polls: 0,
+            halt_polls_successful: 0,
         }
     }
 
@@ -216,6 +233,18 @@ impl Vcpu {
         self.busy.reset(now);
         self.irqs = 0;
         self.target = TargetState::default();
+        self.halt_polls = 0;
+        self.halt_polls_successful = 0;
+    }
+
+    /// Halted in the guest's view — blocked, or its thread polling before it blocks — or on its
+    /// way there (in the exits of its idle path): a wake-up for it needs an interrupt, which
+    /// arriving during those exits cancels the halt.
+    pub fn idle(&self) -> bool {
+        matches!(
+            self.mode,
+            Mode::Halted | Mode::Polling | Mode::Exit { then: AfterExit::Hlt | AfterExit::Block }
+        )
     }
 
     /// Is it in guest mode (running guest code)?
@@ -313,12 +342,8 @@ impl Host {
         match then {
             // An interrupt that arrived during the exit cancels the idle entry.
             AfterExit::Hlt if !pending => self.exit(now, v, ExitReason::Hlt, AfterExit::Block, q),
-            AfterExit::Block if !pending => {
-                // kvm_vcpu_block: the vCPU thread sleeps until an interrupt wakes it.
-                self.vcpus[v as usize].mode = Mode::Halted;
-                let cpu = self.cpu_of(v);
-                self.leave_cpu(now, cpu, true, q);
-            }
+            // kvm_vcpu_halt: poll for an interrupt, or block until one wakes the thread.
+            AfterExit::Block if !pending => self.halt(now, v, q),
             AfterExit::Rearm => self.exit(now, v, ExitReason::Timer, AfterExit::Resume, q),
             AfterExit::KickTx => {
                 let dev = self.vms[self.vcpus[v as usize].vm as usize].dev;

@@ -157,6 +157,10 @@ pub struct Vm {
     /// Algorithm 1). Timer interrupts and IPIs are never redirected.
     #[serde(default)]
     pub interrupt_routing: eventpath_policy::routing::RouterConfig,
+    /// KVM halt polling (`[vm.halt_poll]`, `eventpath_policy::halt_poll`: `max_halt_poll_ns`
+    /// [200000], `grow` [2], `grow_start` [10000], `shrink` [0]). Absent: a halting vCPU blocks
+    /// at once.
+    pub halt_poll: Option<eventpath_policy::halt_poll::HaltPollConfig>,
     /// The paravirtual NIC.
     #[serde(default)]
     pub net: Net,
@@ -398,6 +402,11 @@ impl Scenario {
             }
             if let Some(w) = &vm.workload {
                 w.check(&key("workload")).map_err(err)?;
+            }
+            if let Some(h) = &vm.halt_poll {
+                h.validate().map_err(|e| {
+                    err(format!("key `{}.{}`: {} is not allowed; expected {}", key("halt_poll"), e.param.rsplit('.').next().unwrap_or(e.param), e.value, e.allowed))
+                })?;
             }
             vm.net.moderation.validate().map_err(|e| {
                 err(format!(

@@ -219,10 +219,7 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
                     None => None,
                 },
             }},
-            interrupt_delivery: match c.scenario.vm[i].interrupt_delivery {
-                crate::scenario::InterruptDelivery::Emulated => "emulated",
-                crate::scenario::InterruptDelivery::Posted => "posted",
-            },
+            interrupt_delivery: c.scenario.vm[i].interrupt_delivery.key(),
             device_interrupts_by_target_state_per_s: by_target,
             latency_us: Latency::from_histogram(hist),
             loss_pct: if idle { None } else { loss_pct },

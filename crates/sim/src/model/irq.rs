@@ -14,12 +14,11 @@
 //! highest in-service vector's (the LAPIC's IRR/ISR rules, `lapic.rs`).
 
 use super::lapic::Vector;
-use super::pi::Posted;
+use super::delivery::{OnRaise, Target};
 use super::vcpu::{AfterExit, Mode, Task};
 use super::{Ev, Host};
 use crate::engine::{EventQueue, Time, NS_PER_S};
 use crate::metrics::ExitReason;
-use crate::scenario::InterruptDelivery;
 
 impl Host {
     /// A device or timer raises `vec` for vCPU `v`.
@@ -39,52 +38,28 @@ impl Host {
                 Mode::Halted | Mode::Polling => vc.target.halted += 1,
             }
         }
-        match vc.delivery {
-            InterruptDelivery::Emulated => {
-                if !vc.lapic.raise(vec) {
-                    vc.ledger.coalesced += 1;
-                }
-                // KVM 4.4 `__apic_accept_irq`: set IRR, request an event and kick the vCPU,
-                // whether or not the vector can be taken now (a masked one is simply not
-                // injected at the entry that follows).
-                match vc.mode {
-                    // Running guest code: kick it out with an IPI; injection happens at entry.
-                    Mode::Guest { .. } | Mode::Entering => {
-                        self.exit(now, v, ExitReason::InterruptDelivery, AfterExit::Resume, q)
-                    }
-                    // Already in the hypervisor: injected at the coming entry (ES2 §3.3).
-                    Mode::Exit { .. } | Mode::Waking => {}
-                    Mode::Halted => self.wake_vcpu(now, v, q),
-                    Mode::Polling => self.halt_poll_wake(now, v, q),
-                }
-            }
-            InterruptDelivery::Posted => {
-                match vc.pi.post(vec) {
-                    Posted::Coalesced => {
-                        vc.ledger.coalesced += 1;
-                        return;
-                    }
-                    Posted::Quiet => return, // a notification is already outstanding
-                    Posted::Notify => {}
-                }
-                match vc.mode {
-                    // Notification vector in guest mode: PIR → vIRR by hardware, no exit.
-                    Mode::Guest { .. } => {
-                        let (_, merged) = vc.pi.sync_to_irr(&mut vc.lapic);
-                        vc.ledger.coalesced += merged as u64;
-                        if vc.lapic.deliverable().is_some() {
-                            vc.save_running(now);
-                            self.inject(now, v, q);
-                        }
-                    }
-                    // Pending in the PIR until the next VM entry syncs it.
-                    Mode::Entering | Mode::Exit { .. } | Mode::Waking => {}
-                    // The wake-up vector's handler unblocks the vCPU thread.
-                    Mode::Halted => self.wake_vcpu(now, v, q),
-                    // The polling thread sees the PIR's ON bit.
-                    Mode::Polling => self.halt_poll_wake(now, v, q),
+        let target = match vc.mode {
+            Mode::Guest { .. } => Target::InGuest,
+            Mode::Entering => Target::Entering,
+            Mode::Exit { .. } | Mode::Waking => Target::InHypervisor,
+            Mode::Halted => Target::Halted,
+            Mode::Polling => Target::Polling,
+        };
+        let (action, coalesced) = vc.delivery.raise(&mut vc.apic, vec, target);
+        vc.ledger.coalesced += coalesced as u64;
+        match action {
+            OnRaise::Pend => {}
+            OnRaise::KickExit => self.exit(now, v, ExitReason::InterruptDelivery, AfterExit::Resume, q),
+            OnRaise::InjectNow => {
+                let vc = &mut self.vcpus[v as usize];
+                vc.ledger.coalesced += vc.apic.sync() as u64;
+                if vc.apic.lapic.deliverable().is_some() {
+                    vc.save_running(now);
+                    self.inject(now, v, q);
                 }
             }
+            OnRaise::Wake => self.wake_vcpu(now, v, q),
+            OnRaise::PollWake => self.halt_poll_wake(now, v, q),
         }
     }
 
@@ -100,11 +75,8 @@ impl Host {
     /// deliverable vector and start its handler. Returns whether a handler was started.
     pub(crate) fn inject(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) -> bool {
         let vc = &mut self.vcpus[v as usize];
-        if vc.pi.pending() > 0 {
-            let (_, merged) = vc.pi.sync_to_irr(&mut vc.lapic);
-            vc.ledger.coalesced += merged as u64;
-        }
-        let Some(vec) = vc.lapic.accept() else { return false };
+        vc.ledger.coalesced += vc.apic.sync() as u64;
+        let Some(vec) = vc.apic.lapic.accept() else { return false };
         vc.ledger.accepted += 1;
         vc.irqs += 1;
         let g = &self.profile.guest;
@@ -129,7 +101,7 @@ impl Host {
             Vector::Timer | Vector::Resched => {}
         }
         let vc = &mut self.vcpus[v as usize];
-        vc.lapic.eoi();
+        vc.apic.lapic.eoi();
         // The timer handler re-arms the LAPIC timer (TMICT/TSC-deadline write): an exit in both
         // modes, since APICv does not virtualize the timer (DID §5.9). A TX interrupt that
         // moved the qdisc backlog into the ring is followed by its kick (softirq after EOI).
@@ -138,16 +110,17 @@ impl Host {
             _ if kick => AfterExit::KickTx,
             _ => AfterExit::Resume,
         };
-        match (vc.delivery, then) {
-            // Emulated LAPIC: the EOI write traps (ES2 §2.2 step 6).
-            (InterruptDelivery::Emulated, _) => self.exit(now, v, ExitReason::Eoi, then, q),
-            // EOI virtualization: no exit; the next pending vector is evaluated at once.
-            (InterruptDelivery::Posted, AfterExit::Rearm) => self.exit(now, v, ExitReason::Timer, AfterExit::Resume, q),
-            (InterruptDelivery::Posted, AfterExit::KickTx) => {
+        let delivery = vc.delivery;
+        if delivery.eoi_exits() {
+            return self.exit(now, v, ExitReason::Eoi, then, q);
+        }
+        match then {
+            AfterExit::Rearm if delivery.timer_write_exits() => self.exit(now, v, ExitReason::Timer, AfterExit::Resume, q),
+            AfterExit::KickTx => {
                 let dev = self.vms[self.vcpus[v as usize].vm as usize].dev;
                 self.kick_tx(now, v, dev, q)
             }
-            (InterruptDelivery::Posted, _) => self.enter(now, v, q),
+            _ => self.enter(now, v, q),
         }
     }
 

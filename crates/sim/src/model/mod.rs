@@ -9,6 +9,7 @@
 //! behind these types.
 
 mod client;
+mod delivery;
 #[cfg(debug_assertions)]
 mod invariants;
 mod halt;

@@ -2,8 +2,8 @@
 //! time; an exit or an interrupt handler saves the running task, which resumes later. How
 //! virtual interrupts reach a vCPU (emulated or posted) is in `irq.rs`.
 
-use super::lapic::{Lapic, Vector};
-use super::pi::PiDesc;
+use super::delivery::Apic;
+use super::lapic::Vector;
 use super::{Ev, Host};
 use crate::engine::{EventQueue, Time};
 use crate::metrics::{BusyTime, ExitCounters, ExitReason};
@@ -155,10 +155,9 @@ pub struct Vcpu {
     epoch: u32,
     /// Tasks cut short by an exit or an interrupt handler, with the ns they still need.
     pub(crate) saved: Vec<(Task, Time)>,
-    /// The LAPIC (emulated, or the virtual-APIC page under APICv).
-    pub lapic: Lapic,
-    /// The posted-interrupt descriptor (used in posted mode).
-    pub pi: PiDesc,
+    /// Its interrupt controller: LAPIC (emulated, or the virtual-APIC page under APICv) and
+    /// posted-interrupt descriptor.
+    pub apic: Apic,
     /// Exits by reason (window).
     pub exits: ExitCounters,
     /// Time in guest mode (window).
@@ -209,8 +208,7 @@ impl Vcpu {
             delivery,
             epoch: 0,
             saved: Vec::with_capacity(8),
-            lapic: Lapic::default(),
-            pi: PiDesc::default(),
+            apic: Apic::default(),
             exits: ExitCounters::default(),
             guest_time: BusyTime::default(),
             busy: BusyTime::default(),
@@ -254,12 +252,12 @@ impl Vcpu {
 
     /// Interrupts raised and neither accepted nor coalesced: IRR bits plus PIR bits.
     pub fn irqs_pending(&self) -> u64 {
-        (self.lapic.requested() + self.pi.pending()) as u64
+        self.apic.pending()
     }
 
     /// Something would be injected at the next VM entry.
     pub(crate) fn has_deliverable(&self) -> bool {
-        self.lapic.deliverable().is_some() || self.pi.pending() > 0
+        self.apic.has_deliverable()
     }
 
     /// Cut the running guest task short; it resumes from the saved stack.

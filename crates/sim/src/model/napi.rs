@@ -147,6 +147,7 @@ impl Host {
         let d = &mut self.devs[dev];
         d.napi.running = false;
         let pkt = d.rxq.poll_and_refill().expect("NAPI receive without a used buffer");
+        self.wake_app(now, v, q);
         if let Some(t) = self.senders[vm].tcp_mut() {
             t.on_ack(pkt.ack);
         } else if self.senders[vm].server().is_some() {
@@ -160,8 +161,6 @@ impl Host {
         } else {
             self.udp_deliver(vm, pkt);
         }
-        if !self.wake_app(now, v, q) {
-            self.enter(now, v, q);
-        }
+        self.enter(now, v, q);
     }
 }

@@ -6,13 +6,12 @@
 //! The guest's application thread stays on its vCPU (vCPU 0 for the stream and receive
 //! workloads). When an interrupt routed elsewhere makes work for it — data in its socket, room in
 //! the TX queue — while its vCPU is halted, the guest wakes it as Linux's `try_to_wake_up` does
-//! across CPUs: a reschedule IPI (an `ipi` exit on the sender, vector 0xfd on the target).
+//! across CPUs: a reschedule IPI (vector 0xfd on the target; the sender's ICR write is charged
+//! only for the web server's workers, `workers.rs`).
 
 use super::lapic::Vector;
-use super::vcpu::AfterExit;
 use super::{Ev, Host};
 use crate::engine::{EventQueue, Time};
-use crate::metrics::ExitReason;
 use eventpath_policy::routing::{InterruptClass, InterruptRouter, RouteRequest, RunState};
 
 impl Host {
@@ -31,18 +30,15 @@ impl Host {
         vm.router.on_run_state(local, state);
     }
 
-    /// An interrupt or NAPI on vCPU `v` made work for the VM's application thread. If that thread
-    /// is halted on another vCPU, send it a reschedule IPI (an `ipi` exit on `v`); returns
-    /// whether that exit was taken (the caller must not re-enter the guest).
-    pub(crate) fn wake_app(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) -> bool {
+    /// NAPI on vCPU `v` is handing a packet to the VM's application thread. If that thread is
+    /// halted (or halting) on another vCPU, the socket's wake-up sends it a reschedule IPI
+    /// (the sender's ICR write is not charged: its softirq carries on).
+    pub(crate) fn wake_app(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
         let vm = self.vcpus[v as usize].vm as usize;
         let app = self.vms[vm].vcpus[0];
-        if app == v || self.senders[vm].server().is_some() || !self.vcpus[app as usize].idle() {
-            return false;
+        if app != v && self.senders[vm].server().is_none() && self.vcpus[app as usize].idle() {
+            self.raise_irq(now, app, Vector::Resched, q);
         }
-        self.raise_irq(now, app, Vector::Resched, q);
-        self.exit(now, v, ExitReason::Ipi, AfterExit::Resume, q);
-        true
     }
 
     /// A TX interrupt on vCPU `v` woke the queue: the writers that halted on it elsewhere — the

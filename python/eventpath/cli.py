@@ -238,10 +238,12 @@ def cmd_bench(a) -> int:
 
     for flag, v, lo, hi, why in (("--seconds", a.seconds, 1e-3, 3600.0, "simulated seconds of our engine"),
                                  ("--simpy-seconds", a.simpy_seconds, 1e-4, 1.0,
-                                  "simulated seconds of SimPy, which runs ~100x slower")):
+                                  "simulated seconds of SimPy, which runs ~100x slower"),
+                                 ("--model-seconds", a.model_seconds, 0.0, 60.0,
+                                  "simulated seconds of the full model; 0 skips it")):
         if not lo <= v <= hi:  # also NaN
             raise UsageError(f"{flag} {v:g}: not allowed; expected {lo:g}..={hi:g} ({why})")
-    res = bench.run(sim_seconds=a.seconds, simpy_seconds=a.simpy_seconds)
+    res = bench.run(sim_seconds=a.seconds, simpy_seconds=a.simpy_seconds, model_seconds=a.model_seconds)
     if a.json:
         print(json.dumps(res))
     else:
@@ -331,10 +333,12 @@ def parser() -> argparse.ArgumentParser:
     pr = sub.add_parser("profiles", help="list the built-in profiles")
     pr.set_defaults(fn=cmd_profiles)
 
-    b = sub.add_parser("bench", help="engine events/s vs a SimPy model of the same event path")
+    b = sub.add_parser("bench", help="engine events/s vs a SimPy model of the same event path, and the full model's")
     b.add_argument("--json", action="store_true", help="print one JSON object")
     b.add_argument("--seconds", type=_seconds, default=1.0, help="simulated seconds for our engine")
     b.add_argument("--simpy-seconds", type=_seconds, default=0.01, help="simulated seconds for SimPy")
+    b.add_argument("--model-seconds", type=_seconds, default=0.2,
+                   help="simulated seconds of the full model (14 VMs x TCP on elvis); 0 skips it")
     b.set_defaults(fn=cmd_bench)
 
     d = sub.add_parser("demo", help="run the default scenario at several rates: table + figure")

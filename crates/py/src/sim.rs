@@ -159,7 +159,15 @@ fn bench_engine(py: Python<'_>, sim_seconds: f64, vms: u32, seed: u64) -> PyResu
     Ok(py.detach(|| eventpath_sim::bench::run(p, end, seed)))
 }
 
-/// The benchmark model's parameters (so the SimPy twin uses the same ones).
+/// Run the full-model benchmark (`vms` VMs streaming TCP on elvis) for `sim_seconds`; returns
+/// (events, wall seconds).
+#[pyfunction]
+#[pyo3(signature = (sim_seconds, vms=14))]
+fn bench_model(py: Python<'_>, sim_seconds: f64, vms: u32) -> PyResult<(u64, f64)> {
+    py.detach(|| eventpath_sim::bench::run_model(vms, sim_seconds)).map_err(crate::input_error)
+}
+
+/// The engine benchmark's parameters, for the SimPy twin.
 #[pyfunction]
 fn bench_params() -> (f64, f64, f64, f64) {
     let p = eventpath_sim::bench::BenchParams::default();
@@ -176,5 +184,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(profile_json, m)?)?;
     m.add_function(wrap_pyfunction!(bench_engine, m)?)?;
     m.add_function(wrap_pyfunction!(bench_params, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_model, m)?)?;
     Ok(())
 }

@@ -1,7 +1,9 @@
-//! The engine benchmark's model: many VMs each looping through the event path
+//! The benchmarks. [`run`]: the engine's model — many VMs each looping through the event path
 //! (guest work → kick exit → vhost service → interrupt injection → EOI), with exponential
 //! service times. `python/eventpath/bench.py` runs the same model in SimPy in the same run.
-//! Events are counted identically in both: one per scheduled step.
+//! Events are counted identically in both: one per scheduled step. [`run_model`]: the full model
+//! on a busy host (14 VMs streaming TCP with 1448-byte writes on the `elvis` profile's 16 pCPUs,
+//! everything placed by the host scheduler), to set the full model's rate beside the engine's.
 
 use crate::engine::{run_until, EventQueue, Model, Rng, Time};
 
@@ -69,4 +71,25 @@ pub fn run(p: BenchParams, sim_ns: Time, seed: u64) -> (u64, f64) {
     run_until(&mut m, &mut q, sim_ns);
     let wall = t0.elapsed().as_secs_f64();
     (q.handled(), wall)
+}
+
+/// The full-model benchmark's host: `vms` single-vCPU VMs, each streaming TCP with 1448-byte
+/// writes, on the `elvis` profile's 16 pCPUs, nothing pinned.
+pub fn model_scenario(vms: u32, sim_seconds: f64) -> String {
+    let mut s = format!(
+        "name = \"bench-{vms}vm-tcp1448\"\nprofile = \"elvis\"\nseed = 1\nduration_s = {sim_seconds}\nwarmup_s = 0.0\n[host]\npcpus = 16\n"
+    );
+    for i in 0..vms {
+        s += &format!("[[vm]]\nname = \"vm{i}\"\nvcpus = 1\n[vm.workload]\nkind = \"tcp_stream\"\nmessage_bytes = 1448\n");
+    }
+    s
+}
+
+/// Run the full-model benchmark for `sim_seconds`; returns (events handled, wall-clock seconds).
+pub fn run_model(vms: u32, sim_seconds: f64) -> crate::InputResult<(u64, f64)> {
+    let sc = crate::scenario::Scenario::from_toml("bench", &model_scenario(vms, sim_seconds))?;
+    let c = sc.check("bench")?;
+    let t0 = std::time::Instant::now();
+    let out = crate::run::simulate(&c);
+    Ok((out.summary.events, t0.elapsed().as_secs_f64()))
 }

@@ -3,7 +3,7 @@
 use crate::error::{Error, Result};
 use crate::vmm::layout::{MAX_QSIZE, MAX_VCPUS};
 use eventpath_policy::elvis::ElvisConfig;
-use crate::backend::dim::Moderation;
+use eventpath_policy::moderation::ModerationConfig;
 use eventpath_policy::routing::RouterConfig;
 use serde::Deserialize;
 
@@ -23,9 +23,9 @@ pub struct Scenario {
     #[serde(default)]
     pub backend: BackendCfg,
     /// Interrupt moderation of every device (policy `ModerationConfig`, `kind = "none" | "fir" |
-    /// "cgr" | "air"`, or net DIM through the testbed's adapter, `kind = "dim"`).
-    #[serde(default)]
-    pub moderation: Moderation,
+    /// "cgr" | "air" | "dim"`).
+    #[serde(default, deserialize_with = "moderation")]
+    pub moderation: ModerationConfig,
     /// Interrupt routing (policy `RouterConfig`: "fixed", "lowest_priority_rr", "running_first",
     /// "es2", "h_balance").
     #[serde(default)]
@@ -39,6 +39,17 @@ pub struct Scenario {
     pub irqgen: Option<IrqGenCfg>,
     /// The VMs.
     pub vm: Vec<VmCfg>,
+}
+
+/// `[moderation]`: an unknown `kind` is named with the kinds allowed; other errors say where.
+fn moderation<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<ModerationConfig, D::Error> {
+    use serde::de::Error;
+    let v = toml::Value::deserialize(d)?;
+    let kind = v.get("kind").and_then(|k| k.as_str()).unwrap_or("none");
+    if !ModerationConfig::KINDS.contains(&kind) {
+        return Err(D::Error::custom(format!("moderation.kind = {kind:?}: allowed: {}", ModerationConfig::KINDS.join(", "))));
+    }
+    ModerationConfig::deserialize(v).map_err(|e| D::Error::custom(format!("moderation: {}", e.message())))
 }
 
 fn d_duration() -> f64 {
@@ -406,7 +417,7 @@ rate = 1000
     fn dim_moderation_kind_is_parsed_and_validated() {
         let t = format!("{OK}\n[moderation]\nkind = \"dim\"\nprofiles = \"rx_cqe\"\n");
         let s = Scenario::parse(&t).unwrap();
-        assert!(matches!(s.moderation, Moderation::Dim(ref c) if c.profiles == "rx_cqe" && c.start_ix == 1));
+        assert!(matches!(s.moderation, ModerationConfig::Dim(ref c) if c.profiles == "rx_cqe" && c.start_ix == 1));
         let e = Scenario::parse(&t.replace("rx_cqe", "rx")).unwrap_err().to_string();
         assert!(e.contains("dim.profiles = \"rx\": allowed: rx_eqe, rx_cqe, tx_eqe, tx_cqe"), "{e}");
         let e = Scenario::parse(&format!("{t}start_ix = 7\n")).unwrap_err().to_string();
@@ -416,7 +427,7 @@ rate = 1000
         let e = Scenario::parse(&t.replace("\"dim\"", "\"napi\"")).unwrap_err().to_string();
         assert!(e.contains("moderation.kind = \"napi\": allowed: none, fir, cgr, air, dim"), "{e}");
         let s = Scenario::parse(&format!("{OK}\n[moderation]\nkind = \"fir\"\nitr = 2000\n")).unwrap();
-        assert!(matches!(s.moderation, Moderation::Policy(_)));
+        assert!(matches!(s.moderation, ModerationConfig::Fir(ref c) if c.itr == 2000));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use eventpath_policy::elvis::ElvisConfig;
 use eventpath_policy::es2::{JointConfig, OptimisticConfig, PerceptiveConfig};
 use eventpath_policy::halt_poll::HaltPollConfig;
-use eventpath_policy::moderation::{AirConfig, CgrConfig, FirConfig, ModerationConfig};
+use eventpath_policy::moderation::{AirConfig, CgrConfig, DimConfig, FirConfig, ModerationConfig};
 use eventpath_policy::routing::RouterConfig;
 use eventpath_policy::vhost::VhostConfig;
 
@@ -19,6 +19,7 @@ fn empty_objects_give_defaults() {
     assert_eq!(serde_json::from_str::<FirConfig>("{}").unwrap(), FirConfig::default());
     assert_eq!(serde_json::from_str::<CgrConfig>("{}").unwrap(), CgrConfig::default());
     assert_eq!(serde_json::from_str::<AirConfig>("{}").unwrap(), AirConfig::default());
+    assert_eq!(serde_json::from_str::<DimConfig>("{}").unwrap(), DimConfig::default());
 }
 
 #[test]
@@ -44,10 +45,22 @@ fn tagged_moderation_and_router_round_trip() {
     assert_eq!(c.timeslice_ns, 50_000_000);
     let back: ModerationConfig = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
     assert_eq!(back, m);
+    let m: ModerationConfig = serde_json::from_str(r#"{"kind": "dim", "profiles": "rx_cqe"}"#).unwrap();
+    assert_eq!(m, ModerationConfig::Dim(DimConfig { profiles: "rx_cqe".into(), start_ix: 1 }));
+    let e = serde_json::from_str::<ModerationConfig>(r#"{"kind": "dim", "itr": 7}"#).unwrap_err();
+    assert!(e.to_string().contains("unknown field `itr`"), "{e}");
     // docs/kvm.md's spelling, which is also the one written back; the old one is still read.
     let r: RouterConfig = serde_json::from_str(r#""h_balance""#).unwrap();
     assert_eq!(r, RouterConfig::HBalance);
     assert_eq!(serde_json::to_string(&r).unwrap(), r#""h_balance""#);
     let r: RouterConfig = serde_json::from_str(r#""hbalance""#).unwrap();
     assert_eq!(r, RouterConfig::HBalance);
+}
+
+#[test]
+fn every_moderation_kind_names_a_variant() {
+    for kind in ModerationConfig::KINDS {
+        let m: ModerationConfig = serde_json::from_str(&format!(r#"{{"kind": "{kind}"}}"#)).unwrap();
+        assert_eq!(serde_json::to_value(&m).unwrap()["kind"], kind);
+    }
 }

@@ -1,7 +1,6 @@
 //! Backend threads: serve the virtqueues of one or many VMs through the `eventpath-policy` state
 //! machines (vhost loop for exit-based notification, ES2 perceptive and optimistic switches, plain
 //! polling), complete requests, and interrupt the guest through moderation and routing.
-pub mod dim;
 pub mod irq;
 pub mod irqgen;
 mod serve;
@@ -10,6 +9,7 @@ pub use serve::{spawn_backend, BackendThread};
 
 use eventpath_policy::elvis::ElvisConfig;
 use eventpath_policy::es2::{OptimisticConfig, PerceptiveConfig};
+use eventpath_policy::moderation::ModerationConfig;
 use eventpath_policy::routing::RouterConfig;
 use eventpath_policy::vhost::VhostConfig;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -44,8 +44,8 @@ pub struct DeviceSpec {
     pub router: RouterConfig,
     /// How a routing decision reaches KVM.
     pub reroute: crate::scenario::Reroute,
-    /// Interrupt moderation.
-    pub moderation: dim::Moderation,
+    /// Interrupt moderation (net DIM included).
+    pub moderation: ModerationConfig,
     /// Per-request host processing cost, ns (spin).
     pub service_ns: u64,
     /// Where the thread publishes the moderator's allowed interrupt rate (interrupts/s;

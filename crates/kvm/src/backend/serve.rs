@@ -7,8 +7,7 @@ use crate::vmm::sys::{self, now_ns, rdtsc};
 use crate::virtq::{DeviceQueue, RingAddrs};
 use eventpath_policy::elvis::{ElvisDecision, ElvisScheduler, ModeChange, QueueMode, ServeAction, Source};
 use eventpath_policy::es2::{OptimisticAction, OptimisticTx, PerceptiveAction, PerceptiveEvent, PerceptiveHandler};
-use super::dim::AnyModerator;
-use eventpath_policy::moderation::{InterruptModerator, IrqDecision};
+use eventpath_policy::moderation::{InterruptModerator, IrqDecision, Moderator};
 use eventpath_policy::vhost::{VhostAction, VhostEvent, VhostHandler};
 use std::collections::VecDeque;
 use std::os::fd::AsRawFd;
@@ -30,7 +29,7 @@ struct Dev {
     q: DeviceQueue,
     kick: Arc<vmm_sys_util::eventfd::EventFd>,
     sender: IrqSender,
-    moderator: AnyModerator,
+    moderator: Moderator,
     deadline: Option<u64>,
     unsignalled: u32,
     /// Completions since the moderator last saw an event (suppressed batches included), so that
@@ -119,7 +118,7 @@ fn make_dev(d: DeviceSpec, mode: &NotifyMode) -> Result<Dev, String> {
     let qsize = ctl.get(crate::ctl_off!(qsize)) as u16;
     let q = DeviceQueue::new(&d.vm.mem, addrs, qsize).map_err(|e| format!("queue {}: {e}", d.queue))?;
     let router = d.router.build(d.vm.spec.vcpus as usize).map_err(|e| e.to_string())?;
-    let moderator = d.moderation.build(now_ns())?;
+    let moderator = d.moderation.build(now_ns()).map_err(|e| e.to_string())?;
     let handler = match mode {
         NotifyMode::Exit(c) => Handler::Vhost(VhostHandler::new(c.clone())),
         NotifyMode::Poll => Handler::Poll,

@@ -7,7 +7,8 @@
 //!
 //! * [`fir`]: fixed rate (baseline, CGR/AIR paper §4.1; Linux default 8000/s);
 //! * [`cgr`]: coarse-grained classes by average packet size (§4.2);
-//! * [`air`]: the adaptive model and Algorithm 1 (§4.3).
+//! * [`air`]: the adaptive model and Algorithm 1 (§4.3);
+//! * [`dim`]: Linux net DIM (lib/dim/net_dim.c), whose profile sets the throttle's rate.
 //!
 //! All implement [`InterruptModerator`]; [`ModerationConfig::build`] makes any of them.
 
@@ -20,6 +21,7 @@ mod window;
 
 pub use air::{Air, AirConfig, AirControl};
 pub use cgr::{Cgr, CgrConfig, CgrControl, TrafficClass};
+pub use dim::{DimConfig, DimModerator};
 pub use fir::FirConfig;
 pub use throttle::Throttle;
 pub use window::{Window, WindowControl, WindowSample, Windowed};
@@ -84,9 +86,14 @@ pub enum ModerationConfig {
     Cgr(CgrConfig),
     /// Adaptive rate control.
     Air(AirConfig),
+    /// Linux net DIM's profiles as a rate.
+    Dim(DimConfig),
 }
 
 impl ModerationConfig {
+    /// The `kind` of each scheme, as a scenario names it.
+    pub const KINDS: [&'static str; 5] = ["none", "fir", "cgr", "air", "dim"];
+
     /// Checks the chosen scheme's parameters.
     pub fn validate(&self) -> Result<(), ConfigError> {
         match self {
@@ -94,6 +101,7 @@ impl ModerationConfig {
             ModerationConfig::Fir(c) => c.validate(),
             ModerationConfig::Cgr(c) => c.validate(),
             ModerationConfig::Air(c) => c.validate(),
+            ModerationConfig::Dim(c) => c.validate(),
         }
     }
 
@@ -105,6 +113,7 @@ impl ModerationConfig {
             ModerationConfig::Fir(c) => Moderator::Fir(Throttle::new(c.itr)),
             ModerationConfig::Cgr(c) => Moderator::Cgr(Cgr::new(c.clone(), now_ns)),
             ModerationConfig::Air(c) => Moderator::Air(Air::new(c.clone(), now_ns)),
+            ModerationConfig::Dim(c) => Moderator::Dim(DimModerator::new(c)?),
         })
     }
 }
@@ -120,6 +129,8 @@ pub enum Moderator {
     Cgr(Cgr),
     /// See [`Air`].
     Air(Air),
+    /// See [`DimModerator`].
+    Dim(DimModerator),
 }
 
 impl Moderator {
@@ -129,6 +140,7 @@ impl Moderator {
             Moderator::Fir(m) => m,
             Moderator::Cgr(m) => m,
             Moderator::Air(m) => m,
+            Moderator::Dim(m) => m,
         }
     }
 }
@@ -149,6 +161,7 @@ impl InterruptModerator for Moderator {
             Moderator::Fir(m) => m.allowed_rate(),
             Moderator::Cgr(m) => m.allowed_rate(),
             Moderator::Air(m) => m.allowed_rate(),
+            Moderator::Dim(m) => m.allowed_rate(),
         }
     }
 }
@@ -162,6 +175,9 @@ mod tests {
         assert_eq!(ModerationConfig::None.build(0).unwrap().allowed_rate(), None);
         assert_eq!(ModerationConfig::Fir(FirConfig::default()).build(0).unwrap().allowed_rate(), Some(8000));
         assert_eq!(ModerationConfig::Cgr(CgrConfig::default()).build(0).unwrap().allowed_rate(), Some(8000));
+        assert_eq!(ModerationConfig::Dim(DimConfig::default()).build(0).unwrap().allowed_rate(), Some(125_000));
+        let bad = DimConfig { start_ix: 9, ..Default::default() };
+        assert_eq!(ModerationConfig::Dim(bad).build(0).unwrap_err().param, "dim.start_ix");
         // AIR's cost constants must come from a profile.
         let e = ModerationConfig::Air(AirConfig::default()).build(0).unwrap_err();
         assert_eq!(e.param, "air.c_cycles_per_s");

@@ -8,6 +8,13 @@
 //! previous measurement and steps the profile index left or right, parking when on top of a
 //! throughput peak or when tired. The driver applies the chosen profile to its NIC coalescing and
 //! sets the state back to measuring ([`Dim::profile_applied`]).
+//!
+//! [`DimModerator`] (in `moderator.rs`) maps the chosen profile to an interrupt rate, so that a
+//! device drives DIM like any other [`InterruptModerator`](super::InterruptModerator).
+
+mod moderator;
+
+pub use moderator::{profile_rate, DimConfig, DimModerator, TABLES};
 
 /// `DIM_NEVENTS`: interrupts per measurement.
 pub const DIM_NEVENTS: u16 = 64;

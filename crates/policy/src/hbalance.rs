@@ -22,18 +22,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::routing::{InterruptClass, InterruptRouter, RouteDecision, RouteRequest, RunState, VcpuId, VcpuStates};
-
-/// Xen credit-scheduler priority of a vCPU (hBalance §5.1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum CreditPriority {
-    /// Consumed more than its allocation (credit < 0).
-    Over,
-    /// Has unused quota.
-    Under,
-    /// Xen's wake-up BOOST, or hBalance's `SMP_BOOST` (higher than all others).
-    Boost,
-}
+pub use crate::routing::types::CreditPriority;
+use crate::routing::types::{InterruptClass, InterruptRouter, RouteDecision, RouteRequest, RunState, VcpuId, VcpuStates};
 
 /// hBalance Algorithm 1 for one VM.
 #[derive(Debug, Clone)]

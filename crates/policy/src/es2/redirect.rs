@@ -15,7 +15,7 @@
 
 use std::collections::VecDeque;
 
-use crate::routing::{InterruptClass, InterruptRouter, RouteDecision, RouteRequest, RunState, VcpuId};
+use crate::routing::types::{InterruptClass, InterruptRouter, RouteDecision, RouteRequest, RunState, VcpuId};
 
 /// ES2's redirection state for one VM.
 #[derive(Debug, Clone)]

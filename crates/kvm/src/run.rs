@@ -136,7 +136,7 @@ pub fn run(s: &Scenario) -> Result<serde_json::Value> {
 
     go.store(true, Ordering::SeqCst);
     let mut series = Series::new(s, &vms, &rates);
-    let mut kick_hist = crate::measure::hist::Histogram::default();
+    let mut kick_hist = eventpath_sim::metrics::Histogram::new();
     let result: Result<(Snapshot, Snapshot, f64)> = (|| {
         std::thread::sleep(Duration::from_secs_f64(s.warmup_s));
         check_alive(&vcpu_threads)?;
@@ -196,7 +196,7 @@ pub fn run(s: &Scenario) -> Result<serde_json::Value> {
     let runs: Vec<VmRun> = vms.iter().enumerate().map(|(i, vm)| VmRun { vm: vm.clone(), cfg: s.vm[i].clone(), index: i }).collect();
     let mut out = summary::build(s, &runs, &before, &after, secs, wall0.elapsed().as_secs_f64(), gen_result);
     out["series"] = series.into_json();
-    out["counters"]["kick_to_backend"] = serde_json::json!({"samples": kick_hist.count, "latency_us": summary::latency_us(&kick_hist)});
+    out["counters"]["kick_to_backend"] = serde_json::json!({"samples": kick_hist.count(), "latency_us": summary::latency_us(&kick_hist)});
     Ok(out)
 }
 
@@ -325,7 +325,7 @@ fn snapshot(vms: &[Arc<Vm>], sets: &[VcpuSet], backends: &[backend::BackendThrea
             let c = CtlView::new(&vm.mem, i);
             let fields: Vec<u64> = (0..44).map(|f| c.get(8 * f)).collect();
             ctl.push(fields);
-            hists.push(c.histogram());
+            hists.push(c.latencies());
             irqs.push(vm.mem.load_u64(irq_counter(i)).unwrap_or(0));
         }
         s.vcpu_ctl.push(ctl);

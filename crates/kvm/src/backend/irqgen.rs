@@ -9,7 +9,7 @@
 //! run, which is when each of them was served). Pending injections older than 50 ms are `lost`.
 use super::irq::IrqSender;
 use crate::guest::ctl::CtlView;
-use crate::measure::hist::Histogram;
+use eventpath_sim::metrics::Histogram;
 use crate::scenario::Reroute;
 use crate::vmm::sys::{self, rdtsc};
 use crate::vmm::Vm;

@@ -55,7 +55,7 @@ pub struct BackendThread {
     pub counters: Arc<Counters>,
     /// Guest kick instruction -> this thread back from poll(2) with the kick, TSC ticks (only
     /// kicks that found the thread asleep; see [`crate::guest::ctl::VcpuCtl::last_kick_tsc`]).
-    pub kick_hist: Arc<std::sync::Mutex<crate::measure::hist::Histogram>>,
+    pub kick_hist: Arc<std::sync::Mutex<eventpath_sim::metrics::Histogram>>,
     /// Its kernel thread id (for CPU time), 0 until it starts.
     pub tid: Arc<AtomicI32>,
     /// Name in reports.
@@ -87,7 +87,7 @@ pub fn spawn_backend(
     let counters = Arc::new(Counters::default());
     let stop = Arc::new(AtomicBool::new(false));
     let tid = Arc::new(AtomicI32::new(0));
-    let kick_hist = Arc::new(std::sync::Mutex::new(crate::measure::hist::Histogram::default()));
+    let kick_hist = Arc::new(std::sync::Mutex::new(eventpath_sim::metrics::Histogram::default()));
     let (c2, s2, t2, h2) = (counters.clone(), stop.clone(), tid.clone(), kick_hist.clone());
     let join = std::thread::Builder::new().name(name.clone()).spawn(move || {
         t2.store(sys::gettid(), Ordering::SeqCst);
@@ -154,7 +154,7 @@ struct Worker {
     ready: VecDeque<usize>,
     elvis: Option<ElvisScheduler>,
     last_advance_tsc: u64,
-    kick_hist: Arc<std::sync::Mutex<crate::measure::hist::Histogram>>,
+    kick_hist: Arc<std::sync::Mutex<eventpath_sim::metrics::Histogram>>,
 }
 
 /// What taking one entry from the ring gave.

@@ -47,18 +47,13 @@ impl<'a> CtlView<'a> {
     pub fn set(&self, off: u64, v: u64) {
         let _ = self.mem.store_u64(self.base + off, v);
     }
-    /// The latency histogram and its count/sum/max, in TSC cycles.
-    pub fn histogram(&self) -> crate::measure::hist::Histogram {
-        let mut h = crate::measure::hist::Histogram::default();
-        for b in 0..HIST_BUCKETS {
-            let n = self.get(crate::ctl_off!(hist) + 8 * b);
-            if n > 0 {
-                h.add_bucket(b as usize, n);
-            }
+    /// The latency record (bucket counts, sum, max; TSC cycles).
+    pub fn latencies(&self) -> crate::guest::hist::GuestLatencies {
+        crate::guest::hist::GuestLatencies {
+            counts: (0..HIST_BUCKETS).map(|b| self.get(crate::ctl_off!(hist) + 8 * b)).collect(),
+            sum: self.get(crate::ctl_off!(lat_sum)),
+            max: self.get(crate::ctl_off!(lat_max)),
         }
-        h.sum = self.get(crate::ctl_off!(lat_sum)) as u128;
-        h.max = self.get(crate::ctl_off!(lat_max));
-        h
     }
 }
 

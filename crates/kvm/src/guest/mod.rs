@@ -1,5 +1,6 @@
 //! The guest image (built by build.rs from guest/*.c, *.S) and the mirror of its control blocks.
 pub mod ctl;
+pub mod hist;
 
 use crate::error::{Error, Result};
 use crate::vmm::cpu::ImageEntries;

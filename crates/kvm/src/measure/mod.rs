@@ -1,3 +1,2 @@
-//! Measurement: latency histograms, and the summary.json writer.
-pub mod hist;
+//! Measurement: the summary.json writer (latency histograms are `eventpath_sim::metrics::Histogram`).
 pub mod summary;

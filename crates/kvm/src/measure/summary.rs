@@ -1,7 +1,8 @@
 //! summary.json in the simulator's contract (see docs/kvm.md for what each key means here).
 use crate::backend::CounterValues;
 use crate::backend::irqgen::IrqGenResult;
-use crate::measure::hist::Histogram;
+use crate::guest::hist::GuestLatencies;
+use eventpath_sim::metrics::Histogram;
 use crate::scenario::{Scenario, VmCfg};
 use crate::vmm::layout::BUFFER_SIZE;
 use crate::vmm::sys::{tsc_hz, tsc_to_ns};
@@ -20,7 +21,7 @@ pub struct Snapshot {
     /// Per VM, per vCPU: the first 44 u64 of the control block.
     pub vcpu_ctl: Vec<Vec<Vec<u64>>>,
     /// Per VM, per vCPU: latency histogram.
-    pub hists: Vec<Vec<Histogram>>,
+    pub hists: Vec<Vec<GuestLatencies>>,
     /// Per VM, per vCPU: CPL0 interrupt counter.
     pub irq_counts: Vec<Vec<u64>>,
     /// Per VM, per vCPU: KVM stats.
@@ -59,25 +60,13 @@ fn field(name: &str) -> usize {
     } / 8) as usize
 }
 
-fn hist_delta(a: &Histogram, b: &Histogram) -> Histogram {
-    let mut h = Histogram::default();
-    for (i, (x, y)) in a.buckets.iter().zip(&b.buckets).enumerate() {
-        if y > x {
-            h.add_bucket(i, y - x);
-        }
-    }
-    h.sum = b.sum.saturating_sub(a.sum);
-    h.max = b.max;
-    h
-}
-
 /// Latency object in µs from a histogram in TSC ticks (all null when empty).
 pub fn latency_us(h: &Histogram) -> Value {
     let us = |t: Option<f64>| t.map(|t| tsc_to_ns(t as u64) / 1e3);
     json!({
         "mean": us(h.mean()), "p50": us(h.quantile(0.5)), "p90": us(h.quantile(0.9)),
         "p99": us(h.quantile(0.99)), "p999": us(h.quantile(0.999)),
-        "max": if h.count > 0 { us(Some(h.max as f64)) } else { None },
+        "max": us(h.max().map(|m| m as f64)),
     })
 }
 
@@ -110,9 +99,9 @@ pub fn build(
         let n = r.cfg.vcpus as usize;
         let sum = |f: &str| -> u64 { (0..n).map(|i| b.vcpu_ctl[v][i][field(f)].saturating_sub(a.vcpu_ctl[v][i][field(f)])).sum() };
         let kv = |k: &str| -> u64 { (0..n).map(|i| d(&b.kvm_vcpu[v][i], &a.kvm_vcpu[v][i], k)).sum() };
-        let mut hist = Histogram::default();
+        let mut hist = Histogram::new();
         for i in 0..n {
-            hist.merge(&hist_delta(&a.hists[v][i], &b.hists[v][i]));
+            hist.merge(&b.hists[v][i].since(&a.hists[v][i]));
         }
         let is_gen_vm = s.irqgen.as_ref().is_some_and(|g| g.vm == v);
         if let (true, Some(g)) = (is_gen_vm, &gen) {
@@ -173,7 +162,7 @@ pub fn build(
                 "interrupts_handled": irqs,
                 "halts": sum("halts"),
                 "garbage_requests_sent": (0..n).map(|i| (0..6).map(|k| b.vcpu_ctl[v][i][field("adv") + k] - a.vcpu_ctl[v][i][field("adv") + k]).sum::<u64>()).sum::<u64>(),
-                "latency_samples": hist.count,
+                "latency_samples": hist.count(),
             },
         }));
         let vcpus: Vec<Value> = (0..n).map(|i| json!(stats_delta(&a.kvm_vcpu[v][i], &b.kvm_vcpu[v][i]))).collect();
@@ -203,11 +192,11 @@ pub fn build(
         let by_state: serde_json::Map<String, Value> = ["home_running", "other_running", "none_running"]
             .iter()
             .zip(&g.by_class)
-            .map(|(k, h)| (k.to_string(), json!({"samples": h.count, "latency_us": latency_us(h)})))
+            .map(|(k, h)| (k.to_string(), json!({"samples": h.count(), "latency_us": latency_us(h)})))
             .collect();
         io_threads.push(json!({"name": "irqgen", "util_pct": null, "empty_poll_pct": null}));
         gen_json = json!({
-            "samples": g.hist.count, "sent": g.sent,
+            "samples": g.hist.count(), "sent": g.sent,
             "by_run_state": by_state, "lost": g.lost, "route_changes": g.route_changes,
             "reroute_us_mean": if g.route_changes > 0 { json!(g.reroute_ns as f64 / 1e3 / g.route_changes as f64) } else { Value::Null },
         });

@@ -48,17 +48,58 @@ impl Histogram {
     /// Record one value.
     #[inline]
     pub fn record(&mut self, v: u64) {
+        self.record_n(v, 1);
+    }
+
+    /// Record `n` values equal to `v`.
+    #[inline]
+    pub fn record_n(&mut self, v: u64, n: u64) {
+        if n == 0 {
+            return;
+        }
         let b = bucket_of(v);
         if b >= self.buckets.len() {
             self.buckets.resize(b + 1, 0);
         }
-        self.buckets[b] += 1;
+        self.buckets[b] += n;
         if self.count == 0 || v < self.min {
             self.min = v;
         }
         self.max = self.max.max(v);
-        self.count += 1;
-        self.sum += v as u128;
+        self.count += n;
+        self.sum += v as u128 * n as u128;
+    }
+
+    /// Values counted by another recorder that kept them only to a bucket: `counts` gives each
+    /// bucket's representative value and how many values fell there (recorded as that value),
+    /// `sum` and `max` that recorder's exact sum and maximum (which mean and max report).
+    pub fn from_counts(counts: impl IntoIterator<Item = (u64, u64)>, sum: u128, max: u64) -> Self {
+        let mut h = Self::new();
+        for (v, n) in counts {
+            h.record_n(v, n);
+        }
+        if h.count > 0 {
+            h.sum = sum;
+            h.max = max;
+        }
+        h
+    }
+
+    /// Add every value of `other` (histograms of two threads, or two windows).
+    pub fn merge(&mut self, other: &Histogram) {
+        if other.count == 0 {
+            return;
+        }
+        if other.buckets.len() > self.buckets.len() {
+            self.buckets.resize(other.buckets.len(), 0);
+        }
+        for (a, b) in self.buckets.iter_mut().zip(&other.buckets) {
+            *a += b;
+        }
+        self.min = if self.count == 0 { other.min } else { self.min.min(other.min) };
+        self.max = self.max.max(other.max);
+        self.count += other.count;
+        self.sum += other.sum;
     }
 
     /// Number of values recorded.
@@ -174,5 +215,44 @@ mod tests {
         h.clear();
         assert_eq!(h.count(), 0);
         assert_eq!(h.quantile(0.5), None);
+    }
+
+    #[test]
+    fn record_n_is_n_records() {
+        let (mut a, mut b) = (Histogram::new(), Histogram::new());
+        for v in [3u64, 700, 70_000] {
+            a.record_n(v, 5);
+            (0..5).for_each(|_| b.record(v));
+        }
+        a.record_n(1, 0);
+        assert_eq!((a.count(), a.min(), a.max(), a.mean()), (b.count(), b.min(), b.max(), b.mean()));
+        assert_eq!(a.cdf(), b.cdf());
+    }
+
+    #[test]
+    fn merge_equals_recording_both() {
+        let (mut a, mut b, mut both) = (Histogram::new(), Histogram::new(), Histogram::new());
+        for v in 1..=1000u64 {
+            let h = if v % 3 == 0 { &mut a } else { &mut b };
+            h.record(v * 37);
+            both.record(v * 37);
+        }
+        let mut empty = Histogram::new();
+        empty.merge(&a);
+        empty.merge(&b);
+        empty.merge(&Histogram::new());
+        for q in [0.0, 0.5, 0.9, 0.999, 1.0] {
+            assert_eq!(empty.quantile(q), both.quantile(q));
+        }
+        assert_eq!((empty.count(), empty.min(), empty.max(), empty.mean()), (both.count(), both.min(), both.max(), both.mean()));
+    }
+
+    #[test]
+    fn from_counts_keeps_the_exact_sum_and_max() {
+        let h = Histogram::from_counts([(100, 3), (1000, 1), (5, 0)], 1_350, 1_020);
+        assert_eq!((h.count(), h.min(), h.max()), (4, Some(100), Some(1_020)));
+        assert_eq!(h.mean(), Some(337.5));
+        assert_eq!(h.quantile(0.5), Some(100.0));
+        assert_eq!(Histogram::from_counts([], 10, 10).max(), None);
     }
 }

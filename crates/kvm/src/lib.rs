@@ -33,8 +33,7 @@ pub fn available() -> (bool, String) {
 /// Runs the scenario file at `path`, writes `out_dir/summary.json`, returns its text.
 pub fn run_scenario(path: &str, out_dir: &str) -> Result<String> {
     let s = scenario::Scenario::load(path)?;
-    let v = run::run(&s)?;
-    let text = serde_json::to_string_pretty(&v).expect("json");
+    let text = measure::summary::to_json(&run::run(&s)?);
     std::fs::create_dir_all(out_dir)?;
     std::fs::write(std::path::Path::new(out_dir).join("summary.json"), &text)?;
     Ok(text)

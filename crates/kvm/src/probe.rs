@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use std::time::Instant;
 
 fn run_toml(text: &str) -> Result<Value> {
-    crate::run::run(&Scenario::parse(text)?)
+    Ok(serde_json::to_value(crate::run::run(&Scenario::parse(text)?)?).expect("summary serializes"))
 }
 
 fn pins() -> (String, String) {

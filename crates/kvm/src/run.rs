@@ -3,7 +3,8 @@
 use crate::backend::{self, irqgen::{IrqGen, MsiSource}, CounterValues, DeviceSpec, NotifyMode};
 use crate::error::{Error, Result};
 use crate::guest::ctl::CtlView;
-use crate::measure::summary::{self, Snapshot, VmRun};
+use crate::measure::extra::{SeriesData, TestbedSummary};
+use crate::measure::summary::{self, Snapshot, Window};
 use crate::scenario::{LoadCfg, Scenario, ADVERSARY_KINDS};
 use crate::vmm::layout::*;
 use crate::vmm::sys;
@@ -58,8 +59,8 @@ fn notify_mode(s: &Scenario) -> NotifyMode {
     }
 }
 
-/// Runs `s`; returns summary.json's value.
-pub fn run(s: &Scenario) -> Result<serde_json::Value> {
+/// Runs `s`; returns its summary.json.
+pub fn run(s: &Scenario) -> Result<TestbedSummary> {
     let kvm = crate::vmm::open_kvm()?;
     let wall0 = Instant::now();
     let go = Arc::new(AtomicBool::new(false));
@@ -193,10 +194,10 @@ pub fn run(s: &Scenario) -> Result<serde_json::Value> {
         return Err(Error::Guest(e));
     }
     let (before, after, secs) = result?;
-    let runs: Vec<VmRun> = vms.iter().enumerate().map(|(i, vm)| VmRun { vm: vm.clone(), cfg: s.vm[i].clone(), index: i }).collect();
-    let mut out = summary::build(s, &runs, &before, &after, secs, wall0.elapsed().as_secs_f64(), gen_result);
-    out["series"] = series.into_json();
-    out["counters"]["kick_to_backend"] = serde_json::json!({"samples": kick_hist.count(), "latency_us": summary::latency_us(&kick_hist)});
+    let window = Window { a: &before, b: &after, secs };
+    let mut out = summary::build(s, &window, wall0.elapsed().as_secs_f64(), gen_result.as_ref());
+    out.extra.series = series.into_data();
+    out.extra.counters.kick_to_backend = summary::samples(&kick_hist);
     Ok(out)
 }
 
@@ -293,14 +294,8 @@ impl Series {
         self.last = Some((t, now));
     }
 
-    fn into_json(self) -> serde_json::Value {
-        let v: Vec<serde_json::Value> = self
-            .names
-            .into_iter()
-            .zip(self.t.into_iter().zip(self.v))
-            .map(|(name, (t, v))| serde_json::json!({"name": name, "t_s": t, "value": v}))
-            .collect();
-        serde_json::Value::Array(v)
+    fn into_data(self) -> Vec<SeriesData> {
+        self.names.into_iter().zip(self.t.into_iter().zip(self.v)).map(|(name, (t_s, value))| SeriesData { name, t_s, value }).collect()
     }
 }
 

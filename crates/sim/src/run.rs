@@ -219,11 +219,12 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
                     None => None,
                 },
             }},
-            interrupt_delivery: c.scenario.vm[i].interrupt_delivery.key(),
-            device_interrupts_by_target_state_per_s: by_target,
+            interrupt_delivery: Some(c.scenario.vm[i].interrupt_delivery.key()),
+            device_interrupts_by_target_state_per_s: by_target.into(),
             latency_us: Latency::from_histogram(hist),
             loss_pct: if idle { None } else { loss_pct },
             cpu_util_pct: pct(busy_ns as f64, vcpu_ns),
+            extra: (),
         });
     }
     let host = HostSummary {
@@ -246,13 +247,15 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
                 pcpu_pct: (0..c.pcpus).map(|p| 100.0 * h.sched.run_ns(now, t as u32, p) as f64 / window).collect(),
                 migrations_per_s: h.sched.threads[t].migrations as f64 / secs,
             })
-            .collect(),
+            .collect::<Vec<_>>()
+            .into(),
         context_switches_per_s: Some(h.sched.switches as f64 / secs),
         migrations_per_s: Some(h.sched.migrations.iter().sum::<u64>() as f64 / secs),
         migrations_by_cause_per_s: crate::model::sched::Migration::ALL
             .iter()
             .map(|&m| (m.key(), h.sched.migrations[m as usize] as f64 / secs))
-            .collect(),
+            .collect::<BTreeMap<_, _>>()
+            .into(),
         wake_affine_per_s: Some(h.sched.wake_affine_hits as f64 / secs),
         idle_wakeups_by_cstate_per_s: c
             .profile
@@ -262,17 +265,18 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
             .iter()
             .zip(h.sched.cstate_wakeups)
             .map(|(st, n)| (st.name.clone(), n as f64 / secs))
-            .collect(),
+            .collect::<BTreeMap<_, _>>()
+            .into(),
     };
     let s = &c.scenario;
     RunOutput {
         summary: Summary {
             scenario: s.name.clone(),
-            seed: s.seed,
-            profile: c.profile.name.clone(),
+            seed: Some(s.seed),
+            profile: Some(c.profile.name.clone()),
             sim_seconds: secs,
             wall_seconds: wall,
-            events,
+            events: Some(events),
             vms,
             host,
             stalled_flows: h
@@ -286,7 +290,9 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
                     recovered_s: st.recovered.map(|t| t as f64 / NS_PER_S as f64),
                     state: st.state.clone(),
                 })
-                .collect(),
+                .collect::<Vec<_>>()
+                .into(),
+            extra: (),
         },
         latency_cdf: cdf,
     }

@@ -1,8 +1,67 @@
 //! The summary.json contract. Keys are stable; a metric that does not apply is `null`
-//! (`None`), never a made-up zero. Documented in `docs/summary.md`.
+//! (`None`, or a [`Measured`] collection that was not measured), never a made-up zero.
+//! Documented in `docs/summary.md`.
+//!
+//! One set of types for both worlds: the simulator fills every key; the KVM testbed
+//! (`eventpath-kvm`, `measure/summary.rs`) leaves what it cannot measure null and adds its own
+//! keys through the type parameters ([`Summary`]'s `X` at the top level, `V` in each VM), which
+//! serialize flattened into the same object. The simulator's are `()`: it adds nothing.
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::Deref;
+
+/// A list or map the simulator always measures and another world may not: serialized as the
+/// collection, or as `null` when not measured. It reads as the collection (empty when not
+/// measured).
+#[derive(Clone, Default, PartialEq)]
+pub struct Measured<T> {
+    value: T,
+    measured: bool,
+}
+
+impl<T> From<T> for Measured<T> {
+    fn from(value: T) -> Self {
+        Self { value, measured: true }
+    }
+}
+
+impl<T: Default> Measured<T> {
+    /// No such measurement in this run (`null` in summary.json).
+    pub fn not_measured() -> Self {
+        Self { value: T::default(), measured: false }
+    }
+}
+
+impl<T> Measured<T> {
+    /// The collection, if it was measured.
+    pub fn get(&self) -> Option<&T> {
+        self.measured.then_some(&self.value)
+    }
+}
+
+impl<T> Deref for Measured<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.value
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for Measured<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.get() {
+            Some(v) => v.fmt(f),
+            None => f.write_str("not measured"),
+        }
+    }
+}
+
+impl<T: Serialize> Serialize for Measured<T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.get().serialize(s)
+    }
+}
 
 /// Throughput of a VM's workload.
 #[derive(Debug, Clone, Serialize, Default)]
@@ -32,9 +91,9 @@ pub struct Latency {
     pub max: Option<f64>,
 }
 
-/// Per-VM results.
+/// Per-VM results; `V`: keys a world adds to each VM (the testbed's `guest`).
 #[derive(Debug, Clone, Serialize)]
-pub struct VmSummary {
+pub struct VmSummary<V = ()> {
     /// VM name.
     pub name: String,
     /// Exits per second keyed by reason (all nine reasons always present).
@@ -58,10 +117,13 @@ pub struct VmSummary {
     /// vCPU busy time (guest + exits, not halted) as % of vCPU time, averaged over vCPUs.
     pub cpu_util_pct: Option<f64>,
     /// Interrupt delivery mode: `emulated` or `posted` (added with issue 3).
-    pub interrupt_delivery: &'static str,
+    pub interrupt_delivery: Option<&'static str>,
     /// Device interrupts raised per second by the state their vCPU was in at that instant:
     /// `guest`, `exit` (in the hypervisor), `halted` (ES2 §3.3; added with issue 3).
-    pub device_interrupts_by_target_state_per_s: BTreeMap<&'static str, Option<f64>>,
+    pub device_interrupts_by_target_state_per_s: Measured<BTreeMap<&'static str, Option<f64>>>,
+    /// Keys this world adds (flattened into the VM's object).
+    #[serde(flatten)]
+    pub extra: V,
 }
 
 /// One host I/O thread.
@@ -94,44 +156,48 @@ pub struct HostSummary {
     /// Host I/O threads.
     pub io_threads: Vec<IoThreadSummary>,
     /// Every scheduled host thread and where it ran (added with the host scheduler).
-    pub threads: Vec<ThreadSummary>,
+    pub threads: Measured<Vec<ThreadSummary>>,
     /// Context switches per second, all pCPUs (added with the host scheduler).
     pub context_switches_per_s: Option<f64>,
     /// Thread migrations between pCPUs per second (added with the host scheduler).
     pub migrations_per_s: Option<f64>,
     /// The same by cause: `wakeup` (placement at wake-up), `idle_balance`, `nohz_balance`,
     /// `periodic_balance` (added with issue 9).
-    pub migrations_by_cause_per_s: BTreeMap<&'static str, f64>,
+    pub migrations_by_cause_per_s: Measured<BTreeMap<&'static str, f64>>,
     /// Wake-ups placed on the waker's pCPU by `wake_affine`, per second (added with the host
     /// scheduler).
     pub wake_affine_per_s: Option<f64>,
     /// Threads woken onto an idle pCPU per second, by the idle state (C-state) the pCPU left;
     /// empty when the profile lists no idle states.
-    pub idle_wakeups_by_cstate_per_s: BTreeMap<String, f64>,
+    pub idle_wakeups_by_cstate_per_s: Measured<BTreeMap<String, f64>>,
 }
 
-/// The whole summary.
+/// The whole summary; `X`: keys a world adds at the top level (the testbed's `kvm_stats`,
+/// `counters`, `series`), `V`: keys it adds to each VM.
 #[derive(Debug, Clone, Serialize)]
-pub struct Summary {
+pub struct Summary<X = (), V = ()> {
     /// Scenario name.
     pub scenario: String,
     /// Seed used.
-    pub seed: u64,
+    pub seed: Option<u64>,
     /// Profile name.
-    pub profile: String,
+    pub profile: Option<String>,
     /// Measured simulated seconds (warm-up excluded).
     pub sim_seconds: f64,
     /// Wall-clock seconds the run took (the only field that differs between identical runs).
     pub wall_seconds: f64,
     /// Events handled, warm-up included.
-    pub events: u64,
+    pub events: Option<u64>,
     /// Per-VM results.
-    pub vms: Vec<VmSummary>,
+    pub vms: Vec<VmSummary<V>>,
     /// Host results.
     pub host: HostSummary,
     /// Flows the liveness watchdog saw stop making progress while their threads got to run
     /// (`model/watchdog.rs`). Empty in a healthy run: an entry is a model bug, not a result.
-    pub stalled_flows: Vec<StalledFlow>,
+    pub stalled_flows: Measured<Vec<StalledFlow>>,
+    /// Keys this world adds (flattened into the top-level object).
+    #[serde(flatten)]
+    pub extra: X,
 }
 
 /// A flow that made no progress for a whole watch window (at least 50 ms) although none of its
@@ -154,7 +220,12 @@ pub struct StalledFlow {
 impl Latency {
     /// Summarize a histogram of nanosecond values in microseconds.
     pub fn from_histogram(h: &crate::metrics::Histogram) -> Latency {
-        let us = |v: Option<f64>| v.map(|x| x / 1000.0);
+        Self::from_histogram_in(h, |ns| ns / 1000.0)
+    }
+
+    /// Summarize a histogram of values in any unit; `to_us` converts one to microseconds.
+    pub fn from_histogram_in(h: &crate::metrics::Histogram, to_us: impl Fn(f64) -> f64) -> Latency {
+        let us = |v: Option<f64>| v.map(&to_us);
         Latency {
             mean: us(h.mean()),
             p50: us(h.quantile(0.5)),
@@ -163,5 +234,55 @@ impl Latency {
             p999: us(h.quantile(0.999)),
             max: us(h.max().map(|m| m as f64)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_collection_not_measured_is_null_and_reads_empty() {
+        let m: Measured<Vec<u32>> = Measured::not_measured();
+        assert_eq!(serde_json::to_string(&m).unwrap(), "null");
+        assert!(m.is_empty() && m.get().is_none());
+        assert_eq!(format!("{m:?}"), "not measured");
+        let m = Measured::from(vec![1, 2]);
+        assert_eq!(serde_json::to_string(&m).unwrap(), "[1,2]");
+        assert_eq!((m[1], m.get().map(Vec::len)), (2, Some(2)));
+        assert_eq!(format!("{m:?}"), "[1, 2]");
+    }
+
+    #[test]
+    fn a_worlds_extra_keys_are_flattened_and_the_simulators_add_none() {
+        #[derive(Serialize)]
+        struct Extra {
+            counters: u32,
+        }
+        fn vm<V>(extra: V) -> VmSummary<V> {
+            VmSummary {
+            name: "vm0".into(),
+            exits_per_s: BTreeMap::new(),
+            exits_total_per_s: None,
+            eht_pct: None,
+            tig_pct: None,
+            interrupts_per_s: None,
+            kicks_per_s: None,
+            throughput: Throughput::default(),
+            latency_us: Latency::default(),
+            loss_pct: None,
+            cpu_util_pct: None,
+            interrupt_delivery: None,
+            device_interrupts_by_target_state_per_s: Measured::not_measured(),
+            extra,
+            }
+        }
+        let sim = serde_json::to_value(vm(())).unwrap();
+        let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+        assert_eq!(keys(&sim).len(), 13);
+        let bed = serde_json::to_value(vm(Extra { counters: 3 })).unwrap();
+        assert_eq!(bed["counters"], 3);
+        assert_eq!(keys(&bed).len(), 14);
+        assert!(bed["device_interrupts_by_target_state_per_s"].is_null());
     }
 }

@@ -1,2 +1,3 @@
 //! Measurement: the summary.json writer (latency histograms are `eventpath_sim::metrics::Histogram`).
+pub mod extra;
 pub mod summary;

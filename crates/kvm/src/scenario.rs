@@ -59,6 +59,23 @@ fn d_warmup() -> f64 {
     0.1
 }
 
+/// The defaults a scenario file gets, with no name and no VM (which a file must give).
+impl Default for Scenario {
+    fn default() -> Self {
+        Self {
+            name: String::new(),
+            duration_s: d_duration(),
+            warmup_s: d_warmup(),
+            backend: BackendCfg::default(),
+            moderation: ModerationConfig::default(),
+            routing: RouterConfig::default(),
+            reroute: Reroute::default(),
+            irqgen: None,
+            vm: vec![],
+        }
+    }
+}
+
 /// How an MSI is moved to another vCPU.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -139,6 +156,13 @@ pub struct VmCfg {
     /// Load per vCPU in order; vCPUs without an entry spin.
     #[serde(default)]
     pub load: Vec<LoadCfg>,
+}
+
+/// The defaults a `[[vm]]` table gets, with no name (which a file must give).
+impl Default for VmCfg {
+    fn default() -> Self {
+        Self { name: String::new(), vcpus: one(), pin: vec![], halt_poll_ns: None, kick: d_kick(), queue_size: d_qsize(), load: vec![] }
+    }
 }
 
 fn one() -> u64 {

@@ -12,9 +12,8 @@
 //!
 //! The result is serialised from an `eventpath_sim::profile::Profile` and re-parsed with
 //! `Profile::parse`, so it loads in `eventpath run` whatever keys the profile gains.
-use super::p;
+use super::report::ProbeReport;
 use eventpath_sim::profile::Profile;
-use serde_json::Value as Json;
 use toml::Value;
 
 /// `model name` of the first CPU in /proc/cpuinfo.
@@ -96,8 +95,8 @@ fn render(v: &Value) -> String {
     out
 }
 
-/// profile.toml text from probe.json's value.
-pub fn profile_toml(probe: &Json) -> Result<String, String> {
+/// profile.toml text from the probe's report.
+pub fn profile_toml(probe: &ProbeReport) -> Result<String, String> {
     let base = Profile::load("es2").map_err(|e| e.to_string())?;
     let mut v = Value::try_from(&base).map_err(|e| format!("serialising es2: {e}"))?;
     // The measured HLT wake-up below already includes this host's idle-state exit, so the
@@ -106,8 +105,8 @@ pub fn profile_toml(probe: &Json) -> Result<String, String> {
         h.remove("cstates");
     }
     mark_unmeasured(&mut v, "es2");
-    let date = probe["date"].as_str().unwrap_or("?");
-    let cpu = probe["host_cpu"].as_str().map(str::to_string).unwrap_or_else(host_cpu_model);
+    let date = &probe.date;
+    let cpu = probe.host_cpu.clone();
     let src = |what: &str| format!("measured by eventpath kvm probe on {date}, {cpu}: {what}");
     let t = v.as_table_mut().expect("table");
     t.insert("name".into(), Value::String("kvm-probe".into()));
@@ -119,19 +118,20 @@ pub fn profile_toml(probe: &Json) -> Result<String, String> {
     let (sockets, cores) = host_layout();
     set(&mut v, "cpu", "sockets", sockets as f64, src("distinct `physical id` in /proc/cpuinfo"))?;
     set(&mut v, "cpu", "cores_per_socket", cores as f64, src("logical CPUs in /proc/cpuinfo / sockets"))?;
-    if let Some(hz) = probe["tsc_hz"].as_f64().filter(|h| *h > 0.0) {
-        set(&mut v, "cpu", "ghz", (hz / 1e7).round() / 100.0, src("TSC frequency"))?;
+    if probe.tsc_hz > 0 {
+        set(&mut v, "cpu", "ghz", (probe.tsc_hz as f64 / 1e7).round() / 100.0, src("TSC frequency"))?;
     }
-    let r = &probe["results"];
-    let ns = |path: &[&str]| p(r, path).as_f64().filter(|x| x.is_finite() && *x > 0.0).map(|us| (us * 1e3).round());
+    let r = &probe.results;
+    let ns = |us: Option<f64>| us.filter(|x| x.is_finite() && *x > 0.0).map(|us| (us * 1e3).round());
+    let guest_cost = |path: &str| r.notification_paths.get(path).and_then(|p| p.guest_cost_us_per_notification);
     let measured = [
-        ("exit", "io_instruction_ns", ns(&["notification_paths", "pio_ioeventfd", "guest_cost_us_per_notification"]),
+        ("exit", "io_instruction_ns", ns(guest_cost("pio_ioeventfd")),
          "guest cost of one PIO kick through an ioeventfd (out instruction, no userspace exit)"),
-        ("exit", "ept_violation_ns", ns(&["notification_paths", "mmio_ioeventfd", "guest_cost_us_per_notification"]),
+        ("exit", "ept_violation_ns", ns(guest_cost("mmio_ioeventfd")),
          "guest cost of one MMIO kick through an ioeventfd (includes this host's MMIO emulation)"),
-        ("exit", "interrupt_delivery_ns", ns(&["msi_injection_to_handler", "latency_us", "p50"]),
+        ("exit", "interrupt_delivery_ns", ns(r.msi_injection_to_handler.latency_us.p50),
          "MSI injection (irqfd) -> guest handler ran, median, guest spinning at CPL3 (includes the emulated CPL0 handler)"),
-        ("host", "thread_wakeup_ns", ns(&["hlt_wakeup", "halt_poll_0_gap_1000us", "latency_us", "p50"]),
+        ("host", "thread_wakeup_ns", ns(r.hlt_wakeup.get("halt_poll_0_gap_1000us").and_then(|h| h.latency_us.p50)),
          "HLT wake-up: MSI -> halted vCPU thread runs its handler, median, halt_poll_ns = 0, 1 ms gaps"),
     ];
     for (table, key, value, what) in measured {

@@ -1,21 +1,18 @@
 //! The exported profile loads with `Profile::load` and a simulator scenario runs on it.
 use super::*;
+use crate::probe::report::*;
 use eventpath_sim::run::{run_parsed, RunOptions};
 use eventpath_sim::scenario::Scenario;
-use serde_json::json;
+use eventpath_sim::summary::Latency;
 
-fn fake_probe() -> Json {
-    json!({
-        "date": "2026-01-01", "host_cpu": "Test CPU @ 2.10GHz", "tsc_hz": 2.1e9,
-        "results": {
-            "notification_paths": {
-                "pio_ioeventfd": {"guest_cost_us_per_notification": 7.9},
-                "mmio_ioeventfd": {"guest_cost_us_per_notification": 8.1},
-            },
-            "msi_injection_to_handler": {"latency_us": {"p50": 10.0}},
-            "hlt_wakeup": {"halt_poll_0_gap_1000us": {"latency_us": {"p50": 24.0}}},
-        }
-    })
+fn fake_probe() -> ProbeReport {
+    let path = |us| NotificationPath { guest_cost_us_per_notification: Some(us), ..Default::default() };
+    let p50 = |us| Latency { p50: Some(us), ..Default::default() };
+    let mut r = ProbeReport { date: "2026-01-01".into(), host_cpu: "Test CPU @ 2.10GHz".into(), tsc_hz: 2_100_000_000, ..Default::default() };
+    r.results.notification_paths = [("pio_ioeventfd", path(7.9)), ("mmio_ioeventfd", path(8.1))].into();
+    r.results.msi_injection_to_handler.latency_us = p50(10.0);
+    r.results.hlt_wakeup = [("halt_poll_0_gap_1000us".to_string(), HltWakeup { latency_us: p50(24.0), ..Default::default() })].into();
+    r
 }
 
 #[test]
@@ -57,4 +54,18 @@ fn exported_profile_loads_and_a_scenario_runs_on_it() {
 fn host_layout_is_at_least_one_core() {
     let (s, c) = host_layout();
     assert!(s >= 1 && c >= 1);
+}
+
+#[test]
+fn probe_json_has_the_documented_keys() {
+    let v = serde_json::to_value(fake_probe()).unwrap();
+    let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(&v), ["date", "host_cpu", "host_cpus", "quick", "results", "tsc_hz"]);
+    let r = &v["results"];
+    let want = ["hlt_wakeup", "kick_to_backend_handler", "msi_injection_to_handler", "msi_reroute_us", "notification_paths", "polled_ring_request"];
+    assert_eq!(keys(r), want);
+    assert_eq!(keys(&r["kick_to_backend_handler"]), ["mmio_ioeventfd", "note", "pio_ioeventfd"]);
+    assert_eq!(keys(&r["hlt_wakeup"]["halt_poll_0_gap_1000us"]).len(), 5);
+    assert_eq!(r["notification_paths"]["pio_ioeventfd"]["guest_cost_us_per_notification"], 7.9);
+    assert!(r["msi_injection_to_handler"]["samples"].is_null());
 }

@@ -1,0 +1,128 @@
+//! probe.json (docs/kvm.md, "The probe"): what each measurement reports.
+use eventpath_sim::summary::Latency;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The whole probe.json.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ProbeReport {
+    /// `model name` of the host CPU.
+    pub host_cpu: String,
+    /// UTC date of the probe (`YYYY-MM-DD`).
+    pub date: String,
+    /// TSC frequency. Unit: Hz.
+    pub tsc_hz: u64,
+    /// Logical CPUs of the host.
+    pub host_cpus: usize,
+    /// Short runs (`--quick`).
+    pub quick: bool,
+    /// The measurements.
+    pub results: ProbeResults,
+}
+
+/// `results`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ProbeResults {
+    /// Guest loops that do nothing but notify, by path (`pio_exit_to_userspace`,
+    /// `mmio_exit_to_userspace`, `pio_ioeventfd`, `mmio_ioeventfd`).
+    pub notification_paths: BTreeMap<&'static str, NotificationPath>,
+    /// Guest kick -> a sleeping exit-mode backend thread sees it.
+    pub kick_to_backend_handler: KickToBackend,
+    /// A stream to a polling backend.
+    pub polled_ring_request: PolledRing,
+    /// MSI injection -> the spinning guest noticed.
+    pub msi_injection_to_handler: MsiInjection,
+    /// MSI -> a halted vCPU ran its handler, by `<halt poll setting>_gap_<gap>us`.
+    pub hlt_wakeup: BTreeMap<String, HltWakeup>,
+    /// KVM_SET_GSI_ROUTING on an idle VM.
+    pub msi_reroute_us: Reroute,
+}
+
+/// One notification path.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct NotificationPath {
+    /// Guest TSC around the notifying instruction per notification. Unit: µs.
+    pub guest_cost_us_per_notification: Option<f64>,
+    /// Notifications per second of one vCPU.
+    pub notifications_per_s: Option<f64>,
+    /// KVM exits per notification.
+    pub kvm_exits_per_notification: Option<f64>,
+    /// Notifications made.
+    pub notifications: f64,
+    /// What the path is.
+    pub note: &'static str,
+}
+
+/// `kick_to_backend_handler`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct KickToBackend {
+    /// PIO kicks through an ioeventfd.
+    pub pio_ioeventfd: KickSamples,
+    /// MMIO kicks through an ioeventfd.
+    pub mmio_ioeventfd: KickSamples,
+    /// What is measured.
+    pub note: &'static str,
+}
+
+/// Kick -> backend latency of one path.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct KickSamples {
+    /// Its distribution. Unit: µs.
+    pub latency_us: Latency,
+    /// Kicks timed.
+    pub samples: u64,
+    /// Kicks made.
+    pub kicks: u64,
+}
+
+/// `polled_ring_request`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PolledRing {
+    /// Kicks per request (0: the backend polls).
+    pub kicks_per_request: Option<f64>,
+    /// Requests completed per second.
+    pub requests_per_s: Option<f64>,
+    /// Submit -> the guest sees the completion. Unit: µs.
+    pub request_to_completion_seen_us: Latency,
+    /// What is measured.
+    pub note: &'static str,
+}
+
+/// `msi_injection_to_handler`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct MsiInjection {
+    /// irqfd write -> the guest noticed. Unit: µs.
+    pub latency_us: Latency,
+    /// Injections timed.
+    pub samples: Option<u64>,
+    /// What is measured.
+    pub note: &'static str,
+}
+
+/// One `hlt_wakeup` run.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct HltWakeup {
+    /// MSI -> the halted vCPU ran its handler. Unit: µs.
+    pub latency_us: Latency,
+    /// The vCPU thread's CPU use (halt polling shows here). Unit: %.
+    pub vcpu_cpu_util_pct: Option<f64>,
+    /// KVM `halt_exits`.
+    pub halt_exits: Option<u64>,
+    /// KVM `halt_successful_poll`.
+    pub halt_successful_poll: Option<u64>,
+    /// KVM `halt_attempted_poll`.
+    pub halt_attempted_poll: Option<u64>,
+}
+
+/// `msi_reroute_us`. Unit: µs.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Reroute {
+    /// Median.
+    pub median: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// Re-routes timed.
+    pub samples: usize,
+    /// Conditions.
+    pub note: &'static str,
+}

@@ -12,18 +12,8 @@ from typing import Any, Callable
 from eventpath import _eventpath
 from eventpath._eventpath import InputError
 
-EXIT_REASONS = (
-    "io_instruction",
-    "interrupt_delivery",
-    "eoi",
-    "external_interrupt",
-    "timer",
-    "hlt",
-    "ept_violation",
-    "interrupt_window",
-    "ipi",
-    "other",
-)
+# The keys of summary.json's exits_per_s, in contract order: the simulator's own list.
+EXIT_REASONS = tuple(_eventpath.exit_reasons())
 
 
 @dataclass

@@ -37,6 +37,17 @@ def test_run_writes_summary_contract_and_tidy_tables(cli, tmp_path):
         assert (tmp_path / fig).read_bytes()[:4] == b"\x89PNG"
 
 
+def test_exit_reasons_are_the_rust_list_in_contract_order():
+    import eventpath
+    from eventpath import _eventpath
+
+    order = ["io_instruction", "interrupt_delivery", "eoi", "external_interrupt", "timer", "hlt", "ept_violation",
+             "interrupt_window", "ipi", "other"]
+    assert _eventpath.exit_reasons() == order
+    r = eventpath.run(str(ROOT / "examples/udp-send.toml"), duration=0.02)
+    assert [row["reason"] for row in r.exit_rows()] == order
+
+
 def test_tables_load_in_pandas(cli, tmp_path):
     pd = pytest.importorskip("pandas")
     assert cli("run", "examples/udp-send.toml", "--out", str(tmp_path), "--duration", "0.02").returncode == 0

@@ -167,6 +167,12 @@ fn bench_model(py: Python<'_>, sim_seconds: f64, vms: u32) -> PyResult<(u64, f64
     py.detach(|| eventpath_sim::bench::run_model(vms, sim_seconds)).map_err(crate::input_error)
 }
 
+/// The keys of summary.json's `exits_per_s`, in contract order (`ExitReason::ALL`).
+#[pyfunction]
+fn exit_reasons() -> Vec<&'static str> {
+    eventpath_sim::metrics::ExitReason::ALL.iter().map(|r| r.key()).collect()
+}
+
 /// The engine benchmark's parameters, for the SimPy twin.
 #[pyfunction]
 fn bench_params() -> (f64, f64, f64, f64) {
@@ -185,5 +191,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bench_engine, m)?)?;
     m.add_function(wrap_pyfunction!(bench_params, m)?)?;
     m.add_function(wrap_pyfunction!(bench_model, m)?)?;
+    m.add_function(wrap_pyfunction!(exit_reasons, m)?)?;
     Ok(())
 }

@@ -197,7 +197,7 @@ pub struct Net {
     #[serde(default = "yes")]
     pub event_idx: bool,
     /// Device-side interrupt moderation of both queues (`eventpath_policy::moderation`,
-    /// `[vm.net.moderation] kind = "none" | "fir" | "cgr" | "air"` with the scheme's keys):
+    /// `[vm.net.moderation] kind = "none" | "fir" | "cgr" | "air" | "dim"` with the scheme's keys):
     /// default none, every interrupt the driver asks for fires at once.
     #[serde(default)]
     pub moderation: eventpath_policy::moderation::ModerationConfig,

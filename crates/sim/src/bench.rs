@@ -91,5 +91,5 @@ pub fn run_model(vms: u32, sim_seconds: f64) -> crate::InputResult<(u64, f64)> {
     let c = sc.check("bench")?;
     let t0 = std::time::Instant::now();
     let out = crate::run::simulate(&c);
-    Ok((out.summary.events, t0.elapsed().as_secs_f64()))
+    Ok((out.summary.events.unwrap_or_default(), t0.elapsed().as_secs_f64()))
 }

@@ -227,6 +227,7 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
             extra: (),
         });
     }
+    let stats = h.sched.stats();
     let host = HostSummary {
         pcpu_util_pct: h.pcpu_busy.iter().map(|b| 100.0 * b.busy_ns(now) as f64 / window).collect(),
         io_threads: h
@@ -245,25 +246,26 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
             .map(|(t, name)| ThreadSummary {
                 name: name.clone(),
                 pcpu_pct: (0..c.pcpus).map(|p| 100.0 * h.sched.run_ns(now, t as u32, p) as f64 / window).collect(),
-                migrations_per_s: h.sched.threads[t].migrations as f64 / secs,
+                migrations_per_s: h.sched.thread_migrations(t as u32) as f64 / secs,
             })
             .collect::<Vec<_>>()
             .into(),
-        context_switches_per_s: Some(h.sched.switches as f64 / secs),
-        migrations_per_s: Some(h.sched.migrations.iter().sum::<u64>() as f64 / secs),
-        migrations_by_cause_per_s: crate::model::sched::Migration::ALL
+        context_switches_per_s: Some(stats.switches as f64 / secs),
+        migrations_per_s: Some(stats.migrations.iter().map(|&(_, n)| n).sum::<u64>() as f64 / secs),
+        migrations_by_cause_per_s: stats
+            .migrations
             .iter()
-            .map(|&m| (m.key(), h.sched.migrations[m as usize] as f64 / secs))
+            .map(|&(m, n)| (m.key(), n as f64 / secs))
             .collect::<BTreeMap<_, _>>()
             .into(),
-        wake_affine_per_s: Some(h.sched.wake_affine_hits as f64 / secs),
+        wake_affine_per_s: Some(stats.wake_affine_hits as f64 / secs),
         idle_wakeups_by_cstate_per_s: c
             .profile
             .host
             .cstates
             .states
             .iter()
-            .zip(h.sched.cstate_wakeups)
+            .zip(stats.cstate_wakeups.iter().copied())
             .map(|(st, n)| (st.name.clone(), n as f64 / secs))
             .collect::<BTreeMap<_, _>>()
             .into(),

@@ -18,7 +18,7 @@ impl Host {
     /// The vCPU halts (nothing pending at the end of its HLT exit): poll, or block.
     pub(crate) fn halt(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
         let cpu = self.cpu_of(v);
-        let alone = self.sched.rqs[cpu as usize].nr_running() == 1 && !self.should_yield(cpu);
+        let alone = self.sched.nr_running(cpu) == 1 && !self.should_yield(cpu);
         let vc = &mut self.vcpus[v as usize];
         vc.halt_start = Some(now);
         let poll = match vc.halt_poll.as_mut() {

@@ -21,30 +21,29 @@ impl Host {
     /// Panic with a description if any vCPU's mode disagrees with its thread's state.
     pub(crate) fn check_invariants(&self) {
         for (v, vc) in self.vcpus.iter().enumerate() {
-            let th = &self.sched.threads[v];
-            let cpu = th.cpu as usize;
-            let current = self.sched.rqs[cpu].curr == Some(v as u32);
+            let (state, cpu) = (self.sched.thread_state(v as u32), self.sched.thread_cpu(v as u32) as usize);
+            let current = self.sched.current(cpu as u32) == Some(v as u32);
             let ok = match vc.mode {
-                Mode::Guest { .. } => th.state == State::Running && current && !self.switching[cpu],
-                Mode::Exit { .. } => th.state == State::Running || th.state == State::Queued,
-                Mode::Halted => th.state == State::Sleeping,
-                Mode::Polling => th.state == State::Running && current && !self.switching[cpu],
-                Mode::Waking => th.state == State::Queued || (th.state == State::Running && self.switching[cpu]),
+                Mode::Guest { .. } => state == State::Running && current && !self.switching[cpu],
+                Mode::Exit { .. } => state == State::Running || state == State::Queued,
+                Mode::Halted => state == State::Sleeping,
+                Mode::Polling => state == State::Running && current && !self.switching[cpu],
+                Mode::Waking => state == State::Queued || (state == State::Running && self.switching[cpu]),
                 Mode::Entering => false,
             };
             assert!(ok, "vCPU {v} in {:?} but its thread is {:?} on pCPU {cpu} (current: {current}, switching: {})",
-                vc.mode, th.state, self.switching[cpu]);
+                vc.mode, state, self.switching[cpu]);
         }
         // A vhost worker asleep has no wake-up under way and is not in its handler loop; one
         // with a wake-up under way is on a runqueue (else the wake-up was lost for good).
         for (d, dev) in self.devs.iter().enumerate() {
-            let th = &self.sched.threads[self.vhost_tid(d as u32) as usize];
+            let state = self.sched.thread_state(self.vhost_tid(d as u32));
             let (running, pending) = (dev.vhost.running, dev.vhost.wake_pending);
-            let ok = match th.state {
+            let ok = match state {
                 State::Sleeping => !running && !pending,
                 State::Queued | State::Running => running || pending,
             };
-            assert!(ok, "vhost of device {d}: thread {:?}, in loop {running}, wake-up pending {pending}", th.state);
+            assert!(ok, "vhost of device {d}: thread {state:?}, in loop {running}, wake-up pending {pending}");
         }
     }
 }

@@ -224,7 +224,7 @@ pub struct Host {
     /// Per device: packets the guest NAPI received (lifetime, for conservation).
     pub(crate) napi_polled_life: Vec<u64>,
     /// The host scheduler.
-    pub(crate) sched: sched::Sched,
+    pub(crate) sched: sched::Scheduler,
     /// Per pCPU: a thread is being switched in (its `SchedIn` is pending).
     pub(crate) switching: Vec<bool>,
     /// The pCPU running the thread that handles the current event (the waker).
@@ -247,7 +247,7 @@ impl Host {
         let mut vcpus = Vec::new();
         let mut devs = Vec::new();
         let mut senders = Vec::new();
-        let mut sched = sched::Sched::new(c.profile.sched_params(c.pcpus), c.pcpus);
+        let mut sched = sched::Scheduler::Cfs(sched::Sched::new(c.profile.sched_params(c.pcpus), c.pcpus));
         let all: u64 = if c.pcpus >= 64 { u64::MAX } else { (1u64 << c.pcpus) - 1 };
         let mask = |pin: Option<u32>| pin.map_or(all, |p| 1u64 << p);
         let rng = |name: &str| crate::engine::Rng::for_component(s.seed, &format!("sched:{name}"));

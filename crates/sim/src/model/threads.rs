@@ -49,7 +49,7 @@ impl Host {
 
     /// The pCPU of thread `tid` (current, queued on, or last run on).
     pub(crate) fn cpu_of(&self, tid: u32) -> u32 {
-        self.sched.threads[tid as usize].cpu
+        self.sched.thread_cpu(tid)
     }
 
     /// Wake sleeping thread `tid`; the waker is the pCPU running the current event's thread.
@@ -60,14 +60,14 @@ impl Host {
 
     /// Thread on `cpu` leaves it (to sleep, or back to its runqueue at a preemption point).
     pub(crate) fn leave_cpu(&mut self, now: Time, cpu: u32, sleep: bool, q: &mut EventQueue<Ev>) {
-        if let Some(Kind::Vcpu(v)) = self.sched.rqs[cpu as usize].curr.map(|t| self.kind(t)) {
+        if let Some(Kind::Vcpu(v)) = self.sched.current(cpu).map(|t| self.kind(t)) {
             self.vcpus[v as usize].busy.set(now, false);
             self.vcpu_run_state(v, if sleep { RunState::Blocked } else { RunState::Runnable });
         }
         self.sched.deschedule(now, cpu, sleep);
         self.tr_cpu(now, cpu, None);
         self.drain(now, q);
-        if self.sched.rqs[cpu as usize].curr.is_none() {
+        if self.sched.current(cpu).is_none() {
             self.set_pcpu_busy(now, cpu, false);
         }
     }
@@ -79,8 +79,8 @@ impl Host {
 
     /// Carry out the scheduler's decisions, in order.
     pub(crate) fn drain(&mut self, now: Time, q: &mut EventQueue<Ev>) {
-        while !self.sched.actions.is_empty() {
-            match self.sched.actions.remove(0) {
+        while let Some(a) = self.sched.next_action() {
+            match a {
                 Action::SwitchIn { cpu, delay, seq, .. } => {
                     self.set_pcpu_busy(now, cpu, true);
                     self.switching[cpu as usize] = true;
@@ -96,7 +96,7 @@ impl Host {
         if !self.sched.need_resched(cpu) || self.switching[cpu as usize] {
             return;
         }
-        let Some(t) = self.sched.rqs[cpu as usize].curr else { return };
+        let Some(t) = self.sched.current(cpu) else { return };
         match self.kind(t) {
             Kind::Hog(_) => self.leave_cpu(now, cpu, false, q),
             Kind::Vcpu(v) => match self.vcpus[v as usize].mode {
@@ -112,13 +112,12 @@ impl Host {
 
     /// The switched-in thread starts running on `cpu`.
     pub(crate) fn sched_in(&mut self, now: Time, cpu: u32, seq: u32, q: &mut EventQueue<Ev>) {
-        let rq = &self.sched.rqs[cpu as usize];
-        if rq.seq != seq {
+        if self.sched.switch_seq(cpu) != seq {
             return;
         }
         self.switching[cpu as usize] = false;
-        let t = rq.curr.expect("SchedIn on an idle pCPU");
-        debug_assert_eq!(self.sched.threads[t as usize].state, State::Running);
+        let t = self.sched.current(cpu).expect("SchedIn on an idle pCPU");
+        debug_assert_eq!(self.sched.thread_state(t), State::Running);
         self.tr_cpu(now, cpu, Some(t));
         match self.kind(t) {
             Kind::Vcpu(v) => {

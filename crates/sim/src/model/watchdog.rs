@@ -141,8 +141,7 @@ impl Host {
             .iter()
             .map(|&v| {
                 let vc = &self.vcpus[v as usize];
-                let th = &self.sched.threads[v as usize];
-                format!("{:?} thread {:?} on {} irqs pending {}", vc.mode, th.state, th.cpu, vc.irqs_pending())
+                format!("{:?} thread {:?} on {} irqs pending {}", vc.mode, self.sched.thread_state(v), self.sched.thread_cpu(v), vc.irqs_pending())
             })
             .collect();
         let vh = self.vhost_tid(self.vms[vm].dev);
@@ -161,7 +160,7 @@ impl Host {
             d.rxq.irq.driver_enabled(),
             (d.napi.scheduled, d.napi.running),
             d.vhost.running,
-            self.sched.threads[vh as usize].state,
+            self.sched.thread_state(vh),
             self.senders[vm].describe(),
         )
     }

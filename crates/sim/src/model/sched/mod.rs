@@ -16,11 +16,13 @@ mod balance;
 mod idle;
 mod load;
 mod place;
+mod seam;
 #[cfg(test)]
 mod tests;
 
 use crate::engine::{Rng, Time};
 pub use idle::{CStateTable, IdleHistory, MAX_CSTATES};
+pub use seam::{SchedStats, Scheduler};
 
 /// Linux `NICE_0_LOAD` (scale of vruntime: ns of a nice-0 thread).
 pub const NICE_0_LOAD: u64 = 1024;
@@ -223,7 +225,7 @@ pub struct Sched {
     /// Runqueues by pCPU.
     pub rqs: Vec<Rq>,
     /// Decisions since the host last drained them.
-    pub actions: Vec<Action>,
+    pub actions: std::collections::VecDeque<Action>,
     /// Run time of thread t on pCPU c in the window: `run_ns[t * ncpu + c]`.
     run_ns: Vec<u64>,
     /// Start of the measurement window.
@@ -246,7 +248,7 @@ impl Sched {
             threads: Vec::new(),
             // init_sched: rq->avg_idle = 2 * sysctl_sched_migration_cost.
             rqs: (0..ncpus).map(|_| Rq { avg_idle: 2 * p.migration_cost_ns, ..Rq::default() }).collect(),
-            actions: Vec::with_capacity(16),
+            actions: std::collections::VecDeque::with_capacity(16),
             run_ns: Vec::new(),
             window_start: 0,
             migrations: [0; Migration::COUNT],
@@ -412,7 +414,7 @@ impl Sched {
         let rq = &mut self.rqs[cpu as usize];
         if rq.curr.is_some() && !rq.need_resched {
             rq.need_resched = true;
-            self.actions.push(Action::Resched { cpu });
+            self.actions.push_back(Action::Resched { cpu });
         }
     }
 
@@ -563,7 +565,7 @@ impl Sched {
             delay += p.migration_ns;
         }
         self.update_min_vruntime(cpu);
-        self.actions.push(Action::SwitchIn { cpu, tid: t, delay, seq });
+        self.actions.push_back(Action::SwitchIn { cpu, tid: t, delay, seq });
     }
 
     /// Start thread `t` at time 0 (it is runnable from the beginning): enqueue on its pCPU.

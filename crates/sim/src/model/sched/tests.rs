@@ -27,8 +27,8 @@ fn run_hogs(s: &mut Sched, from: Time, end: Time) {
         now += tick;
         for c in 0..s.ncpus() {
             s.tick(now, c);
-            while !s.actions.is_empty() {
-                if let Action::Resched { cpu } = s.actions.remove(0) {
+            while let Some(a) = s.actions.pop_front() {
+                if let Action::Resched { cpu } = a {
                     s.deschedule(now, cpu, false);
                 }
             }

@@ -1,0 +1,124 @@
+//! The host-scheduler seam: what the host model asks of a scheduler. [`Scheduler`] selects the
+//! implementation — Linux CFS ([`Sched`], the default and only one so far); Xen's credit
+//! scheduler (hBalance's host) would be another variant with its own module. The host model
+//! (`threads.rs`) only decides *when* a thread can leave its pCPU; placement, slices,
+//! preemption and balancing are the scheduler's, and its decisions come out as [`Action`]s.
+
+use super::{Action, Migration, Sched, State};
+use crate::engine::{Rng, Time};
+
+/// Counters of a scheduler over the measurement window.
+#[derive(Debug, Clone, Default)]
+pub struct SchedStats {
+    /// Context switches.
+    pub switches: u64,
+    /// Migrations by cause ([`Migration::ALL`] order).
+    pub migrations: Vec<(Migration, u64)>,
+    /// Wake-ups placed on the waker's pCPU.
+    pub wake_affine_hits: u64,
+    /// Wake-ups of an idle pCPU by the idle state it left (profile's C-state order).
+    pub cstate_wakeups: Vec<u64>,
+}
+
+/// The scheduler a host runs (dispatched without boxing: the hot path calls it per event).
+#[derive(Debug)]
+pub enum Scheduler {
+    /// Linux CFS (kernel/sched/fair.c), see [`Sched`].
+    Cfs(Sched),
+}
+
+macro_rules! each {
+    ($self:ident, $s:ident => $e:expr) => {
+        match $self {
+            Scheduler::Cfs($s) => $e,
+        }
+    };
+}
+
+impl Scheduler {
+    /// Number of pCPUs.
+    pub fn ncpus(&self) -> u32 {
+        each!(self, s => s.ncpus())
+    }
+    /// Add a sleeping thread of `nice` allowed on the pCPUs in `allowed`; returns its id.
+    pub fn add(&mut self, nice: i32, allowed: u64, rng: Rng) -> u32 {
+        each!(self, s => s.add(nice, allowed, rng))
+    }
+    /// Thread `t` is runnable from the start.
+    pub fn start(&mut self, now: Time, t: u32) {
+        each!(self, s => s.start(now, t))
+    }
+    /// Wake sleeping thread `t`; `waker` is the pCPU whose thread or interrupt woke it.
+    pub fn wake(&mut self, now: Time, t: u32, waker: Option<u32>) {
+        each!(self, s => s.wake(now, t, waker))
+    }
+    /// The current thread of `cpu` leaves it: to sleep, or back to its runqueue.
+    pub fn deschedule(&mut self, now: Time, cpu: u32, sleep: bool) {
+        each!(self, s => s.deschedule(now, cpu, sleep))
+    }
+    /// The periodic tick of `cpu`.
+    pub fn tick(&mut self, now: Time, cpu: u32) {
+        each!(self, s => s.tick(now, cpu))
+    }
+    /// Is a preemption of `cpu`'s current thread pending?
+    pub fn need_resched(&self, cpu: u32) -> bool {
+        each!(self, s => s.need_resched(cpu))
+    }
+    /// The oldest decision not yet carried out.
+    pub fn next_action(&mut self) -> Option<Action> {
+        each!(self, s => s.actions.pop_front())
+    }
+    /// The current thread of `cpu`.
+    pub fn current(&self, cpu: u32) -> Option<u32> {
+        each!(self, s => s.rqs[cpu as usize].curr)
+    }
+    /// `cpu`'s switch sequence number (a switch-in of another number is stale).
+    pub fn switch_seq(&self, cpu: u32) -> u32 {
+        each!(self, s => s.rqs[cpu as usize].seq)
+    }
+    /// Threads on `cpu`'s runqueue, the running one included.
+    pub fn nr_running(&self, cpu: u32) -> usize {
+        each!(self, s => s.rqs[cpu as usize].nr_running())
+    }
+    /// Thread `t`'s pCPU: current, queued on, or last run on.
+    pub fn thread_cpu(&self, t: u32) -> u32 {
+        each!(self, s => s.threads[t as usize].cpu)
+    }
+    /// Thread `t`'s state.
+    pub fn thread_state(&self, t: u32) -> State {
+        each!(self, s => s.threads[t as usize].state)
+    }
+    /// Start a new measurement window.
+    pub fn reset_metrics(&mut self, now: Time) {
+        each!(self, s => s.reset_metrics(now))
+    }
+    /// Run time of thread `t` on pCPU `c` in the window.
+    pub fn run_ns(&self, now: Time, t: u32, c: u32) -> u64 {
+        each!(self, s => s.run_ns(now, t, c))
+    }
+    /// Busy time of pCPU `c` in the window.
+    pub fn busy_ns(&self, now: Time, c: u32) -> u64 {
+        each!(self, s => s.busy_ns(now, c))
+    }
+    /// Lifetime (run time, run delay) of thread `t`.
+    pub fn run_and_delay(&self, now: Time, t: u32) -> (u64, u64) {
+        each!(self, s => s.run_and_delay(now, t))
+    }
+    /// Thread `t`'s longest single wait for a pCPU since the last call.
+    pub fn take_max_wait(&mut self, now: Time, t: u32) -> u64 {
+        each!(self, s => s.take_max_wait(now, t))
+    }
+    /// Thread `t`'s migrations in the window.
+    pub fn thread_migrations(&self, t: u32) -> u64 {
+        each!(self, s => s.threads[t as usize].migrations)
+    }
+    /// The window's counters.
+    pub fn stats(&self) -> SchedStats {
+        each!(self, s => SchedStats {
+            switches: s.switches,
+            migrations: Migration::ALL.iter().map(|&m| (m, s.migrations[m as usize])).collect(),
+            wake_affine_hits: s.wake_affine_hits,
+            cstate_wakeups: s.cstate_wakeups.to_vec(),
+        })
+    }
+}

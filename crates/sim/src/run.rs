@@ -164,41 +164,14 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
             [("guest", target[0]), ("exit", target[1]), ("halted", target[2])].into_iter().map(|(k, n)| (k, rate(n))).collect();
         let vcpu_ns = window * vm.vcpus.len() as f64;
         let d = &h.devs[vm.dev as usize];
-        let sent = h.senders[i].sent();
         let exits_per_s: BTreeMap<&'static str, Option<f64>> =
             ExitReason::ALL.iter().map(|&r| (r.key(), rate(exits.count(r)))).collect();
-        let rx = h.senders[i].udp_rx();
-        let srv = h.senders[i].server();
-        let trx = h.senders[i].tcp_rx();
+        let m = h.senders[i].measure(d);
         let no_latency = crate::metrics::Histogram::new();
-        // What the workload counts as delivered: at the client for send streams, at the guest
-        // application for receive streams.
-        let rr = rx.is_some_and(|r| r.reply.is_some());
-        let (delivered, payload, hist) = match rx {
-            // TCP receive stream: segments into the guest, bytes the application read.
-            _ if trx.is_some() => {
-                let t = trx.expect("tcp receiver");
-                (t.segments, t.read_bytes, &no_latency)
-            }
-            // TCP request/response: response segments at the client; latency per transaction.
-            _ if srv.is_some() => (d.wire.delivered, d.wire.payload_bytes, &srv.expect("server").latency),
-            // Receive stream: what the guest application got, client send → recvfrom.
-            Some(r) if !rr => (r.received, r.received_bytes, &r.latency),
-            // Send streams and request/response: what reached the client; for RR the latency
-            // is request sent → response received (the round trip).
-            _ => (d.wire.delivered, d.wire.payload_bytes, &d.wire.latency),
-        };
+        let hist = m.latency.unwrap_or(&no_latency);
         for (ns, f) in hist.cdf() {
             cdf.push((vm.name.clone(), ns as f64 / 1000.0, f));
         }
-        let loss_pct = match rx {
-            Some(r) => pct((d.tap_drops + r.sock_drops) as f64, r.sent as f64),
-            // Request segments dropped at the tap are retransmitted, never lost.
-            None if srv.is_some() || trx.is_some() => Some(0.0),
-            // The guest's TX path stops its queue instead of dropping; UDP frames are dropped
-            // only at the host port's full qdisc.
-            None => pct(d.wire.dropped as f64, sent as f64),
-        };
         let idle = h.senders[i].is_idle();
         vms.push(VmSummary {
             name: vm.name.clone(),
@@ -210,19 +183,15 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
             kicks_per_s: rate(d.txq.kicks + d.rxq.kicks),
             // A VM with no application has no throughput, latency or loss (null, not zero).
             throughput: if idle { Throughput::default() } else { Throughput {
-                gbps: Some(payload as f64 * 8.0 / window),
-                pps: rate(delivered),
+                gbps: m.payload.map(|b| b as f64 * 8.0 / window),
+                pps: m.delivered.and_then(rate),
                 // Transactions per second for request/response; streams have none.
-                ops_per_s: match srv {
-                    Some(sv) => rate(sv.ops),
-                    None if rr => rate(d.wire.delivered),
-                    None => None,
-                },
+                ops_per_s: m.ops.and_then(rate),
             }},
             interrupt_delivery: Some(c.scenario.vm[i].interrupt_delivery.key()),
             device_interrupts_by_target_state_per_s: by_target.into(),
             latency_us: Latency::from_histogram(hist),
-            loss_pct: if idle { None } else { loss_pct },
+            loss_pct: if idle { None } else { m.loss_pct },
             cpu_util_pct: pct(busy_ns as f64, vcpu_ns),
             extra: (),
         });

@@ -10,6 +10,7 @@
 
 mod client;
 mod delivery;
+mod driver;
 #[cfg(debug_assertions)]
 mod invariants;
 mod halt;
@@ -29,6 +30,7 @@ mod tcp_rx;
 mod threads;
 mod trace;
 mod udp_rx;
+mod udp_tx;
 mod vcpu;
 mod vhost;
 mod watchdog;
@@ -41,7 +43,7 @@ use crate::engine::{EventQueue, Model, Time, NS_PER_S};
 use crate::metrics::BusyTime;
 use crate::profile::Profile;
 use crate::scenario::{Checked, Workload};
-use client::{AckAction, Client};
+use client::Client;
 use napi::Napi;
 use rxq::RxRing;
 use std::collections::VecDeque;
@@ -107,36 +109,13 @@ pub enum Ev {
         /// Device index.
         dev: u32,
     },
-    /// The client's open-loop source sends its next datagram.
-    ClientSend {
+    /// An event of device `dev`'s client (its source, a request, a timer), for the VM's
+    /// workload to interpret (`workload.rs`).
+    Client {
         /// Device index.
         dev: u32,
-    },
-    /// A closed-loop client sends the next request on a connection (`tcp_rr.rs`).
-    ClientReq {
-        /// Device index.
-        dev: u32,
-        /// Connection.
-        conn: u32,
-    },
-    /// The retransmission timer of a request segment dropped at the tap queue fired.
-    ClientRetx {
-        /// Device index.
-        dev: u32,
-        /// Connection.
-        conn: u32,
-        /// Segment payload bytes.
-        bytes: u32,
-        /// Control flag (a SYN or FIN is resent too).
-        ctl: rxq::Ctl,
-    },
-    /// A closed-loop UDP request/response client gave up waiting for a response (stale
-    /// unless `gen` is current; `udp_rx.rs`).
-    RrTimeout {
-        /// Device index.
-        dev: u32,
-        /// Timer generation.
-        gen: u32,
+        /// The event.
+        e: workload::ClientEv,
     },
     /// A halted vCPU's poll window ended (stale unless `gen` is current; `halt.rs`).
     HaltPollEnd {
@@ -151,18 +130,6 @@ pub enum Ev {
         dev: u32,
         /// The RX queue (else TX).
         rx: bool,
-    },
-    /// The retransmission timer of a TCP stream's client fired (`tcp_rx.rs`).
-    StreamRto {
-        /// Device index.
-        dev: u32,
-    },
-    /// The client's delayed-ACK timer fired (stale unless `gen` is current).
-    Delack {
-        /// Device index.
-        dev: u32,
-        /// Timer generation.
-        gen: u32,
     },
 }
 
@@ -273,7 +240,6 @@ impl Host {
         for (vi, vm) in s.vm.iter().enumerate() {
             sched.add(0, mask(vm.net.vhost_pin), rng(&format!("vhost-{}", vm.name)));
             thread_names.push(format!("vhost-{}", vm.name));
-            let dev = devs.len() as u32;
             let w = vm.workload.as_ref();
             let server = w.is_some_and(Workload::is_tcp_server);
             let tcp = server || matches!(w, Some(Workload::TcpStream { .. } | Workload::TcpReceive { .. }));
@@ -294,19 +260,7 @@ impl Host {
                 client: Client::new(&c.profile),
                 tap_last: 0,
             });
-            if matches!(w, Some(Workload::UdpReceive { .. } | Workload::UdpRr { .. } | Workload::TcpReceive { .. })) {
-                q.at(0, Ev::ClientSend { dev });
-            }
-            let sender = match w {
-                Some(w) => Sender::new(w, vm.vcpus, &c.profile, s.seed, &vm.name),
-                None => Sender::Idle,
-            };
-            if let Some(srv) = sender.server() {
-                // Every connection's first request, serialized by the client's core.
-                for conn in 0..srv.concurrency() {
-                    q.at(0, Ev::ClientReq { dev, conn });
-                }
-            }
+            let sender = Sender::new(w, vm.vcpus, &c.profile, s.seed, &vm.name);
             senders.push(sender);
         }
         let mut hogs = Vec::new();
@@ -338,6 +292,10 @@ impl Host {
         for (vi, vm) in s.vm.iter().enumerate() {
             let w = vm.workload.as_ref();
             host.watchdog.watch(vi, w.is_some(), w.and_then(watchdog::open_loop_period_ns));
+        }
+        // The clients' first events (before anything else, in device order).
+        for dev in 0..host.devs.len() as u32 {
+            host.app_start(dev, q);
         }
         q.at(crate::engine::secs_to_ns(s.warmup_s), Ev::Warmup);
         // Every vCPU thread and hog is runnable from the start; a vCPU enters guest mode when
@@ -405,20 +363,9 @@ impl Model for Host {
             Ev::WireDone { dev } => self.wire_done(now, dev, q),
             Ev::Tick { vcpu } => self.tick(now, vcpu, q),
             Ev::HostRx { dev } => self.host_rx(now, dev, q),
-            Ev::ClientSend { dev } if self.senders[self.devs[dev as usize].vm as usize].tcp_rx().is_some() => {
-                self.tcp_client_send(now, dev, q)
-            }
-            Ev::ClientSend { dev } => self.client_send(now, dev, q),
-            Ev::ClientReq { dev, conn } => self.client_request(now, dev, conn, q),
-            Ev::ClientRetx { dev, conn, bytes, ctl } => self.client_retx(now, dev, conn, bytes, ctl, q),
-            Ev::StreamRto { dev } => self.tcp_rx_rto(now, dev, q),
+            Ev::Client { dev, e } => self.app_client_event(now, dev, e, q),
             Ev::IrqDeadline { dev, rx } => self.irq_deadline(now, dev, rx, q),
             Ev::HaltPollEnd { vcpu, gen } => self.halt_poll_end(now, vcpu, gen, q),
-            Ev::RrTimeout { dev, gen } => self.rr_timeout(now, dev, gen, q),
-            Ev::Delack { dev, gen } => {
-                let a = self.devs[dev as usize].client.delack_fired(now, gen);
-                self.client_action(dev, a, q);
-            }
         }
         #[cfg(debug_assertions)]
         self.check_invariants();
@@ -433,18 +380,7 @@ impl Host {
         if let Some(t) = next {
             q.at(t, Ev::WireDone { dev });
         }
-        if self.senders[d.vm as usize].tcp_mut().is_some() {
-            let n = self.client_cores.len();
-            let core = &mut self.client_cores[dev as usize % n];
-            let a = d.client.receive(now, b.bytes, core);
-            self.client_action(dev, a, q);
-        } else if self.senders[d.vm as usize].server().is_some() {
-            self.server_client_rx(now, dev, b.bytes, q);
-        } else if self.senders[d.vm as usize].tcp_rx().is_some() {
-            self.tcp_client_ack(now, dev, q);
-        } else {
-            self.rr_response(now, dev, b.born, q);
-        }
+        self.app_at_client(now, dev, b, q);
     }
 
     /// Run `ns` of device `dev`'s client work on its client core from `now`; returns when done.
@@ -452,17 +388,6 @@ impl Host {
         let n = self.client_cores.len();
             let core = &mut self.client_cores[dev as usize % n];
         self.devs[dev as usize].client.cpu(now, ns, core)
-    }
-
-    fn client_action(&mut self, dev: u32, a: AckAction, q: &mut EventQueue<Ev>) {
-        match a {
-            AckAction::None => {}
-            AckAction::Arm(at, gen) => q.at(at, Ev::Delack { dev, gen }),
-            AckAction::Ack(at, ack) => {
-                let arrive = self.devs[dev as usize].client.ack_on_wire(at, ack, &mut self.port.rx);
-                self.to_tap(dev, arrive, q);
-            }
-        }
     }
 
     /// A frame for device `dev` reached the host's port at `arrive`: schedule its arrival on
@@ -481,12 +406,7 @@ impl Host {
         if d.rx_sock.len() >= udp_rx::TAP_QUEUE_PACKETS {
             d.tap_drops += 1;
             d.tap_drops_life += 1;
-            if self.senders[d.vm as usize].server().is_some() {
-                self.server_tap_drop(now, dev, pkt, q);
-            } else if self.senders[d.vm as usize].tcp_rx().is_some() && pkt.bytes > 0 {
-                self.tcp_rx_tap_drop(now, dev, pkt, q);
-            }
-            return;
+            return self.app_tap_drop(now, dev, pkt, q);
         }
         d.rx_sock.push_back(pkt);
         self.signal_vhost(now, dev, q);
@@ -576,22 +496,20 @@ impl Host {
             let in_vhost = (d.rxq.size() - d.rxq.posted) as u64 - d.rxq.used.len() as u64;
             c.rx_queued.push(d.rx_sock.len() as u64 + in_vhost + d.rxq.used.len() as u64);
             c.rx_on_link.push(d.client.rev_in_flight() as u64);
-            let r = self.senders[i].udp_rx();
-            c.udp_rx_sent.push(r.map_or(0, |r| r.sent_life));
-            c.udp_rx_received.push(r.map_or(0, |r| r.received_life));
-            c.udp_rx_sock_dropped.push(r.map_or(0, |r| r.sock_drops_life));
-            c.udp_rx_in_socket.push(r.map_or(0, |r| r.queued() as u64));
-            let s = self.senders[i].server();
-            c.rr_issued.push(s.map_or(0, |s| s.issued_life));
-            c.rr_completed.push(s.map_or(0, |s| s.ops_life));
-            c.rr_concurrency.push(s.map_or(0, |s| s.concurrency() as u64));
-            c.rr_next_pending.push(s.map_or(0, |s| s.next_pending));
-            match s {
-                Some(s) => c.rr_served_by_vcpu.extend(&s.workers.served),
+            let l = self.senders[i].ledger();
+            c.udp_rx_sent.push(l.udp_rx[0]);
+            c.udp_rx_received.push(l.udp_rx[1]);
+            c.udp_rx_sock_dropped.push(l.udp_rx[2]);
+            c.udp_rx_in_socket.push(l.udp_rx[3]);
+            c.rr_issued.push(l.rr[0]);
+            c.rr_completed.push(l.rr[1]);
+            c.rr_concurrency.push(l.rr[2]);
+            c.rr_next_pending.push(l.rr[3]);
+            match l.served_by_vcpu {
+                Some(s) => c.rr_served_by_vcpu.extend(s),
                 None => c.rr_served_by_vcpu.extend(vm.vcpus.iter().map(|_| 0)),
             }
-            let t = self.senders[i].tcp_rx();
-            c.tcp_rx_sent.push(t.map_or(0, |t| t.sent_life));
+            c.tcp_rx_sent.push(l.tcp_rx_sent);
         }
         c.port_tx_packets = self.port.tx.packets_life;
         c.port_rx_packets = self.port.rx.packets_life;

@@ -76,7 +76,7 @@ impl Host {
         let (udp_pkt_ns, udp_byte_ns) = (self.profile.guest.udp_rx_packet_ns.value, self.profile.guest.udp_rx_byte_ns.value);
         let (tcp_seg_ns, tcp_byte_ns) = (self.profile.guest.tcp_rx_segment_ns.value, self.profile.guest.tcp_rx_byte_ns.value);
         let conn_ns = self.profile.guest.tcp_conn_ns.value;
-        let tcp_data = self.senders[vm].server().is_some() || self.senders[vm].tcp_rx().is_some();
+        let tcp_data = self.senders[vm].receives_tcp_data();
         let dev = self.vms[vm].dev;
         let d = &mut self.devs[dev as usize];
         let n = &mut d.napi;
@@ -148,18 +148,8 @@ impl Host {
         d.napi.running = false;
         let pkt = d.rxq.poll_and_refill().expect("NAPI receive without a used buffer");
         self.wake_app(now, v, q);
-        if let Some(t) = self.senders[vm].tcp_mut() {
-            t.on_ack(pkt.ack);
-        } else if self.senders[vm].server().is_some() {
-            if self.server_deliver(now, vm, v, pkt, q) {
-                return;
-            }
-        } else if self.senders[vm].tcp_rx().is_some() {
-            if self.tcp_rx_deliver(now, v, vm, pkt, q) {
-                return;
-            }
-        } else {
-            self.udp_deliver(vm, pkt);
+        if self.app_deliver(now, v, vm, pkt, q) {
+            return;
         }
         self.enter(now, v, q);
     }

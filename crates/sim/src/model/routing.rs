@@ -36,7 +36,7 @@ impl Host {
     pub(crate) fn wake_app(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
         let vm = self.vcpus[v as usize].vm as usize;
         let app = self.vms[vm].vcpus[0];
-        if app != v && self.senders[vm].server().is_none() && self.vcpus[app as usize].idle() {
+        if app != v && !self.senders[vm].on_every_vcpu() && self.vcpus[app as usize].idle() {
             self.raise_irq(now, app, Vector::Resched, q);
         }
     }
@@ -46,7 +46,7 @@ impl Host {
     /// not charged: the EOI or kick exit of `v` follows).
     pub(crate) fn wake_writers(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
         let vm = self.vcpus[v as usize].vm as usize;
-        let writers: Vec<u32> = if self.senders[vm].server().is_some() {
+        let writers: Vec<u32> = if self.senders[vm].on_every_vcpu() {
             self.vms[vm].vcpus.clone()
         } else {
             vec![self.vms[vm].vcpus[0]]

@@ -9,11 +9,12 @@
 //! virtio-net in Linux 4.4 orphans the skb at transmit (`skb_orphan` in `start_xmit`), so TX
 //! completions do not gate TCP; only ACKs do.
 
-use super::vcpu::{AfterExit, Task};
+use super::client::AckAction;
+use super::rxq::RxPkt;
 use super::virtq::Buf;
-use super::{Ev, Host};
+use super::workload::{pct, App, ClientEv, Measure, Sender, Step};
+use super::{Ev, Host, NetDev};
 use crate::engine::{EventQueue, Time};
-use crate::metrics::ExitReason;
 use crate::profile::Profile;
 
 /// IPv4 (20) + TCP with timestamps (32) header bytes per segment (Linux defaults).
@@ -105,101 +106,116 @@ impl TcpSender {
             self.snd_una = ack.min(self.snd_nxt);
         }
     }
+}
 
+/// Its steps: one `write()` (or the part that fits; `a` = bytes), one segment's transmit
+/// through TCP/IP and virtio-net (`a` = payload bytes).
+const WRITE: u8 = 0;
+const XMIT: u8 = 1;
+/// Its client's event: the delayed-ACK timer (`a` = timer generation).
+const DELACK: u8 = 0;
 
-    pub(crate) fn reset_metrics(&mut self) {
-        self.segments = 0;
-        self.acks = 0;
+impl Host {
+    /// Carry out the client's answer to a segment or timer: arm the delayed-ACK timer, or put
+    /// an ACK on the reverse link.
+    fn client_action(&mut self, dev: u32, a: AckAction, q: &mut EventQueue<Ev>) {
+        match a {
+            AckAction::None => {}
+            AckAction::Arm(at, gen) => q.at(at, Ev::Client { dev, e: ClientEv::new(DELACK, gen) }),
+            AckAction::Ack(at, ack) => {
+                let arrive = self.devs[dev as usize].client.ack_on_wire(at, ack, &mut self.port.rx);
+                self.to_tap(dev, arrive, q);
+            }
+        }
     }
 }
 
-impl Host {
-    /// The TCP application's next step on its vCPU: send a ready segment, else write, else
-    /// block (window full or queue stopped) by halting.
-    pub(crate) fn tcp_next(&mut self, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
-        let t = self.senders[vm].tcp_mut().expect("tcp workload");
+impl App for TcpSender {
+    fn state(h: &mut Host, vm: usize) -> &mut Self {
+        match &mut h.senders[vm] {
+            Sender::Tcp(t) => t,
+            _ => unreachable!("not a TCP sender"),
+        }
+    }
+
+    /// Send a ready segment, else write, else block (window full or queue stopped): halt.
+    fn next(h: &mut Host, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
+        let t = Self::state(h, vm);
         if t.stopped {
-            return self.idle(now, v, None, q);
+            return h.idle(now, v, None, q);
         }
         if let Some(bytes) = t.next_segment() {
             let c = t.seg_cost;
-            return self.run_task(now, v, Task::Xmit { bytes }, c, q);
+            return h.run_step(now, v, Step::new(XMIT, bytes, 0), c, q);
         }
         if let Some((bytes, cost)) = t.next_write() {
-            return self.run_task(now, v, Task::Write { bytes }, cost, q);
+            return h.run_step(now, v, Step::new(WRITE, bytes, 0), cost, q);
         }
-        self.idle(now, v, None, q)
+        h.idle(now, v, None, q)
     }
 
-    /// A `write()` copy completed: the bytes are in the socket.
-    pub(crate) fn write_done(&mut self, now: Time, v: u32, bytes: u32, q: &mut EventQueue<Ev>) {
-        let vm = self.vcpus[v as usize].vm as usize;
-        let t = self.senders[vm].tcp_mut().expect("tcp workload");
-        t.written += bytes as u64;
-        let left = if t.write_left == 0 { t.msg } else { t.write_left };
-        t.write_left = left - bytes;
-        self.enter(now, v, q);
-    }
-
-    /// A segment went through TCP/IP and virtio-net `start_xmit`.
-    pub(crate) fn xmit_done(&mut self, now: Time, v: u32, bytes: u32, q: &mut EventQueue<Ev>) {
-        let vm = self.vcpus[v as usize].vm as usize;
-        let t = self.senders[vm].tcp_mut().expect("tcp workload");
+    fn step_done(h: &mut Host, now: Time, v: u32, vm: usize, s: Step, q: &mut EventQueue<Ev>) {
+        let t = Self::state(h, vm);
+        let bytes = s.a;
+        if s.kind == WRITE {
+            // The bytes are in the socket.
+            t.written += bytes as u64;
+            let left = if t.write_left == 0 { t.msg } else { t.write_left };
+            t.write_left = left - bytes;
+            return h.enter(now, v, q);
+        }
         t.snd_nxt += bytes as u64;
         t.segments += 1;
         t.segments_life += 1;
-        self.post_tx(now, v, vm, Buf { bytes, born: now }, q);
+        h.post_tx(now, v, vm, Buf { bytes, born: now }, q);
     }
 
-    /// virtio-net `start_xmit` tail: add the buffer to the TX ring, stop the queue if the ring
-    /// is full (and ask for a TX interrupt), kick if the device has notifications enabled.
-    /// A packet sent while the queue is stopped — by another vCPU's worker, a control segment
-    /// or an ACK — waits in the qdisc until the TX interrupt wakes the queue (`tx_irq`).
-    pub(crate) fn post_tx(&mut self, now: Time, v: u32, vm: usize, b: Buf, q: &mut EventQueue<Ev>) {
-        let dev = self.vms[vm].dev;
-        let d = &mut self.devs[dev as usize];
-        if d.txq.free() == 0 || !d.qdisc.is_empty() {
-            d.qdisc.push_back(b);
-            self.senders[vm].set_stopped(true);
-            d.txq.want_interrupt();
-            return self.enter(now, v, q);
-        }
-        d.txq.add(b);
-        if d.txq.free() == 0 {
-            self.senders[vm].set_stopped(true);
-            d.txq.want_interrupt();
-        }
-        if d.txq.kick_prepare() {
-            return self.kick_tx(now, v, dev, q);
-        }
-        self.enter(now, v, q);
+    fn step_name(s: Step) -> &'static str {
+        if s.kind == WRITE { "tcp write" } else { "xmit" }
     }
 
-    /// The driver notifies the device of new TX buffers: an I/O-instruction exit.
-    pub(crate) fn kick_tx(&mut self, now: Time, v: u32, dev: u32, q: &mut EventQueue<Ev>) {
-        self.devs[dev as usize].txq.kicks += 1;
-        self.signal_vhost(now, dev, q);
-        self.exit(now, v, ExitReason::IoInstruction, AfterExit::Resume, q)
+    /// An ACK reached the guest: it opens the window.
+    fn deliver(h: &mut Host, _now: Time, _v: u32, vm: usize, pkt: RxPkt, _q: &mut EventQueue<Ev>) -> bool {
+        Self::state(h, vm).on_ack(pkt.ack);
+        false
     }
 
-    /// TX interrupt (`skb_xmit_done` → `netif_wake_subqueue`; then `net_tx_action` runs the
-    /// qdisc): reclaimed space takes the backlog; the queue stays stopped while the ring fills
-    /// again. Returns whether the device must be kicked for buffers added here.
-    pub(crate) fn tx_irq(&mut self, v: u32) -> bool {
-        let vm = self.vcpus[v as usize].vm as usize;
-        let d = &mut self.devs[self.vms[vm].dev as usize];
-        d.txq.irq.driver_disable(); // skb_xmit_done: virtqueue_disable_cb
-        let mut added = false;
-        while d.txq.free() > 0 {
-            let Some(b) = d.qdisc.pop_front() else { break };
-            d.txq.add(b);
-            added = true;
+    /// A segment reached the client, which ACKs (delayed ACKs) from its core.
+    fn at_client(h: &mut Host, now: Time, dev: u32, b: Buf, q: &mut EventQueue<Ev>) {
+        let n = h.client_cores.len();
+        let core = &mut h.client_cores[dev as usize % n];
+        let a = h.devs[dev as usize].client.receive(now, b.bytes, core);
+        h.client_action(dev, a, q);
+    }
+
+    fn client_event(h: &mut Host, now: Time, dev: u32, e: ClientEv, q: &mut EventQueue<Ev>) {
+        debug_assert_eq!(e.kind, DELACK);
+        let a = h.devs[dev as usize].client.delack_fired(now, e.a);
+        h.client_action(dev, a, q);
+    }
+
+    fn sent_life(&self) -> u64 {
+        self.segments_life
+    }
+    fn set_stopped(&mut self, stopped: bool) {
+        self.stopped = stopped;
+    }
+    fn reset_metrics(&mut self) {
+        self.segments = 0;
+        self.acks = 0;
+    }
+    fn describe(&self) -> String {
+        format!("{self:?}")
+    }
+
+    /// What reached the client; segment sent → last bit on the wire.
+    fn measure<'a>(&'a self, d: &'a NetDev) -> Measure<'a> {
+        Measure {
+            delivered: Some(d.wire.delivered),
+            payload: Some(d.wire.payload_bytes),
+            latency: Some(&d.wire.latency),
+            loss_pct: pct(d.wire.dropped, self.segments),
+            ops: None,
         }
-        let full = d.txq.free() == 0;
-        if full {
-            d.txq.want_interrupt();
-        }
-        self.senders[vm].set_stopped(full);
-        added && d.txq.kick_prepare()
     }
 }

@@ -19,8 +19,9 @@
 //! the client core at `client.rx_packet_ns` like any segment.
 
 use super::rxq::{Ctl, RxPkt};
-use super::vcpu::Task;
+use super::tcp_rr::{ctl_code, TcpServer, CTL_XMIT, REQ};
 use super::virtq::Buf;
+use super::workload::{App, ClientEv, Step};
 use super::{Ev, Host};
 use crate::engine::{EventQueue, Time};
 
@@ -34,9 +35,9 @@ impl Host {
     /// (SYN-ACK, or the ACK of the FIN). Returns true: a task was started.
     pub(crate) fn server_ctl_rx(&mut self, now: Time, v: u32, pkt: RxPkt, q: &mut EventQueue<Ev>) -> bool {
         let vm = self.vcpus[v as usize].vm as usize;
-        let c = self.senders[vm].server().expect("TCP server workload").seg_ns;
+        let c = TcpServer::state(self, vm).seg_ns;
         let reply = if pkt.ctl == Ctl::Syn { Ctl::Syn } else { Ctl::None };
-        self.run_task(now, v, Task::CtlXmit { conn: pkt.conn, ctl: reply }, c, q);
+        self.run_step(now, v, Step::new(CTL_XMIT, pkt.conn, ctl_code(reply) as u64), c, q);
         true
     }
 
@@ -45,7 +46,7 @@ impl Host {
     pub(crate) fn ctl_xmit_done(&mut self, now: Time, v: u32, conn: u32, ctl: Ctl, q: &mut EventQueue<Ev>) {
         let vm = self.vcpus[v as usize].vm as usize;
         let local = v - self.vms[vm].vcpus[0];
-        let s = self.senders[vm].server_mut().expect("TCP server workload");
+        let s = TcpServer::state(self, vm);
         if ctl == Ctl::Fin {
             // close() done: the worker is free for the next request.
             let w = s.workers.running(local);
@@ -68,9 +69,9 @@ impl Host {
             }
             Ctl::Fin => {
                 // EOF: the transaction is done; close() sends our FIN, then ab connects again.
-                self.senders[vm].server_mut().expect("TCP server workload").complete(conn, at);
+                TcpServer::state(self, vm).complete(conn, at);
                 self.client_ctl(at, dev, conn, Ctl::Fin, q);
-                q.at(at, Ev::ClientReq { dev, conn });
+                q.at(at, Ev::Client { dev, e: ClientEv::new(REQ, conn) });
             }
             // The ACK of our FIN: the connection is closed.
             Ctl::None => {}

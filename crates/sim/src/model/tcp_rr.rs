@@ -33,10 +33,11 @@
 use super::rxq::{Ctl, RxPkt};
 use super::tcp::TCP_IP_HDR;
 use super::lapic::Vector;
-use super::vcpu::{AfterExit, Task};
+use super::vcpu::AfterExit;
 use super::virtq::Buf;
 use super::workers::Workers;
-use super::{Ev, Host};
+use super::workload::{App, AppLedger, ClientEv, Measure, Sender, Step};
+use super::{Ev, Host, NetDev};
 use crate::engine::{EventQueue, Rng, Time};
 use crate::metrics::{ExitReason, Histogram};
 use crate::profile::Profile;
@@ -212,31 +213,48 @@ impl TcpServer {
         self.next_pending += 1;
         self.latency.record(at - self.conns[conn as usize].born);
     }
+}
 
-    pub(crate) fn reset_metrics(&mut self) {
-        self.ops = 0;
-        self.segments = 0;
-        self.retransmits = 0;
-        self.latency.clear();
+/// Its steps: serve the request on connection `a`; transmit a response segment of `a` bytes;
+/// transmit a control segment on connection `a` (`b`: its [`Ctl`], see [`ctl_code`]).
+pub(crate) const SERVE: u8 = 0;
+pub(crate) const SRV_XMIT: u8 = 1;
+pub(crate) const CTL_XMIT: u8 = 2;
+/// Its client's events: the next request on connection `a`; the retransmission of a dropped
+/// segment on connection `a` (`b` bytes, `x` its [`Ctl`]).
+pub(crate) const REQ: u8 = 0;
+const RETX: u8 = 1;
+
+/// A control flag as a step or event argument.
+pub(crate) fn ctl_code(c: Ctl) -> u8 {
+    match c {
+        Ctl::None => 0,
+        Ctl::Syn => 1,
+        Ctl::Fin => 2,
+    }
+}
+
+/// The control flag of [`ctl_code`].
+fn ctl_of(code: u64) -> Ctl {
+    match code {
+        1 => Ctl::Syn,
+        2 => Ctl::Fin,
+        _ => Ctl::None,
     }
 }
 
 impl Host {
-    fn server_mut(&mut self, vm: usize) -> &mut TcpServer {
-        self.senders[vm].server_mut().expect("TCP server workload")
-    }
-
     /// The client sends the next request on `conn` (after its own CPU time).
     pub(crate) fn client_request(&mut self, now: Time, dev: u32, conn: u32, q: &mut EventQueue<Ev>) {
         let vm = self.devs[dev as usize].vm as usize;
         let req_ns = self.profile.client.request_ns.value.round() as Time;
-        let s = self.server_mut(vm);
+        let s = TcpServer::state(self, vm);
         let (op, req, resp) = s.next_op();
         s.issued_life += 1;
         // The first request of each connection (at build time) follows no completion.
         s.next_pending = s.next_pending.saturating_sub(1);
         let at = self.client_cpu(now, dev, req_ns);
-        let s = self.server_mut(vm);
+        let s = TcpServer::state(self, vm);
         s.conns[conn as usize] = Conn { op, req_bytes: req, resp_bytes: resp, born: at, got: 0, resp_got: 0, unacked: 0 };
         if s.per_request_conn {
             // connect(): the SYN first; the request follows the SYN-ACK (tcp_conn.rs).
@@ -248,7 +266,7 @@ impl Host {
     /// Put the request of `conn` on the link at `at`, in MSS segments.
     pub(crate) fn client_send_request(&mut self, at: Time, dev: u32, conn: u32, q: &mut EventQueue<Ev>) {
         let vm = self.devs[dev as usize].vm as usize;
-        let s = self.server_mut(vm);
+        let s = TcpServer::state(self, vm);
         let (mss, req) = (s.mss, s.conns[conn as usize].req_bytes);
         let mut left = req;
         while left > 0 {
@@ -273,18 +291,18 @@ impl Host {
     /// A request segment was dropped at the tap queue: the client retransmits it after the RTO.
     pub(crate) fn server_tap_drop(&mut self, now: Time, dev: u32, pkt: RxPkt, q: &mut EventQueue<Ev>) {
         if pkt.bytes > 0 {
-            q.at(now + TCP_RTO_MIN_NS, Ev::ClientRetx { dev, conn: pkt.conn, bytes: pkt.bytes, ctl: Ctl::None });
+            q.at(now + TCP_RTO_MIN_NS, Ev::Client { dev, e: ClientEv { kind: RETX, x: ctl_code(Ctl::None), a: pkt.conn, b: pkt.bytes } });
         } else if pkt.ctl != Ctl::None {
             // A lost SYN or FIN: resent after the RTO (a SYN's initial RTO is 1 s, RFC 6298).
             let rto = if pkt.ctl == Ctl::Syn { 5 * TCP_RTO_MIN_NS } else { TCP_RTO_MIN_NS };
-            q.at(now + rto, Ev::ClientRetx { dev, conn: pkt.conn, bytes: 0, ctl: pkt.ctl });
+            q.at(now + rto, Ev::Client { dev, e: ClientEv { kind: RETX, x: ctl_code(pkt.ctl), a: pkt.conn, b: 0 } });
         }
     }
 
     /// The retransmission timer of a dropped request segment (or SYN, FIN) fired.
-    pub(crate) fn client_retx(&mut self, now: Time, dev: u32, conn: u32, bytes: u32, ctl: Ctl, q: &mut EventQueue<Ev>) {
+    fn client_retx(&mut self, now: Time, dev: u32, conn: u32, bytes: u32, ctl: Ctl, q: &mut EventQueue<Ev>) {
         let vm = self.devs[dev as usize].vm as usize;
-        self.server_mut(vm).retransmits += 1;
+        TcpServer::state(self, vm).retransmits += 1;
         self.client_packet(now, dev, RxPkt { bytes, ack: 0, born: now, conn, ctl }, q);
     }
 
@@ -296,7 +314,7 @@ impl Host {
             return self.server_ctl_rx(now, v, pkt, q);
         }
         let local = (v - self.vms[vm].vcpus[0]) as usize;
-        let s = self.server_mut(vm);
+        let s = TcpServer::state(self, vm);
         if pkt.bytes == 0 {
             return false;
         }
@@ -321,7 +339,7 @@ impl Host {
     /// its next request, else (no worker homed here has work) block (HLT).
     pub(crate) fn server_next(&mut self, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
         let local = v - self.vms[vm].vcpus[0];
-        let s = self.server_mut(vm);
+        let s = TcpServer::state(self, vm);
         if s.stopped {
             return self.idle(now, v, None, q);
         }
@@ -330,15 +348,15 @@ impl Host {
         if let Some((conn, 0)) = tx {
             // close(): the FIN after the response.
             let c = s.seg_ns;
-            return self.run_task(now, v, Task::CtlXmit { conn, ctl: Ctl::Fin }, c, q);
+            return self.run_step(now, v, Step::new(CTL_XMIT, conn, ctl_code(Ctl::Fin) as u64), c, q);
         }
         if let Some((_, left)) = tx {
             let (bytes, c) = (left.min(s.mss), s.seg_ns);
-            return self.run_task(now, v, Task::SrvXmit { bytes }, c, q);
+            return self.run_step(now, v, Step::new(SRV_XMIT, bytes, 0), c, q);
         }
         if let Some(conn) = s.workers.take(w, local) {
             let c = s.serve_cost(conn);
-            return self.run_task(now, v, Task::Serve { conn }, c, q);
+            return self.run_step(now, v, Step::new(SERVE, conn, 0), c, q);
         }
         self.idle(now, v, None, q)
     }
@@ -347,7 +365,7 @@ impl Host {
     pub(crate) fn serve_done(&mut self, now: Time, v: u32, conn: u32, q: &mut EventQueue<Ev>) {
         let vm = self.vcpus[v as usize].vm as usize;
         let local = v - self.vms[vm].vcpus[0];
-        let s = self.server_mut(vm);
+        let s = TcpServer::state(self, vm);
         let w = s.workers.running(local) as usize;
         s.workers.w[w].tx = Some((conn, s.conns[conn as usize].resp_bytes));
         self.enter(now, v, q);
@@ -357,7 +375,7 @@ impl Host {
     pub(crate) fn srv_xmit_done(&mut self, now: Time, v: u32, bytes: u32, q: &mut EventQueue<Ev>) {
         let vm = self.vcpus[v as usize].vm as usize;
         let local = v - self.vms[vm].vcpus[0];
-        let s = self.server_mut(vm);
+        let s = TcpServer::state(self, vm);
         let w = s.workers.running(local);
         let (conn, left) = s.workers.w[w as usize].tx.expect("segment without a response");
         if left > bytes {
@@ -380,7 +398,7 @@ impl Host {
         let vm = self.devs[dev as usize].vm as usize;
         let (rx_ns, delack) = (self.profile.client.rx_packet_ns.value.round() as Time, self.profile.client.delack_segments.value as u32);
         let at = self.client_cpu(now, dev, rx_ns);
-        let s = self.server_mut(vm);
+        let s = TcpServer::state(self, vm);
         let (conn, ctl) = s.in_path.pop_front().expect("response segment without a connection");
         if ctl != Ctl::None || bytes == 0 {
             return self.client_ctl_rx(at, dev, conn, ctl, q);
@@ -396,11 +414,99 @@ impl Host {
         if c.resp_got >= c.resp_bytes {
             // The next request carries the ACK of the remaining segments.
             s.complete(conn, at);
-            return q.at(at, Ev::ClientReq { dev, conn });
+            return q.at(at, Ev::Client { dev, e: ClientEv::new(REQ, conn) });
         }
         if c.unacked >= delack {
             c.unacked = 0;
             self.client_segment(at, dev, conn, 0, q);
         }
+    }
+}
+
+impl App for TcpServer {
+    fn state(h: &mut Host, vm: usize) -> &mut Self {
+        match &mut h.senders[vm] {
+            Sender::Server(s) => s,
+            _ => unreachable!("not a TCP server"),
+        }
+    }
+    fn next(h: &mut Host, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
+        h.server_next(now, v, vm, q)
+    }
+    fn step_done(h: &mut Host, now: Time, v: u32, _vm: usize, s: Step, q: &mut EventQueue<Ev>) {
+        match s.kind {
+            SERVE => h.serve_done(now, v, s.a, q),
+            SRV_XMIT => h.srv_xmit_done(now, v, s.a, q),
+            _ => h.ctl_xmit_done(now, v, s.a, ctl_of(s.b), q),
+        }
+    }
+    fn step_name(s: Step) -> &'static str {
+        match s.kind {
+            SERVE => "serve request",
+            SRV_XMIT => "response xmit",
+            _ => "tcp ctl xmit",
+        }
+    }
+    fn deliver(h: &mut Host, now: Time, v: u32, vm: usize, pkt: RxPkt, q: &mut EventQueue<Ev>) -> bool {
+        h.server_deliver(now, vm, v, pkt, q)
+    }
+    fn at_client(h: &mut Host, now: Time, dev: u32, b: Buf, q: &mut EventQueue<Ev>) {
+        h.server_client_rx(now, dev, b.bytes, q)
+    }
+    fn client_event(h: &mut Host, now: Time, dev: u32, e: ClientEv, q: &mut EventQueue<Ev>) {
+        match e.kind {
+            REQ => h.client_request(now, dev, e.a, q),
+            _ => h.client_retx(now, dev, e.a, e.b, ctl_of(e.x as u64), q),
+        }
+    }
+    fn tap_drop(h: &mut Host, now: Time, dev: u32, pkt: RxPkt, q: &mut EventQueue<Ev>) {
+        h.server_tap_drop(now, dev, pkt, q)
+    }
+    /// Every connection's first request, serialized by the client's core.
+    fn start(h: &mut Host, dev: u32, q: &mut EventQueue<Ev>) {
+        let vm = h.devs[dev as usize].vm as usize;
+        for conn in 0..TcpServer::state(h, vm).concurrency() {
+            q.at(0, Ev::Client { dev, e: ClientEv::new(REQ, conn) });
+        }
+    }
+
+    fn sent_life(&self) -> u64 {
+        self.segments_life
+    }
+    fn set_stopped(&mut self, stopped: bool) {
+        self.stopped = stopped;
+    }
+    fn reset_metrics(&mut self) {
+        self.ops = 0;
+        self.segments = 0;
+        self.retransmits = 0;
+        self.latency.clear();
+    }
+    fn describe(&self) -> String {
+        format!("server stopped {} issued {} done {} next pending {}", self.stopped, self.issued_life, self.ops_life, self.next_pending)
+    }
+    fn progress(&self) -> u64 {
+        self.ops_life
+    }
+    /// Response segments at the client; latency per transaction. Request segments dropped at
+    /// the tap are retransmitted, never lost.
+    fn measure<'a>(&'a self, d: &'a NetDev) -> Measure<'a> {
+        Measure {
+            delivered: Some(d.wire.delivered),
+            payload: Some(d.wire.payload_bytes),
+            latency: Some(&self.latency),
+            loss_pct: Some(0.0),
+            ops: Some(self.ops),
+        }
+    }
+    fn ledger(&self, l: &mut AppLedger) {
+        l.rr = [self.issued_life, self.ops_life, self.concurrency() as u64, self.next_pending];
+        l.served_by_vcpu = Some(self.workers.served.clone());
+    }
+    fn on_every_vcpu(&self) -> bool {
+        true
+    }
+    fn receives_tcp_data(&self) -> bool {
+        true
     }
 }

@@ -21,9 +21,9 @@
 
 use super::rxq::{Ctl, RxPkt};
 use super::tcp::TCP_IP_HDR;
-use super::vcpu::Task;
 use super::virtq::Buf;
-use super::{Ev, Host};
+use super::workload::{App, AppLedger, ClientEv, Measure, Sender, Step};
+use super::{Ev, Host, NetDev};
 use crate::engine::{EventQueue, Time};
 use crate::profile::Profile;
 use std::collections::VecDeque;
@@ -114,24 +114,27 @@ impl TcpReceiver {
     fn edge_now(&self) -> u64 {
         self.rcv_nxt + (self.rcvbuf - self.queued())
     }
+}
 
-    pub(crate) fn reset_metrics(&mut self) {
-        self.acks = 0;
-        self.segments = 0;
-        self.read_bytes = 0;
-    }
+/// Its steps: a pure ACK or window update (`softirq` set when NAPI sends it); a `recv()` of
+/// `a` bytes.
+const ACK_XMIT: u8 = 0;
+const TCP_READ: u8 = 1;
+/// Its client's events: send the next segment; the retransmission timer fired.
+const SEND: u8 = 0;
+const RTO: u8 = 1;
+
+/// The ACK step, from softirq or from the application.
+fn ack_step(softirq: bool) -> Step {
+    Step { softirq, ..Step::new(ACK_XMIT, 0, 0) }
 }
 
 impl Host {
-    fn tcp_rx_mut(&mut self, vm: usize) -> &mut TcpReceiver {
-        self.senders[vm].tcp_rx_mut().expect("TCP receive workload")
-    }
-
     /// The client sends its next segment if the window allows, else waits for an ACK.
-    pub(crate) fn tcp_client_send(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+    fn tcp_client_send(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
         let vm = self.devs[dev as usize].vm as usize;
         let ovh = self.profile.nic.wire_overhead_bytes.value as u32;
-        let r = self.tcp_rx_mut(vm);
+        let r = TcpReceiver::state(self, vm);
         let mss = r.mss;
         if r.snd_nxt + mss as u64 > r.snd_edge {
             r.blocked = true;
@@ -145,24 +148,24 @@ impl Host {
         let c = &mut self.devs[dev as usize].client;
         let arrive = c.send_to_host(at, RxPkt { bytes: mss, ack: 0, born: at, conn: 0, ctl: Ctl::None }, mss + TCP_IP_HDR + ovh, &mut self.port.rx);
         self.to_tap(dev, arrive, q);
-        q.at(at, Ev::ClientSend { dev });
+        q.at(at, Ev::Client { dev, e: ClientEv::new(SEND, 0) });
     }
 
     /// A client segment was dropped at the tap queue: resend it at the next ACK or the RTO.
-    pub(crate) fn tcp_rx_tap_drop(&mut self, now: Time, dev: u32, pkt: RxPkt, q: &mut EventQueue<Ev>) {
+    fn tcp_rx_tap_drop(&mut self, now: Time, dev: u32, pkt: RxPkt, q: &mut EventQueue<Ev>) {
         let vm = self.devs[dev as usize].vm as usize;
-        let r = self.tcp_rx_mut(vm);
+        let r = TcpReceiver::state(self, vm);
         r.lost.push_back(pkt.bytes);
         if !r.rto_armed {
             r.rto_armed = true;
-            q.at(now + super::tcp_rr::TCP_RTO_MIN_NS, Ev::StreamRto { dev });
+            q.at(now + super::tcp_rr::TCP_RTO_MIN_NS, Ev::Client { dev, e: ClientEv::new(RTO, 0) });
         }
     }
 
     /// The client's retransmission timer fired: resend what is still lost.
-    pub(crate) fn tcp_rx_rto(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+    fn tcp_rx_rto(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
         let vm = self.devs[dev as usize].vm as usize;
-        self.tcp_rx_mut(vm).rto_armed = false;
+        TcpReceiver::state(self, vm).rto_armed = false;
         self.tcp_rx_resend(now, dev, q);
     }
 
@@ -170,8 +173,8 @@ impl Host {
     fn tcp_rx_resend(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
         let vm = self.devs[dev as usize].vm as usize;
         let ovh = self.profile.nic.wire_overhead_bytes.value as u32;
-        while let Some(bytes) = self.tcp_rx_mut(vm).lost.pop_front() {
-            self.tcp_rx_mut(vm).sent_life += 1;
+        while let Some(bytes) = TcpReceiver::state(self, vm).lost.pop_front() {
+            TcpReceiver::state(self, vm).sent_life += 1;
             let tx_ns = self.devs[dev as usize].client.tx_ns;
             let at = self.client_cpu(now, dev, tx_ns);
             let c = &mut self.devs[dev as usize].client;
@@ -183,9 +186,9 @@ impl Host {
 
     /// NAPI received a segment on `v`: queue it; ACK every `delack_segments`. Returns whether
     /// an ACK task was started (else the caller re-enters).
-    pub(crate) fn tcp_rx_deliver(&mut self, now: Time, v: u32, vm: usize, pkt: RxPkt, q: &mut EventQueue<Ev>) -> bool {
+    fn tcp_rx_deliver(&mut self, now: Time, v: u32, vm: usize, pkt: RxPkt, q: &mut EventQueue<Ev>) -> bool {
         let delack = self.profile.client.delack_segments.value as u32;
-        let r = self.tcp_rx_mut(vm);
+        let r = TcpReceiver::state(self, vm);
         r.rcv_nxt += pkt.bytes as u64;
         r.segments += 1;
         r.unacked += 1;
@@ -194,14 +197,14 @@ impl Host {
         }
         r.unacked = 0;
         let c = r.seg_cost;
-        self.run_task(now, v, Task::AckXmit { softirq: true }, c, q);
+        self.run_step(now, v, ack_step(true), c, q);
         true
     }
 
     /// A pure ACK (softirq) or window update (application) went through TCP/IP and virtio-net.
-    pub(crate) fn ack_xmit_done(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
+    fn ack_xmit_done(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
         let vm = self.vcpus[v as usize].vm as usize;
-        let r = self.tcp_rx_mut(vm);
+        let r = TcpReceiver::state(self, vm);
         r.adv_edge = r.edge_now();
         r.edges.push_back(r.adv_edge);
         r.acks += 1;
@@ -210,44 +213,112 @@ impl Host {
     }
 
     /// The receiving application's next step: read, or block in `recv()`.
-    pub(crate) fn tcp_recv_next(&mut self, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
-        let r = self.tcp_rx_mut(vm);
+    fn tcp_recv_next(&mut self, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
+        let r = TcpReceiver::state(self, vm);
         let n = r.queued().min(r.msg as u64) as u32;
         if n == 0 {
             return self.idle(now, v, None, q);
         }
         let c = (r.read_ns + r.byte_ns * n as f64).round() as Time;
-        self.run_task(now, v, Task::TcpRead { bytes: n }, c, q);
+        self.run_step(now, v, Step::new(TCP_READ, n, 0), c, q);
     }
 
     /// `recv()` returned `bytes`; a read that opened the window enough sends a window update.
-    pub(crate) fn tcp_read_done(&mut self, now: Time, v: u32, bytes: u32, q: &mut EventQueue<Ev>) {
+    fn tcp_read_done(&mut self, now: Time, v: u32, bytes: u32, q: &mut EventQueue<Ev>) {
         let vm = self.vcpus[v as usize].vm as usize;
-        let r = self.tcp_rx_mut(vm);
+        let r = TcpReceiver::state(self, vm);
         let n = (bytes as u64).min(r.queued());
         r.read += n;
         r.read_bytes += n;
         let (adv, now_wnd) = (r.adv_edge.saturating_sub(r.rcv_nxt), r.rcvbuf - r.queued());
         if now_wnd >= 2 * adv && now_wnd >= r.mss as u64 && r.edge_now() > r.adv_edge {
             let c = r.seg_cost;
-            return self.run_task(now, v, Task::AckXmit { softirq: false }, c, q);
+            return self.run_step(now, v, ack_step(false), c, q);
         }
         self.enter(now, v, q);
     }
 
     /// A guest ACK reached the client: it learns the right edge and resumes if it waited.
-    pub(crate) fn tcp_client_ack(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+    fn tcp_client_ack(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
         let vm = self.devs[dev as usize].vm as usize;
         let rx_ns = self.profile.client.rx_packet_ns.value.round() as Time;
         let at = self.client_cpu(now, dev, rx_ns);
-        let r = self.tcp_rx_mut(vm);
+        let r = TcpReceiver::state(self, vm);
         let edge = r.edges.pop_front().expect("ACK at the client without a sent ACK");
         r.snd_edge = r.snd_edge.max(edge);
         if r.blocked {
-            q.at(at, Ev::ClientSend { dev });
+            q.at(at, Ev::Client { dev, e: ClientEv::new(SEND, 0) });
         }
         if !r.lost.is_empty() {
             self.tcp_rx_resend(at, dev, q);
         }
+    }
+}
+
+impl App for TcpReceiver {
+    fn state(h: &mut Host, vm: usize) -> &mut Self {
+        match &mut h.senders[vm] {
+            Sender::TcpRx(r) => r,
+            _ => unreachable!("not a TCP receiver"),
+        }
+    }
+    fn next(h: &mut Host, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
+        h.tcp_recv_next(now, v, vm, q)
+    }
+    fn step_done(h: &mut Host, now: Time, v: u32, _vm: usize, s: Step, q: &mut EventQueue<Ev>) {
+        match s.kind {
+            ACK_XMIT => h.ack_xmit_done(now, v, q),
+            _ => h.tcp_read_done(now, v, s.a, q),
+        }
+    }
+    fn step_name(s: Step) -> &'static str {
+        if s.kind == ACK_XMIT { "ack xmit" } else { "tcp read" }
+    }
+    fn deliver(h: &mut Host, now: Time, v: u32, vm: usize, pkt: RxPkt, q: &mut EventQueue<Ev>) -> bool {
+        h.tcp_rx_deliver(now, v, vm, pkt, q)
+    }
+    fn at_client(h: &mut Host, now: Time, dev: u32, _b: Buf, q: &mut EventQueue<Ev>) {
+        h.tcp_client_ack(now, dev, q)
+    }
+    fn client_event(h: &mut Host, now: Time, dev: u32, e: ClientEv, q: &mut EventQueue<Ev>) {
+        match e.kind {
+            SEND => h.tcp_client_send(now, dev, q),
+            _ => h.tcp_rx_rto(now, dev, q),
+        }
+    }
+    /// Only data segments are resent; a lost pure ACK is covered by the next one.
+    fn tap_drop(h: &mut Host, now: Time, dev: u32, pkt: RxPkt, q: &mut EventQueue<Ev>) {
+        if pkt.bytes > 0 {
+            h.tcp_rx_tap_drop(now, dev, pkt, q)
+        }
+    }
+    fn start(_h: &mut Host, dev: u32, q: &mut EventQueue<Ev>) {
+        q.at(0, Ev::Client { dev, e: ClientEv::new(SEND, 0) });
+    }
+
+    fn sent_life(&self) -> u64 {
+        self.acks_life
+    }
+    fn reset_metrics(&mut self) {
+        self.acks = 0;
+        self.segments = 0;
+        self.read_bytes = 0;
+    }
+    fn describe(&self) -> String {
+        format!("{self:?}")
+    }
+    fn progress(&self) -> u64 {
+        self.read_life()
+    }
+    /// Segments into the guest, bytes the application read; no per-packet latency. Segments
+    /// dropped at the tap are resent, never lost.
+    fn measure<'a>(&'a self, _d: &'a NetDev) -> Measure<'a> {
+        Measure { delivered: Some(self.segments), payload: Some(self.read_bytes), latency: None, loss_pct: Some(0.0), ops: None }
+    }
+    fn ledger(&self, l: &mut AppLedger) {
+        l.tcp_rx_sent = self.sent_life;
+    }
+    fn receives_tcp_data(&self) -> bool {
+        true
     }
 }

@@ -25,21 +25,15 @@ pub(crate) struct Tracing {
     cpu_from: Vec<Option<(u32, Time)>>,
 }
 
-fn task_name(t: Task) -> &'static str {
-    match t {
-        Task::Send => "udp send",
-        Task::Write { .. } => "tcp write",
-        Task::Xmit { .. } => "xmit",
-        Task::NapiRx => "napi rx",
-        Task::Recv => "recvfrom",
-        Task::Reply { .. } => "reply",
-        Task::CtlXmit { .. } => "tcp ctl xmit",
-        Task::AckXmit { .. } => "ack xmit",
-        Task::TcpRead { .. } => "tcp read",
-        Task::Serve { .. } => "serve request",
-        Task::SrvXmit { .. } => "response xmit",
-        Task::Irq(_) => "irq handler",
-        Task::Burn => "cpu burn",
+impl Host {
+    /// A guest task's name in the timeline; an application step is named by its workload.
+    fn task_name(&self, v: u32, t: Task) -> &'static str {
+        match t {
+            Task::App(s) => self.app_step_name(self.vcpus[v as usize].vm as usize, s),
+            Task::NapiRx => "napi rx",
+            Task::Irq(_) => "irq handler",
+            Task::Burn => "cpu burn",
+        }
     }
 }
 
@@ -102,10 +96,14 @@ impl Host {
     }
 
     pub(crate) fn tr_guest_end(&mut self, now: Time, v: u32, task: Task) {
+        if self.trace.is_none() {
+            return;
+        }
+        let name = self.task_name(v, task);
         if let Some(tr) = self.trace.as_deref_mut() {
             if let Some(start) = tr.guest_from[v as usize].take() {
                 let track = tr.vcpu_track[v as usize];
-                Self::tr_span(tr, track, task_name(task).into(), start, now);
+                Self::tr_span(tr, track, name.into(), start, now);
             }
         }
     }

@@ -10,9 +10,10 @@
 //! the response arrives (closed loop) or at a fixed interval (open loop).
 
 use super::rxq::RxPkt;
-use super::vcpu::Task;
+use super::virtq::Buf;
 use super::wire::udp_wire_bytes;
-use super::{Ev, Host};
+use super::workload::{pct, App, AppLedger, ClientEv, Measure, Sender, Step};
+use super::{Ev, Host, NetDev};
 use crate::engine::{EventQueue, Time, NS_PER_S};
 use crate::metrics::Histogram;
 use crate::profile::Profile;
@@ -103,16 +104,6 @@ impl UdpReceiver {
         self.sock.len()
     }
 
-    pub(crate) fn reset_metrics(&mut self) {
-        self.sent = 0;
-        self.replies = 0;
-        self.received = 0;
-        self.received_bytes = 0;
-        self.sock_drops = 0;
-        self.timeouts = 0;
-        self.latency.clear();
-    }
-
     /// Closed-loop request/response: one transaction at a time, the next on its response.
     fn closed_loop(&self) -> bool {
         self.reply.is_some() && self.interval.is_none()
@@ -121,10 +112,10 @@ impl UdpReceiver {
 
 impl Host {
     /// The client sends its next datagram and schedules the one after.
-    pub(crate) fn client_send(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+    fn client_send(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
         let (mtu, ovh) = (self.profile.nic.mtu_bytes.value as u32, self.profile.nic.wire_overhead_bytes.value as u32);
         let vm = self.devs[dev as usize].vm as usize;
-        let Some(r) = self.senders[vm].udp_rx_mut() else { return };
+        let r = UdpReceiver::state(self, vm);
         r.sent += 1;
         r.sent_life += 1;
         let (bytes, interval) = (r.bytes, r.interval);
@@ -133,7 +124,7 @@ impl Host {
             r.timer_gen = r.timer_gen.wrapping_add(1);
             let (gen, timeout) = (r.timer_gen, r.timeout_ns);
             let born = *r.outstanding.get_or_insert(now);
-            q.at(now + timeout, Ev::RrTimeout { dev, gen });
+            q.at(now + timeout, Ev::Client { dev, e: ClientEv::new(TIMEOUT, gen) });
             let d = &mut self.devs[dev as usize];
             let pkt = RxPkt { bytes, ack: 0, born, conn: 0, ctl: super::rxq::Ctl::None };
             let arrive = d.client.send_to_host(now, pkt, udp_wire_bytes(bytes, mtu, ovh), &mut self.port.rx);
@@ -149,13 +140,13 @@ impl Host {
             // socket's send buffer worth of bytes still waits to be serialized.
             let sndbuf_ns = self.port.rx.ns_for(self.profile.client.udp_sndbuf_bytes.value);
             let unblock = (self.port.rx.backlog_ns(now) - sndbuf_ns).max(0.0).ceil() as Time;
-            q.at(now + i.max(tx_ns).max(unblock), Ev::ClientSend { dev });
+            q.at(now + i.max(tx_ns).max(unblock), Ev::Client { dev, e: ClientEv::new(SEND, 0) });
         }
     }
 
     /// NAPI handed a datagram to the UDP socket (or dropped it: receive buffer full).
-    pub(crate) fn udp_deliver(&mut self, vm: usize, pkt: RxPkt) {
-        let Some(r) = self.senders[vm].udp_rx_mut() else { return };
+    fn udp_deliver(&mut self, vm: usize, pkt: RxPkt) {
+        let r = UdpReceiver::state(self, vm);
         let charge = pkt.bytes as u64 + SKB_OVERHEAD_BYTES;
         if r.sock_bytes + charge > r.rcvbuf {
             r.sock_drops += 1;
@@ -167,19 +158,18 @@ impl Host {
     }
 
     /// The receiving application's next step: read a datagram, or block in `recvfrom()`.
-    pub(crate) fn udp_recv_next(&mut self, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
-        let r = self.senders[vm].udp_rx_mut().expect("udp receiver");
+    fn udp_recv_next(&mut self, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
+        let r = UdpReceiver::state(self, vm);
         if r.sock.is_empty() {
             return self.idle(now, v, None, q);
         }
         let c = r.recv_cost;
-        self.run_task(now, v, Task::Recv, c, q);
+        self.run_step(now, v, Step::new(RECV, 0, 0), c, q);
     }
 
     /// `recvfrom()` returned one datagram.
-    pub(crate) fn recv_done(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
-        let vm = self.vcpus[v as usize].vm as usize;
-        let r = self.senders[vm].udp_rx_mut().expect("udp receiver");
+    fn recv_done(&mut self, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
+        let r = UdpReceiver::state(self, vm);
         let p = r.sock.pop_front().expect("recv from an empty socket");
         r.sock_bytes -= p.bytes as u64 + SKB_OVERHEAD_BYTES;
         r.received += 1;
@@ -189,43 +179,130 @@ impl Host {
         if let Some(b) = r.reply {
             // Answer: the reply carries the request's send time so the client sees the RTT.
             let c = r.reply_cost;
-            return self.run_task(now, v, Task::Reply { bytes: b, born: p.born }, c, q);
+            return self.run_step(now, v, Step::new(REPLY, b, p.born), c, q);
         }
         self.enter(now, v, q);
     }
 
     /// The response went through the guest's UDP send path: post it to the TX ring.
-    pub(crate) fn reply_done(&mut self, now: Time, v: u32, bytes: u32, born: Time, q: &mut EventQueue<Ev>) {
-        let vm = self.vcpus[v as usize].vm as usize;
-        let r = self.senders[vm].udp_rx_mut().expect("udp receiver");
+    fn reply_done(&mut self, now: Time, v: u32, vm: usize, bytes: u32, born: Time, q: &mut EventQueue<Ev>) {
+        let r = UdpReceiver::state(self, vm);
         r.replies += 1;
         r.replies_life += 1;
-        self.post_tx(now, v, vm, super::virtq::Buf { bytes, born }, q);
+        self.post_tx(now, v, vm, Buf { bytes, born }, q);
     }
 
     /// A response reached the client: in closed loop, the response to the outstanding request
     /// (not a late one to a request since resent) ends the transaction, and the client sends
     /// the next request after its own processing.
-    pub(crate) fn rr_response(&mut self, now: Time, dev: u32, born: Time, q: &mut EventQueue<Ev>) {
+    fn rr_response(&mut self, now: Time, dev: u32, born: Time, q: &mut EventQueue<Ev>) {
         let vm = self.devs[dev as usize].vm as usize;
         let t = self.devs[dev as usize].client.tx_ns;
-        if let Some(r) = self.senders[vm].udp_rx_mut() {
-            if r.closed_loop() && r.outstanding == Some(born) {
-                r.outstanding = None;
-                r.timer_gen = r.timer_gen.wrapping_add(1);
-                q.at(now + t, Ev::ClientSend { dev });
-            }
+        let r = UdpReceiver::state(self, vm);
+        if r.closed_loop() && r.outstanding == Some(born) {
+            r.outstanding = None;
+            r.timer_gen = r.timer_gen.wrapping_add(1);
+            q.at(now + t, Ev::Client { dev, e: ClientEv::new(SEND, 0) });
         }
     }
 
     /// A closed-loop request's timeout fired (stale unless `gen` is current): resend it.
-    pub(crate) fn rr_timeout(&mut self, now: Time, dev: u32, gen: u32, q: &mut EventQueue<Ev>) {
+    fn rr_timeout(&mut self, now: Time, dev: u32, gen: u32, q: &mut EventQueue<Ev>) {
         let vm = self.devs[dev as usize].vm as usize;
-        let Some(r) = self.senders[vm].udp_rx_mut() else { return };
+        let r = UdpReceiver::state(self, vm);
         if r.timer_gen != gen || r.outstanding.is_none() {
             return;
         }
         r.timeouts += 1;
         self.client_send(now, dev, q);
+    }
+}
+
+/// Its steps: one `recvfrom()`; the response's send path (`a` = bytes, `b` = the request's send
+/// time).
+const RECV: u8 = 0;
+const REPLY: u8 = 1;
+/// Its client's events: send the next datagram or request; a request's timeout (`a` = timer
+/// generation).
+const SEND: u8 = 0;
+const TIMEOUT: u8 = 1;
+
+impl App for UdpReceiver {
+    fn state(h: &mut Host, vm: usize) -> &mut Self {
+        match &mut h.senders[vm] {
+            Sender::UdpRx(r) => r,
+            _ => unreachable!("not a UDP receiver"),
+        }
+    }
+    fn next(h: &mut Host, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
+        h.udp_recv_next(now, v, vm, q)
+    }
+    fn step_done(h: &mut Host, now: Time, v: u32, vm: usize, s: Step, q: &mut EventQueue<Ev>) {
+        match s.kind {
+            RECV => h.recv_done(now, v, vm, q),
+            _ => h.reply_done(now, v, vm, s.a, s.b, q),
+        }
+    }
+    fn step_name(s: Step) -> &'static str {
+        if s.kind == RECV { "recvfrom" } else { "reply" }
+    }
+    fn deliver(h: &mut Host, _now: Time, _v: u32, vm: usize, pkt: RxPkt, _q: &mut EventQueue<Ev>) -> bool {
+        h.udp_deliver(vm, pkt);
+        false
+    }
+    fn at_client(h: &mut Host, now: Time, dev: u32, b: Buf, q: &mut EventQueue<Ev>) {
+        h.rr_response(now, dev, b.born, q)
+    }
+    fn client_event(h: &mut Host, now: Time, dev: u32, e: ClientEv, q: &mut EventQueue<Ev>) {
+        match e.kind {
+            SEND => h.client_send(now, dev, q),
+            _ => h.rr_timeout(now, dev, e.a, q),
+        }
+    }
+    fn start(_h: &mut Host, dev: u32, q: &mut EventQueue<Ev>) {
+        q.at(0, Ev::Client { dev, e: ClientEv::new(SEND, 0) });
+    }
+
+    fn sent_life(&self) -> u64 {
+        self.replies_life
+    }
+    fn reset_metrics(&mut self) {
+        self.sent = 0;
+        self.replies = 0;
+        self.received = 0;
+        self.received_bytes = 0;
+        self.sock_drops = 0;
+        self.timeouts = 0;
+        self.latency.clear();
+    }
+    fn describe(&self) -> String {
+        format!("udp rx queued {} reply {:?}", self.queued(), self.reply)
+    }
+    fn progress(&self) -> u64 {
+        self.received_life
+    }
+    /// A receive stream: what the application got, client send → `recvfrom`. Request/response:
+    /// the responses at the client, latency the round trip, one transaction per response.
+    fn measure<'a>(&'a self, d: &'a NetDev) -> Measure<'a> {
+        let loss_pct = pct(d.tap_drops + self.sock_drops, self.sent);
+        match self.reply {
+            None => Measure {
+                delivered: Some(self.received),
+                payload: Some(self.received_bytes),
+                latency: Some(&self.latency),
+                loss_pct,
+                ops: None,
+            },
+            Some(_) => Measure {
+                delivered: Some(d.wire.delivered),
+                payload: Some(d.wire.payload_bytes),
+                latency: Some(&d.wire.latency),
+                loss_pct,
+                ops: Some(d.wire.delivered),
+            },
+        }
+    }
+    fn ledger(&self, l: &mut AppLedger) {
+        l.udp_rx = [self.sent_life, self.received_life, self.sock_drops_life, self.queued() as u64];
     }
 }

@@ -4,6 +4,7 @@
 
 use super::delivery::Apic;
 use super::lapic::Vector;
+use super::workload::Step;
 use super::{Ev, Host};
 use crate::engine::{EventQueue, Time};
 use crate::metrics::{BusyTime, ExitCounters, ExitReason};
@@ -17,54 +18,8 @@ pub const BURN_CHUNK_NS: Time = 1_000_000;
 /// What a vCPU runs in guest mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Task {
-    /// UDP: the send path of one datagram.
-    Send,
-    /// TCP: one application `write()` (or the part of it that fits) into the socket.
-    Write {
-        /// Bytes copied.
-        bytes: u32,
-    },
-    /// TCP: transmit one segment (`bytes` of payload) through virtio-net.
-    Xmit {
-        /// Payload bytes.
-        bytes: u32,
-    },
-    /// UDP receiver: one `recvfrom()`.
-    Recv,
-    /// UDP request/response: send the response (its request was sent at `born`).
-    Reply {
-        /// Payload bytes.
-        bytes: u32,
-        /// When the client sent the request.
-        born: Time,
-    },
-    /// TCP server: read one request on `conn`, do the application's work, write the response.
-    Serve {
-        /// Connection.
-        conn: u32,
-    },
-    /// TCP server: transmit one response segment (`bytes` of payload) through virtio-net.
-    SrvXmit {
-        /// Payload bytes.
-        bytes: u32,
-    },
-    /// TCP receiver: send a pure ACK (softirq) or a window update (application).
-    AckXmit {
-        /// Sent from softirq (NAPI's delayed-ACK check), not by the application's read.
-        softirq: bool,
-    },
-    /// TCP receiver: one `recv()` of `bytes`.
-    TcpRead {
-        /// Bytes read.
-        bytes: u32,
-    },
-    /// TCP server: send a control segment (SYN-ACK, FIN, ACK of a FIN) on `conn`.
-    CtlXmit {
-        /// Connection.
-        conn: u32,
-        /// Flag.
-        ctl: super::rxq::Ctl,
-    },
+    /// A step of the VM's application (`workload.rs`), the workload's to interpret.
+    App(Step),
     /// NAPI (softirq): receive one packet from the RX queue.
     NapiRx,
     /// An interrupt handler for a vector.
@@ -273,7 +228,11 @@ impl Vcpu {
 
     /// Account `ns` of `task`'s guest time (`run`) or refund it (cut short).
     fn charge(&mut self, task: Task, ns: Time, run: bool) {
-        let irq = matches!(task, Task::Irq(_) | Task::NapiRx | Task::AckXmit { softirq: true });
+        let irq = match task {
+            Task::App(s) => s.softirq,
+            Task::Irq(_) | Task::NapiRx => true,
+            Task::Burn => false,
+        };
         if run {
             self.guest_ns_life += ns;
             self.irq_ns_life += if irq { ns } else { 0 };
@@ -298,6 +257,11 @@ impl Host {
         vc.guest_time.set(now, true);
         q.at(now + cost, Ev::GuestDone { vcpu: v, epoch: vc.epoch });
         self.tr_guest_start(now, v);
+    }
+
+    /// Run step `s` of the VM's application on `v` for `cost`.
+    pub(crate) fn run_step(&mut self, now: Time, v: u32, s: Step, cost: Time, q: &mut EventQueue<Ev>) {
+        self.run_task(now, v, Task::App(s), cost, q)
     }
 
     /// Take a VM exit on `v` now; the running task (if any) is saved and resumes after.
@@ -390,17 +354,8 @@ impl Host {
         vc.mode = Mode::Entering;
         self.tr_guest_end(now, v, task);
         match task {
-            Task::Send => self.send_done(now, v, q),
-            Task::Write { bytes } => self.write_done(now, v, bytes, q),
-            Task::Xmit { bytes } => self.xmit_done(now, v, bytes, q),
+            Task::App(s) => self.app_step_done(now, v, s, q),
             Task::NapiRx => self.napi_rx_done(now, v, q),
-            Task::Recv => self.recv_done(now, v, q),
-            Task::Reply { bytes, born } => self.reply_done(now, v, bytes, born, q),
-            Task::CtlXmit { conn, ctl } => self.ctl_xmit_done(now, v, conn, ctl, q),
-            Task::AckXmit { .. } => self.ack_xmit_done(now, v, q),
-            Task::TcpRead { bytes } => self.tcp_read_done(now, v, bytes, q),
-            Task::Serve { conn } => self.serve_done(now, v, conn, q),
-            Task::SrvXmit { bytes } => self.srv_xmit_done(now, v, bytes, q),
             Task::Irq(vec) => self.irq_done(now, v, vec, q),
             Task::Burn => self.workload_next(now, v, q),
         }

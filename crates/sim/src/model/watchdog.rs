@@ -16,7 +16,6 @@
 //! another vCPU of the VM burns CPU.) The check rides on pCPU 0's host tick, so it adds no
 //! events and cannot change a run.
 
-use super::workload::Sender;
 use super::Host;
 use crate::engine::{Time, NS_PER_S};
 use std::collections::VecDeque;
@@ -124,13 +123,7 @@ impl Host {
     fn flow_progress(&self, vm: usize) -> u64 {
         let d = self.vms[vm].dev as usize;
         let moved = self.devs[d].wire.delivered_life + self.napi_polled_life[d];
-        moved
-            + match &self.senders[vm] {
-                Sender::UdpRx(r) => r.received_life,
-                Sender::Server(s) => s.ops_life,
-                Sender::TcpRx(r) => r.read_life(),
-                Sender::Udp(_) | Sender::Tcp(_) | Sender::Idle => 0,
-            }
+        moved + self.senders[vm].progress()
     }
 
     /// A one-line picture of VM `vm`'s event path: vCPU modes, rings, the I/O thread.

@@ -1,78 +1,271 @@
-//! Workload behaviours: what a guest application does on its vCPU. The data lives in
-//! `scenario::Workload`; here is the small behaviour each kind needs (TCP in `tcp.rs`).
+//! Workloads: a guest application and its peer on the client machine. The parameters live in
+//! `scenario::Workload`; each kind's behaviour lives in a module of its own (`udp_tx.rs`,
+//! `tcp.rs`, `udp_rx.rs`, `tcp_rr.rs`, `tcp_rx.rs`) as an implementation of [`App`]: what its
+//! thread does when a vCPU is free, what completing one of its guest steps does, what it does
+//! with a packet NAPI hands it, what its client does with the guest's packets and on its own
+//! events, and what it reports. The vCPU model and the engine see only [`Step`]s and
+//! [`ClientEv`]s, which the workload interprets.
+//!
+//! Adding a workload: its module with the state struct and `impl App`, one line in each list
+//! of this file (`Sender`, `AppKind`, `Sender::new`, `Sender::kind`, `each!`, `with_app!`),
+//! its scenario variant, and a test.
 
+use super::rxq::RxPkt;
 use super::tcp::TcpSender;
 use super::tcp_rr::TcpServer;
 use super::tcp_rx::TcpReceiver;
 use super::udp_rx::UdpReceiver;
-use super::vcpu::Task;
+use super::udp_tx::UdpSender;
 use super::virtq::Buf;
-use super::{Ev, Host};
-use crate::engine::{EventQueue, Rng, Time, NS_PER_S};
+use super::{Ev, Host, NetDev};
+use crate::engine::{EventQueue, Time};
+use crate::metrics::Histogram;
 use crate::profile::Profile;
 use crate::scenario::Workload;
 
-/// netperf UDP_STREAM sender: one datagram per send, open loop at a rate or as fast as the
-/// vCPU and the ring allow. Blocks (the driver stops the queue) when the TX ring is full.
-#[derive(Debug)]
-pub struct UdpSender {
-    bytes: u32,
-    /// ns between sends, if rate-limited.
-    interval: Option<f64>,
-    /// When the next send is due (rate-limited).
-    next_at: f64,
-    /// The driver stopped the queue: waiting for a TX interrupt.
-    pub stopped: bool,
-    /// Guest cost of one send.
-    cost: Time,
-    /// Datagrams handed to the driver (window).
-    pub sent: u64,
-    /// Datagrams handed to the driver (lifetime, for conservation).
-    pub sent_life: u64,
-    /// Per-component random stream (first-send phase).
-    _rng: Rng,
+/// One guest step of an application (a `write()`, a segment's transmit, a `recvfrom()`...):
+/// which step of its workload and two arguments, all the workload's to interpret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    /// The workload's step number.
+    pub kind: u8,
+    /// Runs in softirq context (counts with interrupt handling, e.g. for livelock).
+    pub softirq: bool,
+    /// First argument (bytes, a connection).
+    pub a: u32,
+    /// Second argument (a time, a flag).
+    pub b: u64,
 }
 
-impl UdpSender {
-    fn new(message_bytes: u32, rate_pps: Option<f64>, p: &Profile, seed: u64, vm_name: &str) -> Self {
-        let mut rng = Rng::for_component(seed, &format!("vm:{vm_name}/workload"));
-        let interval = rate_pps.map(|r| NS_PER_S as f64 / r);
-        // Random phase so that several VMs at the same rate do not send in lockstep.
-        let next_at = interval.map_or(0.0, |i| rng.uniform() * i);
-        let cost = p.guest.udp_tx_packet_ns.value + p.guest.udp_tx_byte_ns.value * message_bytes as f64;
-        UdpSender {
-            bytes: message_bytes,
-            interval,
-            next_at,
-            stopped: false,
-            cost: cost.round() as Time,
-            sent: 0,
-            sent_life: 0,
-            _rng: rng,
-        }
+impl Step {
+    /// Step `kind` with arguments `a` and `b`, in process context.
+    pub fn new(kind: u8, a: u32, b: u64) -> Self {
+        Step { kind, softirq: false, a, b }
     }
 }
 
-/// The application of a VM.
+/// An event of a workload's client (its open-loop source, a request, a timer): the workload's
+/// to interpret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientEv {
+    /// The workload's event number.
+    pub kind: u8,
+    /// A small argument (a TCP control flag).
+    pub x: u8,
+    /// Arguments (a connection, a timer generation, bytes).
+    pub a: u32,
+    /// Second argument.
+    pub b: u32,
+}
+
+impl ClientEv {
+    /// Event `kind` with argument `a`.
+    pub fn new(kind: u8, a: u32) -> Self {
+        ClientEv { kind, x: 0, a, b: 0 }
+    }
+}
+
+/// `part` as a percentage of `whole` (None when `whole` is 0).
+pub(crate) fn pct(part: u64, whole: u64) -> Option<f64> {
+    (whole > 0).then(|| 100.0 * part as f64 / whole as f64)
+}
+
+/// What a workload reports for summary.json (`None`: does not apply).
+#[derive(Debug, Default)]
+pub struct Measure<'a> {
+    /// Packets delivered (to the client, or to the guest application for receive streams).
+    pub delivered: Option<u64>,
+    /// Their payload bytes.
+    pub payload: Option<u64>,
+    /// The workload's latency distribution (ns).
+    pub latency: Option<&'a Histogram>,
+    /// Packets lost, % of sent.
+    pub loss_pct: Option<f64>,
+    /// Application operations completed (request/response).
+    pub ops: Option<u64>,
+}
+
+/// A workload's lines of the conservation ledger (zero where they do not apply).
+#[derive(Debug, Default)]
+pub struct AppLedger {
+    /// UDP receive: datagrams the client sent, the application received, the socket dropped,
+    /// the socket holds.
+    pub udp_rx: [u64; 4],
+    /// TCP request/response: issued, completed, concurrency, next requests pending.
+    pub rr: [u64; 4],
+    /// TCP request/response: requests served per vCPU of the VM.
+    pub served_by_vcpu: Option<Vec<u64>>,
+    /// TCP receive stream: segments the client sent.
+    pub tcp_rx_sent: u64,
+}
+
+/// A workload kind's behaviour and reports. Behaviour functions take the whole host, since an
+/// application's step touches the rings, the wire and the vCPUs; `vm` is the VM it runs in.
+pub(crate) trait App: Sized {
+    /// Its state in VM `vm`'s [`Sender`].
+    fn state(h: &mut Host, vm: usize) -> &mut Self;
+    /// vCPU `v` is free: start the application's next step there, or idle.
+    fn next(h: &mut Host, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>);
+    /// Its step `s` finished on vCPU `v`.
+    fn step_done(h: &mut Host, now: Time, v: u32, vm: usize, s: Step, q: &mut EventQueue<Ev>);
+    /// The name of step `s` in a timeline.
+    fn step_name(s: Step) -> &'static str;
+    /// NAPI on vCPU `v` received `pkt` for it; returns whether a step was started (else the
+    /// caller re-enters the guest).
+    fn deliver(_h: &mut Host, _now: Time, _v: u32, _vm: usize, _pkt: RxPkt, _q: &mut EventQueue<Ev>) -> bool {
+        false
+    }
+    /// One of its frames (`b`) reached the client on device `dev`.
+    fn at_client(_h: &mut Host, _now: Time, _dev: u32, _b: Buf, _q: &mut EventQueue<Ev>) {}
+    /// Its client's own event `e`.
+    fn client_event(_h: &mut Host, _now: Time, _dev: u32, _e: ClientEv, _q: &mut EventQueue<Ev>) {}
+    /// A packet its client sent was dropped at the host's tap queue.
+    fn tap_drop(_h: &mut Host, _now: Time, _dev: u32, _pkt: RxPkt, _q: &mut EventQueue<Ev>) {}
+    /// The run starts: its client's first events.
+    fn start(_h: &mut Host, _dev: u32, _q: &mut EventQueue<Ev>) {}
+
+    /// Packets handed to the driver since the start (conservation).
+    fn sent_life(&self) -> u64;
+    /// The driver stopped (or woke) its queue.
+    fn set_stopped(&mut self, _stopped: bool) {}
+    /// Start a new measurement window.
+    fn reset_metrics(&mut self);
+    /// Its state in a few words (diagnostics).
+    fn describe(&self) -> String;
+    /// Work its application completed (monotone; the watchdog's progress besides packets).
+    fn progress(&self) -> u64 {
+        0
+    }
+    /// What it reports for summary.json, given its device.
+    fn measure<'a>(&'a self, d: &'a NetDev) -> Measure<'a>;
+    /// Its lines of the conservation ledger.
+    fn ledger(&self, _l: &mut AppLedger) {}
+    /// Its threads run on every vCPU of the VM (else one thread on vCPU 0).
+    fn on_every_vcpu(&self) -> bool {
+        false
+    }
+    /// What it receives are TCP data segments (the guest's per-byte receive path).
+    fn receives_tcp_data(&self) -> bool {
+        false
+    }
+}
+
+/// No application (`[vm.workload]` absent): the vCPUs idle or run the guest CPU burn.
+#[derive(Debug)]
+pub struct IdleApp;
+
+impl App for IdleApp {
+    fn state(h: &mut Host, vm: usize) -> &mut Self {
+        match &mut h.senders[vm] {
+            Sender::Idle(s) => s,
+            _ => unreachable!("not an idle VM"),
+        }
+    }
+    fn next(h: &mut Host, now: Time, v: u32, _vm: usize, q: &mut EventQueue<Ev>) {
+        h.idle(now, v, None, q)
+    }
+    fn step_done(_h: &mut Host, _now: Time, _v: u32, _vm: usize, _s: Step, _q: &mut EventQueue<Ev>) {
+        unreachable!("an idle VM has no steps")
+    }
+    fn step_name(_s: Step) -> &'static str {
+        "idle"
+    }
+    fn sent_life(&self) -> u64 {
+        0
+    }
+    fn reset_metrics(&mut self) {}
+    fn describe(&self) -> String {
+        "idle".into()
+    }
+    fn measure<'a>(&'a self, _d: &'a NetDev) -> Measure<'a> {
+        Measure::default()
+    }
+}
+
+/// The application of a VM, by kind.
 #[derive(Debug)]
 pub enum Sender {
     /// netperf UDP_STREAM.
     Udp(UdpSender),
     /// netperf TCP_STREAM.
     Tcp(TcpSender),
-    /// netperf UDP_STREAM towards the guest.
+    /// netperf UDP_STREAM towards the guest, UDP_RR, ping.
     UdpRx(UdpReceiver),
     /// A TCP request/response server: netperf TCP_RR, memcached, a web server.
     Server(TcpServer),
     /// netperf TCP_STREAM towards the guest.
     TcpRx(TcpReceiver),
-    /// No application (`[vm.workload]` absent): the vCPUs idle or run the guest CPU burn.
+    /// No application.
+    Idle(IdleApp),
+}
+
+/// The kind of a [`Sender`], to dispatch to its [`App`] while the host is borrowed mutably.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppKind {
+    /// [`UdpSender`].
+    Udp,
+    /// [`TcpSender`].
+    Tcp,
+    /// [`UdpReceiver`].
+    UdpRx,
+    /// [`TcpServer`].
+    Server,
+    /// [`TcpReceiver`].
+    TcpRx,
+    /// [`IdleApp`].
     Idle,
 }
 
+/// `$e` with `$x` bound to the state inside `$s` (a `Sender`), whatever its kind.
+macro_rules! each {
+    ($s:expr, $x:ident => $e:expr) => {
+        match $s {
+            Sender::Udp($x) => $e,
+            Sender::Tcp($x) => $e,
+            Sender::UdpRx($x) => $e,
+            Sender::Server($x) => $e,
+            Sender::TcpRx($x) => $e,
+            Sender::Idle($x) => $e,
+        }
+    };
+}
+
+/// `$e` with the type `$T` set to the [`App`] of kind `$k`.
+macro_rules! with_app {
+    ($k:expr, $T:ident => $e:expr) => {
+        match $k {
+            AppKind::Udp => {
+                type $T = UdpSender;
+                $e
+            }
+            AppKind::Tcp => {
+                type $T = TcpSender;
+                $e
+            }
+            AppKind::UdpRx => {
+                type $T = UdpReceiver;
+                $e
+            }
+            AppKind::Server => {
+                type $T = TcpServer;
+                $e
+            }
+            AppKind::TcpRx => {
+                type $T = TcpReceiver;
+                $e
+            }
+            AppKind::Idle => {
+                type $T = IdleApp;
+                $e
+            }
+        }
+    };
+}
+
 impl Sender {
-    /// Behaviour for `w` in VM `vm_name`.
-    pub fn new(w: &Workload, vcpus: u32, p: &Profile, seed: u64, vm_name: &str) -> Self {
+    /// The application `w` describes (None: no workload), in VM `vm_name` of `vcpus` vCPUs.
+    pub fn new(w: Option<&Workload>, vcpus: u32, p: &Profile, seed: u64, vm_name: &str) -> Self {
+        let Some(w) = w else { return Sender::Idle(IdleApp) };
         match *w {
             Workload::TcpReceive { message_bytes, window_bytes } => {
                 Sender::TcpRx(TcpReceiver::new(message_bytes, window_bytes, p))
@@ -98,166 +291,114 @@ impl Sender {
         }
     }
 
-    /// The application's state in a few words (diagnostics).
-    pub fn describe(&self) -> String {
+    /// Its kind.
+    pub fn kind(&self) -> AppKind {
         match self {
-            Sender::Udp(u) => format!("udp stopped {}", u.stopped),
-            Sender::Tcp(t) => format!("{t:?}"),
-            Sender::UdpRx(r) => format!("udp rx queued {} reply {:?}", r.queued(), r.reply),
-            Sender::Server(s) => format!("server stopped {} issued {} done {} next pending {}", s.stopped, s.issued_life, s.ops_life, s.next_pending),
-            Sender::TcpRx(r) => format!("{r:?}"),
-            Sender::Idle => "idle".into(),
+            Sender::Udp(_) => AppKind::Udp,
+            Sender::Tcp(_) => AppKind::Tcp,
+            Sender::UdpRx(_) => AppKind::UdpRx,
+            Sender::Server(_) => AppKind::Server,
+            Sender::TcpRx(_) => AppKind::TcpRx,
+            Sender::Idle(_) => AppKind::Idle,
         }
     }
 
     /// No application runs (the VM only idles or burns CPU).
     pub fn is_idle(&self) -> bool {
-        matches!(self, Sender::Idle)
+        self.kind() == AppKind::Idle
     }
 
-    /// The TCP sender, if this is one.
-    pub fn tcp_mut(&mut self) -> Option<&mut TcpSender> {
-        match self {
-            Sender::Tcp(t) => Some(t),
-            _ => None,
-        }
+    /// See [`App::describe`].
+    pub fn describe(&self) -> String {
+        each!(self, s => s.describe())
     }
-
-    /// The TCP stream receiver, if this is one.
-    pub fn tcp_rx_mut(&mut self) -> Option<&mut TcpReceiver> {
-        match self {
-            Sender::TcpRx(r) => Some(r),
-            _ => None,
-        }
-    }
-
-    /// The TCP stream receiver, if this is one.
-    pub fn tcp_rx(&self) -> Option<&TcpReceiver> {
-        match self {
-            Sender::TcpRx(r) => Some(r),
-            _ => None,
-        }
-    }
-
-    /// The TCP server, if this is one.
-    pub fn server_mut(&mut self) -> Option<&mut TcpServer> {
-        match self {
-            Sender::Server(s) => Some(s),
-            _ => None,
-        }
-    }
-
-    /// The TCP server, if this is one.
-    pub fn server(&self) -> Option<&TcpServer> {
-        match self {
-            Sender::Server(s) => Some(s),
-            _ => None,
-        }
-    }
-
-    /// The UDP receiver, if this is one.
-    pub fn udp_rx_mut(&mut self) -> Option<&mut UdpReceiver> {
-        match self {
-            Sender::UdpRx(r) => Some(r),
-            _ => None,
-        }
-    }
-
-    /// The UDP receiver, if this is one.
-    pub fn udp_rx(&self) -> Option<&UdpReceiver> {
-        match self {
-            Sender::UdpRx(r) => Some(r),
-            _ => None,
-        }
-    }
-
-    /// Packets handed to the driver in the window.
-    pub fn sent(&self) -> u64 {
-        match self {
-            Sender::Udp(u) => u.sent,
-            Sender::Tcp(t) => t.segments,
-            Sender::UdpRx(r) => r.replies,
-            Sender::Server(s) => s.segments,
-            Sender::TcpRx(r) => r.acks,
-            Sender::Idle => 0,
-        }
-    }
-
-    /// Packets handed to the driver since the start (conservation).
+    /// See [`App::sent_life`].
     pub fn sent_life(&self) -> u64 {
-        match self {
-            Sender::Udp(u) => u.sent_life,
-            Sender::Tcp(t) => t.segments_life,
-            Sender::UdpRx(r) => r.replies_life,
-            Sender::Server(s) => s.segments_life,
-            Sender::TcpRx(r) => r.acks_life,
-            Sender::Idle => 0,
-        }
+        each!(self, s => s.sent_life())
     }
-
-    /// Stop or wake the driver's queue.
-    pub fn set_stopped(&mut self, s: bool) {
-        match self {
-            Sender::Udp(u) => u.stopped = s,
-            Sender::Tcp(t) => t.stopped = s,
-            Sender::Server(v) => v.stopped = s,
-            Sender::UdpRx(_) | Sender::TcpRx(_) | Sender::Idle => {}
-        }
+    /// See [`App::set_stopped`].
+    pub fn set_stopped(&mut self, stopped: bool) {
+        each!(self, s => s.set_stopped(stopped))
     }
-
     pub(crate) fn reset_metrics(&mut self) {
-        match self {
-            Sender::Udp(u) => u.sent = 0,
-            Sender::Tcp(t) => t.reset_metrics(),
-            Sender::UdpRx(r) => r.reset_metrics(),
-            Sender::Server(s) => s.reset_metrics(),
-            Sender::TcpRx(r) => r.reset_metrics(),
-            Sender::Idle => {}
-        }
+        each!(self, s => s.reset_metrics())
+    }
+    /// See [`App::progress`].
+    pub fn progress(&self) -> u64 {
+        each!(self, s => s.progress())
+    }
+    /// See [`App::measure`].
+    pub fn measure<'a>(&'a self, d: &'a NetDev) -> Measure<'a> {
+        each!(self, s => s.measure(d))
+    }
+    /// See [`App::ledger`].
+    pub fn ledger(&self) -> AppLedger {
+        let mut l = AppLedger::default();
+        each!(self, s => s.ledger(&mut l));
+        l
+    }
+    /// See [`App::on_every_vcpu`].
+    pub fn on_every_vcpu(&self) -> bool {
+        each!(self, s => s.on_every_vcpu())
+    }
+    /// See [`App::receives_tcp_data`].
+    pub fn receives_tcp_data(&self) -> bool {
+        each!(self, s => s.receives_tcp_data())
     }
 }
 
 impl Host {
+    /// The kind of VM `vm`'s application.
+    fn app_kind(&self, vm: usize) -> AppKind {
+        self.senders[vm].kind()
+    }
+
     /// The vCPU is free: what does the workload do next?
     pub(crate) fn workload_next(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
         let vm = self.vcpus[v as usize].vm as usize;
-        if let Sender::Server(_) = self.senders[vm] {
-            // Server threads run on every vCPU: each serves the requests woken on it.
-            return self.server_next(now, v, vm, q);
-        }
-        if v != self.vms[vm].vcpus[0] {
+        if v != self.vms[vm].vcpus[0] && !self.senders[vm].on_every_vcpu() {
             return self.idle(now, v, None, q);
         }
-        let s = match &self.senders[vm] {
-            Sender::Tcp(_) => return self.tcp_next(now, v, vm, q),
-            Sender::UdpRx(_) => return self.udp_recv_next(now, v, vm, q),
-            Sender::Server(_) => unreachable!("handled above"),
-            Sender::TcpRx(_) => return self.tcp_recv_next(now, v, vm, q),
-            Sender::Idle => return self.idle(now, v, None, q),
-            Sender::Udp(s) => s,
-        };
-        if s.stopped {
-            return self.idle(now, v, None, q);
-        }
-        let due = s.next_at.ceil() as Time;
-        if due > now {
-            return self.idle(now, v, Some(due), q);
-        }
-        let cost = s.cost;
-        self.run_task(now, v, Task::Send, cost, q);
+        with_app!(self.app_kind(vm), T => T::next(self, now, v, vm, q))
     }
 
-    /// One datagram went through the guest stack: post it, kick if allowed, stop if full.
-    pub(crate) fn send_done(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
+    /// A workload's step finished on vCPU `v`.
+    pub(crate) fn app_step_done(&mut self, now: Time, v: u32, s: Step, q: &mut EventQueue<Ev>) {
         let vm = self.vcpus[v as usize].vm as usize;
-        let Sender::Udp(s) = &mut self.senders[vm] else { unreachable!("UDP send without a UDP sender") };
-        s.sent += 1;
-        s.sent_life += 1;
-        if let Some(i) = s.interval {
-            s.next_at += i;
-        }
-        let b = Buf { bytes: s.bytes, born: now };
-        self.post_tx(now, v, vm, b, q);
+        with_app!(self.app_kind(vm), T => T::step_done(self, now, v, vm, s, q))
     }
 
+    /// The name of VM `vm`'s step `s` in a timeline.
+    pub(crate) fn app_step_name(&self, vm: usize, s: Step) -> &'static str {
+        with_app!(self.app_kind(vm), T => T::step_name(s))
+    }
+
+    /// NAPI on vCPU `v` received `pkt` for the application; returns whether a step started.
+    pub(crate) fn app_deliver(&mut self, now: Time, v: u32, vm: usize, pkt: RxPkt, q: &mut EventQueue<Ev>) -> bool {
+        with_app!(self.app_kind(vm), T => T::deliver(self, now, v, vm, pkt, q))
+    }
+
+    /// A frame of device `dev` reached the client.
+    pub(crate) fn app_at_client(&mut self, now: Time, dev: u32, b: Buf, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        with_app!(self.app_kind(vm), T => T::at_client(self, now, dev, b, q))
+    }
+
+    /// Device `dev`'s client event.
+    pub(crate) fn app_client_event(&mut self, now: Time, dev: u32, e: ClientEv, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        with_app!(self.app_kind(vm), T => T::client_event(self, now, dev, e, q))
+    }
+
+    /// A packet device `dev`'s client sent was dropped at the tap queue.
+    pub(crate) fn app_tap_drop(&mut self, now: Time, dev: u32, pkt: RxPkt, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        with_app!(self.app_kind(vm), T => T::tap_drop(self, now, dev, pkt, q))
+    }
+
+    /// The run starts: device `dev`'s client's first events.
+    pub(crate) fn app_start(&mut self, dev: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        with_app!(self.app_kind(vm), T => T::start(self, dev, q))
+    }
 }

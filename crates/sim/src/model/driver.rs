@@ -1,0 +1,63 @@
+//! The guest's virtio-net driver on the TX side, shared by every workload: `start_xmit` (post a
+//! buffer, stop the queue when the ring fills, kick when the device wants it), the qdisc
+//! backlog while the queue is stopped, and the TX interrupt that wakes it.
+
+use super::vcpu::AfterExit;
+use super::virtq::Buf;
+use super::{Ev, Host};
+use crate::engine::{EventQueue, Time};
+use crate::metrics::ExitReason;
+
+impl Host {
+    /// virtio-net `start_xmit` tail: add the buffer to the TX ring, stop the queue if the ring
+    /// is full (and ask for a TX interrupt), kick if the device has notifications enabled.
+    /// A packet sent while the queue is stopped — by another vCPU's worker, a control segment
+    /// or an ACK — waits in the qdisc until the TX interrupt wakes the queue (`tx_irq`).
+    pub(crate) fn post_tx(&mut self, now: Time, v: u32, vm: usize, b: Buf, q: &mut EventQueue<Ev>) {
+        let dev = self.vms[vm].dev;
+        let d = &mut self.devs[dev as usize];
+        if d.txq.free() == 0 || !d.qdisc.is_empty() {
+            d.qdisc.push_back(b);
+            self.senders[vm].set_stopped(true);
+            d.txq.want_interrupt();
+            return self.enter(now, v, q);
+        }
+        d.txq.add(b);
+        if d.txq.free() == 0 {
+            self.senders[vm].set_stopped(true);
+            d.txq.want_interrupt();
+        }
+        if d.txq.kick_prepare() {
+            return self.kick_tx(now, v, dev, q);
+        }
+        self.enter(now, v, q);
+    }
+
+    /// The driver notifies the device of new TX buffers: an I/O-instruction exit.
+    pub(crate) fn kick_tx(&mut self, now: Time, v: u32, dev: u32, q: &mut EventQueue<Ev>) {
+        self.devs[dev as usize].txq.kicks += 1;
+        self.signal_vhost(now, dev, q);
+        self.exit(now, v, ExitReason::IoInstruction, AfterExit::Resume, q)
+    }
+
+    /// TX interrupt (`skb_xmit_done` → `netif_wake_subqueue`; then `net_tx_action` runs the
+    /// qdisc): reclaimed space takes the backlog; the queue stays stopped while the ring fills
+    /// again. Returns whether the device must be kicked for buffers added here.
+    pub(crate) fn tx_irq(&mut self, v: u32) -> bool {
+        let vm = self.vcpus[v as usize].vm as usize;
+        let d = &mut self.devs[self.vms[vm].dev as usize];
+        d.txq.irq.driver_disable(); // skb_xmit_done: virtqueue_disable_cb
+        let mut added = false;
+        while d.txq.free() > 0 {
+            let Some(b) = d.qdisc.pop_front() else { break };
+            d.txq.add(b);
+            added = true;
+        }
+        let full = d.txq.free() == 0;
+        if full {
+            d.txq.want_interrupt();
+        }
+        self.senders[vm].set_stopped(full);
+        added && d.txq.kick_prepare()
+    }
+}

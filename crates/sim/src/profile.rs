@@ -284,6 +284,9 @@ pub struct Profile {
 /// shorter), and a bounded cost keeps every `now + cost` far inside u64 nanoseconds.
 const MAX_NS: f64 = 1e9;
 
+/// Most idle states (`host.cstates.states`) a profile may list.
+pub const MAX_CSTATES: usize = 8;
+
 /// The range a profile parameter may take, with the reason shown in the error.
 struct Bounds {
     lo: f64,
@@ -498,8 +501,8 @@ impl Profile {
 
     fn check_cstates(&self) -> Result<(), String> {
         let states = &self.host.cstates.states;
-        if states.len() > crate::model::sched::MAX_CSTATES {
-            return Err(format!("key `host.cstates.states`: {} states are not allowed; expected at most {}", states.len(), crate::model::sched::MAX_CSTATES));
+        if states.len() > MAX_CSTATES {
+            return Err(format!("key `host.cstates.states`: {} states are not allowed; expected at most {}", states.len(), MAX_CSTATES));
         }
         let mut last = -1.0;
         for (i, c) in states.iter().enumerate() {
@@ -516,40 +519,6 @@ impl Profile {
             last = c.target_residency_ns;
         }
         Ok(())
-    }
-
-    /// The host scheduler's parameters for a host of `ncpus` pCPUs (CFS times scaled as
-    /// Linux `update_sysctl` does with `SCHED_TUNABLESCALING_LOG`).
-    pub fn sched_params(&self, ncpus: u32) -> crate::model::sched::Params {
-        let s = &self.sched;
-        let f = crate::model::sched::Params::scale_factor(ncpus);
-        let ns = |p: &Param| p.value.round() as u64;
-        crate::model::sched::Params {
-            latency_ns: ns(&s.latency_ns) * f,
-            min_granularity_ns: ns(&s.min_granularity_ns) * f,
-            wakeup_granularity_ns: ns(&s.wakeup_granularity_ns) * f,
-            context_switch_ns: ns(&s.context_switch_ns),
-            migration_ns: ns(&s.migration_ns),
-            idle_wakeup_ns: self.host.thread_wakeup_ns.value,
-            idle_wakeup_spread_ns: self.host.thread_wakeup_spread_ns.value,
-            cstates: crate::model::sched::CStateTable::new(
-                self.host.cstates.states.iter().map(|c| (c.exit_latency_ns.round() as u64, c.target_residency_ns.round() as u64)),
-            ),
-            balance_interval_ns: ns(&s.balance_interval_ns),
-            busy_factor: ns(&s.busy_factor),
-            migration_cost_ns: ns(&s.migration_cost_ns),
-            cores_per_llc: self.cpu.cores_per_socket.value as u32,
-        }
-    }
-
-    /// The vhost handler loop's parameters (`eventpath_policy::vhost`): the profile's packet
-    /// weight, no byte weight, no busy polling.
-    pub fn vhost_config(&self) -> eventpath_policy::vhost::VhostConfig {
-        eventpath_policy::vhost::VhostConfig {
-            pkt_weight: self.vhost.weight_packets.value as u32,
-            byte_weight: 0,
-            busyloop_timeout_us: 0,
-        }
     }
 
     /// Number of pCPUs the profile's host has.

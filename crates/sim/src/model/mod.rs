@@ -214,7 +214,7 @@ impl Host {
         let mut vcpus = Vec::new();
         let mut devs = Vec::new();
         let mut senders = Vec::new();
-        let mut sched = sched::Scheduler::Cfs(sched::Sched::new(c.profile.sched_params(c.pcpus), c.pcpus));
+        let mut sched = sched::Scheduler::Cfs(sched::Sched::new(sched::Params::from_profile(&c.profile, c.pcpus), c.pcpus));
         let all: u64 = if c.pcpus >= 64 { u64::MAX } else { (1u64 << c.pcpus) - 1 };
         let mask = |pin: Option<u32>| pin.map_or(all, |p| 1u64 << p);
         let rng = |name: &str| crate::engine::Rng::for_component(s.seed, &format!("sched:{name}"));
@@ -255,7 +255,7 @@ impl Host {
                 tap_drops: 0,
                 tap_drops_life: 0,
                 napi: Napi::default(),
-                vhost: Vhost::new(format!("vhost-{}", vm.name), c.profile.vhost_config()),
+                vhost: Vhost::new(format!("vhost-{}", vm.name), vhost::vhost_config(&c.profile)),
                 wire: Wire::new(&c.profile, tcp),
                 client: Client::new(&c.profile),
                 tap_last: 0,

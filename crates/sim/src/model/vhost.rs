@@ -244,3 +244,9 @@ impl Host {
         self.vhost_next(now, dev, q);
     }
 }
+
+/// The vhost handler loop's parameters (`eventpath_policy::vhost`) profile `p` gives: its
+/// packet weight, no byte weight, no busy polling.
+pub(crate) fn vhost_config(p: &crate::profile::Profile) -> eventpath_policy::vhost::VhostConfig {
+    eventpath_policy::vhost::VhostConfig { pkt_weight: p.vhost.weight_packets.value as u32, byte_weight: 0, busyloop_timeout_us: 0 }
+}

@@ -16,8 +16,7 @@
 
 use crate::engine::Time;
 
-/// Most idle states a profile may list.
-pub const MAX_CSTATES: usize = 8;
+pub use crate::profile::MAX_CSTATES;
 
 /// Recent idle periods the governor remembers (menu.c `INTERVALS`).
 const INTERVALS: usize = 8;

@@ -71,6 +71,30 @@ pub struct Params {
 }
 
 impl Params {
+    /// The parameters `p` gives for a host of `ncpus` pCPUs (CFS times scaled as Linux
+    /// `update_sysctl` does with `SCHED_TUNABLESCALING_LOG`).
+    pub fn from_profile(p: &crate::profile::Profile, ncpus: u32) -> Params {
+        let s = &p.sched;
+        let f = Params::scale_factor(ncpus);
+        let ns = |p: &crate::profile::Param| p.value.round() as u64;
+        Params {
+            latency_ns: ns(&s.latency_ns) * f,
+            min_granularity_ns: ns(&s.min_granularity_ns) * f,
+            wakeup_granularity_ns: ns(&s.wakeup_granularity_ns) * f,
+            context_switch_ns: ns(&s.context_switch_ns),
+            migration_ns: ns(&s.migration_ns),
+            idle_wakeup_ns: p.host.thread_wakeup_ns.value,
+            idle_wakeup_spread_ns: p.host.thread_wakeup_spread_ns.value,
+            cstates: CStateTable::new(
+                p.host.cstates.states.iter().map(|c| (c.exit_latency_ns.round() as u64, c.target_residency_ns.round() as u64)),
+            ),
+            balance_interval_ns: ns(&s.balance_interval_ns),
+            busy_factor: ns(&s.busy_factor),
+            migration_cost_ns: ns(&s.migration_cost_ns),
+            cores_per_llc: p.cpu.cores_per_socket.value as u32,
+        }
+    }
+
     /// Linux `update_sysctl` with `SCHED_TUNABLESCALING_LOG`: factor = 1 + ilog2(min(ncpus, 8)).
     pub fn scale_factor(ncpus: u32) -> u64 {
         1 + (ncpus.clamp(1, 8)).ilog2() as u64

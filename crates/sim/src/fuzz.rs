@@ -113,7 +113,7 @@ fn size(r: &mut Rng, lo: u32, hi: u32) -> u32 {
 }
 
 fn workload(r: &mut Rng, s: &mut String) {
-    let w = match r.below(10) {
+    let w = match r.below(11) {
         0 => {
             let rate = if r.chance(0.5) { format!("\nrate_pps = {}", 1 + r.below(300_000)) } else { String::new() };
             format!("kind = \"udp_stream\"\nmessage_bytes = {}{rate}", size(r, 1, 65507))
@@ -149,6 +149,7 @@ fn workload(r: &mut Rng, s: &mut String) {
                 r.chance(0.5)
             )
         }
+        9 => format!("kind = \"udp_ping\"\nmessage_bytes = {}\ninterval_us = {}", size(r, 1, 65507), 1 + r.below(20_000)),
         _ => return, // no workload: the VM idles or burns
     };
     let _ = writeln!(s, "[vm.workload]\n{w}");

@@ -29,6 +29,7 @@ mod tcp_rr;
 mod tcp_rx;
 mod threads;
 mod trace;
+mod udp_ping;
 mod udp_rx;
 mod udp_tx;
 mod vcpu;
@@ -241,8 +242,7 @@ impl Host {
             sched.add(0, mask(vm.net.vhost_pin), rng(&format!("vhost-{}", vm.name)));
             thread_names.push(format!("vhost-{}", vm.name));
             let w = vm.workload.as_ref();
-            let server = w.is_some_and(Workload::is_tcp_server);
-            let tcp = server || matches!(w, Some(Workload::TcpStream { .. } | Workload::TcpReceive { .. }));
+            let tcp = w.is_some_and(Workload::is_tcp);
             devs.push(NetDev {
                 vm: vi as u32,
                 txq: Virtq::new(vm.net.queue_size, vm.net.suppression()),

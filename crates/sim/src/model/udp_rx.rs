@@ -23,7 +23,7 @@ use std::collections::VecDeque;
 pub const TAP_QUEUE_PACKETS: usize = 500;
 
 /// Per-skb memory charged to a socket besides the payload (skb + shared info, ~SKB_TRUESIZE).
-const SKB_OVERHEAD_BYTES: u64 = 768;
+pub(crate) const SKB_OVERHEAD_BYTES: u64 = 768;
 
 /// The guest application receiving a UDP stream, and the client source feeding it.
 #[derive(Debug)]

@@ -108,12 +108,7 @@ impl Watchdog {
 /// The send interval of an open-loop workload (ns); None for closed-loop or unpaced ones.
 pub(crate) fn open_loop_period_ns(w: &Workload) -> Option<Time> {
     let per_s = |rate: f64| (NS_PER_S as f64 / rate).min(u64::MAX as f64 / 8.0) as Time;
-    match *w {
-        Workload::UdpStream { rate_pps, .. } => rate_pps.map(per_s),
-        Workload::UdpReceive { rate_pps, .. } => Some(per_s(rate_pps)),
-        Workload::UdpRr { interval_us, .. } => interval_us.map(|i| per_s(1e6 / i)),
-        _ => None,
-    }
+    w.open_loop_rate().map(per_s)
 }
 
 impl Host {

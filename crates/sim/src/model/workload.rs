@@ -14,6 +14,7 @@ use super::rxq::RxPkt;
 use super::tcp::TcpSender;
 use super::tcp_rr::TcpServer;
 use super::tcp_rx::TcpReceiver;
+use super::udp_ping::UdpPing;
 use super::udp_rx::UdpReceiver;
 use super::udp_tx::UdpSender;
 use super::virtq::Buf;
@@ -195,6 +196,8 @@ pub enum Sender {
     Server(TcpServer),
     /// netperf TCP_STREAM towards the guest.
     TcpRx(TcpReceiver),
+    /// A fixed-rate UDP ping from the guest.
+    Ping(UdpPing),
     /// No application.
     Idle(IdleApp),
 }
@@ -212,6 +215,8 @@ pub enum AppKind {
     Server,
     /// [`TcpReceiver`].
     TcpRx,
+    /// [`UdpPing`].
+    Ping,
     /// [`IdleApp`].
     Idle,
 }
@@ -225,6 +230,7 @@ macro_rules! each {
             Sender::UdpRx($x) => $e,
             Sender::Server($x) => $e,
             Sender::TcpRx($x) => $e,
+            Sender::Ping($x) => $e,
             Sender::Idle($x) => $e,
         }
     };
@@ -252,6 +258,10 @@ macro_rules! with_app {
             }
             AppKind::TcpRx => {
                 type $T = TcpReceiver;
+                $e
+            }
+            AppKind::Ping => {
+                type $T = UdpPing;
                 $e
             }
             AppKind::Idle => {
@@ -282,6 +292,9 @@ impl Sender {
             Workload::UdpReceive { message_bytes, rate_pps } => {
                 Sender::UdpRx(UdpReceiver::new(message_bytes, Some(rate_pps), None, p))
             }
+            Workload::UdpPing { message_bytes, interval_us } => {
+                Sender::Ping(UdpPing::new(message_bytes, interval_us, p, seed, vm_name))
+            }
             Workload::UdpRr { request_bytes, response_bytes, interval_us } => Sender::UdpRx(UdpReceiver::new(
                 request_bytes,
                 interval_us.map(|i| 1e6 / i),
@@ -299,6 +312,7 @@ impl Sender {
             Sender::UdpRx(_) => AppKind::UdpRx,
             Sender::Server(_) => AppKind::Server,
             Sender::TcpRx(_) => AppKind::TcpRx,
+            Sender::Ping(_) => AppKind::Ping,
             Sender::Idle(_) => AppKind::Idle,
         }
     }

@@ -36,6 +36,15 @@ pub enum Workload {
         /// arrives (netperf UDP_RR).
         interval_us: Option<f64>,
     },
+    /// A fixed-rate ping from the guest (sockperf under-load, `ping -i`): every `interval_us`
+    /// the application sends a `message_bytes` datagram to an echo server on the client
+    /// machine and reads the echoes; latency is the round trip the guest sees.
+    UdpPing {
+        /// Payload bytes per datagram (1..=65507).
+        message_bytes: u32,
+        /// µs between sends (open loop).
+        interval_us: f64,
+    },
     /// netperf TCP_STREAM from the guest: one TCP connection, `write()`s of `message_bytes`.
     TcpStream {
         /// Bytes per `write()` (1..=1048576).
@@ -152,10 +161,35 @@ fn range(key: &str, k: &str, v: u32, lo: u32, hi: u32, what: &str) -> Result<(),
     Err(format!("key `{key}.{k}`: {v} is not allowed; expected {lo}..={hi} ({what})"))
 }
 
+/// An open-loop interval: the same bounds as a rate, 1/s ..= 2e8/s.
+fn check_interval(key: &str, i: f64) -> Result<(), String> {
+    let (lo, hi) = (1e6 / MAX_RATE_PPS, 1e6 / MIN_RATE_PPS);
+    if !(i.is_finite() && (lo..=hi).contains(&i)) {
+        return Err(format!("key `{key}.interval_us`: {} is not allowed; expected µs in {lo}..={hi}", crate::error::num(i)));
+    }
+    Ok(())
+}
+
 impl Workload {
     /// A TCP request/response server in the guest (`model::tcp_rr`).
     pub fn is_tcp_server(&self) -> bool {
         matches!(self, Workload::TcpRr { .. } | Workload::Memcached { .. } | Workload::Http { .. })
+    }
+
+    /// Its frames carry TCP (else UDP) headers on the wire.
+    pub fn is_tcp(&self) -> bool {
+        self.is_tcp_server() || matches!(self, Workload::TcpStream { .. } | Workload::TcpReceive { .. })
+    }
+
+    /// Its fixed send rate (per second) if it is open loop; None for closed-loop or unpaced ones.
+    pub fn open_loop_rate(&self) -> Option<f64> {
+        match *self {
+            Workload::UdpStream { rate_pps, .. } => rate_pps,
+            Workload::UdpReceive { rate_pps, .. } => Some(rate_pps),
+            Workload::UdpRr { interval_us, .. } => interval_us.map(|i| 1e6 / i),
+            Workload::UdpPing { interval_us, .. } => Some(1e6 / interval_us),
+            _ => None,
+        }
     }
 
     /// Check value ranges; `key` is the workload's key path for messages.
@@ -183,14 +217,11 @@ impl Workload {
                         return Err(format!("key `{key}.{k}`: {b} is not allowed; expected 1..=65507 (UDP payload)"));
                     }
                 }
-                if let Some(i) = interval_us {
-                    // The same bounds as a rate: 1/s ..= 2e8/s.
-                    let (lo, hi) = (1e6 / MAX_RATE_PPS, 1e6 / MIN_RATE_PPS);
-                    if !(i.is_finite() && (lo..=hi).contains(i)) {
-                        return Err(format!("key `{key}.interval_us`: {} is not allowed; expected µs in {lo}..={hi}", crate::error::num(*i)));
-                    }
-                }
-                Ok(())
+                interval_us.map_or(Ok(()), |i| check_interval(key, i))
+            }
+            Workload::UdpPing { message_bytes, interval_us } => {
+                range(key, "message_bytes", *message_bytes, 1, 65507, "UDP payload")?;
+                check_interval(key, *interval_us)
             }
             Workload::TcpStream { message_bytes, window_bytes } | Workload::TcpReceive { message_bytes, window_bytes } => {
                 if !(1..=1 << 20).contains(message_bytes) {

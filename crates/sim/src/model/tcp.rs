@@ -121,7 +121,7 @@ impl Host {
     fn client_action(&mut self, dev: u32, a: AckAction, q: &mut EventQueue<Ev>) {
         match a {
             AckAction::None => {}
-            AckAction::Arm(at, gen) => q.at(at, Ev::Client { dev, e: ClientEv::new(DELACK, gen) }),
+            AckAction::Arm(at, gen) => q.at(at, ClientEv::new(DELACK, gen).on(dev)),
             AckAction::Ack(at, ack) => {
                 let arrive = self.devs[dev as usize].client.ack_on_wire(at, ack, &mut self.port.rx);
                 self.to_tap(dev, arrive, q);

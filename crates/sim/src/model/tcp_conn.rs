@@ -71,7 +71,7 @@ impl Host {
                 // EOF: the transaction is done; close() sends our FIN, then ab connects again.
                 TcpServer::state(self, vm).complete(conn, at);
                 self.client_ctl(at, dev, conn, Ctl::Fin, q);
-                q.at(at, Ev::Client { dev, e: ClientEv::new(REQ, conn) });
+                q.at(at, ClientEv::new(REQ, conn).on(dev));
             }
             // The ACK of our FIN: the connection is closed.
             Ctl::None => {}

@@ -291,11 +291,11 @@ impl Host {
     /// A request segment was dropped at the tap queue: the client retransmits it after the RTO.
     pub(crate) fn server_tap_drop(&mut self, now: Time, dev: u32, pkt: RxPkt, q: &mut EventQueue<Ev>) {
         if pkt.bytes > 0 {
-            q.at(now + TCP_RTO_MIN_NS, Ev::Client { dev, e: ClientEv { kind: RETX, x: ctl_code(Ctl::None), a: pkt.conn, b: pkt.bytes } });
+            q.at(now + TCP_RTO_MIN_NS, ClientEv { kind: RETX, x: ctl_code(Ctl::None), a: pkt.conn, b: pkt.bytes }.on(dev));
         } else if pkt.ctl != Ctl::None {
             // A lost SYN or FIN: resent after the RTO (a SYN's initial RTO is 1 s, RFC 6298).
             let rto = if pkt.ctl == Ctl::Syn { 5 * TCP_RTO_MIN_NS } else { TCP_RTO_MIN_NS };
-            q.at(now + rto, Ev::Client { dev, e: ClientEv { kind: RETX, x: ctl_code(pkt.ctl), a: pkt.conn, b: 0 } });
+            q.at(now + rto, ClientEv { kind: RETX, x: ctl_code(pkt.ctl), a: pkt.conn, b: 0 }.on(dev));
         }
     }
 
@@ -414,7 +414,7 @@ impl Host {
         if c.resp_got >= c.resp_bytes {
             // The next request carries the ACK of the remaining segments.
             s.complete(conn, at);
-            return q.at(at, Ev::Client { dev, e: ClientEv::new(REQ, conn) });
+            return q.at(at, ClientEv::new(REQ, conn).on(dev));
         }
         if c.unacked >= delack {
             c.unacked = 0;
@@ -466,7 +466,7 @@ impl App for TcpServer {
     fn start(h: &mut Host, dev: u32, q: &mut EventQueue<Ev>) {
         let vm = h.devs[dev as usize].vm as usize;
         for conn in 0..TcpServer::state(h, vm).concurrency() {
-            q.at(0, Ev::Client { dev, e: ClientEv::new(REQ, conn) });
+            q.at(0, ClientEv::new(REQ, conn).on(dev));
         }
     }
 

@@ -148,7 +148,7 @@ impl Host {
         let c = &mut self.devs[dev as usize].client;
         let arrive = c.send_to_host(at, RxPkt { bytes: mss, ack: 0, born: at, conn: 0, ctl: Ctl::None }, mss + TCP_IP_HDR + ovh, &mut self.port.rx);
         self.to_tap(dev, arrive, q);
-        q.at(at, Ev::Client { dev, e: ClientEv::new(SEND, 0) });
+        q.at(at, ClientEv::new(SEND, 0).on(dev));
     }
 
     /// A client segment was dropped at the tap queue: resend it at the next ACK or the RTO.
@@ -158,7 +158,7 @@ impl Host {
         r.lost.push_back(pkt.bytes);
         if !r.rto_armed {
             r.rto_armed = true;
-            q.at(now + super::tcp_rr::TCP_RTO_MIN_NS, Ev::Client { dev, e: ClientEv::new(RTO, 0) });
+            q.at(now + super::tcp_rr::TCP_RTO_MIN_NS, ClientEv::new(RTO, 0).on(dev));
         }
     }
 
@@ -247,7 +247,7 @@ impl Host {
         let edge = r.edges.pop_front().expect("ACK at the client without a sent ACK");
         r.snd_edge = r.snd_edge.max(edge);
         if r.blocked {
-            q.at(at, Ev::Client { dev, e: ClientEv::new(SEND, 0) });
+            q.at(at, ClientEv::new(SEND, 0).on(dev));
         }
         if !r.lost.is_empty() {
             self.tcp_rx_resend(at, dev, q);
@@ -293,7 +293,7 @@ impl App for TcpReceiver {
         }
     }
     fn start(_h: &mut Host, dev: u32, q: &mut EventQueue<Ev>) {
-        q.at(0, Ev::Client { dev, e: ClientEv::new(SEND, 0) });
+        q.at(0, ClientEv::new(SEND, 0).on(dev));
     }
 
     fn sent_life(&self) -> u64 {

@@ -124,7 +124,7 @@ impl Host {
             r.timer_gen = r.timer_gen.wrapping_add(1);
             let (gen, timeout) = (r.timer_gen, r.timeout_ns);
             let born = *r.outstanding.get_or_insert(now);
-            q.at(now + timeout, Ev::Client { dev, e: ClientEv::new(TIMEOUT, gen) });
+            q.at(now + timeout, ClientEv::new(TIMEOUT, gen).on(dev));
             let d = &mut self.devs[dev as usize];
             let pkt = RxPkt { bytes, ack: 0, born, conn: 0, ctl: super::rxq::Ctl::None };
             let arrive = d.client.send_to_host(now, pkt, udp_wire_bytes(bytes, mtu, ovh), &mut self.port.rx);
@@ -140,7 +140,7 @@ impl Host {
             // socket's send buffer worth of bytes still waits to be serialized.
             let sndbuf_ns = self.port.rx.ns_for(self.profile.client.udp_sndbuf_bytes.value);
             let unblock = (self.port.rx.backlog_ns(now) - sndbuf_ns).max(0.0).ceil() as Time;
-            q.at(now + i.max(tx_ns).max(unblock), Ev::Client { dev, e: ClientEv::new(SEND, 0) });
+            q.at(now + i.max(tx_ns).max(unblock), ClientEv::new(SEND, 0).on(dev));
         }
     }
 
@@ -202,7 +202,7 @@ impl Host {
         if r.closed_loop() && r.outstanding == Some(born) {
             r.outstanding = None;
             r.timer_gen = r.timer_gen.wrapping_add(1);
-            q.at(now + t, Ev::Client { dev, e: ClientEv::new(SEND, 0) });
+            q.at(now + t, ClientEv::new(SEND, 0).on(dev));
         }
     }
 
@@ -260,7 +260,7 @@ impl App for UdpReceiver {
         }
     }
     fn start(_h: &mut Host, dev: u32, q: &mut EventQueue<Ev>) {
-        q.at(0, Ev::Client { dev, e: ClientEv::new(SEND, 0) });
+        q.at(0, ClientEv::new(SEND, 0).on(dev));
     }
 
     fn sent_life(&self) -> u64 {

@@ -64,6 +64,11 @@ impl ClientEv {
     pub fn new(kind: u8, a: u32) -> Self {
         ClientEv { kind, x: 0, a, b: 0 }
     }
+
+    /// The engine's event for device `dev`'s client.
+    pub fn on(self, dev: u32) -> Ev {
+        Ev::Client { dev, kind: self.kind, x: self.x, a: self.a, b: self.b }
+    }
 }
 
 /// `part` as a percentage of `whole` (None when `whole` is 0).

@@ -7,9 +7,11 @@
 
 mod queue;
 mod rng;
+mod timer;
 
 pub use queue::EventQueue;
 pub use rng::{stream_seed, Rng};
+pub use timer::{Fired, Timer};
 
 /// Simulated time in nanoseconds since the start of the run.
 pub type Time = u64;

@@ -6,7 +6,7 @@
 
 use super::rxq::RxPkt;
 use super::wire::Link;
-use crate::engine::Time;
+use crate::engine::{Fired, Time, Timer};
 use crate::profile::Profile;
 use std::collections::VecDeque;
 
@@ -17,8 +17,8 @@ pub enum AckAction {
     None,
     /// Send a cumulative ACK at the given time.
     Ack(Time, u64),
-    /// Arm the delayed-ACK timer: fire at the time with this generation.
-    Arm(Time, u32),
+    /// Schedule the delayed-ACK timer's event at this time (`delack_fired` then).
+    Arm(Time),
 }
 
 /// The client and its TCP receiver.
@@ -29,9 +29,8 @@ pub struct Client {
     delack_timeout: Time,
     rcv_nxt: u64,
     unacked: u32,
-    /// Generation of the armed delayed-ACK timer (a timer of another generation is stale).
-    timer_gen: u32,
-    timer_armed: bool,
+    /// The delayed-ACK timer (one event in the queue at most, however often it is re-armed).
+    delack: Timer,
     ack_wire_bytes: u32,
     /// This client's packets on the shared reverse link (client → host), in order.
     rev: VecDeque<RxPkt>,
@@ -50,8 +49,7 @@ impl Client {
             delack_timeout: p.client.delack_timeout_ns.value.round() as Time,
             rcv_nxt: 0,
             unacked: 0,
-            timer_gen: 0,
-            timer_armed: false,
+            delack: Timer::default(),
             ack_wire_bytes: super::tcp::TCP_IP_HDR + p.nic.wire_overhead_bytes.value as u32,
             rev: VecDeque::new(),
             tx_ns: p.client.rx_packet_ns.value.round() as Time,
@@ -74,25 +72,27 @@ impl Client {
         if self.unacked >= self.delack_n {
             return self.ack(done);
         }
-        if !self.timer_armed {
-            self.timer_armed = true;
-            self.timer_gen = self.timer_gen.wrapping_add(1);
-            return AckAction::Arm(done + self.delack_timeout, self.timer_gen);
+        if !self.delack.armed() {
+            if let Some(at) = self.delack.arm(done + self.delack_timeout) {
+                return AckAction::Arm(at);
+            }
         }
         AckAction::None
     }
 
-    /// The delayed-ACK timer of generation `gen` fired.
-    pub fn delack_fired(&mut self, now: Time, gen: u32) -> AckAction {
-        if !self.timer_armed || gen != self.timer_gen || self.unacked == 0 {
-            return AckAction::None;
+    /// The delayed-ACK timer's event fired at `now`: ACK if the timer expired, re-schedule if
+    /// it was re-armed for later, nothing if it was cancelled.
+    pub fn delack_fired(&mut self, now: Time) -> AckAction {
+        match self.delack.fired(now) {
+            Fired::Expired if self.unacked > 0 => self.ack(now),
+            Fired::Reschedule(at) => AckAction::Arm(at),
+            _ => AckAction::None,
         }
-        self.ack(now)
     }
 
     fn ack(&mut self, at: Time) -> AckAction {
         self.unacked = 0;
-        self.timer_armed = false;
+        self.delack.cancel();
         self.acks += 1;
         AckAction::Ack(at, self.rcv_nxt)
     }

@@ -112,7 +112,7 @@ impl TcpSender {
 /// through TCP/IP and virtio-net (`a` = payload bytes).
 const WRITE: u8 = 0;
 const XMIT: u8 = 1;
-/// Its client's event: the delayed-ACK timer (`a` = timer generation).
+/// Its client's event: the delayed-ACK timer's event.
 const DELACK: u8 = 0;
 
 impl Host {
@@ -121,7 +121,7 @@ impl Host {
     fn client_action(&mut self, dev: u32, a: AckAction, q: &mut EventQueue<Ev>) {
         match a {
             AckAction::None => {}
-            AckAction::Arm(at, gen) => q.at(at, ClientEv::new(DELACK, gen).on(dev)),
+            AckAction::Arm(at) => q.at(at, ClientEv::new(DELACK, 0).on(dev)),
             AckAction::Ack(at, ack) => {
                 let arrive = self.devs[dev as usize].client.ack_on_wire(at, ack, &mut self.port.rx);
                 self.to_tap(dev, arrive, q);
@@ -190,7 +190,7 @@ impl App for TcpSender {
 
     fn client_event(h: &mut Host, now: Time, dev: u32, e: ClientEv, q: &mut EventQueue<Ev>) {
         debug_assert_eq!(e.kind, DELACK);
-        let a = h.devs[dev as usize].client.delack_fired(now, e.a);
+        let a = h.devs[dev as usize].client.delack_fired(now);
         h.client_action(dev, a, q);
     }
 

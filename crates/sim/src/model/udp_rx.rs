@@ -14,7 +14,7 @@ use super::virtq::Buf;
 use super::wire::udp_wire_bytes;
 use super::workload::{pct, App, AppLedger, ClientEv, Measure, Sender, Step};
 use super::{Ev, Host, NetDev};
-use crate::engine::{EventQueue, Time, NS_PER_S};
+use crate::engine::{EventQueue, Fired, Time, Timer, NS_PER_S};
 use crate::metrics::Histogram;
 use crate::profile::Profile;
 use std::collections::VecDeque;
@@ -59,10 +59,9 @@ pub struct UdpReceiver {
     pub sock_drops_life: u64,
     /// Client send → application receive (ns).
     pub latency: Histogram,
-    /// Closed loop: when the outstanding request was first sent, and its timeout timer's
-    /// generation (a timer of another generation is stale).
+    /// Closed loop: when the outstanding request was first sent, and its timeout.
     outstanding: Option<Time>,
-    timer_gen: u32,
+    timeout: Timer,
     timeout_ns: Time,
     /// Closed loop: requests resent after a timeout (window).
     pub timeouts: u64,
@@ -93,7 +92,7 @@ impl UdpReceiver {
             sock_drops_life: 0,
             latency: Histogram::new(),
             outstanding: None,
-            timer_gen: 0,
+            timeout: Timer::default(),
             timeout_ns: p.client.udp_rr_timeout_ns.value.round().max(1.0) as Time,
             timeouts: 0,
         }
@@ -121,10 +120,10 @@ impl Host {
         let (bytes, interval) = (r.bytes, r.interval);
         if r.closed_loop() {
             // A request (or its resend): the response must come within the timeout.
-            r.timer_gen = r.timer_gen.wrapping_add(1);
-            let (gen, timeout) = (r.timer_gen, r.timeout_ns);
+            if let Some(at) = r.timeout.arm(now + r.timeout_ns) {
+                q.at(at, ClientEv::new(TIMEOUT, 0).on(dev));
+            }
             let born = *r.outstanding.get_or_insert(now);
-            q.at(now + timeout, ClientEv::new(TIMEOUT, gen).on(dev));
             let d = &mut self.devs[dev as usize];
             let pkt = RxPkt { bytes, ack: 0, born, conn: 0, ctl: super::rxq::Ctl::None };
             let arrive = d.client.send_to_host(now, pkt, udp_wire_bytes(bytes, mtu, ovh), &mut self.port.rx);
@@ -201,17 +200,19 @@ impl Host {
         let r = UdpReceiver::state(self, vm);
         if r.closed_loop() && r.outstanding == Some(born) {
             r.outstanding = None;
-            r.timer_gen = r.timer_gen.wrapping_add(1);
+            r.timeout.cancel();
             q.at(now + t, ClientEv::new(SEND, 0).on(dev));
         }
     }
 
-    /// A closed-loop request's timeout fired (stale unless `gen` is current): resend it.
-    fn rr_timeout(&mut self, now: Time, dev: u32, gen: u32, q: &mut EventQueue<Ev>) {
+    /// The timeout timer's event fired: resend the outstanding request if it expired.
+    fn rr_timeout(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
         let vm = self.devs[dev as usize].vm as usize;
         let r = UdpReceiver::state(self, vm);
-        if r.timer_gen != gen || r.outstanding.is_none() {
-            return;
+        match r.timeout.fired(now) {
+            Fired::Expired if r.outstanding.is_some() => {}
+            Fired::Reschedule(at) => return q.at(at, ClientEv::new(TIMEOUT, 0).on(dev)),
+            _ => return,
         }
         r.timeouts += 1;
         self.client_send(now, dev, q);
@@ -222,8 +223,7 @@ impl Host {
 /// time).
 const RECV: u8 = 0;
 const REPLY: u8 = 1;
-/// Its client's events: send the next datagram or request; a request's timeout (`a` = timer
-/// generation).
+/// Its client's events: send the next datagram or request; the request timeout's event.
 const SEND: u8 = 0;
 const TIMEOUT: u8 = 1;
 
@@ -256,7 +256,7 @@ impl App for UdpReceiver {
     fn client_event(h: &mut Host, now: Time, dev: u32, e: ClientEv, q: &mut EventQueue<Ev>) {
         match e.kind {
             SEND => h.client_send(now, dev, q),
-            _ => h.rr_timeout(now, dev, e.a, q),
+            _ => h.rr_timeout(now, dev, q),
         }
     }
     fn start(_h: &mut Host, dev: u32, q: &mut EventQueue<Ev>) {

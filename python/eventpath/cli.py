@@ -114,12 +114,15 @@ def cmd_run(a) -> int:
     (out / "summary.json").write_text(json.dumps(r.summary, indent=2) + "\n")
     for stem, rows in r.tables().items():
         write_csv(out / f"{stem}.csv", rows)
-    from eventpath.plots import run_figures
+    figs = []
+    if not a.no_plots:
+        # matplotlib is imported only here: most of a short run's wall time is figure writing.
+        from eventpath.plots import run_figures
 
-    figs = run_figures(r, out)
+        figs = run_figures(r, out)
     _print_summary(r.summary)
     print(f"wrote {out}/summary.json, tables {', '.join(f'{k}.csv' for k in r.tables())}, "
-          f"figures {', '.join(f.name for f in figs)}")
+          f"figures {', '.join(f.name for f in figs) or 'none (--no-plots)'}")
     if interrupted:
         print(f"eventpath: interrupted: the results cover the {r.summary['sim_seconds']:.3g} s of the measured "
               "window simulated before Ctrl-C (summary.json has \"interrupted\": true)", file=sys.stderr)
@@ -300,6 +303,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--out", required=True, help="output directory (summary.json, *.csv)")
     r.add_argument("--seed", type=_seed, help="override the scenario's seed")
     r.add_argument("--duration", type=_seconds, help="override the measured simulated seconds")
+    r.add_argument("--no-plots", action="store_true", help="write no figures (the tables and summary only; faster)")
     r.set_defaults(fn=cmd_run)
 
     rp = sub.add_parser("reproduce", help="reproduce a seed experiment (published values beside ours)")

@@ -13,6 +13,14 @@ REASONS = {"io_instruction", "interrupt_delivery", "eoi", "external_interrupt", 
            "interrupt_window", "ipi", "other"}
 
 
+def test_run_no_plots_writes_tables_but_no_figures(cli, tmp_path):
+    r = cli("run", "examples/udp-send.toml", "--out", str(tmp_path), "--duration", "0.02", "--no-plots")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "summary.json").exists() and (tmp_path / "vms.csv").exists()
+    assert not list(tmp_path.glob("*.png")) and not list(tmp_path.glob("*.svg"))
+    assert "--no-plots" in r.stdout
+
+
 def test_run_writes_summary_contract_and_tidy_tables(cli, tmp_path):
     r = cli("run", "examples/udp-send.toml", "--out", str(tmp_path), "--duration", "0.05")
     assert r.returncode == 0, r.stderr

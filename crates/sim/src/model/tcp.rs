@@ -12,7 +12,7 @@
 use super::client::AckAction;
 use super::rxq::RxPkt;
 use super::virtq::Buf;
-use super::workload::{pct, App, ClientEv, Measure, Sender, Step};
+use super::workload::{pct, App, ClientEv, Measure, state_in, Sender, Step};
 use super::{Ev, Host, NetDev};
 use crate::engine::{EventQueue, Time};
 use crate::profile::Profile;
@@ -131,12 +131,7 @@ impl Host {
 }
 
 impl App for TcpSender {
-    fn state(h: &mut Host, vm: usize) -> &mut Self {
-        match &mut h.senders[vm] {
-            Sender::Tcp(t) => t,
-            _ => unreachable!("not a TCP sender"),
-        }
-    }
+    state_in!(Tcp);
 
     /// Send a ready segment, else write, else block (window full or queue stopped): halt.
     fn next(h: &mut Host, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {

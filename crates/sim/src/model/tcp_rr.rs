@@ -36,7 +36,7 @@ use super::lapic::Vector;
 use super::vcpu::AfterExit;
 use super::virtq::Buf;
 use super::workers::Workers;
-use super::workload::{App, AppLedger, ClientEv, Measure, Sender, Step};
+use super::workload::{App, AppLedger, ClientEv, Measure, state_in, Sender, Step};
 use super::{Ev, Host, NetDev};
 use crate::engine::{EventQueue, Rng, Time};
 use crate::metrics::{ExitReason, Histogram};
@@ -424,12 +424,7 @@ impl Host {
 }
 
 impl App for TcpServer {
-    fn state(h: &mut Host, vm: usize) -> &mut Self {
-        match &mut h.senders[vm] {
-            Sender::Server(s) => s,
-            _ => unreachable!("not a TCP server"),
-        }
-    }
+    state_in!(Server);
     fn next(h: &mut Host, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
         h.server_next(now, v, vm, q)
     }

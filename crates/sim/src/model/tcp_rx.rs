@@ -22,7 +22,7 @@
 use super::rxq::{Ctl, RxPkt};
 use super::tcp::TCP_IP_HDR;
 use super::virtq::Buf;
-use super::workload::{App, AppLedger, ClientEv, Measure, Sender, Step};
+use super::workload::{App, AppLedger, ClientEv, Measure, state_in, Sender, Step};
 use super::{Ev, Host, NetDev};
 use crate::engine::{EventQueue, Time};
 use crate::profile::Profile;
@@ -256,12 +256,7 @@ impl Host {
 }
 
 impl App for TcpReceiver {
-    fn state(h: &mut Host, vm: usize) -> &mut Self {
-        match &mut h.senders[vm] {
-            Sender::TcpRx(r) => r,
-            _ => unreachable!("not a TCP receiver"),
-        }
-    }
+    state_in!(TcpRx);
     fn next(h: &mut Host, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
         h.tcp_recv_next(now, v, vm, q)
     }

@@ -12,7 +12,7 @@
 use super::rxq::{Ctl, RxPkt};
 use super::virtq::Buf;
 use super::wire::udp_wire_bytes;
-use super::workload::{pct, App, Measure, Sender, Step};
+use super::workload::{pct, App, Measure, state_in, Sender, Step};
 use super::{Ev, Host, NetDev};
 use crate::engine::{EventQueue, Rng, Time};
 use crate::metrics::Histogram;
@@ -86,12 +86,7 @@ impl UdpPing {
 }
 
 impl App for UdpPing {
-    fn state(h: &mut Host, vm: usize) -> &mut Self {
-        match &mut h.senders[vm] {
-            Sender::Ping(p) => p,
-            _ => unreachable!("not a UDP ping"),
-        }
-    }
+    state_in!(Ping);
 
     /// Read a waiting echo first, then send if one is due, else sleep until the next send.
     fn next(h: &mut Host, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {

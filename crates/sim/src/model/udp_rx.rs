@@ -12,7 +12,7 @@
 use super::rxq::RxPkt;
 use super::virtq::Buf;
 use super::wire::udp_wire_bytes;
-use super::workload::{pct, App, AppLedger, ClientEv, Measure, Sender, Step};
+use super::workload::{pct, App, AppLedger, ClientEv, Measure, state_in, Sender, Step};
 use super::{Ev, Host, NetDev};
 use crate::engine::{EventQueue, Fired, Time, Timer, NS_PER_S};
 use crate::metrics::Histogram;
@@ -228,12 +228,7 @@ const SEND: u8 = 0;
 const TIMEOUT: u8 = 1;
 
 impl App for UdpReceiver {
-    fn state(h: &mut Host, vm: usize) -> &mut Self {
-        match &mut h.senders[vm] {
-            Sender::UdpRx(r) => r,
-            _ => unreachable!("not a UDP receiver"),
-        }
-    }
+    state_in!(UdpRx);
     fn next(h: &mut Host, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
         h.udp_recv_next(now, v, vm, q)
     }

@@ -3,7 +3,7 @@
 //! while the TX ring is full.
 
 use super::virtq::Buf;
-use super::workload::{pct, App, Measure, Sender, Step};
+use super::workload::{pct, App, Measure, state_in, Sender, Step};
 use super::{Ev, Host, NetDev};
 use crate::engine::{EventQueue, Rng, Time, NS_PER_S};
 use crate::profile::Profile;
@@ -53,12 +53,7 @@ impl UdpSender {
 }
 
 impl App for UdpSender {
-    fn state(h: &mut Host, vm: usize) -> &mut Self {
-        match &mut h.senders[vm] {
-            Sender::Udp(s) => s,
-            _ => unreachable!("not a UDP sender"),
-        }
-    }
+    state_in!(Udp);
 
     fn next(h: &mut Host, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
         let s = Self::state(h, vm);

@@ -161,12 +161,7 @@ pub(crate) trait App: Sized {
 pub struct IdleApp;
 
 impl App for IdleApp {
-    fn state(h: &mut Host, vm: usize) -> &mut Self {
-        match &mut h.senders[vm] {
-            Sender::Idle(s) => s,
-            _ => unreachable!("not an idle VM"),
-        }
-    }
+    state_in!(Idle);
     fn next(h: &mut Host, now: Time, v: u32, _vm: usize, q: &mut EventQueue<Ev>) {
         h.idle(now, v, None, q)
     }
@@ -225,6 +220,19 @@ pub enum AppKind {
     /// [`IdleApp`].
     Idle,
 }
+
+/// [`App::state`] for the app held in `Sender::$variant`.
+macro_rules! state_in {
+    ($variant:ident) => {
+        fn state(h: &mut Host, vm: usize) -> &mut Self {
+            match &mut h.senders[vm] {
+                Sender::$variant(s) => s,
+                _ => unreachable!(concat!("VM's application is not a ", stringify!($variant))),
+            }
+        }
+    };
+}
+pub(crate) use state_in;
 
 /// `$e` with `$x` bound to the state inside `$s` (a `Sender`), whatever its kind.
 macro_rules! each {

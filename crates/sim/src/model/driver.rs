@@ -4,6 +4,7 @@
 
 use super::vcpu::AfterExit;
 use super::virtq::Buf;
+use super::workload::Step;
 use super::{Ev, Host};
 use crate::engine::{EventQueue, Time};
 use crate::metrics::ExitReason;
@@ -31,6 +32,19 @@ impl Host {
             return self.kick_tx(now, v, dev, q);
         }
         self.enter(now, v, q);
+    }
+
+    /// A paced sender's turn on `v`: halt while its queue is stopped (the TX interrupt wakes
+    /// it), sleep until its next send is due (`next_at`, ns), else run its `send` step.
+    pub(crate) fn paced_send(&mut self, now: Time, v: u32, stopped: bool, next_at: f64, send: Step, cost: Time, q: &mut EventQueue<Ev>) {
+        if stopped {
+            return self.idle(now, v, None, q);
+        }
+        let due = next_at.ceil() as Time;
+        if due > now {
+            return self.idle(now, v, Some(due), q);
+        }
+        self.run_step(now, v, send, cost, q)
     }
 
     /// The driver notifies the device of new TX buffers: an I/O-instruction exit.

@@ -95,15 +95,8 @@ impl App for UdpPing {
             let c = p.recv_cost;
             return h.run_step(now, v, Step::new(RECV, 0, 0), c, q);
         }
-        if p.stopped {
-            return h.idle(now, v, None, q);
-        }
-        let due = p.next_at.ceil() as Time;
-        if due > now {
-            return h.idle(now, v, Some(due), q);
-        }
-        let c = p.send_cost;
-        h.run_step(now, v, Step::new(SEND, 0, 0), c, q)
+        let (stopped, next_at, c) = (p.stopped, p.next_at, p.send_cost);
+        h.paced_send(now, v, stopped, next_at, Step::new(SEND, 0, 0), c, q)
     }
 
     fn step_done(h: &mut Host, now: Time, v: u32, vm: usize, s: Step, q: &mut EventQueue<Ev>) {

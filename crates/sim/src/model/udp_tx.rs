@@ -57,15 +57,8 @@ impl App for UdpSender {
 
     fn next(h: &mut Host, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
         let s = Self::state(h, vm);
-        if s.stopped {
-            return h.idle(now, v, None, q);
-        }
-        let due = s.next_at.ceil() as Time;
-        if due > now {
-            return h.idle(now, v, Some(due), q);
-        }
-        let cost = s.cost;
-        h.run_step(now, v, Step::new(SEND, 0, 0), cost, q);
+        let (stopped, next_at, cost) = (s.stopped, s.next_at, s.cost);
+        h.paced_send(now, v, stopped, next_at, Step::new(SEND, 0, 0), cost, q);
     }
 
     /// One datagram went through the guest stack: post it, kick if allowed, stop if full.

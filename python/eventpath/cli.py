@@ -200,9 +200,10 @@ def cmd_reproduce(a) -> int:
     for i in ids:
         if i not in reproduce.EXPERIMENTS:
             raise UsageError(f"reproduce: unknown experiment {i!r}; known: {', '.join(reproduce.EXPERIMENTS)} (or 'all')")
+    if a.workers is not None and not 1 <= a.workers <= MAX_WORKERS:
+        raise UsageError(f"--workers {a.workers}: not allowed; expected 1..={MAX_WORKERS} processes")
     out = _out_dir(a.out)
-    for i in ids:
-        doc = reproduce.run(i, out, duration=a.duration)
+    for i, doc in zip(ids, reproduce.run_many(ids, out, duration=a.duration, workers=a.workers)):
         reproduce.print_table(doc)
         print(f"wrote {out}/{i}.json and {out}/{i}.png")
     return 0
@@ -311,6 +312,7 @@ def parser() -> argparse.ArgumentParser:
     rp.add_argument("--list", action="store_true", help="list the experiments")
     rp.add_argument("--out", help="output directory (ID.json, ID.png)")
     rp.add_argument("--duration", type=_seconds, help="override each run's measured seconds")
+    rp.add_argument("--workers", type=int, help="experiments run at once in separate processes (default: all cores)")
     rp.set_defaults(fn=cmd_reproduce)
 
     sw = sub.add_parser("sweep", help="run a grid of scenario variants in parallel, resumable")

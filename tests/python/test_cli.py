@@ -129,6 +129,7 @@ def test_missing_scenario_file(cli, tmp_path):
     (["run", "examples/udp-send.toml"], "--out"),
     (["frobnicate"], "invalid choice"),
     (["reproduce", "no-such-id", "--out", "{tmp}"], "unknown experiment"),
+    (["reproduce", "all", "--out", "{tmp}", "--workers", "0"], "--workers 0"),
 ])
 def test_bad_arguments_exit_2_with_one_line(cli, tmp_path, args, needle):
     r = cli(*[a.replace("{tmp}", str(tmp_path)) for a in args])
@@ -154,6 +155,19 @@ def test_reproduce_list_and_run_write_contract_and_figure(cli, tmp_path):
         assert set(row) == {"config", "metric", "unit", "simulated", "published", "verdict"}
     assert any(row["published"] is not None for row in doc["rows"])
     assert (tmp_path / "es2-fig4-udp.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_reproduce_all_in_parallel_writes_what_one_worker_writes(cli, tmp_path):
+    one, two = tmp_path / "one", tmp_path / "two"
+    for out, w in ((one, "1"), (two, "2")):
+        r = cli("reproduce", "all", "--out", str(out), "--duration", "0.01", "--workers", w)
+        assert r.returncode == 0, r.stderr
+    docs = sorted(p.name for p in one.glob("*.json"))
+    assert len(docs) >= 5 and docs == sorted(p.name for p in two.glob("*.json"))
+    for name in docs:
+        assert (one / name).read_text() == (two / name).read_text(), name
+    # The tables print in the order of --list whatever finishes first.
+    assert r.stdout.index("es2-fig4-udp:") < r.stdout.index("elvis-baseline-1vm:")
 
 
 def test_bench_json_reports_both_engines(cli):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 
@@ -72,12 +72,12 @@ def register(e: Experiment) -> Experiment:
     return e
 
 
-def run(exp_id: str, out: Path, duration: float | None = None) -> dict:
+def run(exp_id: str, out: Path, duration: float | None = None, progress: bool = True) -> dict:
     """Run experiment ``exp_id``; write ``out/ID.json`` and ``out/ID.png``; return the doc."""
     from tqdm import tqdm
 
     e = EXPERIMENTS[exp_id]
-    with tqdm(total=e.runs, desc=exp_id, unit="run", leave=False, disable=None) as bar:
+    with tqdm(total=e.runs, desc=exp_id, unit="run", leave=False, disable=None if progress else True) as bar:
         def step(label: str) -> None:
             bar.set_postfix_str(label)
             bar.update(1)
@@ -91,6 +91,32 @@ def run(exp_id: str, out: Path, duration: float | None = None) -> dict:
 
     reproduction_figure(doc, out / f"{e.id}.png")
     return doc
+
+
+def _run_quiet(exp_id: str, out: Path, duration: float | None) -> dict:
+    return run(exp_id, out, duration, progress=False)
+
+
+def run_many(ids: list[str], out: Path, duration: float | None = None, workers: int | None = None) -> Iterator[dict]:
+    """Run the experiments ``ids``, up to ``workers`` at once in separate processes (default:
+    every core); yield their docs in the order of ``ids`` as each becomes available. One
+    bar counts the runs of all of them."""
+    import os
+    from concurrent.futures import ProcessPoolExecutor
+    from tqdm import tqdm
+
+    workers = min(workers or os.cpu_count() or 1, len(ids))
+    if workers <= 1:
+        for i in ids:
+            yield run(i, out, duration)
+        return
+    with tqdm(total=sum(EXPERIMENTS[i].runs for i in ids), desc="reproduce", unit="run", disable=None) as bar, \
+            ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(_run_quiet, i, out, duration) for i in ids]
+        for i, f in zip(ids, futures):
+            doc = f.result()
+            bar.update(EXPERIMENTS[i].runs)
+            yield doc
 
 
 def print_table(doc: dict) -> None:

@@ -40,9 +40,11 @@ def _simpy_events_per_s(sim_seconds: float, vms: int = 64, seed: int = 1) -> tup
     return count[0], time.perf_counter() - t0
 
 
-def run(sim_seconds: float = 1.0, simpy_seconds: float = 0.01, model_seconds: float = 0.2) -> dict:
+def run(sim_seconds: float = 1.0, simpy_seconds: float = 0.01, model_seconds: float = 0.2,
+        by_kind: bool = False) -> dict:
     """Measure both engines and (unless ``model_seconds`` is 0) the full model; returns the
-    ``--json`` object."""
+    ``--json`` object. ``by_kind`` runs the full model once more, counting its events by kind,
+    and adds ``model_events_per_packet`` (kind -> events per delivered packet)."""
     events, wall = _eventpath.bench_engine(sim_seconds)
     s_events, s_wall = _simpy_events_per_s(simpy_seconds)
     ours = events / wall
@@ -65,6 +67,10 @@ def run(sim_seconds: float = 1.0, simpy_seconds: float = 0.01, model_seconds: fl
             "model_events": m_events,
             "model_wall_s": m_wall,
         })
+        if by_kind:
+            kinds, packets = _eventpath.bench_model_census(model_seconds)
+            r["model_packets"] = packets
+            r["model_events_per_packet"] = {k: n / packets if packets else None for k, n in kinds if n}
     return r
 
 
@@ -78,3 +84,9 @@ def print_result(r: dict) -> None:
         print(f"full model      : {r['model_events_per_s'] / 1e6:8.2f} M events/s = {r['model_to_engine']:.2f} x the engine, "
               f"{r['model_wall_s_per_sim_s']:.2f} s wall per simulated s "
               f"(14 VMs x TCP 1448 B on elvis, 16 pCPUs; {r['model_events']:,} events in {r['model_wall_s']:.2f} s)")
+    per = r.get("model_events_per_packet")
+    if per:
+        total = sum(v for v in per.values() if v)
+        print(f"full model events per delivered packet ({r['model_packets']:,.0f} packets): {total:.2f}")
+        for k, v in sorted(per.items(), key=lambda kv: -(kv[1] or 0)):
+            print(f"  {k:12s} {v:6.2f}  {100 * v / total:5.1f} %")

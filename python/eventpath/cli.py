@@ -247,7 +247,8 @@ def cmd_bench(a) -> int:
                                   "simulated seconds of the full model; 0 skips it")):
         if not lo <= v <= hi:  # also NaN
             raise UsageError(f"{flag} {v:g}: not allowed; expected {lo:g}..={hi:g} ({why})")
-    res = bench.run(sim_seconds=a.seconds, simpy_seconds=a.simpy_seconds, model_seconds=a.model_seconds)
+    res = bench.run(sim_seconds=a.seconds, simpy_seconds=a.simpy_seconds, model_seconds=a.model_seconds,
+                    by_kind=a.by_kind)
     if a.json:
         print(json.dumps(res))
     else:
@@ -345,6 +346,8 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--simpy-seconds", type=_seconds, default=0.01, help="simulated seconds for SimPy")
     b.add_argument("--model-seconds", type=_seconds, default=0.2,
                    help="simulated seconds of the full model (14 VMs x TCP on elvis); 0 skips it")
+    b.add_argument("--by-kind", action="store_true",
+                   help="also count the full model's events by kind, per delivered packet (one more run)")
     b.set_defaults(fn=cmd_bench)
 
     d = sub.add_parser("demo", help="run the default scenario at several rates: table + figure")

@@ -179,6 +179,16 @@ def test_bench_json_reports_both_engines(cli):
     assert abs(d["ratio"] - d["engine_events_per_s"] / d["simpy_events_per_s"]) < 1e-6 * d["ratio"]
 
 
+def test_bench_by_kind_counts_every_event_of_the_model_run(cli):
+    r = cli("bench", "--json", "--seconds", "0.01", "--simpy-seconds", "0.001", "--model-seconds", "0.02", "--by-kind")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    per, packets = d["model_events_per_packet"], d["model_packets"]
+    assert packets > 0 and {"GuestDone", "ExitDone", "VhostDone", "WireDone"} <= per.keys()
+    # The census is a second run of the same deterministic model: its kinds add up to its events.
+    assert abs(sum(per.values()) * packets - d["model_events"]) < 1e-6 * d["model_events"]
+
+
 def test_api_dict_scenario_and_input_error():
     from eventpath import InputError, run
 

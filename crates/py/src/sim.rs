@@ -167,6 +167,14 @@ fn bench_model(py: Python<'_>, sim_seconds: f64, vms: u32) -> PyResult<(u64, f64
     py.detach(|| eventpath_sim::bench::run_model(vms, sim_seconds)).map_err(crate::input_error)
 }
 
+/// The full-model benchmark's events by kind and its delivered packets: ([(kind, events)],
+/// packets).
+#[pyfunction]
+#[pyo3(signature = (sim_seconds, vms=14))]
+fn bench_model_census(py: Python<'_>, sim_seconds: f64, vms: u32) -> PyResult<(Vec<(&'static str, u64)>, f64)> {
+    py.detach(|| eventpath_sim::bench::model_census(vms, sim_seconds)).map_err(crate::input_error)
+}
+
 /// The keys of summary.json's `exits_per_s`, in contract order (`ExitReason::ALL`).
 #[pyfunction]
 fn exit_reasons() -> Vec<&'static str> {
@@ -182,6 +190,7 @@ fn bench_params() -> (f64, f64, f64, f64) {
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_file, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_model_census, m)?)?;
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
     m.add_function(wrap_pyfunction!(check_file, m)?)?;
     m.add_function(wrap_pyfunction!(check_json, m)?)?;

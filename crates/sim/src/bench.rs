@@ -93,3 +93,14 @@ pub fn run_model(vms: u32, sim_seconds: f64) -> crate::InputResult<(u64, f64)> {
     let out = crate::run::simulate(&c);
     Ok((out.summary.events.unwrap_or_default(), t0.elapsed().as_secs_f64()))
 }
+
+/// The full-model benchmark's host run once more, counting events by kind: returns each
+/// kind's count and the packets the VMs delivered over the run (the denominator of "events
+/// per packet").
+pub fn model_census(vms: u32, sim_seconds: f64) -> crate::InputResult<(Vec<(&'static str, u64)>, f64)> {
+    let sc = crate::scenario::Scenario::from_toml("bench", &model_scenario(vms, sim_seconds))?;
+    let c = sc.check("bench")?;
+    let (out, by_kind) = crate::run::simulate_census(&c);
+    let packets = out.summary.vms.iter().map(|v| v.throughput.pps.unwrap_or(0.0) * sim_seconds).sum();
+    Ok((by_kind, packets))
+}

@@ -3,7 +3,7 @@
 use crate::engine::{run_until, secs_to_ns, EventQueue, Time, NS_PER_S};
 use crate::error::{InputError, InputResult};
 use crate::metrics::ExitReason;
-use crate::model::{Conservation, Host};
+use crate::model::{Conservation, Ev, Host};
 use crate::scenario::{Checked, Scenario};
 use crate::summary::*;
 use std::collections::BTreeMap;
@@ -134,6 +134,31 @@ fn simulate_inner(
     let wall = t0.elapsed().as_secs_f64();
     let trace = host.trace_json(&c.scenario.name);
     (summarize(c, &host, now, q.handled(), wall), host.conservation(now), trace, completed)
+}
+
+/// Simulate a checked scenario counting the events handled by kind (`Ev::KINDS`, in that
+/// order): the benchmark's census of where the events go. The run is [`simulate`]'s.
+pub fn simulate_census(c: &Checked) -> (RunOutput, Vec<(&'static str, u64)>) {
+    struct Census<'a> {
+        host: &'a mut Host,
+        by_kind: [u64; Ev::KINDS.len()],
+    }
+    impl crate::engine::Model for Census<'_> {
+        type Event = Ev;
+        fn handle(&mut self, now: Time, ev: Ev, q: &mut EventQueue<Ev>) {
+            self.by_kind[ev.kind()] += 1;
+            self.host.handle(now, ev, q);
+        }
+    }
+    let t0 = std::time::Instant::now();
+    let mut q = EventQueue::new();
+    let mut host = Host::build(c, &mut q);
+    let end = secs_to_ns(c.scenario.warmup_s) + secs_to_ns(c.scenario.duration_s);
+    let mut census = Census { host: &mut host, by_kind: [0; Ev::KINDS.len()] };
+    run_until(&mut census, &mut q, end);
+    let by_kind = Ev::KINDS.iter().copied().zip(census.by_kind).collect();
+    let wall = t0.elapsed().as_secs_f64();
+    (summarize(c, &host, end, q.handled(), wall), by_kind)
 }
 
 fn pct(part: f64, whole: f64) -> Option<f64> {

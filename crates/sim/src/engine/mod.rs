@@ -24,6 +24,20 @@ pub fn secs_to_ns(s: f64) -> Time {
     (s * NS_PER_S as f64).round() as Time
 }
 
+/// Round a non-negative ns value to the nearest integer ns, halves away from zero: exactly
+/// `x.round() as Time` (negative and NaN give 0, huge values saturate) without a libm call —
+/// x86-64's baseline has no rounding instruction, and the model rounds a cost per packet.
+#[inline]
+pub fn round_ns(x: f64) -> Time {
+    let t = x as Time; // truncates; saturates; NaN and negatives give 0
+    // Below 2^53 the fraction `x - t` is exact; above, `x` is an integer and the fraction 0.
+    if x - t as f64 >= 0.5 {
+        t.saturating_add(1)
+    } else {
+        t
+    }
+}
+
 /// A simulation model: owns all state and handles one event at a time.
 pub trait Model {
     /// The model's event type: small and `Copy` so the heap stores it inline.
@@ -52,5 +66,26 @@ pub fn run_until<M: Model>(model: &mut M, q: &mut EventQueue<M::Event>, end: Tim
         Stop::Empty
     } else {
         Stop::EndTime
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_ns_is_round_as_time() {
+        let edge = [
+            0.0, -0.0, 0.5, 1.5, 2.5, 0.49999999999999994, -0.5, -3.7, f64::NAN, f64::INFINITY, f64::NEG_INFINITY,
+            4503599627370495.5, 9007199254740993.0, 1.8446744073709552e19, 1e300, 1234.5, 1234.4999999999998,
+        ];
+        let mut r = Rng::from_seed(3);
+        let random = (0..100_000).map(|i| {
+            let scale = 10f64.powi((i % 16) as i32);
+            (r.uniform() - 0.05) * scale
+        });
+        for x in edge.into_iter().chain(random) {
+            assert_eq!(round_ns(x), x.round() as Time, "{x:?}");
+        }
     }
 }

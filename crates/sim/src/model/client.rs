@@ -6,7 +6,7 @@
 
 use super::rxq::RxPkt;
 use super::wire::Link;
-use crate::engine::{Fired, Time, Timer};
+use crate::engine::{Fired, Time, Timer, round_ns};
 use crate::profile::Profile;
 use std::collections::VecDeque;
 
@@ -44,15 +44,15 @@ impl Client {
     /// A client with the profile's CPU and TCP parameters.
     pub fn new(p: &Profile) -> Self {
         Client {
-            rx_ns: p.client.rx_packet_ns.value.round() as Time,
+            rx_ns: round_ns(p.client.rx_packet_ns.value),
             delack_n: p.client.delack_segments.value as u32,
-            delack_timeout: p.client.delack_timeout_ns.value.round() as Time,
+            delack_timeout: round_ns(p.client.delack_timeout_ns.value),
             rcv_nxt: 0,
             unacked: 0,
             delack: Timer::default(),
             ack_wire_bytes: super::tcp::TCP_IP_HDR + p.nic.wire_overhead_bytes.value as u32,
             rev: VecDeque::new(),
-            tx_ns: p.client.rx_packet_ns.value.round() as Time,
+            tx_ns: round_ns(p.client.rx_packet_ns.value),
             acks: 0,
         }
     }

@@ -17,7 +17,7 @@ use super::lapic::Vector;
 use super::delivery::{OnRaise, Target};
 use super::vcpu::{AfterExit, Mode, Task};
 use super::{Ev, Host};
-use crate::engine::{EventQueue, Time, NS_PER_S};
+use crate::engine::{EventQueue, Time, NS_PER_S, round_ns};
 use crate::metrics::ExitReason;
 
 impl Host {
@@ -85,7 +85,7 @@ impl Host {
             Vector::Timer | Vector::Resched => g.timer_irq_ns.value,
             Vector::NetTx | Vector::NetRx => g.virtio_irq_ns.value,
         };
-        self.run_task(now, v, Task::Irq(vec), cost.round() as Time, q);
+        self.run_task(now, v, Task::Irq(vec), round_ns(cost), q);
         true
     }
 
@@ -136,7 +136,7 @@ impl Host {
     /// A halted vCPU has its tick stopped (NO_HZ idle).
     pub(crate) fn tick(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
         let hz = self.profile.guest.tick_hz.value;
-        q.at(now + (NS_PER_S as f64 / hz).round() as Time, Ev::Tick { vcpu: v });
+        q.at(now + round_ns(NS_PER_S as f64 / hz), Ev::Tick { vcpu: v });
         match self.vcpus[v as usize].mode {
             Mode::Halted | Mode::Polling | Mode::Waking => return,
             Mode::Guest { .. } | Mode::Entering => self.exit(now, v, ExitReason::ExternalInterrupt, AfterExit::Resume, q),

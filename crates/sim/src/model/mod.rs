@@ -40,7 +40,7 @@ mod wire;
 mod workers;
 mod workload;
 
-use crate::engine::{EventQueue, Model, Time, NS_PER_S};
+use crate::engine::{EventQueue, Model, Time, NS_PER_S, round_ns};
 use crate::metrics::BusyTime;
 use crate::profile::Profile;
 use crate::scenario::{Checked, Workload};
@@ -140,6 +140,33 @@ pub enum Ev {
         /// The RX queue (else TX).
         rx: bool,
     },
+}
+
+impl Ev {
+    /// The kinds' names, indexed by [`Ev::kind`] (the benchmark's events-by-kind census).
+    pub const KINDS: [&'static str; 13] = [
+        "Warmup", "GuestDone", "ExitDone", "SchedIn", "HostTick", "TimerFire", "VhostDone", "WireDone", "Tick",
+        "HostRx", "Client", "HaltPollEnd", "IrqDeadline",
+    ];
+
+    /// This event's kind, an index into [`Ev::KINDS`].
+    pub fn kind(&self) -> usize {
+        match self {
+            Ev::Warmup => 0,
+            Ev::GuestDone { .. } => 1,
+            Ev::ExitDone { .. } => 2,
+            Ev::SchedIn { .. } => 3,
+            Ev::HostTick { .. } => 4,
+            Ev::TimerFire { .. } => 5,
+            Ev::VhostDone { .. } => 6,
+            Ev::WireDone { .. } => 7,
+            Ev::Tick { .. } => 8,
+            Ev::HostRx { .. } => 9,
+            Ev::Client { .. } => 10,
+            Ev::HaltPollEnd { .. } => 11,
+            Ev::IrqDeadline { .. } => 12,
+        }
+    }
 }
 
 /// One VM's devices and results bookkeeping.
@@ -292,7 +319,7 @@ impl Host {
             sched,
             switching: vec![false; c.pcpus as usize],
             waker: None,
-            host_tick_ns: (NS_PER_S as f64 / host_hz).round() as Time,
+            host_tick_ns: round_ns(NS_PER_S as f64 / host_hz),
             thread_names,
             trace: None,
             watchdog: watchdog::Watchdog::default(),
@@ -316,7 +343,7 @@ impl Host {
             // Ticks of different pCPUs are staggered, as their local timers are.
             q.at(host.host_tick_ns * (cpu as Time + 1) / c.pcpus as Time, Ev::HostTick { cpu });
         }
-        let tick = (NS_PER_S as f64 / host.profile.guest.tick_hz.value).round() as Time;
+        let tick = round_ns(NS_PER_S as f64 / host.profile.guest.tick_hz.value);
         for v in 0..host.vcpus.len() as u32 {
             q.at(tick / 2, Ev::Tick { vcpu: v });
         }

@@ -15,7 +15,7 @@ pub const NETDEV_BUDGET: u32 = 300;
 
 use super::vcpu::{AfterExit, Task};
 use super::{Ev, Host};
-use crate::engine::{EventQueue, Time};
+use crate::engine::{EventQueue, Time, round_ns};
 use crate::metrics::ExitReason;
 
 /// The NAPI context of one RX queue.
@@ -135,7 +135,7 @@ impl Host {
             n.softirq_left = NETDEV_BUDGET;
             n.exhausted = true;
         }
-        self.run_task(now, v, Task::NapiRx, cost.round() as Time, q);
+        self.run_task(now, v, Task::NapiRx, round_ns(cost), q);
         true
     }
 

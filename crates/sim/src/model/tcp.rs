@@ -14,7 +14,7 @@ use super::rxq::RxPkt;
 use super::virtq::Buf;
 use super::workload::{pct, App, ClientEv, Measure, state_in, Sender, Step};
 use super::{Ev, Host, NetDev};
-use crate::engine::{EventQueue, Time};
+use crate::engine::{EventQueue, Time, round_ns};
 use crate::profile::Profile;
 
 /// IPv4 (20) + TCP with timestamps (32) header bytes per segment (Linux defaults).
@@ -60,7 +60,7 @@ impl TcpSender {
             write_call_ns: g.tcp_write_ns.value,
             write_byte_ns: g.tcp_tx_byte_ns.value,
             write_left: 0,
-            seg_cost: g.tcp_tx_segment_ns.value.round() as Time,
+            seg_cost: round_ns(g.tcp_tx_segment_ns.value),
             written: 0,
             snd_nxt: 0,
             snd_una: 0,
@@ -96,7 +96,7 @@ impl TcpSender {
         }
         let bytes = left.min(free);
         let call = if self.write_left == 0 { self.write_call_ns } else { 0.0 };
-        Some((bytes as u32, (call + self.write_byte_ns * bytes as f64).round() as Time))
+        Some((bytes as u32, round_ns(call + self.write_byte_ns * bytes as f64)))
     }
 
     /// A cumulative ACK for `ack` bytes arrived.

@@ -38,7 +38,7 @@ use super::virtq::Buf;
 use super::workers::Workers;
 use super::workload::{App, AppLedger, ClientEv, Measure, state_in, Sender, Step};
 use super::{Ev, Host, NetDev};
-use crate::engine::{EventQueue, Rng, Time};
+use crate::engine::{EventQueue, Rng, Time, round_ns};
 use crate::metrics::{ExitReason, Histogram};
 use crate::profile::Profile;
 use crate::scenario::{HttpServer, Workload};
@@ -152,7 +152,7 @@ impl TcpServer {
             rx_byte_ns: g.tcp_rx_byte_ns.value,
             write_ns: g.tcp_write_ns.value,
             tx_byte_ns: g.tcp_tx_byte_ns.value,
-            seg_ns: g.tcp_tx_segment_ns.value.round() as Time,
+            seg_ns: round_ns(g.tcp_tx_segment_ns.value),
             get_ns: p.app.memcached_get_ns.value,
             set_ns: p.app.memcached_set_ns.value,
             http_ns: match *w {
@@ -201,7 +201,7 @@ impl TcpServer {
             Op::Http => self.http_ns,
         };
         let ns = self.read_ns + self.rx_byte_ns * c.req_bytes as f64 + app + self.write_ns + self.tx_byte_ns * c.resp_bytes as f64;
-        ns.round() as Time
+        round_ns(ns)
     }
 
 
@@ -247,7 +247,7 @@ impl Host {
     /// The client sends the next request on `conn` (after its own CPU time).
     pub(crate) fn client_request(&mut self, now: Time, dev: u32, conn: u32, q: &mut EventQueue<Ev>) {
         let vm = self.devs[dev as usize].vm as usize;
-        let req_ns = self.profile.client.request_ns.value.round() as Time;
+        let req_ns = round_ns(self.profile.client.request_ns.value);
         let s = TcpServer::state(self, vm);
         let (op, req, resp) = s.next_op();
         s.issued_life += 1;
@@ -396,7 +396,7 @@ impl Host {
     /// request on that connection.
     pub(crate) fn server_client_rx(&mut self, now: Time, dev: u32, bytes: u32, q: &mut EventQueue<Ev>) {
         let vm = self.devs[dev as usize].vm as usize;
-        let (rx_ns, delack) = (self.profile.client.rx_packet_ns.value.round() as Time, self.profile.client.delack_segments.value as u32);
+        let (rx_ns, delack) = (round_ns(self.profile.client.rx_packet_ns.value), self.profile.client.delack_segments.value as u32);
         let at = self.client_cpu(now, dev, rx_ns);
         let s = TcpServer::state(self, vm);
         let (conn, ctl) = s.in_path.pop_front().expect("response segment without a connection");

@@ -24,7 +24,7 @@ use super::tcp::TCP_IP_HDR;
 use super::virtq::Buf;
 use super::workload::{App, AppLedger, ClientEv, Measure, state_in, Sender, Step};
 use super::{Ev, Host, NetDev};
-use crate::engine::{EventQueue, Time};
+use crate::engine::{EventQueue, Time, round_ns};
 use crate::profile::Profile;
 use std::collections::VecDeque;
 
@@ -89,7 +89,7 @@ impl TcpReceiver {
             blocked: false,
             lost: VecDeque::new(),
             rto_armed: false,
-            seg_cost: g.tcp_tx_segment_ns.value.round() as Time,
+            seg_cost: round_ns(g.tcp_tx_segment_ns.value),
             read_ns: g.tcp_read_ns.value,
             byte_ns: g.tcp_rx_byte_ns.value,
             sent_life: 0,
@@ -219,7 +219,7 @@ impl Host {
         if n == 0 {
             return self.idle(now, v, None, q);
         }
-        let c = (r.read_ns + r.byte_ns * n as f64).round() as Time;
+        let c = round_ns(r.read_ns + r.byte_ns * n as f64);
         self.run_step(now, v, Step::new(TCP_READ, n, 0), c, q);
     }
 
@@ -241,7 +241,7 @@ impl Host {
     /// A guest ACK reached the client: it learns the right edge and resumes if it waited.
     fn tcp_client_ack(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
         let vm = self.devs[dev as usize].vm as usize;
-        let rx_ns = self.profile.client.rx_packet_ns.value.round() as Time;
+        let rx_ns = round_ns(self.profile.client.rx_packet_ns.value);
         let at = self.client_cpu(now, dev, rx_ns);
         let r = TcpReceiver::state(self, vm);
         let edge = r.edges.pop_front().expect("ACK at the client without a sent ACK");

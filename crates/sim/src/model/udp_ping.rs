@@ -14,7 +14,7 @@ use super::virtq::Buf;
 use super::wire::udp_wire_bytes;
 use super::workload::{pct, App, Measure, state_in, Sender, Step};
 use super::{Ev, Host, NetDev};
-use crate::engine::{EventQueue, Rng, Time};
+use crate::engine::{EventQueue, Rng, Time, round_ns};
 use crate::metrics::Histogram;
 use crate::profile::Profile;
 use std::collections::VecDeque;
@@ -63,8 +63,8 @@ impl UdpPing {
             bytes,
             interval,
             next_at: rng.uniform() * interval,
-            send_cost: (g.udp_tx_packet_ns.value + g.udp_tx_byte_ns.value * bytes as f64).round() as Time,
-            recv_cost: (g.udp_recv_ns.value + g.udp_tx_byte_ns.value * bytes as f64).round() as Time,
+            send_cost: round_ns(g.udp_tx_packet_ns.value + g.udp_tx_byte_ns.value * bytes as f64),
+            recv_cost: round_ns(g.udp_recv_ns.value + g.udp_tx_byte_ns.value * bytes as f64),
             stopped: false,
             sock: VecDeque::new(),
             sock_bytes: 0,

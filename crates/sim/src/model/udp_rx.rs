@@ -14,7 +14,7 @@ use super::virtq::Buf;
 use super::wire::udp_wire_bytes;
 use super::workload::{pct, App, AppLedger, ClientEv, Measure, state_in, Sender, Step};
 use super::{Ev, Host, NetDev};
-use crate::engine::{EventQueue, Fired, Time, Timer, NS_PER_S};
+use crate::engine::{EventQueue, Fired, Time, Timer, NS_PER_S, round_ns};
 use crate::metrics::Histogram;
 use crate::profile::Profile;
 use std::collections::VecDeque;
@@ -76,10 +76,10 @@ impl UdpReceiver {
             bytes,
             interval: rate_pps.map(|r| (NS_PER_S as f64 / r).round().max(1.0) as Time),
             reply,
-            reply_cost: reply.map_or(0, |b| (g.udp_tx_packet_ns.value + g.udp_tx_byte_ns.value * b as f64).round() as Time),
+            reply_cost: reply.map_or(0, |b| round_ns(g.udp_tx_packet_ns.value + g.udp_tx_byte_ns.value * b as f64)),
             replies: 0,
             replies_life: 0,
-            recv_cost: (p.guest.udp_recv_ns.value + p.guest.udp_tx_byte_ns.value * bytes as f64).round() as Time,
+            recv_cost: round_ns(p.guest.udp_recv_ns.value + p.guest.udp_tx_byte_ns.value * bytes as f64),
             sock: VecDeque::new(),
             sock_bytes: 0,
             rcvbuf: p.guest.udp_rcvbuf_bytes.value as u64,

@@ -5,7 +5,7 @@
 use super::virtq::Buf;
 use super::workload::{pct, App, Measure, state_in, Sender, Step};
 use super::{Ev, Host, NetDev};
-use crate::engine::{EventQueue, Rng, Time, NS_PER_S};
+use crate::engine::{EventQueue, Rng, Time, NS_PER_S, round_ns};
 use crate::profile::Profile;
 
 /// Its one step: the send path of one datagram.
@@ -44,7 +44,7 @@ impl UdpSender {
             interval,
             next_at,
             stopped: false,
-            cost: cost.round() as Time,
+            cost: round_ns(cost),
             sent: 0,
             sent_life: 0,
             _rng: rng,

@@ -6,7 +6,7 @@ use super::delivery::Apic;
 use super::lapic::Vector;
 use super::workload::Step;
 use super::{Ev, Host};
-use crate::engine::{EventQueue, Time};
+use crate::engine::{EventQueue, Time, round_ns};
 use crate::metrics::{BusyTime, ExitCounters, ExitReason};
 use crate::scenario::InterruptDelivery;
 
@@ -267,7 +267,7 @@ impl Host {
     /// Take a VM exit on `v` now; the running task (if any) is saved and resumes after.
     pub(crate) fn exit(&mut self, now: Time, v: u32, reason: ExitReason, then: AfterExit, q: &mut EventQueue<Ev>) {
         let cost = self.exit_cost(reason);
-        let indirect = (self.profile.exit.indirect_per_direct.value * cost as f64).round() as Time;
+        let indirect = round_ns(self.profile.exit.indirect_per_direct.value * cost as f64);
         if let Mode::Guest { task, .. } = self.vcpus[v as usize].mode {
             self.tr_guest_end(now, v, task);
         }
@@ -295,7 +295,7 @@ impl Host {
             ExitReason::Ipi => &x.ipi_ns,
             ExitReason::Other => &x.other_ns,
         };
-        p.value.round() as Time
+        round_ns(p.value)
     }
 
     pub(crate) fn exit_done(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {

@@ -19,7 +19,7 @@ use super::lapic::Vector;
 use super::rxq::RxPkt;
 use super::virtq::Buf;
 use super::{Ev, Host};
-use crate::engine::{EventQueue, Time};
+use crate::engine::{EventQueue, Time, round_ns};
 use crate::metrics::BusyTime;
 use eventpath_policy::vhost::{VhostAction, VhostConfig, VhostEvent, VhostHandler, VhostState};
 
@@ -146,7 +146,7 @@ impl Host {
                 if d.vhost.tx.state() != VhostState::Requeued {
                     if let Some(b) = d.txq.take() {
                         d.vhost.current = Some(Work::Tx(b));
-                        let cost = (vp.tx_packet_ns.value + vp.tx_byte_ns.value * b.bytes as f64).round() as Time;
+                        let cost = round_ns(vp.tx_packet_ns.value + vp.tx_byte_ns.value * b.bytes as f64);
                         q.at(now + cost, Ev::VhostDone { dev });
                         return;
                     }
@@ -173,7 +173,7 @@ impl Host {
                         let pkt = d.rx_sock.pop_front().expect("non-empty");
                         d.rxq.take();
                         d.vhost.current = Some(Work::Rx(pkt));
-                        let cost = (vp.rx_packet_ns.value + vp.rx_byte_ns.value * pkt.bytes as f64).round() as Time;
+                        let cost = round_ns(vp.rx_packet_ns.value + vp.rx_byte_ns.value * pkt.bytes as f64);
                         q.at(now + cost, Ev::VhostDone { dev });
                         return;
                     } else if d.vhost.rx.step(VhostEvent::Empty { now_ns: now }) == VhostAction::EnableNotifyAndRecheck {

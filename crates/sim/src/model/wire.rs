@@ -3,7 +3,7 @@
 //! frames on the TX link and their accounting (delivered, bytes, latency).
 
 use super::virtq::Buf;
-use crate::engine::{Rng, Time};
+use crate::engine::{Rng, Time, round_ns};
 use crate::metrics::Histogram;
 use crate::profile::Profile;
 use std::collections::VecDeque;
@@ -54,7 +54,7 @@ impl Link {
     pub fn serialize(&mut self, at: Time, wire_bytes: u32) -> Time {
         self.free_at = self.free_at.max(at as f64) + wire_bytes as f64 * self.ns_per_byte;
         self.packets_life += 1;
-        self.free_at.round() as Time
+        round_ns(self.free_at)
     }
 }
 
@@ -103,7 +103,7 @@ impl HostRxPath {
         } else {
             self.base_ns
         };
-        *last = (*last).max(arrive + d.round() as Time);
+        *last = (*last).max(arrive + round_ns(d));
         *last
     }
 }

@@ -20,7 +20,7 @@ mod seam;
 #[cfg(test)]
 mod tests;
 
-use crate::engine::{Rng, Time};
+use crate::engine::{Rng, Time, round_ns};
 pub use idle::{CStateTable, IdleHistory, MAX_CSTATES};
 pub use seam::{SchedStats, Scheduler};
 
@@ -76,7 +76,7 @@ impl Params {
     pub fn from_profile(p: &crate::profile::Profile, ncpus: u32) -> Params {
         let s = &p.sched;
         let f = Params::scale_factor(ncpus);
-        let ns = |p: &crate::profile::Param| p.value.round() as u64;
+        let ns = |p: &crate::profile::Param| round_ns(p.value);
         Params {
             latency_ns: ns(&s.latency_ns) * f,
             min_granularity_ns: ns(&s.min_granularity_ns) * f,
@@ -86,7 +86,7 @@ impl Params {
             idle_wakeup_ns: p.host.thread_wakeup_ns.value,
             idle_wakeup_spread_ns: p.host.thread_wakeup_spread_ns.value,
             cstates: CStateTable::new(
-                p.host.cstates.states.iter().map(|c| (c.exit_latency_ns.round() as u64, c.target_residency_ns.round() as u64)),
+                p.host.cstates.states.iter().map(|c| (round_ns(c.exit_latency_ns), round_ns(c.target_residency_ns))),
             ),
             balance_interval_ns: ns(&s.balance_interval_ns),
             busy_factor: ns(&s.busy_factor),
@@ -571,7 +571,7 @@ impl Sched {
         th.slice_start_exec = th.sum_exec;
         let mut delay = if from_idle {
             let s = p.idle_wakeup_spread_ns.min(p.idle_wakeup_ns);
-            let wake = (p.idle_wakeup_ns - s + 2.0 * s * th.rng.uniform()).round() as Time;
+            let wake = round_ns(p.idle_wakeup_ns - s + 2.0 * s * th.rng.uniform());
             let idle = &mut self.rqs[cpu as usize].idle;
             let exit = if p.cstates.is_empty() {
                 0

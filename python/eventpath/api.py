@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import json
 import math
 import numbers
@@ -114,6 +116,42 @@ def check_duration(duration: Any, name: str = "duration") -> float | None:
         raise InputError(f"{name}: {_short(duration)} is not allowed; expected seconds in 1e-6..=86400") from None
 
 
+#: Set by :func:`overriding`: (profile name, {dotted key: value}, seed or None).
+_OVERRIDE: tuple[str, dict[str, float], int | None] | None = None
+
+
+@contextlib.contextmanager
+def overriding(profile: str, values: dict[str, float], seed: int | None = None):
+    """Within the block, every :func:`run` of a scenario on built-in ``profile`` takes ``values``
+    (dotted keys, ``exit.eoi_ns``) as profile overrides, under the scenario's own ones, and
+    ``seed`` unless the call gives one. This is how ``eventpath calibrate`` runs the
+    reproductions at a candidate point; scenarios on other profiles run as given."""
+    global _OVERRIDE
+    old, _OVERRIDE = _OVERRIDE, (profile, dict(values), seed)
+    try:
+        yield
+    finally:
+        _OVERRIDE = old
+
+
+def _overridden(scenario, seed):
+    """``scenario`` (path or dict) and ``seed`` with :func:`overriding`'s values applied."""
+    profile, values, o_seed = _OVERRIDE
+    if not isinstance(scenario, dict):
+        import tomllib
+
+        with open(os.fsdecode(scenario), "rb") as f:
+            scenario = tomllib.load(f)
+    if scenario.get("profile") != profile:
+        return scenario, seed
+    sc = copy.deepcopy(scenario)
+    own = sc.setdefault("profile_overrides", {})
+    for key, v in values.items():
+        section, name = key.split(".", 1)
+        own.setdefault(section, {}).setdefault(name, v)
+    return sc, seed if seed is not None else o_seed
+
+
 def run(scenario: str | os.PathLike | dict, *, seed: int | None = None, duration: float | None = None,
         progress: Callable[[float, float], Any] | None = None) -> Result:
     """Run a scenario: a path to a TOML file, or a dict with the same structure.
@@ -123,6 +161,8 @@ def run(scenario: str | os.PathLike | dict, *, seed: int | None = None, duration
     bad input, and :class:`Interrupted` (a ``KeyboardInterrupt`` carrying the partial result)
     on Ctrl-C.
     """
+    if _OVERRIDE is not None:
+        scenario, seed = _overridden(scenario, seed)
     seed = check_seed(seed)
     duration = check_duration(duration)
     if progress is not None and not callable(progress):

@@ -203,9 +203,51 @@ def cmd_reproduce(a) -> int:
     if a.workers is not None and not 1 <= a.workers <= MAX_WORKERS:
         raise UsageError(f"--workers {a.workers}: not allowed; expected 1..={MAX_WORKERS} processes")
     out = _out_dir(a.out)
+    docs = []
     for i, doc in zip(ids, reproduce.run_many(ids, out, duration=a.duration, workers=a.workers)):
         reproduce.print_table(doc)
         print(f"wrote {out}/{i}.json and {out}/{i}.png")
+        docs.append(doc)
+    if len(docs) > 1:
+        cards = reproduce.scorecard(docs)
+        reproduce.print_scorecard(cards)
+        (out / "scorecard.json").write_text(json.dumps(cards, indent=2) + "\n")
+    return 0
+
+
+def cmd_calibrate(a) -> int:
+    from eventpath import calibrate
+
+    if a.budget < 1:
+        raise UsageError(f"--budget {a.budget}: not allowed; expected at least 1 evaluation")
+    if a.workers is not None and not 1 <= a.workers <= MAX_WORKERS:
+        raise UsageError(f"--workers {a.workers}: not allowed; expected 1..={MAX_WORKERS} processes")
+    seeds = _seed_list(a.seeds) if a.seeds is not None else [1, 2]
+    out = _out_dir(a.out)
+    command = " ".join(["eventpath calibrate", a.profile, "--budget", str(a.budget), "--seeds",
+                        ",".join(map(str, seeds)), "--duration", f"{a.duration:g}"]
+                       + (["--targets", a.targets] if a.targets else []))
+    try:
+        rep = calibrate.calibrate(a.profile, out, budget=a.budget, workers=a.workers, resume=a.resume, seeds=seeds,
+                                  duration=a.duration, targets=a.targets, command=command)
+    except KeyboardInterrupt:
+        print(f"eventpath: interrupted; finished evaluations are kept in {out}/evals.jsonl: "
+              "run the same command with --resume to continue", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    print(f"calibrate {a.profile}: objective {rep['objective_before']:.3g} -> {rep['objective_after']:.3g}; "
+          f"targets within tolerance {rep['targets_ok_before']} -> {rep['targets_ok_after']} of {len(rep['targets'])} "
+          f"({rep['evaluations']} evaluations)")
+    for p in rep["parameters"]:
+        flags = ("" if p["constrained"] else "  UNCONSTRAINED") + ("  at a bound" if p["at_bound"] else "")
+        print(f"  {p['key']:28s} prior {p['prior']:<10.4g} fitted {p['fitted']:<10.4g} "
+              f"range {p['range'][0]:g}..{p['range'][1]:g}{flags}")
+    for t in rep["targets"]:
+        if t["fragile"]:
+            print(f"  fragile: {t['experiment']}:{t['config']}/{t['metric']} leaves its tolerance under a ±10 % move")
+    print(f"wrote {out}/{a.profile}.toml, {out}/report.json, {out}/report.png")
+    if a.apply:
+        dest = calibrate.apply(a.profile, out)
+        print(f"applied: {dest} (rebuild with `make install` so the built-in profile carries it)")
     return 0
 
 
@@ -315,6 +357,19 @@ def parser() -> argparse.ArgumentParser:
     rp.add_argument("--duration", type=_seconds, help="override each run's measured seconds")
     rp.add_argument("--workers", type=int, help="experiments run at once in separate processes (default: all cores)")
     rp.set_defaults(fn=cmd_reproduce)
+
+    c = sub.add_parser("calibrate", help="fit a profile's free parameters to its calibration targets")
+    c.add_argument("profile", help="built-in profile (es2, elvis)")
+    c.add_argument("--out", required=True, help="output directory (PROFILE.toml, report.json, report.png, evals.jsonl)")
+    c.add_argument("--budget", type=int, default=60, help="simulator evaluations of the optimizer (default 60)")
+    c.add_argument("--workers", type=int, help="worker processes (default: all cores)")
+    c.add_argument("--resume", action="store_true", help="continue the calibration in --out")
+    c.add_argument("--seeds", help="seeds averaged per evaluation (default 1,2)")
+    c.add_argument("--duration", type=_seconds, default=0.3,
+                   help="simulated seconds per run while fitting (default 0.3; before/after use each experiment's own)")
+    c.add_argument("--targets", help="calibration targets file (default: the profile's built-in one)")
+    c.add_argument("--apply", action="store_true", help="write the fitted profile over the built-in one (source checkout)")
+    c.set_defaults(fn=cmd_calibrate)
 
     sw = sub.add_parser("sweep", help="run a grid of scenario variants in parallel, resumable")
     sw.add_argument("scenario", help="base scenario TOML file")

@@ -126,3 +126,27 @@ def run_figures(result, out: Path) -> list[Path]:
         curves.setdefault(p["vm"], []).append((p["latency_us"], p["cdf"]))
     latency_cdf_figure(curves, paths[1], f"{s['scenario']}: workload latency")
     return paths
+
+
+def calibration_figure(report: dict, path: Path) -> None:
+    """Each calibration target's miss (in tolerances) before and after the fit; the band is the
+    reproduction bar. Fragile targets are starred."""
+    ts = report["targets"]
+    labels = [f"{t['experiment']}:{t['config']}/{t['metric']}" + (" *" if t["fragile"] else "") for t in ts]
+    clip = lambda e: max(min(e, 4.0), -4.0) if e is not None else 0.0  # noqa: E731
+    fig, ax = plt.subplots(figsize=(8.0, 1.6 + 0.28 * len(ts) + 0.15 * len(report["parameters"])))
+    y = list(range(len(ts)))
+    ax.axvspan(-1, 1, color="#e8f4e8", label="within tolerance")
+    ax.barh([i + 0.2 for i in y], [clip(t["before"]["miss"]) for t in ts], 0.4, color="#bbbbbb", label="prior")
+    ax.barh([i - 0.2 for i in y], [clip(t["after"]["miss"]) for t in ts], 0.4, color=SIM_COLOR, label="calibrated")
+    ax.set_yticks(y, labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlim(-4, 4)
+    ax.set_xlabel("miss in tolerances (rates: 1 = 25 %, percentages: 1 = 10 points; clipped at 4)", fontsize=8)
+    ax.legend(fontsize=7, loc="lower right")
+    fit = "\n".join(f"{p['key']} = {p['fitted']:.4g} (prior {p['prior']:.4g})" for p in report["parameters"])
+    ax.set_title(f"calibrate {report['profile']}: objective {report['objective_before']:.3g} -> "
+                 f"{report['objective_after']:.3g}\n{fit}", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -147,6 +147,15 @@ fn profile_json(name: &str) -> PyResult<String> {
     Ok(serde_json::to_string(&p).expect("profile serializes"))
 }
 
+/// A built-in profile's TOML text and its calibration targets' TOML text (None where it has
+/// none); None for a name that is not built in.
+#[pyfunction]
+fn builtin_profile_text(name: &str) -> Option<(&'static str, Option<&'static str>)> {
+    use eventpath_sim::profile::{BUILTIN, CALIBRATION};
+    let text = BUILTIN.iter().find(|(n, _)| *n == name)?.1;
+    Some((text, CALIBRATION.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)))
+}
+
 /// Run the engine benchmark model for `sim_seconds`; returns (events, wall seconds).
 #[pyfunction]
 #[pyo3(signature = (sim_seconds, vms=64, seed=1))]
@@ -191,6 +200,7 @@ fn bench_params() -> (f64, f64, f64, f64) {
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_file, m)?)?;
     m.add_function(wrap_pyfunction!(bench_model_census, m)?)?;
+    m.add_function(wrap_pyfunction!(builtin_profile_text, m)?)?;
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
     m.add_function(wrap_pyfunction!(check_file, m)?)?;
     m.add_function(wrap_pyfunction!(check_json, m)?)?;

@@ -19,6 +19,24 @@ pub struct Param {
     pub unit: String,
     /// Where it comes from.
     pub source: String,
+    /// Declared free for calibration (`eventpath calibrate`): the physically defensible range
+    /// the fit may choose from; `value` is then the first-principles prior.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub free: Option<Free>,
+}
+
+/// A free parameter's range (issue 12): `min <= value <= max`, both inside the parameter's
+/// allowed bounds.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Free {
+    /// Lowest value the fit may choose.
+    pub min: f64,
+    /// Highest value the fit may choose.
+    pub max: f64,
+    /// The first-principles prior, once a calibration has replaced `value` by its fit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prior: Option<f64>,
 }
 
 /// Host hardware facts.
@@ -335,6 +353,12 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("elvis", include_str!("../../../profiles/elvis.toml")),
 ];
 
+/// The built-in profiles' calibration targets (`eventpath calibrate`): (name, file contents).
+pub const CALIBRATION: &[(&str, &str)] = &[
+    ("es2", include_str!("../../../profiles/calibration/es2.toml")),
+    ("elvis", include_str!("../../../profiles/calibration/elvis.toml")),
+];
+
 impl Profile {
     /// Load a built-in profile by name, or a profile file by path (anything with a `/` or
     /// ending in `.toml`).
@@ -392,6 +416,7 @@ impl Profile {
             let param = param.expect("every key of params() is a table in the serialized profile");
             let old = param.get("value").and_then(toml::Value::as_float).unwrap_or(f64::NAN);
             param.insert("value".into(), toml::Value::Float(*v));
+            param.remove("free"); // a what-if value is not a prior: its free range goes with it
             param.insert("source".into(), toml::Value::String(format!("override in scenario {origin} (profile {}: {old})", self.name)));
         }
         let p: Profile = doc.try_into().map_err(|e| format!("profile {}: {e}", self.name))?;
@@ -494,6 +519,43 @@ impl Profile {
                     b.hi,
                     b.why
                 ));
+            }
+            if let Some(f) = p.free {
+                if !(f.min.is_finite() && f.max.is_finite() && b.lo <= f.min && f.max <= b.hi) {
+                    return Err(format!(
+                        "key `{key}.free`: range {}..={} is not allowed; expected finite bounds in {}..={} {unit} ({})",
+                        crate::error::num(f.min),
+                        crate::error::num(f.max),
+                        b.lo,
+                        b.hi,
+                        b.why
+                    ));
+                }
+                if f.min > f.max {
+                    return Err(format!(
+                        "key `{key}.free`: min {} > max {} is not allowed; expected min <= max",
+                        crate::error::num(f.min),
+                        crate::error::num(f.max)
+                    ));
+                }
+                if let Some(prior) = f.prior {
+                    if !(prior.is_finite() && f.min <= prior && prior <= f.max) {
+                        return Err(format!(
+                            "key `{key}.free.prior`: {} is not allowed; expected a value in {}..={}",
+                            crate::error::num(prior),
+                            crate::error::num(f.min),
+                            crate::error::num(f.max)
+                        ));
+                    }
+                }
+                if !(f.min <= p.value && p.value <= f.max) {
+                    return Err(format!(
+                        "key `{key}`: prior value {} is not allowed outside its free range {}..={}; expected a prior inside the range",
+                        crate::error::num(p.value),
+                        crate::error::num(f.min),
+                        crate::error::num(f.max)
+                    ));
+                }
             }
         }
         self.check_cstates()

@@ -389,3 +389,21 @@ fn event_idx_must_be_a_boolean() {
     let m = error_of(&with("vcpus = 1", "vcpus = 1\n[vm.net]\nevent_idx = 1"));
     assert!(m.contains("event_idx") && m.contains("boolean"), "{m}");
 }
+
+#[test]
+fn free_ranges_are_checked() {
+    let key = "hlt_ns = { value = 1000, unit = \"ns\",";
+    let m = profile_error(key, "hlt_ns = { value = 1000, unit = \"ns\", free = { min = 2000, max = 500 },");
+    assert!(m.contains("exit.hlt_ns.free") && m.contains("min 2000 > max 500"), "{m}");
+    let m = profile_error(key, "hlt_ns = { value = 1000, unit = \"ns\", free = { min = 2000, max = 3000 },");
+    assert!(m.contains("exit.hlt_ns") && m.contains("prior value 1000") && m.contains("2000..=3000"), "{m}");
+    let m = profile_error(key, "hlt_ns = { value = 1000, unit = \"ns\", free = { min = -1, max = 3000 },");
+    assert!(m.contains("exit.hlt_ns.free") && m.contains("finite bounds"), "{m}");
+    let m = profile_error(key, "hlt_ns = { value = 1000, unit = \"ns\", free = { min = 1, maximum = 3000 },");
+    assert!(m.contains("maximum"), "{m}");
+    // A good range loads and keeps the prior as the value.
+    let text = es2_text().replacen(key, "hlt_ns = { value = 1000, unit = \"ns\", free = { min = 500, max = 3000 },", 1);
+    let p = Profile::parse("p.toml", &text).unwrap();
+    let f = p.exit.hlt_ns.free.unwrap();
+    assert_eq!((p.exit.hlt_ns.value, f.min, f.max), (1000.0, 500.0, 3000.0));
+}

@@ -31,6 +31,7 @@ register(Experiment(
     id="es2-fig4-udp",
     title="1 VM / 1 vCPU sending 512-byte UDP without posted interrupts: exits and EHT",
     source="ES2 §6.2, Fig. 4b (seed 000_8734db7c67a9fb1f.txt)",
+    profile="es2",
     rows=_fig4_udp,
     runs=1,
     notes=[
@@ -116,6 +117,7 @@ register(Experiment(
     id="es2-table1",
     title="1 VM / 1 vCPU sending 512-byte TCP: exits by cause without and with posted interrupts",
     source="ES2 §3.3, Table 1 (seed 000_8734db7c67a9fb1f.txt)",
+    profile="es2",
     rows=_table1,
     runs=2,
     notes=[
@@ -167,6 +169,7 @@ register(Experiment(
     id="es2-table1-sensitivity",
     title="ES2 Table 1 without PI under settings the seed does not state: host idle loop, ACK path latency",
     source="ES2 §3.3, Table 1 (seed 000_8734db7c67a9fb1f.txt); settings from §6.1's silence",
+    profile="es2",
     rows=_table1_sensitivity,
     runs=len(_VARIANTS),
     notes=[
@@ -212,6 +215,7 @@ register(Experiment(
     id="es2-fig4-base",
     title="1 VM / 1 vCPU sending 512-byte TCP and UDP, without PI and with PI: exits by reason and EHT",
     source="ES2 §6.2, Fig. 4a/4b (seed 000_8734db7c67a9fb1f.txt)",
+    profile="es2",
     rows=_fig4,
     runs=4,
     notes=[

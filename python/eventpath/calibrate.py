@@ -1,0 +1,419 @@
+"""``eventpath calibrate``: fit a profile's free parameters to its calibration targets (issue 12).
+
+The protocol, as gem5 and the network simulators validate: a parameter no seed states is a
+first-principles prior; where the model's outcome hinges on it, the profile may declare it free
+(``free = { min, max }``, a physically defensible range said in its ``source``). The fit sets
+all free parameters of a profile at once on the profile's named targets
+(``profiles/calibration/PROFILE.toml``: reproduction rows with published values) — one value
+set per profile, used by every experiment on it, never per experiment — and every other row
+stays a *prediction*. At most one free parameter per three targets.
+
+Optimizer: CMA-ES (the ``cma`` package, Hansen's reference implementation; one free parameter
+is searched on a grid instead, as CMA-ES needs two dimensions). It is
+derivative-free and tolerant of the noise of a stochastic simulator, keeps to box bounds,
+evaluates a whole generation at once (so workers run in parallel), and is deterministic given
+its seed — which makes ``--resume`` exact: the evaluation log answers the points already
+evaluated and the search continues where it stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import tomllib
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from eventpath import _eventpath
+from eventpath._eventpath import InputError
+
+#: A move of each fitted value for the identifiability report (±10 %).
+NUDGE = 0.10
+#: A target moving less than this many tolerances under every nudge does not constrain it.
+UNCONSTRAINED = 0.1
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    """An entry of a calibration-targets file."""
+
+    experiment: str
+    #: "config/metric" names, or None for every row with a published value.
+    rows: tuple[str, ...] | None
+    weight: float
+
+
+@dataclass(frozen=True)
+class Free:
+    """A free parameter of a profile."""
+
+    key: str
+    prior: float
+    lo: float
+    hi: float
+    unit: str
+
+
+def load_targets(profile: str, path: str | os.PathLike | None = None) -> list[TargetSpec]:
+    """The calibration targets of ``profile`` (built-in), or those in the file ``path``."""
+    from eventpath.reproduce import EXPERIMENTS
+
+    if path is not None:
+        origin = os.fsdecode(path)
+        try:
+            text = Path(origin).read_text()
+        except OSError as e:
+            raise InputError(f"--targets {origin}: cannot read file: {e.strerror}") from None
+    else:
+        builtin = _eventpath.builtin_profile_text(profile)
+        if builtin is None or builtin[1] is None:
+            raise InputError(f"profile {profile}: no calibration targets; give --targets FILE "
+                             "(format: profiles/calibration/es2.toml)")
+        origin, text = f"profiles/calibration/{profile}.toml", builtin[1]
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(f"{origin}: not TOML: {e}") from None
+    extra = set(doc) - {"profile", "targets"}
+    if extra:
+        raise InputError(f"{origin}: key `{sorted(extra)[0]}` is not allowed; expected profile, targets")
+    if doc.get("profile") != profile:
+        raise InputError(f"{origin}: key `profile`: {doc.get('profile')!r} is not allowed; expected {profile!r}")
+    entries = doc.get("targets")
+    if not isinstance(entries, list) or not entries:
+        raise InputError(f"{origin}: key `targets`: expected a non-empty list of {{ experiment, rows?, weight? }}")
+    out = []
+    for i, t in enumerate(entries):
+        where = f"{origin}: key `targets[{i}]"
+        if not isinstance(t, dict) or set(t) - {"experiment", "rows", "weight"}:
+            raise InputError(f"{where}`: expected {{ experiment, rows?, weight? }}")
+        exp = t.get("experiment")
+        if exp not in EXPERIMENTS:
+            raise InputError(f"{where}.experiment`: {exp!r} is not a known experiment; known: {', '.join(EXPERIMENTS)}")
+        if EXPERIMENTS[exp].profile != profile:
+            raise InputError(f"{where}.experiment`: {exp} runs on profile {EXPERIMENTS[exp].profile}, not {profile}")
+        rows = t.get("rows")
+        if rows is not None and not (isinstance(rows, list) and rows and all(isinstance(r, str) and "/" in r for r in rows)):
+            raise InputError(f"{where}.rows`: expected a list of \"config/metric\" names")
+        w = t.get("weight", 1.0)
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or not (math.isfinite(w) and w > 0):
+            raise InputError(f"{where}.weight`: {w!r} is not allowed; expected a positive number")
+        out.append(TargetSpec(exp, tuple(rows) if rows is not None else None, float(w)))
+    return out
+
+
+def free_params(profile: str) -> list[Free]:
+    """The parameters ``profile`` declares free, in its order."""
+    doc = json.loads(_eventpath.profile_json(profile))
+    out = []
+    for section, table in doc.items():
+        if not isinstance(table, dict):
+            continue
+        for name, p in table.items():
+            if isinstance(p, dict) and "free" in p:
+                fr = p["free"]
+                out.append(Free(f"{section}.{name}", fr.get("prior", p["value"]), fr["min"], fr["max"], p["unit"]))
+    return out
+
+
+# --- evaluation ----------------------------------------------------------------------------
+
+def evaluate(profile: str, values: dict[str, float], experiments: list[str], seeds: list[int],
+             duration: float | None) -> dict[str, dict]:
+    """Run ``experiments`` at ``values`` for every seed; each row (``exp|config|metric``) with
+    its seed-mean simulated value, published value and unit."""
+    from eventpath import api
+    from eventpath.reproduce import EXPERIMENTS
+
+    acc: dict[str, dict] = {}
+    for seed in seeds:
+        with api.overriding(profile, values, seed):
+            for e in experiments:
+                for r in EXPERIMENTS[e].rows(duration, lambda _label: None):
+                    a = acc.setdefault(f"{e}|{r.config}|{r.metric}",
+                                       {"published": r.published, "unit": r.unit, "sims": []})
+                    a["sims"].append(r.simulated)
+    for a in acc.values():
+        sims = a.pop("sims")
+        a["simulated"] = None if any(s is None for s in sims) else sum(sims) / len(sims)
+    return acc
+
+
+def target_rows(spec: list[TargetSpec], rows: dict[str, dict]) -> dict[str, float]:
+    """The calibration rows (with their weights) that ``spec`` names among ``rows``; a named
+    row that the experiment does not produce is an input error."""
+    out: dict[str, float] = {}
+    for t in spec:
+        mine = {k: r for k, r in rows.items() if k.split("|")[0] == t.experiment}
+        if t.rows is None:
+            for k, r in mine.items():
+                if r["published"] is not None:
+                    out[k] = t.weight
+            continue
+        for name in t.rows:
+            k = f"{t.experiment}|{name.replace('/', '|', 1)}"
+            if k not in mine or mine[k]["published"] is None:
+                raise InputError(f"calibration target {t.experiment}:{name}: no such row with a published value")
+            out[k] = t.weight
+    return out
+
+
+def objective(rows: dict[str, dict], targets: dict[str, float]) -> float:
+    """Weighted mean of the squared misses in tolerances (1 = at the edge of the bar)."""
+    from eventpath.reproduce import miss_ratio
+
+    total = wsum = 0.0
+    for k, w in targets.items():
+        r = rows[k]
+        e = miss_ratio(r["simulated"], r["published"], r["unit"])
+        total += w * (min(e * e, 100.0) if e is not None else 100.0)
+        wsum += w
+    return total / wsum
+
+
+def _eval_task(args):
+    profile, values, experiments, seeds, duration = args
+    return evaluate(profile, values, experiments, seeds, duration)
+
+
+# --- the fit -------------------------------------------------------------------------------
+
+@dataclass
+class Setup:
+    profile: str
+    free: list[Free]
+    spec: list[TargetSpec]
+    experiments: list[str]
+    seeds: list[int]
+    duration: float
+
+    def values(self, x) -> dict[str, float]:
+        return {f.key: f.lo + min(max(float(v), 0.0), 1.0) * (f.hi - f.lo) for f, v in zip(self.free, x)}
+
+    def x_of(self, values: dict[str, float]) -> list[float]:
+        return [(values[f.key] - f.lo) / (f.hi - f.lo) if f.hi > f.lo else 0.5 for f in self.free]
+
+    def fingerprint(self) -> str:
+        d = {"profile": self.profile, "free": [f.__dict__ for f in self.free], "seeds": self.seeds,
+             "duration": self.duration, "spec": [t.__dict__ for t in self.spec]}
+        return hashlib.sha256(json.dumps(d, sort_keys=True, default=list).encode()).hexdigest()[:16]
+
+
+class _Grid:
+    """One free parameter (CMA-ES needs two dimensions): ``budget`` evenly spaced points over
+    its range, asked in one generation — exhaustive, deterministic and parallel."""
+
+    def __init__(self, budget: int):
+        self.points = [[i / max(budget - 1, 1)] for i in range(budget)]
+        self.done = False
+
+    def stop(self) -> bool:
+        return self.done
+
+    def ask(self):
+        return self.points
+
+    def tell(self, _xs, _fs) -> None:
+        self.done = True
+
+
+def _key(x) -> str:
+    return ",".join(f"{float(v):.12f}" for v in x)
+
+
+class EvalLog:
+    """``evals.jsonl``: one line per finished evaluation, appended and flushed as it finishes,
+    so an interrupted calibration loses none; the first line fingerprints the set-up."""
+
+    def __init__(self, path: Path, fingerprint: str, resume: bool):
+        self.path, self.done = path, {}
+        if path.exists():
+            if not resume:
+                raise InputError(f"{path.parent}: holds a calibration already; give --resume to continue it, "
+                                 "or another --out")
+            lines = path.read_text().splitlines()
+            head = json.loads(lines[0]) if lines else {}
+            if head.get("fingerprint") != fingerprint:
+                raise InputError(f"{path.parent}: its calibration has another set-up (profile, free parameters, "
+                                 "targets, seeds or duration); use another --out")
+            for line in lines[1:]:
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError:  # a line cut by a kill: evaluated again
+                    continue
+                self.done[rec["x"]] = rec["objective"]
+        else:
+            path.write_text(json.dumps({"fingerprint": fingerprint}) + "\n")
+
+    def add(self, x, values, f) -> None:
+        k = _key(x)
+        self.done[k] = f
+        with self.path.open("a") as fh:
+            fh.write(json.dumps({"x": k, "values": values, "objective": f}) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+
+def calibrate(profile: str, out: Path, budget: int = 60, workers: int | None = None, resume: bool = False,
+              seeds: list[int] | None = None, duration: float = 0.3, targets: str | None = None,
+              command: str = "", report_duration: float | None = None) -> dict:
+    """Fit ``profile``'s free parameters; write ``out/PROFILE.toml``, ``out/report.json`` and
+    ``out/report.png``; return the report. The fit runs ``duration`` simulated seconds per run;
+    the report's before/after and ±10 % moves run ``report_duration`` (default: each
+    experiment's own, as ``eventpath reproduce`` runs it)."""
+    import cma
+    from tqdm import tqdm
+
+    if budget < 1:
+        raise InputError(f"--budget {budget}: not allowed; expected at least 1 evaluation")
+    seeds = seeds or [1, 2]
+    free = free_params(profile)
+    if not free:
+        raise InputError(f"profile {profile}: declares no free parameter (free = {{ min, max }})")
+    spec = load_targets(profile, targets)
+    experiments = list(dict.fromkeys(t.experiment for t in spec))
+    setup = Setup(profile, free, spec, experiments, seeds, duration)
+    workers = workers or os.cpu_count() or 1
+    out.mkdir(parents=True, exist_ok=True)
+
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        def run_many(points: list[dict[str, float]], dur: float | None) -> list[dict]:
+            return list(pool.map(_eval_task, [(profile, v, experiments, seeds, dur) for v in points]))
+
+        prior = {f.key: f.prior for f in free}
+        before = run_many([prior], report_duration)[0]
+        rows_w = target_rows(spec, before)
+        if 3 * len(free) > len(rows_w):
+            raise InputError(f"profile {profile}: {len(free)} free parameters need at least {3 * len(free)} "
+                             f"calibration targets (one per three); {len(rows_w)} rows are targets")
+        log = EvalLog(out / "evals.jsonl", setup.fingerprint(), resume)
+        search = _Grid(budget) if len(free) == 1 else cma.CMAEvolutionStrategy(
+            setup.x_of(prior), 0.3, {"bounds": [0, 1], "seed": 1, "maxfevals": budget, "verbose": -9})
+        with tqdm(total=budget, initial=min(len(log.done), budget), desc=f"calibrate {profile}", unit="eval",
+                  disable=None) as bar:
+            evaluated = 0
+            while not search.stop() and evaluated < budget:
+                xs = search.ask()
+                todo = [x for x in xs if _key(x) not in log.done]
+                futures = {_key(x): pool.submit(_eval_task, (profile, setup.values(x), experiments, seeds, duration))
+                           for x in todo}
+                for x in todo:
+                    rows = futures[_key(x)].result()
+                    log.add(x, setup.values(x), objective(rows, rows_w))
+                    bar.update(1)
+                search.tell(xs, [log.done[_key(x)] for x in xs])
+                evaluated += len(xs)
+        best_key = min(log.done, key=log.done.get)
+        best_x = [float(v) for v in best_key.split(",")]
+        fitted = setup.values(best_x)
+        after = run_many([fitted], report_duration)[0]
+        # Identifiability: each fitted value moved ±10 % (inside its range).
+        moves = []
+        for f in free:
+            for sign in (-1, 1):
+                v = dict(fitted)
+                v[f.key] = min(max(fitted[f.key] * (1 + sign * NUDGE), f.lo), f.hi)
+                moves.append((f.key, sign, v))
+        nudged = run_many([m[2] for m in moves], report_duration)
+
+    report = _report(setup, rows_w, before, after, prior, fitted, moves, nudged, log, budget, command)
+    (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+    (out / f"{profile}.toml").write_text(fitted_profile_text(profile, fitted, report, command))
+    from eventpath.plots import calibration_figure
+
+    calibration_figure(report, out / "report.png")
+    return report
+
+
+def _report(setup, rows_w, before, after, prior, fitted, moves, nudged, log, budget, command) -> dict:
+    from eventpath.reproduce import miss_ratio
+
+    def row(k, rows):
+        r = rows[k]
+        e = miss_ratio(r["simulated"], r["published"], r["unit"])
+        return {"simulated": r["simulated"], "miss": e, "ok": e is not None and abs(e) <= 1.0}
+
+    targets = []
+    for k, w in rows_w.items():
+        exp, config, metric = k.split("|")
+        r = after[k]
+        t = {"experiment": exp, "config": config, "metric": metric, "unit": r["unit"], "published": r["published"],
+             "weight": w, "before": row(k, before), "after": row(k, after), "fragile": False, "moved_by": {}}
+        for (key, sign, _), rows in zip(moves, nudged):
+            n = row(k, rows)
+            tol_move = (n["miss"] - t["after"]["miss"]) if n["miss"] is not None and t["after"]["miss"] is not None else None
+            t["moved_by"][f"{key}{'+' if sign > 0 else '-'}10%"] = tol_move
+            if t["after"]["ok"] and not n["ok"]:
+                t["fragile"] = True
+        targets.append(t)
+    params = []
+    for f in setup.free:
+        moved = [abs(t["moved_by"].get(f"{f.key}{s}10%") or 0.0) for t in targets for s in "+-"]
+        params.append({"key": f.key, "unit": f.unit, "prior": prior[f.key], "fitted": fitted[f.key],
+                       "range": [f.lo, f.hi], "at_bound": fitted[f.key] in (f.lo, f.hi),
+                       "max_target_move": max(moved, default=0.0),
+                       "constrained": max(moved, default=0.0) >= UNCONSTRAINED})
+    ok_b = sum(t["before"]["ok"] for t in targets)
+    ok_a = sum(t["after"]["ok"] for t in targets)
+    return {"profile": setup.profile, "command": command, "optimizer": "CMA-ES (cma), sigma0 0.3 of each range, seed 1",
+            "budget": budget, "evaluations": len(log.done), "seeds": setup.seeds,
+            "fit_duration_s": setup.duration, "objective_before": objective(before, rows_w),
+            "objective_after": objective(after, rows_w), "targets_ok_before": ok_b, "targets_ok_after": ok_a,
+            "targets": targets, "parameters": params,
+            "objective": "weighted mean of squared misses in tolerances (rates ±25 %, percentages ±10 points)"}
+
+
+# --- the fitted profile --------------------------------------------------------------------
+
+def fitted_profile_text(profile: str, fitted: dict[str, float], report: dict, command: str) -> str:
+    """The built-in profile's text with each free parameter's value replaced by its fitted one
+    and its source saying so (the prior kept); a header line names the command."""
+    text = _eventpath.builtin_profile_text(profile)[0]
+    lines = text.splitlines()
+    n_rows = len(report["targets"])
+    for key, v in fitted.items():
+        section, name = key.split(".", 1)
+        inside = False
+        for i, line in enumerate(lines):
+            if line.startswith("["):
+                inside = line.strip() == f"[{section}]"
+                continue
+            if inside and line.startswith(f"{name} = {{"):
+                prior = _num(report_prior(report, key))
+                line = re.sub(r"value = [^,]+,", f"value = {_num(v)},", line, count=1)
+                line = re.sub(r"free = \{ min = ([^,]+), max = ([^,}]+?)(, prior = [^}]+)? \}",
+                              lambda m: f"free = {{ min = {m.group(1)}, max = {m.group(2)}, prior = {prior} }}", line, count=1)
+                line = re.sub(r'source = "calibrated by eventpath calibrate [^:]*: ', 'source = "', line, count=1)
+                line = re.sub(r'source = "((?:[^"\\]|\\.)*)"', lambda m: (
+                    f'source = "calibrated by eventpath calibrate on profiles/calibration/{profile}.toml '
+                    f'({n_rows} target rows), objective {report["objective_before"]:.3g} -> '
+                    f'{report["objective_after"]:.3g}; prior {prior}: {m.group(1)}"'), line, count=1)
+                lines[i] = line
+                break
+        else:
+            raise AssertionError(f"free parameter {key} not found in the profile text")
+    head = (f"# Calibrated: `{command}` ({report['evaluations']} evaluations, seeds "
+            f"{','.join(map(str, report['seeds']))}); the free parameters' sources say so.")
+    body = [ln for ln in lines if not ln.startswith("# Calibrated:")]
+    return head + "\n" + "\n".join(body) + "\n"
+
+
+def report_prior(report: dict, key: str) -> float:
+    return next(p["prior"] for p in report["parameters"] if p["key"] == key)
+
+
+def _num(v: float) -> str:
+    return str(int(round(v))) if abs(v) >= 100 else f"{v:.4g}"
+
+
+def apply(profile: str, out: Path) -> Path:
+    """Copy ``out/PROFILE.toml`` over the source tree's built-in profile."""
+    dest = Path(__file__).resolve().parents[2] / "profiles" / f"{profile}.toml"
+    if not dest.exists():
+        raise InputError(f"--apply: {dest} not found; it needs a source checkout (pip install -e .)")
+    dest.write_text((out / f"{profile}.toml").read_text())
+    return dest

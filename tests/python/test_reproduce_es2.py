@@ -14,7 +14,7 @@ def test_reproduction_writes_json_and_figure(tmp_path, exp_id):
     on_disk = json.loads((tmp_path / f"{exp_id}.json").read_text())
     assert on_disk["id"] == exp_id and on_disk["rows"] == doc["rows"]
     for r in doc["rows"]:
-        assert set(r) == {"config", "metric", "unit", "simulated", "published", "verdict"}
+        assert set(r) == {"config", "metric", "unit", "simulated", "published", "verdict", "role"}
         assert r["simulated"] is not None, r
 
 

@@ -39,7 +39,9 @@ fn halt_polling_trades_host_cpu_for_wake_up_latency() {
     let on = run("[vm.halt_poll]\nmax_halt_poll_ns = 200000");
     let p50 = |s: &Summary| s.vms[0].latency_us.p50.unwrap();
     let vcpu_cpu = |s: &Summary| s.host.threads[0].pcpu_pct.iter().sum::<f64>();
-    assert!(p50(&on) < 0.9 * p50(&off), "latency p50 {} vs {} us", p50(&on), p50(&off));
+    // Polling saves at least the wake-up of the halted vCPU thread (es2: 1.5 ± 0.5 us, plus
+    // the idle-state exit) per round trip.
+    assert!(p50(&on) < p50(&off) - 1.0, "latency p50 {} vs {} us", p50(&on), p50(&off));
     assert!(vcpu_cpu(&on) > vcpu_cpu(&off) + 10.0, "vCPU thread CPU {} vs {} %", vcpu_cpu(&on), vcpu_cpu(&off));
     // The guest halts as often either way; only the host side changed.
     assert!(on.vms[0].exits_per_s["hlt"].unwrap() > 0.5 * off.vms[0].exits_per_s["hlt"].unwrap());

@@ -3,13 +3,16 @@
 Each experiment is a set of scenario files (``reproduce/scenarios/``) plus the published
 values it is compared with. ``ID.json`` follows the contract::
 
-    {"id", "title", "source", "rows": [{"config", "metric", "unit", "simulated", "published", "verdict"}]}
+    {"id", "title", "source", "profile",
+     "rows": [{"config", "metric", "unit", "simulated", "published", "verdict", "role"}]}
 
 ``published`` is the seed's value or null. Published values are comparison data only: nothing
 here feeds them into a model. ``verdict`` applies the issue's bar to rows with a published
 value: a percentage (share, EHT, rise) must be within ±10 points, a rate within ±25 %; it is
 "ok", "miss", or null where nothing is published (or a published rate is 0 and only the
-simulated value's 0 can match).
+simulated value's 0 can match). ``role`` is "calibration" for a row its profile's fit targets
+(``profiles/calibration/PROFILE.toml``, ``eventpath calibrate``) and "prediction" otherwise:
+predictions are the test of the model.
 """
 
 from __future__ import annotations

@@ -30,6 +30,14 @@ impl Throttle {
         t
     }
 
+    /// A throttle with a minimum gap of `gap_ns` between interrupts (≥ 1 ns): a NIC's ITR
+    /// written as an interval, as ethtool's `rx-usecs` is. Its rate is the gap's inverse.
+    pub fn with_gap_ns(gap_ns: u64) -> Self {
+        let gap_ns = gap_ns.max(1);
+        let rate = u32::try_from(1_000_000_000 / gap_ns).unwrap_or(u32::MAX).max(1);
+        Self { rate, gap_ns, state: ThrottleState::Ready { last_fire_ns: None } }
+    }
+
     /// Changes the rate (interrupts/s, ≥ 1).
     pub fn set_rate(&mut self, rate: u32) {
         self.rate = rate.max(1);
@@ -106,6 +114,14 @@ mod tests {
         t.on_event(0, 1, 1);
         assert_eq!(t.on_event(100_000, 1, 1), IrqDecision::FireNow);
         assert!(!t.on_deadline(1_000_000)); // nothing armed
+    }
+
+    #[test]
+    fn gap_given_as_an_interval_is_exact() {
+        let mut t = Throttle::with_gap_ns(47_123);
+        assert_eq!((t.gap_ns(), t.allowed_rate()), (47_123, Some(21_221)));
+        assert_eq!(t.on_event(0, 1, 1), IrqDecision::FireNow);
+        assert_eq!(t.on_event(1, 1, 1), IrqDecision::DelayUntil(47_123));
     }
 
     #[test]

@@ -38,9 +38,11 @@ def test_sensitivity_runs_change_what_they_say(tmp_path):
     share = lambda cfg: rows[(cfg, "irq_found_vcpu_in_exit")]["simulated"]  # noqa: E731
     # idle=poll: vhost wakes sooner, which moves the interrupts within the send cycle.
     assert share("idle=poll") != share("default")
-    # The ACK path latency moves the interrupt within the send cycle: the share is phase-dependent.
+    # The ACK path latency moves the interrupt within the send cycle, but the NICs' receive
+    # throttles (issue 12) batch ACKs on 50-125 us gaps, far longer than that path, so the share
+    # no longer swings with it as it did without them (94 % to 0 % between 1.5 and 4 us).
     nic = [share(c) for c in {c for c, _ in rows} if c.startswith("nic_rx=")]
-    assert max(nic) - min(nic) > 50, nic
+    assert len(nic) >= 5 and max(nic) - min(nic) < 25, nic
 
 
 def test_verdict_applies_the_issue_bar():

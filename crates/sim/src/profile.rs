@@ -75,6 +75,9 @@ pub struct Nic {
 pub struct ExitCosts {
     /// PIO/MMIO kick through ioeventfd.
     pub io_instruction_ns: Param,
+    /// From the start of that exit to KVM's `eventfd_signal` of the ioeventfd, which wakes the
+    /// vhost thread (exit, decode, `kvm_io_bus_write`); at most the exit's length. 0: at its start.
+    pub io_signal_ns: Param,
     /// Interrupt-delivery IPI exit (emulated LAPIC).
     pub interrupt_delivery_ns: Param,
     /// EOI write exit (emulated LAPIC).
@@ -119,6 +122,9 @@ pub struct HostCosts {
     pub nic_rx_ns: Param,
     /// Half-width of the uniform spread of that path's latency per frame (at most `nic_rx_ns`).
     pub nic_rx_spread_ns: Param,
+    /// The host NIC's receive interrupt throttle (ITR, ethtool `rx-usecs`): minimum gap between
+    /// a queue's interrupts; frames inside it wait and are received together. 0: off.
+    pub nic_rx_itr_ns: Param,
 }
 
 /// The processor idle states of the host (`intel_idle` tables) with their provenance.
@@ -237,6 +243,10 @@ pub struct Guest {
 pub struct Client {
     /// Client CPU per received packet (its receive path); one core, FIFO.
     pub rx_packet_ns: Param,
+    /// The client NIC's receive interrupt throttle (ITR, ethtool `rx-usecs`): minimum gap
+    /// between a queue's interrupts; frames inside it are received by one NAPI poll and GRO
+    /// merges a flow's segments (one ACK decision per batch). 0: off, no batching.
+    pub rx_itr_ns: Param,
     /// Full-sized segments received per delayed ACK.
     pub delack_segments: Param,
     /// Delayed-ACK timeout for a segment left unacknowledged.
@@ -443,6 +453,7 @@ impl Profile {
             ("nic.wire_overhead_bytes", &n.wire_overhead_bytes, "bytes"),
             ("nic.txqueuelen_packets", &n.txqueuelen_packets, "packets"),
             ("exit.io_instruction_ns", &x.io_instruction_ns, "ns"),
+            ("exit.io_signal_ns", &x.io_signal_ns, "ns"),
             ("exit.interrupt_delivery_ns", &x.interrupt_delivery_ns, "ns"),
             ("exit.eoi_ns", &x.eoi_ns, "ns"),
             ("exit.external_interrupt_ns", &x.external_interrupt_ns, "ns"),
@@ -457,6 +468,7 @@ impl Profile {
             ("host.thread_wakeup_spread_ns", &self.host.thread_wakeup_spread_ns, "ns"),
             ("host.nic_rx_ns", &self.host.nic_rx_ns, "ns"),
             ("host.nic_rx_spread_ns", &self.host.nic_rx_spread_ns, "ns"),
+            ("host.nic_rx_itr_ns", &self.host.nic_rx_itr_ns, "ns"),
             ("sched.latency_ns", &self.sched.latency_ns, "ns"),
             ("sched.min_granularity_ns", &self.sched.min_granularity_ns, "ns"),
             ("sched.wakeup_granularity_ns", &self.sched.wakeup_granularity_ns, "ns"),
@@ -491,6 +503,7 @@ impl Profile {
             ("guest.timer_irq_ns", &g.timer_irq_ns, "ns"),
             ("guest.virtio_irq_ns", &g.virtio_irq_ns, "ns"),
             ("client.rx_packet_ns", &self.client.rx_packet_ns, "ns"),
+            ("client.rx_itr_ns", &self.client.rx_itr_ns, "ns"),
             ("client.delack_segments", &self.client.delack_segments, "segments"),
             ("client.delack_timeout_ns", &self.client.delack_timeout_ns, "ns"),
             ("client.request_ns", &self.client.request_ns, "ns"),

@@ -116,10 +116,15 @@ fn tcp_receive_stream_is_cpu_or_window_bound_and_conserves() {
         eprintln!("{n}: {:.2} Gbit/s, {:?} pps, util {:.0}%, kicks {:?} exits {:?}", v.throughput.gbps.unwrap(), v.throughput.pps, v.cpu_util_pct.unwrap(), v.kicks_per_s, v.exits_per_s);
     }
     assert!(big.throughput.gbps.unwrap() > 1.0, "{}", big.throughput.gbps.unwrap());
+    // With a large window the guest is the bottleneck (its vCPU saturates before 40 GbE); a
+    // 64 KiB window over a round trip that includes both NICs' receive throttles leaves it
+    // waiting for the window (it halts) at no more throughput.
+    assert!(big.cpu_util_pct.unwrap() > 90.0);
+    assert!(small.cpu_util_pct.unwrap() > 90.0 || small.exits_per_s["hlt"].unwrap() > 0.0);
+    assert!(small.throughput.gbps.unwrap() <= big.throughput.gbps.unwrap() * 1.02);
     for v in [&big, &small] {
-        // The guest is the bottleneck (its vCPU saturates before 40 GbE), and it ACKs at most
-        // every second segment, so it kicks about half as often as segments arrive
-        assert!(v.cpu_util_pct.unwrap() > 90.0);
+        // It ACKs at most every second segment, so it kicks about half as often as segments
+        // arrive
         // (plus window updates and RX refill kicks when the window is small).
         assert!(v.kicks_per_s.unwrap() <= 0.6 * v.throughput.pps.unwrap());
     }

@@ -42,13 +42,29 @@ fn closed_loop_one_transaction_in_flight() {
     assert!(v.exits_per_s["hlt"].unwrap() > 0.5 * tps);
 }
 
+/// Both NICs' receive throttles off: with them, one transaction in flight locks to the ITR gap.
+const NO_ITR: &str = "[profile_overrides.host]\nnic_rx_itr_ns = 0\n[profile_overrides.client]\nrx_itr_ns = 0";
+
 #[test]
 fn posted_interrupts_shorten_the_round_trip() {
-    let e = run("", "emulated");
-    let p = run("", "posted");
+    let e = run(NO_ITR, "emulated");
+    let p = run(NO_ITR, "posted");
     assert_eq!(p.exits_per_s["eoi"], Some(0.0));
     assert!(p.latency_us.mean.unwrap() < e.latency_us.mean.unwrap());
     assert!(p.throughput.ops_per_s.unwrap() > e.throughput.ops_per_s.unwrap());
+}
+
+#[test]
+fn a_nic_throttle_longer_than_the_round_trip_sets_its_pace() {
+    // The client NIC interrupts at most every 100 µs: each response that comes sooner waits,
+    // so one transaction in flight completes once per gap, whatever the guest's delivery mode.
+    let itr = "[profile_overrides.host]\nnic_rx_itr_ns = 0\n[profile_overrides.client]\nrx_itr_ns = 100000";
+    for delivery in ["emulated", "posted"] {
+        let v = run(itr, delivery);
+        let tps = v.throughput.ops_per_s.unwrap();
+        assert!((9_000.0..=10_050.0).contains(&tps), "{delivery}: {tps}");
+        assert!(v.latency_us.p50.unwrap() >= 90.0, "{delivery}: {:?}", v.latency_us.p50);
+    }
 }
 
 #[test]

@@ -3,8 +3,16 @@
 //! segment in FIFO order, and a TCP receiver that sends a delayed ACK for every `delack_segments` segments
 //! (RFC 1122 §4.2.3.2) or when the delayed-ACK timer expires. ACKs travel back on the reverse
 //! link direction to the host NIC.
+//!
+//! The client's NIC throttles its receive interrupts (`client.rx_itr_ns`, `nic_itr.rs`): frames
+//! that arrive within the gap wait for the next interrupt and are received by one NAPI poll, in
+//! which GRO merges a flow's segments into one — so the TCP receiver decides on its ACK once per
+//! batch (`Client::end_batch`), and a batch of two or more full segments is ACKed by one ACK
+//! (Linux `__tcp_ack_snd_check`: more than one full frame unacknowledged).
 
+use super::nic_itr::RxItr;
 use super::rxq::RxPkt;
+use super::virtq::Buf;
 use super::wire::Link;
 use crate::engine::{Fired, Time, Timer, round_ns};
 use crate::profile::Profile;
@@ -38,6 +46,14 @@ pub struct Client {
     pub tx_ns: Time,
     /// ACKs sent (window).
     pub acks: u64,
+    /// The client NIC's receive interrupt throttle for this flow's queue.
+    pub nic: RxItr,
+    /// Frames that reached the client's NIC and wait for its next interrupt, oldest first.
+    pub held: VecDeque<Buf>,
+    /// A NAPI poll is receiving a batch: ACK decisions wait for its end.
+    in_batch: bool,
+    /// When the client's core finished the batch's latest segment.
+    batch_done: Time,
 }
 
 impl Client {
@@ -54,6 +70,10 @@ impl Client {
             rev: VecDeque::new(),
             tx_ns: round_ns(p.client.rx_packet_ns.value),
             acks: 0,
+            nic: RxItr::new(p.client.rx_itr_ns.value),
+            held: VecDeque::new(),
+            in_batch: false,
+            batch_done: 0,
         }
     }
 
@@ -69,6 +89,27 @@ impl Client {
         let done = self.cpu(now, self.rx_ns, core);
         self.rcv_nxt += bytes as u64;
         self.unacked += 1;
+        if self.in_batch {
+            self.batch_done = done;
+            return AckAction::None;
+        }
+        self.ack_check(done)
+    }
+
+    /// A NAPI poll starts receiving a batch of frames (GRO on): hold ACK decisions.
+    pub fn begin_batch(&mut self) {
+        self.in_batch = true;
+    }
+
+    /// The batch is received: TCP sees the GRO'd segments at once and decides on one ACK.
+    pub fn end_batch(&mut self) -> AckAction {
+        if !std::mem::take(&mut self.in_batch) || self.unacked == 0 {
+            return AckAction::None;
+        }
+        self.ack_check(self.batch_done)
+    }
+
+    fn ack_check(&mut self, done: Time) -> AckAction {
         if self.unacked >= self.delack_n {
             return self.ack(done);
         }
@@ -125,5 +166,6 @@ impl Client {
 
     pub(crate) fn reset_metrics(&mut self) {
         self.acks = 0;
+        self.nic.irqs = 0;
     }
 }

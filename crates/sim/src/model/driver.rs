@@ -6,7 +6,7 @@ use super::vcpu::AfterExit;
 use super::virtq::Buf;
 use super::workload::Step;
 use super::{Ev, Host};
-use crate::engine::{EventQueue, Time};
+use crate::engine::{round_ns, EventQueue, Time};
 use crate::metrics::ExitReason;
 
 impl Host {
@@ -47,10 +47,22 @@ impl Host {
         self.run_step(now, v, send, cost, q)
     }
 
-    /// The driver notifies the device of new TX buffers: an I/O-instruction exit.
+    /// The driver notifies the device of new TX buffers: a kick.
     pub(crate) fn kick_tx(&mut self, now: Time, v: u32, dev: u32, q: &mut EventQueue<Ev>) {
         self.devs[dev as usize].txq.kicks += 1;
-        self.signal_vhost(now, dev, q);
+        self.kick_exit(now, v, dev, q)
+    }
+
+    /// A kick: an I/O-instruction exit in which KVM's ioeventfd signals the vhost thread
+    /// `exit.io_signal_ns` after the exit began (at most at its end), not at its start.
+    pub(crate) fn kick_exit(&mut self, now: Time, v: u32, dev: u32, q: &mut EventQueue<Ev>) {
+        let exit_ns = round_ns(self.profile.exit.io_instruction_ns.value);
+        let signal = round_ns(self.profile.exit.io_signal_ns.value).min(exit_ns);
+        if signal == 0 {
+            self.signal_vhost(now, dev, q);
+        } else {
+            q.at(now + signal, Ev::Ioeventfd { dev, vcpu: v });
+        }
         self.exit(now, v, ExitReason::IoInstruction, AfterExit::Resume, q)
     }
 

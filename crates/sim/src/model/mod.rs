@@ -18,6 +18,7 @@ mod irq;
 mod lapic;
 mod moderation;
 mod napi;
+mod nic_itr;
 mod notify;
 mod pi;
 mod routing;
@@ -140,13 +141,25 @@ pub enum Ev {
         /// The RX queue (else TX).
         rx: bool,
     },
+    /// The client NIC's throttled receive interrupt for device `dev`'s flow (`nic_itr.rs`).
+    ClientNicIrq {
+        /// Device index.
+        dev: u32,
+    },
+    /// A kick exit's ioeventfd signals the vhost thread, part-way into the exit (`driver.rs`).
+    Ioeventfd {
+        /// Device index.
+        dev: u32,
+        /// The kicking vCPU (its pCPU is the waker).
+        vcpu: u32,
+    },
 }
 
 impl Ev {
     /// The kinds' names, indexed by [`Ev::kind`] (the benchmark's events-by-kind census).
-    pub const KINDS: [&'static str; 13] = [
+    pub const KINDS: [&'static str; 15] = [
         "Warmup", "GuestDone", "ExitDone", "SchedIn", "HostTick", "TimerFire", "VhostDone", "WireDone", "Tick",
-        "HostRx", "Client", "HaltPollEnd", "IrqDeadline",
+        "HostRx", "Client", "HaltPollEnd", "IrqDeadline", "ClientNicIrq", "Ioeventfd",
     ];
 
     /// This event's kind, an index into [`Ev::KINDS`].
@@ -165,6 +178,8 @@ impl Ev {
             Ev::Client { .. } => 10,
             Ev::HaltPollEnd { .. } => 11,
             Ev::IrqDeadline { .. } => 12,
+            Ev::ClientNicIrq { .. } => 13,
+            Ev::Ioeventfd { .. } => 14,
         }
     }
 }
@@ -206,6 +221,8 @@ pub(crate) struct NetDev {
     pub client: Client,
     /// When this device's latest frame from the port reached its tap queue.
     pub tap_last: Time,
+    /// The host NIC's receive interrupt throttle for this device's flow (its RSS queue).
+    pub port_itr: nic_itr::RxItr,
 }
 
 /// The whole simulated host.
@@ -294,6 +311,7 @@ impl Host {
                 wire: Wire::new(&c.profile, tcp),
                 client: Client::new(&c.profile),
                 tap_last: 0,
+                port_itr: nic_itr::RxItr::new(c.profile.host.nic_rx_itr_ns.value),
             });
             let sender = Sender::new(w, vm.vcpus, &c.profile, s.seed, &vm.name);
             senders.push(sender);
@@ -401,6 +419,8 @@ impl Model for Host {
             Ev::Client { dev, kind, x, a, b } => self.app_client_event(now, dev, workload::ClientEv { kind, x, a, b }, q),
             Ev::IrqDeadline { dev, rx } => self.irq_deadline(now, dev, rx, q),
             Ev::HaltPollEnd { vcpu, gen } => self.halt_poll_end(now, vcpu, gen, q),
+            Ev::ClientNicIrq { dev } => self.client_nic_irq(now, dev, q),
+            Ev::Ioeventfd { dev, .. } => self.signal_vhost(now, dev, q),
         }
         #[cfg(debug_assertions)]
         self.check_invariants();
@@ -408,14 +428,38 @@ impl Model for Host {
 }
 
 impl Host {
-    /// A packet reached the client: TCP segments are ACKed (delayed ACKs), datagrams absorbed.
+    /// A packet reached the client's NIC: received now if it interrupts at once, else held
+    /// for the throttled interrupt (`client_nic_irq`).
     fn wire_done(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
         let d = &mut self.devs[dev as usize];
         let (b, next) = d.wire.arrive(now);
         if let Some(t) = next {
             q.at(t, Ev::WireDone { dev });
         }
-        self.app_at_client(now, dev, b, q);
+        match d.client.nic.arrive(now) {
+            nic_itr::Arrival::Now => self.app_at_client(now, dev, b, q),
+            nic_itr::Arrival::Wait(t) => {
+                d.client.held.push_back(b);
+                q.at(t, Ev::ClientNicIrq { dev });
+            }
+            nic_itr::Arrival::Join => d.client.held.push_back(b),
+        }
+    }
+
+    /// The client NIC's throttled interrupt: one NAPI poll receives every held frame, GRO
+    /// merging the flow's segments, so a TCP receiver decides on one ACK for the batch (only
+    /// the TCP stream's receiver defers; for every other workload the batch end is a no-op).
+    fn client_nic_irq(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        let c = &mut self.devs[dev as usize].client;
+        if !c.nic.deadline(now) {
+            return;
+        }
+        c.begin_batch();
+        while let Some(b) = self.devs[dev as usize].client.held.pop_front() {
+            self.app_at_client(now, dev, b, q);
+        }
+        let a = self.devs[dev as usize].client.end_batch();
+        self.client_action(dev, a, q);
     }
 
     /// Run `ns` of device `dev`'s client work on its client core from `now`; returns when done.
@@ -428,7 +472,9 @@ impl Host {
     /// A frame for device `dev` reached the host's port at `arrive`: schedule its arrival on
     /// the tap queue after the host's receive path.
     pub(crate) fn to_tap(&mut self, dev: u32, arrive: Time, q: &mut EventQueue<Ev>) {
-        let at = self.port.rx_path.deliver(arrive, &mut self.devs[dev as usize].tap_last);
+        let d = &mut self.devs[dev as usize];
+        let irq = d.port_itr.irq_for(arrive);
+        let at = self.port.rx_path.deliver(irq, &mut d.tap_last);
         q.at(at, Ev::HostRx { dev });
     }
 

@@ -13,10 +13,9 @@
 /// Linux `net.core.netdev_budget` default: packets per softirq run before deferring.
 pub const NETDEV_BUDGET: u32 = 300;
 
-use super::vcpu::{AfterExit, Task};
+use super::vcpu::Task;
 use super::{Ev, Host};
 use crate::engine::{EventQueue, Time, round_ns};
-use crate::metrics::ExitReason;
 
 /// The NAPI context of one RX queue.
 #[derive(Debug, Default)]
@@ -103,8 +102,7 @@ impl Host {
             if d.rxq.kick_prepare() {
                 // try_fill_recv refilled a ring the device had run dry of: kick it.
                 d.rxq.kicks += 1;
-                self.signal_vhost(now, dev, q);
-                self.exit(now, v, ExitReason::IoInstruction, AfterExit::Resume, q);
+                self.kick_exit(now, v, dev, q);
                 return true;
             }
             return false;

@@ -118,7 +118,7 @@ const DELACK: u8 = 0;
 impl Host {
     /// Carry out the client's answer to a segment or timer: arm the delayed-ACK timer, or put
     /// an ACK on the reverse link.
-    fn client_action(&mut self, dev: u32, a: AckAction, q: &mut EventQueue<Ev>) {
+    pub(crate) fn client_action(&mut self, dev: u32, a: AckAction, q: &mut EventQueue<Ev>) {
         match a {
             AckAction::None => {}
             AckAction::Arm(at) => q.at(at, ClientEv::new(DELACK, 0).on(dev)),

@@ -148,7 +148,11 @@ impl Host {
     /// The pCPU whose thread handles event `ev` (the waker of anything it wakes).
     pub(crate) fn event_cpu(&self, ev: &Ev) -> Option<u32> {
         match *ev {
-            Ev::GuestDone { vcpu, .. } | Ev::ExitDone { vcpu } | Ev::Tick { vcpu } | Ev::TimerFire { vcpu } => {
+            Ev::GuestDone { vcpu, .. }
+            | Ev::ExitDone { vcpu }
+            | Ev::Tick { vcpu }
+            | Ev::TimerFire { vcpu }
+            | Ev::Ioeventfd { vcpu, .. } => {
                 Some(self.cpu_of(vcpu))
             }
             Ev::VhostDone { dev } => Some(self.cpu_of(self.vhost_tid(dev))),

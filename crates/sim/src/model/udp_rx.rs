@@ -59,6 +59,9 @@ pub struct UdpReceiver {
     pub sock_drops_life: u64,
     /// Client send → application receive (ns).
     pub latency: Histogram,
+    /// Request/response: request sent → response received by the client (after its NIC's
+    /// interrupt), per response.
+    pub rtt: Histogram,
     /// Closed loop: when the outstanding request was first sent, and its timeout.
     outstanding: Option<Time>,
     timeout: Timer,
@@ -91,6 +94,7 @@ impl UdpReceiver {
             sock_drops: 0,
             sock_drops_life: 0,
             latency: Histogram::new(),
+            rtt: Histogram::new(),
             outstanding: None,
             timeout: Timer::default(),
             timeout_ns: p.client.udp_rr_timeout_ns.value.round().max(1.0) as Time,
@@ -198,6 +202,7 @@ impl Host {
         let vm = self.devs[dev as usize].vm as usize;
         let t = self.devs[dev as usize].client.tx_ns;
         let r = UdpReceiver::state(self, vm);
+        r.rtt.record(now - born);
         if r.closed_loop() && r.outstanding == Some(born) {
             r.outstanding = None;
             r.timeout.cancel();
@@ -269,6 +274,7 @@ impl App for UdpReceiver {
         self.sock_drops = 0;
         self.timeouts = 0;
         self.latency.clear();
+        self.rtt.clear();
     }
     fn describe(&self) -> String {
         format!("udp rx queued {} reply {:?}", self.queued(), self.reply)
@@ -277,7 +283,8 @@ impl App for UdpReceiver {
         self.received_life
     }
     /// A receive stream: what the application got, client send → `recvfrom`. Request/response:
-    /// the responses at the client, latency the round trip, one transaction per response.
+    /// the responses at the client, latency the round trip as the client application sees it
+    /// (after its NIC's interrupt), one transaction per response.
     fn measure<'a>(&'a self, d: &'a NetDev) -> Measure<'a> {
         let loss_pct = pct(d.tap_drops + self.sock_drops, self.sent);
         match self.reply {
@@ -291,7 +298,7 @@ impl App for UdpReceiver {
             Some(_) => Measure {
                 delivered: Some(d.wire.delivered),
                 payload: Some(d.wire.payload_bytes),
-                latency: Some(&d.wire.latency),
+                latency: Some(&self.rtt),
                 loss_pct,
                 ops: Some(d.wire.delivered),
             },

@@ -6,7 +6,7 @@ use super::vcpu::AfterExit;
 use super::virtq::Buf;
 use super::workload::Step;
 use super::{Ev, Host};
-use crate::engine::{round_ns, EventQueue, Time};
+use crate::engine::{EventQueue, Time};
 use crate::metrics::ExitReason;
 
 impl Host {
@@ -56,8 +56,7 @@ impl Host {
     /// A kick: an I/O-instruction exit in which KVM's ioeventfd signals the vhost thread
     /// `exit.io_signal_ns` after the exit began (at most at its end), not at its start.
     pub(crate) fn kick_exit(&mut self, now: Time, v: u32, dev: u32, q: &mut EventQueue<Ev>) {
-        let exit_ns = round_ns(self.profile.exit.io_instruction_ns.value);
-        let signal = round_ns(self.profile.exit.io_signal_ns.value).min(exit_ns);
+        let signal = self.io_signal_ns;
         if signal == 0 {
             self.signal_vhost(now, dev, q);
         } else {

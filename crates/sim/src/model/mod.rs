@@ -251,6 +251,8 @@ pub struct Host {
     pub(crate) waker: Option<u32>,
     /// Host tick period (ns).
     pub(crate) host_tick_ns: Time,
+    /// From a kick exit's start to its ioeventfd signal (ns, at most the exit's length).
+    pub(crate) io_signal_ns: Time,
     /// Names of the scheduler's threads, by thread id.
     pub(crate) thread_names: Vec<String>,
     /// Timeline recording (`eventpath trace`), off unless asked for.
@@ -338,6 +340,7 @@ impl Host {
             switching: vec![false; c.pcpus as usize],
             waker: None,
             host_tick_ns: round_ns(NS_PER_S as f64 / host_hz),
+            io_signal_ns: round_ns(c.profile.exit.io_signal_ns.value).min(round_ns(c.profile.exit.io_instruction_ns.value)),
             thread_names,
             trace: None,
             watchdog: watchdog::Watchdog::default(),

@@ -8,13 +8,14 @@
 //!  guest driver ──kick──> [notify] ──> host I/O thread [vhost | es2 | elvis]
 //!                                         │ completion
 //!  guest vCPU <──inject── [routing | hbalance | es2::redirect] <── [moderation] <──┘
-//!  vCPU halt  ──> [halt_poll]
+//!  vCPU halt  ──> [halt_poll]          interrupt arrives ──> [delivery] (exit or not)
 //! ```
 //!
 //! Config structs derive `serde` traits (with `deny_unknown_fields` and `default`) under the
 //! `serde` feature, and each has a `validate()` returning a [`ConfigError`].
 #![deny(missing_docs)]
 
+pub mod delivery;
 pub mod elvis;
 pub mod error;
 pub mod es2;

@@ -69,6 +69,25 @@ pub struct Nic {
     pub txqueuelen_packets: Param,
 }
 
+/// The NIC's SR-IOV side (absent: the NIC has no virtual functions). 82599-class VFs: an L2
+/// sorter into per-VF rings, DMA into guest buffers, MSI-X per queue throttled by EITR.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sriov {
+    /// Virtual functions the NIC offers.
+    pub max_vfs: Param,
+    /// The VF driver's default interrupt throttle interval (ixgbevf's EITR setting).
+    pub vf_itr_ns: Param,
+    /// The largest interval the EITR register can hold.
+    pub vf_itr_max_ns: Param,
+    /// From a frame's arrival at the port to its descriptor written back in the VF's ring
+    /// (L2 sort, DMA, write-back).
+    pub dma_ns: Param,
+    /// The guest VF driver's MSI-X handler (ixgbevf `ixgbevf_msix_clean_rings`: mask, NAPI
+    /// schedule).
+    pub vf_irq_ns: Param,
+}
+
 /// Direct cost of a VM exit by reason: exit + handling + re-entry, charged on the pCPU.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -305,6 +324,9 @@ pub struct Profile {
     pub client: Client,
     /// Guest server applications (added with the TCP request/response workloads).
     pub app: App,
+    /// SR-IOV virtual functions of the NIC, if it has them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sriov: Option<Sriov>,
 }
 
 /// Longest time any one parameter may give, ns: a second. No single operation, latency or
@@ -339,6 +361,8 @@ impl Bounds {
             "vhost.weight_packets" | "guest.napi_weight" => b(1.0, 1e6, true, "packets per handler turn; Linux uses 64-256"),
             "client.delack_segments" => b(1.0, 1024.0, true, "segments per delayed ACK; Linux ACKs every 2nd"),
             "nic.txqueuelen_packets" => b(1.0, 1e6, true, "the qdisc limit; Linux's default is 1000"),
+            "sriov.max_vfs" => b(1.0, 256.0, true, "PCIe SR-IOV: at most 256 functions per device"),
+            "sriov.vf_itr_ns" | "sriov.vf_itr_max_ns" => b(1.0, MAX_NS, false, "an interrupt interval; 0 would not throttle"),
             "guest.udp_rcvbuf_bytes" => b(2304.0, 2_147_483_647.0, true, "Linux SOCK_MIN_RCVBUF to the largest int"),
             "client.udp_sndbuf_bytes" => b(1.0, 2_147_483_647.0, true, "a socket buffer; Linux's default is 212992"),
             "client.udp_rr_timeout_ns" => b(1.0, MAX_NS, true, "a resend timer; 0 ns would resend at one instant forever"),
@@ -444,7 +468,7 @@ impl Profile {
     /// Every parameter with its dotted key and the unit the model expects.
     pub fn params(&self) -> Vec<(&'static str, &Param, &'static str)> {
         let (c, n, x, v, g) = (&self.cpu, &self.nic, &self.exit, &self.vhost, &self.guest);
-        vec![
+        let mut p = vec![
             ("cpu.sockets", &c.sockets, "count"),
             ("cpu.cores_per_socket", &c.cores_per_socket, "count"),
             ("cpu.ghz", &c.ghz, "GHz"),
@@ -513,7 +537,17 @@ impl Profile {
             ("app.memcached_set_ns", &self.app.memcached_set_ns, "ns"),
             ("app.http_request_ns", &self.app.http_request_ns, "ns"),
             ("app.nginx_request_ns", &self.app.nginx_request_ns, "ns"),
-        ]
+        ];
+        if let Some(v) = &self.sriov {
+            p.extend([
+                ("sriov.max_vfs", &v.max_vfs, "count"),
+                ("sriov.vf_itr_ns", &v.vf_itr_ns, "ns"),
+                ("sriov.vf_itr_max_ns", &v.vf_itr_max_ns, "ns"),
+                ("sriov.dma_ns", &v.dma_ns, "ns"),
+                ("sriov.vf_irq_ns", &v.vf_irq_ns, "ns"),
+            ]);
+        }
+        p
     }
 
     fn check(&self) -> Result<(), String> {

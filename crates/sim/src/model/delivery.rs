@@ -1,61 +1,42 @@
-//! The interrupt-delivery seam (DESIGN §3.3): what a delivery mode does when a vector is raised
-//! for a vCPU, at VM entry, and at the guest's EOI. Hardware mechanisms live only in the
-//! simulator (DESIGN §2), so the modes are here rather than in `crates/policy`; each is a
-//! variant of [`InterruptDelivery`] with its decisions in one `match` per hook, and `irq.rs`
-//! carries the decisions out. A new mode (APICv without posting, ELI, DID) adds a variant and
-//! its three arms.
-//!
-//! * `emulated` (software LAPIC, ES2 §2.2; DID §2.2): raising sets the IRR bit; a vCPU running
-//!   guest code is kicked out with an IPI (an interrupt-delivery exit) and the vector injected at
-//!   entry; one already in the hypervisor gets it at the entry ending its exit (ES2 §3.3); a
-//!   halted one is woken. Every EOI exits.
-//! * `posted` (APICv posted interrupts, ES2 §3.2; DID §2.4): the vector goes into the PIR and,
-//!   if ON was clear, the notification vector is sent: a running vCPU takes it with no exit, one
-//!   in the hypervisor syncs the PIR at entry, a halted one is woken by the wake-up vector. EOI
-//!   is virtualized.
+//! The interrupt-delivery seam (DESIGN §3.3), the simulator's adapter of
+//! `eventpath_policy::delivery`: the policy decides, per mode, which path a raised vector takes
+//! (software LAPIC and injection at entry, the posted-interrupt descriptor, or the core's own
+//! LAPIC) and whether the vCPU exits for it, for its EOI and for its timer writes; this module
+//! keeps the hardware state those paths write — the LAPIC's IRR/ISR, the PIR and ON bit, and
+//! which vectors were injected by software (ELI's injection mode, DID Fig. 3c) — and `irq.rs`
+//! carries the decisions out.
 
 use super::lapic::{Lapic, Vector};
 use super::pi::{PiDesc, Posted};
-use crate::scenario::InterruptDelivery;
+use eventpath_policy::delivery::{Path, Source};
 
-/// Where the target vCPU is when a vector is raised, as a delivery mode distinguishes it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Target {
-    /// Running guest code.
-    InGuest,
-    /// Entering guest mode (within one event): as good as running for a kick.
-    Entering,
-    /// In the hypervisor (an exit, or woken and not yet running).
-    InHypervisor,
-    /// Blocked after HLT.
-    Halted,
-    /// Halted, its thread halt-polling.
-    Polling,
-}
-
-/// What the host must do after a vector was raised.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OnRaise {
-    /// Nothing now: the vector waits (IRR or PIR) for the next entry, or it coalesced.
-    Pend,
-    /// Kick the running vCPU out with an IPI: an interrupt-delivery exit, injection at entry.
-    KickExit,
-    /// The vector is in the vIRR of a running vCPU: accept it now, no exit.
-    InjectNow,
-    /// Wake the halted vCPU's thread.
-    Wake,
-    /// The halt-polling thread sees it and resumes the guest.
-    PollWake,
-}
-
-/// The per-vCPU interrupt controller state every mode uses: the LAPIC (emulated, or the
-/// virtual-APIC page) and the posted-interrupt descriptor.
+/// The per-vCPU interrupt controller state every mode uses: the LAPIC (emulated, the
+/// virtual-APIC page under APICv, or the core's own under ELI/DID), the posted-interrupt
+/// descriptor, and the vectors injected by software.
 #[derive(Debug, Clone, Default)]
 pub struct Apic {
     /// The LAPIC's IRR/ISR.
     pub lapic: Lapic,
     /// The posted-interrupt descriptor (posted mode).
     pub pi: PiDesc,
+    /// Vectors recorded by software injection and not yet completed by EOI (256 bits).
+    injected: [u64; 4],
+}
+
+/// What recording a raised vector did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recorded {
+    /// New: the mode's action follows (an exit, a wake-up, taking it now).
+    New,
+    /// Posted while a notification was already outstanding: it waits for that one.
+    Quiet,
+    /// Merged into the same vector already requested in the PIR or a hardware IRR: nothing
+    /// follows.
+    Coalesced,
+    /// Merged into the same vector already requested in the software IRR: the hypervisor still
+    /// kicks (KVM `__apic_accept_irq` sets IRR and kicks the vCPU whether or not the vector
+    /// was already pending).
+    CoalescedKick,
 }
 
 impl Apic {
@@ -77,66 +58,69 @@ impl Apic {
         }
         self.pi.sync_to_irr(&mut self.lapic).1
     }
-}
 
-impl InterruptDelivery {
-    /// `vec` is raised for a vCPU at `target`: record it in `apic`; returns what the host must
-    /// do and whether the raise coalesced with a pending one.
-    pub fn raise(self, apic: &mut Apic, vec: Vector, target: Target) -> (OnRaise, bool) {
-        match self {
-            InterruptDelivery::Emulated => {
-                let coalesced = !apic.lapic.raise(vec);
-                // KVM 4.4 `__apic_accept_irq`: set IRR, request an event and kick the vCPU,
-                // whether or not the vector can be taken now.
-                let action = match target {
-                    Target::InGuest | Target::Entering => OnRaise::KickExit,
-                    Target::InHypervisor => OnRaise::Pend,
-                    Target::Halted => OnRaise::Wake,
-                    Target::Polling => OnRaise::PollWake,
-                };
-                (action, coalesced)
-            }
-            InterruptDelivery::Posted => match apic.pi.post(vec) {
-                Posted::Coalesced => (OnRaise::Pend, true),
-                Posted::Quiet => (OnRaise::Pend, false), // a notification is already outstanding
-                Posted::Notify => {
-                    let action = match target {
-                        // Notification vector in guest mode: PIR → vIRR by hardware, no exit.
-                        Target::InGuest => OnRaise::InjectNow,
-                        // Pending in the PIR until the next VM entry syncs it.
-                        Target::Entering | Target::InHypervisor => OnRaise::Pend,
-                        // The wake-up vector's handler unblocks the vCPU thread.
-                        Target::Halted => OnRaise::Wake,
-                        // The polling thread sees the PIR's ON bit.
-                        Target::Polling => OnRaise::PollWake,
-                    };
-                    (action, false)
+    /// Record `vec` on the path the delivery mode chose.
+    pub fn record(&mut self, vec: Vector, path: Path) -> Recorded {
+        match path {
+            Path::Injected | Path::Direct => {
+                if path == Path::Injected {
+                    let v = vec as u8;
+                    self.injected[(v / 64) as usize] |= 1 << (v % 64);
                 }
+                match (self.lapic.raise(vec), path) {
+                    (true, _) => Recorded::New,
+                    (false, Path::Injected) => Recorded::CoalescedKick,
+                    (false, _) => Recorded::Coalesced,
+                }
+            }
+            Path::Posted => match self.pi.post(vec) {
+                Posted::Notify => Recorded::New,
+                Posted::Quiet => Recorded::Quiet,
+                Posted::Coalesced => Recorded::Coalesced,
             },
         }
     }
 
-    /// Does the guest's EOI write exit?
-    pub fn eoi_exits(self) -> bool {
-        match self {
-            // ES2 §2.2 step 6: the emulated LAPIC traps the EOI write.
-            InterruptDelivery::Emulated => true,
-            // EOI virtualization: no exit; the next pending vector is evaluated at once.
-            InterruptDelivery::Posted => false,
-        }
+    /// ELI's injection mode: a software-injected vector is pending or in service.
+    pub fn injection_mode(&self) -> bool {
+        self.injected.iter().any(|&w| w != 0)
     }
 
-    /// Does re-arming the LAPIC timer (a TMICT / TSC-deadline write) exit? In both modes:
-    /// APICv does not virtualize the timer (DID §5.9).
-    pub fn timer_write_exits(self) -> bool {
-        true
-    }
-
-    /// Its name in summary.json.
-    pub fn key(self) -> &'static str {
-        match self {
-            InterruptDelivery::Emulated => "emulated",
-            InterruptDelivery::Posted => "posted",
+    /// The guest's EOI: complete the highest in-service vector; it is no longer injected.
+    pub fn eoi(&mut self) {
+        if let Some(v) = self.lapic.eoi() {
+            let v = v as u8;
+            self.injected[(v / 64) as usize] &= !(1 << (v % 64));
         }
+    }
+}
+
+/// Where a vector comes from, as the delivery policy distinguishes it.
+pub fn source_of(vec: Vector) -> Source {
+    match vec {
+        Vector::NetTx | Vector::NetRx => Source::VirtualDevice,
+        Vector::Vf => Source::AssignedDevice,
+        Vector::Timer => Source::Timer,
+        Vector::Resched => Source::Ipi,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_injected_vector_holds_injection_mode_until_its_eoi() {
+        let mut a = Apic::default();
+        assert_eq!(a.record(Vector::Vf, Path::Direct), Recorded::New);
+        assert!(!a.injection_mode(), "a direct vector is the hardware's");
+        assert_eq!(a.record(Vector::Timer, Path::Injected), Recorded::New);
+        assert!(a.injection_mode());
+        a.lapic.accept();
+        a.eoi();
+        assert!(!a.injection_mode());
+        assert_eq!(a.record(Vector::NetRx, Path::Posted), Recorded::New);
+        assert_eq!(a.record(Vector::NetTx, Path::Posted), Recorded::Quiet);
+        assert_eq!(a.record(Vector::NetTx, Path::Posted), Recorded::Coalesced);
     }
 }

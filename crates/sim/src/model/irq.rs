@@ -1,37 +1,32 @@
-//! Virtual interrupt delivery, two switchable modes (DESIGN §3.3):
-//!
-//! * **emulated** (software LAPIC, ES2 §2.2 steps 4-6; DID §2.2): raising a vector sets its IRR
-//!   bit; a vCPU running guest code is kicked out with an IPI (an *interrupt-delivery* exit) and
-//!   the vector is injected at the VM entry; a vCPU already in the hypervisor gets it injected at
-//!   the entry that ends its current exit, with no extra exit (ES2 §3.3); a halted vCPU's thread
-//!   is woken. Every guest EOI write exits.
-//! * **posted** (APICv, ES2 §3.2 steps 1-5; DID §2.4): the vector is posted into the PIR and,
-//!   if ON was clear, the notification vector is sent. A running vCPU takes it without an exit;
-//!   a vCPU in the hypervisor has the PIR synced at its next entry; a halted vCPU is woken by the
-//!   wake-up vector. EOI is virtualized: no exit.
+//! Interrupt delivery carried out: a device, timer or IPI raises a vector for a vCPU, the VM's
+//! delivery mode (`eventpath_policy::delivery`, recorded by `delivery.rs`) says which path it
+//! takes and what follows — an exit (interrupt delivery or external interrupt) and injection at
+//! the entry, a notification the running guest takes with no exit, a wake-up — and the guest's
+//! handler ends in an EOI that exits or not by the same mode.
 //!
 //! Whichever the mode, the guest takes the interrupt only when its priority class is above the
 //! highest in-service vector's (the LAPIC's IRR/ISR rules, `lapic.rs`).
 
 use super::lapic::Vector;
-use super::delivery::{OnRaise, Target};
+use super::delivery::{source_of, Recorded};
+use eventpath_policy::delivery::{Action, ExitCause, Target};
 use super::vcpu::{AfterExit, Mode, Task};
 use super::{Ev, Host};
 use crate::engine::{EventQueue, Time, NS_PER_S, round_ns};
 use crate::metrics::ExitReason;
 
 impl Host {
-    /// A device or timer raises `vec` for vCPU `v`.
+    /// A device, timer or IPI raises `vec` for vCPU `v`.
     pub(crate) fn raise_irq(&mut self, now: Time, v: u32, vec: Vector, q: &mut EventQueue<Ev>) {
         let what = match vec {
             Vector::Timer => "timer irq raised",
             Vector::Resched => "reschedule ipi raised",
-            Vector::NetTx | Vector::NetRx => "device irq raised",
+            Vector::NetTx | Vector::NetRx | Vector::Vf => "device irq raised",
         };
         self.tr_irq(now, v, what);
         let vc = &mut self.vcpus[v as usize];
         vc.ledger.raised += 1;
-        if matches!(vec, Vector::NetTx | Vector::NetRx) {
+        if matches!(vec, Vector::NetTx | Vector::NetRx | Vector::Vf) {
             match vc.mode {
                 Mode::Guest { .. } | Mode::Entering => vc.target.guest += 1,
                 Mode::Exit { .. } | Mode::Waking => vc.target.exit += 1,
@@ -45,12 +40,21 @@ impl Host {
             Mode::Halted => Target::Halted,
             Mode::Polling => Target::Polling,
         };
-        let (action, coalesced) = vc.delivery.raise(&mut vc.apic, vec, target);
-        vc.ledger.coalesced += coalesced as u64;
-        match action {
-            OnRaise::Pend => {}
-            OnRaise::KickExit => self.exit(now, v, ExitReason::InterruptDelivery, AfterExit::Resume, q),
-            OnRaise::InjectNow => {
+        let d = vc.delivery.raise(source_of(vec), target, vc.apic.injection_mode());
+        match vc.apic.record(vec, d.path) {
+            Recorded::New => {}
+            Recorded::Quiet => return,
+            Recorded::Coalesced => {
+                vc.ledger.coalesced += 1;
+                return;
+            }
+            Recorded::CoalescedKick => vc.ledger.coalesced += 1,
+        }
+        match d.action {
+            Action::Pend => {}
+            Action::Exit(ExitCause::InterruptDelivery) => self.exit(now, v, ExitReason::InterruptDelivery, AfterExit::Resume, q),
+            Action::Exit(ExitCause::ExternalInterrupt) => self.exit(now, v, ExitReason::ExternalInterrupt, AfterExit::Resume, q),
+            Action::TakeNow => {
                 let vc = &mut self.vcpus[v as usize];
                 vc.ledger.coalesced += vc.apic.sync() as u64;
                 if vc.apic.lapic.deliverable().is_some() {
@@ -58,8 +62,8 @@ impl Host {
                     self.inject(now, v, q);
                 }
             }
-            OnRaise::Wake => self.wake_vcpu(now, v, q),
-            OnRaise::PollWake => self.halt_poll_wake(now, v, q),
+            Action::Wake => self.wake_vcpu(now, v, q),
+            Action::PollWake => self.halt_poll_wake(now, v, q),
         }
     }
 
@@ -84,6 +88,7 @@ impl Host {
             // scheduler_ipi: a short handler that sets need_resched, like the timer's.
             Vector::Timer | Vector::Resched => g.timer_irq_ns.value,
             Vector::NetTx | Vector::NetRx => g.virtio_irq_ns.value,
+            Vector::Vf => self.profile.sriov.as_ref().map_or(g.virtio_irq_ns.value, |s| s.vf_irq_ns.value),
         };
         self.run_task(now, v, Task::Irq(vec), round_ns(cost), q);
         true
@@ -98,20 +103,27 @@ impl Host {
                 self.wake_writers(now, v, q);
             }
             Vector::NetRx => self.napi_schedule(v),
+            Vector::Vf => {
+                // ixgbevf: one vector per queue pair; NAPI cleans TX and receives RX.
+                self.tx_irq(v);
+                self.wake_writers(now, v, q);
+                self.napi_schedule(v);
+            }
             Vector::Timer | Vector::Resched => {}
         }
         let vc = &mut self.vcpus[v as usize];
-        vc.apic.lapic.eoi();
-        // The timer handler re-arms the LAPIC timer (TMICT/TSC-deadline write): an exit in both
-        // modes, since APICv does not virtualize the timer (DID §5.9). A TX interrupt that
-        // moved the qdisc backlog into the ring is followed by its kick (softirq after EOI).
+        let injection_mode = vc.apic.injection_mode();
+        vc.apic.eoi();
+        // The timer handler re-arms the LAPIC timer (TMICT/TSC-deadline write), an exit unless
+        // the mode passes TMICT through (DID). A TX interrupt that moved the qdisc backlog into
+        // the ring is followed by its kick (softirq after EOI).
         let then = match vec {
             Vector::Timer => AfterExit::Rearm,
             _ if kick => AfterExit::KickTx,
             _ => AfterExit::Resume,
         };
         let delivery = vc.delivery;
-        if delivery.eoi_exits() {
+        if delivery.eoi_exits(injection_mode) {
             return self.exit(now, v, ExitReason::Eoi, then, q);
         }
         match then {
@@ -132,16 +144,20 @@ impl Host {
 
     /// The periodic scheduler tick of a busy vCPU (CONFIG_HZ). The guest's LAPIC timer is a
     /// host hrtimer on the vCPU's pCPU: if the vCPU runs guest code, the host timer interrupt
-    /// causes an external-interrupt exit, and the timer vector is injected at the entry.
+    /// causes an external-interrupt exit, and the timer vector is injected at the entry
+    /// (unless the delivery mode gives the guest its core's timer: DID §4.4).
     /// A halted vCPU has its tick stopped (NO_HZ idle).
     pub(crate) fn tick(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
         let hz = self.profile.guest.tick_hz.value;
         q.at(now + round_ns(NS_PER_S as f64 / hz), Ev::Tick { vcpu: v });
         match self.vcpus[v as usize].mode {
             Mode::Halted | Mode::Polling | Mode::Waking => return,
-            Mode::Guest { .. } | Mode::Entering => self.exit(now, v, ExitReason::ExternalInterrupt, AfterExit::Resume, q),
-            Mode::Exit { .. } => {}
+            // idle=poll: the idle loop stops the tick too (NO_HZ).
+            Mode::Guest { task: Task::Burn, .. } if self.vcpus[v as usize].idle_poll => return,
+            Mode::Guest { .. } | Mode::Entering | Mode::Exit { .. } => {}
         }
+        // The delivery mode decides whether it exits (a host hrtimer: external interrupt) or
+        // the guest takes it on its own LAPIC (DID).
         self.raise_irq(now, v, Vector::Timer, q);
     }
 }

@@ -10,6 +10,8 @@ pub enum Vector {
     NetTx = 0x21,
     /// virtio-net RX queue MSI-X vector (same priority class as TX: one masks the other).
     NetRx = 0x22,
+    /// An SR-IOV VF's MSI-X vector (ixgbevf: one per queue pair; same class as virtio's).
+    Vf = 0x23,
     /// LAPIC timer (Linux LOCAL_TIMER_VECTOR 0xec).
     Timer = 0xec,
     /// Reschedule IPI from another vCPU (Linux RESCHEDULE_VECTOR 0xfd).
@@ -21,6 +23,7 @@ impl Vector {
         match v {
             0x21 => Vector::NetTx,
             0x22 => Vector::NetRx,
+            0x23 => Vector::Vf,
             0xec => Vector::Timer,
             0xfd => Vector::Resched,
             _ => unreachable!("vector {v:#x} is never raised"),

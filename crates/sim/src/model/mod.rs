@@ -283,7 +283,12 @@ impl Host {
                 let name = format!("vcpu:{}/{j}", vm.name);
                 sched.add(0, mask(pin), rng(&name));
                 thread_names.push(name);
-                vcpus.push(Vcpu::new(vi as u32, vm.interrupt_delivery, vm.guest_cpu_burn, vm.halt_poll.clone()));
+                let delivery = match s.host.virtualization {
+                    crate::scenario::Virtualization::BareMetal => crate::scenario::InterruptDelivery::Native,
+                    crate::scenario::Virtualization::Kvm => vm.interrupt_delivery,
+                };
+                let idle_poll = vm.guest_idle == crate::scenario::GuestIdle::Poll;
+                vcpus.push(Vcpu::new(vi as u32, delivery, vm.guest_cpu_burn, idle_poll, vm.halt_poll.clone()));
             }
             let mut router = vm.interrupt_routing.build(vm.vcpus as usize).expect("a checked VM has vCPUs");
             for j in 0..vm.vcpus as usize {

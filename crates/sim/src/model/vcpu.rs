@@ -97,6 +97,8 @@ pub struct TargetState {
 pub struct Vcpu {
     /// A lowest-priority CPU burn runs when the guest would otherwise idle.
     pub burn: bool,
+    /// That burn is the guest's `idle=poll` loop (no work done; the tick stops meanwhile).
+    pub idle_poll: bool,
     /// With a burn: the LAPIC timer deadline already programmed for the workload (so the burn
     /// does not re-program it on every chunk).
     pub burn_timer: Option<Time>,
@@ -150,9 +152,10 @@ pub struct Vcpu {
 
 impl Vcpu {
     /// A vCPU whose thread is runnable; it enters the guest when its thread first runs.
-    pub fn new(vm: u32, delivery: InterruptDelivery, burn: bool, halt_poll: Option<eventpath_policy::halt_poll::HaltPollConfig>) -> Self {
+    pub fn new(vm: u32, delivery: InterruptDelivery, burn: bool, idle_poll: bool, halt_poll: Option<eventpath_policy::halt_poll::HaltPollConfig>) -> Self {
         Vcpu {
-            burn,
+            burn: burn || idle_poll,
+            idle_poll: idle_poll && !burn,
             burn_timer: None,
             pollution_ns: 0,
             task_pollution: (0, 0),
@@ -367,21 +370,29 @@ impl Host {
         if self.napi_next(now, v, true, q) {
             return;
         }
+        let delivery = self.vcpus[v as usize].delivery;
         if self.vcpus[v as usize].burn {
             // Busy guest: no HLT. A workload deadline still needs the LAPIC timer, once.
             if let Some(t) = until.filter(|&t| self.vcpus[v as usize].burn_timer != Some(t)) {
                 self.vcpus[v as usize].burn_timer = Some(t);
                 q.at(t.max(now), Ev::TimerFire { vcpu: v });
-                return self.exit(now, v, ExitReason::Timer, AfterExit::Resume, q);
+                if delivery.timer_write_exits() {
+                    return self.exit(now, v, ExitReason::Timer, AfterExit::Resume, q);
+                }
             }
             return self.run_task(now, v, Task::Burn, BURN_CHUNK_NS, q);
         }
-        match until {
-            Some(t) => {
-                q.at(t.max(now), Ev::TimerFire { vcpu: v });
-                self.exit(now, v, ExitReason::Timer, AfterExit::Hlt, q);
+        if let Some(t) = until {
+            q.at(t.max(now), Ev::TimerFire { vcpu: v });
+            if delivery.timer_write_exits() {
+                return self.exit(now, v, ExitReason::Timer, AfterExit::Hlt, q);
             }
-            None => self.exit(now, v, ExitReason::Hlt, AfterExit::Block, q),
         }
+        if delivery.hlt_exits() {
+            return self.exit(now, v, ExitReason::Hlt, AfterExit::Block, q);
+        }
+        // Bare metal: the CPU idles until an interrupt, with no exit.
+        self.vcpus[v as usize].guest_time.set(now, false);
+        self.halt(now, v, q)
     }
 }

@@ -91,6 +91,10 @@ pub struct HostLayout {
     /// so a woken thread pays no C-state exit).
     #[serde(default)]
     pub idle: IdlePolicy,
+    /// `kvm` (default) or `bare_metal` (no hypervisor; one VM, which is the machine's OS, on an
+    /// `sriov_vf` NIC; its delivery mode must be left at the default).
+    #[serde(default)]
+    pub virtualization: Virtualization,
 }
 
 /// The host's idle loop (Linux `cpuidle`), a boot-time setting hosts tuned for latency change.
@@ -141,8 +145,9 @@ pub struct Vm {
     /// pCPU each vCPU thread is pinned to (one entry per vCPU). Default: unpinned, placed
     /// by the host scheduler on any pCPU.
     pub vcpu_pins: Option<Vec<u32>>,
-    /// How virtual interrupts reach the vCPUs: `emulated` (software LAPIC, default) or
-    /// `posted` (APICv: PIR + notification vector, virtualized EOI).
+    /// How interrupts reach the vCPUs (`eventpath_policy::delivery`): `emulated` (software
+    /// LAPIC, default), `apicv` (EOI virtualized only), `posted` (CPU and VT-d posted
+    /// interrupts), `eli` (ELI/ELVIS exitless, needs an `sriov_vf`), `did` (DID).
     #[serde(default)]
     pub interrupt_delivery: InterruptDelivery,
     /// Run a CPU burn (a busy loop at the lowest guest priority, like a SCHED_IDLE or nice-19
@@ -150,6 +155,9 @@ pub struct Vm {
     /// work runs before the burn continues. Default false.
     #[serde(default)]
     pub guest_cpu_burn: bool,
+    /// The guest's idle loop: `halt` (default) or `poll` (Linux `idle=poll`).
+    #[serde(default)]
+    pub guest_idle: GuestIdle,
     /// Which vCPU a device interrupt goes to (`eventpath_policy::routing`): `fixed` (default:
     /// the vCPU the guest programmed, vCPU 0), `lowest_priority_rr` (logical destination mode:
     /// the next vCPU for every interrupt), `running_first` (the first running vCPU from the
@@ -170,22 +178,57 @@ pub struct Vm {
     pub workload: Option<Workload>,
 }
 
-/// Virtual interrupt delivery mode of a VM (ES2 §2.2 vs §3.2; DID §2.2, §2.4).
+/// Virtual interrupt delivery mode of a VM (`eventpath_policy::delivery`): `emulated`,
+/// `apicv`, `posted`, `eli`, `did`. (`native` is the bare-metal host mode, not a VM setting.)
+pub use eventpath_policy::delivery::DeliveryMode as InterruptDelivery;
+
+/// What the host runs under its guests (`[host] virtualization`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum InterruptDelivery {
-    /// Software-emulated LAPIC: IPI kick of a running vCPU (interrupt-delivery exit),
-    /// injection at VM entry, every guest EOI exits.
+pub enum Virtualization {
+    /// KVM: every VM behind its delivery mode.
     #[default]
-    Emulated,
-    /// Posted interrupts: PIR/ON + notification vector, no exit while running, EOI virtualized.
-    Posted,
+    Kvm,
+    /// No hypervisor: the one "VM" is the machine's own OS, its NIC an SR-IOV port used
+    /// directly; interrupts, EOIs, timers and HLT cost no exits (DID §5's bare-metal rows).
+    BareMetal,
+}
+
+/// What a guest's idle loop does (`[vm] guest_idle`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GuestIdle {
+    /// HLT (an exit unless bare metal).
+    #[default]
+    Halt,
+    /// Linux `idle=poll`: the idle loop spins in guest mode, so HLT never exits and the
+    /// vCPU never blocks (DID §5.1); the tick stops while idle (NO_HZ).
+    Poll,
+}
+
+/// The VM's network device kind (`[vm.net] kind`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NetKind {
+    /// virtio-net served by a vhost thread.
+    #[default]
+    Virtio,
+    /// An SR-IOV virtual function of the host's NIC, assigned to the VM (the profile's
+    /// `[sriov]` section must exist): DMA into guest buffers, no host thread.
+    SriovVf,
 }
 
 /// A virtio-net device served by a vhost thread.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Net {
+    /// `virtio` (default) or `sriov_vf`.
+    #[serde(default)]
+    pub kind: NetKind,
+    /// A VF's interrupt throttle interval in µs (its EITR register): at most one interrupt per
+    /// interval. Absent: the VF driver's default (`sriov.vf_itr_ns` of the profile). Only for
+    /// `kind = "sriov_vf"`; 0 < value <= the profile's `sriov.vf_itr_max_ns`.
+    pub itr_us: Option<f64>,
     /// Descriptors per virtqueue (power of two, 2..=32768, as virtio requires).
     #[serde(default = "default_queue_size")]
     pub queue_size: u32,
@@ -209,7 +252,7 @@ fn yes() -> bool {
 
 impl Default for Net {
     fn default() -> Self {
-        Net { queue_size: default_queue_size(), vhost_pin: None, event_idx: true, moderation: Default::default() }
+        Net { kind: NetKind::Virtio, itr_us: None, queue_size: default_queue_size(), vhost_pin: None, event_idx: true, moderation: Default::default() }
     }
 }
 
@@ -400,6 +443,7 @@ impl Scenario {
                     key("net.queue_size")
                 )));
             }
+            check_device(vm, &key, &profile, self.host.virtualization).map_err(err)?;
             if let Some(w) = &vm.workload {
                 w.check(&key("workload")).map_err(err)?;
             }
@@ -418,6 +462,21 @@ impl Scenario {
                 ))
             })?;
         }
+        let vfs = self.vm.iter().filter(|v| v.net.kind == NetKind::SriovVf).count();
+        if let Some(sr) = &profile.sriov {
+            if vfs as f64 > sr.max_vfs.value {
+                return Err(err(format!(
+                    "key `vm`: {vfs} VMs with net.kind = \"sriov_vf\" are not allowed; the {} of profile {} offers {} VFs",
+                    profile.nic.model, profile.name, sr.max_vfs.value
+                )));
+            }
+        }
+        if self.host.virtualization == Virtualization::BareMetal && self.vm.len() != 1 {
+            return Err(err(format!(
+                "key `host.virtualization`: bare_metal runs one OS, but {} [[vm]] tables are given; keep one",
+                self.vm.len()
+            )));
+        }
         let client_cores = match self.client.cores {
             Some(n) if n == 0 || n > 1024 => {
                 return Err(err(format!("key `client.cores`: {n} is not allowed; expected 1..=1024 cores")))
@@ -427,4 +486,62 @@ impl Scenario {
         };
         Ok(Checked { scenario: self, profile, pcpus, client_cores })
     }
+}
+
+/// The device and delivery keys of VM `vm` against the profile and the host mode.
+fn check_device(vm: &Vm, key: &dyn Fn(&str) -> String, profile: &Profile, virt: Virtualization) -> Result<(), String> {
+    let vf = vm.net.kind == NetKind::SriovVf;
+    if vm.interrupt_delivery == InterruptDelivery::Native {
+        return Err(format!(
+            "key `{}`: \"native\" is not a VM setting; set [host] virtualization = \"bare_metal\" for a machine without hypervisor",
+            key("interrupt_delivery")
+        ));
+    }
+    if vm.interrupt_delivery.needs_assigned_device() && !vf {
+        return Err(format!(
+            "key `{}`: {} delivers only an assigned device's interrupts directly, and {} is a virtio device; set {} = \"sriov_vf\"",
+            key("interrupt_delivery"),
+            vm.interrupt_delivery.key(),
+            key("net.kind"),
+            key("net.kind")
+        ));
+    }
+    if virt == Virtualization::BareMetal {
+        if !vf {
+            return Err(format!(
+                "key `{}`: a bare-metal host has no virtio device; set it to \"sriov_vf\" (the NIC used directly)",
+                key("net.kind")
+            ));
+        }
+        if vm.interrupt_delivery != InterruptDelivery::Emulated {
+            return Err(format!(
+                "key `{}`: a bare-metal host has no hypervisor to deliver interrupts; remove the key",
+                key("interrupt_delivery")
+            ));
+        }
+    }
+    if !vf {
+        if vm.net.itr_us.is_some() {
+            return Err(format!("key `{}`: only an SR-IOV VF has an interrupt throttle; set {} = \"sriov_vf\" or remove the key", key("net.itr_us"), key("net.kind")));
+        }
+        return Ok(());
+    }
+    let Some(sr) = &profile.sriov else {
+        return Err(format!(
+            "key `{}`: the {} of profile {} has no SR-IOV (the profile has no [sriov] section); use \"virtio\" or a profile with SR-IOV (did)",
+            key("net.kind"),
+            profile.nic.model,
+            profile.name
+        ));
+    };
+    if let Some(us) = vm.net.itr_us {
+        let max_us = sr.vf_itr_max_ns.value / 1e3;
+        if !(us.is_finite() && us > 0.0 && us <= max_us) {
+            return Err(format!("key `{}`: {us} is not allowed; expected 0 < interval <= {max_us} µs (the EITR register's maximum)", key("net.itr_us")));
+        }
+    }
+    if vm.net.vhost_pin.is_some() {
+        return Err(format!("key `{}`: an SR-IOV VF has no vhost thread; remove the key", key("net.vhost_pin")));
+    }
+    Ok(())
 }

@@ -385,6 +385,7 @@ impl Bounds {
 pub const BUILTIN: &[(&str, &str)] = &[
     ("es2", include_str!("../../../profiles/es2.toml")),
     ("elvis", include_str!("../../../profiles/elvis.toml")),
+    ("did", include_str!("../../../profiles/did.toml")),
 ];
 
 /// The built-in profiles' calibration targets (`eventpath calibrate`): (name, file contents).

@@ -16,6 +16,10 @@ impl Host {
     /// or an ACK — waits in the qdisc until the TX interrupt wakes the queue (`tx_irq`).
     pub(crate) fn post_tx(&mut self, now: Time, v: u32, vm: usize, b: Buf, q: &mut EventQueue<Ev>) {
         let dev = self.vms[vm].dev;
+        if self.devs[dev as usize].vf.is_some() {
+            self.vf_tx(now, dev, b, q);
+            return self.enter(now, v, q);
+        }
         let d = &mut self.devs[dev as usize];
         if d.txq.free() == 0 || !d.qdisc.is_empty() {
             d.qdisc.push_back(b);

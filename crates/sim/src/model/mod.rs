@@ -34,6 +34,7 @@ mod udp_ping;
 mod udp_rx;
 mod udp_tx;
 mod vcpu;
+mod vf;
 mod vhost;
 mod watchdog;
 mod virtq;
@@ -153,13 +154,18 @@ pub enum Ev {
         /// The kicking vCPU (its pCPU is the waker).
         vcpu: u32,
     },
+    /// An SR-IOV VF's throttled interrupt is due (`vf.rs`).
+    VfIrq {
+        /// Device index.
+        dev: u32,
+    },
 }
 
 impl Ev {
     /// The kinds' names, indexed by [`Ev::kind`] (the benchmark's events-by-kind census).
-    pub const KINDS: [&'static str; 15] = [
+    pub const KINDS: [&'static str; 16] = [
         "Warmup", "GuestDone", "ExitDone", "SchedIn", "HostTick", "TimerFire", "VhostDone", "WireDone", "Tick",
-        "HostRx", "Client", "HaltPollEnd", "IrqDeadline", "ClientNicIrq", "Ioeventfd",
+        "HostRx", "Client", "HaltPollEnd", "IrqDeadline", "ClientNicIrq", "Ioeventfd", "VfIrq",
     ];
 
     /// This event's kind, an index into [`Ev::KINDS`].
@@ -180,6 +186,7 @@ impl Ev {
             Ev::IrqDeadline { .. } => 12,
             Ev::ClientNicIrq { .. } => 13,
             Ev::Ioeventfd { .. } => 14,
+            Ev::VfIrq { .. } => 15,
         }
     }
 }
@@ -223,6 +230,8 @@ pub(crate) struct NetDev {
     pub tap_last: Time,
     /// The host NIC's receive interrupt throttle for this device's flow (its RSS queue).
     pub port_itr: nic_itr::RxItr,
+    /// The SR-IOV VF this device is, if it is one (else virtio-net over vhost).
+    pub vf: Option<vf::Vf>,
 }
 
 /// The whole simulated host.
@@ -253,6 +262,8 @@ pub struct Host {
     pub(crate) host_tick_ns: Time,
     /// From a kick exit's start to its ioeventfd signal (ns, at most the exit's length).
     pub(crate) io_signal_ns: Time,
+    /// From a frame's arrival at the port to its write-back in a VF's ring (ns).
+    pub(crate) vf_dma_ns: Time,
     /// Names of the scheduler's threads, by thread id.
     pub(crate) thread_names: Vec<String>,
     /// Timeline recording (`eventpath trace`), off unless asked for.
@@ -319,6 +330,10 @@ impl Host {
                 client: Client::new(&c.profile),
                 tap_last: 0,
                 port_itr: nic_itr::RxItr::new(c.profile.host.nic_rx_itr_ns.value),
+                vf: (vm.net.kind == crate::scenario::NetKind::SriovVf).then(|| {
+                    let sr = c.profile.sriov.as_ref().expect("a checked VF has a profile with [sriov]");
+                    vf::Vf::new(vm.net.itr_us.map_or(sr.vf_itr_ns.value, |us| us * 1e3))
+                }),
             });
             let sender = Sender::new(w, vm.vcpus, &c.profile, s.seed, &vm.name);
             senders.push(sender);
@@ -346,6 +361,7 @@ impl Host {
             waker: None,
             host_tick_ns: round_ns(NS_PER_S as f64 / host_hz),
             io_signal_ns: round_ns(c.profile.exit.io_signal_ns.value).min(round_ns(c.profile.exit.io_instruction_ns.value)),
+            vf_dma_ns: c.profile.sriov.as_ref().map_or(0, |s| round_ns(s.dma_ns.value)),
             thread_names,
             trace: None,
             watchdog: watchdog::Watchdog::default(),
@@ -429,6 +445,7 @@ impl Model for Host {
             Ev::HaltPollEnd { vcpu, gen } => self.halt_poll_end(now, vcpu, gen, q),
             Ev::ClientNicIrq { dev } => self.client_nic_irq(now, dev, q),
             Ev::Ioeventfd { dev, .. } => self.signal_vhost(now, dev, q),
+            Ev::VfIrq { dev } => self.vf_irq_deadline(now, dev, q),
         }
         #[cfg(debug_assertions)]
         self.check_invariants();
@@ -480,6 +497,9 @@ impl Host {
     /// A frame for device `dev` reached the host's port at `arrive`: schedule its arrival on
     /// the tap queue after the host's receive path.
     pub(crate) fn to_tap(&mut self, dev: u32, arrive: Time, q: &mut EventQueue<Ev>) {
+        if self.devs[dev as usize].vf.is_some() {
+            return self.vf_from_port(dev, arrive, q);
+        }
         let d = &mut self.devs[dev as usize];
         let irq = d.port_itr.irq_for(arrive);
         let at = self.port.rx_path.deliver(irq, &mut d.tap_last);
@@ -489,6 +509,9 @@ impl Host {
     /// A packet reached the tap socket: queue it (or drop it, queue full) and wake the vhost
     /// thread for its RX handler.
     fn host_rx(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        if self.devs[dev as usize].vf.is_some() {
+            return self.vf_rx(now, dev, q);
+        }
         let d = &mut self.devs[dev as usize];
         let pkt = d.client.arrive_at_host();
         d.rx_arrived_life += 1;

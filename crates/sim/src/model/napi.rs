@@ -99,6 +99,11 @@ impl Host {
             d.rxq.enable_interrupts();
             n.polls += 1;
             n.scheduled = false;
+            if d.vf.is_some() {
+                // ixgbevf: napi_complete, then unmask the vector (EIMS); refills were tail writes.
+                self.vf_unmask(dev);
+                return false;
+            }
             if d.rxq.kick_prepare() {
                 // try_fill_recv refilled a ring the device had run dry of: kick it.
                 d.rxq.kicks += 1;

@@ -1,0 +1,168 @@
+//! Interrupt delivery modes (`eventpath_policy::delivery`) and the SR-IOV VF device: each mode
+//! removes the exits its seed says it removes and leaves the others (DID §5.2, §5.9; ELVIS §2.4;
+//! ES2 §3.2), the VF path keeps the conservation ledgers, and bad combinations are refused.
+
+use eventpath_sim::run::{simulate_with_ledger, RunOutput};
+use eventpath_sim::scenario::Scenario;
+
+/// One pinned vCPU (DID §5.1's VM) receiving `pps` 128-byte datagrams through `net`.
+fn scenario(delivery: &str, net: &str, extra_vm: &str, host: &str) -> String {
+    format!(
+        r#"
+name = "modes"
+profile = "did"
+duration_s = 0.05
+warmup_s = 0.01
+[host]
+pcpus = 2
+{host}
+[[vm]]
+name = "vm0"
+vcpus = 1
+vcpu_pins = [0]
+{delivery}
+{extra_vm}
+[vm.net]
+{net}
+[vm.workload]
+kind = "udp_receive"
+message_bytes = 128
+rate_pps = 100000
+"#
+    )
+}
+
+fn run(text: &str) -> RunOutput {
+    let c = Scenario::from_toml("t", text).unwrap().check("t").unwrap();
+    let (o, l) = simulate_with_ledger(&c);
+    l.check().unwrap();
+    assert!(o.summary.stalled_flows.is_empty(), "{:?}", o.summary.stalled_flows);
+    o
+}
+
+fn vf(mode: &str, extra_vm: &str) -> RunOutput {
+    run(&scenario(&format!("interrupt_delivery = \"{mode}\""), "kind = \"sriov_vf\"\nitr_us = 20", extra_vm, ""))
+}
+
+fn exits(o: &RunOutput, reason: &str) -> f64 {
+    o.summary.vms[0].exits_per_s[reason].unwrap()
+}
+
+const IDLE_POLL: &str = "guest_idle = \"poll\"";
+
+#[test]
+fn emulated_vf_interrupts_cost_an_external_interrupt_and_an_eoi_exit_each() {
+    let o = vf("emulated", IDLE_POLL);
+    let v = &o.summary.vms[0];
+    let irqs = v.interrupts_per_s.unwrap();
+    assert!((45_000.0..=50_001.0).contains(&irqs), "a 20 µs EITR at 100 kpps: {irqs}");
+    assert!((exits(&o, "external_interrupt") - irqs).abs() < 0.02 * irqs, "{:?}", v.exits_per_s);
+    assert!((exits(&o, "eoi") - irqs).abs() < 0.02 * irqs, "{:?}", v.exits_per_s);
+    assert_eq!(exits(&o, "io_instruction"), 0.0, "a VF's tail writes are MMIO to its BAR: no exit");
+    assert_eq!(exits(&o, "hlt"), 0.0, "idle=poll");
+    assert_eq!(v.throughput.pps.unwrap(), 100_000.0);
+    assert_eq!(o.summary.host.io_threads[0].util_pct, Some(0.0), "no host thread on the VF path");
+}
+
+#[test]
+fn apicv_removes_the_eoi_exit_and_leaves_the_external_interrupt() {
+    let (e, a) = (vf("emulated", IDLE_POLL), vf("apicv", IDLE_POLL));
+    assert_eq!(exits(&a, "eoi"), 0.0);
+    assert!(exits(&a, "external_interrupt") > 0.9 * exits(&e, "external_interrupt"));
+    assert!(a.summary.vms[0].tig_pct.unwrap() > e.summary.vms[0].tig_pct.unwrap());
+}
+
+#[test]
+fn vt_d_posting_eli_and_did_deliver_vf_interrupts_without_exits() {
+    for mode in ["posted", "eli", "did"] {
+        let o = vf(mode, IDLE_POLL);
+        let v = &o.summary.vms[0];
+        assert_eq!(v.exits_total_per_s, Some(0.0), "{mode}: {:?}", v.exits_per_s);
+        assert!(v.interrupts_per_s.unwrap() > 40_000.0, "{mode}");
+        assert_eq!(v.throughput.pps.unwrap(), 100_000.0, "{mode}");
+    }
+}
+
+#[test]
+fn the_timer_exits_under_eli_and_posting_but_not_under_did() {
+    // A busy guest (CPU burn) keeps its tick: each tick is a host hrtimer interrupt.
+    let burn = "guest_cpu_burn = true";
+    let tick_hz = 1000.0;
+    for mode in ["posted", "eli"] {
+        let o = vf(mode, burn);
+        let x = exits(&o, "external_interrupt");
+        assert!((0.9 * tick_hz..=1.1 * tick_hz).contains(&x), "{mode}: {:?}", o.summary.vms[0].exits_per_s);
+        assert!(exits(&o, "timer") >= 0.9 * tick_hz, "{mode}: the tick's TMICT re-arm exits");
+    }
+    // ELI: the injected timer vector puts the vCPU in injection mode, so its EOI exits.
+    let eli = vf("eli", burn);
+    assert!(exits(&eli, "eoi") >= 0.9 * tick_hz, "{:?}", eli.summary.vms[0].exits_per_s);
+    assert_eq!(exits(&vf("posted", burn), "eoi"), 0.0);
+    let did = vf("did", burn);
+    assert_eq!(did.summary.vms[0].exits_total_per_s, Some(0.0), "{:?}", did.summary.vms[0].exits_per_s);
+}
+
+#[test]
+fn did_sends_virtio_interrupts_as_ipis_but_kicks_still_exit() {
+    let virtio = |mode: &str| run(&scenario(&format!("interrupt_delivery = \"{mode}\""), "", "", ""));
+    let (e, d) = (virtio("emulated"), virtio("did"));
+    assert!(exits(&e, "eoi") > 1000.0 && exits(&e, "interrupt_delivery") + exits(&e, "hlt") > 1000.0);
+    assert_eq!(exits(&d, "eoi"), 0.0);
+    assert_eq!(exits(&d, "interrupt_delivery"), 0.0);
+    assert_eq!(exits(&d, "timer"), 0.0, "TMICT is passed through");
+    assert_eq!(d.summary.vms[0].throughput.pps.unwrap(), 100_000.0);
+}
+
+#[test]
+fn bare_metal_takes_the_same_traffic_with_no_exits() {
+    let o = run(&scenario("", "kind = \"sriov_vf\"\nitr_us = 20", "", "virtualization = \"bare_metal\""));
+    let v = &o.summary.vms[0];
+    assert_eq!(v.exits_total_per_s, Some(0.0), "{:?}", v.exits_per_s);
+    assert_eq!(v.throughput.pps.unwrap(), 100_000.0);
+    assert!(v.interrupts_per_s.unwrap() > 0.0);
+}
+
+#[test]
+fn a_full_vf_ring_drops_and_the_ledger_still_balances() {
+    // 8 descriptors and a 500 µs throttle: the ring fills between interrupts.
+    let o = run(&scenario("", "kind = \"sriov_vf\"\nqueue_size = 8\nitr_us = 500", IDLE_POLL, ""));
+    assert!(o.summary.vms[0].loss_pct.unwrap() > 10.0, "{:?}", o.summary.vms[0].loss_pct);
+}
+
+#[test]
+fn several_vms_share_the_port_each_with_its_vf() {
+    let mut text = scenario("interrupt_delivery = \"did\"", "kind = \"sriov_vf\"", IDLE_POLL, "");
+    text += "[[vm]]\nname = \"vm1\"\nvcpus = 1\nvcpu_pins = [1]\n[vm.net]\nkind = \"sriov_vf\"\n[vm.workload]\nkind = \"udp_receive\"\nmessage_bytes = 128\nrate_pps = 50000\n";
+    let o = run(&text);
+    assert_eq!(o.summary.vms[1].throughput.pps.unwrap(), 50_000.0);
+    assert!(o.summary.vms[1].exits_per_s["eoi"].unwrap() > 0.0, "vm1 is emulated: its EOIs exit");
+}
+
+fn error_of(text: &str) -> String {
+    match Scenario::from_toml("t", text).and_then(|s| s.check("t")) {
+        Ok(_) => panic!("accepted:\n{text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn bad_device_and_delivery_combinations_are_refused_with_the_key() {
+    let m = error_of(&scenario("", "kind = \"sriov_vf\"", "", "").replace("profile = \"did\"", "profile = \"es2\""));
+    assert!(m.contains("net.kind") && m.contains("SR-IOV"), "{m}");
+    for bad in ["0", "2000", "-1"] {
+        let m = error_of(&scenario("", &format!("kind = \"sriov_vf\"\nitr_us = {bad}"), "", ""));
+        assert!(m.contains("net.itr_us") && m.contains("1022"), "{m}");
+    }
+    let m = error_of(&scenario("", "itr_us = 20", "", ""));
+    assert!(m.contains("net.itr_us") && m.contains("sriov_vf"), "{m}");
+    let m = error_of(&scenario("interrupt_delivery = \"did\"", "", "", "virtualization = \"bare_metal\""));
+    assert!(m.contains("bare"), "{m}");
+    let m = error_of(&scenario("interrupt_delivery = \"native\"", "kind = \"sriov_vf\"", "", ""));
+    assert!(m.contains("interrupt_delivery") && m.contains("bare_metal"), "{m}");
+    let mut many = scenario("", "kind = \"sriov_vf\"", "", "").replace("pcpus = 2", "pcpus = 4");
+    for i in 1..64 {
+        many += &format!("[[vm]]\nname = \"v{i}\"\nvcpus = 1\n[vm.net]\nkind = \"sriov_vf\"\n");
+    }
+    let m = error_of(&many);
+    assert!(m.contains("64 VMs") && m.contains("63 VFs"), "{m}");
+}

@@ -392,6 +392,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
 pub const CALIBRATION: &[(&str, &str)] = &[
     ("es2", include_str!("../../../profiles/calibration/es2.toml")),
     ("elvis", include_str!("../../../profiles/calibration/elvis.toml")),
+    ("did", include_str!("../../../profiles/calibration/did.toml")),
 ];
 
 impl Profile {

@@ -17,7 +17,9 @@ pub enum Workload {
         rate_pps: Option<f64>,
     },
     /// netperf UDP_STREAM to the guest: the remote client sends datagrams of `message_bytes` at
-    /// `rate_pps` (open loop); the guest application receives them.
+    /// `rate_pps` (open loop); the guest application receives them. Also written
+    /// `kind = "packet_gen"` (DID §5.1's PacketGen: fixed-rate UDP into a receiver in the VM).
+    #[serde(alias = "packet_gen")]
     UdpReceive {
         /// Payload bytes per datagram (1..=65507).
         message_bytes: u32,

@@ -1,0 +1,68 @@
+"""DID (seed 002_d9bb5eb44ca8e2e6.txt) experiments."""
+
+from __future__ import annotations
+
+import tomllib
+
+from eventpath import api
+from eventpath.reproduce import SCENARIOS, Experiment, Row, register
+
+#: DID §5.2, Fig. 4: packet rate -> (KVM exits/s, KVM TIG %).
+_FIG4_KVM = {100_000: (28_000.0, 96.1), 250_000: (62_000.0, 87.48), 400_000: (90_000.0, 83.3), 600_000: (118_000.0, 80.42)}
+
+#: The delivery modes compared: DID §5.2's two (vanilla KVM, DID) and, as further predictions
+#: without published values, KVM with APICv only and with VT-d posting.
+_MODES = {"KVM": "emulated", "DID": "did", "APICv": "apicv", "VT-d-PI": "posted"}
+
+
+def _scenario(mode: str, rate: int) -> dict:
+    with open(SCENARIOS / "did-fig4.toml", "rb") as f:
+        sc = tomllib.load(f)
+    sc["vm"][0]["interrupt_delivery"] = mode
+    sc["vm"][0]["workload"]["rate_pps"] = rate
+    return sc
+
+
+def _fig4(duration, step):
+    rows = []
+    for label, mode in _MODES.items():
+        for rate, (exits_pub, tig_pub) in _FIG4_KVM.items():
+            r = api.run(_scenario(mode, rate), duration=duration)
+            step(f"{label} {rate // 1000}K pps")
+            vm = r.summary["vms"][0]
+            ex = vm["exits_per_s"]
+            cfg = f"{label}-{rate // 1000}K"
+            kvm = label == "KVM"
+            rows.append(Row(cfg, "exits_total", "exits/s", vm["exits_total_per_s"], exits_pub if kvm else None))
+            # DID §5.3: DID's TIG at 600K pps is 99.8 % ("(99.8 - 80.42) = 19.38%").
+            tig_published = tig_pub if kvm else (99.8 if label == "DID" and rate == 600_000 else None)
+            rows.append(Row(cfg, "tig", "%", vm["tig_pct"], tig_published))
+            for reason in ("external_interrupt", "eoi", "timer", "io_instruction"):
+                rows.append(Row(cfg, f"exits_{reason}", "exits/s", ex[reason], None))
+            # "writing to the EOI register accounts for more than 99% of MSR writes" (DID §5.2):
+            # MSR writes are the EOI and TMICT exits (x2APIC).
+            msr = (ex["eoi"] or 0) + (ex["timer"] or 0)
+            rows.append(Row(cfg, "eoi_share_of_msr_writes", "%", 100.0 * (ex["eoi"] or 0) / msr if msr else None,
+                            99.0 if kvm else None))
+            rows.append(Row(cfg, "interrupts", "irq/s", vm["interrupts_per_s"], None))
+            rows.append(Row(cfg, "received", "pps", vm["throughput"]["pps"], None))
+    return rows
+
+
+register(Experiment(
+    id="did-fig4",
+    title="VM exits and time in guest receiving 128-byte UDP through an SR-IOV VF, KVM vs DID",
+    source="DID §5.2, Fig. 4; §5.3 (seed 002_d9bb5eb44ca8e2e6.txt)",
+    profile="did",
+    rows=_fig4,
+    runs=len(_MODES) * len(_FIG4_KVM),
+    notes=[
+        "KVM rows (exits/s and TIG at 100K-600K pps) are the did profile's calibration targets; DID, APICv "
+        "and VT-d-PI rows are predictions. DID §5.2 publishes DID's exits only as 'under 1K per second "
+        "regardless of the UDP packet rate' (mostly I/O instructions), so its exits rows carry no number.",
+        "The published 99 % EOI share of MSR writes is DID's 'more than 99%', a lower bound.",
+        "The VF's interrupt throttle is fixed (sriov.vf_itr_ns); ixgbevf's adaptive ITR is not modelled, so the "
+        "simulated interrupt rate is flat once the throttle binds, while DID's grows with the packet rate "
+        "(docs/model.md, 'SR-IOV VFs').",
+    ],
+))

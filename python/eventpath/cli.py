@@ -359,7 +359,7 @@ def parser() -> argparse.ArgumentParser:
     rp.set_defaults(fn=cmd_reproduce)
 
     c = sub.add_parser("calibrate", help="fit a profile's free parameters to its calibration targets")
-    c.add_argument("profile", help="built-in profile (es2, elvis)")
+    c.add_argument("profile", help="built-in profile (es2, elvis, did)")
     c.add_argument("--out", required=True, help="output directory (PROFILE.toml, report.json, report.png, evals.jsonl)")
     c.add_argument("--budget", type=int, default=60, help="simulator evaluations of the optimizer (default 60)")
     c.add_argument("--workers", type=int, help="worker processes (default: all cores)")

@@ -254,6 +254,8 @@ pub struct Guest {
     pub timer_irq_ns: Param,
     /// Guest virtio-net interrupt handler (vring_interrupt, schedule the queue's work).
     pub virtio_irq_ns: Param,
+    /// Waking a task blocked in the guest and switching to it, up to its return to user space.
+    pub task_wakeup_ns: Param,
 }
 
 /// The remote client machine.
@@ -528,6 +530,7 @@ impl Profile {
             ("guest.tick_hz", &g.tick_hz, "Hz"),
             ("guest.timer_irq_ns", &g.timer_irq_ns, "ns"),
             ("guest.virtio_irq_ns", &g.virtio_irq_ns, "ns"),
+            ("guest.task_wakeup_ns", &g.task_wakeup_ns, "ns"),
             ("client.rx_packet_ns", &self.client.rx_packet_ns, "ns"),
             ("client.rx_itr_ns", &self.client.rx_itr_ns, "ns"),
             ("client.delack_segments", &self.client.delack_segments, "segments"),

@@ -166,3 +166,29 @@ fn bad_device_and_delivery_combinations_are_refused_with_the_key() {
     let m = error_of(&many);
     assert!(m.contains("64 VMs") && m.contains("63 VFs"), "{m}");
 }
+
+fn cyclictest(delivery: &str, host: &str) -> String {
+    format!(
+        "name = \"cyc\"\nprofile = \"did\"\nduration_s = 0.05\nwarmup_s = 0.002\n[host]\npcpus = 2\n{host}\n[[vm]]\nname = \"vm0\"\nvcpus = 1\nvcpu_pins = [0]\n{delivery}\nguest_idle = \"poll\"\n[vm.workload]\nkind = \"cyclictest\"\ninterval_us = 1000\n"
+    )
+}
+
+#[test]
+fn a_timer_interrupt_costs_three_or_more_exits_in_kvm_and_none_under_did() {
+    // DID §5.4: "at least three VM exits to set-up the LAPIC timer (TMICT), receive a timer
+    // interrupt, and acknowledge the completion".
+    let kvm = run(&cyclictest("interrupt_delivery = \"emulated\"", ""));
+    let per_wakeup = kvm.summary.vms[0].exits_total_per_s.unwrap() / kvm.summary.vms[0].throughput.ops_per_s.unwrap();
+    assert!(per_wakeup >= 3.0, "{per_wakeup}: {:?}", kvm.summary.vms[0].exits_per_s);
+    let did = run(&cyclictest("interrupt_delivery = \"did\"", ""));
+    assert_eq!(did.summary.vms[0].exits_total_per_s, Some(0.0));
+    let bare = run(&cyclictest("", "virtualization = \"bare_metal\""));
+    let lat = |o: &RunOutput| o.summary.vms[0].latency_us.mean.unwrap();
+    assert!(lat(&did) < 1.2 * lat(&bare) && lat(&kvm) > 2.0 * lat(&did), "{} {} {}", lat(&bare), lat(&did), lat(&kvm));
+}
+
+#[test]
+fn a_cyclictest_interval_of_zero_is_refused() {
+    let m = error_of(&cyclictest("", "").replace("interval_us = 1000", "interval_us = 0"));
+    assert!(m.contains("interval_us") && m.contains("not allowed"), "{m}");
+}

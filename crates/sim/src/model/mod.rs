@@ -9,6 +9,7 @@
 //! behind these types.
 
 mod client;
+mod cyclictest;
 mod delivery;
 mod driver;
 #[cfg(debug_assertions)]

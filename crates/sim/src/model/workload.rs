@@ -198,6 +198,8 @@ pub enum Sender {
     TcpRx(TcpReceiver),
     /// A fixed-rate UDP ping from the guest.
     Ping(UdpPing),
+    /// cyclictest.
+    Cyclic(super::cyclictest::Cyclictest),
     /// No application.
     Idle(IdleApp),
 }
@@ -217,6 +219,8 @@ pub enum AppKind {
     TcpRx,
     /// [`UdpPing`].
     Ping,
+    /// [`super::cyclictest::Cyclictest`].
+    Cyclic,
     /// [`IdleApp`].
     Idle,
 }
@@ -244,6 +248,7 @@ macro_rules! each {
             Sender::Server($x) => $e,
             Sender::TcpRx($x) => $e,
             Sender::Ping($x) => $e,
+            Sender::Cyclic($x) => $e,
             Sender::Idle($x) => $e,
         }
     };
@@ -277,6 +282,10 @@ macro_rules! with_app {
                 type $T = UdpPing;
                 $e
             }
+            AppKind::Cyclic => {
+                type $T = super::cyclictest::Cyclictest;
+                $e
+            }
             AppKind::Idle => {
                 type $T = IdleApp;
                 $e
@@ -308,6 +317,7 @@ impl Sender {
             Workload::UdpPing { message_bytes, interval_us } => {
                 Sender::Ping(UdpPing::new(message_bytes, interval_us, p, seed, vm_name))
             }
+            Workload::Cyclictest { interval_us } => Sender::Cyclic(super::cyclictest::Cyclictest::new(interval_us, p)),
             Workload::UdpRr { request_bytes, response_bytes, interval_us } => Sender::UdpRx(UdpReceiver::new(
                 request_bytes,
                 interval_us.map(|i| 1e6 / i),
@@ -326,6 +336,7 @@ impl Sender {
             Sender::Server(_) => AppKind::Server,
             Sender::TcpRx(_) => AppKind::TcpRx,
             Sender::Ping(_) => AppKind::Ping,
+            Sender::Cyclic(_) => AppKind::Cyclic,
             Sender::Idle(_) => AppKind::Idle,
         }
     }

@@ -507,7 +507,7 @@ fn check_device(vm: &Vm, key: &dyn Fn(&str) -> String, profile: &Profile, virt: 
         ));
     }
     if virt == Virtualization::BareMetal {
-        if !vf {
+        if !vf && vm.workload.as_ref().is_some_and(Workload::uses_network) {
             return Err(format!(
                 "key `{}`: a bare-metal host has no virtio device; set it to \"sriov_vf\" (the NIC used directly)",
                 key("net.kind")

@@ -47,6 +47,12 @@ pub enum Workload {
         /// µs between sends (open loop).
         interval_us: f64,
     },
+    /// cyclictest (DID §5.4): a highest-priority thread woken by the guest's LAPIC timer every
+    /// `interval_us`; its latency is from the timer's expiry to the thread running.
+    Cyclictest {
+        /// µs between wake-ups (> 0; DID runs 1000).
+        interval_us: f64,
+    },
     /// netperf TCP_STREAM from the guest: one TCP connection, `write()`s of `message_bytes`.
     TcpStream {
         /// Bytes per `write()` (1..=1048576).
@@ -178,6 +184,11 @@ impl Workload {
         matches!(self, Workload::TcpRr { .. } | Workload::Memcached { .. } | Workload::Http { .. })
     }
 
+    /// It sends or receives through the VM's NIC (all but cyclictest).
+    pub fn uses_network(&self) -> bool {
+        !matches!(self, Workload::Cyclictest { .. })
+    }
+
     /// Its frames carry TCP (else UDP) headers on the wire.
     pub fn is_tcp(&self) -> bool {
         self.is_tcp_server() || matches!(self, Workload::TcpStream { .. } | Workload::TcpReceive { .. })
@@ -190,6 +201,7 @@ impl Workload {
             Workload::UdpReceive { rate_pps, .. } => Some(rate_pps),
             Workload::UdpRr { interval_us, .. } => interval_us.map(|i| 1e6 / i),
             Workload::UdpPing { interval_us, .. } => Some(1e6 / interval_us),
+            Workload::Cyclictest { interval_us } => Some(1e6 / interval_us),
             _ => None,
         }
     }
@@ -225,6 +237,7 @@ impl Workload {
                 range(key, "message_bytes", *message_bytes, 1, 65507, "UDP payload")?;
                 check_interval(key, *interval_us)
             }
+            Workload::Cyclictest { interval_us } => check_interval(key, *interval_us),
             Workload::TcpStream { message_bytes, window_bytes } | Workload::TcpReceive { message_bytes, window_bytes } => {
                 if !(1..=1 << 20).contains(message_bytes) {
                     return Err(format!("key `{key}.message_bytes`: {message_bytes} is not allowed; expected 1..=1048576"));

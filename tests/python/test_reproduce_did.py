@@ -1,0 +1,36 @@
+"""DID reproductions (DID §5.2 Fig. 4, §5.4 Fig. 6): the directions the paper states hold."""
+
+import pytest
+
+reproduce = pytest.importorskip("eventpath.reproduce")
+
+
+def _rows(doc):
+    return {(r["config"], r["metric"]): r for r in doc["rows"]}
+
+
+def test_did_fig4_did_leaves_under_1k_exits_and_kvm_exits_per_interrupt(tmp_path):
+    doc = reproduce.run("did-fig4", tmp_path, duration=0.05)
+    assert (tmp_path / "did-fig4.png").stat().st_size > 0
+    rows = _rows(doc)
+    for rate in (100, 250, 400, 600):
+        kvm, did = f"KVM-{rate}K", f"DID-{rate}K"
+        # DID §5.2: under 1K exits/s at every rate; KVM's are external interrupts and EOIs.
+        assert rows[(did, "exits_total")]["simulated"] < 1000
+        assert rows[(did, "tig")]["simulated"] > rows[(kvm, "tig")]["simulated"]
+        assert rows[(kvm, "exits_external_interrupt")]["simulated"] > 1000
+        assert rows[(kvm, "eoi_share_of_msr_writes")]["simulated"] > 90
+        # APICv (DID §5.9) removes the EOI exits and leaves the VF's external interrupts.
+        assert rows[(f"APICv-{rate}K", "exits_eoi")]["simulated"] == 0
+        assert rows[(f"APICv-{rate}K", "exits_external_interrupt")]["simulated"] > 1000
+        assert rows[(kvm, "exits_total")]["role"] == "calibration"
+        assert rows[(did, "tig")]["role"] == "prediction"
+
+
+def test_did_fig6_did_is_near_bare_metal_and_kvm_far_above(tmp_path):
+    rows = _rows(reproduce.run("did-fig6", tmp_path, duration=0.05))
+    bm, kvm, did, apicv = (rows[(c, "latency_mean")]["simulated"] for c in ("bare-metal", "KVM", "DID", "APICv"))
+    assert did < 1.5 * bm and kvm > 2 * did
+    assert did < apicv < kvm, "APICv removes the EOI exit only"
+    assert rows[("DID", "exits_total")]["simulated"] == 0
+    assert rows[("APICv", "exits_timer")]["simulated"] > 0, "TMICT writes still exit under APICv"

@@ -12,7 +12,7 @@
 //! name = "vm0"
 //! vcpus = 1
 //! vcpu_pins = [0]          # pCPU of each vCPU thread
-//! interrupt_delivery = "emulated"  # or "posted" (APICv posted interrupts); default emulated
+//! interrupt_delivery = "emulated"  # apicv, posted, eli, did (eventpath_policy::delivery)
 //! [vm.net]
 //! queue_size = 256
 //! vhost_pin = 1

@@ -391,7 +391,11 @@ impl Host {
         if delivery.hlt_exits() {
             return self.exit(now, v, ExitReason::Hlt, AfterExit::Block, q);
         }
-        // Bare metal: the CPU idles until an interrupt, with no exit.
+        // Bare metal: the CPU idles until an interrupt, with no exit — unless one arrived while
+        // it was on its way (what the end of a HLT exit checks in the virtualized modes).
+        if self.vcpus[v as usize].has_deliverable() {
+            return self.enter(now, v, q);
+        }
         self.vcpus[v as usize].guest_time.set(now, false);
         self.halt(now, v, q)
     }

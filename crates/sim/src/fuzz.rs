@@ -1,6 +1,7 @@
 //! Layout fuzzing (DESIGN §6 "fuzzed layouts"): random *valid* scenarios — 1–8 VMs of 1–4 vCPUs,
 //! random pins (many vCPUs on one pCPU included), host CPU hogs, guest burns, every workload
-//! kind, both delivery modes, tiny and large rings, random profile overrides (zeros included) —
+//! kind, every delivery mode and SR-IOV VFs (on the `did` profile, the one with `[sriov]`),
+//! guest idle polling, tiny and large rings, random profile overrides (zeros included) —
 //! each run for 0.1 simulated seconds and held to three properties:
 //!
 //! 1. it runs to its end (no panic; debug builds also check every vCPU's mode against its
@@ -47,8 +48,16 @@ pub struct Failure {
 /// The scenario of case `case` (deterministic in `case`).
 pub fn scenario(case: u64) -> String {
     let mut r = Rng::for_component(case, "layout-fuzz");
+    // A second stream for the delivery-mode and VF draws, so that the es2/elvis cases keep the
+    // layouts (and case numbers) they had before those parts existed.
+    let mut d = Rng::for_component(case, "layout-fuzz-delivery");
     let profile = if r.chance(0.5) { "es2" } else { "elvis" };
-    let max_cpus = if profile == "es2" { 8 } else { 16 };
+    let profile = if d.chance(0.25) { "did" } else { profile };
+    let max_cpus = match profile {
+        "es2" => 8,
+        "did" => 4,
+        _ => 16,
+    };
     let pcpus = 1 + r.below(max_cpus.min(8)) as u32;
     let mut s = String::new();
     let _ = writeln!(s, "name = \"fuzz-{case}\"\nprofile = \"{profile}\"\nseed = {}", 1 + r.below(1000));
@@ -74,15 +83,31 @@ pub fn scenario(case: u64) -> String {
         if r.chance(0.6) {
             let _ = writeln!(s, "vcpu_pins = {}", pins(&mut r, pcpus, vcpus));
         }
-        let delivery = if r.chance(0.5) { "emulated" } else { "posted" };
+        let mut delivery = if r.chance(0.5) { "emulated" } else { "posted" };
+        let vf = profile == "did" && d.chance(0.5);
+        if profile == "did" {
+            // eli needs an assigned device; every other mode also runs on virtio.
+            delivery = ["emulated", "apicv", "posted", "did", "eli"][d.below(if vf { 5 } else { 4 }) as usize];
+            if d.chance(0.2) {
+                s += "guest_idle = \"poll\"\n";
+            }
+        }
         let _ = writeln!(s, "interrupt_delivery = \"{delivery}\"\nguest_cpu_burn = {}", r.chance(0.3));
         let routing = ["fixed", "lowest_priority_rr", "running_first", "es2", "h_balance"][r.below(5) as usize];
         let _ = writeln!(s, "interrupt_routing = \"{routing}\"");
         if r.chance(0.3) {
             let _ = writeln!(s, "[vm.halt_poll]\nmax_halt_poll_ns = {}", r.below(1_000_000));
         }
-        let _ = writeln!(s, "[vm.net]\nqueue_size = {}\nevent_idx = {}", 1u32 << (1 + r.below(10)), r.chance(0.7));
-        if r.chance(0.5) {
+        let (ring, event_idx) = (1u32 << (1 + r.below(10)), r.chance(0.7));
+        let ring = if vf { 64 << d.below(7) } else { ring };
+        let _ = writeln!(s, "[vm.net]\nqueue_size = {ring}\nevent_idx = {event_idx}");
+        if vf {
+            let _ = writeln!(s, "kind = \"sriov_vf\"");
+            if d.chance(0.5) {
+                let _ = writeln!(s, "itr_us = {}", 1 + d.below(300));
+            }
+        }
+        if r.chance(0.5) && !vf {
             let _ = writeln!(s, "vhost_pin = {}", r.below(pcpus as u64));
         }
         match r.below(4) {

@@ -124,8 +124,9 @@ fn bare_metal_takes_the_same_traffic_with_no_exits() {
 
 #[test]
 fn a_full_vf_ring_drops_and_the_ledger_still_balances() {
-    // 8 descriptors and a 500 µs throttle: the ring fills between interrupts.
-    let o = run(&scenario("", "kind = \"sriov_vf\"\nqueue_size = 8\nitr_us = 500", IDLE_POLL, ""));
+    // 64 descriptors (the driver's smallest ring) and a 1 ms throttle at 100 kpps: the ring
+    // fills between interrupts.
+    let o = run(&scenario("", "kind = \"sriov_vf\"\nqueue_size = 64\nitr_us = 1000", IDLE_POLL, ""));
     assert!(o.summary.vms[0].loss_pct.unwrap() > 10.0, "{:?}", o.summary.vms[0].loss_pct);
 }
 
@@ -152,6 +153,10 @@ fn bad_device_and_delivery_combinations_are_refused_with_the_key() {
     for bad in ["0", "2000", "-1"] {
         let m = error_of(&scenario("", &format!("kind = \"sriov_vf\"\nitr_us = {bad}"), "", ""));
         assert!(m.contains("net.itr_us") && m.contains("1022"), "{m}");
+    }
+    for bad in ["8", "8192"] {
+        let m = error_of(&scenario("", &format!("kind = \"sriov_vf\"\nqueue_size = {bad}"), "", ""));
+        assert!(m.contains("net.queue_size") && m.contains("64..=4096"), "{m}");
     }
     let m = error_of(&scenario("", "itr_us = 20", "", ""));
     assert!(m.contains("net.itr_us") && m.contains("sriov_vf"), "{m}");

@@ -126,6 +126,8 @@ pub struct TcpServer {
     pub segments_life: u64,
     /// Request segments retransmitted after a tap drop (window).
     pub retransmits: u64,
+    /// Retransmission timers armed and not yet fired (lifetime state).
+    retx_armed: u32,
     /// Request sent → response complete at the client (ns).
     pub latency: Histogram,
 }
@@ -166,6 +168,7 @@ impl TcpServer {
             segments: 0,
             segments_life: 0,
             retransmits: 0,
+            retx_armed: 0,
             latency: Histogram::new(),
         }
     }
@@ -290,6 +293,10 @@ impl Host {
 
     /// A request segment was dropped at the tap queue: the client retransmits it after the RTO.
     pub(crate) fn server_tap_drop(&mut self, now: Time, dev: u32, pkt: RxPkt, q: &mut EventQueue<Ev>) {
+        if pkt.bytes > 0 || pkt.ctl != Ctl::None {
+            let vm = self.devs[dev as usize].vm as usize;
+            TcpServer::state(self, vm).retx_armed += 1;
+        }
         if pkt.bytes > 0 {
             q.at(now + TCP_RTO_MIN_NS, ClientEv { kind: RETX, x: ctl_code(Ctl::None), a: pkt.conn, b: pkt.bytes }.on(dev));
         } else if pkt.ctl != Ctl::None {
@@ -302,7 +309,9 @@ impl Host {
     /// The retransmission timer of a dropped request segment (or SYN, FIN) fired.
     fn client_retx(&mut self, now: Time, dev: u32, conn: u32, bytes: u32, ctl: Ctl, q: &mut EventQueue<Ev>) {
         let vm = self.devs[dev as usize].vm as usize;
-        TcpServer::state(self, vm).retransmits += 1;
+        let s = TcpServer::state(self, vm);
+        s.retransmits += 1;
+        s.retx_armed -= 1;
         self.client_packet(now, dev, RxPkt { bytes, ack: 0, born: now, conn, ctl }, q);
     }
 
@@ -482,6 +491,9 @@ impl App for TcpServer {
     }
     fn progress(&self) -> u64 {
         self.ops_life
+    }
+    fn retransmission_armed(&self) -> bool {
+        self.retx_armed > 0
     }
     /// Response segments at the client; latency per transaction. Request segments dropped at
     /// the tap are retransmitted, never lost.

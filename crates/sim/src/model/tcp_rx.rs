@@ -305,6 +305,9 @@ impl App for TcpReceiver {
     fn progress(&self) -> u64 {
         self.read_life()
     }
+    fn retransmission_armed(&self) -> bool {
+        self.rto_armed
+    }
     /// Segments into the guest, bytes the application read; no per-packet latency. Segments
     /// dropped at the tap are resent, never lost.
     fn measure<'a>(&'a self, _d: &'a NetDev) -> Measure<'a> {

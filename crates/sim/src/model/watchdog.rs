@@ -5,7 +5,9 @@
 //! than half of that time, and run for less than a tenth of the time it was runnable (a vCPU
 //! behind a nice −14 hog on its pCPU gets about 4 %, one of four vCPUs sharing a pCPU 25 %). A stall is a model bug (a lost
 //! wake-up, a lost interrupt, a window that never reopens), never a result, and the summary
-//! says so (`stalled_flows`).
+//! says so (`stalled_flows`). A flow whose client waits on an armed TCP retransmission timer
+//! (a segment lost to a full tap queue or VF ring; Linux's RTO is at least 200 ms) is slow, not
+//! stalled: the timer will fire.
 //!
 //! A flow starved by the host scheduler (a vCPU behind a nice −20 hog on its only pCPU) is
 //! slow, not stalled, and is not reported; vCPUs that time-share a pCPU still run a fair share
@@ -173,8 +175,9 @@ impl Host {
         for vm in 0..self.watchdog.flows.len() {
             if self.watchdog.flows[vm].is_some() {
                 let (count, effort) = (self.flow_progress(vm), self.flow_effort(now, vm));
+                let timer = self.senders[vm].retransmission_armed();
                 let before = self.watchdog.stalls.len();
-                self.watchdog.observe(vm, now, count, effort);
+                self.watchdog.observe(vm, now, count, timer, effort);
                 if self.watchdog.stalls.len() > before {
                     self.watchdog.stalls[before].state = self.flow_state(vm);
                 }
@@ -184,10 +187,12 @@ impl Host {
 }
 
 impl Watchdog {
-    /// One look at VM `vm`'s flow: its progress count and its threads' effort now.
-    fn observe(&mut self, vm: usize, now: Time, count: u64, effort: Effort) {
+    /// One look at VM `vm`'s flow: its progress count, whether its client waits on a
+    /// retransmission timer (a flow that does is slow, not stalled: the timer will fire), and
+    /// its threads' effort now.
+    fn observe(&mut self, vm: usize, now: Time, count: u64, timer_armed: bool, effort: Effort) {
         let Some(f) = self.flows[vm].as_mut() else { return };
-        if count != f.count || f.history.is_empty() {
+        if count != f.count || timer_armed || f.history.is_empty() {
             if let Some(i) = f.open.take() {
                 self.stalls[i].recovered = Some(now);
             }
@@ -237,13 +242,13 @@ mod tests {
     #[test]
     fn a_flow_without_progress_whose_threads_run_is_stalled_once_then_recovers() {
         let mut w = one_flow(None);
-        w.observe(0, 0, 5, waited(0));
+        w.observe(0, 0, 5, false, waited(0));
         for t in (10..=100).step_by(10) {
             // The vCPU time-shares its pCPU with three others: turns every 12 ms.
-            w.observe(0, t * MS, 5, waited(12 * MS));
+            w.observe(0, t * MS, 5, false, waited(12 * MS));
         }
         assert_eq!(w.stalls, vec![Stall { vm: 0, since: 0, detected: 50 * MS, recovered: None, state: String::new() }]);
-        w.observe(0, 110 * MS, 6, waited(0));
+        w.observe(0, 110 * MS, 6, false, waited(0));
         assert_eq!(w.stalls[0].recovered, Some(110 * MS));
         assert_eq!(w.stalls.len(), 1);
     }
@@ -251,16 +256,16 @@ mod tests {
     #[test]
     fn a_flow_whose_thread_waits_long_for_its_turns_gets_three_gaps() {
         let mut w = one_flow(None);
-        w.observe(0, 0, 5, waited(0));
+        w.observe(0, 0, 5, false, waited(0));
         // A vCPU behind a nice -19 hog runs 4 ms every 80: the check sees the wait so far, or
         // the whole 76 ms wait if a turn came since the last check. 228 ms may pass.
         for t in (10..=220u64).step_by(10) {
             let ongoing = (t % 80).saturating_sub(4);
             let ended = if t % 80 < 10 { 76 } else { 0 };
-            w.observe(0, t * MS, 5, waited(ongoing.max(ended) * MS));
+            w.observe(0, t * MS, 5, false, waited(ongoing.max(ended) * MS));
         }
         assert!(w.stalls.is_empty());
-        w.observe(0, 230 * MS, 5, waited(0));
+        w.observe(0, 230 * MS, 5, false, waited(0));
         assert_eq!(w.stalls.len(), 1);
     }
 
@@ -268,20 +273,38 @@ mod tests {
     fn a_vm_busy_with_interrupts_and_napi_is_livelocked_not_stalled() {
         let mut w = one_flow(None);
         let e = |guest: u64, irq: u64| Effort { max_wait: 0, guest: vec![(guest, irq)] };
-        w.observe(0, 0, 5, e(0, 0));
-        w.observe(0, 60 * MS, 5, e(60 * MS, 40 * MS)); // two thirds in NAPI
+        w.observe(0, 0, 5, false, e(0, 0));
+        w.observe(0, 60 * MS, 5, false, e(60 * MS, 40 * MS)); // two thirds in NAPI
         assert!(w.stalls.is_empty());
-        w.observe(0, 120 * MS, 5, e(120 * MS, 40 * MS)); // application only since
+        w.observe(0, 120 * MS, 5, false, e(120 * MS, 40 * MS)); // application only since
         assert_eq!(w.stalls.len(), 1);
     }
 
     #[test]
     fn an_open_loop_flow_gets_four_send_intervals() {
         let mut w = one_flow(Some(100 * MS));
-        w.observe(0, 0, 1, waited(0));
-        w.observe(0, 390 * MS, 1, waited(0));
+        w.observe(0, 0, 1, false, waited(0));
+        w.observe(0, 390 * MS, 1, false, waited(0));
         assert!(w.stalls.is_empty());
-        w.observe(0, 400 * MS, 1, waited(0));
+        w.observe(0, 400 * MS, 1, false, waited(0));
+        assert_eq!(w.stalls.len(), 1);
+    }
+
+    #[test]
+    fn a_flow_waiting_on_a_retransmission_timer_is_slow_not_stalled() {
+        let mut w = one_flow(None);
+        w.observe(0, 0, 5, false, waited(0));
+        // A lost request segment: the client's 200 ms RTO is armed, nothing moves meanwhile.
+        for t in (10..=200).step_by(10) {
+            w.observe(0, t * MS, 5, true, waited(0));
+        }
+        assert!(w.stalls.is_empty());
+        // The timer fired and the flow still does not move: the window counts from then.
+        for t in (210..=240).step_by(10) {
+            w.observe(0, t * MS, 5, false, waited(0));
+        }
+        assert!(w.stalls.is_empty());
+        w.observe(0, 250 * MS, 5, false, waited(0));
         assert_eq!(w.stalls.len(), 1);
     }
 
@@ -289,8 +312,8 @@ mod tests {
     fn a_vm_without_a_flow_is_not_watched() {
         let mut w = Watchdog::default();
         w.watch(0, false, None);
-        w.observe(0, 0, 0, waited(0));
-        w.observe(0, 500 * MS, 0, waited(0));
+        w.observe(0, 0, 0, false, waited(0));
+        w.observe(0, 500 * MS, 0, false, waited(0));
         assert!(w.stalls.is_empty());
     }
 }

@@ -142,6 +142,11 @@ pub(crate) trait App: Sized {
     fn progress(&self) -> u64 {
         0
     }
+    /// Its client has a retransmission timer armed: the flow waits for TCP's RTO (200 ms and
+    /// more), a timer that will fire, not a wake-up that may have been lost.
+    fn retransmission_armed(&self) -> bool {
+        false
+    }
     /// What it reports for summary.json, given its device.
     fn measure<'a>(&'a self, d: &'a NetDev) -> Measure<'a>;
     /// Its lines of the conservation ledger.
@@ -364,6 +369,10 @@ impl Sender {
     /// See [`App::progress`].
     pub fn progress(&self) -> u64 {
         each!(self, s => s.progress())
+    }
+    /// See [`App::retransmission_armed`].
+    pub fn retransmission_armed(&self) -> bool {
+        each!(self, s => s.retransmission_armed())
     }
     /// See [`App::measure`].
     pub fn measure<'a>(&'a self, d: &'a NetDev) -> Measure<'a> {

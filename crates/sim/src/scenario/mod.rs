@@ -543,5 +543,10 @@ fn check_device(vm: &Vm, key: &dyn Fn(&str) -> String, profile: &Profile, virt: 
     if vm.net.vhost_pin.is_some() {
         return Err(format!("key `{}`: an SR-IOV VF has no vhost thread; remove the key", key("net.vhost_pin")));
     }
+    // ixgbevf's IXGBEVF_MIN_RXD and IXGBEVF_MAX_RXD: the VF's descriptor rings hold 64 to 4096.
+    let q = vm.net.queue_size;
+    if !(64..=4096).contains(&q) {
+        return Err(format!("key `{}`: {q} descriptors is not allowed for an SR-IOV VF; expected 64..=4096 (the VF driver's ring sizes)", key("net.queue_size")));
+    }
     Ok(())
 }

@@ -197,3 +197,18 @@ fn a_cyclictest_interval_of_zero_is_refused() {
     let m = error_of(&cyclictest("", "").replace("interval_us = 1000", "interval_us = 0"));
     assert!(m.contains("interval_us") && m.contains("not allowed"), "{m}");
 }
+
+#[test]
+fn the_drivers_dynamic_throttle_follows_the_traffic() {
+    // ixgbevf's adaptive ITR: 10 kpps of 128-byte datagrams (2 bytes/µs) sit in the lowest-latency
+    // range, an interrupt per packet; 600 kpps (100 bytes/µs) in bulk, about 12 K interrupts/s.
+    let dynamic = |pps: u32| {
+        let text = scenario("", "kind = \"sriov_vf\"\nitr_us = \"dynamic\"", IDLE_POLL, "").replace("rate_pps = 100000", &format!("rate_pps = {pps}"));
+        run(&text).summary.vms[0].interrupts_per_s.unwrap()
+    };
+    let (sparse, bulk) = (dynamic(10_000), dynamic(600_000));
+    assert!(sparse > 9_000.0, "one interrupt per sparse packet: {sparse}");
+    assert!((11_000.0..=14_000.0).contains(&bulk), "80-84 µs apart in bulk (the smoothing approaches 84): {bulk}");
+    let m = error_of(&scenario("", "kind = \"sriov_vf\"\nitr_us = \"adaptive\"", "", ""));
+    assert!(m.contains("itr_us") && m.contains("dynamic"), "{m}");
+}

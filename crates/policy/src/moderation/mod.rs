@@ -8,7 +8,8 @@
 //! * [`fir`]: fixed rate (baseline, CGR/AIR paper §4.1; Linux default 8000/s);
 //! * [`cgr`]: coarse-grained classes by average packet size (§4.2);
 //! * [`air`]: the adaptive model and Algorithm 1 (§4.3);
-//! * [`dim`]: Linux net DIM (lib/dim/net_dim.c), whose profile sets the throttle's rate.
+//! * [`dim`]: Linux net DIM (lib/dim/net_dim.c), whose profile sets the throttle's rate;
+//! * [`ixgbevf_itr`]: the SR-IOV VF driver's own dynamic throttle (ixgbevf's default).
 //!
 //! All implement [`InterruptModerator`]; [`ModerationConfig::build`] makes any of them.
 
@@ -16,6 +17,7 @@ pub mod air;
 pub mod cgr;
 pub mod dim;
 pub mod fir;
+pub mod ixgbevf_itr;
 mod throttle;
 mod window;
 

@@ -38,6 +38,12 @@ impl Throttle {
         Self { rate, gap_ns, state: ThrottleState::Ready { last_fire_ns: None } }
     }
 
+    /// Changes the minimum gap (ns, ≥ 1), as a driver rewriting EITR does.
+    pub fn set_gap_ns(&mut self, gap_ns: u64) {
+        self.gap_ns = gap_ns.max(1);
+        self.rate = u32::try_from(1_000_000_000 / self.gap_ns).unwrap_or(u32::MAX).max(1);
+    }
+
     /// Changes the rate (interrupts/s, ≥ 1).
     pub fn set_rate(&mut self, rate: u32) {
         self.rate = rate.max(1);

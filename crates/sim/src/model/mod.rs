@@ -333,7 +333,7 @@ impl Host {
                 port_itr: nic_itr::RxItr::new(c.profile.host.nic_rx_itr_ns.value),
                 vf: (vm.net.kind == crate::scenario::NetKind::SriovVf).then(|| {
                     let sr = c.profile.sriov.as_ref().expect("a checked VF has a profile with [sriov]");
-                    vf::Vf::new(vm.net.itr_us.map_or(sr.vf_itr_ns.value, |us| us * 1e3))
+                    vf::Vf::new(vm.net.itr_us, sr.vf_itr_ns.value, tcp)
                 }),
             });
             let sender = Sender::new(w, vm.vcpus, &c.profile, s.seed, &vm.name);

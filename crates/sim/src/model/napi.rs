@@ -150,6 +150,9 @@ impl Host {
         let d = &mut self.devs[dev];
         d.napi.running = false;
         let pkt = d.rxq.poll_and_refill().expect("NAPI receive without a used buffer");
+        if let Some(vf) = &mut d.vf {
+            vf.on_rx(pkt.bytes);
+        }
         self.wake_app(now, v, q);
         if self.app_deliver(now, v, vm, pkt, q) {
             return;

@@ -37,6 +37,14 @@ impl RxItr {
         RxItr { t: (gap > 0).then(|| Throttle::with_gap_ns(gap)), irqs: 0 }
     }
 
+    /// A new minimum gap (ns), from the next interrupt on (a driver rewriting EITR).
+    pub fn set_gap_ns(&mut self, gap_ns: u64) {
+        match &mut self.t {
+            Some(t) => t.set_gap_ns(gap_ns),
+            None => self.t = Some(Throttle::with_gap_ns(gap_ns)),
+        }
+    }
+
     /// The time of the interrupt that receives a frame arriving at `at`, for frames fed in
     /// order of arrival ahead of time (the host's port: its reverse link is FIFO, so each
     /// frame's arrival is known, in order, when the client sends it).

@@ -7,7 +7,9 @@
 //! Each write-back (RX frame, TX completion) sets the queue's interrupt cause. The MSI-X vector
 //! auto-masks when it fires (82599 EIAM) and its driver (ixgbevf-like: one vector per queue pair,
 //! NAPI with the guest's weight) unmasks it when NAPI completes; while unmasked, the VF's
-//! throttle (EITR: at most one interrupt per interval, `RxItr`) decides when the cause fires.
+//! throttle (EITR: at most one interrupt per interval, `RxItr`) decides when the cause fires;
+//! the interval is fixed, or rewritten by the driver's dynamic throttle at each NAPI completion
+//! (`eventpath_policy::moderation::ixgbevf_itr`) from the bytes NAPI received and the NIC sent.
 //! The vector reaches the vCPU as an *assigned* interrupt: what that costs — an
 //! external-interrupt exit and injection, a VT-d posted interrupt, direct delivery — is the VM's
 //! delivery mode's (`delivery.rs`).
@@ -19,9 +21,15 @@
 
 use super::lapic::Vector;
 use super::nic_itr::{Arrival, RxItr};
+use super::tcp::TCP_IP_HDR;
 use super::virtq::Buf;
 use super::{Ev, Host};
 use crate::engine::{EventQueue, Time};
+use crate::scenario::VfItr;
+use eventpath_policy::moderation::ixgbevf_itr::DynamicItr;
+
+/// Ethernet, IPv4 and UDP headers: a UDP datagram's frame bytes beyond its payload.
+const UDP_FRAME_HDR: u32 = 14 + 20 + 8;
 
 /// The VF's interrupt side.
 #[derive(Debug)]
@@ -32,12 +40,41 @@ pub struct Vf {
     pub unmasked: bool,
     /// An interrupt is scheduled at the throttle's deadline.
     armed: bool,
+    /// The driver's dynamic throttle, if the VF runs it.
+    dynamic: Option<DynamicItr>,
+    /// Frame bytes beyond a packet's payload (the driver counts whole frames).
+    hdr_bytes: u32,
 }
 
 impl Vf {
-    /// A VF whose vector interrupts at most once per `itr_ns`.
-    pub fn new(itr_ns: f64) -> Self {
-        Vf { itr: RxItr::new(itr_ns), unmasked: true, armed: false }
+    /// A VF with the scenario's throttle `setting` (absent: fixed at `default_ns`), carrying
+    /// TCP (else UDP) frames.
+    pub fn new(setting: Option<VfItr>, default_ns: f64, tcp: bool) -> Self {
+        let (itr, dynamic) = match setting {
+            None => (RxItr::new(default_ns), None),
+            Some(VfItr::Fixed(us)) => (RxItr::new(us * 1e3), None),
+            Some(VfItr::Dynamic) => {
+                let d = DynamicItr::new();
+                (RxItr::new(d.interval_ns() as f64), Some(d))
+            }
+        };
+        let hdr_bytes = if tcp { 14 + TCP_IP_HDR } else { UDP_FRAME_HDR };
+        Vf { itr, unmasked: true, armed: false, dynamic, hdr_bytes }
+    }
+
+    /// NAPI received a packet of `payload` bytes from the RX ring.
+    pub fn on_rx(&mut self, payload: u32) {
+        let bytes = u64::from(payload + self.hdr_bytes);
+        if let Some(d) = &mut self.dynamic {
+            d.on_rx(1, bytes);
+        }
+    }
+
+    /// NAPI completed: the dynamic throttle (if any) sets the next interval.
+    fn napi_complete(&mut self) {
+        if let Some(gap) = self.dynamic.as_mut().and_then(DynamicItr::on_napi_complete) {
+            self.itr.set_gap_ns(gap);
+        }
     }
 }
 
@@ -67,6 +104,10 @@ impl Host {
     /// The guest driver posted a TX descriptor and wrote the tail: the NIC sends the frame.
     pub(crate) fn vf_tx(&mut self, now: Time, dev: u32, b: Buf, q: &mut EventQueue<Ev>) {
         let d = &mut self.devs[dev as usize];
+        let vf = d.vf.as_mut().expect("a VF device");
+        if let Some(dy) = &mut vf.dynamic {
+            dy.on_tx(1, u64::from(b.bytes + vf.hdr_bytes));
+        }
         d.txq.add(b);
         d.txq.take();
         d.txq.put_used();
@@ -113,6 +154,8 @@ impl Host {
 
     /// NAPI completed with the ring empty: unmask the vector (its refills were tail writes).
     pub(crate) fn vf_unmask(&mut self, dev: u32) {
-        self.devs[dev as usize].vf.as_mut().expect("a VF device").unmasked = true;
+        let vf = self.devs[dev as usize].vf.as_mut().expect("a VF device");
+        vf.napi_complete();
+        vf.unmasked = true;
     }
 }

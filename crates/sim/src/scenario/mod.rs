@@ -225,10 +225,13 @@ pub struct Net {
     /// `virtio` (default) or `sriov_vf`.
     #[serde(default)]
     pub kind: NetKind,
-    /// A VF's interrupt throttle interval in µs (its EITR register): at most one interrupt per
-    /// interval. Absent: the VF driver's default (`sriov.vf_itr_ns` of the profile). Only for
-    /// `kind = "sriov_vf"`; 0 < value <= the profile's `sriov.vf_itr_max_ns`.
-    pub itr_us: Option<f64>,
+    /// A VF's interrupt throttle (its EITR register): an interval in µs, at most one interrupt
+    /// per interval (0 < value <= the profile's `sriov.vf_itr_max_ns`), or `"dynamic"`, the
+    /// driver's adaptive throttle (`eventpath_policy::moderation::ixgbevf_itr`, ixgbevf's
+    /// `rx-usecs` 1). Absent: a fixed interval of `sriov.vf_itr_ns` of the profile. Only for
+    /// `kind = "sriov_vf"`.
+    #[serde(default, deserialize_with = "vf_itr")]
+    pub itr_us: Option<VfItr>,
     /// Descriptors per virtqueue (power of two, 2..=32768, as virtio requires).
     #[serde(default = "default_queue_size")]
     pub queue_size: u32,
@@ -248,6 +251,26 @@ pub struct Net {
 
 fn yes() -> bool {
     true
+}
+
+/// A VF's interrupt throttle setting (`[vm.net] itr_us`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum VfItr {
+    /// A fixed interval (µs).
+    Fixed(f64),
+    /// The driver's dynamic throttle.
+    Dynamic,
+}
+
+/// `itr_us`: a number of µs or `"dynamic"`.
+fn vf_itr<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<VfItr>, D::Error> {
+    use serde::de::Error;
+    match toml::Value::deserialize(d)? {
+        toml::Value::Float(f) => Ok(Some(VfItr::Fixed(f))),
+        toml::Value::Integer(i) => Ok(Some(VfItr::Fixed(i as f64))),
+        toml::Value::String(s) if s == "dynamic" => Ok(Some(VfItr::Dynamic)),
+        other => Err(D::Error::custom(format!("{other} is not allowed; expected an interval in µs or \"dynamic\""))),
+    }
 }
 
 impl Default for Net {
@@ -534,7 +557,7 @@ fn check_device(vm: &Vm, key: &dyn Fn(&str) -> String, profile: &Profile, virt: 
             profile.name
         ));
     };
-    if let Some(us) = vm.net.itr_us {
+    if let Some(VfItr::Fixed(us)) = vm.net.itr_us {
         let max_us = sr.vf_itr_max_ns.value / 1e3;
         if !(us.is_finite() && us > 0.0 && us <= max_us) {
             return Err(format!("key `{}`: {us} is not allowed; expected 0 < interval <= {max_us} µs (the EITR register's maximum)", key("net.itr_us")));

@@ -83,6 +83,8 @@ pub struct Latency {
     pub p50: Option<f64>,
     /// 90th percentile.
     pub p90: Option<f64>,
+    /// 95th percentile (a QoS bound's usual percentile, DID §5.7).
+    pub p95: Option<f64>,
     /// 99th percentile.
     pub p99: Option<f64>,
     /// 99.9th percentile.
@@ -230,6 +232,7 @@ impl Latency {
             mean: us(h.mean()),
             p50: us(h.quantile(0.5)),
             p90: us(h.quantile(0.9)),
+            p95: us(h.quantile(0.95)),
             p99: us(h.quantile(0.99)),
             p999: us(h.quantile(0.999)),
             max: us(h.max().map(|m| m as f64)),

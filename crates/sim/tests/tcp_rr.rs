@@ -154,3 +154,21 @@ fn nginx_serves_more_requests_than_apache_on_the_same_vcpu() {
     // Less application CPU per request; the kernel path (connection, segments, exits) is shared.
     assert!(n.throughput.ops_per_s.unwrap() > 1.15 * a.throughput.ops_per_s.unwrap());
 }
+
+#[test]
+fn a_paced_memcached_client_offers_its_rate_and_counts_waiting_past_saturation() {
+    let paced = |rate: u32| run(&format!("kind = \"memcached\"\nconcurrency = 32\nrate_rps = {rate}"), "elvis");
+    let ops = |v: &VmSummary| v.throughput.ops_per_s.unwrap();
+    // Below saturation the server completes what is offered (Poisson arrivals: within a few %).
+    let light = paced(5_000);
+    assert!((ops(&light) - 5_000.0).abs() < 500.0, "{}", ops(&light));
+    // Far above it, completions stay at capacity and the 95th percentile, counted from when each
+    // request was due, grows with the backlog.
+    let closed = run("kind = \"memcached\"\nconcurrency = 32", "elvis");
+    let over = paced(3 * ops(&closed) as u32);
+    assert!(ops(&over) < 1.1 * ops(&closed), "{} {}", ops(&over), ops(&closed));
+    assert!(over.latency_us.p95.unwrap() > 10.0 * light.latency_us.p95.unwrap());
+    let text = "name = \"t\"\nprofile = \"elvis\"\n[[vm]]\nname = \"vm0\"\nvcpus = 1\n[vm.workload]\nkind = \"memcached\"\nconcurrency = 8\nrate_rps = 0\n";
+    let m = Scenario::from_toml("t", text).and_then(|s| s.check("t")).unwrap_err().to_string();
+    assert!(m.contains("rate_rps") && m.contains("requests/s"), "{m}");
+}

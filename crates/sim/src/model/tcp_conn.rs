@@ -69,9 +69,9 @@ impl Host {
             }
             Ctl::Fin => {
                 // EOF: the transaction is done; close() sends our FIN, then ab connects again.
-                TcpServer::state(self, vm).complete(conn, at);
+                let next = TcpServer::state(self, vm).complete(conn, at);
                 self.client_ctl(at, dev, conn, Ctl::Fin, q);
-                q.at(at, ClientEv::new(REQ, conn).on(dev));
+                q.at(next, ClientEv::new(REQ, conn).on(dev));
             }
             // The ACK of our FIN: the connection is closed.
             Ctl::None => {}

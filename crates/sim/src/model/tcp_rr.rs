@@ -76,8 +76,10 @@ pub(crate) struct Conn {
     op: Op,
     req_bytes: u32,
     pub(crate) resp_bytes: u32,
-    /// When the client sent the current request.
+    /// When the client sent the current request (a paced client: when it was due).
     pub(crate) born: Time,
+    /// A paced client: when the connection's next request is due.
+    due: Time,
     /// Guest: request bytes received so far.
     got: u32,
     /// Client: response bytes received so far.
@@ -128,6 +130,8 @@ pub struct TcpServer {
     pub retransmits: u64,
     /// Retransmission timers armed and not yet fired (lifetime state).
     retx_armed: u32,
+    /// A paced client (memcached `rate_rps`): the mean gap between requests of a connection.
+    pace_ns: Option<f64>,
     /// Request sent → response complete at the client (ns).
     pub latency: Histogram,
 }
@@ -140,7 +144,12 @@ impl TcpServer {
             Workload::TcpRr { concurrency, .. } | Workload::Memcached { concurrency, .. } | Workload::Http { concurrency, .. } => concurrency,
             _ => unreachable!("TcpServer for a non-server workload"),
         };
-        let c0 = Conn { op: Op::Echo, req_bytes: 0, resp_bytes: 0, born: 0, got: 0, resp_got: 0, unacked: 0 };
+        let c0 = Conn { op: Op::Echo, req_bytes: 0, resp_bytes: 0, born: 0, due: 0, got: 0, resp_got: 0, unacked: 0 };
+        // A paced client's mean gap between one connection's requests.
+        let pace_ns = match *w {
+            Workload::Memcached { rate_rps: Some(r), .. } => Some(conc as f64 * 1e9 / r),
+            _ => None,
+        };
         TcpServer {
             workload: w.clone(),
             mss: p.nic.mtu_bytes.value as u32 - TCP_IP_HDR,
@@ -164,11 +173,13 @@ impl TcpServer {
             ops: 0,
             ops_life: 0,
             issued_life: 0,
-            next_pending: 0,
+            // Every connection's first request is pending from the start.
+            next_pending: conc as u64,
             segments: 0,
             segments_life: 0,
             retransmits: 0,
             retx_armed: 0,
+            pace_ns,
             latency: Histogram::new(),
         }
     }
@@ -208,13 +219,25 @@ impl TcpServer {
     }
 
 
-    /// A transaction on `conn` completed at the client at `at`.
-    pub(crate) fn complete(&mut self, conn: u32, at: Time) {
+    /// A transaction on `conn` completed at the client at `at`; when its next request goes out
+    /// (at once in a closed loop, when it is due for a paced client).
+    pub(crate) fn complete(&mut self, conn: u32, at: Time) -> Time {
         self.ops += 1;
         self.ops_life += 1;
-        // Both callers schedule the connection's next request (ClientReq) at `at`.
+        // Both callers schedule the connection's next request (ClientReq) then.
         self.next_pending += 1;
         self.latency.record(at - self.conns[conn as usize].born);
+        self.next_due(conn).max(at)
+    }
+
+    /// A paced client: draw when `conn`'s next request is due (a Poisson process per
+    /// connection) and return it; a closed loop: 0 (now).
+    fn next_due(&mut self, conn: u32) -> Time {
+        let Some(mean) = self.pace_ns else { return 0 };
+        let gap = -(1.0 - self.rng.uniform()).ln() * mean;
+        let c = &mut self.conns[conn as usize];
+        c.due += round_ns(gap);
+        c.due
     }
 }
 
@@ -254,11 +277,13 @@ impl Host {
         let s = TcpServer::state(self, vm);
         let (op, req, resp) = s.next_op();
         s.issued_life += 1;
-        // The first request of each connection (at build time) follows no completion.
-        s.next_pending = s.next_pending.saturating_sub(1);
+        s.next_pending -= 1;
         let at = self.client_cpu(now, dev, req_ns);
         let s = TcpServer::state(self, vm);
-        s.conns[conn as usize] = Conn { op, req_bytes: req, resp_bytes: resp, born: at, got: 0, resp_got: 0, unacked: 0 };
+        let due = s.conns[conn as usize].due;
+        // A paced request's latency counts from when it was due, queueing at the client included.
+        let born = if s.pace_ns.is_some() { due.min(at) } else { at };
+        s.conns[conn as usize] = Conn { op, req_bytes: req, resp_bytes: resp, born, due, got: 0, resp_got: 0, unacked: 0 };
         if s.per_request_conn {
             // connect(): the SYN first; the request follows the SYN-ACK (tcp_conn.rs).
             return self.client_ctl(at, dev, conn, Ctl::Syn, q);
@@ -422,8 +447,8 @@ impl Host {
         }
         if c.resp_got >= c.resp_bytes {
             // The next request carries the ACK of the remaining segments.
-            s.complete(conn, at);
-            return q.at(at, ClientEv::new(REQ, conn).on(dev));
+            let next = s.complete(conn, at);
+            return q.at(next, ClientEv::new(REQ, conn).on(dev));
         }
         if c.unacked >= delack {
             c.unacked = 0;
@@ -470,7 +495,8 @@ impl App for TcpServer {
     fn start(h: &mut Host, dev: u32, q: &mut EventQueue<Ev>) {
         let vm = h.devs[dev as usize].vm as usize;
         for conn in 0..TcpServer::state(h, vm).concurrency() {
-            q.at(0, ClientEv::new(REQ, conn).on(dev));
+            let due = TcpServer::state(h, vm).next_due(conn);
+            q.at(due, ClientEv::new(REQ, conn).on(dev));
         }
     }
 

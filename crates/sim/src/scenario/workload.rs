@@ -83,7 +83,8 @@ pub enum Workload {
         #[serde(default = "one")]
         concurrency: u32,
     },
-    /// memcached in the guest with a memaslap-like closed-loop client on the remote machine.
+    /// memcached in the guest with a memaslap-like closed-loop client on the remote machine,
+    /// or, with `rate_rps`, a rate-paced client (mutilate `-q`-like) for QoS searches.
     Memcached {
         /// Outstanding requests (one per connection), 1..=1024 (memaslap `--concurrency`).
         concurrency: u32,
@@ -96,6 +97,12 @@ pub enum Workload {
         /// Key bytes, 1..=250 (memcached's limit; memaslap default 64).
         #[serde(default = "default_key")]
         key_bytes: u32,
+        /// Offered requests per second. Absent: closed loop (each connection sends its next
+        /// request when the response is in). Present: each connection's requests are due at
+        /// Poisson times of rate `rate_rps / concurrency`; one whose connection is still busy
+        /// waits for it, and latency counts from when it was due (DID §5.7's QoS search).
+        #[serde(default)]
+        rate_rps: Option<f64>,
     },
     /// A web server (Apache or nginx) in the guest serving one static file to an ab-like
     /// closed-loop client.
@@ -202,6 +209,7 @@ impl Workload {
             Workload::UdpRr { interval_us, .. } => interval_us.map(|i| 1e6 / i),
             Workload::UdpPing { interval_us, .. } => Some(1e6 / interval_us),
             Workload::Cyclictest { interval_us } => Some(1e6 / interval_us),
+            Workload::Memcached { rate_rps, .. } => rate_rps,
             _ => None,
         }
     }
@@ -254,8 +262,11 @@ impl Workload {
                 range(key, "response_bytes", *response_bytes, 1, 1 << 20, "bytes")?;
                 range(key, "concurrency", *concurrency, 1, 1024, "transactions in flight")
             }
-            Workload::Memcached { concurrency, get_ratio, value_bytes, key_bytes } => {
+            Workload::Memcached { concurrency, get_ratio, value_bytes, key_bytes, rate_rps } => {
                 range(key, "concurrency", *concurrency, 1, 1024, "requests in flight")?;
+                if let Some(r) = rate_rps {
+                    check_rate(&format!("{key}.rate_rps"), *r, "requests/s")?;
+                }
                 if !(get_ratio.is_finite() && (0.0..=1.0).contains(get_ratio)) {
                     return Err(format!("key `{key}.get_ratio`: {get_ratio} is not allowed; expected 0..=1 (fraction of gets)"));
                 }

@@ -215,6 +215,28 @@ def cmd_reproduce(a) -> int:
     return 0
 
 
+def cmd_qos(a) -> int:
+    from eventpath import qos
+
+    out = _out_dir(a.out)
+    s = qos.search(a.scenario, bound_ms=a.p95_ms, vm=a.vm, lo=a.lo, hi=a.hi, steps=a.steps, duration=a.duration,
+                   seed=a.seed, step=lambda label: print(f"  {label}", file=sys.stderr))
+    doc = s.as_dict()
+    (out / "qos.json").write_text(json.dumps(doc, indent=2) + "\n")
+    figs = ""
+    if not a.no_plots:
+        from eventpath.plots import qos_figure
+
+        qos_figure(doc, out / "qos.png", f"{Path(a.scenario).name}: p95 within {a.p95_ms:g} ms")
+        figs = f" and {out}/qos.png"
+    if s.peak_rps is None:
+        print(f"no rate from {a.lo:g} req/s meets p95 <= {a.p95_ms:g} ms")
+    else:
+        print(f"peak {s.peak_rps:,.0f} req/s with p95 <= {a.p95_ms:g} ms" + (" (the highest rate tried: raise --hi)" if s.capped else ""))
+    print(f"wrote {out}/qos.json{figs}")
+    return 0
+
+
 def cmd_calibrate(a) -> int:
     from eventpath import calibrate
 
@@ -357,6 +379,19 @@ def parser() -> argparse.ArgumentParser:
     rp.add_argument("--duration", type=_seconds, help="override each run's measured seconds")
     rp.add_argument("--workers", type=int, help="experiments run at once in separate processes (default: all cores)")
     rp.set_defaults(fn=cmd_reproduce)
+
+    qs = sub.add_parser("qos", help="peak memcached request rate whose p95 latency stays within a bound (DID §5.7)")
+    qs.add_argument("scenario", help="scenario TOML file with a memcached workload")
+    qs.add_argument("--out", required=True, help="output directory (qos.json, qos.png)")
+    qs.add_argument("--p95-ms", type=float, default=10.0, help="the bound on the 95th percentile (ms; default 10)")
+    qs.add_argument("--vm", type=int, default=0, help="index of the VM whose workload is searched (default 0)")
+    qs.add_argument("--lo", type=float, default=1_000.0, help="lowest offered rate (req/s; default 1000)")
+    qs.add_argument("--hi", type=float, default=1_000_000.0, help="highest offered rate (req/s; default 1e6)")
+    qs.add_argument("--steps", type=int, default=8, help="bisection steps (default 8)")
+    qs.add_argument("--seed", type=_seed, help="override the scenario's seed")
+    qs.add_argument("--duration", type=_seconds, help="override each run's measured seconds")
+    qs.add_argument("--no-plots", action="store_true", help="write no figure")
+    qs.set_defaults(fn=cmd_qos)
 
     c = sub.add_parser("calibrate", help="fit a profile's free parameters to its calibration targets")
     c.add_argument("profile", help="built-in profile (es2, elvis, did)")

@@ -114,6 +114,22 @@ def series_figure(xs: list[float], series: dict[str, list[float]], path: Path, x
     _finish(fig, ax, path, title, grid=True)
 
 
+def qos_figure(search: dict, path: Path, title: str) -> None:
+    """A QoS search's runs: 95th-percentile latency against the offered rate, the bound dashed."""
+    fig, ax = plt.subplots(figsize=(4.8, 3.4))
+    pts = sorted((p["offered_rps"], p["p95_us"] / 1e3) for p in search["points"] if p["p95_us"] is not None)
+    if pts:
+        ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", label="p95")
+        ax.axhline(search["bound_ms"], linestyle="--", color="gray", label=f"bound {search['bound_ms']:g} ms")
+        if search["peak_rps"]:
+            ax.axvline(search["peak_rps"], linestyle=":", color="green", label=f"peak {search['peak_rps']:,.0f}/s")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+    ax.set_xlabel("offered requests/s")
+    ax.set_ylabel("p95 latency (ms)")
+    _finish(fig, ax, path, title, grid=True)
+
+
 def run_figures(result, out: Path) -> list[Path]:
     """The figures `eventpath run` writes beside summary.json: exits by reason per VM and the
     latency CDF of each VM."""

@@ -1,0 +1,126 @@
+"""QoS search: the peak offered request rate a VM sustains with its tail latency within a bound.
+
+DID §5.7 reports memcached throughput as "the peak request rate that allows the server to
+complete 95% of all requests within 10 msec". :func:`search` finds that rate in the simulator:
+it sets the VM's memcached workload's ``rate_rps`` (a rate-paced client, latency counted from
+when each request was due), runs the scenario, and bisects (in log space) between ``lo`` and
+``hi``. A rate meets the bound when the run's 95th-percentile latency is within it *and* the
+server completed at least 90 % of the offered rate — past saturation, requests still queued at
+the window's end never reach the latency histogram, so the percentile alone would flatter an
+overloaded server.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import os
+import tomllib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from eventpath import api
+from eventpath._eventpath import InputError
+
+#: Fraction of the offered rate a run must complete to count as sustaining it.
+MIN_COMPLETED = 0.9
+
+
+@dataclass
+class Point:
+    """One run of the search."""
+
+    offered_rps: float
+    completed_rps: float | None
+    p95_us: float | None
+    meets: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"offered_rps": self.offered_rps, "completed_rps": self.completed_rps, "p95_us": self.p95_us,
+                "meets": self.meets}
+
+
+@dataclass
+class Search:
+    """The outcome: ``peak_rps`` is None when even ``lo`` misses the bound; ``capped`` says that
+    ``hi`` met it (the peak is at least ``hi``)."""
+
+    bound_ms: float
+    peak_rps: float | None
+    capped: bool
+    points: list[Point] = field(default_factory=list)
+    #: The run at the peak (None without one).
+    at_peak: api.Result | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"bound_ms": self.bound_ms, "percentile": 95, "peak_rps": self.peak_rps, "capped": self.capped,
+                "points": [p.as_dict() for p in self.points]}
+
+
+def _positive(v: Any, name: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+        raise InputError(f"{name}: {v!r} is not allowed; expected a positive number")
+    return float(v)
+
+
+def _load(scenario: str | os.PathLike | dict) -> dict:
+    if isinstance(scenario, dict):
+        return copy.deepcopy(scenario)
+    path = os.fsdecode(scenario)
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except OSError as e:
+        raise InputError(f"cannot read scenario {path}: {e.strerror}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(f"scenario {path}: {e}") from None
+
+
+def search(scenario: str | os.PathLike | dict, *, bound_ms: float = 10.0, vm: int = 0, lo: float = 1_000.0,
+           hi: float = 1_000_000.0, steps: int = 8, duration: float | None = None, seed: int | None = None,
+           step: Callable[[str], Any] | None = None) -> Search:
+    """Find the peak ``rate_rps`` of VM ``vm``'s memcached workload whose 95th-percentile
+    latency stays within ``bound_ms``: one run at ``lo``, one at ``hi``, then ``steps``
+    bisections. ``step(label)`` is called after each run (progress). Raises
+    :class:`InputError` on a bound or range that is not positive, or a VM without memcached."""
+    bound_ms = _positive(bound_ms, "QoS bound (ms)")
+    lo, hi = _positive(lo, "lowest rate"), _positive(hi, "highest rate")
+    if lo >= hi:
+        raise InputError(f"rates: lowest {lo:g} must be below highest {hi:g}")
+    if isinstance(steps, bool) or not isinstance(steps, int) or not 0 <= steps <= 30:
+        raise InputError(f"steps: {steps!r} is not allowed; expected an integer in 0..=30")
+    sc = _load(scenario)
+    vms = sc.get("vm") or []
+    if not isinstance(vm, int) or not 0 <= vm < len(vms):
+        raise InputError(f"vm: {vm!r} is not allowed; the scenario has {len(vms)} VM(s)")
+    if (vms[vm].get("workload") or {}).get("kind") != "memcached":
+        raise InputError(f"vm[{vm}].workload: a QoS search needs kind = \"memcached\" (its rate_rps is what is searched)")
+    out = Search(bound_ms=bound_ms, peak_rps=None, capped=False)
+
+    def probe(rate: float) -> Point:
+        vms[vm]["workload"]["rate_rps"] = rate
+        r = api.run(sc, duration=duration, seed=seed)
+        v = r.summary["vms"][vm]
+        done, p95 = v["throughput"]["ops_per_s"], v["latency_us"]["p95"]
+        meets = p95 is not None and p95 <= bound_ms * 1e3 and done is not None and done >= MIN_COMPLETED * rate
+        p = Point(rate, done, p95, meets)
+        out.points.append(p)
+        if meets and (out.peak_rps is None or rate > out.peak_rps):
+            out.peak_rps, out.at_peak = rate, r
+        if step:
+            step(f"{rate:,.0f} req/s: p95 {p95 if p95 is None else round(p95)} us, {'meets' if meets else 'misses'}")
+        return p
+
+    if not probe(lo).meets:
+        return out
+    if probe(hi).meets:
+        out.capped = True
+        return out
+    good, bad = lo, hi
+    for _ in range(steps):
+        mid = math.sqrt(good * bad)
+        if probe(mid).meets:
+            good = mid
+        else:
+            bad = mid
+    return out

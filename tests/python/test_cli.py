@@ -31,7 +31,7 @@ def test_run_writes_summary_contract_and_tidy_tables(cli, tmp_path):
     assert VM_KEYS <= vm.keys()
     assert set(vm["exits_per_s"]) == REASONS
     assert set(vm["throughput"]) == {"gbps", "pps", "ops_per_s"}
-    assert set(vm["latency_us"]) == {"mean", "p50", "p90", "p99", "p999", "max"}
+    assert set(vm["latency_us"]) == {"mean", "p50", "p90", "p95", "p99", "p999", "max"}
     assert vm["throughput"]["ops_per_s"] is None, "a metric that does not apply is null"
     assert {"pcpu_util_pct", "io_threads"} <= s["host"].keys()
     assert {"name", "util_pct", "empty_poll_pct"} <= s["host"]["io_threads"][0].keys()

@@ -173,7 +173,7 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
     let mut cdf = Vec::new();
     for (i, vm) in h.vms.iter().enumerate() {
         let mut exits = crate::metrics::ExitCounters::default();
-        let (mut guest_ns, mut busy_ns, mut irqs) = (0u64, 0u64, 0u64);
+        let (mut guest_ns, mut busy_ns, mut irqs, mut burn_ns) = (0u64, 0u64, 0u64, 0u64);
         let mut target = [0u64; 3];
         for &v in &vm.vcpus {
             let vc = &h.vcpus[v as usize];
@@ -181,6 +181,7 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
             guest_ns += vc.guest_time.busy_ns(now);
             busy_ns += vc.busy.busy_ns(now);
             irqs += vc.irqs;
+            burn_ns += vc.burn_work_ns;
             target[0] += vc.target.guest;
             target[1] += vc.target.exit;
             target[2] += vc.target.halted;
@@ -218,6 +219,7 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
             latency_us: Latency::from_histogram(hist),
             loss_pct: if idle { None } else { m.loss_pct },
             cpu_util_pct: pct(busy_ns as f64, vcpu_ns),
+            guest_burn_pct: if c.scenario.vm[i].guest_cpu_burn { pct(burn_ns as f64, vcpu_ns) } else { None },
             extra: (),
         });
     }

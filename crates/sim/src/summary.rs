@@ -118,6 +118,9 @@ pub struct VmSummary<V = ()> {
     pub loss_pct: Option<f64>,
     /// vCPU busy time (guest + exits, not halted) as % of vCPU time, averaged over vCPUs.
     pub cpu_util_pct: Option<f64>,
+    /// Work the guest CPU burn got done as % of vCPU time (null without `guest_cpu_burn`): a
+    /// fixed-work program's speed (DID §5.3's WhileLoop) relative to owning the CPU. Simulator only.
+    pub guest_burn_pct: Option<f64>,
     /// Interrupt delivery mode: `emulated` or `posted` (added with issue 3).
     pub interrupt_delivery: Option<&'static str>,
     /// Device interrupts raised per second by the state their vCPU was in at that instant:
@@ -275,6 +278,7 @@ mod tests {
             latency_us: Latency::default(),
             loss_pct: None,
             cpu_util_pct: None,
+            guest_burn_pct: None,
             interrupt_delivery: None,
             device_interrupts_by_target_state_per_s: Measured::not_measured(),
             extra,
@@ -282,7 +286,7 @@ mod tests {
         }
         let sim = serde_json::to_value(vm(())).unwrap();
         let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
-        assert_eq!(keys(&sim).len(), 13);
+        assert_eq!(keys(&sim).len(), 14);
         let bed = serde_json::to_value(vm(Extra { counters: 3 })).unwrap();
         assert_eq!(bed["counters"], 3);
         assert_eq!(keys(&bed).len(), 14);

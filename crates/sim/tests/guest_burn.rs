@@ -69,3 +69,17 @@ vcpus = 1
     }
     assert!(s.stalled_flows.is_empty());
 }
+
+#[test]
+fn the_burns_work_is_the_vcpu_time_left_by_the_workload_and_the_exits() {
+    let idle = run("udp-rr.toml", false, |t| t);
+    assert_eq!(idle.guest_burn_pct, None, "no burn, no burn share");
+    let busy = run("udp-rr.toml", true, |t| t);
+    let share = busy.guest_burn_pct.unwrap();
+    // Less than the guest time (the workload, interrupts, refills after exits take their part).
+    assert!(share > 10.0 && share < busy.tig_pct.unwrap(), "{share} vs tig {}", busy.tig_pct.unwrap());
+    // More traffic leaves the burn less.
+    let faster = run("udp-send.toml", true, |t| t.replace("rate_pps = 50000", "rate_pps = 5000"));
+    let slower = run("udp-send.toml", true, |t| t);
+    assert!(faster.guest_burn_pct.unwrap() > slower.guest_burn_pct.unwrap());
+}

@@ -148,6 +148,7 @@ fn vm_summary(s: &Scenario, v: usize, w: &Window, gen: Option<&IrqGenResult>) ->
         latency_us: latency_us(&hist),
         loss_pct: if streamish { ratio(dropped as f64 * 100.0, submitted + dropped) } else { None },
         cpu_util_pct: Some(cpu_ns as f64 / 1e9 / w.secs * 100.0 / n as f64),
+        guest_burn_pct: None,
         interrupt_delivery: None,
         device_interrupts_by_target_state_per_s: Measured::not_measured(),
         extra: GuestKeys {

@@ -148,6 +148,10 @@ pub struct Vcpu {
     /// ACKs it sends) among them.
     pub(crate) guest_ns_life: Time,
     pub(crate) irq_ns_life: Time,
+    /// Work the guest CPU burn (`guest_cpu_burn`, not `idle=poll`'s loop) got done (window, ns):
+    /// its guest time less the cache refills it paid after exits — what a fixed-work program
+    /// such as DID §5.3's WhileLoop advances by.
+    pub burn_work_ns: Time,
 }
 
 impl Vcpu {
@@ -175,6 +179,7 @@ impl Vcpu {
             ledger: IrqLedger::default(),
             guest_ns_life: 0,
             irq_ns_life: 0,
+            burn_work_ns: 0,
             halt_poll: halt_poll.map(eventpath_policy::halt_poll::HaltPoll::new),
             halt_start: None,
             poll_gen: 0,
@@ -191,6 +196,15 @@ impl Vcpu {
         self.target = TargetState::default();
         self.halt_polls = 0;
         self.halt_polls_successful = 0;
+        self.burn_work_ns = 0;
+    }
+
+    /// The burn task that started at `task_pollution`'s time stops at `now` (done or cut short).
+    fn burn_ran(&mut self, now: Time) {
+        if !self.idle_poll {
+            let (pollution, start) = self.task_pollution;
+            self.burn_work_ns += (now - start).saturating_sub(pollution);
+        }
     }
 
     /// Halted in the guest's view — blocked, or its thread polling before it blocks — or on its
@@ -223,6 +237,9 @@ impl Vcpu {
         if let Mode::Guest { task, end } = self.mode {
             let (pollution, start) = self.task_pollution;
             let unpaid = pollution.saturating_sub(now - start);
+            if task == Task::Burn {
+                self.burn_ran(now);
+            }
             self.saved.push((task, end - now - unpaid));
             self.epoch = self.epoch.wrapping_add(1);
             self.charge(task, end - now, false);
@@ -360,7 +377,10 @@ impl Host {
             Task::App(s) => self.app_step_done(now, v, s, q),
             Task::NapiRx => self.napi_rx_done(now, v, q),
             Task::Irq(vec) => self.irq_done(now, v, vec, q),
-            Task::Burn => self.workload_next(now, v, q),
+            Task::Burn => {
+                self.vcpus[v as usize].burn_ran(now);
+                self.workload_next(now, v, q)
+            }
         }
     }
 

@@ -289,7 +289,7 @@ mod tests {
         assert_eq!(keys(&sim).len(), 14);
         let bed = serde_json::to_value(vm(Extra { counters: 3 })).unwrap();
         assert_eq!(bed["counters"], 3);
-        assert_eq!(keys(&bed).len(), 14);
+        assert_eq!(keys(&bed).len(), 15);
         assert!(bed["device_interrupts_by_target_state_per_s"].is_null());
     }
 }

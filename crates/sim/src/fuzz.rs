@@ -1,7 +1,7 @@
 //! Layout fuzzing (DESIGN §6 "fuzzed layouts"): random *valid* scenarios — 1–8 VMs of 1–4 vCPUs,
 //! random pins (many vCPUs on one pCPU included), host CPU hogs, guest burns, every workload
 //! kind, every delivery mode and SR-IOV VFs (on the `did` profile, the one with `[sriov]`),
-//! guest idle polling, tiny and large rings, random profile overrides (zeros included) —
+//! guest idle polling, vhost busy polling, tiny and large rings, random profile overrides (zeros included) —
 //! each run for 0.1 simulated seconds and held to three properties:
 //!
 //! 1. it runs to its end (no panic; debug builds also check every vCPU's mode against its
@@ -106,6 +106,9 @@ pub fn scenario(case: u64) -> String {
             if d.chance(0.5) {
                 let _ = writeln!(s, "itr_us = {}", 1 + d.below(300));
             }
+        }
+        if !vf && d.chance(0.2) {
+            let _ = writeln!(s, "busyloop_timeout_us = {}", [1, 10, 50, 200, 5000][d.below(5) as usize]);
         }
         if r.chance(0.5) && !vf {
             let _ = writeln!(s, "vhost_pin = {}", r.below(pcpus as u64));

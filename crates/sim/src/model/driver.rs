@@ -16,11 +16,20 @@ impl Host {
     /// or an ACK — waits in the qdisc until the TX interrupt wakes the queue (`tx_irq`).
     pub(crate) fn post_tx(&mut self, now: Time, v: u32, vm: usize, b: Buf, q: &mut EventQueue<Ev>) {
         let dev = self.vms[vm].dev;
-        if self.devs[dev as usize].vf.is_some() {
+        let d = &mut self.devs[dev as usize];
+        if d.vf.is_some() {
+            // ixgbevf_xmit_frame: a full descriptor ring stops the queue until the TX clean.
+            if d.txq.free() == 0 || !d.qdisc.is_empty() {
+                d.qdisc.push_back(b);
+                self.senders[vm].set_stopped(true);
+                return self.enter(now, v, q);
+            }
             self.vf_tx(now, dev, b, q);
+            if self.devs[dev as usize].txq.free() == 0 {
+                self.senders[vm].set_stopped(true);
+            }
             return self.enter(now, v, q);
         }
-        let d = &mut self.devs[dev as usize];
         if d.txq.free() == 0 || !d.qdisc.is_empty() {
             d.qdisc.push_back(b);
             self.senders[vm].set_stopped(true);
@@ -35,6 +44,8 @@ impl Host {
         if d.txq.kick_prepare() {
             return self.kick_tx(now, v, dev, q);
         }
+        // No kick: a busy-polling vhost thread sees the buffer anyway.
+        self.vhost_poll_notice(now, dev, q);
         self.enter(now, v, q);
     }
 

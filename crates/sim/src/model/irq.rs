@@ -105,7 +105,8 @@ impl Host {
             Vector::NetRx => self.napi_schedule(v),
             Vector::Vf => {
                 // ixgbevf: one vector per queue pair; NAPI cleans TX and receives RX.
-                self.tx_irq(v);
+                let dev = self.vms[self.vcpus[v as usize].vm as usize].dev;
+                self.vf_tx_clean(now, dev, q);
                 self.wake_writers(now, v, q);
                 self.napi_schedule(v);
             }

@@ -98,6 +98,14 @@ pub enum Ev {
         /// Device index.
         dev: u32,
     },
+    /// A busy-polling vhost thread looks at its rings again: new work was added, or its
+    /// polling window ends (stale unless `gen` is the thread's current one).
+    VhostPoll {
+        /// Device index.
+        dev: u32,
+        /// The poll's generation.
+        gen: u32,
+    },
     /// A packet has left the wire (delivered to the remote client).
     WireDone {
         /// Device index.
@@ -164,9 +172,9 @@ pub enum Ev {
 
 impl Ev {
     /// The kinds' names, indexed by [`Ev::kind`] (the benchmark's events-by-kind census).
-    pub const KINDS: [&'static str; 16] = [
+    pub const KINDS: [&'static str; 17] = [
         "Warmup", "GuestDone", "ExitDone", "SchedIn", "HostTick", "TimerFire", "VhostDone", "WireDone", "Tick",
-        "HostRx", "Client", "HaltPollEnd", "IrqDeadline", "ClientNicIrq", "Ioeventfd", "VfIrq",
+        "HostRx", "Client", "HaltPollEnd", "IrqDeadline", "ClientNicIrq", "Ioeventfd", "VfIrq", "VhostPoll",
     ];
 
     /// This event's kind, an index into [`Ev::KINDS`].
@@ -188,6 +196,7 @@ impl Ev {
             Ev::ClientNicIrq { .. } => 13,
             Ev::Ioeventfd { .. } => 14,
             Ev::VfIrq { .. } => 15,
+            Ev::VhostPoll { .. } => 16,
         }
     }
 }
@@ -326,7 +335,7 @@ impl Host {
                 tap_drops: 0,
                 tap_drops_life: 0,
                 napi: Napi::default(),
-                vhost: Vhost::new(format!("vhost-{}", vm.name), vhost::vhost_config(&c.profile)),
+                vhost: Vhost::new(format!("vhost-{}", vm.name), vhost::vhost_config(&c.profile, vm.net.busyloop_timeout_us)),
                 wire: Wire::new(&c.profile, tcp),
                 client: Client::new(&c.profile),
                 tap_last: 0,
@@ -438,6 +447,7 @@ impl Model for Host {
             Ev::HostTick { cpu } => self.host_tick(now, cpu, q),
             Ev::TimerFire { vcpu } => self.timer_fire(now, vcpu, q),
             Ev::VhostDone { dev } => self.vhost_done(now, dev, q),
+            Ev::VhostPoll { dev, gen } => self.vhost_poll(now, dev, gen, q),
             Ev::WireDone { dev } => self.wire_done(now, dev, q),
             Ev::Tick { vcpu } => self.tick(now, vcpu, q),
             Ev::HostRx { dev } => self.host_rx(now, dev, q),
@@ -457,6 +467,9 @@ impl Host {
     /// A packet reached the client's NIC: received now if it interrupts at once, else held
     /// for the throttled interrupt (`client_nic_irq`).
     fn wire_done(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        if self.devs[dev as usize].vf.is_some() {
+            self.vf_tx_done(now, dev, q);
+        }
         let d = &mut self.devs[dev as usize];
         let (b, next) = d.wire.arrive(now);
         if let Some(t) = next {
@@ -602,7 +615,9 @@ impl Host {
             c.sent.push(self.senders[i].sent_life());
             c.delivered.push(d.wire.delivered_life);
             c.dropped.push(d.wire.dropped_life);
-            c.in_flight.push(d.qdisc.len() as u64 + d.txq.pending() as u64 + d.txq.in_device() + d.wire.in_flight() as u64);
+            // A VF's descriptors in the NIC's hands are its frames on the link.
+            let in_device = if d.vf.is_some() { 0 } else { d.txq.in_device() };
+            c.in_flight.push(d.qdisc.len() as u64 + d.txq.pending() as u64 + in_device + d.wire.in_flight() as u64);
             c.tx_on_link.push(d.wire.in_flight() as u64);
             c.rx_arrived.push(d.rx_arrived_life);
             c.rx_tap_dropped.push(d.tap_drops_life);

@@ -14,10 +14,11 @@
 //! external-interrupt exit and injection, a VT-d posted interrupt, direct delivery — is the VM's
 //! delivery mode's (`delivery.rs`).
 //!
-//! RX descriptors are refilled by NAPI as it receives (a tail write: no exit); a TX descriptor is
-//! reclaimed once the NIC has sent its frame (ixgbevf cleans them in the next poll; the model
-//! frees them at once, so the TX ring itself never stops the queue — the port's qdisc limit and
-//! the senders' windows do).
+//! RX descriptors are refilled by NAPI as it receives (a tail write: no exit). A TX descriptor
+//! stays in the NIC's hands until its frame is through (the model's completion time is the
+//! frame's arrival at the far end of the link, a propagation delay late); its write-back sets
+//! the vector's cause, and the driver reclaims it in the next NAPI poll, where it also wakes a
+//! queue stopped on a full ring and sends what waited in the qdisc (`ixgbevf_clean_tx_irq`).
 
 use super::lapic::Vector;
 use super::nic_itr::{Arrival, RxItr};
@@ -110,10 +111,19 @@ impl Host {
         }
         d.txq.add(b);
         d.txq.take();
-        d.txq.put_used();
+        let dropped = d.wire.dropped_life;
         if let Some(arrive) = d.wire.send(now, b, &mut self.port.tx) {
             q.at(arrive, Ev::WireDone { dev });
         }
+        if d.wire.dropped_life > dropped {
+            // Dropped at the port's full queue: the descriptor is done at once.
+            self.vf_tx_done(now, dev, q);
+        }
+    }
+
+    /// The NIC finished a frame of VF device `dev`: write back its TX descriptor.
+    pub(crate) fn vf_tx_done(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        self.devs[dev as usize].txq.put_used();
         self.vf_cause(now, dev, q);
     }
 
@@ -152,8 +162,24 @@ impl Host {
         self.raise_irq(now, target, Vector::Vf, q);
     }
 
-    /// NAPI completed with the ring empty: unmask the vector (its refills were tail writes).
-    pub(crate) fn vf_unmask(&mut self, dev: u32) {
+    /// The NAPI poll's TX clean (`ixgbevf_clean_tx_irq`, first in `ixgbevf_poll`): the
+    /// descriptors the NIC wrote back are reclaimed, so send the qdisc's backlog and wake a
+    /// stopped queue.
+    pub(crate) fn vf_tx_clean(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        while self.devs[dev as usize].txq.free() > 0 {
+            let Some(b) = self.devs[dev as usize].qdisc.pop_front() else { break };
+            self.vf_tx(now, dev, b, q);
+        }
+        let full = self.devs[dev as usize].txq.free() == 0;
+        self.senders[vm].set_stopped(full);
+    }
+
+    /// NAPI completed with the RX ring empty: its last round's TX clean, then unmask the
+    /// vector (the RX refills were tail writes). Write-backs while the vector was masked raise
+    /// no interrupt of their own: each poll round's clean is what finds them.
+    pub(crate) fn vf_unmask(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        self.vf_tx_clean(now, dev, q);
         let vf = self.devs[dev as usize].vf.as_mut().expect("a VF device");
         vf.napi_complete();
         vf.unmasked = true;

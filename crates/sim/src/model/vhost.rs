@@ -14,6 +14,13 @@
 //!
 //! A handler stopped at its weight is requeued. The thread runs its handlers in turn until
 //! neither has work, then sleeps.
+//!
+//! With vhost-net busy polling (`[vm.net] busyloop_timeout_us`, Linux `busyloop_timeout`), the
+//! TX handler that finds its ring empty keeps the CPU and polls, kicks still disabled, until the
+//! window ends (then re-enables kicks and re-checks, as without polling), a buffer is added or
+//! a packet reaches the socket (`vhost_net_busy_poll` breaks on both), whichever comes first;
+//! it does not start polling when another thread waits for its CPU (`need_resched`). The RX
+//! handler does not poll.
 
 use super::lapic::Vector;
 use super::rxq::RxPkt;
@@ -58,6 +65,10 @@ pub struct Vhost {
     pub empty_polls: u64,
     /// Handler invocations (window).
     pub polls: u64,
+    /// Busy-polling an empty TX ring.
+    pub(crate) polling: bool,
+    /// Generation of the pending [`Ev::VhostPoll`] (older ones are stale).
+    poll_gen: u32,
 }
 
 impl Vhost {
@@ -68,12 +79,14 @@ impl Vhost {
             running: false,
             wake_pending: false,
             handler: Handler::Tx,
-            tx: VhostHandler::new(cfg.clone()),
-            rx: VhostHandler::new(cfg),
+            rx: VhostHandler::new(VhostConfig { busyloop_timeout_us: 0, ..cfg.clone() }),
+            tx: VhostHandler::new(cfg),
             current: None,
             busy: BusyTime::default(),
             empty_polls: 0,
             polls: 0,
+            polling: false,
+            poll_gen: 0,
         }
     }
 
@@ -91,7 +104,7 @@ impl Host {
     pub(crate) fn signal_vhost(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
         let v = &mut self.devs[dev as usize].vhost;
         if v.running || v.wake_pending {
-            return;
+            return self.vhost_poll_notice(now, dev, q);
         }
         v.wake_pending = true;
         let tid = self.vhost_tid(dev);
@@ -150,9 +163,24 @@ impl Host {
                         q.at(now + cost, Ev::VhostDone { dev });
                         return;
                     }
-                    // Ring empty: vhost_enable_notify, then re-check — a buffer added meanwhile
-                    // is handled now.
-                    if d.vhost.tx.step(VhostEvent::Empty { now_ns: now }) == VhostAction::EnableNotifyAndRecheck {
+                    // Ring empty: busy-poll it if configured, else vhost_enable_notify, then
+                    // re-check — a buffer added meanwhile is handled now.
+                    let mut empty = d.vhost.tx.step(VhostEvent::Empty { now_ns: now });
+                    if let VhostAction::BusyPoll { until_ns } = empty {
+                        let cpu = self.cpu_of(self.vhost_tid(dev));
+                        let yield_cpu = self.should_yield(cpu);
+                        let d = &mut self.devs[dev as usize];
+                        if d.rx_sock.is_empty() && !yield_cpu {
+                            d.vhost.polling = true;
+                            d.vhost.poll_gen = d.vhost.poll_gen.wrapping_add(1);
+                            q.at(until_ns, Ev::VhostPoll { dev, gen: d.vhost.poll_gen });
+                            return;
+                        }
+                        // Socket data or a waiting thread: the poll ends at once.
+                        empty = self.devs[dev as usize].vhost.tx.step(VhostEvent::Empty { now_ns: until_ns });
+                    }
+                    let d = &mut self.devs[dev as usize];
+                    if empty == VhostAction::EnableNotifyAndRecheck {
                         d.txq.enable_kicks();
                         let has_work = d.txq.pending() > 0;
                         if d.vhost.tx.step(VhostEvent::Recheck { has_work }) == VhostAction::DisableNotifyAndDrain {
@@ -210,6 +238,26 @@ impl Host {
         }
     }
 
+    /// New work while the thread busy-polls: it sees it now.
+    pub(crate) fn vhost_poll_notice(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        let v = &mut self.devs[dev as usize].vhost;
+        if v.polling {
+            v.polling = false;
+            v.poll_gen = v.poll_gen.wrapping_add(1);
+            q.at(now, Ev::VhostPoll { dev, gen: v.poll_gen });
+        }
+    }
+
+    /// A poll look (new work, or the window's end): carry on with the handler loop.
+    pub(crate) fn vhost_poll(&mut self, now: Time, dev: u32, gen: u32, q: &mut EventQueue<Ev>) {
+        let v = &mut self.devs[dev as usize].vhost;
+        if v.poll_gen != gen {
+            return;
+        }
+        v.polling = false;
+        self.vhost_next(now, dev, q);
+    }
+
     /// One item done: TX hands the buffer to the wire and returns it to the used ring; RX puts
     /// the filled buffer in the used ring. Either may interrupt the guest if it asked.
     pub(crate) fn vhost_done(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
@@ -245,8 +293,8 @@ impl Host {
     }
 }
 
-/// The vhost handler loop's parameters (`eventpath_policy::vhost`) profile `p` gives: its
-/// packet weight, no byte weight, no busy polling.
-pub(crate) fn vhost_config(p: &crate::profile::Profile) -> eventpath_policy::vhost::VhostConfig {
-    eventpath_policy::vhost::VhostConfig { pkt_weight: p.vhost.weight_packets.value as u32, byte_weight: 0, busyloop_timeout_us: 0 }
+/// The vhost handler loop's parameters (`eventpath_policy::vhost`): profile `p`'s packet
+/// weight, no byte weight, the device's busy-polling window.
+pub(crate) fn vhost_config(p: &crate::profile::Profile, busyloop_timeout_us: u32) -> VhostConfig {
+    VhostConfig { pkt_weight: p.vhost.weight_packets.value as u32, byte_weight: 0, busyloop_timeout_us }
 }

@@ -237,6 +237,11 @@ pub struct Net {
     pub queue_size: u32,
     /// pCPU the vhost thread is pinned to. Default: unpinned, placed by the host scheduler.
     pub vhost_pin: Option<u32>,
+    /// vhost-net busy polling (Linux `busyloop_timeout`, µs, 0..=1000000): how long the vhost
+    /// thread polls an empty TX ring, kicks disabled, before it sleeps. Default 0 (off, as
+    /// upstream). Only for virtio.
+    #[serde(default)]
+    pub busyloop_timeout_us: u32,
     /// Notification suppression by event indices (`VIRTIO_RING_F_EVENT_IDX`, which Linux
     /// vhost-net offers and virtio-net accepts): default true. false: the rings' flags only
     /// (`VRING_USED_F_NO_NOTIFY` / `VRING_AVAIL_F_NO_INTERRUPT`), a device without the feature.
@@ -275,7 +280,15 @@ fn vf_itr<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<VfItr>, D::Er
 
 impl Default for Net {
     fn default() -> Self {
-        Net { kind: NetKind::Virtio, itr_us: None, queue_size: default_queue_size(), vhost_pin: None, event_idx: true, moderation: Default::default() }
+        Net {
+            kind: NetKind::Virtio,
+            itr_us: None,
+            queue_size: default_queue_size(),
+            vhost_pin: None,
+            busyloop_timeout_us: 0,
+            event_idx: true,
+            moderation: Default::default(),
+        }
     }
 }
 
@@ -543,6 +556,9 @@ fn check_device(vm: &Vm, key: &dyn Fn(&str) -> String, profile: &Profile, virt: 
             ));
         }
     }
+    if vm.net.busyloop_timeout_us > 1_000_000 {
+        return Err(format!("key `{}`: {} is not allowed; expected 0..=1000000 µs", key("net.busyloop_timeout_us"), vm.net.busyloop_timeout_us));
+    }
     if !vf {
         if vm.net.itr_us.is_some() {
             return Err(format!("key `{}`: only an SR-IOV VF has an interrupt throttle; set {} = \"sriov_vf\" or remove the key", key("net.itr_us"), key("net.kind")));
@@ -563,8 +579,9 @@ fn check_device(vm: &Vm, key: &dyn Fn(&str) -> String, profile: &Profile, virt: 
             return Err(format!("key `{}`: {us} is not allowed; expected 0 < interval <= {max_us} µs (the EITR register's maximum)", key("net.itr_us")));
         }
     }
-    if vm.net.vhost_pin.is_some() {
-        return Err(format!("key `{}`: an SR-IOV VF has no vhost thread; remove the key", key("net.vhost_pin")));
+    if vm.net.vhost_pin.is_some() || vm.net.busyloop_timeout_us > 0 {
+        let k = if vm.net.vhost_pin.is_some() { "net.vhost_pin" } else { "net.busyloop_timeout_us" };
+        return Err(format!("key `{}`: an SR-IOV VF has no vhost thread; remove the key", key(k)));
     }
     // ixgbevf's IXGBEVF_MIN_RXD and IXGBEVF_MAX_RXD: the VF's descriptor rings hold 64 to 4096.
     let q = vm.net.queue_size;

@@ -68,6 +68,22 @@ register(Experiment(
 ))
 
 
+#: The configurations DID compares, as the one-VM scenario's delivery mode (bare metal: none).
+_DELIVERY = {"KVM": "emulated", "DID": "did", "APICv": "apicv"}
+
+
+def _configured(base: dict, cfg: str) -> dict:
+    """A copy of a one-VM scenario ``base`` in configuration ``cfg`` ("bare-metal" or a key of
+    ``_DELIVERY``)."""
+    sc = {**base, "vm": [dict(base["vm"][0])], "host": dict(base["host"])}
+    if cfg == "bare-metal":
+        sc["host"]["virtualization"] = "bare_metal"
+        del sc["vm"][0]["interrupt_delivery"]
+    else:
+        sc["vm"][0]["interrupt_delivery"] = _DELIVERY[cfg]
+    return sc
+
+
 #: DID §5.4, Fig. 6: mean interrupt invocation latency (µs) per configuration.
 _FIG6 = {"bare-metal": 2.0, "KVM": 14.0, "DID": 2.9, "APICv": None}
 
@@ -77,13 +93,7 @@ def _fig6(duration, step):
         base = tomllib.load(f)
     rows = []
     for cfg, published in _FIG6.items():
-        sc = {**base, "vm": [dict(base["vm"][0])], "host": dict(base["host"])}
-        if cfg == "bare-metal":
-            sc["host"]["virtualization"] = "bare_metal"
-            del sc["vm"][0]["interrupt_delivery"]
-        else:
-            sc["vm"][0]["interrupt_delivery"] = {"KVM": "emulated", "DID": "did", "APICv": "apicv"}[cfg]
-        r = api.run(sc, duration=duration)
+        r = api.run(_configured(base, cfg), duration=duration)
         step(cfg)
         vm = r.summary["vms"][0]
         rows.append(Row(cfg, "latency_mean", "us", vm["latency_us"]["mean"], published))
@@ -202,13 +212,8 @@ def _fig5(duration, step):
     for rate, gain_pub in _FIG5_GAIN.items():
         elapsed = {}
         for cfg in ("bare-metal", "KVM", "DID"):
-            sc = {**base, "vm": [dict(base["vm"][0])], "host": dict(base["host"])}
+            sc = _configured(base, cfg)
             sc["vm"][0]["workload"] = {**base["vm"][0]["workload"], "rate_pps": rate}
-            if cfg == "bare-metal":
-                sc["host"]["virtualization"] = "bare_metal"
-                del sc["vm"][0]["interrupt_delivery"]
-            else:
-                sc["vm"][0]["interrupt_delivery"] = {"KVM": "emulated", "DID": "did"}[cfg]
             vm = api.run(sc, duration=duration).summary["vms"][0]
             step(f"{cfg} {rate // 1000}K pps")
             share = vm["guest_burn_pct"]

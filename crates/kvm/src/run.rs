@@ -113,6 +113,7 @@ pub fn run(s: &Scenario) -> Result<TestbedSummary> {
             moderation: s.moderation.clone(),
             service_ns: s.backend.service_ns,
             allowed_rate: r.1.clone(),
+            producer_tid: vcpu_threads[vi].0[q].tid_cell(),
         })
         .collect();
     let groups: Vec<Vec<DeviceSpec>> = if specs.is_empty() {

@@ -18,7 +18,13 @@
 //!   request-response flow is found stuck while a streaming one (new work every few µs) is not;
 //! * `poll_start_rate` = 10,000 notifications/s counted over `rate_window_ns` = 10 ms windows
 //!   (a queue kicking that often spends more on exits than polling it costs);
-//! * `poll_idle_ns` = 10 ms: stop after a whole rate window without any work.
+//! * `poll_idle_ns` = 10 ms: stop after a whole rate window without any work — counted in the
+//!   time the queue's *producer* (the guest vCPU that fills it) ran, not in wall time: "activity
+//!   on this virtqueue subsides" means the guest stopped issuing requests, and a vCPU the host
+//!   scheduler keeps off its core issues none without its activity having subsided (in wall
+//!   time a descheduled vCPU's queue looked idle and lost its polling for good). Each world's
+//!   adapter supplies that clock: the testbed the vCPU thread's run time, the simulator the
+//!   vCPU's.
 //!
 //! Other choices: the interleaving alternates strictly between the work queue and the poll queue;
 //! when some queue is stuck, the next queue served is the stuck queue that has waited longest (so
@@ -95,10 +101,11 @@ pub enum QueueMode {
         /// Notifications in the current window.
         kicks: u64,
     },
-    /// Notifications disabled; polled. `last_work_ns`: last time work was found or done.
+    /// Notifications disabled; polled.
     Polled {
-        /// Last time work was found or done on it, ns.
-        last_work_ns: u64,
+        /// The producer's run clock when the queue was last seen without work since work was
+        /// done on it (None: work was done since; the next empty look starts the count), ns.
+        idle_since_run_ns: Option<u64>,
     },
 }
 
@@ -228,7 +235,7 @@ impl ElvisScheduler {
                     (window_start_ns, kicks + 1)
                 };
                 if kicks >= threshold {
-                    x.mode = QueueMode::Polled { last_work_ns: now_ns };
+                    x.mode = QueueMode::Polled { idle_since_run_ns: None };
                     ModeChange::StartPolling
                 } else {
                     x.mode = QueueMode::Notify { window_start_ns: start, kicks };
@@ -289,8 +296,8 @@ impl ElvisScheduler {
     pub fn on_request(&mut self, now_ns: u64) -> ServeAction {
         let ThreadState::Serving { queue, done } = self.state else { return ServeAction::Leave };
         let done = done.saturating_add(1);
-        if let QueueMode::Polled { last_work_ns } = &mut self.queues[queue].mode {
-            *last_work_ns = now_ns;
+        if let QueueMode::Polled { idle_since_run_ns } = &mut self.queues[queue].mode {
+            *idle_since_run_ns = None;
         }
         let other_stuck = done >= self.cfg.min_work
             && self.work.iter().any(|&q| q != queue && self.is_stuck(q, now_ns));
@@ -304,22 +311,26 @@ impl ElvisScheduler {
         ServeAction::Continue
     }
 
-    /// The queue being served was found empty at `now_ns`. A polled queue idle for
-    /// `poll_idle_ns` returns to notification mode ([`ModeChange::StopPolling`]).
-    pub fn on_empty(&mut self, now_ns: u64) -> ModeChange {
+    /// The queue being served was found empty at `now_ns`; `producer_run_ns` reads the run
+    /// clock of the vCPU that fills it (ns it has run; read only for a polled queue). A polled
+    /// queue whose producer ran `poll_idle_ns` without adding work returns to notification mode
+    /// ([`ModeChange::StopPolling`]).
+    pub fn on_empty(&mut self, now_ns: u64, producer_run_ns: impl FnOnce() -> u64) -> ModeChange {
         let ThreadState::Serving { queue, .. } = self.state else { return ModeChange::None };
         self.state = ThreadState::Idle;
-        match self.queues[queue].mode {
-            QueueMode::Polled { last_work_ns } if now_ns.saturating_sub(last_work_ns) >= self.cfg.poll_idle_ns => {
+        let QueueMode::Polled { idle_since_run_ns } = self.queues[queue].mode else { return ModeChange::None };
+        let run = producer_run_ns();
+        match idle_since_run_ns {
+            Some(since) if run.saturating_sub(since) >= self.cfg.poll_idle_ns => {
                 self.queues[queue].mode = QueueMode::Notify { window_start_ns: now_ns, kicks: 0 };
                 self.poll.retain(|&x| x != queue);
                 ModeChange::StopPolling
             }
-            QueueMode::Polled { .. } => {
+            _ => {
+                self.queues[queue].mode = QueueMode::Polled { idle_since_run_ns: idle_since_run_ns.or(Some(run)) };
                 self.move_to_poll_tail(queue);
                 ModeChange::None
             }
-            QueueMode::Notify { .. } => ModeChange::None,
         }
     }
 }
@@ -346,9 +357,9 @@ mod tests {
         s.on_kick(0, 0);
         assert_eq!(s.next(0), ElvisDecision::Serve(2, Source::Work));
         assert_eq!(s.on_request(0), ServeAction::Continue);
-        assert_eq!(s.on_empty(0), ModeChange::None);
+        assert_eq!(s.on_empty(0, || 0), ModeChange::None);
         assert_eq!(s.next(0), ElvisDecision::Serve(0, Source::Work));
-        s.on_empty(0);
+        s.on_empty(0, || 0);
         assert_eq!(s.next(0), ElvisDecision::Idle);
     }
 
@@ -381,7 +392,7 @@ mod tests {
         s.on_kick(1, 0);
         s.on_kick(0, 100_000);
         s.next(100_000); // serves 1 (stuck: oldest)
-        s.on_empty(100_000);
+        s.on_empty(100_000, || 100_000);
         s.on_kick(1, 100_000);
         assert_eq!(s.next(100_000), ElvisDecision::Serve(0, Source::Work));
         s.on_host_work(1, 0); // make queue 1's last new work old
@@ -400,11 +411,29 @@ mod tests {
         // Served from work queue first, then polled.
         assert_eq!(s.next(1_000_000), ElvisDecision::Serve(0, Source::Work));
         s.on_request(1_000_000);
-        assert_eq!(s.on_empty(1_000_000), ModeChange::None);
+        assert_eq!(s.on_empty(1_000_000, || 1_000_000), ModeChange::None);
         assert_eq!(s.next(2_000_000), ElvisDecision::Serve(0, Source::Poll));
-        assert_eq!(s.on_empty(11_000_000), ModeChange::StopPolling);
+        assert_eq!(s.on_empty(11_000_000, || 11_000_000), ModeChange::StopPolling);
         assert!(matches!(s.mode(0), Some(QueueMode::Notify { .. })));
         assert_eq!(s.next(11_000_000), ElvisDecision::Idle);
+    }
+
+    #[test]
+    fn idleness_counts_the_producers_run_time_not_wall_time() {
+        let cfg = ElvisConfig { poll_start_rate: 100, rate_window_ns: 10_000_000, ..Default::default() };
+        let mut s = ElvisScheduler::new(cfg, 1);
+        assert_eq!(s.on_kick(0, 0), ModeChange::StartPolling);
+        assert_eq!(s.next(0), ElvisDecision::Serve(0, Source::Work));
+        s.on_request(0);
+        // The vCPU ran 1 ms, then was descheduled for 50 ms: its run clock stands still.
+        assert_eq!(s.on_empty(1_000_000, || 1_000_000), ModeChange::None);
+        for t in (2..=51).map(|ms| ms * 1_000_000) {
+            assert_eq!(s.next(t), ElvisDecision::Serve(0, Source::Poll));
+            assert_eq!(s.on_empty(t, || 1_000_000), ModeChange::None, "a descheduled guest is not idle at {t}");
+        }
+        // Back on its core and issuing nothing for 10 ms of its own run time: polling stops.
+        assert_eq!(s.next(60_000_000), ElvisDecision::Serve(0, Source::Poll));
+        assert_eq!(s.on_empty(60_000_000, || 11_000_000), ModeChange::StopPolling);
     }
 
     #[test]
@@ -422,12 +451,12 @@ mod tests {
         s.on_kick(1, 0);
         assert_eq!(s.poll_queue().collect::<Vec<_>>(), vec![0, 1]);
         let d1 = s.next(1);
-        s.on_empty(1);
+        s.on_empty(1, || 1);
         s.on_host_work(2, 1);
         let d2 = s.next(2);
-        s.on_empty(2);
+        s.on_empty(2, || 2);
         let d3 = s.next(3);
-        s.on_empty(3);
+        s.on_empty(3, || 3);
         let d4 = s.next(4);
         assert_eq!(d1, ElvisDecision::Serve(0, Source::Work));
         assert_eq!(d2, ElvisDecision::Serve(1, Source::Poll));

@@ -41,9 +41,22 @@ struct Dev {
     allowed_rate: Arc<AtomicU64>,
     home_vcpu: u64,
     last_kick_seen: u64,
+    producer_tid: Arc<std::sync::atomic::AtomicI32>,
+    /// The producer's run time as last read, and when (wall ns): /proc is read at most once
+    /// per millisecond, a tenth of ELVIS's idle limit.
+    producer_run: (u64, u64),
 }
 
 impl Dev {
+    /// The producer vCPU thread's run time (ns), at most a millisecond stale.
+    fn producer_run_ns(&mut self, now: u64) -> u64 {
+        let (value, read_at) = self.producer_run;
+        if read_at == 0 || now.saturating_sub(read_at) >= 1_000_000 {
+            self.producer_run = (sys::task_cpu_ns(self.producer_tid.load(Ordering::Relaxed)), now);
+        }
+        self.producer_run.0.max(value)
+    }
+
     fn publish_rate(&self) {
         self.allowed_rate.store(self.moderator.allowed_rate().map(u64::from).unwrap_or(u64::MAX), Ordering::Relaxed);
     }
@@ -143,6 +156,8 @@ fn make_dev(d: DeviceSpec, mode: &NotifyMode) -> Result<Dev, String> {
         allowed_rate: d.allowed_rate.clone(),
         home_vcpu: d.home_vcpu as u64,
         last_kick_seen: 0,
+        producer_tid: d.producer_tid.clone(),
+        producer_run: (0, 0),
     })
     .inspect(|d| d.publish_rate())
 }
@@ -253,7 +268,8 @@ impl Worker {
     /// disabled); each turn serves one queue until it is empty or the scheduler says leave
     /// (max_work, or min_work with another queue stuck). A notified queue found empty re-arms
     /// its kick (avail_event) and re-checks, as vhost does; a polled queue found empty for
-    /// poll_idle_ns goes back to notifications. The thread sleeps only when both queues are empty.
+    /// poll_idle_ns of its vCPU's run time goes back to notifications (a descheduled vCPU's
+    /// queue is not idle). The thread sleeps only when both queues are empty.
     fn run_elvis(&mut self, mut sched: ElvisScheduler, fds: &mut [libc::pollfd]) {
         let n = self.devs.len();
         while !self.stop.load(Ordering::Relaxed) {
@@ -290,7 +306,8 @@ impl Worker {
                     }
                     Took::Empty => {
                         let now = now_ns();
-                        let change = sched.on_empty(now);
+                        let dev = &mut self.devs[i];
+                        let change = sched.on_empty(now, || dev.producer_run_ns(now));
                         if change == ModeChange::StopPolling {
                             self.c.bump(&self.c.elvis_stop_polling, 1);
                             self.set_kicks(i, true);

@@ -105,6 +105,12 @@ impl VcpuThread {
         Ok(VcpuThread { join: Some(join), tid, ktid, stop, started })
     }
 
+    /// The cell that holds the kernel thread id (0 until the thread runs), for threads started
+    /// before it that need it later.
+    pub fn tid_cell(&self) -> Arc<std::sync::atomic::AtomicI32> {
+        self.ktid.clone()
+    }
+
     /// Kernel thread id (0 until the thread runs).
     pub fn tid(&self) -> i32 {
         self.ktid.load(Ordering::SeqCst)

@@ -54,6 +54,10 @@ pub struct ElvisConfig {
     pub rate_window_ns: u64,
     /// A polled queue without work for this long returns to notifications (default 10 ms). Unit: ns.
     pub poll_idle_ns: u64,
+    /// Exitless requests (§2.2, "ELVIS" in §4.2): poll a queue whose notification rate exceeds
+    /// `poll_start_rate`. false: every queue stays in notification mode ("fine-grained I/O
+    /// scheduling only", §4.7). Default true.
+    pub exitless_requests: bool,
 }
 
 impl Default for ElvisConfig {
@@ -65,6 +69,7 @@ impl Default for ElvisConfig {
             poll_start_rate: 10_000,
             rate_window_ns: 10_000_000,
             poll_idle_ns: 10_000_000,
+            exitless_requests: true,
         }
     }
 }
@@ -234,7 +239,7 @@ impl ElvisScheduler {
                 } else {
                     (window_start_ns, kicks + 1)
                 };
-                if kicks >= threshold {
+                if kicks >= threshold && self.cfg.exitless_requests {
                     x.mode = QueueMode::Polled { idle_since_run_ns: None };
                     ModeChange::StartPolling
                 } else {
@@ -441,6 +446,15 @@ mod tests {
         let cfg = ElvisConfig { poll_start_rate: 1000, rate_window_ns: 10_000_000, ..Default::default() };
         let mut s = ElvisScheduler::new(cfg, 1);
         assert!((0..100).all(|i| s.on_kick(0, i * 2_000_000) == ModeChange::None));
+    }
+
+    #[test]
+    fn without_exitless_requests_a_fast_queue_stays_notified() {
+        let cfg = ElvisConfig { exitless_requests: false, ..Default::default() };
+        let mut s = ElvisScheduler::new(cfg, 1);
+        assert!((0..1000).all(|i| s.on_kick(0, i * 1000) == ModeChange::None));
+        assert!(matches!(s.mode(0), Some(QueueMode::Notify { .. })));
+        assert_eq!(s.next(1_000_000), ElvisDecision::Serve(0, Source::Work));
     }
 
     #[test]

@@ -209,6 +209,13 @@ pub struct Vhost {
     pub rx_byte_ns: Param,
     /// Packets handled before the handler yields (vhost-net weight).
     pub weight_packets: Param,
+    /// One look at a virtqueue that finds it empty, by a thread that polls it (ES2's polling
+    /// handlers, ELVIS's poll queue): the ring index read from another core and the handler
+    /// dispatch. A look that finds work is paid by the packets' costs.
+    pub poll_ns: Param,
+    /// An I/O thread that serves several VMs moving from one VM's queue to another's: "a change
+    /// of page table" (ELVIS §3), so that it can reach the other guest's rings.
+    pub queue_switch_ns: Param,
 }
 
 /// Guest kernel costs.
@@ -360,6 +367,7 @@ impl Bounds {
             "nic.wire_overhead_bytes" => b(0.0, 1024.0, true, "framing bytes per packet; Ethernet's are 38"),
             "sched.min_granularity_ns" => b(1.0, MAX_NS, true, "CFS's shortest slice; a 0 ns slice never ends a turn"),
             "sched.busy_factor" => b(1.0, 1024.0, true, "sd->busy_factor; Linux uses 16-32"),
+            "vhost.poll_ns" => b(1.0, MAX_NS, false, "a look at a ring reads memory; 0 ns would let a polling thread loop at one instant"),
             "vhost.weight_packets" | "guest.napi_weight" => b(1.0, 1e6, true, "packets per handler turn; Linux uses 64-256"),
             "client.delack_segments" => b(1.0, 1024.0, true, "segments per delayed ACK; Linux ACKs every 2nd"),
             "nic.txqueuelen_packets" => b(1.0, 1e6, true, "the qdisc limit; Linux's default is 1000"),
@@ -511,6 +519,8 @@ impl Profile {
             ("vhost.rx_packet_ns", &v.rx_packet_ns, "ns"),
             ("vhost.rx_byte_ns", &v.rx_byte_ns, "ns"),
             ("vhost.weight_packets", &v.weight_packets, "packets"),
+            ("vhost.poll_ns", &v.poll_ns, "ns"),
+            ("vhost.queue_switch_ns", &v.queue_switch_ns, "ns"),
             ("guest.udp_tx_packet_ns", &g.udp_tx_packet_ns, "ns"),
             ("guest.udp_tx_byte_ns", &g.udp_tx_byte_ns, "ns"),
             ("guest.tcp_write_ns", &g.tcp_write_ns, "ns"),

@@ -95,9 +95,12 @@ impl Apic {
     }
 }
 
-/// Where a vector comes from, as the delivery policy distinguishes it.
-pub fn source_of(vec: Vector) -> Source {
+/// Where a vector comes from, as the delivery policy distinguishes it. `exitless_io`: virtio
+/// interrupts come from an ELVIS I/O core, whose IPI the guest takes as an assigned device's
+/// (ELVIS §2.2: exitless interrupts by ELI).
+pub fn source_of(vec: Vector, exitless_io: bool) -> Source {
     match vec {
+        Vector::NetTx | Vector::NetRx if exitless_io => Source::AssignedDevice,
         Vector::NetTx | Vector::NetRx => Source::VirtualDevice,
         Vector::Vf => Source::AssignedDevice,
         Vector::Timer => Source::Timer,

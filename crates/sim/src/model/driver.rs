@@ -65,19 +65,26 @@ impl Host {
     /// The driver notifies the device of new TX buffers: a kick.
     pub(crate) fn kick_tx(&mut self, now: Time, v: u32, dev: u32, q: &mut EventQueue<Ev>) {
         self.devs[dev as usize].txq.kicks += 1;
-        self.kick_exit(now, v, dev, q)
+        self.kick_exit(now, v, dev, false, q)
     }
 
     /// A kick: an I/O-instruction exit in which KVM's ioeventfd signals the vhost thread
     /// `exit.io_signal_ns` after the exit began (at most at its end), not at its start.
-    pub(crate) fn kick_exit(&mut self, now: Time, v: u32, dev: u32, q: &mut EventQueue<Ev>) {
+    /// `rx`: the RX queue's refill kick (else TX's).
+    pub(crate) fn kick_exit(&mut self, now: Time, v: u32, dev: u32, rx: bool, q: &mut EventQueue<Ev>) {
         let signal = self.io_signal_ns;
         if signal == 0 {
-            self.signal_vhost(now, dev, q);
+            self.ioeventfd(now, dev, rx, q);
         } else {
-            q.at(now + signal, Ev::Ioeventfd { dev, vcpu: v });
+            q.at(now + signal, Ev::Ioeventfd { dev, vcpu: v, rx });
         }
         self.exit(now, v, ExitReason::IoInstruction, AfterExit::Resume, q)
+    }
+
+    /// A kick's ioeventfd fires: the back end learns of the queue's new buffers.
+    pub(crate) fn ioeventfd(&mut self, now: Time, dev: u32, rx: bool, q: &mut EventQueue<Ev>) {
+        let n = if rx { super::vhost::Notice::RxKick } else { super::vhost::Notice::TxKick };
+        self.notify_backend(now, dev, n, q)
     }
 
     /// TX interrupt (`skb_xmit_done` → `netif_wake_subqueue`; then `net_tx_action` runs the

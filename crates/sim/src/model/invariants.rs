@@ -36,7 +36,15 @@ impl Host {
         }
         // A vhost worker asleep has no wake-up under way and is not in its handler loop; one
         // with a wake-up under way is on a runqueue (else the wake-up was lost for good).
-        for (d, dev) in self.devs.iter().enumerate() {
+        for (t, th) in self.io.iter().enumerate() {
+            let state = self.sched.thread_state(self.io_thread_tid(t as u32));
+            let ok = match state {
+                State::Sleeping => !th.running && !th.wake_pending,
+                State::Queued | State::Running => th.running || th.wake_pending,
+            };
+            assert!(ok, "I/O thread {}: thread {state:?}, in loop {}, wake-up pending {}", th.name, th.running, th.wake_pending);
+        }
+        for (d, dev) in self.devs.iter().enumerate().filter(|_| !self.shared_io) {
             let state = self.sched.thread_state(self.vhost_tid(d as u32));
             let (running, pending) = (dev.vhost.running, dev.vhost.wake_pending);
             let ok = match state {

@@ -11,6 +11,9 @@
 mod client;
 mod cyclictest;
 mod delivery;
+mod elvis_io;
+mod es2_io;
+mod iothread;
 mod driver;
 #[cfg(debug_assertions)]
 mod invariants;
@@ -162,19 +165,33 @@ pub enum Ev {
         dev: u32,
         /// The kicking vCPU (its pCPU is the waker).
         vcpu: u32,
+        /// The RX queue's refill kick (else the TX queue's).
+        rx: bool,
     },
     /// An SR-IOV VF's throttled interrupt is due (`vf.rs`).
     VfIrq {
         /// Device index.
         dev: u32,
     },
+    /// A shared I/O thread finished an item, or time it owed (`iothread.rs`).
+    IoStep {
+        /// Shared I/O thread index.
+        thread: u32,
+    },
+    /// A shared I/O thread's timed sleep ends (stale unless `gen` is its current one).
+    IoWake {
+        /// Shared I/O thread index.
+        thread: u32,
+        /// Sleep generation.
+        gen: u32,
+    },
 }
 
 impl Ev {
     /// The kinds' names, indexed by [`Ev::kind`] (the benchmark's events-by-kind census).
-    pub const KINDS: [&'static str; 17] = [
+    pub const KINDS: [&'static str; 19] = [
         "Warmup", "GuestDone", "ExitDone", "SchedIn", "HostTick", "TimerFire", "VhostDone", "WireDone", "Tick",
-        "HostRx", "Client", "HaltPollEnd", "IrqDeadline", "ClientNicIrq", "Ioeventfd", "VfIrq", "VhostPoll",
+        "HostRx", "Client", "HaltPollEnd", "IrqDeadline", "ClientNicIrq", "Ioeventfd", "VfIrq", "VhostPoll", "IoStep", "IoWake",
     ];
 
     /// This event's kind, an index into [`Ev::KINDS`].
@@ -197,6 +214,8 @@ impl Ev {
             Ev::Ioeventfd { .. } => 14,
             Ev::VfIrq { .. } => 15,
             Ev::VhostPoll { .. } => 16,
+            Ev::IoStep { .. } => 17,
+            Ev::IoWake { .. } => 18,
         }
     }
 }
@@ -250,6 +269,16 @@ pub struct Host {
     pub(crate) vms: Vec<VmState>,
     pub(crate) vcpus: Vec<Vcpu>,
     pub(crate) devs: Vec<NetDev>,
+    /// Shared I/O threads (ES2 joint threads, ELVIS I/O cores; `iothread.rs`); empty with
+    /// stock vhost-net, where each device has its own thread.
+    pub(crate) io: Vec<iothread::IoThread>,
+    /// The devices' queues are served by shared I/O threads (`[host.io] handling` is not vhost).
+    pub(crate) shared_io: bool,
+    /// Per device: (shared I/O thread, index among its devices); unused with stock vhost.
+    pub(crate) dev_io: Vec<(u32, u32)>,
+    /// The back end interrupts the guest as an assigned device would (ELVIS's I/O cores with
+    /// ELI, ELVIS §2.2): virtio vectors are `AssignedDevice` to the delivery policy.
+    pub(crate) exitless_io: bool,
     /// The host's physical NIC port, shared by every device (one link per direction).
     pub(crate) port: Port,
     /// The client machine's cores: when each is free. Device `d`'s flow runs on core
@@ -318,9 +347,12 @@ impl Host {
             }
             vms.push(VmState { name: vm.name.clone(), vcpus: ids, dev: vi as u32, router });
         }
+        let shared_io = s.host.io.handling != crate::scenario::Handling::Vhost;
         for (vi, vm) in s.vm.iter().enumerate() {
-            sched.add(0, mask(vm.net.vhost_pin), rng(&format!("vhost-{}", vm.name)));
-            thread_names.push(format!("vhost-{}", vm.name));
+            if !shared_io {
+                sched.add(0, mask(vm.net.vhost_pin), rng(&format!("vhost-{}", vm.name)));
+                thread_names.push(format!("vhost-{}", vm.name));
+            }
             let w = vm.workload.as_ref();
             let tcp = w.is_some_and(Workload::is_tcp);
             devs.push(NetDev {
@@ -348,6 +380,11 @@ impl Host {
             let sender = Sender::new(w, vm.vcpus, &c.profile, s.seed, &vm.name);
             senders.push(sender);
         }
+        // Shared I/O threads come after the vCPU threads, where the vhost threads would be.
+        let (io, dev_io) = if shared_io { iothread::build(c, &mut |name, pin| {
+            sched.add(0, mask(pin), rng(name));
+            thread_names.push(name.to_string());
+        }) } else { (Vec::new(), Vec::new()) };
         let mut hogs = Vec::new();
         for (h, hog) in s.host.cpu_hog.iter().enumerate() {
             let allowed = hog.pins.as_ref().map_or(all, |ps| ps.iter().fold(0u64, |m, &p| m | 1u64 << p));
@@ -360,6 +397,10 @@ impl Host {
             vms,
             vcpus,
             devs,
+            io,
+            dev_io,
+            shared_io,
+            exitless_io: s.host.io.handling == crate::scenario::Handling::Elvis,
             port: Port::new(&c.profile, s.seed),
             client_cores: vec![0; c.client_cores as usize],
             senders,
@@ -408,6 +449,9 @@ impl Host {
         for v in &mut self.vcpus {
             v.reset_metrics(now);
         }
+        for t in &mut self.io {
+            t.reset_metrics(now);
+        }
         for d in &mut self.devs {
             d.vhost.reset_metrics(now);
             d.wire.reset_metrics();
@@ -455,8 +499,10 @@ impl Model for Host {
             Ev::IrqDeadline { dev, rx } => self.irq_deadline(now, dev, rx, q),
             Ev::HaltPollEnd { vcpu, gen } => self.halt_poll_end(now, vcpu, gen, q),
             Ev::ClientNicIrq { dev } => self.client_nic_irq(now, dev, q),
-            Ev::Ioeventfd { dev, .. } => self.signal_vhost(now, dev, q),
+            Ev::Ioeventfd { dev, rx, .. } => self.ioeventfd(now, dev, rx, q),
             Ev::VfIrq { dev } => self.vf_irq_deadline(now, dev, q),
+            Ev::IoStep { thread } => self.io_step(now, thread, q),
+            Ev::IoWake { thread, gen } => self.io_wake(now, thread, gen, q),
         }
         #[cfg(debug_assertions)]
         self.check_invariants();
@@ -535,7 +581,7 @@ impl Host {
             return self.app_tap_drop(now, dev, pkt, q);
         }
         d.rx_sock.push_back(pkt);
-        self.signal_vhost(now, dev, q);
+        self.notify_backend(now, dev, vhost::Notice::RxPacket, q);
     }
 }
 

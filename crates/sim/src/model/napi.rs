@@ -107,7 +107,7 @@ impl Host {
             if d.rxq.kick_prepare() {
                 // try_fill_recv refilled a ring the device had run dry of: kick it.
                 d.rxq.kicks += 1;
-                self.kick_exit(now, v, dev, q);
+                self.kick_exit(now, v, dev, true, q);
                 return true;
             }
             return false;

@@ -25,6 +25,8 @@ pub enum Kind {
     Vcpu(u32),
     /// vhost worker of device `0`.
     Vhost(u32),
+    /// Shared I/O thread `0` (ES2 joint thread, ELVIS I/O core; `iothread.rs`).
+    Io(u32),
     /// CPU hog number `0`.
     Hog(u32),
 }
@@ -32,19 +34,31 @@ pub enum Kind {
 impl Host {
     /// The kind of thread `tid`.
     pub(crate) fn kind(&self, tid: u32) -> Kind {
-        let (nv, nd) = (self.vcpus.len() as u32, self.devs.len() as u32);
+        let nv = self.vcpus.len() as u32;
+        let nd = if self.shared_io { self.io.len() as u32 } else { self.devs.len() as u32 };
         if tid < nv {
             Kind::Vcpu(tid)
         } else if tid < nv + nd {
-            Kind::Vhost(tid - nv)
+            if self.shared_io { Kind::Io(tid - nv) } else { Kind::Vhost(tid - nv) }
         } else {
             Kind::Hog(tid - nv - nd)
         }
     }
 
-    /// Thread id of device `dev`'s vhost worker.
+    /// Thread id of device `dev`'s vhost worker (stock vhost-net only).
     pub(crate) fn vhost_tid(&self, dev: u32) -> u32 {
+        debug_assert!(!self.shared_io);
         self.vcpus.len() as u32 + dev
+    }
+
+    /// Thread id of the host thread that serves device `dev`'s queues, if one does (a VF has
+    /// none under shared I/O threads).
+    pub(crate) fn backend_tid(&self, dev: u32) -> Option<u32> {
+        if !self.shared_io {
+            return Some(self.vhost_tid(dev));
+        }
+        let (t, _) = self.dev_io[dev as usize];
+        (t != u32::MAX).then(|| self.io_thread_tid(t))
     }
 
     /// The pCPU of thread `tid` (current, queued on, or last run on).
@@ -106,7 +120,7 @@ impl Host {
                 Mode::Polling => self.halt_poll_yield(now, v, q),
                 _ => {}
             },
-            Kind::Vhost(_) => {} // yields after the packet it is copying
+            Kind::Vhost(_) | Kind::Io(_) => {} // yields after the packet it is copying
         }
     }
 
@@ -129,6 +143,7 @@ impl Host {
                 }
             }
             Kind::Vhost(d) => self.vhost_run(now, d, q),
+            Kind::Io(t) => self.io_run(now, t, q),
             Kind::Hog(_) => {}
         }
         self.poke(now, cpu, q);
@@ -156,6 +171,7 @@ impl Host {
                 Some(self.cpu_of(vcpu))
             }
             Ev::VhostDone { dev } => Some(self.cpu_of(self.vhost_tid(dev))),
+            Ev::IoStep { thread } => Some(self.cpu_of(self.io_thread_tid(thread))),
             Ev::SchedIn { cpu, .. } | Ev::HostTick { cpu } => Some(cpu),
             _ => None,
         }

@@ -32,7 +32,7 @@ use eventpath_policy::vhost::{VhostAction, VhostConfig, VhostEvent, VhostHandler
 
 /// The item the thread is working on.
 #[derive(Debug, Clone, Copy)]
-enum Work {
+pub(crate) enum Work {
     Tx(Buf),
     /// An RX packet.
     Rx(RxPkt),
@@ -97,7 +97,72 @@ impl Vhost {
     }
 }
 
+/// What reached a device's back end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Notice {
+    /// The guest kicked the TX queue (new buffers).
+    TxKick,
+    /// The guest kicked the RX queue (refilled buffers).
+    RxKick,
+    /// A packet reached the tap socket.
+    RxPacket,
+}
+
 impl Host {
+    /// Work for device `dev`'s back end: its vhost thread's eventfd, or the shared I/O thread
+    /// (ES2's joint thread, ELVIS's I/O core) that serves it (`iothread.rs`).
+    pub(crate) fn notify_backend(&mut self, now: Time, dev: u32, n: Notice, q: &mut EventQueue<Ev>) {
+        if !self.shared_io {
+            self.signal_vhost(now, dev, q)
+        } else {
+            self.io_notice(now, dev, n, q)
+        }
+    }
+
+    /// Take the next TX buffer of `dev` and its cost, if the ring has one.
+    pub(crate) fn take_tx(&mut self, dev: u32) -> Option<(Work, Time)> {
+        let vp = &self.profile.vhost;
+        let b = self.devs[dev as usize].txq.take()?;
+        Some((Work::Tx(b), round_ns(vp.tx_packet_ns.value + vp.tx_byte_ns.value * b.bytes as f64)))
+    }
+
+    /// Take the next packet on `dev`'s tap socket into a posted guest buffer, and its cost,
+    /// if there are both.
+    pub(crate) fn take_rx(&mut self, dev: u32) -> Option<(Work, Time)> {
+        let vp = &self.profile.vhost;
+        let d = &mut self.devs[dev as usize];
+        if d.rxq.posted == 0 {
+            return None;
+        }
+        let pkt = d.rx_sock.pop_front()?;
+        d.rxq.take();
+        Some((Work::Rx(pkt), round_ns(vp.rx_packet_ns.value + vp.rx_byte_ns.value * pkt.bytes as f64)))
+    }
+
+    /// One item done: TX hands the buffer to the wire and returns it to the used ring; RX puts
+    /// the filled buffer in the used ring. Either may interrupt the guest if it asked.
+    pub(crate) fn complete(&mut self, now: Time, dev: u32, w: Work, q: &mut EventQueue<Ev>) {
+        let d = &mut self.devs[dev as usize];
+        match w {
+            Work::Tx(b) => {
+                d.tx_moderation.completed(b.bytes as u64);
+                let interrupt = d.txq.put_used();
+                if let Some(arrive) = d.wire.send(now, b, &mut self.port.tx) {
+                    q.at(arrive, Ev::WireDone { dev });
+                }
+                if interrupt {
+                    self.moderated_irq(now, dev, Vector::NetTx, q);
+                }
+            }
+            Work::Rx(pkt) => {
+                d.rx_moderation.completed(pkt.bytes as u64);
+                if d.rxq.put_used(pkt) {
+                    self.moderated_irq(now, dev, Vector::NetRx, q);
+                }
+            }
+        }
+    }
+
     /// Signal the device's eventfd: wake the thread unless it is in its handler loop or a
     /// wake-up is under way (`vhost_poll_wakeup` → `vhost_work_queue` → `wake_up_process`;
     /// where it runs is the host scheduler's choice).
@@ -152,17 +217,15 @@ impl Host {
 
     /// Take the next item of the running handler, or move on to the other handler, or sleep.
     fn vhost_next(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
-        let vp = &self.profile.vhost;
-        let d = &mut self.devs[dev as usize];
-        match d.vhost.handler {
+        match self.devs[dev as usize].vhost.handler {
             Handler::Tx => {
-                if d.vhost.tx.state() != VhostState::Requeued {
-                    if let Some(b) = d.txq.take() {
-                        d.vhost.current = Some(Work::Tx(b));
-                        let cost = round_ns(vp.tx_packet_ns.value + vp.tx_byte_ns.value * b.bytes as f64);
+                if self.devs[dev as usize].vhost.tx.state() != VhostState::Requeued {
+                    if let Some((w, cost)) = self.take_tx(dev) {
+                        self.devs[dev as usize].vhost.current = Some(w);
                         q.at(now + cost, Ev::VhostDone { dev });
                         return;
                     }
+                    let d = &mut self.devs[dev as usize];
                     // Ring empty: busy-poll it if configured, else vhost_enable_notify, then
                     // re-check — a buffer added meanwhile is handled now.
                     let mut empty = d.vhost.tx.step(VhostEvent::Empty { now_ns: now });
@@ -194,16 +257,17 @@ impl Host {
                 self.vhost_next(now, dev, q)
             }
             Handler::Rx => {
+                if self.devs[dev as usize].vhost.rx.state() != VhostState::Requeued {
+                    if let Some((w, cost)) = self.take_rx(dev) {
+                        self.devs[dev as usize].vhost.current = Some(w);
+                        q.at(now + cost, Ev::VhostDone { dev });
+                        return;
+                    }
+                }
+                let d = &mut self.devs[dev as usize];
                 if d.vhost.rx.state() != VhostState::Requeued {
                     if d.rx_sock.is_empty() {
                         d.vhost.rx.step(VhostEvent::SourceEmpty);
-                    } else if d.rxq.posted > 0 {
-                        let pkt = d.rx_sock.pop_front().expect("non-empty");
-                        d.rxq.take();
-                        d.vhost.current = Some(Work::Rx(pkt));
-                        let cost = round_ns(vp.rx_packet_ns.value + vp.rx_byte_ns.value * pkt.bytes as f64);
-                        q.at(now + cost, Ev::VhostDone { dev });
-                        return;
                     } else if d.vhost.rx.step(VhostEvent::Empty { now_ns: now }) == VhostAction::EnableNotifyAndRecheck {
                         // No guest buffer: wait for the guest's refill kick.
                         d.rxq.enable_kicks();
@@ -262,26 +326,12 @@ impl Host {
     /// the filled buffer in the used ring. Either may interrupt the guest if it asked.
     pub(crate) fn vhost_done(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
         let d = &mut self.devs[dev as usize];
-        match d.vhost.current.take().expect("VhostDone without work") {
-            Work::Tx(b) => {
-                d.vhost.tx.step(VhostEvent::Buffer { bytes: b.bytes as u64 });
-                d.tx_moderation.completed(b.bytes as u64);
-                let interrupt = d.txq.put_used();
-                if let Some(arrive) = d.wire.send(now, b, &mut self.port.tx) {
-                    q.at(arrive, Ev::WireDone { dev });
-                }
-                if interrupt {
-                    self.moderated_irq(now, dev, Vector::NetTx, q);
-                }
-            }
-            Work::Rx(pkt) => {
-                d.vhost.rx.step(VhostEvent::Buffer { bytes: pkt.bytes as u64 });
-                d.rx_moderation.completed(pkt.bytes as u64);
-                if d.rxq.put_used(pkt) {
-                    self.moderated_irq(now, dev, Vector::NetRx, q);
-                }
-            }
-        }
+        let w = d.vhost.current.take().expect("VhostDone without work");
+        match w {
+            Work::Tx(b) => d.vhost.tx.step(VhostEvent::Buffer { bytes: b.bytes as u64 }),
+            Work::Rx(pkt) => d.vhost.rx.step(VhostEvent::Buffer { bytes: pkt.bytes as u64 }),
+        };
+        self.complete(now, dev, w, q);
         // vhost_worker's need_resched() check: yield between packets, resume the loop later.
         let cpu = self.cpu_of(self.vhost_tid(dev));
         if self.should_yield(cpu) {

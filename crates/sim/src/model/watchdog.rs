@@ -134,7 +134,7 @@ impl Host {
                 format!("{:?} thread {:?} on {} irqs pending {}", vc.mode, self.sched.thread_state(v), self.sched.thread_cpu(v), vc.irqs_pending())
             })
             .collect();
-        let vh = self.vhost_tid(self.vms[vm].dev);
+        let backend = self.backend_tid(self.vms[vm].dev).map(|t| format!("{:?}", self.sched.thread_state(t)));
         format!(
             "vcpus [{}]; tx ring free {} pending {} qdisc {} kicks {} irq wanted {}; rx posted {} used {} sock {} kicks {} irq wanted {}; napi {:?}; vhost running {} thread {:?}; sender {}",
             vcpus.join("; "),
@@ -150,16 +150,16 @@ impl Host {
             d.rxq.irq.driver_enabled(),
             (d.napi.scheduled, d.napi.running),
             d.vhost.running,
-            self.sched.thread_state(vh),
+            backend,
             self.senders[vm].describe(),
         )
     }
 
     /// What the threads a flow needs (its VM's vCPUs and its device's I/O thread) have done.
     fn flow_effort(&mut self, now: Time, vm: usize) -> Effort {
-        let vhost = self.vhost_tid(self.vms[vm].dev);
+        let backend = self.backend_tid(self.vms[vm].dev);
         let vcpus = &self.vms[vm].vcpus;
-        let max_wait = vcpus.iter().copied().chain([vhost]).map(|t| self.sched.take_max_wait(now, t)).max().unwrap_or(0);
+        let max_wait = vcpus.iter().copied().chain(backend).map(|t| self.sched.take_max_wait(now, t)).max().unwrap_or(0);
         Effort {
             max_wait,
             guest: vcpus.iter().map(|&v| (self.vcpus[v as usize].guest_ns_life, self.vcpus[v as usize].irq_ns_life)).collect(),

@@ -22,9 +22,11 @@
 //! rate_pps = 100000        # omit to send as fast as the vCPU can
 //! ```
 
+mod io;
 pub mod limits;
 mod workload;
 
+pub use io::{Es2Switch, Handling, IoHandling};
 pub use workload::{HttpServer, Workload};
 
 use crate::error::{describe_json_error, describe_toml_error, InputError, InputResult};
@@ -95,6 +97,10 @@ pub struct HostLayout {
     /// `sriov_vf` NIC; its delivery mode must be left at the default).
     #[serde(default)]
     pub virtualization: Virtualization,
+    /// Which threads serve the virtio queues (`[host.io]`, `io.rs`): stock vhost-net (default),
+    /// ES2's joint threads, or ELVIS's I/O cores.
+    #[serde(default)]
+    pub io: IoHandling,
 }
 
 /// The host's idle loop (Linux `cpuidle`), a boot-time setting hosts tuned for latency change.
@@ -479,7 +485,7 @@ impl Scenario {
                     key("net.queue_size")
                 )));
             }
-            check_device(vm, &key, &profile, self.host.virtualization).map_err(err)?;
+            check_device(vm, &key, &profile, self.host.virtualization, self.host.io.handling).map_err(err)?;
             if let Some(w) = &vm.workload {
                 w.check(&key("workload")).map_err(err)?;
             }
@@ -498,6 +504,8 @@ impl Scenario {
                 ))
             })?;
         }
+        let pins: Vec<(usize, &[u32])> = self.vm.iter().enumerate().filter_map(|(i, v)| v.vcpu_pins.as_deref().map(|p| (i, p))).collect();
+        self.host.io.check(pcpus, &pins).map_err(err)?;
         let vfs = self.vm.iter().filter(|v| v.net.kind == NetKind::SriovVf).count();
         if let Some(sr) = &profile.sriov {
             if vfs as f64 > sr.max_vfs.value {
@@ -525,17 +533,23 @@ impl Scenario {
 }
 
 /// The device and delivery keys of VM `vm` against the profile and the host mode.
-fn check_device(vm: &Vm, key: &dyn Fn(&str) -> String, profile: &Profile, virt: Virtualization) -> Result<(), String> {
+fn check_device(vm: &Vm, key: &dyn Fn(&str) -> String, profile: &Profile, virt: Virtualization, io: Handling) -> Result<(), String> {
     let vf = vm.net.kind == NetKind::SriovVf;
+    if io != Handling::Vhost && !vf && (vm.net.vhost_pin.is_some() || vm.net.busyloop_timeout_us > 0) {
+        let k = if vm.net.vhost_pin.is_some() { "net.vhost_pin" } else { "net.busyloop_timeout_us" };
+        return Err(format!("key `{}`: with host.io.handling = \"{}\" no per-device vhost thread serves the device; remove the key (place the I/O threads with host.io.cores)", key(k), io.key()));
+    }
+    // ELVIS's I/O core interrupts the guest as an assigned device would (ELVIS §2.2, ELI).
+    let exitless_backend = io == Handling::Elvis && !vf;
     if vm.interrupt_delivery == InterruptDelivery::Native {
         return Err(format!(
             "key `{}`: \"native\" is not a VM setting; set [host] virtualization = \"bare_metal\" for a machine without hypervisor",
             key("interrupt_delivery")
         ));
     }
-    if vm.interrupt_delivery.needs_assigned_device() && !vf {
+    if vm.interrupt_delivery.needs_assigned_device() && !vf && !exitless_backend {
         return Err(format!(
-            "key `{}`: {} delivers only an assigned device's interrupts directly, and {} is a virtio device; set {} = \"sriov_vf\"",
+            "key `{}`: {} delivers only an assigned device's interrupts directly, and {} is a virtio device; set {} = \"sriov_vf\" (or host.io.handling = \"elvis\", whose I/O cores interrupt the guest directly)",
             key("interrupt_delivery"),
             vm.interrupt_delivery.key(),
             key("net.kind"),

@@ -1,0 +1,189 @@
+//! `[host.io]`: which host threads serve the VMs' virtio-net queues (the request-handling seam,
+//! DESIGN §3.2). Every decision of a mode is its `eventpath_policy` state machine's; these keys
+//! only choose the mode and set its parameters.
+
+use eventpath_policy::elvis::ElvisConfig;
+use eventpath_policy::es2::{JointConfig, OptimisticConfig, PerceptiveConfig};
+use serde::Deserialize;
+
+/// The request-handling mode of the host's virtio devices.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Handling {
+    /// Stock vhost-net: one worker thread per device, woken by kicks ("Baseline").
+    #[default]
+    Vhost,
+    /// ES2 hybrid I/O handling (ES2 §4.2, §5): joint I/O threads of up to `combining_level`
+    /// devices, each TX queue under the perceptive or the optimistic mode switch.
+    Es2,
+    /// ELVIS fine-grained I/O scheduling (ELVIS §2.2, §3): one I/O thread per I/O core serves
+    /// every device assigned to it, polling the queues that kick often (exitless requests).
+    Elvis,
+}
+
+impl Handling {
+    /// Its name in scenarios.
+    pub fn key(self) -> &'static str {
+        match self {
+            Handling::Vhost => "vhost",
+            Handling::Es2 => "es2",
+            Handling::Elvis => "elvis",
+        }
+    }
+}
+
+/// ES2's TX mode switch (`[host.io] switch`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Es2Switch {
+    /// Perceptive (Algorithm 1, §4.2.2): poll while each turn fills the quota.
+    #[default]
+    Perceptive,
+    /// Optimistic (Algorithm 2, §4.2.3): poll TX `poll_count` times after each received packet.
+    Optimistic,
+}
+
+/// `[host.io]` as written.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IoHandling {
+    /// `vhost` (default), `es2` or `elvis`.
+    #[serde(default)]
+    pub handling: Handling,
+    /// The I/O cores. es2: the joint threads are pinned to them in turn (default: unpinned,
+    /// placed by the host scheduler). elvis: one I/O thread per core, the devices split
+    /// between them in contiguous, balanced groups (required). No vCPU may be pinned to one.
+    pub cores: Option<Vec<u32>>,
+    /// es2: `perceptive` (default) or `optimistic`.
+    pub switch: Option<Es2Switch>,
+    /// es2 perceptive: requests per turn that keep a TX queue polled (1..=4096; default 4,
+    /// ES2 §5.2's TCP value; 16 for UDP).
+    pub quota: Option<u32>,
+    /// es2 optimistic: polls of a TX queue after each received packet (1..=1000000; default
+    /// 1000, ES2 §5.3).
+    pub poll_count: Option<u32>,
+    /// es2: devices per joint thread (1..=64; default 4, ES2 §5.1).
+    pub combining_level: Option<u32>,
+    /// es2: the joint thread's interruptible sleep, µs (1..=1000; default 10, ES2 §5.2–5.3).
+    pub sleep_us: Option<u32>,
+    /// elvis: poll a queue whose kick rate exceeds the threshold (default true); false is
+    /// "fine-grained I/O scheduling only" (ELVIS §4.7).
+    pub exitless_requests: Option<bool>,
+    /// elvis: the scheduler's parameters (`eventpath_policy::elvis::ElvisConfig`, our choices
+    /// where §3 gives none): `max_work` [64], `min_work` [8], `stuck_us` [50],
+    /// `poll_start_rate` [10000 kicks/s], `poll_idle_us` [10000].
+    pub max_work: Option<u32>,
+    /// See `max_work`.
+    pub min_work: Option<u32>,
+    /// See `max_work`.
+    pub stuck_us: Option<u32>,
+    /// See `max_work`.
+    pub poll_start_rate: Option<u32>,
+    /// See `max_work`.
+    pub poll_idle_us: Option<u32>,
+}
+
+impl IoHandling {
+    /// ES2's parameters (defaults where unset).
+    pub fn es2(&self) -> (Es2Switch, PerceptiveConfig, OptimisticConfig, JointConfig) {
+        let joint = JointConfig {
+            combining_level: self.combining_level.unwrap_or(JointConfig::default().combining_level),
+            sleep_ns: self.sleep_us.map_or(JointConfig::default().sleep_ns, |us| u64::from(us) * 1000),
+        };
+        (
+            self.switch.unwrap_or_default(),
+            PerceptiveConfig { quota: self.quota.unwrap_or(PerceptiveConfig::default().quota) },
+            OptimisticConfig { max_poll_count: self.poll_count.unwrap_or(OptimisticConfig::default().max_poll_count) },
+            joint,
+        )
+    }
+
+    /// ELVIS's parameters (defaults where unset).
+    pub fn elvis(&self) -> ElvisConfig {
+        let d = ElvisConfig::default();
+        let us = |v: Option<u32>, def: u64| v.map_or(def, |us| u64::from(us) * 1000);
+        let poll_idle_ns = us(self.poll_idle_us, d.poll_idle_ns);
+        ElvisConfig {
+            max_work: self.max_work.unwrap_or(d.max_work),
+            min_work: self.min_work.unwrap_or(d.min_work),
+            stuck_ns: us(self.stuck_us, d.stuck_ns),
+            poll_start_rate: self.poll_start_rate.unwrap_or(d.poll_start_rate),
+            rate_window_ns: d.rate_window_ns,
+            poll_idle_ns,
+            exitless_requests: self.exitless_requests.unwrap_or(d.exitless_requests),
+        }
+    }
+
+    /// Check the keys against the mode and the host (`pcpus`; every VM's vCPU pins).
+    pub fn check(&self, pcpus: u32, vcpu_pins: &[(usize, &[u32])]) -> Result<(), String> {
+        let es2_keys = [
+            ("switch", self.switch.is_some()),
+            ("quota", self.quota.is_some()),
+            ("poll_count", self.poll_count.is_some()),
+            ("combining_level", self.combining_level.is_some()),
+            ("sleep_us", self.sleep_us.is_some()),
+        ];
+        let elvis_keys = [
+            ("exitless_requests", self.exitless_requests.is_some()),
+            ("max_work", self.max_work.is_some()),
+            ("min_work", self.min_work.is_some()),
+            ("stuck_us", self.stuck_us.is_some()),
+            ("poll_start_rate", self.poll_start_rate.is_some()),
+            ("poll_idle_us", self.poll_idle_us.is_some()),
+        ];
+        let only = |keys: &[(&str, bool)], mode: &str| match keys.iter().find(|(_, set)| *set) {
+            Some((k, _)) => Err(format!("key `host.io.{k}`: only for handling = \"{mode}\"; remove it or set host.io.handling = \"{mode}\"")),
+            None => Ok(()),
+        };
+        if self.handling != Handling::Es2 {
+            only(&es2_keys, "es2")?;
+        }
+        if self.handling != Handling::Elvis {
+            only(&elvis_keys, "elvis")?;
+        }
+        let range = |k: &str, v: Option<u32>, lo: u32, hi: u32, what: &str| match v {
+            Some(x) if !(lo..=hi).contains(&x) => Err(format!("key `host.io.{k}`: {x} is not allowed; expected {lo}..={hi} {what}")),
+            _ => Ok(()),
+        };
+        range("quota", self.quota, 1, 4096, "requests per turn")?;
+        range("poll_count", self.poll_count, 1, 1_000_000, "polls")?;
+        range("combining_level", self.combining_level, 1, 64, "devices per joint thread")?;
+        range("sleep_us", self.sleep_us, 1, 1000, "µs")?;
+        range("max_work", self.max_work, 1, 1_000_000, "requests")?;
+        range("min_work", self.min_work, 1, 1_000_000, "requests")?;
+        range("stuck_us", self.stuck_us, 1, 1_000_000, "µs")?;
+        range("poll_start_rate", self.poll_start_rate, 1, 100_000_000, "kicks/s")?;
+        range("poll_idle_us", self.poll_idle_us, 1, 10_000_000, "µs")?;
+        if let Err(e) = self.elvis().validate() {
+            let k = e.param.rsplit('.').next().unwrap_or(e.param);
+            return Err(format!("key `host.io.{k}`: {} is not allowed; expected {}", e.value, e.allowed));
+        }
+        let cores = self.cores.as_deref().unwrap_or(&[]);
+        match self.handling {
+            Handling::Vhost if self.cores.is_some() => {
+                return Err("key `host.io.cores`: only for handling = \"es2\" or \"elvis\"; pin a vhost thread with [vm.net] vhost_pin".into())
+            }
+            Handling::Elvis if cores.is_empty() => {
+                return Err("key `host.io.cores`: ELVIS needs at least one I/O core; give the pCPUs its I/O threads run on".into())
+            }
+            _ => {}
+        }
+        if self.cores.as_ref().is_some_and(Vec::is_empty) {
+            return Err("key `host.io.cores`: [] is not allowed; give at least one pCPU or omit the key".into());
+        }
+        for (i, &c) in cores.iter().enumerate() {
+            if c >= pcpus {
+                return Err(format!("key `host.io.cores[{i}]`: pCPU {c} does not exist; the host has pCPUs 0..={}", pcpus - 1));
+            }
+            if cores[..i].contains(&c) {
+                return Err(format!("key `host.io.cores[{i}]`: pCPU {c} is listed twice"));
+            }
+            if let Some((vm, _)) = vcpu_pins.iter().find(|(_, pins)| pins.contains(&c)) {
+                return Err(format!(
+                    "key `host.io.cores[{i}]`: pCPU {c} is an I/O core, but vm[{vm}].vcpu_pins pins a vCPU to it; an I/O core runs only I/O threads"
+                ));
+            }
+        }
+        Ok(())
+    }
+}

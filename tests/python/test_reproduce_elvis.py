@@ -28,3 +28,21 @@ def test_elvis_baseline_threads_are_placed_by_the_scheduler_on_two_cores():
     assert len(s["host"]["pcpu_util_pct"]) == 2
     names = [t["name"] for t in s["host"]["threads"]]
     assert names == ["vcpu:vm0/0", "vhost-vm0"]
+
+
+@pytest.mark.parametrize("exp_id", ["elvis-fig4", "elvis-fig5", "elvis-fig8"])
+def test_configuration_sweeps_write_every_row(tmp_path, exp_id):
+    doc = reproduce.run(exp_id, tmp_path, duration=0.01)
+    assert (tmp_path / f"{exp_id}.png").stat().st_size > 0
+    assert all(r["simulated"] is not None for r in doc["rows"]), [r for r in doc["rows"] if r["simulated"] is None]
+
+
+def test_elvis_layouts_follow_section_4_2():
+    from eventpath.reproduce.elvis import layout
+    e = layout("elvis", 10, "netperf")
+    assert e["host"] == {"pcpus": 16, "io": {"handling": "elvis", "cores": [7, 15]}}
+    assert [v["vcpu_pins"][0] for v in e["vm"]] == [0, 1, 2, 3, 4, 8, 9, 10, 11, 12]
+    a = layout("affinity", 3, "netperf")
+    assert a["host"]["pcpus"] == 4 and {v["net"]["vhost_pin"] for v in a["vm"]} == {3}
+    b = layout("baseline", 3, "netperf")
+    assert b["host"]["pcpus"] == 4 and all("vcpu_pins" not in v for v in b["vm"])

@@ -7,7 +7,7 @@ import pytest
 reproduce = pytest.importorskip("eventpath.reproduce")
 
 
-@pytest.mark.parametrize("exp_id", ["es2-table1", "es2-fig4-base", "es2-table1-sensitivity"])
+@pytest.mark.parametrize("exp_id", ["es2-table1", "es2-fig4-base", "es2-fig4", "es2-table1-sensitivity"])
 def test_reproduction_writes_json_and_figure(tmp_path, exp_id):
     doc = reproduce.run(exp_id, tmp_path, duration=0.02)
     assert (tmp_path / f"{exp_id}.png").stat().st_size > 0

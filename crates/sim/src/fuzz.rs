@@ -65,6 +65,39 @@ pub fn scenario(case: u64) -> String {
     if r.chance(0.2) {
         s += "idle = \"poll\"\n";
     }
+    // Request handling: a third stream, so that earlier cases keep their layouts. With an I/O
+    // core (the last pCPU), vCPU pins that land on it move off it.
+    let mut io = Rng::for_component(case, "layout-fuzz-io");
+    let handling = match io.below(10) {
+        0..=2 => "es2",
+        3 | 4 if pcpus >= 2 => "elvis",
+        _ => "vhost",
+    };
+    let io_core = (handling == "elvis" || (handling == "es2" && pcpus >= 2 && io.chance(0.5))).then_some(pcpus - 1);
+    let shared = handling != "vhost";
+    if shared {
+        let _ = writeln!(s, "[host.io]\nhandling = \"{handling}\"");
+        if let Some(c) = io_core {
+            let _ = writeln!(s, "cores = [{c}]");
+        }
+        if handling == "es2" {
+            let switch = if io.chance(0.5) { "perceptive" } else { "optimistic" };
+            let _ = writeln!(s, "switch = \"{switch}\"\nquota = {}\ncombining_level = {}", 1 + io.below(16), 1 + io.below(4));
+            let _ = writeln!(s, "poll_count = {}\nsleep_us = {}", 1 + io.below(2000), 1 + io.below(50));
+        } else {
+            let _ = writeln!(s, "exitless_requests = {}\nmax_work = {}\nmin_work = 1", io.chance(0.7), 1 + io.below(128));
+        }
+    }
+    let off_io_core = |pins: String| match io_core {
+        Some(c) => {
+            let v: Vec<String> = pins.trim_matches(['[', ']']).split(", ").map(|p| {
+                let p: u32 = p.parse().expect("a pin");
+                if p == c { (p % c).to_string() } else { p.to_string() }
+            }).collect();
+            format!("[{}]", v.join(", "))
+        }
+        None => pins,
+    };
     for _ in 0..r.below(3) {
         let _ = writeln!(s, "[[host.cpu_hog]]\nnice = {}", r.below(40) as i32 - 20);
         if r.chance(0.6) {
@@ -81,7 +114,7 @@ pub fn scenario(case: u64) -> String {
         let vcpus = 1 + r.below(4) as u32;
         let _ = writeln!(s, "\n[[vm]]\nname = \"vm{i}\"\nvcpus = {vcpus}");
         if r.chance(0.6) {
-            let _ = writeln!(s, "vcpu_pins = {}", pins(&mut r, pcpus, vcpus));
+            let _ = writeln!(s, "vcpu_pins = {}", off_io_core(pins(&mut r, pcpus, vcpus)));
         }
         let mut delivery = if r.chance(0.5) { "emulated" } else { "posted" };
         let vf = profile == "did" && d.chance(0.5);
@@ -107,10 +140,10 @@ pub fn scenario(case: u64) -> String {
                 let _ = writeln!(s, "itr_us = {}", 1 + d.below(300));
             }
         }
-        if !vf && d.chance(0.2) {
+        if !vf && !shared && d.chance(0.2) {
             let _ = writeln!(s, "busyloop_timeout_us = {}", [1, 10, 50, 200, 5000][d.below(5) as usize]);
         }
-        if r.chance(0.5) && !vf {
+        if r.chance(0.5) && !vf && !shared {
             let _ = writeln!(s, "vhost_pin = {}", r.below(pcpus as u64));
         }
         match r.below(4) {

@@ -55,3 +55,186 @@ register(Experiment(
         "estimates (profiles/elvis.toml [app]), not fitted.",
     ],
 ))
+
+
+# --- ELVIS §4.2's configurations at N VMs (issue 14): Figs. 4, 5 and 8 ---
+
+#: The benchmarks (ELVIS §4.3–4.4): netperf TCP stream with 64-byte writes, Apache (ab, 4 KB
+#: page, 2 concurrent), memcached (memslap, 32 concurrent, 90 % get), netperf UDP_RR (1 byte).
+WORKLOADS = {
+    "netperf": {"kind": "tcp_stream", "message_bytes": 64},
+    "apache": {"kind": "http", "concurrency": 2, "file_bytes": 4096, "keepalive": False},
+    "memcached": {"kind": "memcached", "concurrency": 32, "get_ratio": 0.9, "value_bytes": 1024, "key_bytes": 64},
+    "udp_rr": {"kind": "udp_rr", "request_bytes": 1, "response_bytes": 1},
+}
+
+#: Cores per socket of the elvis profile (two sockets of 8-core Xeon E5-2660, ELVIS §4.1).
+_SOCKET = 8
+
+
+def _sockets(n):
+    """VMs per socket: up to 7 on the first; above 7 split in two balanced halves (ELVIS §4.2)."""
+    return [n] if n <= _SOCKET - 1 else [(n + 1) // 2, n // 2]
+
+
+def layout(config, n, workload, seed=1, duration=None):
+    """ELVIS §4.2's configuration `config` at `n` VMs running `workload` (a WORKLOADS key).
+
+    * ``baseline``: N+1 cores (N+2 above 7 VMs), stock vhost-net, nothing pinned;
+    * ``affinity``: a core per vCPU and one I/O core per socket running all its VMs' vhost threads;
+    * ``elvis``: a core per vCPU, one ELVIS I/O thread per socket's I/O core, exitless requests
+      and ELI-delivered replies;
+    * ``fine``: ELVIS's fine-grained I/O scheduling only (no polling, injected interrupts).
+    """
+    groups = _sockets(n)
+    vms = []
+    io_cores = []
+    for s, count in enumerate(groups):
+        base = s * _SOCKET
+        io_core = base + _SOCKET - 1 if len(groups) > 1 else count
+        io_cores.append(io_core)
+        for j in range(count):
+            vm = {"name": f"vm{len(vms)}", "vcpus": 1, "net": {"queue_size": 512}, "workload": dict(WORKLOADS[workload])}
+            if config != "baseline":
+                vm["vcpu_pins"] = [base + j]
+            if config == "affinity":
+                vm["net"]["vhost_pin"] = io_core
+            vm["interrupt_delivery"] = "eli" if config == "elvis" else "emulated"
+            vms.append(vm)
+    pcpus = n + len(groups) if config == "baseline" else (2 * _SOCKET if len(groups) > 1 else n + 1)
+    sc = {"name": f"elvis-{config}-{workload}-{n}vm", "profile": "elvis", "seed": seed, "duration_s": duration or 0.5,
+          "warmup_s": 0.1, "host": {"pcpus": pcpus}, "vm": vms}
+    if config in ("elvis", "fine"):
+        sc["host"]["io"] = {"handling": "elvis", "cores": io_cores}
+        if config == "fine":
+            sc["host"]["io"]["exitless_requests"] = False
+    return sc
+
+
+def _total(r, key):
+    vals = [v["throughput"][key] for v in r.summary["vms"]]
+    return sum(v for v in vals if v is not None)
+
+
+def _run(config, n, workload, duration, step):
+    r = api.run(layout(config, n, workload, duration=duration), duration=duration)
+    step(f"{config} {workload} {n} VMs")
+    return r
+
+
+_CONFIG_NAMES = {"baseline": "Baseline", "affinity": "Baseline with affinity", "elvis": "ELVIS",
+                 "fine": "Fine-grained only"}
+
+
+def _fig8(duration, step, counts=(1, 2, 3, 4, 5, 6, 7)):
+    rows = []
+    for n in counts:
+        gbps = {c: _total(_run(c, n, "netperf", duration, step), "gbps") for c in _CONFIG_NAMES}
+        label = f"{n}vm"
+        for c, name in _CONFIG_NAMES.items():
+            rows.append(Row(f"{label} {name}", "throughput", "Gbit/s", gbps[c], None))
+        base = gbps["baseline"] or None
+        # "Fine-grained I/O scheduling and ELVIS improved Baseline throughput by 2.7x and 3x
+        # respectively when running more than one VM" (ELVIS §4.7): read as the ratio above 1 VM.
+        rows.append(Row(f"{label} Fine-grained only", "vs_baseline", "x", gbps["fine"] / base if base else None,
+                        2.7 if n > 1 else None))
+        rows.append(Row(f"{label} ELVIS", "vs_baseline", "x", gbps["elvis"] / base if base else None,
+                        3.0 if n > 1 else None))
+        aff = gbps["affinity"] or None
+        # "ELVIS over-performed Baseline with Affinity by 33%" with a single VM (ELVIS §4.7).
+        rows.append(Row(f"{label} ELVIS", "vs_affinity", "%", 100.0 * (gbps["elvis"] / aff - 1.0) if aff else None,
+                        33.0 if n == 1 else None))
+    return rows
+
+
+register(Experiment(
+    id="elvis-fig8",
+    title="netperf TCP stream (64 B), 1-7 VMs: ELVIS, fine-grained I/O scheduling only, Baseline, Baseline with affinity",
+    source="ELVIS §4.7, Fig. 8; configurations §4.2 (seed 001_057b634fca7e35c3.txt)",
+    profile="elvis",
+    rows=_fig8,
+    runs=28,
+    notes=[
+        "Configurations as ELVIS §4.2 states them (eventpath.reproduce.elvis.layout); Fine-grained only is "
+        "ELVIS with [host.io] exitless_requests = false and injected (emulated) interrupts.",
+        "The published 2.7x and 3x are read as holding at every VM count above one; the paper plots a curve.",
+    ],
+))
+
+
+def _fig5(duration, step, counts=(1, 2, 4, 7, 10, 14)):
+    rows = []
+    for n in counts:
+        lat = {}
+        for c in ("baseline", "affinity", "elvis"):
+            r = _run(c, n, "udp_rr", duration, step)
+            means = [v["latency_us"]["mean"] for v in r.summary["vms"] if v["latency_us"]["mean"] is not None]
+            lat[c] = sum(means) / len(means) if means else None
+            rows.append(Row(f"{n}vm {_CONFIG_NAMES[c]}", "latency_mean", "us", lat[c],
+                            400.0 if c == "affinity" and n == 14 else None))
+        gain = lat["baseline"] - lat["elvis"] if None not in (lat["baseline"], lat["elvis"]) else None
+        # "With a single VM, ELVIS reduced Baseline's latency by 8 usec. With multiple VMs ELVIS
+        # reduced the average latency per VM up to 28 usec" (ELVIS §4.4).
+        rows.append(Row(f"{n}vm ELVIS", "latency_gain_vs_baseline", "us", gain, 8.0 if n == 1 else None))
+    gains = [r.simulated for r in rows if r.metric == "latency_gain_vs_baseline" and r.simulated is not None]
+    rows.append(Row("1-14 VMs", "max_latency_gain_vs_baseline", "us", max(gains) if gains else None, 28.0))
+    return rows
+
+
+register(Experiment(
+    id="elvis-fig5",
+    title="netperf UDP_RR average latency, 1-14 VMs: ELVIS vs Baseline (and Baseline with affinity)",
+    source="ELVIS §4.4, Fig. 5 (seed 001_057b634fca7e35c3.txt)",
+    profile="elvis",
+    rows=_fig5,
+    runs=18,
+    notes=[
+        "Baseline with affinity 'increased to 400 usec' (ELVIS §4.4) is read as its value at 14 VMs.",
+        "VM counts 1, 2, 4, 7, 10, 14 of the paper's 1-14; above 7 VMs the second socket and a second I/O "
+        "core are used (ELVIS §4.2).",
+        "No interposition (SR-IOV + ELI) is left out: the elvis profile has no [sriov] section (the paper "
+        "gives no VF facts for its x520); the did profile's VF model is a different NIC.",
+    ],
+))
+
+
+def _fig4(duration, step, counts=(1, 2, 3, 4, 7, 10, 14)):
+    rows = []
+    for wl, key, unit in (("netperf", "gbps", "Gbit/s"), ("apache", "ops_per_s", "req/s"),
+                          ("memcached", "ops_per_s", "ops/s")):
+        for n in counts:
+            tput = {}
+            for c in ("baseline", "affinity", "elvis"):
+                r = _run(c, n, wl, duration, step)
+                tput[c] = _total(r, key)
+                rows.append(Row(f"{wl} {n}vm {_CONFIG_NAMES[c]}", "throughput", unit, tput[c],
+                                1.45 if (wl, n, c) == ("netperf", 1, "elvis") else
+                                1.08 if (wl, n, c) == ("netperf", 1, "baseline") else None))
+                if c == "elvis":
+                    exits = max(v["exits_total_per_s"] for v in r.summary["vms"])
+                    # "ELVIS ... less than 800 exits/s" per VM (ELVIS §4.3 text around Fig. 4).
+                    rows.append(Row(f"{wl} {n}vm ELVIS", "max_exits_per_vm", "exits/s", exits, None))
+                    util = [t["util_pct"] for t in r.summary["host"]["io_threads"]]
+                    rows.append(Row(f"{wl} {n}vm ELVIS", "io_core_util_max", "%", max(util), None))
+            base = tput["baseline"] or None
+            rows.append(Row(f"{wl} {n}vm ELVIS", "vs_baseline", "x", tput["elvis"] / base if base else None, None))
+    return rows
+
+
+register(Experiment(
+    id="elvis-fig4",
+    title="Throughput of netperf TCP 64 B, Apache and memcached, 1-14 VMs: ELVIS, Baseline, Baseline with affinity",
+    source="ELVIS §4.3, §4.6, Fig. 4 (seed 001_057b634fca7e35c3.txt)",
+    profile="elvis",
+    rows=_fig4,
+    runs=63,
+    notes=[
+        "Published: ELVIS 1.2-3x Baseline (a range over benchmarks and VM counts, not per point, so the ratio "
+        "rows carry no published value); netperf at 1 VM 1.45 (ELVIS) and 1.08 (Baseline) Gbit/s (§4.6).",
+        "ELVIS exits stay under 800/s per VM (§4.3): compare max_exits_per_vm.",
+        "VM counts 1, 2, 3, 4, 7, 10, 14 of the paper's 1-14. No interposition is left out (no VF model in the "
+        "elvis profile).",
+        "Memcached: the paper adds a second I/O core at 3 VMs; this layout adds it above 7 VMs as §4.2 states "
+        "for every benchmark; io_core_util_max shows when the first one saturates.",
+    ],
+))

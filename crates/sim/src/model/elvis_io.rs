@@ -82,8 +82,11 @@ impl Host {
             return item;
         }
         let vm = self.devs[dev as usize].vm as usize;
-        let producers_ran: u64 = self.vms[vm].vcpus.iter().map(|&v| self.sched.run_and_delay(now, v).0).sum();
-        let change = self.elvis(t).on_empty(now, || producers_ran);
+        // The producers' run clock is read only when the policy asks (a polled queue): an empty
+        // poll is the I/O core's most frequent step.
+        let (sched, vcpus) = (&self.sched, &self.vms[vm].vcpus);
+        let IoPolicy::Elvis(e) = &mut self.io[t as usize].policy else { unreachable!("thread {t} is not an ELVIS I/O thread") };
+        let change = e.sched.on_empty(now, || vcpus.iter().map(|&v| sched.run_and_delay(now, v).0).sum());
         let TurnMode::Elvis(polled) = turn.mode else { return None };
         if polled && change != ModeChange::StopPolling {
             return None;

@@ -6,9 +6,15 @@
 //! is the guest's TSC cycles around the instruction divided by the notifications made, and the
 //! throughput is notifications per second of one vCPU. Scenarios are built as values
 //! ([`scenarios`]) and results read from the typed summary.
+//!
+//! Every measurement is repeated over [`ProbeOptions::trials`] rounds (5; 3 with `--quick`);
+//! each exported parameter ([`export`]) is the median of its trials, with min, max and spread
+//! recorded, or is refused by the outlier rule ([`stats`]) when its trials disagree.
+pub mod export;
 pub mod profile;
 pub mod report;
 pub mod scenarios;
+pub mod stats;
 
 use crate::error::Result;
 use crate::measure::extra::TestbedSummary;
@@ -63,11 +69,35 @@ fn notify_path(pattern: &str, kick: &str, dur: f64, note: &'static str) -> Resul
     })
 }
 
-/// Guest kick -> the exit-mode backend thread asleep in poll(2) sees it, one request every 200 µs.
+/// Guest kick -> the exit-mode backend thread asleep in poll(2) sees it, one request every 200 µs;
+/// the guest's cost per kick and the backend thread's CPU per wake-up in the same run.
 fn kick_to_backend(kick: &str, dur: f64) -> Result<KickSamples> {
     let r = run(scenarios::sparse_kicks(kick, 200.0, dur))?;
     let k = &r.extra.counters.kick_to_backend;
-    Ok(KickSamples { latency_us: k.latency_us.clone(), samples: k.samples, kicks: r.vms[0].extra.guest.kicks })
+    let wakeups = r.extra.counters.per_thread.first().map(|t| t.counters.kick_events).unwrap_or(0);
+    let cpu_us = r.host.io_threads.first().and_then(|t| t.util_pct).map(|u| u / 100.0 * r.sim_seconds * 1e6);
+    Ok(KickSamples {
+        latency_us: k.latency_us.clone(),
+        samples: k.samples,
+        kicks: r.vms[0].extra.guest.kicks,
+        guest_cost_us_per_kick: r.vms[0].extra.guest.kick_cost_us_per_kick,
+        backend_wakeups: wakeups,
+        backend_cpu_us_per_wakeup: cpu_us.filter(|_| wakeups > 0).map(|c| c / wakeups as f64),
+    })
+}
+
+/// A request stream at `rate`/s through PIO kicks to an exit-mode backend: the guest's cost per kick.
+fn kick_under_load(rate: f64, dur: f64) -> Result<KickUnderLoad> {
+    let r = run(scenarios::stream("pio", "exit", rate, dur))?;
+    let g = &r.vms[0].extra.guest;
+    Ok(KickUnderLoad {
+        offered_per_s: rate,
+        guest_cost_us_per_kick: g.kick_cost_us_per_kick,
+        kicks_per_request: g.kicks_per_request,
+        requests_per_s: r.vms[0].throughput.ops_per_s,
+        kicks: g.kicks,
+        note: "PIO kicks through an ioeventfd of a request stream to an exit-mode backend thread on the other CPU that sleeps in poll(2) when its ring is empty: a kick is made only when the backend asked for one (event index), so each kick's eventfd_signal wakes the thread (the kick the simulator charges exit.io_instruction_ns for)",
+    })
 }
 
 /// HLT wake-up with `halt_poll_ns` (None: the host default), MSIs every `gap_us`.
@@ -97,8 +127,9 @@ fn measure(quick: bool) -> Result<ProbeResults> {
     let kick_to_backend_handler = KickToBackend {
         pio_ioeventfd: kick_to_backend("pio", dur)?,
         mmio_ioeventfd: kick_to_backend("mmio", dur)?,
-        note: "guest TSC just before the kick instruction -> the exit-mode backend thread back from poll(2) with that kick's eventfd (shared TSC; one request every 200 us, so the thread is asleep: includes the exit, eventfd signal and the thread's wake-up)",
+        note: "guest TSC just before the kick instruction -> the exit-mode backend thread back from poll(2) with that kick's eventfd (shared TSC; one request every 200 us, so the thread is asleep: includes the exit, eventfd signal and the thread's wake-up); backend_cpu_us_per_wakeup = the thread's schedstat CPU time over the window / its kick wake-ups (its <= 200/s 5 ms poll timeouts included in the CPU, not in the count)",
     };
+    let kick_under_load = kick_under_load(20_000.0, dur)?;
     let poll = run(scenarios::stream("pio", "poll", 1e5, dur))?;
     let polled_ring_request = PolledRing {
         kicks_per_request: poll.vms[0].extra.guest.kicks_per_request,
@@ -107,10 +138,13 @@ fn measure(quick: bool) -> Result<ProbeResults> {
         note: "stream at 100 k/s, backend thread polls, guest polls its used ring; latency = submit -> guest sees the completion",
     };
     let inj = run(scenarios::irq(100.0, false, None, dur))?;
+    let running = inj.extra.counters.irqgen.as_ref().and_then(|g| g.by_run_state.get("home_running")).cloned().unwrap_or_default();
     let msi_injection_to_handler = MsiInjection {
         latency_us: inj.vms[0].latency_us.clone(),
         samples: inj.extra.counters.irqgen.as_ref().map(|g| g.samples),
-        note: "irqfd write -> the CPL3 loop sees the CPL0 handler's count (guest spinning, open-loop injections every 100 us +- 50 %)",
+        vcpu_running_latency_us: running.latency_us,
+        vcpu_running_samples: running.samples,
+        note: "irqfd write -> the CPL3 loop sees the CPL0 handler's count (guest spinning, open-loop injections every 100 us +- 50 %); vcpu_running_*: only the injections made while the vCPU's guest heartbeat was advancing (it was running, not waiting for a host CPU held by another thread)",
     };
     let mut hlt = BTreeMap::new();
     for (name, hp) in [("halt_poll_0", Some(0u64)), ("halt_poll_default", None), ("halt_poll_2ms", Some(2_000_000))] {
@@ -121,6 +155,7 @@ fn measure(quick: bool) -> Result<ProbeResults> {
     Ok(ProbeResults {
         notification_paths,
         kick_to_backend_handler,
+        kick_under_load,
         polled_ring_request,
         msi_injection_to_handler,
         hlt_wakeup: hlt,
@@ -128,11 +163,39 @@ fn measure(quick: bool) -> Result<ProbeResults> {
     })
 }
 
-/// Runs the probe, writes `out_dir/probe.json` and `out_dir/profile.toml`; returns probe.json.
+/// How the probe runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProbeOptions {
+    /// Short runs (0.15 s instead of 0.5 s).
+    pub quick: bool,
+    /// Trials: every measurement is made this many times, one full round after another, so that
+    /// a burst of load on the host hits one trial of each parameter rather than every trial of one.
+    pub trials: usize,
+}
+
+impl ProbeOptions {
+    /// The defaults: 5 trials, or 3 with `quick`.
+    pub fn new(quick: bool) -> Self {
+        ProbeOptions { quick, trials: if quick { 3 } else { 5 } }
+    }
+}
+
+/// Runs the probe with the default trials (5; 3 with `quick`), writes `out_dir/probe.json` and
+/// `out_dir/profile.toml`; returns probe.json. A parameter the outlier rule refused is listed in
+/// probe.json's `refused` and not written into profile.toml; this still returns `Ok` (the
+/// command line turns a non-empty `refused` into exit code 3).
 pub fn probe(out_dir: &str, quick: bool) -> Result<String> {
-    let results = measure(quick)?;
+    probe_with(out_dir, ProbeOptions::new(quick))
+}
+
+/// [`probe`] with explicit options.
+pub fn probe_with(out_dir: &str, opts: ProbeOptions) -> Result<String> {
+    if opts.trials == 0 {
+        return Err(crate::Error::Kvm("probe: trials = 0: not allowed; expected at least 1".into()));
+    }
+    let results = (0..opts.trials).map(|_| measure(opts.quick)).collect::<Result<Vec<_>>>()?;
     let date = std::process::Command::new("date").arg("-u").arg("+%Y-%m-%d").output().ok().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default();
-    let probe = ProbeReport { host_cpu: profile::host_cpu_model(), date, tsc_hz: sys::tsc_hz(), host_cpus: sys::host_cpus(), quick, results };
+    let probe = export::report(profile::host_cpu_model(), date, sys::tsc_hz(), sys::host_cpus(), opts.quick, results).map_err(crate::Error::Kvm)?;
     // Keys sorted, as the summaries are written.
     let text = serde_json::to_string_pretty(&serde_json::to_value(&probe).expect("probe serializes")).expect("json");
     let toml = profile::profile_toml(&probe).map_err(crate::Error::Kvm)?;

@@ -1,18 +1,18 @@
 //! The probe's simulator profile (profiles/README.md format). It starts from the built-in `es2`
 //! profile, marks each of its values "not measured here; from es2 profile: <its source>", and
-//! replaces those the probe measures an equivalent of:
-//!
-//! | profile key | measurement |
-//! |---|---|
-//! | `cpu.*` | /proc/cpuinfo (model, sockets, cores), TSC frequency |
-//! | `exit.io_instruction_ns` | guest cost of one PIO kick through an ioeventfd |
-//! | `exit.ept_violation_ns` | guest cost of one MMIO kick through an ioeventfd |
-//! | `exit.interrupt_delivery_ns` | MSI injection -> guest handler ran, median, guest spinning |
-//! | `host.thread_wakeup_ns` | HLT wake-up (halt_poll_ns = 0, 1 ms gaps): MSI -> halted vCPU runs its handler, median; includes this host's idle-state exit, so the profile lists no `host.cstates` |
+//! replaces those the probe measures as the simulator applies them ([`super::export`] says which
+//! measurement each key is, and why): `cpu.*` from /proc/cpuinfo and the TSC, and the accepted
+//! entries of probe.json's `profile` (`exit.io_instruction_ns`, `exit.interrupt_delivery_ns`,
+//! `host.thread_wakeup_ns`, `host.thread_wakeup_spread_ns`), each with the median, min, max and
+//! spread of its trials in its `source`. A parameter the outlier rule refused keeps es2's value,
+//! its source says so, and a header comment names it; the header also lists the measured values
+//! that have no key here (probe.json `not_in_profile`). `host.cstates` is dropped: the measured
+//! wake-up already includes this host's idle-state exit.
 //!
 //! The result is serialised from an `eventpath_sim::profile::Profile` and re-parsed with
 //! `Profile::parse`, so it loads in `eventpath run` whatever keys the profile gains.
 use super::report::ProbeReport;
+use super::stats;
 use eventpath_sim::profile::Profile;
 use toml::Value;
 
@@ -99,8 +99,8 @@ fn render(v: &Value) -> String {
 pub fn profile_toml(probe: &ProbeReport) -> Result<String, String> {
     let base = Profile::load("es2").map_err(|e| e.to_string())?;
     let mut v = Value::try_from(&base).map_err(|e| format!("serialising es2: {e}"))?;
-    // The measured HLT wake-up below already includes this host's idle-state exit, so the
-    // es2 C-state table (an Ivy Bridge's) does not carry over.
+    // The measured thread wake-up already includes this host's idle-state exit, so the es2
+    // C-state table (an Ivy Bridge's) does not carry over.
     if let Some(Value::Table(h)) = v.get_mut("host") {
         h.remove("cstates");
     }
@@ -121,29 +121,44 @@ pub fn profile_toml(probe: &ProbeReport) -> Result<String, String> {
     if probe.tsc_hz > 0 {
         set(&mut v, "cpu", "ghz", (probe.tsc_hz as f64 / 1e7).round() / 100.0, src("TSC frequency"))?;
     }
-    let r = &probe.results;
-    let ns = |us: Option<f64>| us.filter(|x| x.is_finite() && *x > 0.0).map(|us| (us * 1e3).round());
-    let guest_cost = |path: &str| r.notification_paths.get(path).and_then(|p| p.guest_cost_us_per_notification);
-    let measured = [
-        ("exit", "io_instruction_ns", ns(guest_cost("pio_ioeventfd")),
-         "guest cost of one PIO kick through an ioeventfd (out instruction, no userspace exit)"),
-        ("exit", "ept_violation_ns", ns(guest_cost("mmio_ioeventfd")),
-         "guest cost of one MMIO kick through an ioeventfd (includes this host's MMIO emulation)"),
-        ("exit", "interrupt_delivery_ns", ns(r.msi_injection_to_handler.latency_us.p50),
-         "MSI injection (irqfd) -> guest handler ran, median, guest spinning at CPL3 (includes the emulated CPL0 handler)"),
-        ("host", "thread_wakeup_ns", ns(r.hlt_wakeup.get("halt_poll_0_gap_1000us").and_then(|h| h.latency_us.p50)),
-         "HLT wake-up: MSI -> halted vCPU thread runs its handler, median, halt_poll_ns = 0, 1 ms gaps"),
-    ];
-    for (table, key, value, what) in measured {
-        if let Some(x) = value {
-            set(&mut v, table, key, x, src(what))?;
+    let n = probe.trials;
+    for (key, e) in &probe.profile {
+        let (table, k) = key.split_once('.').ok_or(format!("bad profile key {key}"))?;
+        let st = &e.stats;
+        let aside = if st.set_aside.is_empty() { String::new() } else { format!(", trial(s) {:?} set aside", st.set_aside) };
+        let what = format!(
+            "{}; median of {n} trials, min {}, max {}, spread max/min {:.2}{aside}",
+            e.measures,
+            stats::show(st.min, e.unit),
+            stats::show(st.max, e.unit),
+            st.spread
+        );
+        set(&mut v, table, k, e.value, src(&what))?;
+    }
+    for (key, r) in probe.refused.iter().filter(|(_, r)| r.profile_key) {
+        let (table, k) = key.split_once('.').ok_or(format!("bad profile key {key}"))?;
+        let param = v.get_mut(table).and_then(|t| t.get_mut(k)).and_then(Value::as_table_mut).ok_or(format!("profile has no {key}"))?;
+        let old = param.get("source").and_then(Value::as_str).unwrap_or("").to_string();
+        let rest = old.strip_prefix("not measured here; ").unwrap_or(&old);
+        param.insert("source".into(), Value::String(format!("not measured here (the probe refused its measurement: {}; see probe.json refused); {rest}", r.reason)));
+    }
+    let mut head = String::from(
+        "# Simulator profile written by `eventpath kvm probe` (format: profiles/README.md).\n\
+         # Measured keys say \"measured by eventpath kvm probe\"; the others come from es2.\n",
+    );
+    if !probe.refused.is_empty() {
+        head.push_str("# REFUSED by the outlier rule (trials disagree; not written here, see probe.json `refused`):\n");
+        for (k, r) in &probe.refused {
+            head.push_str(&format!("#   {k}: {}\n", r.reason));
         }
     }
-    let text = format!(
-        "# Simulator profile written by `eventpath kvm probe` (format: profiles/README.md).\n\
-         # Measured keys say \"measured by eventpath kvm probe\"; the others come from es2.\n\n{}",
-        render(&v)
-    );
+    if !probe.not_in_profile.is_empty() {
+        head.push_str("# Measured, with no key in this format (probe.json `not_in_profile`):\n");
+        for (k, e) in &probe.not_in_profile {
+            head.push_str(&format!("#   {k} = {} ({} .. {} over {n} trials)\n", stats::show(e.value, e.unit), stats::show(e.stats.min, e.unit), stats::show(e.stats.max, e.unit)));
+        }
+    }
+    let text = format!("{head}\n{}", render(&v));
     Profile::parse("profile.toml", &text).map_err(|e| format!("exported profile does not load: {e}"))?;
     Ok(text)
 }

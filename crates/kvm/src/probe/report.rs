@@ -1,5 +1,6 @@
 //! probe.json (docs/kvm.md, "The probe"): what each measurement reports.
 use eventpath_sim::summary::Latency;
+use super::stats::TrialStats;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -16,8 +17,50 @@ pub struct ProbeReport {
     pub host_cpus: usize,
     /// Short runs (`--quick`).
     pub quick: bool,
-    /// The measurements.
-    pub results: ProbeResults,
+    /// Trials: every measurement was made this many times, one full round after another.
+    pub trials: usize,
+    /// The outlier rule (`stats::RULE`).
+    pub outlier_rule: &'static str,
+    /// Parameters written into profile.toml, by profile key (`table.key`).
+    pub profile: BTreeMap<String, Exported>,
+    /// Measured values the simulator has no profile key for (named here, not in profile.toml).
+    pub not_in_profile: BTreeMap<String, Exported>,
+    /// Parameters whose trials disagree (the outlier rule): not exported anywhere else.
+    pub refused: BTreeMap<String, Refused>,
+    /// The measurements, one entry per trial.
+    pub results: Vec<ProbeResults>,
+}
+
+/// One exported parameter.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Exported {
+    /// The exported value: the median of the trials (in `unit`).
+    pub value: f64,
+    /// Its unit.
+    pub unit: &'static str,
+    /// The quantity measured, as the simulator applies it.
+    pub measures: String,
+    /// Why it is not in profile.toml (`not_in_profile` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why_not_in_profile: Option<&'static str>,
+    /// The trials: values, median, min, max, spread.
+    #[serde(flatten)]
+    pub stats: TrialStats,
+}
+
+/// A parameter the outlier rule refused.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Refused {
+    /// Why.
+    pub reason: String,
+    /// Its unit.
+    pub unit: &'static str,
+    /// The quantity measured.
+    pub measures: String,
+    /// Whether it would have been written into profile.toml (false: a `not_in_profile` value).
+    pub profile_key: bool,
+    /// The trials (`null` when none gave a value).
+    pub stats: Option<TrialStats>,
 }
 
 /// `results`.
@@ -28,6 +71,8 @@ pub struct ProbeResults {
     pub notification_paths: BTreeMap<&'static str, NotificationPath>,
     /// Guest kick -> a sleeping exit-mode backend thread sees it.
     pub kick_to_backend_handler: KickToBackend,
+    /// Kicks of a request stream to an exit-mode backend.
+    pub kick_under_load: KickUnderLoad,
     /// A stream to a polling backend.
     pub polled_ring_request: PolledRing,
     /// MSI injection -> the spinning guest noticed.
@@ -73,6 +118,30 @@ pub struct KickSamples {
     pub samples: u64,
     /// Kicks made.
     pub kicks: u64,
+    /// Guest TSC around each kick instruction, per kick (each wakes the backend). Unit: µs.
+    pub guest_cost_us_per_kick: Option<f64>,
+    /// The backend thread's wake-ups: kick eventfd reads that found a count.
+    pub backend_wakeups: u64,
+    /// The backend thread's CPU time (/proc/self/task/TID/schedstat) over the window, divided by
+    /// its wake-ups. Unit: µs.
+    pub backend_cpu_us_per_wakeup: Option<f64>,
+}
+
+/// `kick_under_load`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct KickUnderLoad {
+    /// Offered requests per second.
+    pub offered_per_s: f64,
+    /// Guest TSC around each kick instruction, per kick. Unit: µs.
+    pub guest_cost_us_per_kick: Option<f64>,
+    /// Kicks per request (event-index suppression merges kicks while the backend is busy).
+    pub kicks_per_request: Option<f64>,
+    /// Requests completed per second.
+    pub requests_per_s: Option<f64>,
+    /// Kicks made.
+    pub kicks: u64,
+    /// What is measured.
+    pub note: &'static str,
 }
 
 /// `polled_ring_request`.
@@ -95,6 +164,11 @@ pub struct MsiInjection {
     pub latency_us: Latency,
     /// Injections timed.
     pub samples: Option<u64>,
+    /// The injections made while the target vCPU was seen running (its guest heartbeat
+    /// advancing): the delivery to a running vCPU, without waits for a descheduled one. Unit: µs.
+    pub vcpu_running_latency_us: Latency,
+    /// Injections in `vcpu_running_latency_us`.
+    pub vcpu_running_samples: u64,
     /// What is measured.
     pub note: &'static str,
 }

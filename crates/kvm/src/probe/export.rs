@@ -1,0 +1,164 @@
+//! What the probe exports: each parameter as the quantity the simulator applies it to, from
+//! every trial, judged by the outlier rule ([`super::stats`]).
+//!
+//! | exported as | per trial | why this measurement |
+//! |---|---|---|
+//! | `exit.io_instruction_ns` | guest cost per PIO kick under load (`kick_under_load`: a 20 k/s stream to an exit-mode backend; each kick wakes it) | the simulator charges it on every kick exit, and it makes kicks only to a sleeping vhost (`io_signal_ns`: the exit wakes it) |
+//! | `exit.interrupt_delivery_ns` | MSI injection -> handler ran, p50 of the injections made while the vCPU was running (guest heartbeat), guest spinning | the simulator's whole cost of injecting into a running vCPU (no separate signalling latency); a wait for a descheduled vCPU is the simulator's scheduler's, not this exit's |
+//! | `host.thread_wakeup_ns` | kick -> sleeping backend thread back from poll(2), p50, PIO, minus `exit.io_signal_ns` | the simulator wakes vhost `io_signal_ns` into the kick exit and then waits `thread_wakeup_ns` (no `host.cstates` in the probe's profile) |
+//! | `host.thread_wakeup_spread_ns` | (p90 - p50) / 0.8 of that latency, at most `thread_wakeup_ns` | the half-width of the simulator's uniform spread whose p90 is the measured p90 |
+//! | `not_in_profile.vcpu_hlt_wakeup_ns` | MSI -> halted vCPU runs its handler, p50, halt_poll_ns = 0, 1 ms gaps | no key: the simulator wakes a halted vCPU's thread with `host.thread_wakeup_ns` like any thread |
+//! | `not_in_profile.backend_cpu_per_wakeup_ns` | backend thread's schedstat CPU / its wake-ups (sparse PIO kicks) | no key: `vhost.*` are vhost-net's per-packet / per-byte copy costs |
+//! | `not_in_profile.io_kick_tight_loop_ns` | guest cost per PIO kick in a loop that does nothing else | no key: the simulator charges one cost per kick, the one under load |
+use super::report::*;
+use super::stats::{self, judge};
+use eventpath_sim::profile::Profile;
+use std::collections::BTreeMap;
+
+/// One exported parameter: its name, where it goes, and how one trial gives it.
+pub struct Def {
+    /// Profile key (`table.key`) or `not_in_profile` name.
+    pub name: &'static str,
+    /// Written into profile.toml (else probe.json's `not_in_profile`).
+    pub in_profile: bool,
+    /// Unit.
+    pub unit: &'static str,
+    /// The quantity measured, as the simulator applies it.
+    pub measures: &'static str,
+    /// Why it has no profile key (`not_in_profile` only).
+    pub why_not: Option<&'static str>,
+    /// One trial's value, given the exported profile's `exit.io_signal_ns` (ns).
+    pub value: fn(&ProbeResults, f64) -> Option<f64>,
+}
+
+fn ns(us: Option<f64>) -> Option<f64> {
+    us.map(|us| us * 1e3)
+}
+
+/// Kick -> backend, PIO: (p50, p90) in ns.
+fn k2b(r: &ProbeResults) -> (Option<f64>, Option<f64>) {
+    let l = &r.kick_to_backend_handler.pio_ioeventfd.latency_us;
+    (ns(l.p50), ns(l.p90))
+}
+
+/// Every exported parameter, in the order probe.json and the docs list them.
+pub fn defs() -> Vec<Def> {
+    vec![
+        Def {
+            name: "exit.io_instruction_ns",
+            in_profile: true,
+            unit: "ns",
+            measures: "guest cost of one PIO kick through an ioeventfd under load (guest TSC around the out instruction): a 20 k/s request stream to an exit-mode backend thread on the other CPU, kicked only when it asked (event index), so each kick's eventfd_signal wakes it; the exit the simulator charges per kick",
+            why_not: None,
+            value: |r, _| ns(r.kick_under_load.guest_cost_us_per_kick),
+        },
+        Def {
+            name: "exit.interrupt_delivery_ns",
+            in_profile: true,
+            unit: "ns",
+            measures: "MSI injection (irqfd write) -> the guest's CPL0 handler ran, median over the injections made while the target vCPU was running (its guest heartbeat advancing; guest spinning at CPL3, injector on the other CPU): the delivery to a running vCPU, which the simulator charges as this exit; includes the cross-CPU signalling and this host's emulated CPL0 handler",
+            why_not: None,
+            value: |r, _| ns(r.msi_injection_to_handler.vcpu_running_latency_us.p50),
+        },
+        Def {
+            name: "host.thread_wakeup_ns",
+            in_profile: true,
+            unit: "ns",
+            measures: "guest PIO kick -> the backend thread asleep in poll(2) on an idle CPU runs with it (shared TSC), median, one kick every 200 us, minus exit.io_signal_ns (the part of the kick exit the simulator places before the eventfd_signal); includes this host's idle-state exit, so the profile has no host.cstates",
+            why_not: None,
+            value: |r, io_signal| k2b(r).0.map(|x| x - io_signal),
+        },
+        Def {
+            name: "host.thread_wakeup_spread_ns",
+            in_profile: true,
+            unit: "ns",
+            measures: "half-width of the uniform spread of that wake-up whose p90 is the measured one: (p90 - p50) / 0.8 of guest kick -> backend thread, at most host.thread_wakeup_ns",
+            why_not: None,
+            value: |r, _| match k2b(r) {
+                (Some(p50), Some(p90)) => Some((p90 - p50) / 0.8),
+                _ => None,
+            },
+        },
+        Def {
+            name: "vcpu_hlt_wakeup_ns",
+            in_profile: false,
+            unit: "ns",
+            measures: "MSI (irqfd write) -> a halted vCPU's thread woke and ran the guest's handler, median, halt_poll_ns = 0, MSIs every 1 ms +- 50 %",
+            why_not: Some("the simulator has no key for a halted vCPU's wake-up: it wakes the vCPU thread like any other sleeping thread, with host.thread_wakeup_ns (exported from the backend thread's wake-up), then injects at VM entry"),
+            value: |r, _| r.hlt_wakeup.get("halt_poll_0_gap_1000us").and_then(|h| ns(h.latency_us.p50)),
+        },
+        Def {
+            name: "backend_cpu_per_wakeup_ns",
+            in_profile: false,
+            unit: "ns",
+            measures: "the exit-mode backend thread's CPU time (/proc/self/task/TID/schedstat) over the window / its kick wake-ups, one PIO kick every 200 us: return from poll(2), eventfd read, one request served, interrupt sent, back into poll(2)",
+            why_not: Some("no profile key holds a backend thread's CPU per wake-up: vhost.* are vhost-net's per-packet and per-byte costs (descriptor fetch, copies), which this testbed's backend does not do"),
+            value: |r, _| ns(r.kick_to_backend_handler.pio_ioeventfd.backend_cpu_us_per_wakeup),
+        },
+        Def {
+            name: "io_kick_tight_loop_ns",
+            in_profile: false,
+            unit: "ns",
+            measures: "guest cost of one PIO kick through an ioeventfd in a guest loop that does nothing but kick (hot path, no thread woken per kick)",
+            why_not: Some("the simulator charges one cost per kick exit, exit.io_instruction_ns, exported from kicks under load; this is its tight-loop counterpart, for comparison"),
+            value: |r, _| r.notification_paths.get("pio_ioeventfd").and_then(|p| ns(p.guest_cost_us_per_notification)),
+        },
+    ]
+}
+
+/// The whole probe.json from the trials' results.
+pub fn report(host_cpu: String, date: String, tsc_hz: u64, host_cpus: usize, quick: bool, results: Vec<ProbeResults>) -> Result<ProbeReport, String> {
+    let es2 = Profile::load("es2").map_err(|e| e.to_string())?;
+    let (profile, not_in_profile, refused) = evaluate(&results, es2.exit.io_signal_ns.value);
+    Ok(ProbeReport {
+        host_cpu,
+        date,
+        tsc_hz,
+        host_cpus,
+        quick,
+        trials: results.len(),
+        outlier_rule: stats::RULE,
+        profile,
+        not_in_profile,
+        refused,
+        results,
+    })
+}
+
+type Sections = (BTreeMap<String, Exported>, BTreeMap<String, Exported>, BTreeMap<String, Refused>);
+
+/// Judges every parameter over `results` (one per trial): (profile, not_in_profile, refused).
+pub fn evaluate(results: &[ProbeResults], io_signal_ns: f64) -> Sections {
+    let (mut profile, mut not_in_profile, mut refused) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+    for d in defs() {
+        let trials: Vec<Option<f64>> = results.iter().map(|r| (d.value)(r, io_signal_ns)).collect();
+        let j = judge(&trials, d.unit);
+        match (j.refused, j.stats) {
+            (None, Some(stats)) => {
+                let e = Exported { value: stats.median.round(), unit: d.unit, measures: d.measures.into(), why_not_in_profile: d.why_not, stats };
+                if d.in_profile { profile.insert(d.name.to_string(), e) } else { not_in_profile.insert(d.name.to_string(), e) };
+            }
+            (reason, stats) => {
+                let reason = reason.unwrap_or_else(|| "no statistics".into());
+                refused.insert(d.name.to_string(), Refused { reason, unit: d.unit, measures: d.measures.into(), profile_key: d.in_profile, stats });
+            }
+        }
+    }
+    // The spread is a half-width around the wake-up: without that, it is not exported either;
+    // the simulator clamps it to the wake-up, so is it here.
+    let spread = "host.thread_wakeup_spread_ns";
+    match profile.get("host.thread_wakeup_ns").map(|w| w.value) {
+        None => {
+            if let Some(e) = profile.remove(spread) {
+                let reason = "host.thread_wakeup_ns, the wake-up it spreads, was refused".to_string();
+                refused.insert(spread.into(), Refused { reason, unit: e.unit, measures: e.measures, profile_key: true, stats: Some(e.stats) });
+            }
+        }
+        Some(wake) => {
+            if let Some(e) = profile.get_mut(spread) {
+                e.value = e.value.min(wake);
+            }
+        }
+    }
+    (profile, not_in_profile, refused)
+}

@@ -12,6 +12,7 @@ from pathlib import Path
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
+EXIT_PROBE_REFUSED = 3  # `kvm probe`: finished, but the outlier rule refused a parameter (docs/kvm.md)
 # Most events `trace` keeps in memory; most worker processes of `sweep`.
 MAX_TRACE_EVENTS = 100_000_000
 MAX_WORKERS = 1024
@@ -334,6 +335,12 @@ def cmd_kvm(a) -> int:
     if a.kvm_cmd == "probe":
         text = _eventpath.kvm_probe(str(out), a.quick)
         print(text if a.json else f"wrote {out}/probe.json and {out}/profile.toml")
+        refused = json.loads(text).get("refused") or {}
+        for key, r in refused.items():
+            where = "profile.toml keeps es2's value" if r.get("profile_key") else "not exported"
+            print(f"warning: refused {key}: {r['reason']} ({where}; see probe.json refused)", file=sys.stderr)
+        if refused and not a.allow_outliers:
+            return EXIT_PROBE_REFUSED
     else:
         text = _eventpath.kvm_run(a.scenario, str(out))
         _print_summary(json.loads(text))
@@ -448,8 +455,11 @@ def parser() -> argparse.ArgumentParser:
     ks = k.add_subparsers(dest="kvm_cmd", required=True, parser_class=_Parser)
     kp = ks.add_parser("probe", help="measure this host's primitive costs; write probe.json and profile.toml")
     kp.add_argument("--out", required=True)
-    kp.add_argument("--quick", action="store_true", help="fewer samples")
+    kp.add_argument("--quick", action="store_true", help="shorter runs, 3 trials instead of 5")
     kp.add_argument("--json", action="store_true", help="print probe.json")
+    kp.add_argument("--allow-outliers", action="store_true",
+                    help="exit 0 even if the outlier rule refused a parameter (it is still not written into "
+                         "profile.toml); without it such a run exits 3")
     kr = ks.add_parser("run", help="run a testbed scenario")
     kr.add_argument("scenario")
     kr.add_argument("--out", required=True)

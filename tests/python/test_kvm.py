@@ -182,29 +182,76 @@ def test_probe_measures_each_path_per_notification_and_exports_a_profile(tmp_pat
     out = tmp_path / "probe"
     d = json.loads(E.kvm_probe(str(out), True))
     assert json.loads((out / "probe.json").read_text()) == d
-    paths = d["results"]["notification_paths"]
-    for name in ["pio_exit_to_userspace", "mmio_exit_to_userspace", "pio_ioeventfd", "mmio_ioeventfd"]:
-        assert paths[name]["guest_cost_us_per_notification"] > 0, name
-        assert paths[name]["notifications_per_s"] > 0, name
-    # an exit to userspace costs the guest more than an ioeventfd kick (KVM-NOTES: ~2x)
-    for bus in ["pio", "mmio"]:
-        assert (paths[f"{bus}_exit_to_userspace"]["guest_cost_us_per_notification"]
-                >= 1.3 * paths[f"{bus}_ioeventfd"]["guest_cost_us_per_notification"]), bus
-    assert d["results"]["polled_ring_request"]["kicks_per_request"] == 0
-    # guest kick -> backend handler (shared TSC): every sparse kick wakes the sleeping thread
-    k2b = d["results"]["kick_to_backend_handler"]
-    for bus in ["pio", "mmio"]:
-        k = k2b[f"{bus}_ioeventfd"]
-        assert k["samples"] >= 0.5 * k["kicks"] > 10, (bus, k)
-        assert 0 < k["latency_us"]["p50"] < 10000, (bus, k)
+    assert d["trials"] == 3 and len(d["results"]) == 3  # --quick: 3 trials
+    for trial in d["results"]:
+        paths = trial["notification_paths"]
+        for name in ["pio_exit_to_userspace", "mmio_exit_to_userspace", "pio_ioeventfd", "mmio_ioeventfd"]:
+            assert paths[name]["guest_cost_us_per_notification"] > 0, name
+            assert paths[name]["notifications_per_s"] > 0, name
+        # an exit to userspace costs the guest more than an ioeventfd kick (KVM-NOTES: ~2x)
+        for bus in ["pio", "mmio"]:
+            assert (paths[f"{bus}_exit_to_userspace"]["guest_cost_us_per_notification"]
+                    >= 1.3 * paths[f"{bus}_ioeventfd"]["guest_cost_us_per_notification"]), bus
+        assert trial["polled_ring_request"]["kicks_per_request"] == 0
+        # guest kick -> backend handler (shared TSC): every sparse kick wakes the sleeping thread
+        for bus in ["pio", "mmio"]:
+            k = trial["kick_to_backend_handler"][f"{bus}_ioeventfd"]
+            assert k["samples"] >= 0.5 * k["kicks"] > 10, (bus, k)
+            assert 0 < k["latency_us"]["p50"] < 10000, (bus, k)
+            assert k["backend_wakeups"] >= 0.5 * k["kicks"] and k["backend_cpu_us_per_wakeup"] > 0, (bus, k)
+        # a kick that wakes the backend costs the guest more than one in a loop that only kicks
+        assert trial["kick_under_load"]["guest_cost_us_per_kick"] > paths["pio_ioeventfd"]["guest_cost_us_per_notification"]
+    # every parameter is exported (median of the trials, which agree) or refused, never both
+    profile_keys = {"exit.io_instruction_ns", "exit.interrupt_delivery_ns", "host.thread_wakeup_ns",
+                    "host.thread_wakeup_spread_ns"}
+    named = {"vcpu_hlt_wakeup_ns", "backend_cpu_per_wakeup_ns", "io_kick_tight_loop_ns"}
+    assert set(d["profile"]) | {k for k, r in d["refused"].items() if r["profile_key"]} == profile_keys
+    assert set(d["not_in_profile"]) | {k for k, r in d["refused"].items() if not r["profile_key"]} == named
+    assert not (set(d["profile"]) | set(d["not_in_profile"])) & set(d["refused"])
+    for e in [*d["profile"].values(), *d["not_in_profile"].values()]:
+        assert len(e["trials"]) == 3 and e["set_aside"] == []  # none of 3 may be set aside
+        assert e["min"] <= e["median"] <= e["max"] <= 3 * e["min"], e
+        assert abs(e["value"] - e["median"]) <= 0.5 or e["value"] < e["median"], e  # the spread: at most the wake-up
     text = (out / "profile.toml").read_text()
     assert "[exit]" in text and "measured by eventpath kvm probe on" in text
+    for key, e in d["profile"].items():
+        table, k = key.split(".")
+        assert f"\n{k} = {{ value = {float(e['value'])}, unit = \"ns\", source = \"measured by" in text, key
+    for key, r in d["refused"].items():
+        assert f"#   {key}: " in text, key
+    # the halted vCPU's wake-up is measured and named, not passed off as the backend's
+    if "vcpu_hlt_wakeup_ns" in d["not_in_profile"]:
+        assert "host.thread_wakeup_ns" in d["not_in_profile"]["vcpu_hlt_wakeup_ns"]["why_not_in_profile"]
     # the simulator runs its own example on the exported profile
     ex = pathlib.Path(__file__).parents[2].joinpath("examples/udp-send.toml").read_text()
     scen = tmp_path / "on-probe.toml"
     scen.write_text(ex.replace('profile = "es2"', f'profile = "{out / "profile.toml"}"'))
     res = json.loads(E.run_file(str(scen), None, 0.05))
     assert res["summary"]["vms"]
+
+
+def _fake_probe(refused):
+    def kvm_probe(out_dir, quick=False):
+        d = {"trials": 3, "profile": {}, "not_in_profile": {}, "refused": refused, "results": [{}]}
+        text = json.dumps(d)
+        pathlib.Path(out_dir, "probe.json").write_text(text)
+        return text
+    return kvm_probe
+
+
+def test_probe_command_exits_3_naming_a_refused_parameter_unless_allowed(tmp_path, monkeypatch, capsys):
+    from eventpath import cli
+
+    why = "trials disagree: 28.302 µs .. 3.395 ms (max/min 120.0 > 3) after setting aside 1 of 5 (at most 1)"
+    monkeypatch.setattr(E, "kvm_probe", _fake_probe({"exit.interrupt_delivery_ns": {"reason": why, "profile_key": True}}))
+    assert cli.main(["kvm", "probe", "--out", str(tmp_path / "a")]) == 3
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"warning: refused exit.interrupt_delivery_ns: {why} (profile.toml keeps es2's value; see probe.json refused)"]
+    assert cli.main(["kvm", "probe", "--out", str(tmp_path / "b"), "--allow-outliers"]) == 0
+    assert "warning: refused exit.interrupt_delivery_ns" in capsys.readouterr().err
+    monkeypatch.setattr(E, "kvm_probe", _fake_probe({}))
+    assert cli.main(["kvm", "probe", "--out", str(tmp_path / "c")]) == 0
+    assert capsys.readouterr().err == ""
 
 
 @pytest.mark.parametrize("bad,needle", [

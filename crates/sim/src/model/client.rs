@@ -29,16 +29,23 @@ pub enum AckAction {
     Arm(Time),
 }
 
-/// The client and its TCP receiver.
+/// The TCP receiver of one of the client's connections (one per netperf thread).
+#[derive(Debug, Default)]
+struct FlowRx {
+    rcv_nxt: u64,
+    unacked: u32,
+    /// The delayed-ACK timer (one event in the queue at most, however often it is re-armed).
+    delack: Timer,
+}
+
+/// The client and its TCP receivers.
 #[derive(Debug)]
 pub struct Client {
     rx_ns: Time,
     delack_n: u32,
     delack_timeout: Time,
-    rcv_nxt: u64,
-    unacked: u32,
-    /// The delayed-ACK timer (one event in the queue at most, however often it is re-armed).
-    delack: Timer,
+    /// Per connection of the VM's TCP stream (one unless it has several netperf threads).
+    flows: Vec<FlowRx>,
     ack_wire_bytes: u32,
     /// This client's packets on the shared reverse link (client → host), in order.
     rev: VecDeque<RxPkt>,
@@ -63,9 +70,7 @@ impl Client {
             rx_ns: round_ns(p.client.rx_packet_ns.value),
             delack_n: p.client.delack_segments.value as u32,
             delack_timeout: round_ns(p.client.delack_timeout_ns.value),
-            rcv_nxt: 0,
-            unacked: 0,
-            delack: Timer::default(),
+            flows: vec![FlowRx::default()],
             ack_wire_bytes: super::tcp::TCP_IP_HDR + p.nic.wire_overhead_bytes.value as u32,
             rev: VecDeque::new(),
             tx_ns: round_ns(p.client.rx_packet_ns.value),
@@ -84,16 +89,28 @@ impl Client {
         *core
     }
 
-    /// A segment of `bytes` arrived at `now`; the client's `core` receives it.
-    pub fn receive(&mut self, now: Time, bytes: u32, core: &mut Time) -> AckAction {
+    /// Connections of the TCP stream (`n` netperf threads), each with its own receiver.
+    pub fn set_flows(&mut self, n: usize) {
+        self.flows.resize_with(n.max(1), FlowRx::default);
+    }
+
+    /// Connections whose receivers the client keeps.
+    pub fn flows(&self) -> usize {
+        self.flows.len()
+    }
+
+    /// A segment of `bytes` of connection `flow` arrived at `now`; the client's `core`
+    /// receives it.
+    pub fn receive(&mut self, now: Time, bytes: u32, flow: u16, core: &mut Time) -> AckAction {
         let done = self.cpu(now, self.rx_ns, core);
-        self.rcv_nxt += bytes as u64;
-        self.unacked += 1;
+        let f = &mut self.flows[flow as usize];
+        f.rcv_nxt += bytes as u64;
+        f.unacked += 1;
         if self.in_batch {
             self.batch_done = done;
             return AckAction::None;
         }
-        self.ack_check(done)
+        self.ack_check(flow, done)
     }
 
     /// A NAPI poll starts receiving a batch of frames (GRO on): hold ACK decisions.
@@ -101,48 +118,60 @@ impl Client {
         self.in_batch = true;
     }
 
-    /// The batch is received: TCP sees the GRO'd segments at once and decides on one ACK.
-    pub fn end_batch(&mut self) -> AckAction {
-        if !std::mem::take(&mut self.in_batch) || self.unacked == 0 {
-            return AckAction::None;
-        }
-        self.ack_check(self.batch_done)
+    /// The batch is received: returns whether one was open (then [`Client::batch_ack`] for
+    /// each connection).
+    pub fn end_batch(&mut self) -> bool {
+        std::mem::take(&mut self.in_batch)
     }
 
-    fn ack_check(&mut self, done: Time) -> AckAction {
-        if self.unacked >= self.delack_n {
-            return self.ack(done);
+    /// After a batch: TCP sees connection `flow`'s GRO'd segments at once and decides on one
+    /// ACK.
+    pub fn batch_ack(&mut self, flow: u16) -> AckAction {
+        if self.flows[flow as usize].unacked == 0 {
+            return AckAction::None;
         }
-        if !self.delack.armed() {
-            if let Some(at) = self.delack.arm(done + self.delack_timeout) {
+        self.ack_check(flow, self.batch_done)
+    }
+
+    fn ack_check(&mut self, flow: u16, done: Time) -> AckAction {
+        let (n, timeout) = (self.delack_n, self.delack_timeout);
+        let f = &mut self.flows[flow as usize];
+        if f.unacked >= n {
+            return self.ack(flow, done);
+        }
+        if !f.delack.armed() {
+            if let Some(at) = f.delack.arm(done + timeout) {
                 return AckAction::Arm(at);
             }
         }
         AckAction::None
     }
 
-    /// The delayed-ACK timer's event fired at `now`: ACK if the timer expired, re-schedule if
-    /// it was re-armed for later, nothing if it was cancelled.
-    pub fn delack_fired(&mut self, now: Time) -> AckAction {
-        match self.delack.fired(now) {
-            Fired::Expired if self.unacked > 0 => self.ack(now),
+    /// Connection `flow`'s delayed-ACK timer event fired at `now`: ACK if the timer expired,
+    /// re-schedule if it was re-armed for later, nothing if it was cancelled.
+    pub fn delack_fired(&mut self, now: Time, flow: u16) -> AckAction {
+        let f = &mut self.flows[flow as usize];
+        match f.delack.fired(now) {
+            Fired::Expired if f.unacked > 0 => self.ack(flow, now),
             Fired::Reschedule(at) => AckAction::Arm(at),
             _ => AckAction::None,
         }
     }
 
-    fn ack(&mut self, at: Time) -> AckAction {
-        self.unacked = 0;
-        self.delack.cancel();
+    fn ack(&mut self, flow: u16, at: Time) -> AckAction {
+        let f = &mut self.flows[flow as usize];
+        f.unacked = 0;
+        f.delack.cancel();
         self.acks += 1;
-        AckAction::Ack(at, self.rcv_nxt)
+        AckAction::Ack(at, f.rcv_nxt)
     }
 
-    /// Put an ACK sent at `at` on the shared reverse `link`; returns when it reaches the host
-    /// NIC.
-    pub fn ack_on_wire(&mut self, at: Time, ack: u64, link: &mut Link) -> Time {
+    /// Put connection `flow`'s ACK sent at `at` on the shared reverse `link`; returns when it
+    /// reaches the host NIC.
+    pub fn ack_on_wire(&mut self, at: Time, ack: u64, flow: u16, link: &mut Link) -> Time {
         let b = self.ack_wire_bytes;
-        self.send_to_host(at, RxPkt { bytes: 0, ack, born: at, conn: 0, ctl: super::rxq::Ctl::None }, b, link)
+        let pkt = RxPkt { bytes: 0, ack, born: at, conn: u32::from(flow), ctl: super::rxq::Ctl::None };
+        self.send_to_host(at, pkt, b, link)
     }
 
     /// Put a packet of `wire_bytes` on the shared reverse `link` at `at`; returns when it

@@ -13,6 +13,7 @@ mod cyclictest;
 mod delivery;
 mod elvis_io;
 mod es2_io;
+mod guest_sched;
 mod iothread;
 mod driver;
 #[cfg(debug_assertions)]
@@ -543,8 +544,12 @@ impl Host {
         while let Some(b) = self.devs[dev as usize].client.held.pop_front() {
             self.app_at_client(now, dev, b, q);
         }
-        let a = self.devs[dev as usize].client.end_batch();
-        self.client_action(dev, a, q);
+        if self.devs[dev as usize].client.end_batch() {
+            for flow in 0..self.devs[dev as usize].client.flows() as u16 {
+                let a = self.devs[dev as usize].client.batch_ack(flow);
+                self.client_action(dev, flow, a, q);
+            }
+        }
     }
 
     /// Run `ns` of device `dev`'s client work on its client core from `now`; returns when done.

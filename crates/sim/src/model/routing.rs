@@ -30,13 +30,13 @@ impl Host {
         vm.router.on_run_state(local, state);
     }
 
-    /// NAPI on vCPU `v` is handing a packet to the VM's application thread. If that thread is
-    /// halted (or halting) on another vCPU, the socket's wake-up sends it a reschedule IPI
+    /// NAPI on vCPU `v` is handing a packet to the VM's application thread. If that thread's
+    /// vCPU is another one, halted (or halting) or running only the guest's CPU burn, the socket's wake-up sends it a reschedule IPI
     /// (the sender's ICR write is not charged: its softirq carries on).
     pub(crate) fn wake_app(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
         let vm = self.vcpus[v as usize].vm as usize;
         let app = self.vms[vm].vcpus[0];
-        if app != v && !self.senders[vm].on_every_vcpu() && self.vcpus[app as usize].idle() {
+        if app != v && !self.senders[vm].on_every_vcpu() && self.vcpus[app as usize].wants_resched_ipi() {
             self.raise_irq(now, app, Vector::Resched, q);
         }
     }
@@ -52,7 +52,7 @@ impl Host {
             vec![self.vms[vm].vcpus[0]]
         };
         for u in writers {
-            if u != v && self.vcpus[u as usize].idle() {
+            if u != v && self.vcpus[u as usize].wants_resched_ipi() {
                 self.raise_irq(now, u, Vector::Resched, q);
             }
         }

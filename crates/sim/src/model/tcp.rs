@@ -12,6 +12,10 @@
 use super::client::AckAction;
 use super::rxq::RxPkt;
 use super::virtq::Buf;
+use super::guest_sched::GuestSched;
+use super::lapic::Vector;
+use super::vcpu::AfterExit;
+use crate::metrics::ExitReason;
 use super::workload::{pct, App, ClientEv, Measure, state_in, Sender, Step};
 use super::{Ev, Host, NetDev};
 use crate::engine::{EventQueue, Time, round_ns};
@@ -38,8 +42,6 @@ pub struct TcpSender {
     snd_nxt: u64,
     /// Bytes acknowledged (snd_una).
     snd_una: u64,
-    /// The driver stopped the queue (TX ring full): waiting for a TX interrupt.
-    pub stopped: bool,
     /// Segments handed to the driver (lifetime).
     pub segments_life: u64,
     /// Segments handed to the driver (window).
@@ -64,7 +66,6 @@ impl TcpSender {
             written: 0,
             snd_nxt: 0,
             snd_una: 0,
-            stopped: false,
             segments_life: 0,
             segments: 0,
             acks: 0,
@@ -106,6 +107,37 @@ impl TcpSender {
             self.snd_una = ack.min(self.snd_nxt);
         }
     }
+
+    /// It has something to do: a segment to send or a write that fits.
+    fn runnable(&self) -> bool {
+        self.next_segment().is_some() || self.next_write().is_some()
+    }
+}
+
+/// netperf TCP_STREAM with one or more threads (`streams`), each writing to a connection of
+/// its own through the VM's one virtio-net device (ES2 §6.3.1: "four concurrent Netperf
+/// threads ... to fully load its four vCPUs"). Thread `s` lives on vCPU `s % vcpus`; the guest
+/// scheduler (`guest_sched.rs`) shares a vCPU between the threads homed there.
+#[derive(Debug)]
+pub struct TcpStreams {
+    /// Per thread: its connection's sender.
+    pub s: Vec<TcpSender>,
+    /// The guest's run queues for the threads.
+    sched: GuestSched,
+    /// The driver stopped the queue (TX ring full): waiting for a TX interrupt.
+    pub stopped: bool,
+}
+
+impl TcpStreams {
+    /// `streams` threads of `msg`-byte writes, each with send window `window` bytes, in a VM
+    /// of `vcpus` vCPUs.
+    pub fn new(msg: u32, window: u32, streams: u32, vcpus: u32, p: &Profile) -> Self {
+        TcpStreams {
+            s: (0..streams).map(|_| TcpSender::new(msg, window, p)).collect(),
+            sched: GuestSched::new(streams, vcpus, p),
+            stopped: false,
+        }
+    }
 }
 
 /// Its steps: one `write()` (or the part that fits; `a` = bytes), one segment's transmit
@@ -116,41 +148,46 @@ const XMIT: u8 = 1;
 const DELACK: u8 = 0;
 
 impl Host {
-    /// Carry out the client's answer to a segment or timer: arm the delayed-ACK timer, or put
-    /// an ACK on the reverse link.
-    pub(crate) fn client_action(&mut self, dev: u32, a: AckAction, q: &mut EventQueue<Ev>) {
+    /// Carry out the client's answer to a segment or timer of connection `flow`: arm its
+    /// delayed-ACK timer, or put its ACK on the reverse link.
+    pub(crate) fn client_action(&mut self, dev: u32, flow: u16, a: AckAction, q: &mut EventQueue<Ev>) {
         match a {
             AckAction::None => {}
-            AckAction::Arm(at) => q.at(at, ClientEv::new(DELACK, 0).on(dev)),
+            AckAction::Arm(at) => q.at(at, ClientEv::new(DELACK, u32::from(flow)).on(dev)),
             AckAction::Ack(at, ack) => {
-                let arrive = self.devs[dev as usize].client.ack_on_wire(at, ack, &mut self.port.rx);
+                let arrive = self.devs[dev as usize].client.ack_on_wire(at, ack, flow, &mut self.port.rx);
                 self.to_tap(dev, arrive, q);
             }
         }
     }
 }
 
-impl App for TcpSender {
+impl App for TcpStreams {
     state_in!(Tcp);
 
-    /// Send a ready segment, else write, else block (window full or queue stopped): halt.
+    /// The guest scheduler's thread sends a ready segment, else writes; with no thread able to
+    /// (windows full, or the queue stopped) the vCPU halts.
     fn next(h: &mut Host, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
+        let local = v - h.vms[vm].vcpus[0];
         let t = Self::state(h, vm);
-        if t.stopped {
+        let Some((i, switch)) = (if t.stopped { None } else { t.sched.pick(local, |i| t.s[i as usize].runnable()) }) else {
             return h.idle(now, v, None, q);
-        }
-        if let Some(bytes) = t.next_segment() {
-            let c = t.seg_cost;
-            return h.run_step(now, v, Step::new(XMIT, bytes, 0), c, q);
-        }
-        if let Some((bytes, cost)) = t.next_write() {
-            return h.run_step(now, v, Step::new(WRITE, bytes, 0), cost, q);
-        }
-        h.idle(now, v, None, q)
+        };
+        let st = &t.s[i as usize];
+        let (step, cost) = match st.next_segment() {
+            Some(bytes) => (Step::new(XMIT, bytes, u64::from(i)), st.seg_cost),
+            None => {
+                let (bytes, cost) = st.next_write().expect("a runnable thread has a segment or a write");
+                (Step::new(WRITE, bytes, u64::from(i)), cost)
+            }
+        };
+        t.sched.ran(i, cost + switch);
+        h.run_step(now, v, step, cost + switch, q)
     }
 
     fn step_done(h: &mut Host, now: Time, v: u32, vm: usize, s: Step, q: &mut EventQueue<Ev>) {
-        let t = Self::state(h, vm);
+        let flow = s.b as u16;
+        let t = &mut Self::state(h, vm).s[flow as usize];
         let bytes = s.a;
         if s.kind == WRITE {
             // The bytes are in the socket.
@@ -162,42 +199,69 @@ impl App for TcpSender {
         t.snd_nxt += bytes as u64;
         t.segments += 1;
         t.segments_life += 1;
-        h.post_tx(now, v, vm, Buf { bytes, born: now }, q);
+        h.post_tx(now, v, vm, Buf { flow, ..Buf::new(bytes, now) }, q);
     }
 
     fn step_name(s: Step) -> &'static str {
         if s.kind == WRITE { "tcp write" } else { "xmit" }
     }
 
-    /// An ACK reached the guest: it opens the window.
-    fn deliver(h: &mut Host, _now: Time, _v: u32, vm: usize, pkt: RxPkt, _q: &mut EventQueue<Ev>) -> bool {
-        Self::state(h, vm).on_ack(pkt.ack);
-        false
+    /// An ACK reached the guest: it opens its connection's window. A thread it makes runnable
+    /// on another vCPU that is halted or only burning is woken as `try_to_wake_up` does: a
+    /// reschedule IPI, whose ICR write is an exit of the sender.
+    fn deliver(h: &mut Host, now: Time, v: u32, vm: usize, pkt: RxPkt, q: &mut EventQueue<Ev>) -> bool {
+        let t = Self::state(h, vm);
+        let i = pkt.conn as usize;
+        let blocked = !t.s[i].runnable();
+        t.s[i].on_ack(pkt.ack);
+        if t.s.len() == 1 || !blocked || !t.s[i].runnable() || t.stopped {
+            return false;
+        }
+        let home = h.vms[vm].vcpus[i % h.vms[vm].vcpus.len()];
+        if home == v || !h.vcpus[home as usize].wants_resched_ipi() {
+            return false;
+        }
+        h.raise_irq(now, home, Vector::Resched, q);
+        h.exit(now, v, ExitReason::Ipi, AfterExit::Resume, q);
+        true
     }
 
     /// A segment reached the client, which ACKs (delayed ACKs) from its core.
     fn at_client(h: &mut Host, now: Time, dev: u32, b: Buf, q: &mut EventQueue<Ev>) {
         let n = h.client_cores.len();
         let core = &mut h.client_cores[dev as usize % n];
-        let a = h.devs[dev as usize].client.receive(now, b.bytes, core);
-        h.client_action(dev, a, q);
+        let a = h.devs[dev as usize].client.receive(now, b.bytes, b.flow, core);
+        h.client_action(dev, b.flow, a, q);
     }
 
     fn client_event(h: &mut Host, now: Time, dev: u32, e: ClientEv, q: &mut EventQueue<Ev>) {
         debug_assert_eq!(e.kind, DELACK);
-        let a = h.devs[dev as usize].client.delack_fired(now);
-        h.client_action(dev, a, q);
+        let flow = e.a as u16;
+        let a = h.devs[dev as usize].client.delack_fired(now, flow);
+        h.client_action(dev, flow, a, q);
+    }
+
+    /// Each thread's connection has its receiver at the client.
+    fn start(h: &mut Host, dev: u32, _q: &mut EventQueue<Ev>) {
+        let vm = h.devs[dev as usize].vm as usize;
+        let n = Self::state(h, vm).s.len();
+        h.devs[dev as usize].client.set_flows(n);
     }
 
     fn sent_life(&self) -> u64 {
-        self.segments_life
+        self.s.iter().map(|t| t.segments_life).sum()
     }
     fn set_stopped(&mut self, stopped: bool) {
         self.stopped = stopped;
     }
     fn reset_metrics(&mut self) {
-        self.segments = 0;
-        self.acks = 0;
+        for t in &mut self.s {
+            t.segments = 0;
+            t.acks = 0;
+        }
+    }
+    fn on_every_vcpu(&self) -> bool {
+        self.s.len() > 1
     }
     fn describe(&self) -> String {
         format!("{self:?}")
@@ -209,7 +273,7 @@ impl App for TcpSender {
             delivered: Some(d.wire.delivered),
             payload: Some(d.wire.payload_bytes),
             latency: Some(&d.wire.latency),
-            loss_pct: pct(d.wire.dropped, self.segments),
+            loss_pct: pct(d.wire.dropped, self.s.iter().map(|t| t.segments).sum()),
             ops: None,
         }
     }

@@ -55,7 +55,7 @@ impl Host {
         s.segments += 1;
         s.segments_life += 1;
         s.in_path.push_back((conn, ctl));
-        self.post_tx(now, v, vm, Buf { bytes: 0, born: now }, q);
+        self.post_tx(now, v, vm, Buf::new(0, now), q);
     }
 
     /// A guest control segment reached the client core (at `at`, after its receive cost).

@@ -422,7 +422,7 @@ impl Host {
         s.segments += 1;
         s.segments_life += 1;
         s.in_path.push_back((conn, Ctl::None));
-        self.post_tx(now, v, vm, Buf { bytes, born: now }, q);
+        self.post_tx(now, v, vm, Buf::new(bytes, now), q);
     }
 
     /// A response segment reached the client: its core receives it, ACKs every

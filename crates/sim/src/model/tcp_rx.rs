@@ -209,7 +209,7 @@ impl Host {
         r.edges.push_back(r.adv_edge);
         r.acks += 1;
         r.acks_life += 1;
-        self.post_tx(now, v, vm, Buf { bytes: 0, born: now }, q);
+        self.post_tx(now, v, vm, Buf::new(0, now), q);
     }
 
     /// The receiving application's next step: read, or block in `recv()`.

@@ -105,7 +105,7 @@ impl App for UdpPing {
             p.sent += 1;
             p.sent_life += 1;
             p.next_at += p.interval;
-            let b = Buf { bytes: p.bytes, born: now };
+            let b = Buf::new(p.bytes, now);
             return h.post_tx(now, v, vm, b, q);
         }
         let e = p.sock.pop_front().expect("recvfrom on an empty socket");

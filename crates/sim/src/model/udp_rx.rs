@@ -192,7 +192,7 @@ impl Host {
         let r = UdpReceiver::state(self, vm);
         r.replies += 1;
         r.replies_life += 1;
-        self.post_tx(now, v, vm, Buf { bytes, born }, q);
+        self.post_tx(now, v, vm, Buf::new(bytes, born), q);
     }
 
     /// A response reached the client: in closed loop, the response to the outstanding request

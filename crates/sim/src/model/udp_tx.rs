@@ -69,7 +69,7 @@ impl App for UdpSender {
         if let Some(i) = s.interval {
             s.next_at += i;
         }
-        let b = Buf { bytes: s.bytes, born: now };
+        let b = Buf::new(s.bytes, now);
         h.post_tx(now, v, vm, b, q);
     }
 

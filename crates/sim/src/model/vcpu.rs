@@ -217,6 +217,14 @@ impl Vcpu {
         )
     }
 
+    /// Would a thread woken for it need a reschedule IPI to run: halted (or halting), or
+    /// running only the lowest-priority burn, which any woken thread preempts
+    /// (`check_preempt_curr` with an idle-policy current task) — but not the `idle=poll` loop
+    /// of a guest whose application is elsewhere: that is the idle task, woken by the IPI too.
+    pub fn wants_resched_ipi(&self) -> bool {
+        self.idle() || matches!(self.mode, Mode::Guest { task: Task::Burn, .. })
+    }
+
     /// Is it in guest mode (running guest code)?
     pub fn in_guest(&self) -> bool {
         matches!(self.mode, Mode::Guest { .. } | Mode::Entering)

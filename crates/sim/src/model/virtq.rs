@@ -16,6 +16,15 @@ pub struct Buf {
     pub bytes: u32,
     /// When the guest application handed it to the driver.
     pub born: Time,
+    /// The connection it belongs to, among its workload's (a netperf thread's stream; else 0).
+    pub flow: u16,
+}
+
+impl Buf {
+    /// A chain of `bytes` handed to the driver at `born`, on the workload's first connection.
+    pub fn new(bytes: u32, born: Time) -> Self {
+        Buf { bytes, born, flow: 0 }
+    }
 }
 
 /// Split virtqueue state.

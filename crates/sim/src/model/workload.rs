@@ -11,7 +11,7 @@
 //! its scenario variant, and a test.
 
 use super::rxq::RxPkt;
-use super::tcp::TcpSender;
+use super::tcp::TcpStreams;
 use super::tcp_rr::TcpServer;
 use super::tcp_rx::TcpReceiver;
 use super::udp_ping::UdpPing;
@@ -194,7 +194,7 @@ pub enum Sender {
     /// netperf UDP_STREAM.
     Udp(UdpSender),
     /// netperf TCP_STREAM.
-    Tcp(TcpSender),
+    Tcp(TcpStreams),
     /// netperf UDP_STREAM towards the guest, UDP_RR, ping.
     UdpRx(UdpReceiver),
     /// A TCP request/response server: netperf TCP_RR, memcached, a web server.
@@ -214,7 +214,7 @@ pub enum Sender {
 pub enum AppKind {
     /// [`UdpSender`].
     Udp,
-    /// [`TcpSender`].
+    /// [`TcpStreams`].
     Tcp,
     /// [`UdpReceiver`].
     UdpRx,
@@ -268,7 +268,7 @@ macro_rules! with_app {
                 $e
             }
             AppKind::Tcp => {
-                type $T = TcpSender;
+                type $T = TcpStreams;
                 $e
             }
             AppKind::UdpRx => {
@@ -313,8 +313,8 @@ impl Sender {
             Workload::UdpStream { message_bytes, rate_pps } => {
                 Sender::Udp(UdpSender::new(message_bytes, rate_pps, p, seed, vm_name))
             }
-            Workload::TcpStream { message_bytes, window_bytes } => {
-                Sender::Tcp(TcpSender::new(message_bytes, window_bytes, p))
+            Workload::TcpStream { message_bytes, window_bytes, streams } => {
+                Sender::Tcp(TcpStreams::new(message_bytes, window_bytes, streams, vcpus, p))
             }
             Workload::UdpReceive { message_bytes, rate_pps } => {
                 Sender::UdpRx(UdpReceiver::new(message_bytes, Some(rate_pps), None, p))

@@ -53,14 +53,20 @@ pub enum Workload {
         /// µs between wake-ups (> 0; DID runs 1000).
         interval_us: f64,
     },
-    /// netperf TCP_STREAM from the guest: one TCP connection, `write()`s of `message_bytes`.
+    /// netperf TCP_STREAM from the guest: `write()`s of `message_bytes`, by `streams` netperf
+    /// threads each with a TCP connection of its own.
     TcpStream {
         /// Bytes per `write()` (1..=1048576).
         message_bytes: u32,
-        /// Send window (min of cwnd, rwnd and socket buffer) in bytes; default 4 MiB, enough
-        /// for a 40 GbE link at datacenter RTTs, so the stream is CPU or link bound.
+        /// Send window (min of cwnd, rwnd and socket buffer) in bytes, per connection; default
+        /// 4 MiB, enough for a 40 GbE link at datacenter RTTs, so the stream is CPU or link
+        /// bound.
         #[serde(default = "default_window")]
         window_bytes: u32,
+        /// netperf threads (1..=64; default 1): thread `s` runs on vCPU `s % vcpus`, threads
+        /// on one vCPU share it under the guest's CFS (ES2 §6.3.1 runs 4 on 4 vCPUs).
+        #[serde(default = "one")]
+        streams: u32,
     },
     /// netperf TCP_STREAM to the guest: the remote client sends full segments as fast as its
     /// core and the guest's receive window allow; the guest application `recv()`s
@@ -185,6 +191,17 @@ fn check_interval(key: &str, i: f64) -> Result<(), String> {
     Ok(())
 }
 
+/// A TCP stream's write size and window (both directions).
+fn check_tcp_stream(key: &str, message_bytes: u32, window_bytes: u32) -> Result<(), String> {
+    if !(1..=1 << 20).contains(&message_bytes) {
+        return Err(format!("key `{key}.message_bytes`: {message_bytes} is not allowed; expected 1..=1048576"));
+    }
+    if !(65_536..=1 << 30).contains(&window_bytes) {
+        return Err(format!("key `{key}.window_bytes`: {window_bytes} is not allowed; expected 65536..=1073741824 bytes"));
+    }
+    Ok(())
+}
+
 impl Workload {
     /// A TCP request/response server in the guest (`model::tcp_rr`).
     pub fn is_tcp_server(&self) -> bool {
@@ -246,17 +263,11 @@ impl Workload {
                 check_interval(key, *interval_us)
             }
             Workload::Cyclictest { interval_us } => check_interval(key, *interval_us),
-            Workload::TcpStream { message_bytes, window_bytes } | Workload::TcpReceive { message_bytes, window_bytes } => {
-                if !(1..=1 << 20).contains(message_bytes) {
-                    return Err(format!("key `{key}.message_bytes`: {message_bytes} is not allowed; expected 1..=1048576"));
-                }
-                if !(65_536..=1 << 30).contains(window_bytes) {
-                    return Err(format!(
-                        "key `{key}.window_bytes`: {window_bytes} is not allowed; expected 65536..=1073741824 bytes"
-                    ));
-                }
-                Ok(())
+            Workload::TcpStream { message_bytes, window_bytes, streams } => {
+                range(key, "streams", *streams, 1, 64, "netperf threads")?;
+                check_tcp_stream(key, *message_bytes, *window_bytes)
             }
+            Workload::TcpReceive { message_bytes, window_bytes } => check_tcp_stream(key, *message_bytes, *window_bytes),
             Workload::TcpRr { request_bytes, response_bytes, concurrency } => {
                 range(key, "request_bytes", *request_bytes, 1, 14_480, "bytes, ten segments: the initial window")?;
                 range(key, "response_bytes", *response_bytes, 1, 1 << 20, "bytes")?;

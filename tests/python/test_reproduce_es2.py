@@ -7,7 +7,7 @@ import pytest
 reproduce = pytest.importorskip("eventpath.reproduce")
 
 
-@pytest.mark.parametrize("exp_id", ["es2-table1", "es2-fig4-base", "es2-fig4", "es2-table1-sensitivity"])
+@pytest.mark.parametrize("exp_id", ["es2-table1", "es2-fig4-base", "es2-fig4", "es2-table1-sensitivity", "es2-fig7a", "es2-fig8a-h"])
 def test_reproduction_writes_json_and_figure(tmp_path, exp_id):
     doc = reproduce.run(exp_id, tmp_path, duration=0.02)
     assert (tmp_path / f"{exp_id}.png").stat().st_size > 0
@@ -55,3 +55,27 @@ def test_verdict_applies_the_issue_bar():
     assert Row("c", "rate", "exits/s", 0.0, 0.0).verdict() == "ok"
     assert Row("c", "rate", "exits/s", 10.0, 0.0).verdict() == "miss"
     assert Row("c", "rate", "exits/s", 10.0, None).verdict() is None
+
+
+def test_multi_vm_memcached_directions(tmp_path):
+    """ES2 §6.3.2's order: the optimistic switch removes the replies' kicks and beats the
+    perceptive one, which helps a query-reply server little; more tested VMs, more total ops."""
+    rows = _rows(reproduce.run("es2-fig8a-h", tmp_path, duration=0.1))
+    for n in (1, 4):
+        gain = lambda c: rows[(f"{c} vs PI {n}VM", "throughput_gain")]["simulated"]  # noqa: E731
+        assert gain("PI+H(O)") > gain("PI+H(P)") + 10
+        assert abs(gain("PI+H(P)")) < 10
+        io = lambda c: rows[(f"{c} {n}VM", "io_exits_per_tested_vm")]["simulated"]  # noqa: E731
+        assert io("PI+H(O)") < 0.05 * io("PI")
+    assert rows[("PI 4VM", "ops_per_s")]["simulated"] > 3 * rows[("PI 1VM", "ops_per_s")]["simulated"]
+
+
+def test_multi_vm_layout_is_es2_section_6_3():
+    from eventpath.reproduce.es2_multi import layout
+
+    sc = layout("PI+H(P)", 2, {"kind": "tcp_stream", "message_bytes": 512, "streams": 4})
+    assert [vm["vcpu_pins"] for vm in sc["vm"]] == [[0, 1, 2, 3]] * 4
+    assert all(vm["guest_cpu_burn"] for vm in sc["vm"])
+    assert [("workload" in vm) for vm in sc["vm"]] == [True, True, False, False]
+    assert sc["host"]["io"]["cores"] == [4] and sc["host"]["io"]["switch"] == "perceptive"
+    assert layout("PI", 1, {"kind": "memcached"})["vm"][0]["net"]["vhost_pin"] == 4

@@ -192,5 +192,6 @@ def print_table(doc: dict) -> None:
 
 # Register the experiments.
 from eventpath.reproduce import es2  # noqa: E402,F401
+from eventpath.reproduce import es2_multi  # noqa: E402,F401
 from eventpath.reproduce import elvis  # noqa: E402,F401
 from eventpath.reproduce import did  # noqa: E402,F401

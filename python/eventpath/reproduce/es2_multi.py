@@ -1,0 +1,152 @@
+"""ES2 §6.3's multi-VM throughput experiments (seed 000_8734db7c67a9fb1f.txt, Fig. 7a and 8a).
+
+The set-up of §6.3: four VMs of four vCPUs (1 GB) time-share four physical cores, "the four
+sibling vCPUs of the same VM [pinned] to different physical cores"; the back-end I/O threads run
+on a separate core; "lowest-priority CPU burn scripts in each VM" keep the vCPUs busy so the
+hypervisor schedules them; 1 to 4 of the VMs are tested (the others only burn). The host is
+§6.1's 8-core E5-4610 v2: vCPUs on pCPUs 0-3, the I/O core is pCPU 4, the rest idle.
+
+Configurations: PI (stock vhost-net, one thread per device, all pinned to the I/O core, posted
+interrupts), PI+H(P) and PI+H(O) (ES2 joint threads of ``combining_level`` 4 on the I/O core,
+perceptive or optimistic switch). PI+R and the full ES2 need ES2's interrupt redirection, which
+the simulator does not drive yet; they are not reproduced.
+"""
+
+from __future__ import annotations
+
+from eventpath import api
+from eventpath.reproduce import Experiment, Row, register
+
+#: (config, [host.io] table or None for stock vhost-net).
+_CONFIGS = {
+    "PI": None,
+    "PI+H(P)": {"handling": "es2", "switch": "perceptive", "cores": [4]},
+    "PI+H(O)": {"handling": "es2", "switch": "optimistic", "cores": [4]},
+}
+
+_IO_CORE = 4
+
+
+def layout(config: str, tested: int, workload: dict, duration: float | None = None, seed: int = 1) -> dict:
+    """§6.3's host with ``tested`` of its four VMs running ``workload`` under ``config``."""
+    io = _CONFIGS[config]
+    vms = []
+    for i in range(4):
+        vm = {"name": f"vm{i}", "vcpus": 4, "vcpu_pins": [0, 1, 2, 3], "guest_cpu_burn": True,
+              "interrupt_delivery": "posted", "net": {"queue_size": 256}}
+        if io is None:
+            vm["net"]["vhost_pin"] = _IO_CORE
+        if i < tested:
+            vm["workload"] = dict(workload)
+        vms.append(vm)
+    sc = {"name": f"es2-6.3-{config}-{tested}", "profile": "es2", "seed": seed,
+          "duration_s": 0.3 if duration is None else duration, "warmup_s": 0.05,
+          "host": {"pcpus": 8}, "vm": vms}
+    if io is not None:
+        sc["host"]["io"] = dict(io)
+    return sc
+
+
+def _run(config, tested, workload, duration, step):
+    r = api.run(layout(config, tested, workload, duration))
+    step(f"{config} {tested} VM")
+    if r.summary["stalled_flows"]:
+        raise RuntimeError(f"{config} with {tested} tested VMs: stalled flows {r.summary['stalled_flows']}")
+    return r.summary["vms"][:tested]
+
+
+def _gain(x, base):
+    return None if not base else 100.0 * (x / base - 1.0)
+
+
+# --- Fig. 7a: netperf TCP send, 512 B, 4 threads per tested VM ---
+
+_NETPERF = {"kind": "tcp_stream", "message_bytes": 512, "streams": 4}
+
+#: ES2 §6.3.1: PI+H(P) over PI, +42 % with 1 tested VM "gradually decreases ... to 25%" with 4.
+_FIG7A_GAIN = {1: 42.0, 4: 25.0}
+#: ES2 §6.3.1: PI's I/O-instruction exits per tested VM "drops from 23,000 to 13,000 per second".
+_FIG7A_IO = {1: 23_000.0, 4: 13_000.0}
+
+
+def _fig7a(duration, step, counts=(1, 2, 3, 4)):
+    rows = []
+    for n in counts:
+        got = {c: _run(c, n, _NETPERF, duration, step) for c in ("PI", "PI+H(P)")}
+        gbps = {c: sum(vm["throughput"]["gbps"] or 0.0 for vm in vms) for c, vms in got.items()}
+        io = {c: sum(vm["exits_per_s"]["io_instruction"] or 0.0 for vm in vms) / n for c, vms in got.items()}
+        for c in got:
+            rows.append(Row(f"{c} {n}VM", "throughput", "Gbit/s", gbps[c], None))
+        rows.append(Row(f"PI {n}VM", "io_exits_per_tested_vm", "exits/s", io["PI"], _FIG7A_IO.get(n)))
+        rows.append(Row(f"PI+H(P) {n}VM", "io_exits_per_tested_vm", "exits/s", io["PI+H(P)"], None))
+        rows.append(Row(f"PI+H(P) vs PI {n}VM", "throughput_gain", "%", _gain(gbps["PI+H(P)"], gbps["PI"]),
+                        _FIG7A_GAIN.get(n)))
+    return rows
+
+
+register(Experiment(
+    id="es2-fig7a",
+    title="1-4 tested VMs (4 vCPUs, 4 netperf threads) sending 512-byte TCP on 4 time-shared cores: PI vs PI+H(P)",
+    source="ES2 §6.3, §6.3.1, Fig. 7a (seed 000_8734db7c67a9fb1f.txt)",
+    profile="es2",
+    rows=_fig7a,
+    runs=8,
+    notes=[
+        "Layout: eventpath.reproduce.es2_multi.layout. netperf: tcp_stream with streams = 4, one thread per vCPU.",
+        "PI+R and PI+H(P)+R need ES2's interrupt redirection in the simulator; not reproduced.",
+        "Published gains at 2 and 3 VMs are only 'gradually decreases'; no number.",
+        "Model gap: the guest sends one descriptor per MSS segment (no GSO/TSO in the model) and the back end "
+        "takes one in ~0.85 us; a perceptive handler that fills its quota alone sleeps 10 us (ES2 §5.2), so an "
+        "ES2 joint thread serves at most ~4 requests per ~13 us. The tested VM's vCPUs run in 6-8 ms host "
+        "slices; while two or more run at once they queue faster than that, the ring fills and the senders stop "
+        "on it. So PI+H(P) loses throughput here where ES2 measured a gain: the direction misses for the same "
+        "reason as es2-fig4's PI+H(P) exit rate (per-request back-end cost and request size; docs/model.md).",
+    ],
+))
+
+
+# --- Fig. 8a: memcached, memaslap 256 concurrent requests (16 threads), get/set 9:1 ---
+
+_MEMCACHED = {"kind": "memcached", "concurrency": 256, "get_ratio": 0.9}
+
+#: ES2 §6.3.2: over PI, PI+H(P) +12 % and PI+H(O) +35 % with 1 tested VM; with 4, H(P) "only
+#: shows a very slight throughput increase" (no number) and H(O) +25 %.
+_FIG8A_GAIN = {("PI+H(P)", 1): 12.0, ("PI+H(O)", 1): 35.0, ("PI+H(O)", 4): 25.0}
+
+
+def _fig8a(duration, step, counts=(1, 2, 3, 4)):
+    rows = []
+    for n in counts:
+        got = {c: _run(c, n, _MEMCACHED, duration, step) for c in _CONFIGS}
+        ops = {c: sum(vm["throughput"]["ops_per_s"] or 0.0 for vm in vms) for c, vms in got.items()}
+        for c, vms in got.items():
+            rows.append(Row(f"{c} {n}VM", "ops_per_s", "ops/s", ops[c], None))
+            io = sum(vm["exits_per_s"]["io_instruction"] or 0.0 for vm in vms) / n
+            rows.append(Row(f"{c} {n}VM", "io_exits_per_tested_vm", "exits/s", io, None))
+        for c in ("PI+H(P)", "PI+H(O)"):
+            rows.append(Row(f"{c} vs PI {n}VM", "throughput_gain", "%", _gain(ops[c], ops["PI"]),
+                            _FIG8A_GAIN.get((c, n))))
+    return rows
+
+
+register(Experiment(
+    id="es2-fig8a-h",
+    title="1-4 tested memcached VMs (memaslap 256 concurrent, get/set 9:1) on 4 time-shared cores: PI, PI+H(P), PI+H(O)",
+    source="ES2 §6.3, §6.3.2, Fig. 8a (seed 000_8734db7c67a9fb1f.txt)",
+    profile="es2",
+    rows=_fig8a,
+    runs=12,
+    notes=[
+        "Layout: eventpath.reproduce.es2_multi.layout; memcached with one worker per vCPU (memaslap's 16 "
+        "threads are one closed-loop client of 256 connections per tested VM).",
+        "H(P) at 4 VMs: 'a very slight throughput increase' has no number; shown without a published value.",
+        "PI+R and PI+H(O)+R need ES2's interrupt redirection in the simulator; not reproduced.",
+        "Directions hold (H(O) > H(P) ~ PI at every count; H(O) removes nearly every reply kick). The H(O) gain "
+        "is larger than published (+85-89 % vs +35 %/+25 %): with fixed routing every request is received and "
+        "served on vCPU 0, which runs a quarter of the time, and a reply's kick (3 us exit + the calibrated "
+        "1.42x post-exit slowdown) is about half of the ~15 us of guest time the model gives one memcached "
+        "request (app.memcached_get_ns and the TCP paths, first principles). ES2's larger real per-request "
+        "cost (epoll, the libevent loop, the socket paths of Linux 4.4) would make the kick a smaller share; "
+        "not tuned here.",
+    ],
+))

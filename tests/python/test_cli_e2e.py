@@ -76,7 +76,9 @@ def test_demo(cli, tmp_path):
 
 @needs_kvm
 def test_kvm_probe_quick_exports_a_profile_the_simulator_runs(cli, tmp_path):
-    ok(cli("kvm", "probe", "--quick", "--out", str(tmp_path / "probe")))
+    # --allow-outliers: on a loaded machine a parameter's trials may rightly disagree (exit 3);
+    # this test is about the export, not the machine's noise.
+    ok(cli("kvm", "probe", "--quick", "--allow-outliers", "--out", str(tmp_path / "probe")))
     assert json.loads((tmp_path / "probe/probe.json").read_text())["results"]
     prof = tmp_path / "probe/profile.toml"
     sc = (ROOT / "examples/udp-send.toml").read_text().replace('profile = "es2"', f'profile = "{prof}"')

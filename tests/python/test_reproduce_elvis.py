@@ -46,3 +46,26 @@ def test_elvis_layouts_follow_section_4_2():
     assert a["host"]["pcpus"] == 4 and {v["net"]["vhost_pin"] for v in a["vm"]} == {3}
     b = layout("baseline", 3, "netperf")
     assert b["host"]["pcpus"] == 4 and all("vcpu_pins" not in v for v in b["vm"])
+    n = layout("nointerp", 10, "netperf")
+    assert n["host"] == {"pcpus": 16}  # ELVIS's cores; each socket's I/O core left unused (§4.2)
+    assert [v["vcpu_pins"][0] for v in n["vm"]] == [0, 1, 2, 3, 4, 8, 9, 10, 11, 12]
+    assert all(v["net"]["kind"] == "sriov_vf" and v["interrupt_delivery"] == "eli" for v in n["vm"])
+
+
+def test_no_interposition_bypasses_the_host():
+    """ELVIS §4.2's No interposition: SR-IOV VFs with ELI — no host I/O thread works, the guest
+    never kicks (no I/O-instruction exits), and it exits far less than Baseline."""
+    from eventpath import api
+    from eventpath.reproduce.elvis import layout
+
+    runs = {c: api.run(layout(c, 2, "netperf", duration=0.05), duration=0.05).summary for c in ("nointerp", "baseline")}
+    s = runs["nointerp"]
+    assert s["stalled_flows"] == []
+    assert all(t["util_pct"] == 0 for t in s["host"]["io_threads"])
+    for vm in s["vms"]:
+        assert vm["exits_per_s"]["io_instruction"] == 0 and vm["kicks_per_s"] == 0
+        assert vm["exits_per_s"]["interrupt_delivery"] == 0
+        assert vm["throughput"]["gbps"] > 0
+    base = runs["baseline"]
+    assert base["stalled_flows"] == []
+    assert max(v["exits_total_per_s"] for v in s["vms"]) < 0.1 * min(v["exits_total_per_s"] for v in base["vms"])

@@ -84,7 +84,10 @@ def layout(config, n, workload, seed=1, duration=None):
     * ``affinity``: a core per vCPU and one I/O core per socket running all its VMs' vhost threads;
     * ``elvis``: a core per vCPU, one ELVIS I/O thread per socket's I/O core, exitless requests
       and ELI-delivered replies;
-    * ``fine``: ELVIS's fine-grained I/O scheduling only (no polling, injected interrupts).
+    * ``fine``: ELVIS's fine-grained I/O scheduling only (no polling, injected interrupts);
+    * ``nointerp``: No interposition: the same cores as ELVIS, each VM with an SR-IOV VF of the
+      port (its ring at ixgbevf's default 512 RX descriptors) and ELI — exitless interrupts, no
+      host I/O thread; the I/O core of each socket is left unused, as ELVIS §4.2 states.
     """
     groups = _sockets(n)
     vms = []
@@ -99,7 +102,9 @@ def layout(config, n, workload, seed=1, duration=None):
                 vm["vcpu_pins"] = [base + j]
             if config == "affinity":
                 vm["net"]["vhost_pin"] = io_core
-            vm["interrupt_delivery"] = "eli" if config == "elvis" else "emulated"
+            if config == "nointerp":
+                vm["net"]["kind"] = "sriov_vf"  # IXGBEVF_DEFAULT_RXD = 512; EITR at sriov.vf_itr_ns
+            vm["interrupt_delivery"] = "eli" if config in ("elvis", "nointerp") else "emulated"
             vms.append(vm)
     pcpus = n + len(groups) if config == "baseline" else (2 * _SOCKET if len(groups) > 1 else n + 1)
     sc = {"name": f"elvis-{config}-{workload}-{n}vm", "profile": "elvis", "seed": seed, "duration_s": duration or 0.5,
@@ -123,16 +128,19 @@ def _run(config, n, workload, duration, step):
 
 
 _CONFIG_NAMES = {"baseline": "Baseline", "affinity": "Baseline with affinity", "elvis": "ELVIS",
-                 "fine": "Fine-grained only"}
+                 "fine": "Fine-grained only", "nointerp": "No interposition"}
+
+#: The configurations of ELVIS Fig. 8 (§4.7): No interposition is not among them.
+_FIG8_CONFIGS = ("baseline", "affinity", "elvis", "fine")
 
 
 def _fig8(duration, step, counts=(1, 2, 3, 4, 5, 6, 7)):
     rows = []
     for n in counts:
-        gbps = {c: _total(_run(c, n, "netperf", duration, step), "gbps") for c in _CONFIG_NAMES}
+        gbps = {c: _total(_run(c, n, "netperf", duration, step), "gbps") for c in _FIG8_CONFIGS}
         label = f"{n}vm"
-        for c, name in _CONFIG_NAMES.items():
-            rows.append(Row(f"{label} {name}", "throughput", "Gbit/s", gbps[c], None))
+        for c in _FIG8_CONFIGS:
+            rows.append(Row(f"{label} {_CONFIG_NAMES[c]}", "throughput", "Gbit/s", gbps[c], None))
         base = gbps["baseline"] or None
         # "Fine-grained I/O scheduling and ELVIS improved Baseline throughput by 2.7x and 3x
         # respectively when running more than one VM" (ELVIS §4.7): read as the ratio above 1 VM.
@@ -158,6 +166,8 @@ register(Experiment(
         "Configurations as ELVIS §4.2 states them (eventpath.reproduce.elvis.layout); Fine-grained only is "
         "ELVIS with [host.io] exitless_requests = false and injected (emulated) interrupts.",
         "The published 2.7x and 3x are read as holding at every VM count above one; the paper plots a curve.",
+        "No interposition is not one of Fig. 8's configurations (§4.7 compares ELVIS, fine-grained I/O "
+        "scheduling, Baseline and Baseline with affinity); it is in elvis-fig4 and elvis-fig5.",
     ],
 ))
 
@@ -166,7 +176,7 @@ def _fig5(duration, step, counts=(1, 2, 4, 7, 10, 14)):
     rows = []
     for n in counts:
         lat = {}
-        for c in ("baseline", "affinity", "elvis"):
+        for c in ("baseline", "affinity", "elvis", "nointerp"):
             r = _run(c, n, "udp_rr", duration, step)
             means = [v["latency_us"]["mean"] for v in r.summary["vms"] if v["latency_us"]["mean"] is not None]
             lat[c] = sum(means) / len(means) if means else None
@@ -176,6 +186,11 @@ def _fig5(duration, step, counts=(1, 2, 4, 7, 10, 14)):
         # "With a single VM, ELVIS reduced Baseline's latency by 8 usec. With multiple VMs ELVIS
         # reduced the average latency per VM up to 28 usec" (ELVIS §4.4).
         rows.append(Row(f"{n}vm ELVIS", "latency_gain_vs_baseline", "us", gain, 8.0 if n == 1 else None))
+        vs = 100.0 * (lat["elvis"] / lat["nointerp"] - 1.0) if lat["elvis"] and lat["nointerp"] else None
+        # ELVIS's fine-grained scheduling and exitless notifications "managed to keep latency 1% or
+        # less far from No Interposition"; "when running less than 6 VMs, ELVIS again out-performs
+        # No Interposition" (ELVIS §4.4): the 1 % is given where ELVIS is not said to be faster.
+        rows.append(Row(f"{n}vm ELVIS", "latency_vs_nointerp", "%", vs, 1.0 if n >= 6 else None))
     gains = [r.simulated for r in rows if r.metric == "latency_gain_vs_baseline" and r.simulated is not None]
     rows.append(Row("1-14 VMs", "max_latency_gain_vs_baseline", "us", max(gains) if gains else None, 28.0))
     return rows
@@ -183,58 +198,123 @@ def _fig5(duration, step, counts=(1, 2, 4, 7, 10, 14)):
 
 register(Experiment(
     id="elvis-fig5",
-    title="netperf UDP_RR average latency, 1-14 VMs: ELVIS vs Baseline (and Baseline with affinity)",
+    title="netperf UDP_RR average latency, 1-14 VMs: ELVIS vs Baseline and No interposition (and Baseline with affinity)",
     source="ELVIS §4.4, Fig. 5 (seed 001_057b634fca7e35c3.txt)",
     profile="elvis",
     rows=_fig5,
-    runs=18,
+    runs=24,
     notes=[
         "Baseline with affinity 'increased to 400 usec' (ELVIS §4.4) is read as its value at 14 VMs.",
         "VM counts 1, 2, 4, 7, 10, 14 of the paper's 1-14; above 7 VMs the second socket and a second I/O "
         "core are used (ELVIS §4.2).",
-        "No interposition (SR-IOV + ELI) is left out: the elvis profile has no [sriov] section (the paper "
-        "gives no VF facts for its x520); the did profile's VF model is a different NIC.",
+        "No interposition (ELVIS §4.2): each VM on an SR-IOV VF of the x520 (82599) with ELI, the I/O cores "
+        "left unused; the VF facts are the elvis profile's [sriov] section (driver defaults and first-principles "
+        "priors, none fitted). latency_vs_nointerp is ELVIS's latency relative to it: §4.4 says ELVIS stays "
+        "'1% or less far' from it and is faster below 6 VMs (published 1 at 7, 10 and 14 VMs, a bound compared "
+        "with the ±10-point bar; below 6 VMs a negative value is the published direction, no number).",
+        "Every configuration's latency is one 50 us receive-throttle interval (the client's; without it the "
+        "host NIC's or the VF's fixed EITR): the latency_vs_nointerp rows agree only because nothing moves "
+        "(docs/model.md, ELVIS No interposition).",
+        "ELVIS §4.4 traces the VF's extra latency to the NIC (bare-metal UDP_RR 22 % slower on a VF than on "
+        "the PF); the model's VF path (sriov.dma_ns) is not set from that figure.",
     ],
 ))
 
 
+#: VM counts at which ELVIS §4.3 says the I/O cores and the remote machine were not saturated: all for
+#: netperf; Apache "stopped scaling after 10 VMs because our remote machine was saturated"; memcached's
+#: one I/O core saturated after 3 VMs, the second (above 7 VMs) kept it scaling "up to 11 VMs".
+_UNSATURATED = {"netperf": (1, 2, 3, 4, 7, 10, 14), "apache": (1, 2, 3, 4, 7, 10), "memcached": (1, 2, 3, 10)}
+#: ELVIS §4.3: "The performance degradation caused by ELVIS I/O interposition was less than 1%, 10% and
+#: 30% for Netperf TCP stream, Apache and Memcached respectively when the I/O cores and the remote
+#: machine were not saturated."
+_MAX_LOSS = {"netperf": 1.0, "apache": 10.0, "memcached": 30.0}
+
+
+def _counts_label(counts):
+    runs, start = [], None
+    for i, n in enumerate(counts):
+        if start is None:
+            start = n
+        if i + 1 == len(counts) or counts[i + 1] != n + 1:
+            runs.append(f"{start}-{n}" if n > start else f"{n}")
+            start = None
+    return ",".join(runs)
+
+
 def _fig4(duration, step, counts=(1, 2, 3, 4, 7, 10, 14)):
     rows = []
+    gains = []
     for wl, key, unit in (("netperf", "gbps", "Gbit/s"), ("apache", "ops_per_s", "req/s"),
                           ("memcached", "ops_per_s", "ops/s")):
+        ratio_ni = {}
         for n in counts:
             tput = {}
-            for c in ("baseline", "affinity", "elvis"):
+            for c in ("baseline", "affinity", "elvis", "nointerp"):
                 r = _run(c, n, wl, duration, step)
                 tput[c] = _total(r, key)
                 rows.append(Row(f"{wl} {n}vm {_CONFIG_NAMES[c]}", "throughput", unit, tput[c],
                                 1.45 if (wl, n, c) == ("netperf", 1, "elvis") else
                                 1.08 if (wl, n, c) == ("netperf", 1, "baseline") else None))
-                if c == "elvis":
+                if c in ("elvis", "nointerp"):
                     exits = max(v["exits_total_per_s"] for v in r.summary["vms"])
                     # "ELVIS ... less than 800 exits/s" per VM (ELVIS §4.3 text around Fig. 4).
-                    rows.append(Row(f"{wl} {n}vm ELVIS", "max_exits_per_vm", "exits/s", exits, None))
+                    rows.append(Row(f"{wl} {n}vm {_CONFIG_NAMES[c]}", "max_exits_per_vm", "exits/s", exits, None))
+                    irqs = sum(v["interrupts_per_s"] for v in r.summary["vms"]) / len(r.summary["vms"])
+                    # "when running Netperf TCP stream, ELVIS reduced the interrupt rate of each guest
+                    # from 30K to 10K compared to No Interposition" (ELVIS §4.3): read at 1 VM.
+                    pub = {"elvis": 10_000.0, "nointerp": 30_000.0}[c] if (wl, n) == ("netperf", 1) else None
+                    rows.append(Row(f"{wl} {n}vm {_CONFIG_NAMES[c]}", "interrupts_per_vm", "irq/s", irqs, pub))
+                if c == "elvis":
                     util = [t["util_pct"] for t in r.summary["host"]["io_threads"]]
                     rows.append(Row(f"{wl} {n}vm ELVIS", "io_core_util_max", "%", max(util), None))
             base = tput["baseline"] or None
             rows.append(Row(f"{wl} {n}vm ELVIS", "vs_baseline", "x", tput["elvis"] / base if base else None, None))
+            # Fig. 4 (right): ELVIS as a fraction of No interposition (a curve; no numbers).
+            ni = tput["nointerp"] or None
+            ratio_ni[n] = tput["elvis"] / ni if ni else None
+            rows.append(Row(f"{wl} {n}vm ELVIS", "vs_nointerp", "x", ratio_ni[n], None))
+        ok = [ratio_ni[n] for n in _UNSATURATED[wl] if n in ratio_ni and ratio_ni[n] is not None]
+        rows.append(Row(f"{wl} {_counts_label([n for n in _UNSATURATED[wl] if n in counts])}vm ELVIS",
+                        "max_loss_vs_nointerp", "%", 100.0 * (1.0 - min(ok)) if ok else None, _MAX_LOSS[wl]))
+        if wl in ("netperf", "apache"):
+            gains += [v for v in ratio_ni.values() if v is not None]
+    # "In the case of Netperf TCP stream and Apache, this mechanism improved throughput, making ELVIS up
+    # to 15% better than No Interposition" (ELVIS §4.3).
+    rows.append(Row("netperf+apache ELVIS", "max_gain_vs_nointerp", "%",
+                    100.0 * (max(gains) - 1.0) if gains else None, 15.0))
     return rows
 
 
 register(Experiment(
     id="elvis-fig4",
-    title="Throughput of netperf TCP 64 B, Apache and memcached, 1-14 VMs: ELVIS, Baseline, Baseline with affinity",
+    title="Throughput of netperf TCP 64 B, Apache and memcached, 1-14 VMs: ELVIS, Baseline, Baseline with affinity, "
+          "No interposition",
     source="ELVIS §4.3, §4.6, Fig. 4 (seed 001_057b634fca7e35c3.txt)",
     profile="elvis",
     rows=_fig4,
-    runs=63,
+    runs=84,
     notes=[
         "Published: ELVIS 1.2-3x Baseline (a range over benchmarks and VM counts, not per point, so the ratio "
         "rows carry no published value); netperf at 1 VM 1.45 (ELVIS) and 1.08 (Baseline) Gbit/s (§4.6).",
         "ELVIS exits stay under 800/s per VM (§4.3): compare max_exits_per_vm.",
-        "VM counts 1, 2, 3, 4, 7, 10, 14 of the paper's 1-14. No interposition is left out (no VF model in the "
-        "elvis profile).",
+        "VM counts 1, 2, 3, 4, 7, 10, 14 of the paper's 1-14.",
         "Memcached: the paper adds a second I/O core at 3 VMs; this layout adds it above 7 VMs as §4.2 states "
         "for every benchmark; io_core_util_max shows when the first one saturates.",
+        "No interposition (ELVIS §4.2): each VM on an SR-IOV VF of the x520 (82599) with ELI — exitless "
+        "interrupts, no host I/O thread — on ELVIS's cores, the I/O core of each socket left unused. Its VF "
+        "facts are the elvis profile's [sriov] section: Linux 3.1 ixgbevf's default throttle start (50 us, held "
+        "fixed), the 82599's VF count and EITR range, first-principles DMA and handler costs; none fitted.",
+        "vs_nointerp is Fig. 4's right-hand curve (ELVIS as a fraction of No interposition; no numbers "
+        "published). max_loss_vs_nointerp: ELVIS's largest shortfall against No interposition over the VM "
+        "counts §4.3 calls unsaturated (netperf all; Apache up to 10 VMs; memcached 1-3 and 10), against "
+        "'less than 1%, 10% and 30%' — bounds, given as their values with the ±10-point bar (memcached's 30 % "
+        "is also §4.3's 'up to 30% worse'). max_gain_vs_nointerp: 'up to 15% better' for netperf and Apache "
+        "(every count). Apache's gap is two fixed 50 us receive throttles in series on ELVIS's path "
+        "(docs/model.md, ELVIS No interposition).",
+        "interrupts_per_vm (all interrupts a guest takes, timer included): §4.3's 'from 30K to 10K' for "
+        "netperf TCP stream is read at 1 VM. The VF's throttle is fixed at 50 us (at most 20K/s): ixgbevf's "
+        "dynamic throttle, which would move between 100K, 20K and 8K per second, is not what the model runs "
+        "(sriov.vf_itr_ns).",
     ],
 ))

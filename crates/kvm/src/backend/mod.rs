@@ -3,6 +3,7 @@
 //! polling), complete requests, and interrupt the guest through moderation and routing.
 pub mod irq;
 pub mod irqgen;
+pub mod producer_clock;
 mod serve;
 
 pub use serve::{spawn_backend, BackendThread};

@@ -1,5 +1,6 @@
 //! The backend thread loop.
 use super::irq::IrqSender;
+use super::producer_clock::{ProducerClock, ThreadSchedstat};
 use super::{Counters, DeviceSpec, NotifyMode};
 use crate::vmm::layout::{queue_area, AVAIL_OFF, DESC_OFF, USED_OFF};
 use crate::vmm::memory::GuestMem;
@@ -41,22 +42,12 @@ struct Dev {
     allowed_rate: Arc<AtomicU64>,
     home_vcpu: u64,
     last_kick_seen: u64,
-    producer_tid: Arc<std::sync::atomic::AtomicI32>,
-    /// The producer's run time as last read, and when (wall ns): /proc is read at most once
-    /// per millisecond, a tenth of ELVIS's idle limit.
-    producer_run: (u64, u64),
+    /// ELVIS: the producer vCPU thread's run time, read from its schedstat at most once per
+    /// millisecond (a tenth of ELVIS's idle limit).
+    producer_clock: ProducerClock<ThreadSchedstat>,
 }
 
 impl Dev {
-    /// The producer vCPU thread's run time (ns), at most a millisecond stale.
-    fn producer_run_ns(&mut self, now: u64) -> u64 {
-        let (value, read_at) = self.producer_run;
-        if read_at == 0 || now.saturating_sub(read_at) >= 1_000_000 {
-            self.producer_run = (sys::task_cpu_ns(self.producer_tid.load(Ordering::Relaxed)), now);
-        }
-        self.producer_run.0.max(value)
-    }
-
     fn publish_rate(&self) {
         self.allowed_rate.store(self.moderator.allowed_rate().map(u64::from).unwrap_or(u64::MAX), Ordering::Relaxed);
     }
@@ -156,8 +147,7 @@ fn make_dev(d: DeviceSpec, mode: &NotifyMode) -> Result<Dev, String> {
         allowed_rate: d.allowed_rate.clone(),
         home_vcpu: d.home_vcpu as u64,
         last_kick_seen: 0,
-        producer_tid: d.producer_tid.clone(),
-        producer_run: (0, 0),
+        producer_clock: ProducerClock::new(ThreadSchedstat(d.producer_tid.clone())),
     })
     .inspect(|d| d.publish_rate())
 }
@@ -307,7 +297,7 @@ impl Worker {
                     Took::Empty => {
                         let now = now_ns();
                         let dev = &mut self.devs[i];
-                        let change = sched.on_empty(now, || dev.producer_run_ns(now));
+                        let change = sched.on_empty(now, || dev.producer_clock.run_ns(now));
                         if change == ModeChange::StopPolling {
                             self.c.bump(&self.c.elvis_stop_polling, 1);
                             self.set_kicks(i, true);

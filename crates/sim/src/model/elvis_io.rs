@@ -12,6 +12,7 @@
 //! its activity having subsided) goes back to notifications.
 
 use super::iothread::{Decision, IoPolicy, Turn, TurnMode};
+use super::sched::Scheduler;
 use super::vhost::{Notice, Work};
 use super::Host;
 use crate::engine::Time;
@@ -26,6 +27,17 @@ impl ElvisIo {
     /// An I/O thread for `n` devices.
     pub fn new(cfg: ElvisConfig, n: usize) -> Self {
         ElvisIo { sched: ElvisScheduler::new(cfg, 2 * n) }
+    }
+}
+
+impl Scheduler {
+    /// ELVIS's producer run clock in the simulator, the observation this adapter gives
+    /// `ElvisScheduler::on_empty`: the summed lifetime run time of host threads `vcpus` (a VM's
+    /// vCPU threads) at `now`, exact (`sum_exec_runtime` plus the running stint). Public so
+    /// that the testbed's two-worlds test (`crates/kvm/tests/elvis_two_worlds.rs`) drives the
+    /// policy through the same conversion as the simulator.
+    pub fn producers_run_ns(&self, now: Time, vcpus: &[u32]) -> u64 {
+        vcpus.iter().map(|&v| self.run_and_delay(now, v).0).sum()
     }
 }
 
@@ -86,7 +98,7 @@ impl Host {
         // poll is the I/O core's most frequent step.
         let (sched, vcpus) = (&self.sched, &self.vms[vm].vcpus);
         let IoPolicy::Elvis(e) = &mut self.io[t as usize].policy else { unreachable!("thread {t} is not an ELVIS I/O thread") };
-        let change = e.sched.on_empty(now, || vcpus.iter().map(|&v| sched.run_and_delay(now, v).0).sum());
+        let change = e.sched.on_empty(now, || sched.producers_run_ns(now, vcpus));
         let TurnMode::Elvis(polled) = turn.mode else { return None };
         if polled && change != ModeChange::StopPolling {
             return None;

@@ -263,6 +263,9 @@ pub struct Guest {
     pub virtio_irq_ns: Param,
     /// Waking a task blocked in the guest and switching to it, up to its return to user space.
     pub task_wakeup_ns: Param,
+    /// Per request of the KVM testbed's guest loop (`request_stream`): build a descriptor,
+    /// publish, reap its completion, record its latency.
+    pub request_ns: Param,
 }
 
 /// The remote client machine.
@@ -541,6 +544,7 @@ impl Profile {
             ("guest.timer_irq_ns", &g.timer_irq_ns, "ns"),
             ("guest.virtio_irq_ns", &g.virtio_irq_ns, "ns"),
             ("guest.task_wakeup_ns", &g.task_wakeup_ns, "ns"),
+            ("guest.request_ns", &g.request_ns, "ns"),
             ("client.rx_packet_ns", &self.client.rx_packet_ns, "ns"),
             ("client.rx_itr_ns", &self.client.rx_itr_ns, "ns"),
             ("client.delack_segments", &self.client.delack_segments, "segments"),

@@ -216,6 +216,10 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
             }},
             interrupt_delivery: Some(c.scenario.vm[i].interrupt_delivery.key()),
             device_interrupts_by_target_state_per_s: by_target.into(),
+            latency_by_target_state_us: match m.by_run_class {
+                Some(h) => crate::model::RUN_CLASS_KEYS.iter().zip(h).map(|(&k, h)| (k, Latency::from_histogram(h))).collect::<BTreeMap<_, _>>().into(),
+                None => Measured::not_measured(),
+            },
             latency_us: Latency::from_histogram(hist),
             loss_pct: if idle { None } else { m.loss_pct },
             cpu_util_pct: pct(busy_ns as f64, vcpu_ns),

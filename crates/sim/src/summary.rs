@@ -126,6 +126,10 @@ pub struct VmSummary<V = ()> {
     /// Device interrupts raised per second by the state their vCPU was in at that instant:
     /// `guest`, `exit` (in the hypervisor), `halted` (ES2 §3.3; added with issue 3).
     pub device_interrupts_by_target_state_per_s: Measured<BTreeMap<&'static str, Option<f64>>>,
+    /// Latency by what was on a pCPU when each event began — `home_running` (the target vCPU),
+    /// `other_running` (only another vCPU of the VM), `none_running` — for the interrupt source
+    /// (`irq_source`; the testbed's `counters.irqgen.by_run_state`); null otherwise (issue 15).
+    pub latency_by_target_state_us: Measured<BTreeMap<&'static str, Latency>>,
     /// Keys this world adds (flattened into the VM's object).
     #[serde(flatten)]
     pub extra: V,
@@ -281,15 +285,16 @@ mod tests {
             guest_burn_pct: None,
             interrupt_delivery: None,
             device_interrupts_by_target_state_per_s: Measured::not_measured(),
+            latency_by_target_state_us: Measured::not_measured(),
             extra,
             }
         }
         let sim = serde_json::to_value(vm(())).unwrap();
         let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
-        assert_eq!(keys(&sim).len(), 14);
+        assert_eq!(keys(&sim).len(), 15);
         let bed = serde_json::to_value(vm(Extra { counters: 3 })).unwrap();
         assert_eq!(bed["counters"], 3);
-        assert_eq!(keys(&bed).len(), 15);
+        assert_eq!(keys(&bed).len(), 16);
         assert!(bed["device_interrupts_by_target_state_per_s"].is_null());
     }
 }

@@ -11,9 +11,13 @@ fn run_dir(dir: &str) -> usize {
             let o = run_scenario(p.to_str().unwrap(), &RunOptions { duration_s: Some(0.01), ..Default::default() })
                 .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
             // Every VM did something: exits, or (with exitless delivery or on bare metal)
-            // interrupts taken without them.
+            // interrupts taken without them — except a VM with no application (it only burns),
+            // which, time-sharing its pCPUs in host slices of several ms, may not get one in
+            // this 10 ms window.
             assert!(
-                o.summary.vms.iter().all(|v| v.exits_total_per_s.unwrap() > 0.0 || v.interrupts_per_s.unwrap_or(0.0) > 0.0),
+                o.summary.vms.iter().all(|v| v.exits_total_per_s.unwrap() > 0.0
+                    || v.interrupts_per_s.unwrap_or(0.0) > 0.0
+                    || v.throughput.pps.is_none()),
                 "{}",
                 p.display()
             );

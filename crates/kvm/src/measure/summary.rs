@@ -151,6 +151,7 @@ fn vm_summary(s: &Scenario, v: usize, w: &Window, gen: Option<&IrqGenResult>) ->
         guest_burn_pct: None,
         interrupt_delivery: None,
         device_interrupts_by_target_state_per_s: Measured::not_measured(),
+        latency_by_target_state_us: Measured::not_measured(),
         extra: GuestKeys {
             guest: GuestCounters {
                 requests_submitted: submitted,

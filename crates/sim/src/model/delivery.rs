@@ -101,7 +101,7 @@ impl Apic {
 pub fn source_of(vec: Vector, exitless_io: bool) -> Source {
     match vec {
         Vector::NetTx | Vector::NetRx if exitless_io => Source::AssignedDevice,
-        Vector::NetTx | Vector::NetRx => Source::VirtualDevice,
+        Vector::NetTx | Vector::NetRx | Vector::Msi => Source::VirtualDevice,
         Vector::Vf => Source::AssignedDevice,
         Vector::Timer => Source::Timer,
         Vector::Resched => Source::Ipi,

@@ -12,6 +12,9 @@ pub enum Vector {
     NetRx = 0x22,
     /// An SR-IOV VF's MSI-X vector (ixgbevf: one per queue pair; same class as virtio's).
     Vf = 0x23,
+    /// An MSI with no driver work behind it: the KVM testbed's interrupt generator (`irq_source`);
+    /// its handler counts it and EOIs.
+    Msi = 0x24,
     /// LAPIC timer (Linux LOCAL_TIMER_VECTOR 0xec).
     Timer = 0xec,
     /// Reschedule IPI from another vCPU (Linux RESCHEDULE_VECTOR 0xfd).
@@ -24,6 +27,7 @@ impl Vector {
             0x21 => Vector::NetTx,
             0x22 => Vector::NetRx,
             0x23 => Vector::Vf,
+            0x24 => Vector::Msi,
             0xec => Vector::Timer,
             0xfd => Vector::Resched,
             _ => unreachable!("vector {v:#x} is never raised"),

@@ -275,6 +275,7 @@ impl App for TcpStreams {
             latency: Some(&d.wire.latency),
             loss_pct: pct(d.wire.dropped, self.s.iter().map(|t| t.segments).sum()),
             ops: None,
+            by_run_class: None,
         }
     }
 }

@@ -530,6 +530,7 @@ impl App for TcpServer {
             latency: Some(&self.latency),
             loss_pct: Some(0.0),
             ops: Some(self.ops),
+            by_run_class: None,
         }
     }
     fn ledger(&self, l: &mut AppLedger) {

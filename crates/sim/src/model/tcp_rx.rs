@@ -311,7 +311,7 @@ impl App for TcpReceiver {
     /// Segments into the guest, bytes the application read; no per-packet latency. Segments
     /// dropped at the tap are resent, never lost.
     fn measure<'a>(&'a self, _d: &'a NetDev) -> Measure<'a> {
-        Measure { delivered: Some(self.segments), payload: Some(self.read_bytes), latency: None, loss_pct: Some(0.0), ops: None }
+        Measure { delivered: Some(self.segments), payload: Some(self.read_bytes), latency: None, loss_pct: Some(0.0), ops: None, by_run_class: None }
     }
     fn ledger(&self, l: &mut AppLedger) {
         l.tcp_rx_sent = self.sent_life;

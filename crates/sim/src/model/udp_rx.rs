@@ -294,6 +294,7 @@ impl App for UdpReceiver {
                 latency: Some(&self.latency),
                 loss_pct,
                 ops: None,
+                by_run_class: None,
             },
             Some(_) => Measure {
                 delivered: Some(d.wire.delivered),
@@ -301,6 +302,7 @@ impl App for UdpReceiver {
                 latency: Some(&self.rtt),
                 loss_pct,
                 ops: Some(d.wire.delivered),
+                by_run_class: None,
             },
         }
     }

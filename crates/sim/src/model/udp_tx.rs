@@ -99,6 +99,7 @@ impl App for UdpSender {
             latency: Some(&d.wire.latency),
             loss_pct: pct(d.wire.dropped, self.sent),
             ops: None,
+            by_run_class: None,
         }
     }
 }

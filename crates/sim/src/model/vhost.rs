@@ -147,6 +147,8 @@ impl Host {
             Work::Tx(b) => {
                 d.tx_moderation.completed(b.bytes as u64);
                 let interrupt = d.txq.put_used();
+                self.app_tx_used(now, dev, b, q);
+                let d = &mut self.devs[dev as usize];
                 if let Some(arrive) = d.wire.send(now, b, &mut self.port.tx) {
                     q.at(arrive, Ev::WireDone { dev });
                 }

@@ -14,6 +14,8 @@ use super::rxq::RxPkt;
 use super::tcp::TcpStreams;
 use super::tcp_rr::TcpServer;
 use super::tcp_rx::TcpReceiver;
+use super::irq_source::IrqSource;
+use super::request_stream::RequestStream;
 use super::udp_ping::UdpPing;
 use super::udp_rx::UdpReceiver;
 use super::udp_tx::UdpSender;
@@ -89,6 +91,8 @@ pub struct Measure<'a> {
     pub loss_pct: Option<f64>,
     /// Application operations completed (request/response).
     pub ops: Option<u64>,
+    /// The latency by what was running when each event began (`irq_source`'s classes).
+    pub by_run_class: Option<&'a [Histogram; 3]>,
 }
 
 /// A workload's lines of the conservation ledger (zero where they do not apply).
@@ -125,6 +129,12 @@ pub(crate) trait App: Sized {
     fn at_client(_h: &mut Host, _now: Time, _dev: u32, _b: Buf, _q: &mut EventQueue<Ev>) {}
     /// Its client's own event `e`.
     fn client_event(_h: &mut Host, _now: Time, _dev: u32, _e: ClientEv, _q: &mut EventQueue<Ev>) {}
+    /// The device put one of its TX buffers (`b`) in the used ring (before it goes on the wire).
+    fn tx_used(_h: &mut Host, _now: Time, _dev: u32, _b: Buf, _q: &mut EventQueue<Ev>) {}
+    /// The guest's handler of its device's TX interrupt ran on vCPU `v`.
+    fn tx_interrupt(_h: &mut Host, _now: Time, _v: u32, _vm: usize) {}
+    /// The guest's handler of an `Msi` vector ran on vCPU `v`.
+    fn msi_handled(_h: &mut Host, _now: Time, _v: u32, _vm: usize) {}
     /// A packet its client sent was dropped at the host's tap queue.
     fn tap_drop(_h: &mut Host, _now: Time, _dev: u32, _pkt: RxPkt, _q: &mut EventQueue<Ev>) {}
     /// The run starts: its client's first events.
@@ -205,6 +215,10 @@ pub enum Sender {
     Ping(UdpPing),
     /// cyclictest.
     Cyclic(super::cyclictest::Cyclictest),
+    /// The KVM testbed's guest: requests straight into the virtqueue.
+    Requests(RequestStream),
+    /// The KVM testbed's interrupt generator.
+    Irqs(IrqSource),
     /// No application.
     Idle(IdleApp),
 }
@@ -226,6 +240,10 @@ pub enum AppKind {
     Ping,
     /// [`super::cyclictest::Cyclictest`].
     Cyclic,
+    /// [`RequestStream`].
+    Requests,
+    /// [`IrqSource`].
+    Irqs,
     /// [`IdleApp`].
     Idle,
 }
@@ -254,6 +272,8 @@ macro_rules! each {
             Sender::TcpRx($x) => $e,
             Sender::Ping($x) => $e,
             Sender::Cyclic($x) => $e,
+            Sender::Requests($x) => $e,
+            Sender::Irqs($x) => $e,
             Sender::Idle($x) => $e,
         }
     };
@@ -291,6 +311,14 @@ macro_rules! with_app {
                 type $T = super::cyclictest::Cyclictest;
                 $e
             }
+            AppKind::Requests => {
+                type $T = RequestStream;
+                $e
+            }
+            AppKind::Irqs => {
+                type $T = IrqSource;
+                $e
+            }
             AppKind::Idle => {
                 type $T = IdleApp;
                 $e
@@ -323,6 +351,10 @@ impl Sender {
                 Sender::Ping(UdpPing::new(message_bytes, interval_us, p, seed, vm_name))
             }
             Workload::Cyclictest { interval_us } => Sender::Cyclic(super::cyclictest::Cyclictest::new(interval_us, p)),
+            Workload::IrqSource { interval_us, vcpu } => Sender::Irqs(IrqSource::new(interval_us, vcpu, vcpus, seed, vm_name)),
+            Workload::RequestStream { rate, window, consume } => {
+                Sender::Requests(RequestStream::new(rate, window.unwrap_or(0), consume == crate::scenario::Consume::Irq, p))
+            }
             Workload::UdpRr { request_bytes, response_bytes, interval_us } => Sender::UdpRx(UdpReceiver::new(
                 request_bytes,
                 interval_us.map(|i| 1e6 / i),
@@ -342,6 +374,8 @@ impl Sender {
             Sender::TcpRx(_) => AppKind::TcpRx,
             Sender::Ping(_) => AppKind::Ping,
             Sender::Cyclic(_) => AppKind::Cyclic,
+            Sender::Requests(_) => AppKind::Requests,
+            Sender::Irqs(_) => AppKind::Irqs,
             Sender::Idle(_) => AppKind::Idle,
         }
     }
@@ -435,6 +469,22 @@ impl Host {
     pub(crate) fn app_client_event(&mut self, now: Time, dev: u32, e: ClientEv, q: &mut EventQueue<Ev>) {
         let vm = self.devs[dev as usize].vm as usize;
         with_app!(self.app_kind(vm), T => T::client_event(self, now, dev, e, q))
+    }
+
+    /// Device `dev` used TX buffer `b`.
+    pub(crate) fn app_tx_used(&mut self, now: Time, dev: u32, b: Buf, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        with_app!(self.app_kind(vm), T => T::tx_used(self, now, dev, b, q))
+    }
+
+    /// VM `vm`'s TX interrupt handler ran on vCPU `v`.
+    pub(crate) fn app_tx_interrupt(&mut self, now: Time, v: u32, vm: usize) {
+        with_app!(self.app_kind(vm), T => T::tx_interrupt(self, now, v, vm))
+    }
+
+    /// VM `vm`'s handler of an `Msi` vector ran on vCPU `v`.
+    pub(crate) fn app_msi_handled(&mut self, now: Time, v: u32, vm: usize) {
+        with_app!(self.app_kind(vm), T => T::msi_handled(self, now, v, vm))
     }
 
     /// A packet device `dev`'s client sent was dropped at the tap queue.

@@ -27,7 +27,7 @@ pub mod limits;
 mod workload;
 
 pub use io::{Es2Switch, Handling, IoHandling};
-pub use workload::{HttpServer, Workload};
+pub use workload::{Consume, HttpServer, Workload};
 
 use crate::error::{describe_json_error, describe_toml_error, InputError, InputResult};
 use crate::profile::Profile;
@@ -488,6 +488,15 @@ impl Scenario {
             check_device(vm, &key, &profile, self.host.virtualization, self.host.io.handling).map_err(err)?;
             if let Some(w) = &vm.workload {
                 w.check(&key("workload")).map_err(err)?;
+                if let Workload::IrqSource { vcpu, .. } = w {
+                    if *vcpu >= vm.vcpus {
+                        return Err(err(format!(
+                            "key `{}`: vCPU {vcpu} does not exist; the VM has vCPUs 0..={}",
+                            key("workload.vcpu"),
+                            vm.vcpus.saturating_sub(1)
+                        )));
+                    }
+                }
             }
             if let Some(h) = &vm.halt_poll {
                 h.validate().map_err(|e| {

@@ -53,6 +53,28 @@ pub enum Workload {
         /// µs between wake-ups (> 0; DID runs 1000).
         interval_us: f64,
     },
+    /// The KVM testbed's guest (`model::request_stream`): requests of 64 bytes published straight
+    /// into the TX virtqueue by a spinning loop on vCPU 0, open loop at `rate` or closed loop with
+    /// `window` outstanding; completions reaped by polling the used ring or on interrupts.
+    RequestStream {
+        /// Requests/s (open loop; 1..=1e8).
+        rate: Option<f64>,
+        /// Requests outstanding (closed loop; 1..=4096).
+        window: Option<u32>,
+        /// How the guest sees completions: "poll" (default) or "irq".
+        #[serde(default)]
+        consume: Consume,
+    },
+    /// The KVM testbed's interrupt generator (`model::irq_source`): an MSI open loop, each gap
+    /// uniform in [0.5, 1.5] × `interval_us`, aimed at vCPU `vcpu` and routed by the VM's
+    /// `interrupt_routing`; latency from the raise to the handler, also by what was running.
+    IrqSource {
+        /// Mean µs between interrupts.
+        interval_us: f64,
+        /// The vCPU it is aimed at (default 0).
+        #[serde(default)]
+        vcpu: u32,
+    },
     /// netperf TCP_STREAM from the guest: `write()`s of `message_bytes`, by `streams` netperf
     /// threads each with a TCP connection of its own.
     TcpStream {
@@ -155,6 +177,17 @@ pub enum HttpServer {
     Nginx,
 }
 
+/// How the testbed guest consumes completions (`request_stream`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Consume {
+    /// Its loop polls the used ring (the device never interrupts).
+    #[default]
+    Poll,
+    /// On the device's interrupts (used_event re-armed after each reap).
+    Irq,
+}
+
 fn default_window() -> u32 {
     4 << 20
 }
@@ -208,9 +241,9 @@ impl Workload {
         matches!(self, Workload::TcpRr { .. } | Workload::Memcached { .. } | Workload::Http { .. })
     }
 
-    /// It sends or receives through the VM's NIC (all but cyclictest).
+    /// It sends or receives through the VM's NIC (all but cyclictest and the interrupt source).
     pub fn uses_network(&self) -> bool {
-        !matches!(self, Workload::Cyclictest { .. })
+        !matches!(self, Workload::Cyclictest { .. } | Workload::IrqSource { .. })
     }
 
     /// Its frames carry TCP (else UDP) headers on the wire.
@@ -226,6 +259,8 @@ impl Workload {
             Workload::UdpRr { interval_us, .. } => interval_us.map(|i| 1e6 / i),
             Workload::UdpPing { interval_us, .. } => Some(1e6 / interval_us),
             Workload::Cyclictest { interval_us } => Some(1e6 / interval_us),
+            Workload::RequestStream { rate, .. } => rate,
+            Workload::IrqSource { interval_us, .. } => Some(1e6 / interval_us),
             Workload::Memcached { rate_rps, .. } => rate_rps,
             _ => None,
         }
@@ -263,6 +298,12 @@ impl Workload {
                 check_interval(key, *interval_us)
             }
             Workload::Cyclictest { interval_us } => check_interval(key, *interval_us),
+            Workload::IrqSource { interval_us, .. } => check_interval(key, *interval_us),
+            Workload::RequestStream { rate, window, .. } => match (rate, window) {
+                (Some(r), None) => check_rate(&format!("{key}.rate"), *r, "requests/s"),
+                (None, Some(w)) => range(key, "window", *w, 1, 4096, "requests outstanding"),
+                _ => Err(format!("key `{key}`: give exactly one of `rate` (open loop, requests/s) and `window` (closed loop)")),
+            },
             Workload::TcpStream { message_bytes, window_bytes, streams } => {
                 range(key, "streams", *streams, 1, 64, "netperf threads")?;
                 check_tcp_stream(key, *message_bytes, *window_bytes)

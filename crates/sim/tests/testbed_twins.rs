@@ -1,0 +1,165 @@
+//! The KVM testbed's guest and interrupt generator as simulator workloads (issue 15):
+//! `request_stream` (requests straight into the virtqueue, event-index kicks, completions by
+//! polling or interrupts) and `irq_source` (open-loop MSIs, latency by what was running).
+
+use eventpath_sim::run::{simulate_with_ledger, RunOutput};
+use eventpath_sim::scenario::Scenario;
+use eventpath_sim::summary::VmSummary;
+
+fn run(text: &str) -> RunOutput {
+    let c = Scenario::from_toml("t", text).unwrap().check("t").unwrap();
+    let (out, l) = simulate_with_ledger(&c);
+    assert!(out.summary.stalled_flows.is_empty(), "{:?}", out.summary.stalled_flows);
+    assert_eq!(l.sent[0], l.delivered[0] + l.dropped[0] + l.in_flight[0]);
+    out
+}
+
+fn stream(load: &str, net: &str) -> String {
+    format!(
+        r#"
+name = "t"
+profile = "es2"
+duration_s = 0.1
+warmup_s = 0.02
+[host]
+pcpus = 2
+[[vm]]
+name = "vm0"
+vcpus = 1
+vcpu_pins = [0]
+[vm.net]
+vhost_pin = 1
+{net}
+[vm.workload]
+kind = "request_stream"
+{load}
+"#
+    )
+}
+
+fn vm(out: &RunOutput) -> &VmSummary {
+    &out.summary.vms[0]
+}
+
+fn kicks_per_request(v: &VmSummary) -> f64 {
+    v.kicks_per_s.unwrap() / v.throughput.ops_per_s.unwrap()
+}
+
+#[test]
+fn an_open_loop_stream_completes_what_it_offers_and_kicks_less_as_the_rate_rises() {
+    let mut last = f64::INFINITY;
+    for rate in [20_000.0, 100_000.0, 500_000.0] {
+        let out = run(&stream(&format!("rate = {rate}"), ""));
+        let v = vm(&out);
+        let done = v.throughput.ops_per_s.unwrap();
+        assert!((done / rate - 1.0).abs() < 0.02, "{rate}/s offered, {done}/s done");
+        // vring_need_event: requests published while the back end has not caught up send no kick.
+        let k = kicks_per_request(v);
+        assert!(k <= 1.0 && k < last, "{rate}/s: {k} kicks per request (previous rate {last})");
+        last = k;
+        // The guest polls its used ring: the device never interrupts it (the guest's own
+        // timer ticks, 250/s, are its only interrupts).
+        assert!(v.interrupts_per_s.unwrap() <= 260.0, "{:?}", v.interrupts_per_s);
+    }
+}
+
+#[test]
+fn a_polling_back_end_takes_every_request_without_a_kick() {
+    let out = run(&stream("rate = 100000", "busyloop_timeout_us = 1000000"));
+    let v = vm(&out);
+    assert!(kicks_per_request(v) < 0.001, "{}", kicks_per_request(v));
+    assert!(v.latency_us.p50.unwrap() < 5.0, "{:?}", v.latency_us);
+}
+
+#[test]
+fn interrupt_consumption_reaps_on_the_device_interrupt() {
+    let poll = run(&stream("rate = 20000", ""));
+    let irq = run(&stream("rate = 20000\nconsume = \"irq\"", ""));
+    let (p, i) = (vm(&poll), vm(&irq));
+    // About one interrupt per completion at this rate (each reaped before the next is due).
+    assert!(i.interrupts_per_s.unwrap() > 0.8 * 20_000.0, "{:?}", i.interrupts_per_s);
+    assert!(p.interrupts_per_s.unwrap() < 300.0, "{:?}", p.interrupts_per_s);
+    // The handler and its exits lie between the completion and the reap.
+    assert!(i.latency_us.p50.unwrap() > p.latency_us.p50.unwrap());
+}
+
+#[test]
+fn a_closed_loop_keeps_its_window_busy() {
+    let out = run(&stream("window = 4", ""));
+    let v = vm(&out);
+    assert!(v.throughput.ops_per_s.unwrap() > 10_000.0, "{:?}", v.throughput);
+}
+
+fn irqs(routing: &str, halt: &str, vcpus: u32) -> String {
+    let pins = vec![0; vcpus as usize];
+    let idle = if halt.is_empty() { "guest_idle = \"poll\"" } else { "" };
+    format!(
+        r#"
+name = "t"
+profile = "es2"
+duration_s = 0.5
+warmup_s = 0.05
+[host]
+pcpus = 2
+[[vm]]
+name = "vm0"
+vcpus = {vcpus}
+vcpu_pins = {pins:?}
+interrupt_routing = "{routing}"
+{idle}
+{halt}
+[vm.workload]
+kind = "irq_source"
+interval_us = 1000
+"#
+    )
+}
+
+fn by_state(v: &VmSummary, k: &str) -> Option<f64> {
+    v.latency_by_target_state_us.get().and_then(|m| m[k].p50)
+}
+
+#[test]
+fn routing_to_the_running_vcpu_removes_the_wait_for_a_descheduled_one() {
+    let fixed = run(&irqs("fixed", "", 2));
+    let rf = run(&irqs("running_first", "", 2));
+    let (f, r) = (vm(&fixed), vm(&rf));
+    let (f_home, f_other) = (by_state(f, "home_running").unwrap(), by_state(f, "other_running").unwrap());
+    // Fixed: an interrupt for the descheduled vCPU waits for its host slice (milliseconds).
+    assert!(f_other > 20.0 * f_home, "home {f_home} us, other {f_other} us");
+    // Running first: it goes to the sibling that runs.
+    let r_other = by_state(r, "other_running").unwrap();
+    assert!(r_other < 2.0 * f_home, "running_first other {r_other} us vs home {f_home} us");
+    assert!(f.throughput.ops_per_s.unwrap() > 900.0);
+}
+
+#[test]
+fn halt_polling_trades_cpu_for_wakeup_latency() {
+    let none = run(&irqs("fixed", "", 1).replace("guest_idle = \"poll\"", ""));
+    let poll = run(&irqs("fixed", "[vm.halt_poll]\nmax_halt_poll_ns = 2000000", 1));
+    let (n, p) = (vm(&none), vm(&poll));
+    assert!(p.latency_us.p50.unwrap() < n.latency_us.p50.unwrap(), "{:?} vs {:?}", p.latency_us, n.latency_us);
+    // The vCPU thread's host CPU: polling keeps it on its pCPU between interrupts.
+    let host_cpu = |o: &RunOutput| -> f64 { o.summary.host.threads.get().unwrap().iter().filter(|t| t.name.starts_with("vcpu:")).map(|t| t.pcpu_pct.iter().sum::<f64>()).sum() };
+    assert!(host_cpu(&poll) > 10.0 * host_cpu(&none), "{} vs {}", host_cpu(&poll), host_cpu(&none));
+    assert!(n.latency_by_target_state_us.get().unwrap()["none_running"].p50.is_some());
+}
+
+#[test]
+fn bad_twin_keys_name_the_key() {
+    for (w, want) in [
+        ("kind = \"request_stream\"", "exactly one of `rate`"),
+        ("kind = \"request_stream\"\nrate = 1000\nwindow = 4", "exactly one of `rate`"),
+        ("kind = \"request_stream\"\nwindow = 0", "window"),
+        ("kind = \"request_stream\"\nrate = 1000\nconsume = \"napi\"", "consume"),
+        ("kind = \"irq_source\"\ninterval_us = 1000\nvcpu = 1", "vCPU 1 does not exist"),
+        ("kind = \"irq_source\"\ninterval_us = 0", "interval_us"),
+    ] {
+        let text = format!("name = \"t\"\nprofile = \"es2\"\n[[vm]]\nname = \"v\"\nvcpus = 1\n[vm.workload]\n{w}\n");
+        let e = match Scenario::from_toml("t", &text) {
+            Ok(s) => s.check("t").unwrap_err().to_string(),
+            Err(e) => e.to_string(),
+        };
+        assert!(e.contains(want) && !e.contains('\n'), "{w}: {e}");
+    }
+}

@@ -131,6 +131,10 @@ pub struct HostCosts {
     pub thread_wakeup_ns: Param,
     /// Half-width of the uniform spread of that wake-up latency.
     pub thread_wakeup_spread_ns: Param,
+    /// A halted vCPU thread, switched in after its wake-up, to its VM entry beyond what a
+    /// thread's wake-up and `exit.hlt_ns` already hold (kvm_vcpu_block's return, vcpu_load,
+    /// the entry); 0 where those hold it all (a bare-metal host; a nested one pays more).
+    pub halt_wakeup_ns: Param,
     /// The pCPUs' idle states; an idle pCPU pays the exit latency of the state the idle
     /// governor chose before its woken thread runs. Absent or empty: no idle states (a
     /// measured `thread_wakeup_ns` that already includes them).
@@ -216,6 +220,10 @@ pub struct Vhost {
     /// An I/O thread that serves several VMs moving from one VM's queue to another's: "a change
     /// of page table" (ELVIS §3), so that it can reach the other guest's rings.
     pub queue_switch_ns: Param,
+    /// CPU a back-end thread (vhost, shared I/O thread) spends after each wake-up before its
+    /// first item: back from its wait, reading the eventfd; 0 where `sched.context_switch_ns`,
+    /// charged at every switch-in, holds it (a bare-metal host; a nested one pays more).
+    pub wakeup_ns: Param,
 }
 
 /// Guest kernel costs.
@@ -505,6 +513,7 @@ impl Profile {
             ("exit.indirect_per_direct", &x.indirect_per_direct, "ratio"),
             ("host.thread_wakeup_ns", &self.host.thread_wakeup_ns, "ns"),
             ("host.thread_wakeup_spread_ns", &self.host.thread_wakeup_spread_ns, "ns"),
+            ("host.halt_wakeup_ns", &self.host.halt_wakeup_ns, "ns"),
             ("host.nic_rx_ns", &self.host.nic_rx_ns, "ns"),
             ("host.nic_rx_spread_ns", &self.host.nic_rx_spread_ns, "ns"),
             ("host.nic_rx_itr_ns", &self.host.nic_rx_itr_ns, "ns"),
@@ -524,6 +533,7 @@ impl Profile {
             ("vhost.weight_packets", &v.weight_packets, "packets"),
             ("vhost.poll_ns", &v.poll_ns, "ns"),
             ("vhost.queue_switch_ns", &v.queue_switch_ns, "ns"),
+            ("vhost.wakeup_ns", &v.wakeup_ns, "ns"),
             ("guest.udp_tx_packet_ns", &g.udp_tx_packet_ns, "ns"),
             ("guest.udp_tx_byte_ns", &g.udp_tx_byte_ns, "ns"),
             ("guest.tcp_write_ns", &g.tcp_write_ns, "ns"),

@@ -161,8 +161,13 @@ impl Host {
 
     /// Thread `t` runs on its pCPU: after a wake-up, or resuming after a preemption.
     pub(crate) fn io_run(&mut self, now: Time, t: u32, q: &mut EventQueue<Ev>) {
+        let wakeup = round_ns(self.profile.vhost.wakeup_ns.value);
         let th = &mut self.io[t as usize];
         th.busy.set(now, true);
+        if !th.running {
+            // A wake-up (not a resumption after preemption): its own CPU time first.
+            th.owed_ns += wakeup;
+        }
         th.running = true;
         th.wake_pending = false;
         self.io_next(now, t, q);

@@ -14,7 +14,7 @@
 use super::sched::{Action, State};
 use super::vcpu::Mode;
 use super::{Ev, Host};
-use crate::engine::{EventQueue, Time};
+use crate::engine::{round_ns, EventQueue, Time};
 use crate::metrics::ExitReason;
 use eventpath_policy::routing::RunState;
 
@@ -137,6 +137,15 @@ impl Host {
             Kind::Vcpu(v) => {
                 self.vcpus[v as usize].busy.set(now, true);
                 self.vcpu_run_state(v, RunState::Running);
+                let halt_wakeup = round_ns(self.profile.host.halt_wakeup_ns.value);
+                let vc = &mut self.vcpus[v as usize];
+                if std::mem::take(&mut vc.from_halt) && halt_wakeup > 0 && vc.mode == Mode::Waking {
+                    // Back from kvm_vcpu_block to VM entry: host time of the vCPU thread, as
+                    // the rest of its HLT exit (not counted as another exit).
+                    vc.mode = Mode::Exit { then: super::vcpu::AfterExit::Resume };
+                    q.at(now + halt_wakeup, Ev::ExitDone { vcpu: v });
+                    return self.poke(now, cpu, q);
+                }
                 match self.vcpus[v as usize].mode {
                     Mode::Exit { .. } => self.exit_done(now, v, q),
                     _ => self.enter(now, v, q),

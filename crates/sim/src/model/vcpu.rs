@@ -133,6 +133,8 @@ pub struct Vcpu {
     pub(crate) halt_start: Option<Time>,
     /// Generation of the poll window's end event.
     pub(crate) poll_gen: u32,
+    /// Woken from a halt, its thread not yet back in the guest (pays `host.halt_wakeup_ns`).
+    pub(crate) from_halt: bool,
     /// Halts that polled (window).
     pub halt_polls: u64,
     /// Of those, halts in whose poll an interrupt came (window).
@@ -183,6 +185,7 @@ impl Vcpu {
             halt_poll: halt_poll.map(eventpath_policy::halt_poll::HaltPoll::new),
             halt_start: None,
             poll_gen: 0,
+            from_halt: false,
             halt_polls: 0,
             halt_polls_successful: 0,
         }

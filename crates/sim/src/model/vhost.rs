@@ -190,6 +190,11 @@ impl Host {
         d.vhost.wake_pending = false;
         d.vhost.running = true;
         self.start_handler(dev, Handler::Tx);
+        let wakeup = round_ns(self.profile.vhost.wakeup_ns.value);
+        if wakeup > 0 {
+            // Back from its wait, reading the eventfd: a `VhostDone` with no item ends it.
+            return q.at(now + wakeup, Ev::VhostDone { dev });
+        }
         self.vhost_next(now, dev, q);
     }
 
@@ -328,7 +333,10 @@ impl Host {
     /// the filled buffer in the used ring. Either may interrupt the guest if it asked.
     pub(crate) fn vhost_done(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
         let d = &mut self.devs[dev as usize];
-        let w = d.vhost.current.take().expect("VhostDone without work");
+        let Some(w) = d.vhost.current.take() else {
+            // The wake-up's own CPU time (`vhost.wakeup_ns`) is over.
+            return self.vhost_next(now, dev, q);
+        };
         match w {
             Work::Tx(b) => d.vhost.tx.step(VhostEvent::Buffer { bytes: b.bytes as u64 }),
             Work::Rx(pkt) => d.vhost.rx.step(VhostEvent::Buffer { bytes: pkt.bytes as u64 }),

@@ -331,6 +331,8 @@ def cmd_demo(a) -> int:
 def cmd_kvm(a) -> int:
     from eventpath import _eventpath
 
+    if a.kvm_cmd == "compare":
+        return _kvm_compare(a)
     out = _out_dir(a.out)
     if a.kvm_cmd == "probe":
         text = _eventpath.kvm_probe(str(out), a.quick)
@@ -345,6 +347,42 @@ def cmd_kvm(a) -> int:
         text = _eventpath.kvm_run(a.scenario, str(out))
         _print_summary(json.loads(text))
         print(f"wrote {out}/summary.json")
+    return 0
+
+
+def _kvm_compare(a) -> int:
+    """Testbed experiments beside their simulator twins (docs/kvm.md, "Simulator twins")."""
+    from eventpath import _eventpath, kvm_compare
+
+    ok, why = _eventpath.kvm_available()
+    if not ok:
+        raise UsageError(f"kvm compare needs a usable /dev/kvm: {why}")
+    ids = list(kvm_compare.EXPERIMENTS) if a.experiment == "all" else [a.experiment]
+    if ids[0] not in kvm_compare.EXPERIMENTS:
+        raise UsageError(f"unknown experiment {a.experiment!r}; expected one of {', '.join(kvm_compare.EXPERIMENTS)} or all")
+    if a.repeats < 1:
+        raise UsageError(f"--repeats {a.repeats}: expected at least 1")
+    out = _out_dir(a.out)
+    profile = Path(a.profile) if a.profile else None
+    if profile is None:
+        print("probing this host (eventpath kvm probe --quick) ...", file=sys.stderr)
+        text = _eventpath.kvm_probe(str(out / "probe"), True)
+        for key, r in (json.loads(text).get("refused") or {}).items():
+            print(f"warning: refused {key}: {r['reason']} (the profile keeps es2's value)", file=sys.stderr)
+        profile = out / "probe" / "profile.toml"
+    elif not profile.is_file():
+        raise UsageError(f"--profile {a.profile}: no such file; give a profile.toml written by eventpath kvm probe")
+    docs = []
+    for e in ids:
+        d = out / e if len(ids) > 1 else out
+        doc = kvm_compare.compare(e, d, profile.resolve(), repeats=a.repeats, duration=a.duration,
+                                  progress=lambda s: print(s, file=sys.stderr) if a.verbose else None)
+        docs.append(doc)
+        print(f"{e}: {doc['within_tolerance']} of {doc['judged']} rows within tolerance -> {d}/compare.json, compare.png")
+    if len(docs) > 1:
+        card = kvm_compare.scorecard(docs)
+        (out / "scorecard.txt").write_text(card + "\n")
+        print(card)
     return 0
 
 
@@ -460,6 +498,13 @@ def parser() -> argparse.ArgumentParser:
     kp.add_argument("--allow-outliers", action="store_true",
                     help="exit 0 even if the outlier rule refused a parameter (it is still not written into "
                          "profile.toml); without it such a run exits 3")
+    kc = ks.add_parser("compare", help="run a testbed experiment and its simulator twin; compare.json + compare.png")
+    kc.add_argument("experiment", help="exp1 .. exp5, or all (then a scorecard)")
+    kc.add_argument("--out", required=True)
+    kc.add_argument("--profile", help="a profile.toml from eventpath kvm probe (default: probe now, --quick)")
+    kc.add_argument("--repeats", type=int, default=3, help="testbed runs per point (default 3)")
+    kc.add_argument("--duration", type=_seconds, help="seconds per run (default: each experiment's own)")
+    kc.add_argument("--verbose", action="store_true", help="print each run as it finishes")
     kr = ks.add_parser("run", help="run a testbed scenario")
     kr.add_argument("scenario")
     kr.add_argument("--out", required=True)

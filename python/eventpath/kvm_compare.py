@@ -1,0 +1,320 @@
+"""The simulator held against this machine (issue 15): each KVM testbed experiment
+(``examples/kvm/exp*.toml``) beside its simulator twin, on the profile ``eventpath kvm probe``
+measured here.
+
+A *point* is one configuration of an experiment: the testbed scenario (the example with a few
+keys substituted) and its twin, a simulator scenario of the same layout built from the
+testbed's guest (``request_stream``: requests straight into the virtqueue; ``irq_source``: the
+interrupt generator), backend (stock vhost, vhost-net busy polling, an ES2 joint thread, an ELVIS
+I/O core), routing and halt polling. Each testbed point runs ``repeats`` times (the machines are
+shared: the spread is reported, never one lucky run); the twin runs once (it is deterministic).
+
+``compare.json`` rows: ``{config, metric, unit, testbed, testbed_min, testbed_max, simulated,
+ratio, verdict}`` — ``testbed`` is the median of the repeats, ``ratio`` simulated / testbed, the
+verdict "ok" within ±25 % for rates and CPU, a factor 2 for latency medians (values both below
+a floor — no kicks, an idle CPU — agree), else "miss"; null where either side has no value.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples" / "kvm"
+
+#: Values below these agree whatever their ratio (kicks that do not happen, an idle thread).
+FLOORS = {"kicks/req": 0.01, "%": 2.0}
+
+
+@dataclass
+class Metric:
+    name: str
+    unit: str
+    #: "rate" (±25 %), "cpu" (±25 %), "latency" (factor 2).
+    kind: str
+    testbed: Callable[[dict], float | None]
+    simulated: Callable[[dict], float | None]
+
+
+@dataclass
+class Point:
+    config: str
+    testbed: str
+    twin: dict
+    metrics: list[Metric]
+
+
+def _sub(text: str, **kv) -> str:
+    for k, v in kv.items():
+        text, n = re.subn(rf"(?m)^{k} = .*$", f"{k} = {v}", text, count=1)
+        if n != 1:
+            raise KeyError(k)
+    return text
+
+
+def _twin(name: str, vms: list[dict], io: dict | None = None, pcpus: int = 2) -> dict:
+    sc = {"name": name, "seed": 1, "duration_s": 0.5, "warmup_s": 0.1, "host": {"pcpus": pcpus}, "vm": vms}
+    if io:
+        sc["host"]["io"] = io
+    return sc
+
+
+# --- what each world reports -----------------------------------------------------------------
+
+def _tb_ops(d):
+    return sum(v["throughput"]["ops_per_s"] or 0.0 for v in d["vms"])
+
+
+def _tb_kpr(d):
+    return max(v["guest"]["kicks_per_request"] or 0.0 for v in d["vms"])
+
+
+def _tb_backend(d):
+    return sum(t["util_pct"] or 0.0 for t in d["host"]["io_threads"])
+
+
+def _p50(d):
+    xs = [v["latency_us"]["p50"] for v in d["vms"] if v["latency_us"]["p50"] is not None]
+    return max(xs) if xs else None
+
+
+def _sim_kpr(d):
+    return max((v["kicks_per_s"] or 0.0) / v["throughput"]["ops_per_s"] for v in d["vms"] if v["throughput"]["ops_per_s"])
+
+
+def _sim_backend(d):
+    shared = d["host"]["io_threads"]
+    if shared:
+        return sum(t["util_pct"] or 0.0 for t in shared)
+    return sum(sum(t["pcpu_pct"]) for t in d["host"]["threads"] if t["name"].startswith("vhost-"))
+
+
+def _sim_vcpu_cpu(d):
+    return sum(sum(t["pcpu_pct"]) for t in d["host"]["threads"] if t["name"].startswith("vcpu:"))
+
+
+def _stream_metrics():
+    return [
+        Metric("done_per_s", "requests/s", "rate", _tb_ops, _tb_ops),
+        Metric("kicks_per_request", "kicks/req", "rate", _tb_kpr, _sim_kpr),
+        Metric("backend_cpu", "%", "cpu", _tb_backend, _sim_backend),
+        Metric("latency_p50", "us", "latency", _p50, _p50),
+    ]
+
+
+# --- the experiments --------------------------------------------------------------------------
+
+#: Testbed backend mode -> (the twin's [vm.net] keys, its [host.io] table or None).
+def _backend(mode: str) -> tuple[dict, dict | None]:
+    if mode == "exit":
+        return {"vhost_pin": 1}, None
+    if mode == "poll":
+        # A thread that polls its ring for ever: vhost-net busy polling with no end in sight.
+        return {"vhost_pin": 1, "busyloop_timeout_us": 1_000_000}, None
+    if mode == "perceptive":
+        return {}, {"handling": "es2", "switch": "perceptive", "cores": [1]}
+    if mode == "optimistic":
+        return {}, {"handling": "es2", "switch": "optimistic", "cores": [1]}
+    if mode == "elvis":
+        return {}, {"handling": "elvis", "cores": [1]}
+    raise ValueError(mode)
+
+
+def exp1() -> list[Point]:
+    """A stream at 20 k, 100 k, 1 M requests/s; the guest polls its used ring; one backend mode."""
+    base = (EXAMPLES / "exp1_notify_vs_poll.toml").read_text()
+    points = []
+    for mode in ("exit", "poll", "perceptive", "optimistic"):
+        for rate in (20_000, 100_000, 1_000_000):
+            net, io = _backend(mode)
+            vm = {"name": "vm0", "vcpus": 1, "vcpu_pins": [0], "net": net,
+                  "workload": {"kind": "request_stream", "rate": rate}}
+            points.append(Point(f"{mode} {rate // 1000}k/s", _sub(base, mode=f'"{mode}"', rate=rate),
+                                _twin(f"exp1-{mode}-{rate}", [vm], io), _stream_metrics()))
+    return points
+
+
+def exp2() -> list[Point]:
+    """Closed loops (window 4) of 1, 2, 4 single-vCPU VMs on CPU 0; backends on CPU 1."""
+    one = (EXAMPLES / "exp2_shared_backend.toml").read_text()
+    head, vm_text = one.split("\n[[vm]]\n")[0] + "\n", "[[vm]]\n" + one.split("\n[[vm]]\n")[1].rstrip("\n") + "\n"
+    points = []
+    for label, mode, threads in (("exit per_queue", "exit", "per_queue"), ("elvis shared", "elvis", "shared")):
+        for n in (1, 2, 4):
+            text = _sub(head, mode=f'"{mode}"', threads=f'"{threads}"') + "".join(
+                vm_text.replace('"vm0"', f'"vm{i}"') for i in range(n))
+            net, io = _backend(mode)
+            vms = [{"name": f"vm{i}", "vcpus": 1, "vcpu_pins": [0], "net": dict(net),
+                    "workload": {"kind": "request_stream", "window": 4}} for i in range(n)]
+            points.append(Point(f"{label} {n}VM", text, _twin(f"exp2-{mode}-{n}", vms, io), _stream_metrics()))
+    return points
+
+
+def exp3() -> list[Point]:
+    """A 100 k/s stream consumed on interrupts, exit backend, FIR moderation at three rates."""
+    base = (EXAMPLES / "exp3_moderation.toml").read_text()
+    points = []
+    for itr in (2000, 8000, 32000):
+        vm = {"name": "vm0", "vcpus": 1, "vcpu_pins": [0],
+              "net": {"vhost_pin": 1, "moderation": {"kind": "fir", "itr": itr}},
+              "workload": {"kind": "request_stream", "rate": 100_000, "consume": "irq"}}
+        metrics = [
+            Metric("done_per_s", "requests/s", "rate", _tb_ops, _tb_ops),
+            Metric("interrupts_per_s", "irqs/s", "rate", lambda d: d["vms"][0]["interrupts_per_s"],
+                   lambda d: d["vms"][0]["interrupts_per_s"]),
+            Metric("latency_p50", "us", "latency", _p50, _p50),
+        ]
+        points.append(Point(f"fir {itr}/s", _sub(base, itr=itr), _twin(f"exp3-fir-{itr}", [vm]), metrics))
+    return points
+
+
+def _tb_state(state):
+    return lambda d: d["counters"]["irqgen"]["by_run_state"][state]["latency_us"]["p50"]
+
+
+def _sim_state(state):
+    return lambda d: (d["vms"][0]["latency_by_target_state_us"] or {}).get(state, {}).get("p50")
+
+
+def exp4() -> list[Point]:
+    """Two busy vCPUs time-sharing CPU 0; MSIs every 1 ms ± 50 % to vCPU 0, fixed or to the running one."""
+    base = (EXAMPLES / "exp4_routing.toml").read_text()
+    points = []
+    for routing in ("fixed", "running_first"):
+        vm = {"name": "vm0", "vcpus": 2, "vcpu_pins": [0, 0], "guest_idle": "poll", "interrupt_routing": routing,
+              "workload": {"kind": "irq_source", "interval_us": 1000, "vcpu": 0}}
+        twin = _twin(f"exp4-{routing}", [vm])
+        twin["duration_s"] = 1.0
+        metrics = [Metric(f"latency_p50_{s}", "us", "latency", _tb_state(s), _sim_state(s))
+                   for s in ("home_running", "other_running")]
+        text = _sub(_sub(base, routing=f'"{routing}"'), duration_s=1.0)
+        points.append(Point(routing, text, twin, metrics))
+    return points
+
+
+def exp5() -> list[Point]:
+    """One vCPU halting when idle; MSIs at gaps of 20, 100, 1000 µs; halt polling off, default, 2 ms."""
+    base = (EXAMPLES / "exp5_halt_poll.toml").read_text()
+    points = []
+    for label, tb_line, hp in (("halt_poll 0", "halt_poll_ns = 0", {"max_halt_poll_ns": 0}),
+                               ("halt_poll default", "", {}),
+                               ("halt_poll 2ms", "halt_poll_ns = 2000000", {"max_halt_poll_ns": 2_000_000})):
+        for gap in (20, 100, 1000):
+            vm = {"name": "vm0", "vcpus": 1, "vcpu_pins": [0],
+                  "workload": {"kind": "irq_source", "interval_us": gap}}
+            if hp.get("max_halt_poll_ns", 1) > 0:
+                vm["halt_poll"] = dict(hp)
+            metrics = [
+                Metric("wakeup_p50", "us", "latency", _p50, _p50),
+                Metric("vcpu_host_cpu", "%", "cpu", lambda d: d["vms"][0]["cpu_util_pct"], _sim_vcpu_cpu),
+            ]
+            text = _sub(base, gap_us=gap).replace("halt_poll_ns = 0", tb_line)
+            points.append(Point(f"{label} gap {gap}us", text, _twin(f"exp5-{gap}", [vm]), metrics))
+    return points
+
+
+EXPERIMENTS: dict[str, Callable[[], list[Point]]] = {"exp1": exp1, "exp2": exp2, "exp3": exp3, "exp4": exp4, "exp5": exp5}
+
+
+# --- running and judging ----------------------------------------------------------------------
+
+def verdict(kind: str, unit: str, testbed: float | None, simulated: float | None) -> str | None:
+    if testbed is None or simulated is None:
+        return None
+    floor = FLOORS.get(unit)
+    if floor is not None and abs(testbed) < floor and abs(simulated) < floor:
+        return "ok"
+    if testbed <= 0 or simulated <= 0:
+        return "miss"
+    r = simulated / testbed
+    if kind == "latency":
+        return "ok" if 0.5 <= r <= 2.0 else "miss"
+    return "ok" if abs(r - 1.0) <= 0.25 else "miss"
+
+
+def _safe(f, d):
+    try:
+        v = f(d)
+    except (KeyError, TypeError, ZeroDivisionError, ValueError):
+        return None
+    return None if v is None else float(v)
+
+
+def compare(exp_id: str, out: Path, profile: Path, repeats: int = 3,
+            duration: float | None = None, progress: Callable[[str], None] = lambda s: None) -> dict:
+    """Run experiment ``exp_id``'s points in both worlds; write ``out/compare.json`` and ``.png``."""
+    from eventpath import _eventpath, api
+
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for i, p in enumerate(EXPERIMENTS[exp_id]()):
+        text = p.testbed if duration is None else _sub(p.testbed, duration_s=duration)
+        runs = []
+        for k in range(repeats):
+            d = out / "testbed" / f"{i:02d}-{k}"
+            d.mkdir(parents=True, exist_ok=True)
+            (d / "scenario.toml").write_text(text)
+            runs.append(json.loads(_eventpath.kvm_run(str(d / "scenario.toml"), str(d))))
+            progress(f"{exp_id} {p.config} testbed {k + 1}/{repeats}")
+        twin = dict(p.twin, profile=str(profile))
+        if duration is not None:
+            twin["duration_s"] = duration
+        sim = api.run(twin).summary
+        progress(f"{exp_id} {p.config} simulator")
+        if sim["stalled_flows"]:
+            raise RuntimeError(f"{exp_id} {p.config}: the twin stalled: {sim['stalled_flows']}")
+        for m in p.metrics:
+            vals = [v for v in (_safe(m.testbed, r) for r in runs) if v is not None]
+            tb = statistics.median(vals) if vals else None
+            s = _safe(m.simulated, sim)
+            rows.append({
+                "config": p.config, "metric": m.name, "unit": m.unit,
+                "testbed": tb, "testbed_min": min(vals) if vals else None, "testbed_max": max(vals) if vals else None,
+                "simulated": s, "ratio": s / tb if (s is not None and tb) else None,
+                "verdict": verdict(m.kind, m.unit, tb, s),
+            })
+    judged = [r for r in rows if r["verdict"]]
+    doc = {"experiment": exp_id, "profile": str(profile), "repeats": repeats,
+           "within_tolerance": sum(r["verdict"] == "ok" for r in judged), "judged": len(judged), "rows": rows}
+    (out / "compare.json").write_text(json.dumps(doc, indent=2) + "\n")
+    figure(doc, out / "compare.png")
+    return doc
+
+
+def figure(doc: dict, path: Path) -> None:
+    """One bar per row: simulated / testbed on a log scale, the tolerance band shaded."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in doc["rows"] if r["ratio"] is not None or r["verdict"]]
+    fig, ax = plt.subplots(figsize=(8, 0.28 * len(rows) + 1.2))
+    labels = [f'{r["config"]} · {r["metric"]}' for r in rows]
+    ratios = [r["ratio"] if r["ratio"] else 1.0 for r in rows]
+    colors = ["tab:green" if r["verdict"] == "ok" else "tab:red" if r["verdict"] == "miss" else "0.6" for r in rows]
+    ax.barh(range(len(rows)), [max(x, 1e-3) for x in ratios], color=colors, left=0)
+    ax.set_xscale("log")
+    ax.axvspan(0.75, 1.25, color="tab:green", alpha=0.12)
+    ax.axvline(1.0, color="k", lw=0.8)
+    ax.set_yticks(range(len(rows)), labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("simulated / testbed (log)")
+    ax.set_title(f'{doc["experiment"]}: {doc["within_tolerance"]} of {doc["judged"]} rows within tolerance', fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def scorecard(docs: list[dict]) -> str:
+    lines = ["experiment  within  judged", "----------  ------  ------"]
+    for d in docs:
+        lines.append(f'{d["experiment"]:<10}  {d["within_tolerance"]:>6}  {d["judged"]:>6}')
+    ok, n = sum(d["within_tolerance"] for d in docs), sum(d["judged"] for d in docs)
+    lines.append(f'{"all":<10}  {ok:>6}  {n:>6}  ({100.0 * ok / n if n else 0:.0f} %)')
+    return "\n".join(lines)

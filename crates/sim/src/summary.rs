@@ -128,7 +128,7 @@ pub struct VmSummary<V = ()> {
     pub device_interrupts_by_target_state_per_s: Measured<BTreeMap<&'static str, Option<f64>>>,
     /// Latency by what was on a pCPU when each event began — `home_running` (the target vCPU),
     /// `other_running` (only another vCPU of the VM), `none_running` — for the interrupt source
-    /// (`irq_source`; the testbed's `counters.irqgen.by_run_state`); null otherwise (issue 15).
+    /// (`irq_source`; the testbed's `[irqgen]` VM); null otherwise (issue 15).
     pub latency_by_target_state_us: Measured<BTreeMap<&'static str, Latency>>,
     /// Keys this world adds (flattened into the VM's object).
     #[serde(flatten)]

@@ -45,7 +45,7 @@ pub struct IrqGenShared {
 pub struct IrqGenResult {
     /// Injection -> noticed latencies (TSC ticks), all injections.
     pub hist: Histogram,
-    /// The same, by [`InjectClass`] (index = class as usize - 1).
+    /// The same, by [`InjectClass`] (index = class as usize).
     pub by_class: [Histogram; 3],
     /// Injections sent while recording.
     pub sent: u64,
@@ -57,30 +57,9 @@ pub struct IrqGenResult {
     pub reroute_ns: u64,
 }
 
-/// Run state of the VM's vCPUs seen (heartbeats) just before an injection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InjectClass {
-    /// The home (programmed destination) vCPU was running.
-    HomeRunning = 1,
-    /// The home vCPU was descheduled and another vCPU of the VM was running: the case a
-    /// run-state router can fix.
-    OtherRunning = 2,
-    /// No vCPU of the VM was seen running (the host CPU ran something else).
-    NoneRunning = 3,
-}
-
-impl InjectClass {
-    /// Classifies from observed run states.
-    pub fn of(running: &[bool], home: usize) -> Self {
-        if running.get(home).copied().unwrap_or(false) {
-            Self::HomeRunning
-        } else if running.iter().any(|r| *r) {
-            Self::OtherRunning
-        } else {
-            Self::NoneRunning
-        }
-    }
-}
+/// Run state of the VM's vCPUs seen (heartbeats) just before an injection: the policy crate's
+/// [`RunClass`], shared with the simulator's `irq_source`.
+pub use eventpath_policy::routing::RunClass as InjectClass;
 
 /// A running generator.
 pub struct IrqGen {
@@ -136,7 +115,7 @@ impl Loop {
                     if rec {
                         let mut h = self.sh.hist.lock().unwrap();
                         h[0].record(t - t_inj);
-                        h[class as usize].record(t - t_inj);
+                        h[1 + class as usize].record(t - t_inj);
                     }
                 }
             }

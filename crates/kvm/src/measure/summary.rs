@@ -151,7 +151,12 @@ fn vm_summary(s: &Scenario, v: usize, w: &Window, gen: Option<&IrqGenResult>) ->
         guest_burn_pct: None,
         interrupt_delivery: None,
         device_interrupts_by_target_state_per_s: Measured::not_measured(),
-        latency_by_target_state_us: Measured::not_measured(),
+        // The generator's injections by what was running (the same classes as the simulator's
+        // irq_source, `eventpath_policy::routing::RunClass`).
+        latency_by_target_state_us: match gen.filter(|_| s.irqgen.as_ref().is_some_and(|g| g.vm == v)) {
+            Some(g) => eventpath_policy::routing::RunClass::KEYS.into_iter().zip(g.by_class.iter().map(latency_us)).collect::<BTreeMap<_, _>>().into(),
+            None => Measured::not_measured(),
+        },
         extra: GuestKeys {
             guest: GuestCounters {
                 requests_submitted: submitted,
@@ -190,7 +195,7 @@ fn counters(backends: &[(String, CounterValues, f64)], gen: Option<&IrqGenResult
     let irqgen = gen.map(|g| IrqGenCounters {
         samples: g.hist.count(),
         sent: g.sent,
-        by_run_state: ["home_running", "other_running", "none_running"].into_iter().zip(g.by_class.iter().map(samples)).collect(),
+        by_run_state: eventpath_policy::routing::RunClass::KEYS.into_iter().zip(g.by_class.iter().map(samples)).collect(),
         lost: g.lost,
         route_changes: g.route_changes,
         reroute_us_mean: ratio(g.reroute_ns as f64 / 1e3, g.route_changes),

@@ -16,7 +16,7 @@
 
 pub mod types;
 
-pub use types::{CreditPriority, InterruptClass, InterruptRouter, RouteDecision, RouteRequest, RunState, VcpuId, VcpuStates};
+pub use types::{CreditPriority, InterruptClass, InterruptRouter, RouteDecision, RouteRequest, RunClass, RunState, VcpuId, VcpuStates};
 
 use crate::error::{at_least, ConfigError};
 use crate::es2::Es2Redirect;

@@ -118,3 +118,48 @@ pub enum CreditPriority {
     Boost,
 }
 
+
+/// What was running when an interrupt was raised for a VM, as a router sees it: the home
+/// (programmed destination) vCPU, only another vCPU of the VM (the case a run-state router
+/// fixes: hBalance §3.2, ES2 §4.3), or none. Both worlds class their interrupt generators' raises
+/// with it (the testbed's `irqgen` from heartbeats, the simulator's `irq_source` from its
+/// scheduler) to split latency by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunClass {
+    /// The home vCPU was running.
+    HomeRunning = 0,
+    /// The home vCPU was not, another vCPU of the VM was.
+    OtherRunning = 1,
+    /// No vCPU of the VM was running.
+    NoneRunning = 2,
+}
+
+impl RunClass {
+    /// The classes' names (summary keys), by index.
+    pub const KEYS: [&'static str; 3] = ["home_running", "other_running", "none_running"];
+
+    /// The class of a raise aimed at `home`, given which vCPUs were running.
+    pub fn of(running: &[bool], home: usize) -> Self {
+        if running.get(home).copied().unwrap_or(false) {
+            Self::HomeRunning
+        } else if running.iter().any(|r| *r) {
+            Self::OtherRunning
+        } else {
+            Self::NoneRunning
+        }
+    }
+}
+
+#[cfg(test)]
+mod run_class_tests {
+    use super::RunClass;
+
+    #[test]
+    fn home_first_then_any_other_then_none() {
+        assert_eq!(RunClass::of(&[true, true], 0), RunClass::HomeRunning);
+        assert_eq!(RunClass::of(&[false, true], 0), RunClass::OtherRunning);
+        assert_eq!(RunClass::of(&[false, false], 0), RunClass::NoneRunning);
+        assert_eq!(RunClass::of(&[true], 3), RunClass::OtherRunning, "a home out of range is not running");
+        assert_eq!(RunClass::KEYS[RunClass::OtherRunning as usize], "other_running");
+    }
+}

@@ -16,27 +16,11 @@ use super::workload::{App, ClientEv, Measure, state_in, Sender, Step};
 use super::{Ev, Host, NetDev};
 use crate::engine::{EventQueue, Rng, Time, round_ns};
 use crate::metrics::Histogram;
-use eventpath_policy::routing::{InterruptClass, InterruptRouter, RouteRequest};
+use eventpath_policy::routing::{InterruptClass, InterruptRouter, RouteRequest, RunClass};
 use std::collections::VecDeque;
 
 /// Its client event: the next injection.
 const INJECT: u8 = 0;
-
-/// What was running when an interrupt was raised.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RunClass {
-    /// The home vCPU's thread was on a pCPU.
-    HomeRunning = 0,
-    /// Not the home vCPU, another vCPU of the VM was.
-    OtherRunning = 1,
-    /// No vCPU of the VM was.
-    NoneRunning = 2,
-}
-
-impl RunClass {
-    /// The classes' names in summary.json, by index.
-    pub const KEYS: [&'static str; 3] = ["home_running", "other_running", "none_running"];
-}
 
 /// The generator and what it measured.
 #[derive(Debug)]
@@ -114,13 +98,8 @@ impl App for IrqSource {
         let vm = h.devs[dev as usize].vm as usize;
         let vcpus = h.vms[vm].vcpus.clone();
         let home = Self::state(h, vm).home as usize;
-        let class = if h.vcpu_on_cpu(vcpus[home]) {
-            RunClass::HomeRunning
-        } else if vcpus.iter().any(|&u| h.vcpu_on_cpu(u)) {
-            RunClass::OtherRunning
-        } else {
-            RunClass::NoneRunning
-        };
+        let running: Vec<bool> = vcpus.iter().map(|&u| h.vcpu_on_cpu(u)).collect();
+        let class = RunClass::of(&running, home);
         let d = h.vms[vm].router.route(RouteRequest { irq: dev * 2, class: InterruptClass::Device, dest: home });
         let target = d.target % vcpus.len();
         let s = Self::state(h, vm);

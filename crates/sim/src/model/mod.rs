@@ -57,9 +57,8 @@ use client::Client;
 use napi::Napi;
 use rxq::RxRing;
 use std::collections::VecDeque;
-pub use irq_source::RunClass;
 /// The run classes' names (`VmSummary::latency_by_target_state_us`).
-pub const RUN_CLASS_KEYS: [&str; 3] = irq_source::RunClass::KEYS;
+pub const RUN_CLASS_KEYS: [&str; 3] = eventpath_policy::routing::RunClass::KEYS;
 pub use vcpu::Vcpu;
 pub use watchdog::Stall;
 use vhost::Vhost;

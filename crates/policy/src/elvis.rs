@@ -28,7 +28,10 @@
 //!
 //! Other choices: the interleaving alternates strictly between the work queue and the poll queue;
 //! when some queue is stuck, the next queue served is the stuck queue that has waited longest (so
-//! leaving early actually helps it); a queue left at `max_work` goes back to the work queue's tail.
+//! leaving early actually helps it); a queue left at `max_work` (or early) goes back to the work
+//! queue's tail, and counts as fresh from then: it was being served, not waiting (its
+//! notifications stay off until its next turn, so the guest's new requests meanwhile announce
+//! nothing).
 
 use std::collections::VecDeque;
 
@@ -221,6 +224,7 @@ impl ElvisScheduler {
         }
     }
 
+    /// Stuck: waiting in the work queue with neither new work nor a turn for `stuck_ns`.
     fn is_stuck(&self, q: QueueId, now_ns: u64) -> bool {
         let x = &self.queues[q];
         x.in_work_queue && now_ns.saturating_sub(x.last_new_work_ns) >= self.cfg.stuck_ns
@@ -307,6 +311,12 @@ impl ElvisScheduler {
         let other_stuck = done >= self.cfg.min_work
             && self.work.iter().any(|&q| q != queue && self.is_stuck(q, now_ns));
         if done >= self.cfg.max_work || other_stuck {
+            // The queue was served until now: it is not waiting for the thread, however old
+            // its work. (Its notifications stay off while it waits for its next turn, so what
+            // the guest adds meanwhile announces nothing; dated by its last kick, a queue left
+            // with work stayed the oldest stuck queue and was picked again at every decision,
+            // for good, while every other queue waited.)
+            self.queues[queue].last_new_work_ns = now_ns;
             self.push_work(queue);
             self.move_to_poll_tail(queue);
             self.state = ThreadState::Idle;
@@ -389,6 +399,27 @@ mod tests {
         assert_eq!(s.on_request(20_000), ServeAction::Continue); // queue 1 not stuck yet
         assert_eq!(s.on_request(60_000), ServeAction::Leave); // done = 2 = min, queue 1 stuck
         assert_eq!(s.next(60_000), ElvisDecision::Serve(1, Source::Work));
+    }
+
+    #[test]
+    fn a_queue_left_with_work_is_not_stuck_and_does_not_monopolize_the_thread() {
+        let mut s = sched(3);
+        s.on_kick(0, 0); // a stream: its kicks stay off while it is served or waits its turn
+        s.on_kick(1, 10_000);
+        s.on_kick(2, 10_000);
+        // Every queue has waited past stuck_ns: the oldest stuck one is served first...
+        assert_eq!(s.next(100_000), ElvisDecision::Serve(0, Source::Work));
+        assert_eq!(s.on_request(100_100), ServeAction::Continue);
+        assert_eq!(s.on_request(100_200), ServeAction::Leave); // min_work, others stuck
+        // ...and, left with work but no kick since, it does not stay the oldest: the others
+        // get their turns before it comes round again.
+        assert_eq!(s.next(100_200), ElvisDecision::Serve(1, Source::Work));
+        s.on_request(100_300);
+        assert_eq!(s.on_request(100_400), ServeAction::Leave);
+        assert_eq!(s.next(100_400), ElvisDecision::Serve(2, Source::Work));
+        s.on_request(100_500);
+        s.on_request(100_600);
+        assert_eq!(s.next(100_600), ElvisDecision::Serve(0, Source::Work));
     }
 
     #[test]

@@ -26,12 +26,12 @@
 //!   adapter supplies that clock: the testbed the vCPU thread's run time, the simulator the
 //!   vCPU's.
 //!
-//! Other choices: the interleaving alternates strictly between the work queue and the poll queue;
-//! when some queue is stuck, the next queue served is the stuck queue that has waited longest (so
-//! leaving early actually helps it); a queue left at `max_work` (or early) goes back to the work
-//! queue's tail, and counts as fresh from then: it was being served, not waiting (its
-//! notifications stay off until its next turn, so the guest's new requests meanwhile announce
-//! nothing).
+//! Other choices: the interleaving alternates strictly between the work queue and the poll queue,
+//! stuck queues or not; when some queue is stuck, the next queue served from the work queue is
+//! the stuck queue that has waited longest (so leaving early actually helps it); a queue left at
+//! `max_work` (or early) goes back to the work queue's tail, and counts as fresh from then: it was
+//! being served, not waiting (its notifications stay off until its next turn, so the guest's new
+//! requests meanwhile announce nothing).
 
 use std::collections::VecDeque;
 
@@ -270,23 +270,21 @@ impl ElvisScheduler {
 
     /// Chooses the next queue to serve at `now_ns`.
     pub fn next(&mut self, now_ns: u64) -> ElvisDecision {
-        let stuck = self
-            .work
-            .iter()
-            .copied()
-            .filter(|&q| self.is_stuck(q, now_ns))
-            .min_by_key(|&q| self.queues[q].last_new_work_ns);
-        let pick = match stuck {
-            Some(q) => Some((q, Source::Work)),
-            None => {
-                let from_poll = !self.poll.is_empty() && (self.prefer_poll || self.work.is_empty());
-                self.prefer_poll = !from_poll;
-                if from_poll {
-                    self.poll.front().map(|&q| (q, Source::Poll))
-                } else {
-                    self.work.front().map(|&q| (q, Source::Work))
-                }
-            }
+        // Both queues, interleaved (§3), whatever is stuck: a polled queue's kicks are off, so
+        // a stuck work queue served ahead of every poll (as it once was) left the polled queues
+        // unlooked-at for as long as the thread was busy enough for some queue to be stuck.
+        let from_poll = !self.poll.is_empty() && (self.prefer_poll || self.work.is_empty());
+        self.prefer_poll = !from_poll;
+        let pick = if from_poll {
+            self.poll.front().map(|&q| (q, Source::Poll))
+        } else {
+            let stuck = self
+                .work
+                .iter()
+                .copied()
+                .filter(|&q| self.is_stuck(q, now_ns))
+                .min_by_key(|&q| self.queues[q].last_new_work_ns);
+            stuck.or(self.work.front().copied()).map(|q| (q, Source::Work))
         };
         match pick {
             Some((q, src)) => {
@@ -420,6 +418,38 @@ mod tests {
         s.on_request(100_500);
         s.on_request(100_600);
         assert_eq!(s.next(100_600), ElvisDecision::Serve(0, Source::Work));
+    }
+
+    #[test]
+    fn a_polled_queue_keeps_its_turns_while_work_queues_are_stuck() {
+        let cfg = ElvisConfig { max_work: 4, min_work: 1, poll_start_rate: 200, rate_window_ns: 10_000_000, ..Default::default() };
+        let mut s = ElvisScheduler::new(cfg, 4);
+        s.on_kick(3, 0);
+        assert_eq!(s.on_kick(3, 0), ModeChange::StartPolling); // threshold 2 kicks
+        assert_eq!(s.next(0), ElvisDecision::Serve(3, Source::Work));
+        s.on_empty(0, || 0);
+        // An overloaded thread: three notified queues, each waiting past stuck_ns by the time
+        // its turn comes (each turn takes 60 us). The polled queue, whose kicks are off, is
+        // looked at every other turn all the same (§3: both queues, interleaved).
+        for q in 0..3 {
+            s.on_kick(q, 0);
+        }
+        let mut polled = 0;
+        for turn in 1..=12u64 {
+            let t = turn * 60_000;
+            match s.next(t) {
+                ElvisDecision::Serve(3, Source::Poll) => {
+                    polled += 1;
+                    s.on_empty(t, || t);
+                }
+                ElvisDecision::Serve(q, Source::Work) => {
+                    assert!(q < 3);
+                    assert_eq!(s.on_request(t + 30_000), ServeAction::Leave, "another queue is stuck");
+                }
+                d => panic!("turn {turn}: {d:?}"),
+            }
+        }
+        assert_eq!(polled, 6);
     }
 
     #[test]

@@ -16,7 +16,9 @@
 //!
 //! RX descriptors are refilled by NAPI as it receives (a tail write: no exit). A TX descriptor
 //! stays in the NIC's hands until its frame is through (the model's completion time is the
-//! frame's arrival at the far end of the link, a propagation delay late); its write-back sets
+//! frame's arrival at the far end of the link, a propagation delay late); the NIC fetches a
+//! descriptor only when its queue for the VF has room, so a VF's flood waits in its ring (the
+//! driver stops its queue when the ring is full) instead of being dropped. Its write-back sets
 //! the vector's cause, and the driver reclaims it in the next NAPI poll, where it also wakes a
 //! queue stopped on a full ring and sends what waited in the qdisc (`ixgbevf_clean_tx_irq`).
 
@@ -110,21 +112,34 @@ impl Host {
             dy.on_tx(1, u64::from(b.bytes + vf.hdr_bytes));
         }
         d.txq.add(b);
-        d.txq.take();
-        let dropped = d.wire.dropped_life;
-        if let Some(arrive) = d.wire.send(now, b, &mut self.port.tx) {
-            q.at(arrive, Ev::WireDone { dev });
-        }
-        if d.wire.dropped_life > dropped {
-            // Dropped at the port's full queue: the descriptor is done at once.
-            self.vf_tx_done(now, dev, q);
+        self.vf_fetch(now, dev, q);
+    }
+
+    /// The NIC fetches the VF's posted TX descriptors while its queue for the VF has room
+    /// ([`super::wire::Wire::vf_room`]); the rest wait in the ring. (A frame that did not fit
+    /// used to be dropped and its descriptor written back at once: a send that cost the guest
+    /// nothing then looped at one instant for good, and a VF flood dropped frames the NIC
+    /// never drops.)
+    fn vf_fetch(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        loop {
+            let d = &mut self.devs[dev as usize];
+            let Some(bytes) = d.txq.peek().map(|b| b.bytes) else { return };
+            if !d.wire.vf_room(now, bytes) {
+                return;
+            }
+            let b = d.txq.take().expect("a posted descriptor");
+            if let Some(arrive) = d.wire.send_from_vf_ring(now, b, &mut self.port.tx) {
+                q.at(arrive, Ev::WireDone { dev });
+            }
         }
     }
 
-    /// The NIC finished a frame of VF device `dev`: write back its TX descriptor.
+    /// The NIC finished a frame of VF device `dev`: write back its TX descriptor, and fetch
+    /// the descriptors that waited for room.
     pub(crate) fn vf_tx_done(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
         self.devs[dev as usize].txq.put_used();
         self.vf_cause(now, dev, q);
+        self.vf_fetch(now, dev, q);
     }
 
     /// A write-back set the queue's interrupt cause: fire now, at the throttle's deadline, or

@@ -109,6 +109,11 @@ impl Virtq {
         self.irq.device_publish(self.used)
     }
 
+    /// The oldest chain available and not yet taken.
+    pub fn peek(&self) -> Option<&Buf> {
+        self.pending.front()
+    }
+
     /// Chains available and not yet taken.
     pub fn pending(&self) -> usize {
         self.pending.len()

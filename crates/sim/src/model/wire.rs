@@ -179,6 +179,31 @@ impl Wire {
             self.dropped_life += 1;
             return None;
         }
+        self.put_on_link(now, b, bytes, link)
+    }
+
+    /// Would an SR-IOV VF's datagram of `payload` bytes fit in the NIC's queue for the VF at
+    /// `now`: its frames not yet through, plus this one, within the same limit as a device's
+    /// qdisc (or none at all is waiting)? A VF's frame that does not fit is not dropped: its
+    /// descriptor waits in the ring, unfetched, until earlier frames are through. TCP segments
+    /// always fit, as in [`Self::send`] (the window bounds them).
+    pub fn vf_room(&self, now: Time, payload: u32) -> bool {
+        if self.tcp {
+            return true;
+        }
+        let through: f64 = self.on_wire.iter().take_while(|&&(_, t)| t <= now).map(|(b, _)| self.wire_bytes(b.bytes) as f64).sum();
+        let waiting = self.queued_bytes - through;
+        waiting <= 0.0 || waiting + self.wire_bytes(payload) as f64 <= self.qdisc_limit_bytes
+    }
+
+    /// Hand a VF's frame, fetched from its ring, to the shared TX `link` (never dropped; see
+    /// [`Self::vf_room`]). Returns its arrival time as [`Self::send`] does.
+    pub fn send_from_vf_ring(&mut self, now: Time, b: Buf, link: &mut Link) -> Option<Time> {
+        let bytes = self.wire_bytes(b.bytes);
+        self.put_on_link(now, b, bytes, link)
+    }
+
+    fn put_on_link(&mut self, now: Time, b: Buf, bytes: u32, link: &mut Link) -> Option<Time> {
         self.queued_bytes += bytes as f64;
         let done = link.serialize(now, bytes);
         self.on_wire.push_back((b, done));
@@ -221,6 +246,31 @@ mod tests {
         p.host.nic_rx_ns.value = base;
         p.host.nic_rx_spread_ns.value = spread;
         HostRxPath::new(&p, 7)
+    }
+
+    #[test]
+    fn a_vf_frame_waits_for_room_where_a_device_s_datagram_is_dropped() {
+        let p = Profile::load("did").unwrap();
+        let (mut link, mut vf, mut virtio) = (Link::new(&p), Wire::new(&p, false), Wire::new(&p, false));
+        let b = Buf::new(65_507, 0);
+        // Fill both queues to their limit at one instant.
+        while virtio.dropped_life == 0 {
+            virtio.send(0, b, &mut link);
+        }
+        assert!(virtio.in_flight() > 1, "a datagram past the qdisc limit is dropped");
+        let mut fetched = 0;
+        while vf.vf_room(0, b.bytes) {
+            vf.send_from_vf_ring(0, b, &mut link);
+            fetched += 1;
+        }
+        assert_eq!(fetched, virtio.in_flight(), "the same limit");
+        assert_eq!(vf.dropped_life, 0);
+        // Once the first frame is through, there is room for one more.
+        let (_, first) = vf.on_wire.front().copied().unwrap();
+        assert!(!vf.vf_room(first - 1, b.bytes));
+        assert!(vf.vf_room(first, b.bytes));
+        // TCP segments are bounded by their window, not here.
+        assert!(Wire::new(&p, true).vf_room(0, 1448));
     }
 
     #[test]

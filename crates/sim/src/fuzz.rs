@@ -1,7 +1,9 @@
 //! Layout fuzzing (DESIGN §6 "fuzzed layouts"): random *valid* scenarios — 1–8 VMs of 1–4 vCPUs,
 //! random pins (many vCPUs on one pCPU included), host CPU hogs, guest burns, every workload
 //! kind, every delivery mode and SR-IOV VFs (on the `did` profile, the one with `[sriov]`),
-//! guest idle polling, vhost busy polling, tiny and large rings, random profile overrides (zeros included) —
+//! guest idle polling, vhost busy polling, tiny and large rings, random profile overrides (zeros included),
+//! the KVM testbed's twins (`request_stream`, `irq_source`), netperf threads and every vCPU of a
+//! VM on one pCPU —
 //! each run for 0.1 simulated seconds and held to three properties:
 //!
 //! 1. it runs to its end (no panic; debug builds also check every vCPU's mode against its
@@ -88,6 +90,9 @@ pub fn scenario(case: u64) -> String {
             let _ = writeln!(s, "exitless_requests = {}\nmax_work = {}\nmin_work = 1", io.chance(0.7), 1 + io.below(128));
         }
     }
+    // The testbed twins' draws (issue 15: request_stream, irq_source, netperf threads, busy vCPUs
+    // sharing one pCPU): a fourth stream, so that earlier cases keep their layouts.
+    let mut t = Rng::for_component(case, "layout-fuzz-twins");
     let off_io_core = |pins: String| match io_core {
         Some(c) => {
             let v: Vec<String> = pins.trim_matches(['[', ']']).split(", ").map(|p| {
@@ -113,8 +118,14 @@ pub fn scenario(case: u64) -> String {
     for i in 0..vms {
         let vcpus = 1 + r.below(4) as u32;
         let _ = writeln!(s, "\n[[vm]]\nname = \"vm{i}\"\nvcpus = {vcpus}");
-        if r.chance(0.6) {
-            let _ = writeln!(s, "vcpu_pins = {}", off_io_core(pins(&mut r, pcpus, vcpus)));
+        let mut vcpu_pins = r.chance(0.6).then(|| off_io_core(pins(&mut r, pcpus, vcpus)));
+        if vcpus >= 2 && t.chance(0.2) {
+            // Every vCPU of the VM on one pCPU (issue 15's panicking layout).
+            let p = t.below(pcpus as u64).to_string();
+            vcpu_pins = Some(off_io_core(format!("[{}]", vec![p; vcpus as usize].join(", "))));
+        }
+        if let Some(p) = vcpu_pins {
+            let _ = writeln!(s, "vcpu_pins = {p}");
         }
         let mut delivery = if r.chance(0.5) { "emulated" } else { "posted" };
         let vf = profile == "did" && d.chance(0.5);
@@ -151,9 +162,27 @@ pub fn scenario(case: u64) -> String {
             1 => { let _ = writeln!(s, "[vm.net.moderation]\nkind = \"cgr\""); }
             _ => {}
         }
-        workload(&mut r, &mut s);
+        let w = workload(&mut r);
+        let w = if t.chance(0.25) { twin_workload(&mut t, vcpus) } else { w };
+        if let Some(w) = w {
+            let _ = writeln!(s, "[vm.workload]\n{w}");
+        }
     }
     s
+}
+
+/// A workload of the KVM testbed's twins, or netperf threads: None = no workload.
+fn twin_workload(t: &mut Rng, vcpus: u32) -> Option<String> {
+    Some(match t.below(4) {
+        0 => {
+            let consume = if t.chance(0.5) { "poll" } else { "irq" };
+            let load = if t.chance(0.6) { format!("rate = {}", 1 + t.below(2_000_000)) } else { format!("window = {}", size(t, 1, 4096)) };
+            format!("kind = \"request_stream\"\n{load}\nconsume = \"{consume}\"")
+        }
+        1 => format!("kind = \"irq_source\"\ninterval_us = {}\nvcpu = {}", 1 + t.below(5000), t.below(vcpus as u64)),
+        2 => format!("kind = \"tcp_stream\"\nmessage_bytes = {}\nstreams = {}", size(t, 1, 1 << 20), size(t, 1, 64)),
+        _ => return None,
+    })
 }
 
 /// `n` random pCPUs of `pcpus`, repeats allowed (several threads on one pCPU).
@@ -173,7 +202,7 @@ fn size(r: &mut Rng, lo: u32, hi: u32) -> u32 {
     }
 }
 
-fn workload(r: &mut Rng, s: &mut String) {
+fn workload(r: &mut Rng) -> Option<String> {
     let w = match r.below(11) {
         0 => {
             let rate = if r.chance(0.5) { format!("\nrate_pps = {}", 1 + r.below(300_000)) } else { String::new() };
@@ -211,9 +240,9 @@ fn workload(r: &mut Rng, s: &mut String) {
             )
         }
         9 => format!("kind = \"udp_ping\"\nmessage_bytes = {}\ninterval_us = {}", size(r, 1, 65507), 1 + r.below(20_000)),
-        _ => return, // no workload: the VM idles or burns
+        _ => return None, // no workload: the VM idles or burns
     };
-    let _ = writeln!(s, "[vm.workload]\n{w}");
+    Some(w)
 }
 
 /// Up to three profile parameters replaced by 0 or by their value × 0.25..4.

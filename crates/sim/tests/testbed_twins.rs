@@ -163,3 +163,10 @@ fn bad_twin_keys_name_the_key() {
         assert!(e.contains(want) && !e.contains('\n'), "{w}: {e}");
     }
 }
+
+#[test]
+fn a_request_stream_needs_a_virtio_queue() {
+    let text = "name = \"t\"\nprofile = \"did\"\n[[vm]]\nname = \"v\"\nvcpus = 1\n[vm.net]\nkind = \"sriov_vf\"\n[vm.workload]\nkind = \"request_stream\"\nrate = 1000\n";
+    let e = Scenario::from_toml("t", text).unwrap().check("t").unwrap_err().to_string();
+    assert!(e.contains("workload.kind") && e.contains("virtio"), "{e}");
+}

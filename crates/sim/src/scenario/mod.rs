@@ -548,6 +548,13 @@ fn check_device(vm: &Vm, key: &dyn Fn(&str) -> String, profile: &Profile, virt: 
         let k = if vm.net.vhost_pin.is_some() { "net.vhost_pin" } else { "net.busyloop_timeout_us" };
         return Err(format!("key `{}`: with host.io.handling = \"{}\" no per-device vhost thread serves the device; remove the key (place the I/O threads with host.io.cores)", key(k), io.key()));
     }
+    if vf && matches!(vm.workload, Some(Workload::RequestStream { .. })) {
+        return Err(format!(
+            "key `{}`: request_stream is the KVM testbed's guest writing a virtio queue served by a back-end thread; set {} = \"virtio\" (the default)",
+            key("workload.kind"),
+            key("net.kind")
+        ));
+    }
     // ELVIS's I/O core interrupts the guest as an assigned device would (ELVIS §2.2, ELI).
     let exitless_backend = io == Handling::Elvis && !vf;
     if vm.interrupt_delivery == InterruptDelivery::Native {

@@ -134,14 +134,21 @@ impl RequestStream {
 
 impl Host {
     /// vCPU `v`'s spin step, if it runs one, ends now: the loop reacts to what just happened.
+    /// A spin cut short earlier (by an exit, an interrupt, a preemption) and waiting on the
+    /// saved stack ends too, so that the loop looks again when the vCPU next enters the guest.
     fn cut_spin(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
+        let is_spin = |t: &Task| matches!(t, Task::App(Step { kind: SPIN, .. }));
         let vc = &mut self.vcpus[v as usize];
-        if !matches!(vc.mode, Mode::Guest { task: Task::App(Step { kind: SPIN, .. }), .. }) {
-            return;
+        if let Mode::Guest { task, .. } = vc.mode {
+            if is_spin(&task) {
+                vc.save_running(now);
+                vc.saved.pop();
+                return self.workload_next(now, v, q);
+            }
         }
-        vc.save_running(now);
-        vc.saved.pop();
-        self.workload_next(now, v, q)
+        if vc.saved.last().is_some_and(|(t, _)| is_spin(t)) {
+            vc.saved.pop();
+        }
     }
 }
 

@@ -61,6 +61,23 @@ def _gain(x, base):
     return None if not base else 100.0 * (x / base - 1.0)
 
 
+def _sweep(configs, workload, metric, unit, key, gain_pub, io_pub, duration, step, counts):
+    """Every config at every tested-VM count: the tested VMs' total ``throughput[key]``, their
+    mean I/O-instruction exits, and each config's gain over PI (published where ES2 gives one)."""
+    rows = []
+    for n in counts:
+        got = {c: _run(c, n, workload, duration, step) for c in configs}
+        total = {c: sum(vm["throughput"][key] or 0.0 for vm in vms) for c, vms in got.items()}
+        for c, vms in got.items():
+            io = sum(vm["exits_per_s"]["io_instruction"] or 0.0 for vm in vms) / n
+            rows.append(Row(f"{c} {n}VM", metric, unit, total[c], None))
+            rows.append(Row(f"{c} {n}VM", "io_exits_per_tested_vm", "exits/s", io, io_pub.get((c, n))))
+        for c in configs[1:]:
+            rows.append(Row(f"{c} vs PI {n}VM", "throughput_gain", "%", _gain(total[c], total["PI"]),
+                            gain_pub.get((c, n))))
+    return rows
+
+
 # --- Fig. 7a: netperf TCP send, 512 B, 4 threads per tested VM ---
 
 _NETPERF = {"kind": "tcp_stream", "message_bytes": 512, "streams": 4}
@@ -70,23 +87,11 @@ _NETPERF = {"kind": "tcp_stream", "message_bytes": 512, "streams": 4}
 _FIG7A = ("PI", "PI+H(P)", "PI+R", "PI+H(P)+R")
 _FIG7A_GAIN = {("PI+H(P)", 1): 42.0, ("PI+H(P)", 4): 25.0, ("PI+H(P)+R", 1): 47.0}
 #: ES2 §6.3.1: PI's I/O-instruction exits per tested VM "drops from 23,000 to 13,000 per second".
-_FIG7A_IO = {1: 23_000.0, 4: 13_000.0}
+_FIG7A_IO = {("PI", 1): 23_000.0, ("PI", 4): 13_000.0}
 
 
 def _fig7a(duration, step, counts=(1, 2, 3, 4)):
-    rows = []
-    for n in counts:
-        got = {c: _run(c, n, _NETPERF, duration, step) for c in _FIG7A}
-        gbps = {c: sum(vm["throughput"]["gbps"] or 0.0 for vm in vms) for c, vms in got.items()}
-        io = {c: sum(vm["exits_per_s"]["io_instruction"] or 0.0 for vm in vms) / n for c, vms in got.items()}
-        for c in got:
-            rows.append(Row(f"{c} {n}VM", "throughput", "Gbit/s", gbps[c], None))
-            rows.append(Row(f"{c} {n}VM", "io_exits_per_tested_vm", "exits/s", io[c],
-                            _FIG7A_IO.get(n) if c == "PI" else None))
-        for c in _FIG7A[1:]:
-            rows.append(Row(f"{c} vs PI {n}VM", "throughput_gain", "%", _gain(gbps[c], gbps["PI"]),
-                            _FIG7A_GAIN.get((c, n))))
-    return rows
+    return _sweep(_FIG7A, _NETPERF, "throughput", "Gbit/s", "gbps", _FIG7A_GAIN, _FIG7A_IO, duration, step, counts)
 
 
 register(Experiment(
@@ -127,18 +132,7 @@ _FIG8A_GAIN = {("PI+H(P)", 1): 12.0, ("PI+H(O)", 1): 35.0, ("PI+H(O)", 4): 25.0,
 
 
 def _fig8a(duration, step, counts=(1, 2, 3, 4)):
-    rows = []
-    for n in counts:
-        got = {c: _run(c, n, _MEMCACHED, duration, step) for c in _FIG8A}
-        ops = {c: sum(vm["throughput"]["ops_per_s"] or 0.0 for vm in vms) for c, vms in got.items()}
-        for c, vms in got.items():
-            rows.append(Row(f"{c} {n}VM", "ops_per_s", "ops/s", ops[c], None))
-            io = sum(vm["exits_per_s"]["io_instruction"] or 0.0 for vm in vms) / n
-            rows.append(Row(f"{c} {n}VM", "io_exits_per_tested_vm", "exits/s", io, None))
-        for c in _FIG8A[1:]:
-            rows.append(Row(f"{c} vs PI {n}VM", "throughput_gain", "%", _gain(ops[c], ops["PI"]),
-                            _FIG8A_GAIN.get((c, n))))
-    return rows
+    return _sweep(_FIG8A, _MEMCACHED, "ops_per_s", "ops/s", "ops_per_s", _FIG8A_GAIN, {}, duration, step, counts)
 
 
 register(Experiment(

@@ -28,7 +28,8 @@ struct vcpu_ctl {
     u64 reap_rounds;     /* used-ring scans */
     u64 started;         /* 1 once the loop runs */
     u64 last_kick_tsc;   /* TSC just before the last kick instruction */
-    u64 state_reserved[3];
+    u64 work_cycles;     /* TSC cycles of loop turns that submitted or reaped, kicks excluded */
+    u64 state_reserved[2];
     u64 adv_sent[ADV_KINDS]; /* adversary: garbage requests made, by kind */
     u64 lat_count, lat_sum, lat_max, lat_reserved;
     u64 hist[HIST_BUCKETS];  /* request latency in TSC cycles, log-linear buckets */

@@ -236,7 +236,7 @@ void guest_main(u64 cpu) {
         }
         /* produce */
         u16 old = q.next_avail;
-        u64 now = rdtsc();
+        u64 now = rdtsc(), kick_cycles0 = c->kick_cycles, reaped = 0;
         if (role == ROLE_STREAM) {
             u64 n = 0;
             while (now >= next_due && n < 64) {
@@ -257,6 +257,7 @@ void guest_main(u64 cpu) {
         /* consume */
         if (c->consume == CONSUME_POLL) {
             u64 n = reap(c, &q);
+            reaped = n;
             outstanding -= n < outstanding ? n : outstanding;
             WR(*q.used_event, (u16)(q.last_used + 0x8000)); /* no interrupts, please */
         } else {
@@ -269,13 +270,18 @@ void guest_main(u64 cpu) {
                 u64 n;
                 do {
                     n = reap(c, &q);
+                    reaped += n;
                     outstanding -= n < outstanding ? n : outstanding;
                     WR(*q.used_event, q.last_used);
                     mfence();
                 } while (RD(*q.used_idx) != q.last_used);
             } else if (c->halt_idle && role == ROLE_CLOSED && outstanding >= c->window) {
+                if (q.next_avail != old) c->work_cycles += rdtsc() - now - (c->kick_cycles - kick_cycles0);
                 halt(irq_count, my_irqs, c);
+                continue; /* the halt is not work */
             }
         }
+        /* the guest's own cost of its requests (the simulator's guest.request_ns) */
+        if (reaped || q.next_avail != old) c->work_cycles += rdtsc() - now - (c->kick_cycles - kick_cycles0);
     }
 }

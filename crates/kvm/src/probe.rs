@@ -135,6 +135,9 @@ fn measure(quick: bool) -> Result<ProbeResults> {
         kicks_per_request: poll.vms[0].extra.guest.kicks_per_request,
         requests_per_s: poll.vms[0].throughput.ops_per_s,
         request_to_completion_seen_us: poll.vms[0].latency_us.clone(),
+        guest_ns_per_request: poll.vms[0].extra.guest.work_ns_per_request,
+        backend_ns_per_request: poll.extra.counters.per_thread.first().map(|t| &t.counters).filter(|c| c.requests > 0)
+            .map(|c| crate::vmm::sys::tsc_to_ns(c.request_tsc) / c.requests as f64),
         note: "stream at 100 k/s, backend thread polls, guest polls its used ring; latency = submit -> guest sees the completion",
     };
     let inj = run(scenarios::irq(100.0, false, None, dur))?;

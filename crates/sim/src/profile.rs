@@ -135,6 +135,10 @@ pub struct HostCosts {
     /// thread's wake-up and `exit.hlt_ns` already hold (kvm_vcpu_block's return, vcpu_load,
     /// the entry); 0 where those hold it all (a bare-metal host; a nested one pays more).
     pub halt_wakeup_ns: Param,
+    /// A halt-polling vCPU thread that finds an interrupt pending: from the interrupt to the
+    /// guest running its handler (the poll loop's exit, the injection, the VM entry); 0 where
+    /// `exit.hlt_ns` holds it (a bare-metal host; a nested one pays tens of µs).
+    pub halt_poll_wake_ns: Param,
     /// The pCPUs' idle states; an idle pCPU pays the exit latency of the state the idle
     /// governor chose before its woken thread runs. Absent or empty: no idle states (a
     /// measured `thread_wakeup_ns` that already includes them).
@@ -514,6 +518,7 @@ impl Profile {
             ("host.thread_wakeup_ns", &self.host.thread_wakeup_ns, "ns"),
             ("host.thread_wakeup_spread_ns", &self.host.thread_wakeup_spread_ns, "ns"),
             ("host.halt_wakeup_ns", &self.host.halt_wakeup_ns, "ns"),
+            ("host.halt_poll_wake_ns", &self.host.halt_poll_wake_ns, "ns"),
             ("host.nic_rx_ns", &self.host.nic_rx_ns, "ns"),
             ("host.nic_rx_spread_ns", &self.host.nic_rx_spread_ns, "ns"),
             ("host.nic_rx_itr_ns", &self.host.nic_rx_itr_ns, "ns"),

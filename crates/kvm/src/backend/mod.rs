@@ -96,6 +96,9 @@ counters! {
     empty_polls,
     /// Requests completed.
     requests,
+    /// TSC cycles from the ring check that found a request to its used entry written: the
+    /// backend's own cost of its requests.
+    request_tsc,
     /// Requests dropped for bad guest input (see `errors_*`).
     bad_requests,
     /// Times the guest's used_event asked for an interrupt.

@@ -98,6 +98,7 @@ pub fn spawn_backend(
         if let Some(cpu) = pin {
             sys::pin_current(cpu).map_err(|e| format!("cannot pin backend thread to CPU {cpu}: {e}"))?;
         }
+        sys::exact_timed_sleeps();
         let mut devs = Vec::new();
         for d in devices {
             devs.push(make_dev(d, &mode)?);
@@ -337,6 +338,7 @@ impl Worker {
     fn take(&mut self, i: usize) -> Took {
         let d = &mut self.devs[i];
         self.c.bump(&self.c.polls, 1);
+        let t0 = rdtsc();
         match d.q.pop(&d.mem) {
             None => {
                 self.c.bump(&self.c.empty_polls, 1);
@@ -363,6 +365,7 @@ impl Worker {
                 d.q.push_used(&d.mem, chain.head, written);
                 d.unsignalled += 1;
                 self.c.bump(&self.c.requests, 1);
+                self.c.bump(&self.c.request_tsc, rdtsc() - t0);
                 Took::Request(chain.total_len)
             }
         }
@@ -411,7 +414,14 @@ impl Worker {
                     self.enqueue(i);
                     return;
                 }
-                VhostAction::Sleep | VhostAction::Ignored => return,
+                VhostAction::Sleep | VhostAction::Ignored => {
+                    if matches!(&self.devs[i].handler, Handler::Optimistic(o, _) if o.is_poll()) {
+                        // The optimistic switch taken during this turn: poll from now on.
+                        self.set_kicks(i, false);
+                        self.enqueue(i);
+                    }
+                    return;
+                }
             }
         }
     }
@@ -471,12 +481,14 @@ impl Worker {
         }
     }
 
-    /// ES2 optimistic: after each completion ("RX packet") poll the queue up to max_poll_count
-    /// rounds (10 µs apart when nothing else runs), then back to notifications.
+    /// ES2 optimistic: each completion is what the guest answers (its "RX packet", Algorithm 2;
+    /// the simulator's es2_io.rs maps a request stream's completions the same way): poll the
+    /// queue up to max_poll_count rounds (10 µs apart when nothing else runs), then back to
+    /// notifications. A switch taken inside a notification-mode turn applies when that turn
+    /// ends (`run_vhost`), after the regular handler has finished its loop.
     fn optimistic_reply(&mut self, i: usize) {
         if let Handler::Optimistic(o, _) = &mut self.devs[i].handler {
             if o.on_rx_packet() == OptimisticAction::DisableNotifyAndEnqueue {
-                self.devs[i].q.set_kicks(&self.devs[i].mem, false);
                 self.c.bump(&self.c.mode_switches, 1);
             }
         }

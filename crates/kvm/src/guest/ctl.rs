@@ -13,7 +13,7 @@ pub struct VcpuCtl {
     pub heartbeat: u64, pub submitted: u64, pub completed: u64, pub dropped: u64, pub kicks: u64,
     pub kicks_suppressed: u64, pub halts: u64, pub irq_seen: u64, pub irq_seen_tsc: u64, pub kick_cycles: u64,
     pub reap_rounds: u64, pub started: u64,
-    pub last_kick_tsc: u64, pub state_reserved: [u64; 3],
+    pub last_kick_tsc: u64, pub work_cycles: u64, pub state_reserved: [u64; 2],
     pub adv_sent: [u64; ADV_KINDS as usize],
     pub lat_count: u64, pub lat_sum: u64, pub lat_max: u64, pub lat_reserved: u64,
     pub hist: [u64; HIST_BUCKETS as usize],

@@ -136,6 +136,9 @@ pub struct GuestCounters {
     pub kick_cost_us_per_request: Option<f64>,
     /// The same per kick. Unit: µs.
     pub kick_cost_us_per_kick: Option<f64>,
+    /// The guest loop's time in turns that submitted or reaped (kicks and halts excluded) per
+    /// completed request: its own cost of a request. Unit: ns.
+    pub work_ns_per_request: Option<f64>,
     /// Interrupts the CPL0 handler ran for.
     pub interrupts_handled: u64,
     /// HLT instructions.

@@ -45,6 +45,7 @@ fn field(name: &str) -> usize {
         "halts" => ctl_off!(halts),
         "irq_seen" => ctl_off!(irq_seen),
         "kick_cycles" => ctl_off!(kick_cycles),
+        "work_cycles" => ctl_off!(work_cycles),
         "heartbeat" => ctl_off!(heartbeat),
         _ => ctl_off!(adv_sent),
     } / 8) as usize
@@ -168,6 +169,7 @@ fn vm_summary(s: &Scenario, v: usize, w: &Window, gen: Option<&IrqGenResult>) ->
                 exits_per_request: ratio(exits as f64, completed),
                 kick_cost_us_per_request: ratio(kick_us, submitted),
                 kick_cost_us_per_kick: ratio(kick_us, kicks),
+                work_ns_per_request: ratio(tsc_to_ns(sum("work_cycles")), completed),
                 interrupts_handled: irqs,
                 halts: sum("halts"),
                 garbage_requests_sent: garbage,

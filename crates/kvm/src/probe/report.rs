@@ -153,6 +153,10 @@ pub struct PolledRing {
     pub requests_per_s: Option<f64>,
     /// Submit -> the guest sees the completion. Unit: µs.
     pub request_to_completion_seen_us: Latency,
+    /// The guest loop's own time per request (submit, publish, reap, record). Unit: ns.
+    pub guest_ns_per_request: Option<f64>,
+    /// The backend's own time per request (ring check that found it -> used entry). Unit: ns.
+    pub backend_ns_per_request: Option<f64>,
     /// What is measured.
     pub note: &'static str,
 }

@@ -89,7 +89,14 @@ fn trial(kick_load_us: f64, msi_p50_us: f64, k2b: (f64, f64), hlt_us: f64, backe
     r.msi_injection_to_handler.vcpu_running_latency_us = lat(msi_p50_us, msi_p50_us * 2.0);
     r.kick_to_backend_handler.pio_ioeventfd =
         KickSamples { latency_us: lat(k2b.0, k2b.1), backend_cpu_us_per_wakeup: Some(backend_cpu_us), backend_wakeups: 1000, ..Default::default() };
-    r.hlt_wakeup = [("halt_poll_0_gap_1000us".to_string(), HltWakeup { latency_us: lat(hlt_us, hlt_us * 1.5), ..Default::default() })].into();
+    r.polled_ring_request.backend_ns_per_request = Some(120.0);
+    r.polled_ring_request.guest_ns_per_request = Some(90.0);
+    let polled = HltWakeup { latency_us: lat(40.0, 45.0), halt_exits: Some(1000), halt_successful_poll: Some(950), ..Default::default() };
+    r.hlt_wakeup = [
+        ("halt_poll_0_gap_1000us".to_string(), HltWakeup { latency_us: lat(hlt_us, hlt_us * 1.5), ..Default::default() }),
+        ("halt_poll_2ms_gap_100us".to_string(), polled),
+    ]
+    .into();
     r
 }
 
@@ -107,7 +114,17 @@ fn each_parameter_is_exported_as_the_quantity_the_simulator_applies_it_to() {
     let keys = |m: &std::collections::BTreeMap<String, Exported>| m.keys().cloned().collect::<Vec<_>>();
     assert_eq!(
         keys(&p.profile),
-        ["exit.interrupt_delivery_ns", "exit.io_instruction_ns", "host.halt_wakeup_ns", "host.thread_wakeup_ns", "host.thread_wakeup_spread_ns", "vhost.wakeup_ns"]
+        [
+            "exit.interrupt_delivery_ns",
+            "exit.io_instruction_ns",
+            "guest.request_ns",
+            "host.halt_poll_wake_ns",
+            "host.halt_wakeup_ns",
+            "host.thread_wakeup_ns",
+            "host.thread_wakeup_spread_ns",
+            "vhost.tx_packet_ns",
+            "vhost.wakeup_ns"
+        ]
     );
     assert_eq!(keys(&p.not_in_profile), ["backend_cpu_per_wakeup_ns", "io_kick_tight_loop_ns", "vcpu_hlt_wakeup_ns"]);
     assert!(p.refused.is_empty());
@@ -121,6 +138,10 @@ fn each_parameter_is_exported_as_the_quantity_the_simulator_applies_it_to() {
     // woken vCPU thread's switch-in (raw value kept beside it)
     assert_eq!(p.not_in_profile["vcpu_hlt_wakeup_ns"].value, 91_000.0);
     assert_eq!(p.profile["host.halt_wakeup_ns"].value, 91_000.0 - (32_000.0 - 700.0));
+    // a halt-polling vCPU's wake-up, from the run whose halts nearly all ended in a poll
+    assert_eq!(p.profile["host.halt_poll_wake_ns"].value, 40_000.0);
+    // per-request costs of each side, from the polled stream
+    assert_eq!((p.profile["vhost.tx_packet_ns"].value, p.profile["guest.request_ns"].value), (120.0, 90.0));
     // the backend's CPU per wake-up
     assert_eq!(p.not_in_profile["backend_cpu_per_wakeup_ns"].value, 20_000.0);
     assert_eq!(p.profile["vhost.wakeup_ns"].value, 20_000.0);
@@ -249,4 +270,14 @@ fn probe_json_has_the_documented_keys() {
     assert_eq!(keys(&r["hlt_wakeup"]["halt_poll_0_gap_1000us"]).len(), 5);
     assert_eq!(r["notification_paths"]["pio_ioeventfd"]["guest_cost_us_per_notification"], 4.5);
     assert!(r["msi_injection_to_handler"]["samples"].is_null());
+}
+
+#[test]
+fn a_polled_wake_up_counts_only_where_the_polls_succeeded() {
+    let mut r = trial(24.0, 44.0, (30.0, 40.0), 89.0, 20.0, 4.5);
+    let h = r.hlt_wakeup.get_mut("halt_poll_2ms_gap_100us").unwrap();
+    h.halt_successful_poll = Some(500); // half the halts blocked: not the polled wake-up
+    let results = vec![r.clone(), r.clone(), r];
+    let p = export::report("Test CPU @ 2.10GHz".into(), "2026-01-01".into(), 2_100_000_000, 2, true, results).unwrap();
+    assert!(!p.profile.contains_key("host.halt_poll_wake_ns"), "{:?}", p.profile.keys());
 }

@@ -14,6 +14,11 @@
 //!   disable TX kicks and add the TX handler as a *polling* handler;
 //! * perceptive `YieldTurn` → `requeue_quota` (the 10 µs sleep when it is alone); optimistic
 //!   `PollAgain` → `requeue_polling`; `EnableNotifyAndRecheck` with requests → a regular turn.
+//! * a `request_stream` has no RX path: the completion of each of its requests is what its
+//!   guest answers (with the next request), so it is the optimistic switch's "packet"
+//!   (`on_rx_packet`), in both worlds (the testbed's `serve.rs` maps it the same way). Taken
+//!   during a notification-mode turn, the switch applies when that turn ends (kicks off, a
+//!   polling handler queued): the regular handler first finishes its own loop.
 
 use super::iothread::{Decision, IoPolicy, Turn, TurnMode};
 use super::vhost::{Notice, Work};
@@ -190,8 +195,15 @@ impl Host {
                     }
                     self.devs[dev as usize].txq.enable_kicks();
                     let has_work = self.devs[dev as usize].txq.pending() > 0;
-                    let Es2Tx::Optimistic(_, v) = &mut self.es2(t).tx[turn.local] else { unreachable!() };
-                    v.step(VhostEvent::Recheck { has_work }) == VhostAction::DisableNotifyAndDrain
+                    let e = self.es2(t);
+                    let Es2Tx::Optimistic(o, v) = &mut e.tx[turn.local] else { unreachable!() };
+                    let drain = v.step(VhostEvent::Recheck { has_work }) == VhostAction::DisableNotifyAndDrain;
+                    if !drain && o.is_poll() {
+                        // The switch to polling taken during this turn (a request's completion).
+                        e.joint.add(h, HandlerKind::Polling);
+                        self.devs[dev as usize].txq.kick.device_disable();
+                    }
+                    drain
                 }
             };
             if !again {
@@ -205,6 +217,7 @@ impl Host {
     pub(crate) fn es2_after_item(&mut self, now: Time, t: u32, w: Work) {
         let Some(turn) = self.io_turn(t) else { return };
         let dev = self.io[t as usize].devs[turn.local] as usize;
+        let reply_due = matches!(w, Work::Tx(_)) && self.tx_completion_invites_reply(dev as u32);
         let (h_tx, h_rx) = (handler(turn.local, false), handler(turn.local, true));
         let e = self.es2(t);
         let end = match (w, &mut e.tx[turn.local], turn.mode) {
@@ -230,8 +243,16 @@ impl Host {
                 }
                 yield_turn
             }
-            (Work::Tx(_), Es2Tx::Optimistic(..), TurnMode::OptimisticPoll) => false,
-            (Work::Tx(b), Es2Tx::Optimistic(_, v), _) => {
+            (Work::Tx(_), Es2Tx::Optimistic(o, _), TurnMode::OptimisticPoll) => {
+                if reply_due {
+                    o.on_rx_packet(); // polling already: the count of empty polls restarts
+                }
+                false
+            }
+            (Work::Tx(b), Es2Tx::Optimistic(o, v), _) => {
+                if reply_due {
+                    o.on_rx_packet(); // applied when this turn ends (es2_take)
+                }
                 let requeue = v.step(VhostEvent::Buffer { bytes: b.bytes as u64 }) == VhostAction::Requeue;
                 if requeue {
                     e.joint.add(h_tx, HandlerKind::Regular);

@@ -11,7 +11,7 @@
 
 use super::vcpu::Mode;
 use super::{Ev, Host};
-use crate::engine::{EventQueue, Time};
+use crate::engine::{round_ns, EventQueue, Time};
 use eventpath_policy::halt_poll::HaltOutcome;
 
 impl Host {
@@ -55,12 +55,19 @@ impl Host {
         self.block(now, v, q);
     }
 
-    /// An interrupt reached the polling vCPU: the guest resumes at once.
+    /// An interrupt reached the polling vCPU: the guest resumes with it, after
+    /// `host.halt_poll_wake_ns` (no wake-up, no idle-state exit).
     pub(crate) fn halt_poll_wake(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
+        let resume = round_ns(self.profile.host.halt_poll_wake_ns.value);
         let vc = &mut self.vcpus[v as usize];
         vc.busy.set(now, true);
         vc.halt_polls_successful += 1;
         self.end_halt(now, v, false);
+        if resume > 0 {
+            // The rest of the HLT exit, as host time of the vCPU thread (not another exit).
+            self.vcpus[v as usize].mode = Mode::Exit { then: super::vcpu::AfterExit::Resume };
+            return q.at(now + resume, Ev::ExitDone { vcpu: v });
+        }
         self.enter(now, v, q);
     }
 

@@ -365,8 +365,8 @@ def _kvm_compare(a) -> int:
     out = _out_dir(a.out)
     profile = Path(a.profile) if a.profile else None
     if profile is None:
-        print("probing this host (eventpath kvm probe --quick) ...", file=sys.stderr)
-        text = _eventpath.kvm_probe(str(out / "probe"), True)
+        print("probing this host (eventpath kvm probe: 5 trials) ...", file=sys.stderr)
+        text = _eventpath.kvm_probe(str(out / "probe"), False)
         for key, r in (json.loads(text).get("refused") or {}).items():
             print(f"warning: refused {key}: {r['reason']} (the profile keeps es2's value)", file=sys.stderr)
         profile = out / "probe" / "profile.toml"
@@ -501,7 +501,7 @@ def parser() -> argparse.ArgumentParser:
     kc = ks.add_parser("compare", help="run a testbed experiment and its simulator twin; compare.json + compare.png")
     kc.add_argument("experiment", help="exp1 .. exp5, or all (then a scorecard)")
     kc.add_argument("--out", required=True)
-    kc.add_argument("--profile", help="a profile.toml from eventpath kvm probe (default: probe now, --quick)")
+    kc.add_argument("--profile", help="a profile.toml from eventpath kvm probe (default: probe now, 5 trials)")
     kc.add_argument("--repeats", type=int, default=3, help="testbed runs per point (default 3)")
     kc.add_argument("--duration", type=_seconds, help="seconds per run (default: each experiment's own)")
     kc.add_argument("--verbose", action="store_true", help="print each run as it finishes")

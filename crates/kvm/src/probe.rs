@@ -16,7 +16,7 @@ pub mod report;
 pub mod scenarios;
 pub mod stats;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::measure::extra::TestbedSummary;
 use crate::scenario::Scenario;
 use crate::vmm::{self, sys, KickVia, Vm, VmSpec};
@@ -163,6 +163,30 @@ fn measure(quick: bool) -> Result<ProbeResults> {
         msi_injection_to_handler,
         hlt_wakeup: hlt,
         msi_reroute_us: reroute_us(if quick { 50 } else { 400 })?,
+        timed_sleep: timed_sleep(if quick { 2_000 } else { 10_000 })?,
+    })
+}
+
+/// `n` sleeps of 10 µs by a thread on the backend's CPU (the last one) with the backend's timer
+/// slack (`sys::exact_timed_sleeps`): wall and CPU time per sleep.
+fn timed_sleep(n: u64) -> Result<TimedSleep> {
+    let cpu = crate::vmm::sys::host_cpus().saturating_sub(1);
+    let h = std::thread::spawn(move || {
+        crate::vmm::sys::pin_current(cpu).ok();
+        crate::vmm::sys::exact_timed_sleeps();
+        let (t0, c0) = (std::time::Instant::now(), crate::vmm::sys::thread_cpu_ns());
+        for _ in 0..n {
+            std::thread::sleep(std::time::Duration::from_micros(10));
+        }
+        (t0.elapsed().as_nanos() as f64, (crate::vmm::sys::thread_cpu_ns() - c0) as f64)
+    });
+    let (wall_ns, cpu_ns) = h.join().map_err(|_| Error::Kvm("the probe's timed-sleep thread panicked".into()))?;
+    Ok(TimedSleep {
+        asked_us: 10.0,
+        wall_us_per_sleep: Some(wall_ns / n as f64 / 1e3),
+        cpu_us_per_sleep: Some(cpu_ns / n as f64 / 1e3),
+        sleeps: n,
+        note: "a thread pinned to the backend's CPU sleeping 10 us at a time (std::thread::sleep, timer slack 1 ns as the testbed backend sets it): wall and thread CPU time per sleep",
     })
 }
 

@@ -131,6 +131,9 @@ pub struct HostCosts {
     pub thread_wakeup_ns: Param,
     /// Half-width of the uniform spread of that wake-up latency.
     pub thread_wakeup_spread_ns: Param,
+    /// From the expiry of a thread's own timed sleep (an ES2 joint thread's 10 µs sleeps) to
+    /// the thread running on its idle pCPU (timer interrupt, idle exit, switch; no waker's IPI).
+    pub timer_wakeup_ns: Param,
     /// A halted vCPU thread, switched in after its wake-up, to its VM entry beyond what a
     /// thread's wake-up and `exit.hlt_ns` already hold (kvm_vcpu_block's return, vcpu_load,
     /// the entry); 0 where those hold it all (a bare-metal host; a nested one pays more).
@@ -517,6 +520,7 @@ impl Profile {
             ("exit.indirect_per_direct", &x.indirect_per_direct, "ratio"),
             ("host.thread_wakeup_ns", &self.host.thread_wakeup_ns, "ns"),
             ("host.thread_wakeup_spread_ns", &self.host.thread_wakeup_spread_ns, "ns"),
+            ("host.timer_wakeup_ns", &self.host.timer_wakeup_ns, "ns"),
             ("host.halt_wakeup_ns", &self.host.halt_wakeup_ns, "ns"),
             ("host.halt_poll_wake_ns", &self.host.halt_poll_wake_ns, "ns"),
             ("host.nic_rx_ns", &self.host.nic_rx_ns, "ns"),

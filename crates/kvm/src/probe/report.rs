@@ -81,6 +81,23 @@ pub struct ProbeResults {
     pub hlt_wakeup: BTreeMap<String, HltWakeup>,
     /// KVM_SET_GSI_ROUTING on an idle VM.
     pub msi_reroute_us: Reroute,
+    /// A thread's 10 µs timed sleeps (ES2's joint-thread sleep, as the testbed backend makes them).
+    pub timed_sleep: TimedSleep,
+}
+
+/// `timed_sleep`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TimedSleep {
+    /// The sleep asked for. Unit: µs.
+    pub asked_us: f64,
+    /// Wall time per sleep, call to return. Unit: µs.
+    pub wall_us_per_sleep: Option<f64>,
+    /// The thread's CPU time per sleep. Unit: µs.
+    pub cpu_us_per_sleep: Option<f64>,
+    /// Sleeps timed.
+    pub sleeps: u64,
+    /// What is measured.
+    pub note: &'static str,
 }
 
 /// One notification path.

@@ -89,6 +89,7 @@ fn trial(kick_load_us: f64, msi_p50_us: f64, k2b: (f64, f64), hlt_us: f64, backe
     r.msi_injection_to_handler.vcpu_running_latency_us = lat(msi_p50_us, msi_p50_us * 2.0);
     r.kick_to_backend_handler.pio_ioeventfd =
         KickSamples { latency_us: lat(k2b.0, k2b.1), backend_cpu_us_per_wakeup: Some(backend_cpu_us), backend_wakeups: 1000, ..Default::default() };
+    r.timed_sleep = TimedSleep { asked_us: 10.0, wall_us_per_sleep: Some(35.0), cpu_us_per_sleep: Some(21.0), sleeps: 1000, note: "" };
     r.polled_ring_request.backend_ns_per_request = Some(120.0);
     r.polled_ring_request.guest_ns_per_request = Some(90.0);
     let polled = HltWakeup { latency_us: lat(40.0, 45.0), halt_exits: Some(1000), halt_successful_poll: Some(950), ..Default::default() };
@@ -122,6 +123,7 @@ fn each_parameter_is_exported_as_the_quantity_the_simulator_applies_it_to() {
             "host.halt_wakeup_ns",
             "host.thread_wakeup_ns",
             "host.thread_wakeup_spread_ns",
+            "host.timer_wakeup_ns",
             "vhost.tx_packet_ns",
             "vhost.wakeup_ns"
         ]
@@ -140,6 +142,8 @@ fn each_parameter_is_exported_as_the_quantity_the_simulator_applies_it_to() {
     assert_eq!(p.profile["host.halt_wakeup_ns"].value, 91_000.0 - (32_000.0 - 700.0));
     // a halt-polling vCPU's wake-up, from the run whose halts nearly all ended in a poll
     assert_eq!(p.profile["host.halt_poll_wake_ns"].value, 40_000.0);
+    // a timed sleep's overshoot beyond the per-wake-up CPU the simulator charges
+    assert_eq!(p.profile["host.timer_wakeup_ns"].value, 35_000.0 - 10_000.0 - 20_000.0);
     // per-request costs of each side, from the polled stream
     assert_eq!((p.profile["vhost.tx_packet_ns"].value, p.profile["guest.request_ns"].value), (120.0, 90.0));
     // the backend's CPU per wake-up
@@ -196,9 +200,11 @@ fn exported_profile_loads_and_a_scenario_runs_on_it() {
     // measurements on a tiny guest), not es2's calibrated one
     assert_eq!(prof.exit.indirect_per_direct.value, 0.0);
     assert!(prof.exit.indirect_per_direct.free.is_none());
+    // one back-end thread mapping every VM: no page-table change between their queues
+    assert_eq!(prof.vhost.queue_switch_ns.value, 0.0);
     for (key, param, _) in prof.params() {
         let ok = param.source.starts_with("measured by") || param.source.starts_with("not measured here; from es2")
-            || (key == "exit.indirect_per_direct" && param.source.starts_with("first principles"));
+            || (matches!(key, "exit.indirect_per_direct" | "vhost.queue_switch_ns") && param.source.starts_with("first principles"));
         assert!(ok, "{key}");
     }
     // every key in the documented inline form; the values without a key listed in the header
@@ -263,7 +269,7 @@ fn probe_json_has_the_documented_keys() {
     assert!(v["not_in_profile"]["vcpu_hlt_wakeup_ns"]["why_not_in_profile"].is_string());
     assert_eq!(keys(&v["refused"]["exit.interrupt_delivery_ns"]), ["measures", "profile_key", "reason", "stats", "unit"]);
     let r = &v["results"][0];
-    let want = ["hlt_wakeup", "kick_to_backend_handler", "kick_under_load", "msi_injection_to_handler", "msi_reroute_us", "notification_paths", "polled_ring_request"];
+    let want = ["hlt_wakeup", "kick_to_backend_handler", "kick_under_load", "msi_injection_to_handler", "msi_reroute_us", "notification_paths", "polled_ring_request", "timed_sleep"];
     assert_eq!(keys(r), want);
     assert_eq!(keys(&r["kick_to_backend_handler"]), ["mmio_ioeventfd", "note", "pio_ioeventfd"]);
     assert_eq!(keys(&r["kick_to_backend_handler"]["pio_ioeventfd"]), ["backend_cpu_us_per_wakeup", "backend_wakeups", "guest_cost_us_per_kick", "kicks", "latency_us", "samples"]);

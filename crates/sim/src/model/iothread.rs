@@ -136,12 +136,12 @@ impl Host {
             IoPolicy::Es2(_) => self.es2_notice(t, local as usize, n),
             IoPolicy::Elvis(_) => self.elvis_notice(now, t, local as usize, n),
         }
-        self.io_signal(now, t, q);
+        self.io_signal(now, t, false, q);
     }
 
     /// Wake thread `t` unless it is in its loop or already waking (its policy's lists hold the
-    /// new work either way).
-    fn io_signal(&mut self, now: Time, t: u32, q: &mut EventQueue<Ev>) {
+    /// new work either way); `timer`: its own timed sleep expired.
+    fn io_signal(&mut self, now: Time, t: u32, timer: bool, q: &mut EventQueue<Ev>) {
         let th = &mut self.io[t as usize];
         if th.running || th.wake_pending {
             return;
@@ -149,13 +149,18 @@ impl Host {
         th.wake_pending = true;
         th.gen = th.gen.wrapping_add(1); // a timed sleep is over
         let tid = self.io_thread_tid(t);
-        self.wake_thread(now, tid, q);
+        if timer {
+            self.sched.wake_by_timer(now, tid);
+            self.drain(now, q);
+        } else {
+            self.wake_thread(now, tid, q);
+        }
     }
 
-    /// Thread `t`'s timed sleep ends.
+    /// Thread `t`'s timed sleep ends (`host.timer_wakeup_ns` to run again from idle).
     pub(crate) fn io_wake(&mut self, now: Time, t: u32, gen: u32, q: &mut EventQueue<Ev>) {
         if self.io[t as usize].gen == gen {
-            self.io_signal(now, t, q);
+            self.io_signal(now, t, true, q);
         }
     }
 

@@ -54,6 +54,8 @@ pub struct Params {
     pub migration_ns: u64,
     /// Sleeping thread woken onto an idle pCPU: IPI, idle exit, switch (ns, mean).
     pub idle_wakeup_ns: f64,
+    /// The same for a thread whose own timed sleep expired (its pCPU's timer, no IPI).
+    pub timer_wakeup_ns: f64,
     /// Half-width of the idle wake-up spread (ns).
     pub idle_wakeup_spread_ns: f64,
     /// Idle states: a thread woken onto an idle pCPU also waits for the exit from the state
@@ -84,6 +86,7 @@ impl Params {
             context_switch_ns: ns(&s.context_switch_ns),
             migration_ns: ns(&s.migration_ns),
             idle_wakeup_ns: p.host.thread_wakeup_ns.value,
+            timer_wakeup_ns: p.host.timer_wakeup_ns.value,
             idle_wakeup_spread_ns: p.host.thread_wakeup_spread_ns.value,
             cstates: CStateTable::new(
                 p.host.cstates.states.iter().map(|c| (round_ns(c.exit_latency_ns), round_ns(c.target_residency_ns))),
@@ -133,6 +136,8 @@ pub struct Thread {
     exec_start: Time,
     /// Migrated since it last ran (pays `migration_ns` at its next switch-in).
     migrated: bool,
+    /// Woken by the expiry of its own timed sleep (pays `timer_wakeup_ns` from idle).
+    timer_woken: bool,
     /// When it last became queued (runnable, waiting for its pCPU).
     queued_since: Time,
     /// Time spent queued, lifetime (`sched_info.run_delay`), excluding the current wait.
@@ -306,6 +311,7 @@ impl Sched {
             sum_exec: 0,
             exec_start: 0,
             migrated: false,
+            timer_woken: false,
             queued_since: 0,
             run_delay: 0,
             max_wait: 0,
@@ -448,6 +454,21 @@ impl Sched {
         if self.threads[t as usize].state != State::Sleeping {
             return;
         }
+        self.threads[t as usize].timer_woken = false;
+        self.wake_inner(now, t, waker);
+    }
+
+    /// Wake sleeping thread `t` at the expiry of its own timed sleep (`hrtimer_wakeup`): as
+    /// [`Self::wake`], but from idle it pays `timer_wakeup_ns` instead of `idle_wakeup_ns`.
+    pub fn wake_by_timer(&mut self, now: Time, t: u32) {
+        if self.threads[t as usize].state != State::Sleeping {
+            return;
+        }
+        self.threads[t as usize].timer_woken = true;
+        self.wake_inner(now, t, None); // the timer interrupt: no thread of the model woke it
+    }
+
+    fn wake_inner(&mut self, now: Time, t: u32, waker: Option<u32>) {
         let th = &mut self.threads[t as usize];
         th.load.update(now, th.weight, false);
         let prev = th.cpu;
@@ -569,9 +590,11 @@ impl Sched {
         th.max_wait = th.max_wait.max(wait);
         th.exec_start = now;
         th.slice_start_exec = th.sum_exec;
+        let timer = std::mem::take(&mut th.timer_woken);
         let mut delay = if from_idle {
-            let s = p.idle_wakeup_spread_ns.min(p.idle_wakeup_ns);
-            let wake = round_ns(p.idle_wakeup_ns - s + 2.0 * s * th.rng.uniform());
+            let mean = if timer { p.timer_wakeup_ns } else { p.idle_wakeup_ns };
+            let s = p.idle_wakeup_spread_ns.min(mean);
+            let wake = round_ns(mean - s + 2.0 * s * th.rng.uniform());
             let idle = &mut self.rqs[cpu as usize].idle;
             let exit = if p.cstates.is_empty() {
                 0

@@ -52,6 +52,10 @@ impl Scheduler {
     pub fn wake(&mut self, now: Time, t: u32, waker: Option<u32>) {
         each!(self, s => s.wake(now, t, waker))
     }
+    /// Wake sleeping thread `t` at the expiry of its own timed sleep.
+    pub fn wake_by_timer(&mut self, now: Time, t: u32) {
+        each!(self, s => s.wake_by_timer(now, t))
+    }
     /// The current thread of `cpu` leaves it: to sleep, or back to its runqueue.
     pub fn deschedule(&mut self, now: Time, cpu: u32, sleep: bool) {
         each!(self, s => s.deschedule(now, cpu, sleep))

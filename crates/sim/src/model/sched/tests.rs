@@ -10,6 +10,7 @@ fn params() -> Params {
         context_switch_ns: 0,
         migration_ns: 0,
         idle_wakeup_ns: 0.0,
+        timer_wakeup_ns: 0.0,
         idle_wakeup_spread_ns: 0.0,
         cstates: CStateTable::default(),
         balance_interval_ns: 8_000_000,
@@ -223,4 +224,30 @@ fn cache_hot_threads_stay_until_balancing_keeps_failing() {
         let moved = s.migrations[Migration::PeriodicBalance as usize];
         assert_eq!(moved, (attempt == 2) as u64, "attempt {attempt}");
     }
+}
+
+/// A thread woken onto its idle pCPU by another's signal pays `idle_wakeup_ns` before it runs;
+/// woken by the expiry of its own timed sleep, `timer_wakeup_ns`.
+#[test]
+fn a_timer_wake_up_pays_the_timer_latency_not_the_signal_one() {
+    let p = Params { idle_wakeup_ns: 30_000.0, timer_wakeup_ns: 8_000.0, ..params() };
+    let mut s = Sched::new(p, 1);
+    let t = s.add(0, 1, Rng::for_component(1, "t"));
+    let delay_of = |s: &mut Sched| loop {
+        match s.actions.pop_front() {
+            Some(Action::SwitchIn { delay, .. }) => break delay,
+            Some(_) => continue,
+            None => panic!("no switch-in"),
+        }
+    };
+    s.start(0, t);
+    delay_of(&mut s);
+    s.deschedule(1_000, 0, true);
+    s.actions.clear();
+    s.wake(2_000, t, None);
+    assert_eq!(delay_of(&mut s), 30_000);
+    s.deschedule(50_000, 0, true);
+    s.actions.clear();
+    s.wake_by_timer(60_000, t);
+    assert_eq!(delay_of(&mut s), 8_000);
 }

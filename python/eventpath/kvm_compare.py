@@ -242,6 +242,17 @@ def _safe(f, d):
     return None if v is None else float(v)
 
 
+def refused_in(profile: Path) -> list[str]:
+    """The keys of a probe's profile.toml whose measurement the probe's outlier rule refused (they
+    hold es2's value): the twins ran on a prior there, which a reader of compare.json must know."""
+    import tomllib
+
+    doc = tomllib.loads(profile.read_text())
+    return sorted(f"{table}.{key}" for table, t in doc.items() if isinstance(t, dict)
+                  for key, v in t.items()
+                  if isinstance(v, dict) and str(v.get("source", "")).startswith("not measured here (the probe refused"))
+
+
 def compare(exp_id: str, out: Path, profile: Path, repeats: int = 3,
             duration: float | None = None, progress: Callable[[str], None] = lambda s: None) -> dict:
     """Run experiment ``exp_id``'s points in both worlds; write ``out/compare.json`` and ``.png``."""
@@ -276,7 +287,7 @@ def compare(exp_id: str, out: Path, profile: Path, repeats: int = 3,
                 "verdict": verdict(m.kind, m.unit, tb, s),
             })
     judged = [r for r in rows if r["verdict"]]
-    doc = {"experiment": exp_id, "profile": str(profile), "repeats": repeats,
+    doc = {"experiment": exp_id, "profile": str(profile), "profile_refused": refused_in(profile), "repeats": repeats,
            "within_tolerance": sum(r["verdict"] == "ok" for r in judged), "judged": len(judged), "rows": rows}
     (out / "compare.json").write_text(json.dumps(doc, indent=2) + "\n")
     figure(doc, out / "compare.png")
@@ -314,4 +325,7 @@ def scorecard(docs: list[dict]) -> str:
         lines.append(f'{d["experiment"]:<10}  {d["within_tolerance"]:>6}  {d["judged"]:>6}')
     ok, n = sum(d["within_tolerance"] for d in docs), sum(d["judged"] for d in docs)
     lines.append(f'{"all":<10}  {ok:>6}  {n:>6}  ({100.0 * ok / n if n else 0:.0f} %)')
+    refused = sorted({k for d in docs for k in d.get("profile_refused", [])})
+    if refused:
+        lines.append(f"(the probe refused {', '.join(refused)}: the twins used es2's value there)")
     return "\n".join(lines)

@@ -35,6 +35,17 @@ def test_every_twin_runs_to_its_end(exp):
             K._safe(m.simulated, s)  # every metric reads from the summary without an error
 
 
+def test_a_refused_probe_parameter_is_named_in_compare_json(tmp_path):
+    es2 = (ROOT / "profiles/es2.toml").read_text()
+    assert K.refused_in(ROOT / "profiles/es2.toml") == []
+    line = next(l for l in es2.splitlines() if l.startswith("tx_packet_ns ="))
+    refused = line.replace('source = "', 'source = "not measured here (the probe refused its measurement: trials disagree); ', 1)
+    (tmp_path / "p.toml").write_text(es2.replace(line, refused))
+    assert K.refused_in(tmp_path / "p.toml") == ["vhost.tx_packet_ns"]
+    card = K.scorecard([{"experiment": "exp1", "within_tolerance": 1, "judged": 2, "profile_refused": ["vhost.tx_packet_ns"]}])
+    assert "refused vhost.tx_packet_ns" in card
+
+
 def test_every_testbed_point_names_its_keys():
     for exp, points in ((e, f()) for e, f in K.EXPERIMENTS.items()):
         for p in points:
@@ -58,6 +69,7 @@ def test_compare_routing_end_to_end(cli, tmp_path):
     assert (tmp_path / "compare.png").stat().st_size > 0
     keys = {"config", "metric", "unit", "testbed", "testbed_min", "testbed_max", "simulated", "ratio", "verdict"}
     assert doc["rows"] and all(set(r) == keys for r in doc["rows"])
+    assert doc["profile_refused"] == []
     rows = {(r["config"], r["metric"]): r for r in doc["rows"]}
     # Both worlds: the descheduled home vCPU's interrupts wait far longer under fixed routing
     # than under routing to the running vCPU.

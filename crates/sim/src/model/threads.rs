@@ -95,8 +95,10 @@ impl Host {
     pub(crate) fn drain(&mut self, now: Time, q: &mut EventQueue<Ev>) {
         while let Some(a) = self.sched.next_action() {
             match a {
-                Action::SwitchIn { cpu, delay, seq, .. } => {
-                    self.set_pcpu_busy(now, cpu, true);
+                Action::SwitchIn { cpu, delay, from_idle, seq, .. } => {
+                    if !from_idle {
+                        self.set_pcpu_busy(now, cpu, true);
+                    } // else busy from its SchedIn (sched_in)
                     self.switching[cpu as usize] = true;
                     q.at(now + delay, Ev::SchedIn { cpu, seq });
                 }
@@ -130,6 +132,7 @@ impl Host {
             return;
         }
         self.switching[cpu as usize] = false;
+        self.set_pcpu_busy(now, cpu, true);
         let t = self.sched.current(cpu).expect("SchedIn on an idle pCPU");
         debug_assert_eq!(self.sched.thread_state(t), State::Running);
         self.tr_cpu(now, cpu, Some(t));

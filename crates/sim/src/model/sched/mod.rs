@@ -136,6 +136,10 @@ pub struct Thread {
     exec_start: Time,
     /// Migrated since it last ran (pays `migration_ns` at its next switch-in).
     migrated: bool,
+    /// Where its reported run time (`run_ns`) starts: `exec_start`, or later while the pCPU it
+    /// was switched in on wakes from idle (IPI, idle exit: the pCPU's time, as schedstat has it;
+    /// its vruntime still counts from `exec_start`).
+    run_from: Time,
     /// Woken by the expiry of its own timed sleep (pays `timer_wakeup_ns` from idle).
     timer_woken: bool,
     /// When it last became queued (runnable, waiting for its pCPU).
@@ -239,6 +243,9 @@ pub enum Action {
         tid: u32,
         /// Switch cost before it runs.
         delay: Time,
+        /// The pCPU was idle: `delay` opens with its wake-up (IPI, idle exit), which is neither
+        /// the thread's reported run time nor the pCPU's busy time.
+        from_idle: bool,
         /// Sequence number to pass back.
         seq: u32,
     },
@@ -311,6 +318,7 @@ impl Sched {
             sum_exec: 0,
             exec_start: 0,
             migrated: false,
+            run_from: 0,
             timer_woken: false,
             queued_since: 0,
             run_delay: 0,
@@ -347,7 +355,7 @@ impl Sched {
     /// Run time of thread `t` on pCPU `c` in the window up to `now`.
     pub fn run_ns(&self, now: Time, t: u32, c: u32) -> u64 {
         let th = &self.threads[t as usize];
-        let live = if th.state == State::Running && th.cpu == c { now - th.exec_start.max(self.window_start) } else { 0 };
+        let live = if th.state == State::Running && th.cpu == c { now.saturating_sub(th.run_from.max(self.window_start)) } else { 0 };
         self.run_ns[t as usize * self.rqs.len() + c as usize] + live
     }
 
@@ -377,8 +385,9 @@ impl Sched {
         let Some(t) = self.rqs[cpu as usize].curr else { return };
         let n = self.rqs.len();
         let th = &mut self.threads[t as usize];
-        let from = th.exec_start.max(self.window_start);
+        let from = th.run_from.max(self.window_start);
         self.run_ns[t as usize * n + cpu as usize] += now.saturating_sub(from);
+        th.run_from = th.run_from.max(now);
         let delta = now - th.exec_start;
         th.exec_start = now;
         th.sum_exec += delta;
@@ -611,8 +620,10 @@ impl Sched {
         if std::mem::take(&mut th.migrated) {
             delay += p.migration_ns;
         }
+        // From idle the pCPU and the thread count from its SchedIn (`threads.rs sched_in`).
+        th.run_from = if from_idle { now + delay } else { now };
         self.update_min_vruntime(cpu);
-        self.actions.push_back(Action::SwitchIn { cpu, tid: t, delay, seq });
+        self.actions.push_back(Action::SwitchIn { cpu, tid: t, delay, from_idle, seq });
     }
 
     /// Start thread `t` at time 0 (it is runnable from the beginning): enqueue on its pCPU.

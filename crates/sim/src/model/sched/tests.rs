@@ -251,3 +251,22 @@ fn a_timer_wake_up_pays_the_timer_latency_not_the_signal_one() {
     s.wake_by_timer(60_000, t);
     assert_eq!(delay_of(&mut s), 8_000);
 }
+
+/// The wake-up of an idle pCPU (IPI, idle exit) is not the woken thread's reported run time
+/// (schedstat starts it when the thread runs); its vruntime is unchanged by that.
+#[test]
+fn an_idle_pcpus_wake_up_is_not_the_threads_run_time() {
+    let p = Params { idle_wakeup_ns: 30_000.0, ..params() };
+    let mut s = Sched::new(p, 1);
+    let t = s.add(0, 1, Rng::for_component(1, "t"));
+    s.start(0, t);
+    s.deschedule(1_000, 0, true);
+    s.actions.clear();
+    let ran_before = s.run_ns(100_000, t, 0);
+    s.wake(100_000, t, None);
+    assert!(s.actions.iter().any(|a| matches!(a, Action::SwitchIn { from_idle: true, delay: 30_000, .. })));
+    assert_eq!(s.run_ns(120_000, t, 0), ran_before, "still waking");
+    assert_eq!(s.run_ns(140_000, t, 0), ran_before + 10_000);
+    s.deschedule(140_000, 0, true);
+    assert_eq!(s.run_ns(200_000, t, 0), ran_before + 10_000);
+}

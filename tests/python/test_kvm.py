@@ -205,7 +205,7 @@ def test_probe_measures_each_path_per_notification_and_exports_a_profile(tmp_pat
     profile_keys = {"exit.io_instruction_ns", "exit.interrupt_delivery_ns", "host.thread_wakeup_ns",
                     "host.thread_wakeup_spread_ns", "host.halt_wakeup_ns", "host.halt_poll_wake_ns",
                     "vhost.wakeup_ns", "vhost.tx_packet_ns", "guest.request_ns",
-                    "host.timer_wakeup_ns"}
+                    "host.timer_wakeup_ns", "vhost.timed_sleep_ns"}
     named = {"vcpu_hlt_wakeup_ns", "backend_cpu_per_wakeup_ns", "io_kick_tight_loop_ns"}
     assert set(d["profile"]) | {k for k, r in d["refused"].items() if r["profile_key"]} == profile_keys
     assert set(d["not_in_profile"]) | {k for k, r in d["refused"].items() if not r["profile_key"]} == named

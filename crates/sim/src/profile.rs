@@ -231,6 +231,10 @@ pub struct Vhost {
     /// first item: back from its wait, reading the eventfd; 0 where `sched.context_switch_ns`,
     /// charged at every switch-in, holds it (a bare-metal host; a nested one pays more).
     pub wakeup_ns: Param,
+    /// The same for a shared I/O thread back from one of its own timed sleeps (ES2's 10 µs
+    /// sleeps): arming the timer, its expiry, the switches; 0 where `sched.context_switch_ns`
+    /// holds it (a nested host pays tens of µs: its timer programming exits to the hypervisor).
+    pub timed_sleep_ns: Param,
 }
 
 /// Guest kernel costs.
@@ -543,6 +547,7 @@ impl Profile {
             ("vhost.poll_ns", &v.poll_ns, "ns"),
             ("vhost.queue_switch_ns", &v.queue_switch_ns, "ns"),
             ("vhost.wakeup_ns", &v.wakeup_ns, "ns"),
+            ("vhost.timed_sleep_ns", &v.timed_sleep_ns, "ns"),
             ("guest.udp_tx_packet_ns", &g.udp_tx_packet_ns, "ns"),
             ("guest.udp_tx_byte_ns", &g.udp_tx_byte_ns, "ns"),
             ("guest.tcp_write_ns", &g.tcp_write_ns, "ns"),

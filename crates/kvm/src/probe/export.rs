@@ -8,7 +8,8 @@
 //! | `host.thread_wakeup_ns` | kick -> sleeping backend thread back from poll(2), p50, PIO, minus `exit.io_signal_ns` | the simulator wakes vhost `io_signal_ns` into the kick exit and then waits `thread_wakeup_ns` (no `host.cstates` in the probe's profile) |
 //! | `host.thread_wakeup_spread_ns` | (p90 - p50) / 0.8 of that latency, at most `thread_wakeup_ns` | the half-width of the simulator's uniform spread whose p90 is the measured p90 |
 //! | `host.halt_wakeup_ns` | MSI -> halted vCPU runs its handler, p50, halt_poll_ns = 0, 1 ms gaps, minus `host.thread_wakeup_ns` | added between a woken vCPU thread's switch-in and its VM entry |
-//! | `host.timer_wakeup_ns` | wall per 10 µs timed sleep - 10 µs - that trial's backend CPU per wake-up | a thread's own timed sleep expired -> it runs (then `vhost.wakeup_ns`) |
+//! | `host.timer_wakeup_ns` | wall per 10 µs timed sleep - 10 µs - the thread's CPU per sleep | a thread's own timed sleep expired -> it runs (then `vhost.timed_sleep_ns`) |
+//! | `vhost.timed_sleep_ns` | the thread's CPU per 10 µs timed sleep | charged when an I/O thread is back from a timed sleep |
 //! | `host.halt_poll_wake_ns` | MSI -> a halt-polling vCPU runs its handler, p50, halt_poll_ns = 2 ms, 100 µs gaps (>= 90 % successful polls) | charged between the interrupt reaching a polling vCPU and its guest resuming |
 //! | `vhost.wakeup_ns` | backend thread's schedstat CPU / its wake-ups (sparse PIO kicks) | charged when a woken back-end thread starts, before its first item |
 //! | `vhost.tx_packet_ns` | backend TSC from the ring check that found a request to its used entry, per request (100 k/s stream, polling backend) | charged per request a back end takes |
@@ -121,12 +122,20 @@ pub fn defs() -> Vec<Def> {
             name: "host.timer_wakeup_ns",
             in_profile: true,
             unit: "ns",
-            measures: "a thread's timed sleep beyond what it asked and the CPU the simulator charges per wake-up: wall time per 10 us sleep (timed_sleep) - 10 us - the same trial's backend CPU per kick wake-up (vhost.wakeup_ns), at least 0; the simulator wakes a thread whose timed sleep expired (ES2's 10 us sleeps) after it, then charges vhost.wakeup_ns",
+            measures: "a thread's timed sleep beyond what it asked and its own CPU: wall time per 10 us sleep (timed_sleep) - 10 us - the thread's CPU per sleep (vhost.timed_sleep_ns), at least 0; the simulator wakes a thread whose timed sleep expired (ES2's 10 us sleeps) after it, then charges vhost.timed_sleep_ns",
             why_not: None,
-            value: |r, _| match (r.timed_sleep.wall_us_per_sleep, r.kick_to_backend_handler.pio_ioeventfd.backend_cpu_us_per_wakeup) {
+            value: |r, _| match (r.timed_sleep.wall_us_per_sleep, r.timed_sleep.cpu_us_per_sleep) {
                 (Some(wall), Some(cpu)) => Some(((wall - r.timed_sleep.asked_us - cpu) * 1e3).max(0.0)),
                 _ => None,
             },
+        },
+        Def {
+            name: "vhost.timed_sleep_ns",
+            in_profile: true,
+            unit: "ns",
+            measures: "a thread's own CPU per 10 us timed sleep (thread CPU clock around the sleeps of timed_sleep, timer slack 1 ns as the testbed backend sets it): arming the timer, its expiry and the switches; the simulator charges it when a shared I/O thread comes back from a timed sleep, before its next item",
+            why_not: None,
+            value: |r, _| r.timed_sleep.cpu_us_per_sleep.map(|us| us * 1e3),
         },
         Def {
             name: "host.halt_poll_wake_ns",

@@ -124,6 +124,7 @@ fn each_parameter_is_exported_as_the_quantity_the_simulator_applies_it_to() {
             "host.thread_wakeup_ns",
             "host.thread_wakeup_spread_ns",
             "host.timer_wakeup_ns",
+            "vhost.timed_sleep_ns",
             "vhost.tx_packet_ns",
             "vhost.wakeup_ns"
         ]
@@ -143,7 +144,8 @@ fn each_parameter_is_exported_as_the_quantity_the_simulator_applies_it_to() {
     // a halt-polling vCPU's wake-up, from the run whose halts nearly all ended in a poll
     assert_eq!(p.profile["host.halt_poll_wake_ns"].value, 40_000.0);
     // a timed sleep's overshoot beyond the per-wake-up CPU the simulator charges
-    assert_eq!(p.profile["host.timer_wakeup_ns"].value, 35_000.0 - 10_000.0 - 20_000.0);
+    assert_eq!(p.profile["host.timer_wakeup_ns"].value, 35_000.0 - 10_000.0 - 21_000.0);
+    assert_eq!(p.profile["vhost.timed_sleep_ns"].value, 21_000.0);
     // per-request costs of each side, from the polled stream
     assert_eq!((p.profile["vhost.tx_packet_ns"].value, p.profile["guest.request_ns"].value), (120.0, 90.0));
     // the backend's CPU per wake-up

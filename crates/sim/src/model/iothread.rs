@@ -70,6 +70,8 @@ pub(crate) struct IoThread {
     pub running: bool,
     /// A wake-up is under way.
     pub wake_pending: bool,
+    /// That wake-up is the expiry of its own timed sleep.
+    timer_wake: bool,
     /// Generation of its timed sleep (an [`Ev::IoWake`] of another is stale).
     gen: u32,
     turn: Option<Turn>,
@@ -94,6 +96,7 @@ impl IoThread {
             devs,
             running: false,
             wake_pending: false,
+            timer_wake: false,
             gen: 0,
             turn: None,
             current: None,
@@ -147,6 +150,7 @@ impl Host {
             return;
         }
         th.wake_pending = true;
+        th.timer_wake = timer;
         th.gen = th.gen.wrapping_add(1); // a timed sleep is over
         let tid = self.io_thread_tid(t);
         if timer {
@@ -166,8 +170,9 @@ impl Host {
 
     /// Thread `t` runs on its pCPU: after a wake-up, or resuming after a preemption.
     pub(crate) fn io_run(&mut self, now: Time, t: u32, q: &mut EventQueue<Ev>) {
-        let wakeup = round_ns(self.profile.vhost.wakeup_ns.value);
         let th = &mut self.io[t as usize];
+        let v = &self.profile.vhost;
+        let wakeup = round_ns(if std::mem::take(&mut th.timer_wake) { v.timed_sleep_ns.value } else { v.wakeup_ns.value });
         th.busy.set(now, true);
         if !th.running {
             // A wake-up (not a resumption after preemption): its own CPU time first.

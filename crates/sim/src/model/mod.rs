@@ -24,6 +24,7 @@ mod irq_source;
 mod lapic;
 mod moderation;
 mod napi;
+mod nic_tx;
 mod nic_itr;
 mod notify;
 mod pi;
@@ -252,7 +253,8 @@ pub(crate) struct NetDev {
     pub rx_sock: VecDeque<rxq::RxPkt>,
     /// Packets that arrived at the host for this device (lifetime).
     pub rx_arrived_life: u64,
-    /// Packets dropped because the tap queue was full (window / lifetime).
+    /// Packets dropped because the tap queue was full (window: of the packets sent in the
+    /// window, so that a loss rate over the window's sends stays a fraction; lifetime).
     pub tap_drops: u64,
     /// Lifetime count of tap drops.
     pub tap_drops_life: u64,
@@ -373,7 +375,7 @@ impl Host {
                 tap_drops_life: 0,
                 napi: Napi::default(),
                 vhost: Vhost::new(format!("vhost-{}", vm.name), vhost::vhost_config(&c.profile, vm.net.busyloop_timeout_us)),
-                wire: Wire::new(&c.profile, tcp),
+                wire: Wire::new(&c.profile, vi as u32, tcp),
                 client: Client::new(&c.profile),
                 tap_last: 0,
                 port_itr: nic_itr::RxItr::new(c.profile.host.nic_rx_itr_ns.value),
@@ -406,7 +408,7 @@ impl Host {
             dev_io,
             shared_io,
             exitless_io: s.host.io.handling == crate::scenario::Handling::Elvis,
-            port: Port::new(&c.profile, s.seed),
+            port: Port::new(&c.profile, s.seed, s.vm.len()),
             client_cores: vec![0; c.client_cores as usize],
             senders,
             pcpu_busy: vec![BusyTime::default(); c.pcpus as usize],
@@ -459,7 +461,7 @@ impl Host {
         }
         for d in &mut self.devs {
             d.vhost.reset_metrics(now);
-            d.wire.reset_metrics();
+            d.wire.reset_metrics(now);
             d.txq.reset_metrics();
             d.rxq.reset_metrics();
             d.napi.polls = 0;
@@ -518,14 +520,15 @@ impl Host {
     /// A packet reached the client's NIC: received now if it interrupts at once, else held
     /// for the throttled interrupt (`client_nic_irq`).
     fn wire_done(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        let (b, next) = self.port.tx.finish(now, dev);
+        if let Some((next, t)) = next {
+            q.at(t, Ev::WireDone { dev: next });
+        }
         if self.devs[dev as usize].vf.is_some() {
             self.vf_tx_done(now, dev, q);
         }
         let d = &mut self.devs[dev as usize];
-        let (b, next) = d.wire.arrive(now);
-        if let Some(t) = next {
-            q.at(t, Ev::WireDone { dev });
-        }
+        d.wire.arrive(now, b);
         match d.client.nic.arrive(now) {
             nic_itr::Arrival::Now => self.app_at_client(now, dev, b, q),
             nic_itr::Arrival::Wait(t) => {
@@ -585,7 +588,7 @@ impl Host {
         let pkt = d.client.arrive_at_host();
         d.rx_arrived_life += 1;
         if d.rx_sock.len() >= udp_rx::TAP_QUEUE_PACKETS {
-            d.tap_drops += 1;
+            d.tap_drops += u64::from(pkt.born >= self.window_start);
             d.tap_drops_life += 1;
             return self.app_tap_drop(now, dev, pkt, q);
         }
@@ -672,8 +675,9 @@ impl Host {
             c.dropped.push(d.wire.dropped_life);
             // A VF's descriptors in the NIC's hands are its frames on the link.
             let in_device = if d.vf.is_some() { 0 } else { d.txq.in_device() };
-            c.in_flight.push(d.qdisc.len() as u64 + d.txq.pending() as u64 + in_device + d.wire.in_flight() as u64);
-            c.tx_on_link.push(d.wire.in_flight() as u64);
+            let on_link = self.port.tx.in_flight(vm.dev) as u64;
+            c.in_flight.push(d.qdisc.len() as u64 + d.txq.pending() as u64 + in_device + on_link);
+            c.tx_on_link.push(on_link);
             c.rx_arrived.push(d.rx_arrived_life);
             c.rx_tap_dropped.push(d.tap_drops_life);
             let in_vhost = (d.rxq.size() - d.rxq.posted) as u64 - d.rxq.used.len() as u64;

@@ -123,10 +123,11 @@ impl App for UdpPing {
 
     /// NAPI queues the echo on the socket (or drops it: receive buffer full).
     fn deliver(h: &mut Host, _now: Time, _v: u32, vm: usize, pkt: RxPkt, _q: &mut EventQueue<Ev>) -> bool {
+        let in_window = pkt.born >= h.window_start;
         let p = Self::state(h, vm);
         let charge = p.truesize(pkt.bytes);
         if p.sock_bytes + charge > p.rcvbuf {
-            p.sock_drops += 1;
+            p.sock_drops += u64::from(in_window);
         } else {
             p.sock_bytes += charge;
             p.sock.push_back(pkt);

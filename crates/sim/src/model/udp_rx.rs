@@ -53,7 +53,7 @@ pub struct UdpReceiver {
     pub received_life: u64,
     /// Payload bytes received (window).
     pub received_bytes: u64,
-    /// Datagrams dropped at the socket (window / lifetime).
+    /// Datagrams dropped at the socket (window: of those sent in the window / lifetime).
     pub sock_drops: u64,
     /// Lifetime count of datagrams dropped at the socket.
     pub sock_drops_life: u64,
@@ -149,10 +149,11 @@ impl Host {
 
     /// NAPI handed a datagram to the UDP socket (or dropped it: receive buffer full).
     fn udp_deliver(&mut self, vm: usize, pkt: RxPkt) {
+        let in_window = pkt.born >= self.window_start;
         let r = UdpReceiver::state(self, vm);
         let charge = pkt.bytes as u64 + SKB_OVERHEAD_BYTES;
         if r.sock_bytes + charge > r.rcvbuf {
-            r.sock_drops += 1;
+            r.sock_drops += u64::from(in_window);
             r.sock_drops_life += 1;
             return;
         }

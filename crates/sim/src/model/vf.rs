@@ -95,7 +95,7 @@ impl Host {
         let pkt = d.client.arrive_at_host();
         d.rx_arrived_life += 1;
         if d.rxq.posted == 0 {
-            d.tap_drops += 1;
+            d.tap_drops += u64::from(pkt.born >= self.window_start);
             d.tap_drops_life += 1;
             return self.app_tap_drop(now, dev, pkt, q);
         }
@@ -124,7 +124,7 @@ impl Host {
         loop {
             let d = &mut self.devs[dev as usize];
             let Some(bytes) = d.txq.peek().map(|b| b.bytes) else { return };
-            if !d.wire.vf_room(now, bytes) {
+            if !d.wire.vf_room(&self.port.tx, bytes) {
                 return;
             }
             let b = d.txq.take().expect("a posted descriptor");

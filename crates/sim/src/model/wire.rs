@@ -1,12 +1,13 @@
-//! The host's physical NIC port (DESIGN §3.2): one [`Link`] per direction shared by every
-//! virtio-net device, serializing frames FIFO at line rate, and each device's [`Wire`]: its
-//! frames on the TX link and their accounting (delivered, bytes, latency).
+//! The host's physical NIC port (DESIGN §3.2), shared by every device: the transmit side's
+//! per-device queues and arbiter (`nic_tx.rs`), the receive [`Link`] from the client machine
+//! serializing its frames FIFO at line rate, the receive path to the tap; and each device's
+//! [`Wire`]: its qdisc limit and the accounting of its frames (delivered, bytes, latency).
 
+use super::nic_tx::TxPort;
 use super::virtq::Buf;
 use crate::engine::{Rng, Time, round_ns};
 use crate::metrics::Histogram;
 use crate::profile::Profile;
-use std::collections::VecDeque;
 
 /// IPv4 + UDP headers carried in every datagram's first fragment.
 const IP_HDR: u32 = 20;
@@ -20,8 +21,10 @@ pub fn udp_wire_bytes(payload: u32, mtu: u32, overhead: u32) -> u32 {
     payload + UDP_HDR + frames * (IP_HDR + overhead)
 }
 
-/// One direction of the physical port: frames of all devices are serialized one after another
-/// in the order they are handed to it (FIFO), at the profile's line rate.
+/// The receive direction of the physical port (client → host): the client machine's frames of
+/// all flows are serialized one after another in the order they are handed to it (FIFO), at
+/// the profile's line rate. (The client's own senders bound what they queue: the UDP socket
+/// buffer, TCP small queues.)
 #[derive(Debug)]
 pub struct Link {
     ns_per_byte: f64,
@@ -61,8 +64,8 @@ impl Link {
 /// The host's NIC port: one link per direction, shared by every device.
 #[derive(Debug)]
 pub struct Port {
-    /// Host → client.
-    pub tx: Link,
+    /// Host → client: every device's TX queue and the NIC's arbiter (`nic_tx.rs`).
+    pub tx: TxPort,
     /// Client → host.
     pub rx: Link,
     /// From the port to a device's tap queue.
@@ -70,9 +73,10 @@ pub struct Port {
 }
 
 impl Port {
-    /// Both directions at the profile's line rate; `seed` is the scenario's.
-    pub fn new(p: &Profile, seed: u64) -> Self {
-        Port { tx: Link::new(p), rx: Link::new(p), rx_path: HostRxPath::new(p, seed) }
+    /// Both directions at the profile's line rate for `devices` devices; `seed` is the
+    /// scenario's.
+    pub fn new(p: &Profile, seed: u64, devices: usize) -> Self {
+        Port { tx: TxPort::new(p, devices), rx: Link::new(p), rx_path: HostRxPath::new(p, seed) }
     }
 }
 
@@ -108,9 +112,11 @@ impl HostRxPath {
     }
 }
 
-/// One device's frames on the TX link (host → client), in order, and their accounting.
+/// One device's traffic to the client and its accounting: the qdisc's limit above its NIC TX
+/// queue (`nic_tx.rs` holds the frames), what was delivered and dropped.
 #[derive(Debug)]
 pub struct Wire {
+    dev: u32,
     mtu: u32,
     overhead: u32,
     /// Frames carry TCP segments (one frame each) rather than UDP datagrams.
@@ -118,17 +124,14 @@ pub struct Wire {
     /// A UDP datagram is dropped at the port's qdisc when this device already has this many
     /// wire bytes waiting (`txqueuelen` full-sized frames: the limit of its own TX queue of a
     /// multi-queue NIC, so one device's flood does not starve another's packets).
-    qdisc_limit_bytes: f64,
-    /// Wire bytes of this device's frames handed to the link and not yet delivered.
-    queued_bytes: f64,
+    qdisc_limit_bytes: u64,
+    /// Start of the measurement window: a drop counts in the window's loss only if the
+    /// datagram was sent in it.
+    window_start: Time,
     /// Datagrams dropped at the full qdisc (window / lifetime).
     pub dropped: u64,
     /// Lifetime count of qdisc drops.
     pub dropped_life: u64,
-    /// Frames on the link with the time each arrives, oldest first. Only the head's arrival is
-    /// an event in the future-event set (the link is FIFO, so arrivals are in order): the heap
-    /// holds one event per device however many frames a saturated link has queued.
-    on_wire: VecDeque<(Buf, Time)>,
     /// Datagrams delivered to the client (window).
     pub delivered: u64,
     /// Datagrams delivered to the client (lifetime, for conservation).
@@ -140,18 +143,18 @@ pub struct Wire {
 }
 
 impl Wire {
-    /// A device's frames with the profile's MTU and framing overhead; `tcp` selects TCP
+    /// Device `dev`'s traffic with the profile's MTU and framing overhead; `tcp` selects TCP
     /// segment framing instead of UDP datagrams.
-    pub fn new(p: &Profile, tcp: bool) -> Self {
+    pub fn new(p: &Profile, dev: u32, tcp: bool) -> Self {
         Wire {
+            dev,
             mtu: p.nic.mtu_bytes.value as u32,
             overhead: p.nic.wire_overhead_bytes.value as u32,
             tcp,
-            qdisc_limit_bytes: p.nic.txqueuelen_packets.value * (p.nic.mtu_bytes.value + p.nic.wire_overhead_bytes.value),
-            queued_bytes: 0.0,
+            qdisc_limit_bytes: (p.nic.txqueuelen_packets.value * (p.nic.mtu_bytes.value + p.nic.wire_overhead_bytes.value)) as u64,
+            window_start: 0,
             dropped: 0,
             dropped_life: 0,
-            on_wire: VecDeque::new(),
             delivered: 0,
             delivered_life: 0,
             payload_bytes: 0,
@@ -168,68 +171,48 @@ impl Wire {
         udp_wire_bytes(payload, self.mtu, self.overhead)
     }
 
-    /// Queue a datagram for transmission on the shared TX `link`. Returns its arrival time
-    /// when it is the only frame of this device on the link (the caller schedules that
-    /// arrival); otherwise `None`: it arrives after the frames ahead of it (FIFO link), or it
-    /// was dropped at the full qdisc (UDP only).
-    pub fn send(&mut self, now: Time, b: Buf, link: &mut Link) -> Option<Time> {
+    /// Queue a datagram on the device's NIC TX queue of `port`. Returns its delivery time when
+    /// the link was idle and it starts at once (the caller schedules that `WireDone`);
+    /// otherwise `None`: the arbiter reaches it in turn, or it was dropped at the full qdisc
+    /// (UDP only: a TCP sender's window bounds its segments).
+    pub fn send(&mut self, now: Time, b: Buf, port: &mut TxPort) -> Option<Time> {
         let bytes = self.wire_bytes(b.bytes);
-        if !self.tcp && self.queued_bytes + bytes as f64 > self.qdisc_limit_bytes {
-            self.dropped += 1;
+        if !self.tcp && port.queued_bytes(self.dev) + u64::from(bytes) > self.qdisc_limit_bytes {
+            self.dropped += u64::from(b.born >= self.window_start);
             self.dropped_life += 1;
             return None;
         }
-        self.put_on_link(now, b, bytes, link)
+        port.push(now, self.dev, b, bytes)
     }
 
-    /// Would an SR-IOV VF's datagram of `payload` bytes fit in the NIC's queue for the VF at
-    /// `now`: its frames not yet through, plus this one, within the same limit as a device's
-    /// qdisc (or none at all is waiting)? A VF's frame that does not fit is not dropped: its
-    /// descriptor waits in the ring, unfetched, until earlier frames are through. TCP segments
-    /// always fit, as in [`Self::send`] (the window bounds them).
-    pub fn vf_room(&self, now: Time, payload: u32) -> bool {
-        if self.tcp {
-            return true;
-        }
-        let through: f64 = self.on_wire.iter().take_while(|&&(_, t)| t <= now).map(|(b, _)| self.wire_bytes(b.bytes) as f64).sum();
-        let waiting = self.queued_bytes - through;
-        waiting <= 0.0 || waiting + self.wire_bytes(payload) as f64 <= self.qdisc_limit_bytes
+    /// Would an SR-IOV VF's datagram of `payload` bytes fit in the NIC's queue for the VF: its
+    /// frames not yet through, plus this one, within the same limit as a device's qdisc (or
+    /// none at all is waiting)? A VF's frame that does not fit is not dropped: its descriptor
+    /// waits in the ring, unfetched, until earlier frames are through. TCP segments always
+    /// fit, as in [`Self::send`] (the window bounds them).
+    pub fn vf_room(&self, port: &TxPort, payload: u32) -> bool {
+        let waiting = port.queued_bytes(self.dev);
+        self.tcp || waiting == 0 || waiting + u64::from(self.wire_bytes(payload)) <= self.qdisc_limit_bytes
     }
 
-    /// Hand a VF's frame, fetched from its ring, to the shared TX `link` (never dropped; see
-    /// [`Self::vf_room`]). Returns its arrival time as [`Self::send`] does.
-    pub fn send_from_vf_ring(&mut self, now: Time, b: Buf, link: &mut Link) -> Option<Time> {
+    /// Hand a VF's frame, fetched from its ring, to its NIC TX queue (never dropped; see
+    /// [`Self::vf_room`]). Returns its delivery time as [`Self::send`] does.
+    pub fn send_from_vf_ring(&mut self, now: Time, b: Buf, port: &mut TxPort) -> Option<Time> {
         let bytes = self.wire_bytes(b.bytes);
-        self.put_on_link(now, b, bytes, link)
+        port.push(now, self.dev, b, bytes)
     }
 
-    fn put_on_link(&mut self, now: Time, b: Buf, bytes: u32, link: &mut Link) -> Option<Time> {
-        self.queued_bytes += bytes as f64;
-        let done = link.serialize(now, bytes);
-        self.on_wire.push_back((b, done));
-        (self.on_wire.len() == 1).then_some(done)
-    }
-
-    /// The oldest datagram on the wire arrived at the client. Also returns when the next one
-    /// arrives, if any, for the caller to schedule.
-    pub fn arrive(&mut self, now: Time) -> (Buf, Option<Time>) {
-        let (b, at) = self.on_wire.pop_front().expect("arrival without a datagram on the wire");
-        debug_assert_eq!(at, now);
-        self.queued_bytes = (self.queued_bytes - self.wire_bytes(b.bytes) as f64).max(0.0);
+    /// A datagram of this device reached the client at `now`.
+    pub fn arrive(&mut self, now: Time, b: Buf) {
         self.delivered += 1;
         self.delivered_life += 1;
         self.payload_bytes += b.bytes as u64;
         self.latency.record(now - b.born);
-        (b, self.on_wire.front().map(|&(_, t)| t))
     }
 
-    /// Datagrams being serialized.
-    pub fn in_flight(&self) -> usize {
-        self.on_wire.len()
-    }
-
-    /// Start a new measurement window.
-    pub fn reset_metrics(&mut self) {
+    /// Start a new measurement window at `now`.
+    pub fn reset_metrics(&mut self, now: Time) {
+        self.window_start = now;
         self.delivered = 0;
         self.dropped = 0;
         self.payload_bytes = 0;
@@ -251,26 +234,46 @@ mod tests {
     #[test]
     fn a_vf_frame_waits_for_room_where_a_device_s_datagram_is_dropped() {
         let p = Profile::load("did").unwrap();
-        let (mut link, mut vf, mut virtio) = (Link::new(&p), Wire::new(&p, false), Wire::new(&p, false));
+        let (mut port, mut virtio, mut vf) = (TxPort::new(&p, 3), Wire::new(&p, 0, false), Wire::new(&p, 1, false));
         let b = Buf::new(65_507, 0);
         // Fill both queues to their limit at one instant.
         while virtio.dropped_life == 0 {
-            virtio.send(0, b, &mut link);
+            virtio.send(0, b, &mut port);
         }
-        assert!(virtio.in_flight() > 1, "a datagram past the qdisc limit is dropped");
+        assert!(port.in_flight(0) > 1, "a datagram past the qdisc limit is dropped");
         let mut fetched = 0;
-        while vf.vf_room(0, b.bytes) {
-            vf.send_from_vf_ring(0, b, &mut link);
+        while vf.vf_room(&port, b.bytes) {
+            vf.send_from_vf_ring(0, b, &mut port);
             fetched += 1;
         }
-        assert_eq!(fetched, virtio.in_flight(), "the same limit");
+        assert_eq!(fetched, port.in_flight(0), "the same limit");
         assert_eq!(vf.dropped_life, 0);
-        // Once the first frame is through, there is room for one more.
-        let (_, first) = vf.on_wire.front().copied().unwrap();
-        assert!(!vf.vf_room(first - 1, b.bytes));
-        assert!(vf.vf_room(first, b.bytes));
+        // Once the VF's first frame is through, there is room for one more.
+        let mut next = Some(0);
+        while next != Some(1) {
+            let (_, n) = port.finish(0, next.unwrap());
+            next = n.map(|(d, _)| d);
+        }
+        assert!(!vf.vf_room(&port, b.bytes));
+        port.finish(0, 1);
+        assert!(vf.vf_room(&port, b.bytes));
         // TCP segments are bounded by their window, not here.
-        assert!(Wire::new(&p, true).vf_room(0, 1448));
+        assert!(Wire::new(&p, 2, true).vf_room(&port, 1448));
+    }
+
+    #[test]
+    fn a_drop_counts_in_the_window_only_for_a_datagram_sent_in_it() {
+        let p = Profile::load("did").unwrap();
+        let (mut port, mut w) = (TxPort::new(&p, 1), Wire::new(&p, 0, false));
+        let b = Buf::new(65_507, 0);
+        while w.dropped_life == 0 {
+            w.send(0, b, &mut port);
+        }
+        w.reset_metrics(10);
+        w.send(10, b, &mut port); // sent before the window: lost, not in the window's loss
+        assert_eq!((w.dropped_life, w.dropped), (2, 0));
+        w.send(10, Buf::new(65_507, 10), &mut port);
+        assert_eq!((w.dropped_life, w.dropped), (3, 1));
     }
 
     #[test]

@@ -9,7 +9,9 @@
 //! 1. it runs to its end (no panic; debug builds also check every vCPU's mode against its
 //!    thread after each event);
 //! 2. the conservation ledgers balance ([`Conservation::check`]);
-//! 3. liveness: no stalled flow (the watchdog, `model/watchdog.rs`).
+//! 3. liveness: no stalled flow (the watchdog, `model/watchdog.rs`);
+//! 4. sane metrics: every percentage within 0–100, rates ≥ 0, ordered latency statistics,
+//!    threads' shares of a pCPU at most 100 % (`sanity.rs`).
 //!
 //! A generated scenario that the checker rejects (an override out of its range) must be
 //! rejected with a one-line error; it counts as `rejected`, not as a run.
@@ -298,6 +300,9 @@ pub fn check_scenario(text: &str) -> Result<Outcome, Failure> {
     ledger.check().map_err(|e| fail(format!("ledger: {e}")))?;
     if let Some(st) = out.summary.stalled_flows.first() {
         return Err(fail(format!("stalled flow: {st:?}")));
+    }
+    if let Some(v) = crate::sanity::violations(&out.summary).first() {
+        return Err(fail(format!("metric invariant: {v}")));
     }
     Ok(Outcome::Ok)
 }

@@ -7,7 +7,8 @@
 //! ```
 //!
 //! Layers: [`engine`] (time, events, random streams), [`metrics`], [`scenario`] and [`profile`]
-//! (input), [`model`] (hardware, hypervisor, devices, guests, workloads), [`summary`] (output).
+//! (input), [`model`] (hardware, hypervisor, devices, guests, workloads), [`summary`] (output) and
+//! its invariants ([`sanity`]).
 #![deny(missing_docs)]
 
 pub mod bench;
@@ -18,6 +19,7 @@ pub mod metrics;
 pub mod model;
 pub mod profile;
 pub mod run;
+pub mod sanity;
 pub mod scenario;
 pub mod summary;
 

@@ -307,6 +307,9 @@ pub struct Client {
     /// Socket send buffer of an open-loop UDP source: it blocks while this many of its bytes
     /// wait for the link.
     pub udp_sndbuf_bytes: Param,
+    /// TCP small queues of a bulk TCP sender on the client: it stops queueing segments while
+    /// this many of its bytes wait for the link (Linux `tcp_limit_output_bytes`).
+    pub tsq_limit_bytes: Param,
     /// A closed-loop UDP request/response client resends its request after this long without
     /// the response.
     pub udp_rr_timeout_ns: Param,
@@ -397,6 +400,7 @@ impl Bounds {
             "sriov.vf_itr_ns" | "sriov.vf_itr_max_ns" => b(1.0, MAX_NS, false, "an interrupt interval; 0 would not throttle"),
             "guest.udp_rcvbuf_bytes" => b(2304.0, 2_147_483_647.0, true, "Linux SOCK_MIN_RCVBUF to the largest int"),
             "client.udp_sndbuf_bytes" => b(1.0, 2_147_483_647.0, true, "a socket buffer; Linux's default is 212992"),
+            "client.tsq_limit_bytes" => b(1.0, 2_147_483_647.0, true, "a per-socket byte limit; Linux's default is 262144"),
             "client.udp_rr_timeout_ns" => b(1.0, MAX_NS, true, "a resend timer; 0 ns would resend at one instant forever"),
             _ => match unit {
                 "ns" => b(0.0, MAX_NS, false, "at most a second"),
@@ -575,6 +579,7 @@ impl Profile {
             ("client.delack_timeout_ns", &self.client.delack_timeout_ns, "ns"),
             ("client.request_ns", &self.client.request_ns, "ns"),
             ("client.udp_sndbuf_bytes", &self.client.udp_sndbuf_bytes, "bytes"),
+            ("client.tsq_limit_bytes", &self.client.tsq_limit_bytes, "bytes"),
             ("client.udp_rr_timeout_ns", &self.client.udp_rr_timeout_ns, "ns"),
             ("app.memcached_get_ns", &self.app.memcached_get_ns, "ns"),
             ("app.memcached_set_ns", &self.app.memcached_set_ns, "ns"),

@@ -280,7 +280,7 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
             .into(),
     };
     let s = &c.scenario;
-    RunOutput {
+    let out = RunOutput {
         summary: Summary {
             scenario: s.name.clone(),
             seed: Some(s.seed),
@@ -306,5 +306,12 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
             extra: (),
         },
         latency_cdf: cdf,
+    };
+    // A percentage past 100, a negative rate, shares of a pCPU above it: a bug, never a result.
+    #[cfg(debug_assertions)]
+    {
+        let v = crate::sanity::violations(&out.summary);
+        assert!(v.is_empty(), "metric invariants broken (a model bug): {v:#?}");
     }
+    out
 }

@@ -29,6 +29,45 @@ pub enum AckAction {
     Arm(Time),
 }
 
+/// One client socket's frames handed to the link and not yet through it: what its send buffer
+/// (a UDP socket's `SO_SNDBUF`) or TCP small queues (`tcp_limit_output_bytes`) count, per
+/// socket, so that one flow's backlog does not block another's sender.
+#[derive(Debug, Default)]
+pub struct SockBacklog {
+    /// When each frame is through, and its wire bytes; oldest first (the link is FIFO).
+    frames: VecDeque<(Time, u32)>,
+    bytes: u64,
+}
+
+impl SockBacklog {
+    /// A frame of `wire_bytes` the socket handed to the link is through at `through`.
+    pub fn add(&mut self, through: Time, wire_bytes: u32) {
+        self.frames.push_back((through, wire_bytes));
+        self.bytes += u64::from(wire_bytes);
+    }
+
+    /// The earliest time from `now` at which at most `limit` of its bytes still wait: `now`
+    /// if already so, else when enough of its oldest frames are through (the socket's sender
+    /// blocks until then: `sock_alloc_send_pskb`, `tcp_small_queue_check`).
+    pub fn below(&mut self, now: Time, limit: u64) -> Time {
+        while let Some(&(t, b)) = self.frames.front() {
+            if t > now {
+                break;
+            }
+            self.frames.pop_front();
+            self.bytes -= u64::from(b);
+        }
+        let mut excess = self.bytes.saturating_sub(limit);
+        for &(t, b) in &self.frames {
+            if excess <= u64::from(b) {
+                return if excess == 0 { now } else { t };
+            }
+            excess -= u64::from(b);
+        }
+        now
+    }
+}
+
 /// The TCP receiver of one of the client's connections (one per netperf thread).
 #[derive(Debug, Default)]
 struct FlowRx {

@@ -13,12 +13,18 @@
 //! (`tcp_cleanup_rbuf`). An odd segment left unacknowledged is ACKed with the next one; a
 //! stream never stops with one segment pending because the client keeps sending.
 //!
+//! The client's TCP small queues (`client.tsq_limit_bytes`, Linux `tcp_limit_output_bytes`)
+//! bound what it queues for the link: past the limit it waits until its oldest queued segment
+//! is through. (A 1 GB window once filled the shared link's queue with a second of frames that
+//! every other VM's packets waited behind.)
+//!
 //! A segment dropped at the host's tap queue (a guest that cannot keep up) is resent by the
 //! client: at the next guest ACK it receives (SACK tells it of the hole: fast retransmit,
 //! RFC 6675), or when the retransmission timer (200 ms, Linux `TCP_RTO_MIN`) fires if no ACK
 //! comes. The model counts bytes, not sequence numbers, so a resent segment simply adds its
 //! bytes when it arrives.
 
+use super::client::SockBacklog;
 use super::rxq::{Ctl, RxPkt};
 use super::tcp::TCP_IP_HDR;
 use super::virtq::Buf;
@@ -51,6 +57,10 @@ pub struct TcpReceiver {
     edges: VecDeque<u64>,
     /// Client: waiting for the window to open.
     pub blocked: bool,
+    /// Client: its segments still waiting for the link, for TCP small queues
+    /// (`client.tsq_limit_bytes`).
+    on_link: SockBacklog,
+    tsq_limit: u64,
     /// Client: sizes of segments dropped at the host, to resend.
     lost: VecDeque<u32>,
     /// Client: its retransmission timer is armed.
@@ -87,6 +97,8 @@ impl TcpReceiver {
             snd_edge: window as u64,
             edges: VecDeque::new(),
             blocked: false,
+            on_link: SockBacklog::default(),
+            tsq_limit: p.client.tsq_limit_bytes.value as u64,
             lost: VecDeque::new(),
             rto_armed: false,
             seg_cost: round_ns(g.tcp_tx_segment_ns.value),
@@ -114,6 +126,7 @@ impl TcpReceiver {
     fn edge_now(&self) -> u64 {
         self.rcv_nxt + (self.rcvbuf - self.queued())
     }
+
 }
 
 /// Its steps: a pure ACK or window update (`softirq` set when NAPI sends it); a `recv()` of
@@ -141,12 +154,19 @@ impl Host {
             return;
         }
         r.blocked = false;
+        let t = r.on_link.below(now, r.tsq_limit);
+        if t > now {
+            // TSQ throttled: the sender resumes as its queued segments leave (`tcp_tsq_handler`).
+            return q.at(t, ClientEv::new(SEND, 0).on(dev));
+        }
         r.snd_nxt += mss as u64;
         r.sent_life += 1;
         let tx_ns = self.devs[dev as usize].client.tx_ns;
         let at = self.client_cpu(now, dev, tx_ns);
         let c = &mut self.devs[dev as usize].client;
-        let arrive = c.send_to_host(at, RxPkt { bytes: mss, ack: 0, born: at, conn: 0, ctl: Ctl::None }, mss + TCP_IP_HDR + ovh, &mut self.port.rx);
+        let wire = mss + TCP_IP_HDR + ovh;
+        let arrive = c.send_to_host(at, RxPkt { bytes: mss, ack: 0, born: at, conn: 0, ctl: Ctl::None }, wire, &mut self.port.rx);
+        TcpReceiver::state(self, vm).on_link.add(arrive, wire);
         self.to_tap(dev, arrive, q);
         q.at(at, ClientEv::new(SEND, 0).on(dev));
     }

@@ -9,6 +9,7 @@
 //! `recvfrom()` it sends a response through the TX path; the client sends its next request when
 //! the response arrives (closed loop) or at a fixed interval (open loop).
 
+use super::client::SockBacklog;
 use super::rxq::RxPkt;
 use super::virtq::Buf;
 use super::wire::udp_wire_bytes;
@@ -43,6 +44,8 @@ pub struct UdpReceiver {
     sock: VecDeque<RxPkt>,
     sock_bytes: u64,
     rcvbuf: u64,
+    /// The client socket's datagrams still waiting for the link (its send buffer).
+    on_link: SockBacklog,
     /// Datagrams the client sent (window / lifetime).
     pub sent: u64,
     /// Lifetime count of datagrams the client sent.
@@ -86,6 +89,7 @@ impl UdpReceiver {
             sock: VecDeque::new(),
             sock_bytes: 0,
             rcvbuf: p.guest.udp_rcvbuf_bytes.value as u64,
+            on_link: SockBacklog::default(),
             sent: 0,
             sent_life: 0,
             received: 0,
@@ -135,15 +139,18 @@ impl Host {
         }
         let d = &mut self.devs[dev as usize];
         // The client's own CPU bounds its rate.
-        let arrive = d.client.send_to_host(now, RxPkt { bytes, ack: 0, born: now, conn: 0, ctl: super::rxq::Ctl::None }, udp_wire_bytes(bytes, mtu, ovh), &mut self.port.rx);
+        let wire = udp_wire_bytes(bytes, mtu, ovh);
+        let arrive = d.client.send_to_host(now, RxPkt { bytes, ack: 0, born: now, conn: 0, ctl: super::rxq::Ctl::None }, wire, &mut self.port.rx);
         let tx_ns = d.client.tx_ns;
         self.to_tap(dev, arrive, q);
         if let Some(i) = interval {
             // The client's CPU bounds its rate, and so does the link: sendto() blocks while its
-            // socket's send buffer worth of bytes still waits to be serialized.
-            let sndbuf_ns = self.port.rx.ns_for(self.profile.client.udp_sndbuf_bytes.value);
-            let unblock = (self.port.rx.backlog_ns(now) - sndbuf_ns).max(0.0).ceil() as Time;
-            q.at(now + i.max(tx_ns).max(unblock), ClientEv::new(SEND, 0).on(dev));
+            // socket's send buffer worth of its bytes still waits to be serialized.
+            let sndbuf = self.profile.client.udp_sndbuf_bytes.value as u64;
+            let r = UdpReceiver::state(self, vm);
+            r.on_link.add(arrive, wire);
+            let unblock = r.on_link.below(now, sndbuf);
+            q.at((now + i.max(tx_ns)).max(unblock), ClientEv::new(SEND, 0).on(dev));
         }
     }
 

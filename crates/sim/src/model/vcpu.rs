@@ -154,6 +154,8 @@ pub struct Vcpu {
     /// its guest time less the cache refills it paid after exits — what a fixed-work program
     /// such as DID §5.3's WhileLoop advances by.
     pub burn_work_ns: Time,
+    /// Start of the measurement window (a burn task that began before it counts from it).
+    window_start: Time,
 }
 
 impl Vcpu {
@@ -182,6 +184,7 @@ impl Vcpu {
             guest_ns_life: 0,
             irq_ns_life: 0,
             burn_work_ns: 0,
+            window_start: 0,
             halt_poll: halt_poll.map(eventpath_policy::halt_poll::HaltPoll::new),
             halt_start: None,
             poll_gen: 0,
@@ -200,13 +203,17 @@ impl Vcpu {
         self.halt_polls = 0;
         self.halt_polls_successful = 0;
         self.burn_work_ns = 0;
+        self.window_start = now;
     }
 
     /// The burn task that started at `task_pollution`'s time stops at `now` (done or cut short).
     fn burn_ran(&mut self, now: Time) {
         if !self.idle_poll {
+            // Only the part in the window, whose refill is paid first.
             let (pollution, start) = self.task_pollution;
-            self.burn_work_ns += (now - start).saturating_sub(pollution);
+            let before = self.window_start.saturating_sub(start);
+            let ran = now - start.max(self.window_start);
+            self.burn_work_ns += ran.saturating_sub(pollution.saturating_sub(before));
         }
     }
 

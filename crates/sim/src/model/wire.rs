@@ -42,16 +42,6 @@ impl Link {
         Link { ns_per_byte: 8.0 / p.nic.gbps.value, free_at: 0.0, packets_life: 0 }
     }
 
-    /// How long the link stays busy with what is already handed to it, seen at `now` (ns).
-    pub fn backlog_ns(&self, now: Time) -> f64 {
-        (self.free_at - now as f64).max(0.0)
-    }
-
-    /// Time to serialize `bytes` (ns).
-    pub fn ns_for(&self, bytes: f64) -> f64 {
-        bytes * self.ns_per_byte
-    }
-
     /// Serialize a frame of `wire_bytes` handed over at `at`, after every frame handed over
     /// before it; returns when its last bit leaves (rounded to the ns).
     pub fn serialize(&mut self, at: Time, wire_bytes: u32) -> Time {

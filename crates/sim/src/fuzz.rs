@@ -8,7 +8,8 @@
 //!
 //! 1. it runs to its end (no panic; debug builds also check every vCPU's mode against its
 //!    thread after each event);
-//! 2. the conservation ledgers balance ([`Conservation::check`]);
+//! 2. the conservation ledgers balance ([`Conservation::check`]), and no runnable thread waits
+//!    for a pCPU longer than CFS allows while every thread weighs the same (starvation);
 //! 3. liveness: no stalled flow (the watchdog, `model/watchdog.rs`);
 //! 4. sane metrics: every percentage within 0–100, rates ≥ 0, ordered latency statistics,
 //!    threads' shares of a pCPU at most 100 % (`sanity.rs`).
@@ -330,6 +331,13 @@ impl Conservation {
         eq(self.port_rx_packets, rx, "port rx = arrived + on link".into())?;
         for v in 0..self.irq_raised.len() {
             eq(self.irq_raised[v], self.irq_handled[v] + self.irq_coalesced[v] + self.irq_pending[v], format!("vcpu{v} irqs raised = handled + coalesced + pending"))?;
+        }
+        if let Some(bound) = self.starvation_bound_ns {
+            for (t, &w) in self.thread_longest_wait_ns.iter().enumerate() {
+                if w > bound {
+                    return Err(format!("thread {t} runnable but not run for {w} ns, longer than CFS's bound {bound} ns with every thread of one weight (starved)"));
+                }
+            }
         }
         for p in 0..self.pcpu_busy_ns.len() {
             eq(self.pcpu_busy_ns[p], self.pcpu_thread_ns[p], format!("pcpu{p} busy = threads' run time"))?;

@@ -21,27 +21,27 @@ impl Host {
             // ixgbevf_xmit_frame: a full descriptor ring stops the queue until the TX clean.
             if d.txq.free() == 0 || !d.qdisc.is_empty() {
                 d.qdisc.push_back(b);
-                self.senders[vm].set_stopped(true);
+                self.set_tx_stopped(vm, true);
                 return self.enter(now, v, q);
             }
             self.vf_tx(now, dev, b, q);
             if self.devs[dev as usize].txq.free() == 0 {
-                self.senders[vm].set_stopped(true);
+                self.set_tx_stopped(vm, true);
             }
             return self.enter(now, v, q);
         }
         if d.txq.free() == 0 || !d.qdisc.is_empty() {
             d.qdisc.push_back(b);
-            self.senders[vm].set_stopped(true);
             d.txq.want_interrupt();
+            self.set_tx_stopped(vm, true);
             return self.enter(now, v, q);
         }
         d.txq.add(b);
         if d.txq.free() == 0 {
-            self.senders[vm].set_stopped(true);
             d.txq.want_interrupt();
+            self.set_tx_stopped(vm, true);
         }
-        if d.txq.kick_prepare() {
+        if self.devs[dev as usize].txq.kick_prepare() {
             return self.kick_tx(now, v, dev, q);
         }
         // No kick: a busy-polling vhost thread sees the buffer anyway.
@@ -89,8 +89,9 @@ impl Host {
 
     /// TX interrupt (`skb_xmit_done` → `netif_wake_subqueue`; then `net_tx_action` runs the
     /// qdisc): reclaimed space takes the backlog; the queue stays stopped while the ring fills
-    /// again. Returns whether the device must be kicked for buffers added here.
-    pub(crate) fn tx_irq(&mut self, v: u32) -> bool {
+    /// again. Returns whether the device must be kicked for buffers added here, and whether a
+    /// stopped queue was woken (its writers elsewhere need waking).
+    pub(crate) fn tx_irq(&mut self, v: u32) -> (bool, bool) {
         let vm = self.vcpus[v as usize].vm as usize;
         let d = &mut self.devs[self.vms[vm].dev as usize];
         d.txq.irq.driver_disable(); // skb_xmit_done: virtqueue_disable_cb
@@ -104,7 +105,16 @@ impl Host {
         if full {
             d.txq.want_interrupt();
         }
-        self.senders[vm].set_stopped(full);
-        added && d.txq.kick_prepare()
+        let kick = added && d.txq.kick_prepare();
+        (kick, self.set_tx_stopped(vm, full) && !full)
+    }
+
+    /// The driver stops (`netif_tx_stop_queue`) or wakes its TX queue; the VM's workload sees
+    /// it. Returns whether the queue was stopped before.
+    pub(crate) fn set_tx_stopped(&mut self, vm: usize, stopped: bool) -> bool {
+        let d = &mut self.devs[self.vms[vm].dev as usize];
+        let was = std::mem::replace(&mut d.tx_stopped, stopped);
+        self.senders[vm].set_stopped(stopped);
+        was
     }
 }

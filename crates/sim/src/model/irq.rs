@@ -103,17 +103,19 @@ impl Host {
         let mut kick = false;
         match vec {
             Vector::NetTx => {
-                kick = self.tx_irq(v);
+                let woke;
+                (kick, woke) = self.tx_irq(v);
                 let vm = self.vcpus[v as usize].vm as usize;
                 self.app_tx_interrupt(now, v, vm);
-                self.wake_writers(now, v, q);
+                if woke {
+                    self.wake_writers(now, v, q);
+                }
             }
             Vector::NetRx => self.napi_schedule(v),
             Vector::Vf => {
                 // ixgbevf: one vector per queue pair; NAPI cleans TX and receives RX.
                 let dev = self.vms[self.vcpus[v as usize].vm as usize].dev;
-                self.vf_tx_clean(now, dev, q);
-                self.wake_writers(now, v, q);
+                self.vf_tx_clean(now, v, dev, q);
                 self.napi_schedule(v);
             }
             Vector::Msi => {

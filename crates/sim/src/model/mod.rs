@@ -248,6 +248,8 @@ pub(crate) struct NetDev {
     /// Packets the driver could not place while the TX ring was full: the qdisc backlog
     /// (`dev_queue_xmit` queues while the queue is stopped; `net_tx_action` resumes it).
     pub qdisc: VecDeque<virtq::Buf>,
+    /// The driver stopped the TX queue (ring full): its writers wait for the TX clean.
+    pub tx_stopped: bool,
     pub rxq: RxRing,
     /// Packets on the tap socket waiting for the vhost RX handler.
     pub rx_sock: VecDeque<rxq::RxPkt>,
@@ -366,6 +368,7 @@ impl Host {
                 vm: vi as u32,
                 txq: Virtq::new(vm.net.queue_size, vm.net.suppression()),
                 qdisc: VecDeque::new(),
+                tx_stopped: false,
                 tx_moderation: moderation::QueueModeration::new(&vm.net.moderation),
                 rx_moderation: moderation::QueueModeration::new(&vm.net.moderation),
                 rxq: RxRing::new(vm.net.queue_size, vm.net.suppression()),
@@ -662,6 +665,11 @@ pub struct Conservation {
     pub pcpu_thread_ns: Vec<u64>,
     /// Window length (ns).
     pub window_ns: u64,
+    /// Per host thread: its longest single wait for a pCPU over the run (ns).
+    pub thread_longest_wait_ns: Vec<u64>,
+    /// The longest CFS may keep a runnable thread waiting, when every thread weighs the same
+    /// (None: weights differ); a longer wait is starvation.
+    pub starvation_bound_ns: Option<u64>,
 }
 
 impl Host {
@@ -709,6 +717,8 @@ impl Host {
         c.rx_polled = self.napi_polled_life.clone();
         c.pcpu_busy_ns = self.pcpu_busy.iter().map(|b| b.busy_ns(now)).collect();
         c.pcpu_thread_ns = (0..self.pcpu_busy.len() as u32).map(|p| self.sched.busy_ns(now, p)).collect();
+        c.thread_longest_wait_ns = (0..self.thread_names.len() as u32).map(|t| self.sched.longest_wait(now, t)).collect();
+        c.starvation_bound_ns = self.sched.starvation_bound_ns(self.host_tick_ns);
         c
     }
 }

@@ -18,12 +18,14 @@ pub struct QueueModeration {
     bytes: u64,
     /// Interrupts it delayed or coalesced (window).
     pub delayed: u64,
+    /// An interrupt is held until its deadline (the throttle paces the queue).
+    pub(crate) held: bool,
 }
 
 impl QueueModeration {
     /// The moderator `cfg` describes (validated with the scenario).
     pub fn new(cfg: &ModerationConfig) -> Self {
-        QueueModeration { moderator: cfg.build(0).expect("validated with the scenario"), packets: 0, bytes: 0, delayed: 0 }
+        QueueModeration { moderator: cfg.build(0).expect("validated with the scenario"), packets: 0, bytes: 0, delayed: 0, held: false }
     }
 
     /// A completion of `bytes` left the queue.
@@ -55,6 +57,7 @@ impl Host {
             Ok(()) => self.device_irq(now, dev, vec, q),
             Err(deadline) => {
                 m.delayed += 1;
+                m.held = true;
                 if let Some(t) = deadline {
                     q.at(t.max(now), Ev::IrqDeadline { dev, rx });
                 }
@@ -66,6 +69,7 @@ impl Host {
     pub(crate) fn irq_deadline(&mut self, now: Time, dev: u32, rx: bool, q: &mut EventQueue<Ev>) {
         let d = &mut self.devs[dev as usize];
         let m = if rx { &mut d.rx_moderation } else { &mut d.tx_moderation };
+        m.held = false;
         if m.moderator.on_deadline(now) {
             self.device_irq(now, dev, if rx { Vector::NetRx } else { Vector::NetTx }, q);
         }

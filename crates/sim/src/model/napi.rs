@@ -101,7 +101,7 @@ impl Host {
             n.scheduled = false;
             if d.vf.is_some() {
                 // ixgbevf: napi_complete, then unmask the vector (EIMS); refills were tail writes.
-                self.vf_unmask(now, dev, q);
+                self.vf_unmask(now, v, dev, q);
                 return false;
             }
             if d.rxq.kick_prepare() {

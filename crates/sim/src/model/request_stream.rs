@@ -191,7 +191,7 @@ impl App for RequestStream {
         }
         if d.txq.free() == 0 {
             d.txq.want_interrupt();
-            h.senders[vm].set_stopped(true);
+            h.set_tx_stopped(vm, true);
         }
         if h.devs[dev as usize].txq.kick_prepare() {
             return h.kick_tx(now, v, dev, q);

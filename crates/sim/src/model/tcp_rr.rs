@@ -513,7 +513,15 @@ impl App for TcpServer {
         self.latency.clear();
     }
     fn describe(&self) -> String {
-        format!("server stopped {} issued {} done {} next pending {}", self.stopped, self.issued_life, self.ops_life, self.next_pending)
+        let busy: Vec<String> = self.workers.w.iter().enumerate()
+            .filter(|(_, w)| w.tx.is_some() || !w.queue.is_empty())
+            .map(|(i, w)| format!("w{i} tx {:?} queued {}", w.tx, w.queue.len()))
+            .collect();
+        let partial = self.conns.iter().filter(|c| c.got > 0 && c.got < c.req_bytes).count();
+        format!(
+            "server stopped {} issued {} done {} next pending {} workers [{}] requests partly received {partial} in path {}",
+            self.stopped, self.issued_life, self.ops_life, self.next_pending, busy.join(", "), self.in_path.len()
+        )
     }
     fn progress(&self) -> u64 {
         self.ops_life

@@ -42,7 +42,7 @@ pub struct Vf {
     /// The MSI-X vector is unmasked (the driver's NAPI is idle).
     pub unmasked: bool,
     /// An interrupt is scheduled at the throttle's deadline.
-    armed: bool,
+    pub(crate) armed: bool,
     /// The driver's dynamic throttle, if the VF runs it.
     dynamic: Option<DynamicItr>,
     /// Frame bytes beyond a packet's payload (the driver counts whole frames).
@@ -177,24 +177,27 @@ impl Host {
         self.raise_irq(now, target, Vector::Vf, q);
     }
 
-    /// The NAPI poll's TX clean (`ixgbevf_clean_tx_irq`, first in `ixgbevf_poll`): the
-    /// descriptors the NIC wrote back are reclaimed, so send the qdisc's backlog and wake a
-    /// stopped queue.
-    pub(crate) fn vf_tx_clean(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+    /// The NAPI poll's TX clean on vCPU `v` (`ixgbevf_clean_tx_irq`, first in
+    /// `ixgbevf_poll`): the descriptors the NIC wrote back are reclaimed, so send the qdisc's
+    /// backlog and wake a stopped queue — and the writers that halted on it on other vCPUs,
+    /// whichever of the interrupt or a poll round's clean finds the room.
+    pub(crate) fn vf_tx_clean(&mut self, now: Time, v: u32, dev: u32, q: &mut EventQueue<Ev>) {
         let vm = self.devs[dev as usize].vm as usize;
         while self.devs[dev as usize].txq.free() > 0 {
             let Some(b) = self.devs[dev as usize].qdisc.pop_front() else { break };
             self.vf_tx(now, dev, b, q);
         }
         let full = self.devs[dev as usize].txq.free() == 0;
-        self.senders[vm].set_stopped(full);
+        if self.set_tx_stopped(vm, full) && !full {
+            self.wake_writers(now, v, q);
+        }
     }
 
     /// NAPI completed with the RX ring empty: its last round's TX clean, then unmask the
     /// vector (the RX refills were tail writes). Write-backs while the vector was masked raise
     /// no interrupt of their own: each poll round's clean is what finds them.
-    pub(crate) fn vf_unmask(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
-        self.vf_tx_clean(now, dev, q);
+    pub(crate) fn vf_unmask(&mut self, now: Time, v: u32, dev: u32, q: &mut EventQueue<Ev>) {
+        self.vf_tx_clean(now, v, dev, q);
         let vf = self.devs[dev as usize].vf.as_mut().expect("a VF device");
         vf.napi_complete();
         vf.unmasked = true;

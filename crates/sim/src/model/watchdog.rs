@@ -7,7 +7,8 @@
 //! wake-up, a lost interrupt, a window that never reopens), never a result, and the summary
 //! says so (`stalled_flows`). A flow whose client waits on an armed TCP retransmission timer
 //! (a segment lost to a full tap queue or VF ring; Linux's RTO is at least 200 ms) is slow, not
-//! stalled: the timer will fire.
+//! stalled: the timer will fire. Nor is a flow whose interrupt its own configured throttle holds
+//! until a deadline (`[vm.net.moderation]` FIR at 1 interrupt/s, a VF's EITR): it is paced.
 //!
 //! A flow starved by the host scheduler (a vCPU behind a nice −20 hog on its only pCPU) is
 //! slow, not stalled, and is not reported; vCPUs that time-share a pCPU still run a fair share
@@ -123,6 +124,14 @@ impl Host {
         moved + self.senders[vm].progress()
     }
 
+    /// Is VM `vm`'s flow waiting on its own configured throttle: an interrupt its device's
+    /// moderation (`[vm.net.moderation]`) or its VF's EITR holds until a deadline? Such a flow
+    /// is paced by its configuration (FIR at 1 interrupt/s moves once a second), not stuck.
+    fn flow_throttled(&self, vm: usize) -> bool {
+        let d = &self.devs[self.vms[vm].dev as usize];
+        d.rx_moderation.held || d.tx_moderation.held || d.vf.as_ref().is_some_and(|v| v.armed)
+    }
+
     /// A one-line picture of VM `vm`'s event path: vCPU modes, rings, the I/O thread.
     fn flow_state(&self, vm: usize) -> String {
         let d = &self.devs[self.vms[vm].dev as usize];
@@ -136,11 +145,12 @@ impl Host {
             .collect();
         let backend = self.backend_tid(self.vms[vm].dev).map(|t| format!("{:?}", self.sched.thread_state(t)));
         format!(
-            "vcpus [{}]; tx ring free {} pending {} qdisc {} kicks {} irq wanted {}; rx posted {} used {} sock {} kicks {} irq wanted {}; napi {:?}; vhost running {} thread {:?}; sender {}",
+            "vcpus [{}]; tx ring free {} pending {} qdisc {} on port {} kicks {} irq wanted {}; rx posted {} used {} sock {} kicks {} irq wanted {}; napi {:?}; vhost running {} thread {:?}; sender {}",
             vcpus.join("; "),
             d.txq.free(),
             d.txq.pending(),
             d.qdisc.len(),
+            self.port.tx.in_flight(self.vms[vm].dev),
             d.txq.kick.device_enabled(),
             d.txq.irq.driver_enabled(),
             d.rxq.posted,
@@ -175,7 +185,7 @@ impl Host {
         for vm in 0..self.watchdog.flows.len() {
             if self.watchdog.flows[vm].is_some() {
                 let (count, effort) = (self.flow_progress(vm), self.flow_effort(now, vm));
-                let timer = self.senders[vm].retransmission_armed();
+                let timer = self.senders[vm].retransmission_armed() || self.flow_throttled(vm);
                 let before = self.watchdog.stalls.len();
                 self.watchdog.observe(vm, now, count, timer, effort);
                 if self.watchdog.stalls.len() > before {

@@ -25,7 +25,7 @@ enum Dispatch {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Worker {
     /// Connections with a complete request handed to this worker, in order.
-    queue: VecDeque<u32>,
+    pub(crate) queue: VecDeque<u32>,
     /// The response being segmented (connection, bytes left; 0: the close's FIN is next).
     pub(crate) tx: Option<(u32, u32)>,
 }

@@ -148,6 +148,8 @@ pub struct Thread {
     run_delay: u64,
     /// Longest single wait for a pCPU since [`Sched::take_max_wait`] last read it.
     max_wait: u64,
+    /// Longest single wait for a pCPU over the whole run (the starvation audit).
+    longest_wait: u64,
     /// `wakee_flips`: how often, decaying by half each second, it woke a different thread than
     /// the one it woke before (`record_wakee`; read by `wake_wide`).
     wakee_flips: u32,
@@ -323,6 +325,7 @@ impl Sched {
             queued_since: 0,
             run_delay: 0,
             max_wait: 0,
+            longest_wait: 0,
             wakee_flips: 0,
             last_wakee: None,
             wakee_decay_at: 0,
@@ -365,6 +368,30 @@ impl Sched {
         let th = &mut self.threads[t as usize];
         let ongoing = if th.state == State::Queued { now - th.queued_since } else { 0 };
         std::mem::take(&mut th.max_wait).max(ongoing)
+    }
+
+    /// Thread `t`'s longest single wait for a pCPU over the run up to `now` (a wait still going
+    /// on counts as far as it has got).
+    pub fn longest_wait(&self, now: Time, t: u32) -> u64 {
+        let th = &self.threads[t as usize];
+        let ongoing = if th.state == State::Queued { now - th.queued_since } else { 0 };
+        th.longest_wait.max(ongoing)
+    }
+
+    /// How long CFS may keep a runnable thread waiting when every thread has the same weight
+    /// (None: weights differ, and a heavier thread may rightly take most of a pCPU): all of
+    /// them on one pCPU, each ahead of it by up to the sleeper credit of `place_entity`
+    /// (half a latency, GENTLE_FAIR_SLEEPERS) plus a slice of the period (`sched_slice` of
+    /// `__sched_period(n)`), overrun by up to a tick (`check_preempt_tick` runs at the tick),
+    /// and one more tick. `tick_ns` is the host's tick period.
+    pub fn starvation_bound_ns(&self, tick_ns: u64) -> Option<u64> {
+        let w = self.threads.first()?.weight;
+        if self.threads.iter().any(|t| t.weight != w) {
+            return None;
+        }
+        let n = self.threads.len() as u64;
+        let slice = (self.period(n) / n).max(self.p.min_granularity_ns);
+        Some(n * (self.p.latency_ns / 2 + slice + tick_ns) + tick_ns)
     }
 
     /// Lifetime (run time, run delay) of thread `t` up to `now`: how long it ran, and how long
@@ -597,6 +624,7 @@ impl Sched {
         let wait = now - th.queued_since;
         th.run_delay += wait;
         th.max_wait = th.max_wait.max(wait);
+        th.longest_wait = th.longest_wait.max(wait);
         th.exec_start = now;
         th.slice_start_exec = th.sum_exec;
         let timer = std::mem::take(&mut th.timer_woken);

@@ -112,6 +112,15 @@ impl Scheduler {
     pub fn take_max_wait(&mut self, now: Time, t: u32) -> u64 {
         each!(self, s => s.take_max_wait(now, t))
     }
+    /// Thread `t`'s longest single wait for a pCPU over the run.
+    pub fn longest_wait(&self, now: Time, t: u32) -> u64 {
+        each!(self, s => s.longest_wait(now, t))
+    }
+    /// The longest a runnable thread may wait for a pCPU when all threads weigh the same
+    /// (None when they do not); `tick_ns` is the host tick period.
+    pub fn starvation_bound_ns(&self, tick_ns: u64) -> Option<u64> {
+        each!(self, s => s.starvation_bound_ns(tick_ns))
+    }
     /// Thread `t`'s migrations in the window.
     pub fn thread_migrations(&self, t: u32) -> u64 {
         each!(self, s => s.threads[t as usize].migrations)

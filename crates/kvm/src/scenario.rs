@@ -253,6 +253,9 @@ impl Scenario {
             Error::Input(format!("{msg}{hint}"))
         })?;
         s.validate()?;
+        // Parsed already: the same text gives the same table.
+        let raw: toml::Value = toml::from_str(text).map_err(|e| Error::Input(e.message().to_string()))?;
+        check::keys_are_read(&raw, &s)?;
         Ok(s)
     }
 

@@ -100,3 +100,51 @@ fn load_steps_are_validated() {
     let e = Scenario::parse(&t.replace("pattern = \"stream\"", "pattern = \"closed\"")).unwrap_err().to_string();
     assert!(e.contains("vm[0].load[0].steps = 2 step(s): only a \"stream\" load has steps"), "{e}");
 }
+
+/// Issue 26: values the testbed used to accept silently are refused, each with one line.
+#[test]
+fn silently_accepted_values_are_refused_with_one_line() {
+    let err = |text: &str| -> String {
+        let e = Scenario::parse(text).unwrap_err().to_string();
+        assert!(!e.contains('\n'), "{e:?}");
+        e
+    };
+    let two = format!("{OK}[[vm]]\nname = \"b\"\n");
+    // A table before the first [[vm]] (after the top-level keys).
+    let with = |table: &str| OK.replacen("[[vm]]", &format!("{table}\n[[vm]]"), 1);
+    let cases: Vec<(String, &str)> = vec![
+        // The simulator's name rule (eventpath_sim::scenario::limits::check_name).
+        (OK.replace("name = \"a\"", "name = \"\""), "vm[0].name: \"\" is not allowed; expected a name of 1..=64 characters"),
+        (OK.replace("name = \"a\"", &format!("name = \"{}\"", "x".repeat(65))), "vm[0].name: \"xxxxxxxxxxxxxxxx…\" (65 characters) is not allowed; expected at most 64 characters"),
+        (OK.replace("name = \"t\"", "name = \"\""), "name: \"\" is not allowed; expected a name of 1..=64 characters"),
+        (two.replace("name = \"b\"", "name = \"a\""), "vm[1].name = \"a\": vm[0] has that name; VM names must be unique"),
+        (format!("duration_s = 0\n{OK}"), "duration_s = 0: must be in 0.05..=600"),
+        (format!("duration_s = -1\n{OK}"), "duration_s = -1: must be in 0.05..=600"),
+        (format!("duration_s = nan\n{OK}"), "duration_s = NaN: must be in 0.05..=600"),
+        (format!("warmup_s = -0.1\n{OK}"), "warmup_s = -0.1: must be in 0..=60"),
+        (OK.replace("pattern = \"stream\"\nrate = 1000", "pattern = \"closed\"\nwindow = 0"), "vm[0].load[0].window = 0: must be in 1..=256"),
+        (OK.replace("\"stream\"", "\"streem\""), "vm[0].load[0].pattern = \"streem\": allowed: stream, closed"),
+        (OK.replace("name = \"a\"", "name = \"a\"\npin = [4096]"), "vm[0].pin = 4096: this host has CPUs 0..="),
+        (with("[backend]\npin = [4096]"), "backend.pin = 4096: this host has CPUs 0..="),
+        (with("[irqgen]\ngap_us = 100\npin = 4096"), "irqgen.pin = 4096: this host has CPUs 0..="),
+        (with("[backend]\nbusyloop_us = 4000000000"), "backend.busyloop_us = 4000000000: must be in 0..=1000000"),
+        // Keys the pattern or the mode never reads.
+        (OK.replace("rate = 1000", "rate = 1000\nwindow = 4"), "vm[0].load[0].window = 4: does nothing with pattern = \"stream\" (read by pattern closed); remove it"),
+        (OK.replace("rate = 1000", "rate = 1000\nadversary = [\"chain_loop\"]"), "vm[0].load[0].adversary = [\"chain_loop\"]: does nothing with pattern = \"stream\""),
+        (with("[backend]\nmode = \"exit\"\nquota = 8"), "backend.quota = 8: does nothing with mode = \"exit\" (read by mode perceptive); remove it"),
+        (with("[backend]\nmode = \"poll\"\nbusyloop_us = 50"), "backend.busyloop_us = 50: does nothing with mode = \"poll\" (read by mode exit)"),
+        (with("[backend]\nmode = \"exit\"\n[backend.elvis]\nmax_work = 8"), "backend.elvis = {...}: does nothing with mode = \"exit\""),
+        // Values the guest would silently ignore or hang on.
+        (OK.replace("pattern = \"stream\"\nrate = 1000", "pattern = \"adversary\"\nadversary = []"), "vm[0].load[0].adversary = []: give at least one of head_out_of_range"),
+        (OK.replace("pattern = \"stream\"\nrate = 1000", "pattern = \"closed\"\nhalt_when_idle = true"), "vm[0].load[0].halt_when_idle = true: a closed loop halts only with consume = \"irq\""),
+    ];
+    for (text, want) in cases {
+        let e = err(&text);
+        assert!(e.starts_with(want), "got {e:?}\nwant {want:?}");
+    }
+    // The same keys where they are read are accepted.
+    Scenario::parse(&OK.replace("pattern = \"stream\"\nrate = 1000", "pattern = \"closed\"\nwindow = 4\nconsume = \"irq\"\nhalt_when_idle = true")).unwrap();
+    Scenario::parse(&with("[backend]\nmode = \"perceptive\"\nquota = 8")).unwrap();
+    Scenario::parse(&with("[backend]\nmode = \"exit\"\nbusyloop_us = 50")).unwrap();
+    Scenario::parse(&two).unwrap();
+}

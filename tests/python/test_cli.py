@@ -224,6 +224,38 @@ def test_trace_writes_perfetto_json(cli, tmp_path):
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "--from" in r.stderr
 
 
+def test_trace_with_the_largest_limit_streams_a_valid_file(cli, tmp_path):
+    """Issue 26: --limit 100000000 used to buffer every event and abort (SIGABRT, a Rust
+    backtrace) when memory ran out; events now go to the file as they come. A short window
+    gives a complete trace; a file that cannot be written is one line, exit 2, and no file."""
+    import resource
+    import signal
+    import subprocess
+    import sys
+
+    out = tmp_path / "t.json"
+    args = ["trace", "examples/tcp-send.toml", "--out", str(out), "--from", "0", "--to", "1",
+            "--duration", "0.02", "--limit", "100000000"]
+    r = cli(*args)
+    assert r.returncode == 0, r.stderr
+    j = json.loads(out.read_text())
+    n = sum(1 for e in j["traceEvents"] if e["ph"] != "M")
+    assert n > 1000 and j["otherData"] == {"dropped_events": 0, "limit": 100_000_000}
+    assert f"{n:,} events" in r.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.json"]
+
+    def small_files():  # writes past 64 kB fail with EFBIG instead of killing the process
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+
+    out.unlink()
+    r = subprocess.run([sys.executable, "-m", "eventpath.cli", *args], capture_output=True, text=True,
+                       cwd=ROOT, timeout=600, preexec_fn=small_files)
+    assert r.returncode == 2, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "--out" in r.stderr and "cannot write the trace" in r.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_stalled_flow_is_reported_as_a_model_bug(capsys):
     from eventpath.cli import _print_summary
 

@@ -22,14 +22,15 @@ def run(tmp_path, text, name="s.toml"):
 
 
 def vm(i, pattern, rate=1000, extra=""):
+    # Only the keys the pattern reads (the parser refuses the others).
+    key = {"closed": "window = 4", "stream": f"rate = {rate}"}.get(pattern, "")
     return f"""
 [[vm]]
 name = "vm{i}"
 pin = [0]
 [[vm.load]]
 pattern = "{pattern}"
-window = 4
-rate = {rate}
+{key}
 {extra}
 """
 

@@ -7,6 +7,10 @@ use eventpath_policy::moderation::ModerationConfig;
 use eventpath_policy::routing::RouterConfig;
 use serde::Deserialize;
 
+mod check;
+#[cfg(test)]
+mod tests;
+
 /// A whole scenario.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -235,26 +239,6 @@ impl Default for LoadCfg {
 pub const ADVERSARY_KINDS: [&str; 6] =
     ["head_out_of_range", "addr_out_of_range", "huge_length", "chain_loop", "next_out_of_range", "avail_idx_jump"];
 
-fn bad(key: &str, v: impl std::fmt::Display, allowed: &str) -> Error {
-    Error::Input(format!("{key} = {v}: {allowed}"))
-}
-
-fn one_of(key: &str, v: &str, allowed: &[&str]) -> Result<()> {
-    if allowed.contains(&v) {
-        Ok(())
-    } else {
-        Err(bad(key, format!("{v:?}"), &format!("allowed: {}", allowed.join(", "))))
-    }
-}
-
-fn range(key: &str, v: f64, lo: f64, hi: f64) -> Result<()> {
-    if v.is_finite() && v >= lo && v <= hi {
-        Ok(())
-    } else {
-        Err(bad(key, v, &format!("must be in {lo}..={hi}")))
-    }
-}
-
 impl Scenario {
     /// Parses and validates a scenario file's text.
     pub fn parse(text: &str) -> Result<Scenario> {
@@ -269,6 +253,9 @@ impl Scenario {
             Error::Input(format!("{msg}{hint}"))
         })?;
         s.validate()?;
+        // Parsed already: the same text gives the same table.
+        let raw: toml::Value = toml::from_str(text).map_err(|e| Error::Input(e.message().to_string()))?;
+        check::keys_are_read(&raw, &s)?;
         Ok(s)
     }
 
@@ -280,194 +267,5 @@ impl Scenario {
             other => other,
         })
     }
-
-    /// Range checks (host CPU numbers against this host).
-    pub fn validate(&self) -> Result<()> {
-        let ncpu = crate::vmm::sys::host_cpus();
-        let cpu = |key: &str, c: usize| {
-            if c < ncpu {
-                Ok(())
-            } else {
-                Err(bad(key, c, &format!("this host has CPUs 0..={}", ncpu - 1)))
-            }
-        };
-        range("duration_s", self.duration_s, 0.05, 600.0)?;
-        range("warmup_s", self.warmup_s, 0.0, 60.0)?;
-        let b = &self.backend;
-        one_of("backend.mode", &b.mode, &["exit", "poll", "perceptive", "optimistic", "elvis"])?;
-        b.elvis.validate().map_err(|e| Error::Input(format!("backend.{e}")))?;
-        one_of("backend.threads", &b.threads, &["shared", "per_queue"])?;
-        for c in &b.pin {
-            cpu("backend.pin", *c)?;
-        }
-        range("backend.service_ns", b.service_ns as f64, 0.0, 1e6)?;
-        range("backend.quota", b.quota as f64, 1.0, 1e6)?;
-        range("backend.max_poll_count", b.max_poll_count as f64, 1.0, 1e9)?;
-        self.moderation.validate().map_err(|e| Error::Input(format!("moderation: {e}")))?;
-        if self.vm.is_empty() || self.vm.len() > 8 {
-            return Err(bad("vm", self.vm.len(), "give 1..=8 [[vm]] tables"));
-        }
-        for (i, vm) in self.vm.iter().enumerate() {
-            let k = |f: &str| format!("vm[{i}].{f}");
-            range(&k("vcpus"), vm.vcpus as f64, 1.0, MAX_VCPUS as f64)?;
-            if !vm.pin.is_empty() && vm.pin.len() as u64 != vm.vcpus {
-                return Err(bad(&k("pin"), format!("{:?}", vm.pin), "give one host CPU per vCPU, or none"));
-            }
-            for c in &vm.pin {
-                cpu(&k("pin"), *c)?;
-            }
-            if let Some(ns) = vm.halt_poll_ns {
-                range(&k("halt_poll_ns"), ns as f64, 0.0, 1e9)?;
-            }
-            one_of(&k("kick"), &vm.kick, &["pio", "mmio"])?;
-            if !vm.queue_size.is_power_of_two() || !(2..=MAX_QSIZE).contains(&vm.queue_size) {
-                return Err(bad(&k("queue_size"), vm.queue_size, "a power of two in 2..=1024"));
-            }
-            if vm.load.len() as u64 > vm.vcpus {
-                return Err(bad(&k("load"), vm.load.len(), "at most one [[vm.load]] per vCPU"));
-            }
-            for (j, l) in vm.load.iter().enumerate() {
-                let k = |f: &str| format!("vm[{i}].load[{j}].{f}");
-                one_of(&k("pattern"), &l.pattern, &["stream", "closed", "burst", "spin", "irq_sink", "adversary", "kick_loop", "exit_loop"])?;
-                range(&k("rate"), l.rate, 1.0, 1e8)?;
-                range(&k("window"), l.window as f64, 1.0, vm.queue_size as f64)?;
-                range(&k("burst"), l.burst as f64, 1.0, vm.queue_size as f64)?;
-                range(&k("gap_us"), l.gap_us, 0.0, 1e7)?;
-                one_of(&k("consume"), &l.consume, &["poll", "irq"])?;
-                range(&k("work_ns"), l.work_ns as f64, 0.0, 1e7)?;
-                for a in &l.adversary {
-                    one_of(&k("adversary"), a, &ADVERSARY_KINDS)?;
-                }
-                if !l.steps.is_empty() && l.pattern != "stream" {
-                    return Err(bad(&k("steps"), format!("{} step(s)", l.steps.len()), &format!("only a \"stream\" load has steps (pattern = {:?})", l.pattern)));
-                }
-                let mut prev = -1.0;
-                for (n, st) in l.steps.iter().enumerate() {
-                    let k = |f: &str| format!("vm[{i}].load[{j}].steps[{n}].{f}");
-                    if !(st.at_s.is_finite() && st.at_s >= 0.0 && st.at_s < self.duration_s) {
-                        return Err(bad(&k("at_s"), st.at_s, &format!("must be in 0..duration_s ({})", self.duration_s)));
-                    }
-                    if st.at_s <= prev {
-                        return Err(bad(&k("at_s"), st.at_s, &format!("must be after the previous step's at_s ({prev})")));
-                    }
-                    prev = st.at_s;
-                    range(&k("rate"), st.rate, 1.0, 1e8)?;
-                }
-            }
-        }
-        if let Some(g) = &self.irqgen {
-            range("irqgen.gap_us", g.gap_us, 1.0, 1e6)?;
-            let vm = self.vm.get(g.vm).ok_or_else(|| bad("irqgen.vm", g.vm, &format!("must be < {}", self.vm.len())))?;
-            range("irqgen.vcpu", g.vcpu as f64, 0.0, (vm.vcpus - 1) as f64)?;
-            if let Some(c) = g.pin {
-                cpu("irqgen.pin", c)?;
-            }
-        }
-        Ok(())
-    }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const OK: &str = r#"
-name = "t"
-[[vm]]
-name = "a"
-[[vm.load]]
-pattern = "stream"
-rate = 1000
-"#;
-
-    #[test]
-    fn minimal_scenario_parses_with_defaults() {
-        let s = Scenario::parse(OK).unwrap();
-        assert_eq!(s.backend.mode, "exit");
-        assert_eq!(s.vm[0].queue_size, 256);
-    }
-
-    #[test]
-    fn errors_name_key_value_and_what_is_allowed() {
-        let e = Scenario::parse(&OK.replace("rate = 1000", "rate = 0")).unwrap_err().to_string();
-        assert_eq!(e, "vm[0].load[0].rate = 0: must be in 1..=100000000");
-        let e = Scenario::parse(&OK.replace("rate = 1000", "rate = 1000\nbogus = 1")).unwrap_err().to_string();
-        assert!(e.contains("unknown field `bogus`"), "{e}");
-        let e = Scenario::parse(&OK.replace("pattern = \"stream\"", "pattern = \"wave\"")).unwrap_err().to_string();
-        assert!(e.contains("vm[0].load[0].pattern = \"wave\": allowed: stream"), "{e}");
-        let e = Scenario::parse(&OK.replace("name = \"a\"", "name = \"a\"\npin = [4096]")).unwrap_err().to_string();
-        assert!(e.contains("vm[0].pin"), "{e}");
-        let e = Scenario::parse(&OK.replace("rate = 1000", "rate = \"fast\"")).unwrap_err().to_string();
-        assert!(e.contains("rate"), "{e}");
-        let e = Scenario::parse(&format!("{OK}\n[moderation]\nkind = \"fir\"\nitr = 0\n")).unwrap_err().to_string();
-        assert!(e.contains("fir.itr = 0"), "{e}");
-    }
-
-    #[test]
-    fn routing_accepts_the_documented_spelling() {
-        for (name, want) in [("h_balance", RouterConfig::HBalance), ("hbalance", RouterConfig::HBalance), ("es2", RouterConfig::Es2)] {
-            let s = Scenario::parse(&format!("routing = \"{name}\"\n{OK}")).unwrap();
-            assert_eq!(s.routing, want);
-        }
-        let e = Scenario::parse(&format!("routing = \"round_robin\"\n{OK}")).unwrap_err().to_string();
-        assert!(e.contains("round_robin") && e.contains("h_balance"), "{e}");
-    }
-
-    #[test]
-    fn parse_errors_are_one_line_with_the_line_number() {
-        let sim = "name = \"x\"\nprofile = \"es2\"\n[[vm]]\nname = \"a\"\n";
-        let e = Scenario::parse(sim).unwrap_err().to_string();
-        assert!(!e.contains('\n') && e.contains("line 2") && e.contains("unknown field `profile`"), "{e}");
-        assert!(e.contains("eventpath run"), "{e}");
-        for garbage in ["**not toml** at all\n", "\u{0}\u{1}\u{2}", "name = \"x\"\n[[vm]]\nname = 3\n"] {
-            let e = Scenario::parse(garbage).unwrap_err().to_string();
-            assert!(!e.contains('\n') && e.contains("line "), "{e:?}");
-        }
-    }
-
-    #[test]
-    fn elvis_mode_and_its_parameters_are_validated() {
-        let t = format!("{OK}\n[backend]\nmode = \"elvis\"\n[backend.elvis]\nmax_work = 32\n");
-        let s = Scenario::parse(&t).unwrap();
-        assert_eq!(s.backend.elvis.max_work, 32);
-        assert_eq!(s.backend.elvis.min_work, 8);
-        let e = Scenario::parse(&t.replace("max_work = 32", "max_work = 4\nmin_work = 5")).unwrap_err().to_string();
-        assert!(e.contains("backend.elvis.min_work = 5"), "{e}");
-        let e = Scenario::parse(&t.replace("max_work = 32", "max_wrk = 4")).unwrap_err().to_string();
-        assert!(e.contains("unknown field `max_wrk`"), "{e}");
-    }
-
-    #[test]
-    fn dim_moderation_kind_is_parsed_and_validated() {
-        let t = format!("{OK}\n[moderation]\nkind = \"dim\"\nprofiles = \"rx_cqe\"\n");
-        let s = Scenario::parse(&t).unwrap();
-        assert!(matches!(s.moderation, ModerationConfig::Dim(ref c) if c.profiles == "rx_cqe" && c.start_ix == 1));
-        let e = Scenario::parse(&t.replace("rx_cqe", "rx")).unwrap_err().to_string();
-        assert!(e.contains("dim.profiles = \"rx\": allowed: rx_eqe, rx_cqe, tx_eqe, tx_cqe"), "{e}");
-        let e = Scenario::parse(&format!("{t}start_ix = 7\n")).unwrap_err().to_string();
-        assert!(e.contains("dim.start_ix = 7: must be in 0..=4"), "{e}");
-        let e = Scenario::parse(&format!("{t}itr = 7\n")).unwrap_err().to_string();
-        assert!(e.contains("unknown field `itr`"), "{e}");
-        let e = Scenario::parse(&t.replace("\"dim\"", "\"napi\"")).unwrap_err().to_string();
-        assert!(e.contains("moderation.kind = \"napi\": allowed: none, fir, cgr, air, dim"), "{e}");
-        let s = Scenario::parse(&format!("{OK}\n[moderation]\nkind = \"fir\"\nitr = 2000\n")).unwrap();
-        assert!(matches!(s.moderation, ModerationConfig::Fir(ref c) if c.itr == 2000));
-    }
-
-    #[test]
-    fn load_steps_are_validated() {
-        let t = OK.replace("rate = 1000", "rate = 1000\nsteps = [{at_s = 0.1, rate = 5000}, {at_s = 0.3, rate = 100}]");
-        let s = Scenario::parse(&t).unwrap();
-        assert_eq!(s.vm[0].load[0].steps.len(), 2);
-        let e = Scenario::parse(&t.replace("at_s = 0.3", "at_s = 0.05")).unwrap_err().to_string();
-        assert_eq!(e, "vm[0].load[0].steps[1].at_s = 0.05: must be after the previous step's at_s (0.1)");
-        let e = Scenario::parse(&t.replace("at_s = 0.3", "at_s = 0.5")).unwrap_err().to_string();
-        assert_eq!(e, "vm[0].load[0].steps[1].at_s = 0.5: must be in 0..duration_s (0.5)");
-        let e = Scenario::parse(&t.replace("rate = 5000", "rate = 0")).unwrap_err().to_string();
-        assert_eq!(e, "vm[0].load[0].steps[0].rate = 0: must be in 1..=100000000");
-        let e = Scenario::parse(&t.replace("rate = 5000", "rate = 5000, when = 1")).unwrap_err().to_string();
-        assert!(e.contains("unknown field `when`"), "{e}");
-        let e = Scenario::parse(&t.replace("pattern = \"stream\"", "pattern = \"closed\"")).unwrap_err().to_string();
-        assert!(e.contains("vm[0].load[0].steps = 2 step(s): only a \"stream\" load has steps"), "{e}");
-    }
-}

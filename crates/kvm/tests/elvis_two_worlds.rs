@@ -3,7 +3,7 @@
 //! differs is the producer's run clock `on_empty` reads for a polled queue:
 //! * simulator (`crates/sim/src/model/elvis_io.rs`): the host scheduler's exact run clock of the
 //!   VM's vCPU threads, `Scheduler::producers_run_ns`;
-//! * testbed (`crates/kvm/src/backend/serve.rs`): the vCPU thread's schedstat read through
+//! * testbed (`crates/kvm/src/backend/serve/elvis.rs`): the vCPU thread's schedstat read through
 //!   [`ProducerClock`], at most once per millisecond (so up to 1 ms stale).
 //!
 //! One scripted event sequence — kicks on two queues, the I/O thread's turns (every 25 µs:

@@ -3,7 +3,7 @@
 
 use crate::input_error;
 use eventpath_sim::engine::{Time, NS_PER_S};
-use eventpath_sim::run::{simulate_observed, simulate_traced, RunOptions, RunOutput, TraceOptions};
+use eventpath_sim::run::{simulate_observed, simulate_traced_to_file, RunOptions, RunOutput, TraceOptions};
 use eventpath_sim::scenario::Scenario;
 use pyo3::prelude::*;
 use std::time::{Duration, Instant};
@@ -91,26 +91,29 @@ fn run_json(
     run_scenario(py, sc, origin, &RunOptions { seed, duration_s: duration }, progress)
 }
 
-/// Run the scenario file at `path` while recording a timeline of simulated seconds
-/// [from_s, to_s] (at most `limit` events); returns (run JSON as `run_file`, trace JSON in the
-/// Chrome trace-event format).
+/// Run the scenario file at `path` while writing a timeline of simulated seconds
+/// [from_s, to_s] (at most `limit` events, Chrome trace-event JSON) to the file `out` as it is
+/// recorded (constant memory; the file is complete or absent); returns (run JSON as
+/// `run_file`, events written, events dropped past the limit).
 #[pyfunction]
-#[pyo3(signature = (path, from_s, to_s, limit=1_000_000, seed=None, duration=None))]
+#[pyo3(signature = (path, out, from_s, to_s, limit=1_000_000, seed=None, duration=None))]
+#[allow(clippy::too_many_arguments)]
 fn trace_file(
     py: Python<'_>,
     path: &str,
+    out: &str,
     from_s: f64,
     to_s: f64,
     limit: usize,
     seed: Option<u64>,
     duration: Option<f64>,
-) -> PyResult<(String, String)> {
+) -> PyResult<(String, u64, u64)> {
     let mut sc = Scenario::from_file(path).map_err(input_error)?;
     RunOptions { seed, duration_s: duration }.apply(&mut sc).map_err(input_error)?;
     let c = sc.check(path).map_err(input_error)?;
     let t = TraceOptions { from_s, to_s, limit };
-    let (out, trace) = py.detach(|| simulate_traced(&c, t)).map_err(input_error)?;
-    Ok((output_json(&out, None), trace))
+    let (run, n) = py.detach(|| simulate_traced_to_file(&c, t, std::path::Path::new(out))).map_err(input_error)?;
+    Ok((output_json(&run, None), n.written, n.dropped))
 }
 
 /// Parse and check a scenario given as JSON text, with the run options, without running it

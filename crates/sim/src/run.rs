@@ -8,6 +8,9 @@ use crate::scenario::{Checked, Scenario};
 use crate::summary::*;
 use std::collections::BTreeMap;
 
+mod trace;
+pub use trace::{simulate_traced, simulate_traced_to, simulate_traced_to_file, TraceCounts, TraceOptions};
+
 /// Overrides given on the command line.
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
@@ -75,51 +78,20 @@ pub fn simulate_observed(c: &Checked, every_ns: Time, observer: &mut dyn FnMut(T
     (out, completed)
 }
 
-/// What to record for `eventpath trace`: simulated seconds [from, to] (warm-up included, so
-/// 0 is the start of the run) and the most events to keep.
-#[derive(Debug, Clone, Copy)]
-pub struct TraceOptions {
-    /// Start of the recorded window (s).
-    pub from_s: f64,
-    /// End of the recorded window (s).
-    pub to_s: f64,
-    /// Most events kept; the rest are counted in the trace's `otherData.dropped_events`.
-    pub limit: usize,
-}
-
-/// Simulate a checked scenario while recording a timeline; returns the run and the trace as
-/// Chrome trace-event JSON (opens in Perfetto).
-pub fn simulate_traced(c: &Checked, t: TraceOptions) -> InputResult<(RunOutput, String)> {
-    // The window must overlap the run: a --from past its end (or one that saturated the
-    // nanosecond clock) gave an empty trace and exit 0.
-    let end_s = c.scenario.warmup_s + c.scenario.duration_s;
-    if !(t.from_s.is_finite() && t.to_s.is_finite() && 0.0 <= t.from_s && t.from_s < t.to_s && t.from_s < end_s) {
-        return Err(InputError::Option(format!(
-            "--from {} --to {}: not allowed; expected 0 ≤ from < to and from < {} (simulated seconds from the start, warm-up included; the run ends at {})",
-            crate::error::num(t.from_s),
-            crate::error::num(t.to_s),
-            crate::error::num(end_s),
-            crate::error::num(end_s)
-        )));
-    }
-    if t.limit == 0 {
-        return Err(InputError::Option("--limit 0: not allowed; expected at least 1 event".into()));
-    }
-    let (out, _, trace, _) = simulate_inner(c, Some(t), Time::MAX, &mut |_, _| true);
-    Ok((out, trace.expect("tracing was enabled")))
-}
+/// A timeline to record while simulating, and where it goes.
+type TraceTo = (TraceOptions, Box<dyn std::io::Write + Send>);
 
 fn simulate_inner(
     c: &Checked,
-    t: Option<TraceOptions>,
+    t: Option<TraceTo>,
     every_ns: Time,
     observer: &mut dyn FnMut(Time, Time) -> bool,
-) -> (RunOutput, Conservation, Option<String>, bool) {
+) -> (RunOutput, Conservation, Option<std::io::Result<TraceCounts>>, bool) {
     let t0 = std::time::Instant::now();
     let mut q = EventQueue::new();
     let mut host = Host::build(c, &mut q);
-    if let Some(t) = t {
-        host.enable_trace(secs_to_ns(t.from_s), secs_to_ns(t.to_s), t.limit);
+    if let Some((t, out)) = t {
+        host.enable_trace(secs_to_ns(t.from_s), secs_to_ns(t.to_s), t.limit, &c.scenario.name, out);
     }
     // Both are bounded by `Scenario::check` (scenario::limits), so the sum cannot overflow.
     let end = secs_to_ns(c.scenario.warmup_s) + secs_to_ns(c.scenario.duration_s);
@@ -127,12 +99,13 @@ fn simulate_inner(
     let completed = loop {
         now = now.saturating_add(every_ns.max(1)).min(end);
         run_until(&mut host, &mut q, now);
-        if !observer(now, end) || now == end {
+        // A trace that cannot be written any more (a full disk) ends the run: it is an error.
+        if !observer(now, end) || now == end || host.trace_failed() {
             break now == end;
         }
     };
     let wall = t0.elapsed().as_secs_f64();
-    let trace = host.trace_json(&c.scenario.name);
+    let trace = host.finish_trace();
     (summarize(c, &host, now, q.handled(), wall), host.conservation(now), trace, completed)
 }
 

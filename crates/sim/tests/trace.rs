@@ -1,7 +1,7 @@
 //! `eventpath trace`: the timeline holds the event path (guest work, exits, interrupts, vhost
 //! runs, which thread ran on each pCPU), stays inside its window, and is deterministic.
 
-use eventpath_sim::run::{simulate_traced, TraceOptions};
+use eventpath_sim::run::{simulate_traced, simulate_traced_to_file, TraceOptions};
 use eventpath_sim::scenario::Scenario;
 
 fn traced(from_s: f64, to_s: f64, limit: usize) -> serde_json::Value {
@@ -58,4 +58,30 @@ fn bad_windows_are_rejected() {
         let e = simulate_traced(&c, TraceOptions { from_s: f, to_s: t, limit: 10 }).unwrap_err().to_string();
         assert!(e.contains("--from") && e.contains("the run ends at"), "{e}");
     }
+}
+
+/// The file `eventpath trace` writes as it records holds the same bytes as the in-memory trace;
+/// a file that cannot be written is one line naming --out, and nothing is left behind.
+#[test]
+fn the_streamed_file_is_the_trace_and_a_failed_one_is_one_line() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/tcp-send.toml");
+    let mut sc = Scenario::from_file(root).unwrap();
+    sc.duration_s = 0.01;
+    sc.warmup_s = 0.001;
+    let c = sc.check("tcp-send").unwrap();
+    let t = TraceOptions { from_s: 0.002, to_s: 0.003, limit: 1_000_000 };
+    let dir = std::env::temp_dir().join(format!("eventpath-trace-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("t.json");
+    let (_, n) = simulate_traced_to_file(&c, t, &path).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text, simulate_traced(&c, t).unwrap().1);
+    let j: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(j["traceEvents"].as_array().unwrap().iter().filter(|e| e["ph"] != "M").count() as u64, n.written);
+    assert_eq!(n.dropped, 0);
+    let e = simulate_traced_to_file(&c, t, &dir.join("missing").join("t.json")).unwrap_err().to_string();
+    assert!(e.starts_with("--out ") && e.contains("cannot write the trace") && !e.contains('\n'), "{e}");
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, [std::ffi::OsString::from("t.json")], "no partial file left");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

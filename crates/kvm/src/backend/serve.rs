@@ -1,16 +1,19 @@
-//! The backend thread loop.
+//! The backend thread loop: set-up, the ring and interrupt primitives every mode shares, and
+//! plain polling. The ES2/vhost joint thread is in `joint.rs`, ELVIS in `elvis.rs`.
 use super::irq::IrqSender;
 use super::producer_clock::{ProducerClock, ThreadSchedstat};
 use super::{Counters, DeviceSpec, NotifyMode};
+
+mod elvis;
+mod joint;
 use crate::vmm::layout::{queue_area, AVAIL_OFF, DESC_OFF, USED_OFF};
 use crate::vmm::memory::GuestMem;
 use crate::vmm::sys::{self, now_ns, rdtsc};
 use crate::virtq::{DeviceQueue, RingAddrs};
-use eventpath_policy::elvis::{ElvisDecision, ElvisScheduler, ModeChange, QueueMode, ServeAction, Source};
-use eventpath_policy::es2::{OptimisticAction, OptimisticTx, PerceptiveAction, PerceptiveEvent, PerceptiveHandler};
+use eventpath_policy::elvis::ElvisScheduler;
+use eventpath_policy::es2::{JointConfig, JointThread, OptimisticTx, PerceptiveHandler};
 use eventpath_policy::moderation::{InterruptModerator, IrqDecision, Moderator};
-use eventpath_policy::vhost::{VhostAction, VhostEvent, VhostHandler};
-use std::collections::VecDeque;
+use eventpath_policy::vhost::VhostHandler;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -37,7 +40,6 @@ struct Dev {
     /// rate controllers measure all traffic, as a NIC's ITR logic counts every packet.
     mod_pkts: u32,
     handler: Handler,
-    queued: bool,
     service_tsc: u64,
     allowed_rate: Arc<AtomicU64>,
     home_vcpu: u64,
@@ -110,7 +112,8 @@ pub fn spawn_backend(
             NotifyMode::Elvis(cfg) => Some(ElvisScheduler::new(cfg.clone(), devs.len())),
             _ => None,
         };
-        Worker { devs, c: c2, stop: s2, ready: VecDeque::new(), elvis, last_advance_tsc: 0, kick_hist: h2 }.run(&mode);
+        let joint = JointThread::new(&JointConfig::default());
+        Worker { devs, c: c2, stop: s2, elvis, joint, last_advance_tsc: 0, kick_hist: h2 }.run(&mode);
         Ok(())
     })?;
     Ok(BackendThread { counters, kick_hist, tid, name, stop, join: Some(join) })
@@ -143,7 +146,6 @@ fn make_dev(d: DeviceSpec, mode: &NotifyMode) -> Result<Dev, String> {
         unsignalled: 0,
         mod_pkts: 0,
         handler,
-        queued: false,
         service_tsc: sys::ns_to_tsc(d.service_ns as f64),
         allowed_rate: d.allowed_rate.clone(),
         home_vcpu: d.home_vcpu as u64,
@@ -157,8 +159,9 @@ struct Worker {
     devs: Vec<Dev>,
     c: Arc<Counters>,
     stop: Arc<AtomicBool>,
-    ready: VecDeque<usize>,
     elvis: Option<ElvisScheduler>,
+    /// Exit, perceptive and optimistic modes: the ES2 joint thread's lists and sleeps.
+    joint: JointThread,
     last_advance_tsc: u64,
     kick_hist: Arc<std::sync::Mutex<eventpath_sim::metrics::Histogram>>,
 }
@@ -177,48 +180,32 @@ impl Worker {
         if let Some(sched) = self.elvis.take() {
             return self.run_elvis(sched, &mut fds);
         }
+        if !matches!(mode, NotifyMode::Poll) {
+            return self.run_joint(&mut fds);
+        }
         while !self.stop.load(Ordering::Relaxed) {
             self.fire_deadlines();
-            if matches!(mode, NotifyMode::Poll) {
-                for i in 0..self.devs.len() {
-                    self.poll_round(i);
-                }
-                continue;
+            for i in 0..self.devs.len() {
+                self.poll_round(i);
             }
-            if self.ready.is_empty() {
-                self.wait_kicks(&mut fds);
-                continue;
-            }
-            let i = self.ready.pop_front().unwrap();
-            self.devs[i].queued = false;
-            match self.devs[i].handler {
-                Handler::Vhost(_) => self.run_vhost(i),
-                Handler::Perceptive(_) => self.run_perceptive(i),
-                Handler::Optimistic(..) => self.run_optimistic(i),
-                Handler::Poll | Handler::Elvis => {}
-            }
-            self.signal(i);
         }
     }
 
-    fn enqueue(&mut self, i: usize) {
-        if !self.devs[i].queued {
-            self.devs[i].queued = true;
-            self.ready.push_back(i);
-        }
-    }
-
-    /// How long a sleeping thread may wait: until the next moderation deadline, at most 5 ms.
-    fn wait_timeout_ms(&self) -> i32 {
+    /// How long a sleeping thread may wait: until the next moderation deadline, at most 5 ms
+    /// (in whole milliseconds: a deadline less than 1 ms away is waited for by looking again).
+    fn wait_timeout_ns(&self) -> u64 {
         let now = now_ns();
-        self.devs.iter().filter_map(|d| d.deadline).map(|t| (t.saturating_sub(now) / 1_000_000) as i32).min().unwrap_or(5).min(5)
+        let ms = self.devs.iter().filter_map(|d| d.deadline).map(|t| t.saturating_sub(now) / 1_000_000).min().unwrap_or(5).min(5);
+        ms * 1_000_000
     }
 
-    /// Waits in poll(2) on the kick eventfds up to `timeout_ms` (0: just look); reads each
+    /// Waits in ppoll(2) on the kick eventfds up to `timeout_ns` (0: just look); reads each
     /// signalled eventfd and returns the indices of the kicked devices.
-    fn kicked(&mut self, fds: &mut [libc::pollfd], timeout_ms: i32) -> Vec<usize> {
-        // SAFETY: `fds` is a valid array of pollfd for the eventfds this thread keeps alive.
-        let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
+    fn kicked(&mut self, fds: &mut [libc::pollfd], timeout_ns: u64) -> Vec<usize> {
+        let ts = libc::timespec { tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t, tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long };
+        // SAFETY: `fds` is a valid array of pollfd for the eventfds this thread keeps alive; `ts`
+        // lives across the call; a null signal mask leaves the thread's mask unchanged.
+        let r = unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, &ts, std::ptr::null()) };
         let seen = rdtsc();
         if r <= 0 {
             return vec![];
@@ -226,7 +213,7 @@ impl Worker {
         let mut out = Vec::new();
         for (i, f) in fds.iter().enumerate() {
             if f.revents & libc::POLLIN != 0 {
-                if timeout_ms > 0 {
+                if timeout_ns > 0 {
                     // Woken by this kick: guest kick instruction -> here, on the shared TSC.
                     let d = &mut self.devs[i];
                     let k = crate::guest::ctl::CtlView::new(&d.mem, d.home_vcpu).get(crate::ctl_off!(last_kick_tsc));
@@ -244,94 +231,6 @@ impl Worker {
             }
         }
         out
-    }
-
-    /// Sleeps in poll(2) on the kick eventfds until a kick or the next moderation deadline.
-    fn wait_kicks(&mut self, fds: &mut [libc::pollfd]) {
-        let timeout_ms = self.wait_timeout_ms();
-        for i in self.kicked(fds, timeout_ms) {
-            self.on_kick(i);
-        }
-    }
-
-    /// ELVIS (§3): one thread serves every device through the policy's `ElvisScheduler`. Kicks
-    /// feed its work queue (and its rate counter, which moves a queue to the poll queue: kicks
-    /// disabled); each turn serves one queue until it is empty or the scheduler says leave
-    /// (max_work, or min_work with another queue stuck). A notified queue found empty re-arms
-    /// its kick (avail_event) and re-checks, as vhost does; a polled queue found empty for
-    /// poll_idle_ns of its vCPU's run time goes back to notifications (a descheduled vCPU's
-    /// queue is not idle). The thread sleeps only when both queues are empty.
-    fn run_elvis(&mut self, mut sched: ElvisScheduler, fds: &mut [libc::pollfd]) {
-        let n = self.devs.len();
-        while !self.stop.load(Ordering::Relaxed) {
-            self.fire_deadlines();
-            // Kicks that came while serving: only queues in notification mode can kick.
-            if (0..n).any(|i| matches!(sched.mode(i), Some(QueueMode::Notify { .. }))) {
-                for i in self.kicked(fds, 0) {
-                    self.elvis_kick(&mut sched, i);
-                }
-            }
-            let (i, src) = match sched.next(now_ns()) {
-                ElvisDecision::Idle => {
-                    let timeout_ms = self.wait_timeout_ms();
-                    for i in self.kicked(fds, timeout_ms) {
-                        self.elvis_kick(&mut sched, i);
-                    }
-                    continue;
-                }
-                ElvisDecision::Serve(i, src) => (i, src),
-            };
-            self.c.bump(if src == Source::Poll { &self.c.elvis_poll_turns } else { &self.c.elvis_work_turns }, 1);
-            let polled = matches!(sched.mode(i), Some(QueueMode::Polled { .. }));
-            if polled {
-                let d = &self.devs[i];
-                d.q.set_kicks(&d.mem, false); // keep avail_event parked ahead of the guest
-            }
-            loop {
-                match self.take(i) {
-                    Took::Request(_) | Took::Bad => {
-                        if sched.on_request(now_ns()) == ServeAction::Leave {
-                            self.c.bump(&self.c.elvis_leaves, 1);
-                            break;
-                        }
-                    }
-                    Took::Empty => {
-                        let now = now_ns();
-                        let dev = &mut self.devs[i];
-                        let change = sched.on_empty(now, || dev.producer_clock.run_ns(now));
-                        if change == ModeChange::StopPolling {
-                            self.c.bump(&self.c.elvis_stop_polling, 1);
-                            self.set_kicks(i, true);
-                        } else if !polled {
-                            let d = &self.devs[i];
-                            d.q.set_kicks(&d.mem, true); // re-arm avail_event past what was taken
-                        }
-                        if (change == ModeChange::StopPolling || !polled) && self.devs[i].q.has_work(&self.devs[i].mem) {
-                            sched.on_host_work(i, now); // raced the re-arm: no kick will come
-                        }
-                        break;
-                    }
-                }
-            }
-            self.signal(i);
-        }
-    }
-
-    fn elvis_kick(&mut self, sched: &mut ElvisScheduler, i: usize) {
-        if sched.on_kick(i, now_ns()) == ModeChange::StartPolling {
-            self.c.bump(&self.c.elvis_start_polling, 1);
-            self.set_kicks(i, false);
-        }
-    }
-
-    fn on_kick(&mut self, i: usize) {
-        let run = match &mut self.devs[i].handler {
-            Handler::Perceptive(p) => p.step(PerceptiveEvent::Kick) == PerceptiveAction::Enqueue,
-            _ => true,
-        };
-        if run {
-            self.enqueue(i);
-        }
     }
 
     /// Takes and serves one entry.
@@ -386,156 +285,6 @@ impl Worker {
             }
         }
         self.signal(i);
-    }
-
-    /// Exit-based: the vhost handler loop (handle_tx_copy) until Sleep or Requeue.
-    fn run_vhost(&mut self, i: usize) {
-        let mut act = self.vhost_step(i, VhostEvent::Run);
-        loop {
-            act = match act {
-                VhostAction::DisableNotifyAndDrain => {
-                    self.set_kicks(i, false);
-                    self.vhost_take(i)
-                }
-                VhostAction::ProcessNext => self.vhost_take(i),
-                VhostAction::BusyPoll { until_ns } => {
-                    if now_ns() < until_ns {
-                        self.vhost_take(i)
-                    } else {
-                        self.vhost_step(i, VhostEvent::Empty { now_ns: now_ns() })
-                    }
-                }
-                VhostAction::EnableNotifyAndRecheck => {
-                    self.set_kicks(i, true);
-                    let has_work = self.devs[i].q.has_work(&self.devs[i].mem);
-                    self.vhost_step(i, VhostEvent::Recheck { has_work })
-                }
-                VhostAction::Requeue => {
-                    self.enqueue(i);
-                    return;
-                }
-                VhostAction::Sleep | VhostAction::Ignored => {
-                    if matches!(&self.devs[i].handler, Handler::Optimistic(o, _) if o.is_poll()) {
-                        // The optimistic switch taken during this turn: poll from now on.
-                        self.set_kicks(i, false);
-                        self.enqueue(i);
-                    }
-                    return;
-                }
-            }
-        }
-    }
-
-    fn vhost_step(&mut self, i: usize, ev: VhostEvent) -> VhostAction {
-        match &mut self.devs[i].handler {
-            Handler::Vhost(h) | Handler::Optimistic(_, h) => h.step(ev),
-            _ => VhostAction::Ignored,
-        }
-    }
-
-    fn vhost_take(&mut self, i: usize) -> VhostAction {
-        match self.take(i) {
-            Took::Request(bytes) => {
-                self.optimistic_reply(i);
-                self.vhost_step(i, VhostEvent::Buffer { bytes })
-            }
-            Took::Bad => self.vhost_step(i, VhostEvent::Buffer { bytes: 0 }),
-            Took::Empty => self.vhost_step(i, VhostEvent::Empty { now_ns: now_ns() }),
-        }
-    }
-
-    /// ES2 perceptive: poll while each turn fills the quota, back to notifications otherwise.
-    fn run_perceptive(&mut self, i: usize) {
-        let step = |s: &mut Self, ev| match &mut s.devs[i].handler {
-            Handler::Perceptive(p) => p.step(ev),
-            _ => PerceptiveAction::Ignored,
-        };
-        let mut act = step(self, PerceptiveEvent::Scheduled);
-        loop {
-            act = match act {
-                PerceptiveAction::DisableNotifyAndPoll | PerceptiveAction::PollNext => {
-                    if act == PerceptiveAction::DisableNotifyAndPoll {
-                        self.set_kicks(i, false);
-                    }
-                    match self.take(i) {
-                        Took::Request(_) | Took::Bad => step(self, PerceptiveEvent::Request),
-                        Took::Empty => step(self, PerceptiveEvent::Empty),
-                    }
-                }
-                PerceptiveAction::EnableNotifyAndRecheck => {
-                    self.set_kicks(i, true);
-                    let has_work = self.devs[i].q.has_work(&self.devs[i].mem);
-                    step(self, PerceptiveEvent::Recheck { has_work })
-                }
-                PerceptiveAction::YieldTurn => {
-                    // ES2 joint thread (§5.2): alone on the list at quota -> sleep 10 µs first.
-                    if self.ready.is_empty() {
-                        self.signal(i);
-                        self.short_sleep();
-                    }
-                    self.enqueue(i);
-                    return;
-                }
-                _ => return,
-            }
-        }
-    }
-
-    /// ES2 optimistic: each completion is what the guest answers (its "RX packet", Algorithm 2;
-    /// the simulator's es2_io.rs maps a request stream's completions the same way): poll the
-    /// queue up to max_poll_count rounds (10 µs apart when nothing else runs), then back to
-    /// notifications. A switch taken inside a notification-mode turn applies when that turn
-    /// ends (`run_vhost`), after the regular handler has finished its loop.
-    fn optimistic_reply(&mut self, i: usize) {
-        if let Handler::Optimistic(o, _) = &mut self.devs[i].handler {
-            if o.on_rx_packet() == OptimisticAction::DisableNotifyAndEnqueue {
-                self.c.bump(&self.c.mode_switches, 1);
-            }
-        }
-    }
-
-    fn run_optimistic(&mut self, i: usize) {
-        let polling = matches!(&self.devs[i].handler, Handler::Optimistic(o, _) if o.is_poll());
-        if !polling {
-            return self.run_vhost(i);
-        }
-        let mut n = 0;
-        loop {
-            match self.take(i) {
-                Took::Request(_) => {
-                    n += 1;
-                    self.optimistic_reply(i);
-                }
-                Took::Bad => {}
-                Took::Empty => break,
-            }
-        }
-        let _ = n;
-        let act = match &mut self.devs[i].handler {
-            Handler::Optimistic(o, _) => o.on_tx_polled(),
-            _ => OptimisticAction::Ignored,
-        };
-        match act {
-            OptimisticAction::PollAgain => {
-                if self.ready.is_empty() {
-                    self.signal(i);
-                    self.short_sleep();
-                }
-                self.enqueue(i);
-            }
-            OptimisticAction::EnableNotifyAndRecheck => {
-                self.set_kicks(i, true);
-                if self.devs[i].q.has_work(&self.devs[i].mem) {
-                    self.enqueue(i);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    fn short_sleep(&mut self) {
-        self.c.bump(&self.c.short_sleeps, 1);
-        std::thread::sleep(Duration::from_micros(10));
     }
 
     /// Interrupt decision for what device `i` completed since the last call.

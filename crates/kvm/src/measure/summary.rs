@@ -86,6 +86,11 @@ impl Window<'_> {
     }
 }
 
+/// Whether the VM's load issues requests (completions are then its throughput, 0 included).
+fn requests_load(cfg: &crate::scenario::VmCfg) -> bool {
+    cfg.load.iter().any(|l| matches!(l.pattern.as_str(), "stream" | "closed" | "burst"))
+}
+
 /// VM `v`'s summary.
 fn vm_summary(s: &Scenario, v: usize, w: &Window, gen: Option<&IrqGenResult>) -> VmSummary<GuestKeys> {
     let cfg = &s.vm[v];
@@ -137,7 +142,9 @@ fn vm_summary(s: &Scenario, v: usize, w: &Window, gen: Option<&IrqGenResult>) ->
         tig_pct: None,
         interrupts_per_s: Some(w.per_s(irqs)),
         kicks_per_s: Some(w.per_s(kicks)),
-        throughput: if completed > 0 || submitted > 0 {
+        // As the simulator: null only for a VM with no request load (spin, irq_sink, kick or exit
+        // loops); a VM whose requests got no service reports 0, a number.
+        throughput: if requests_load(cfg) || completed > 0 || submitted > 0 {
             Throughput {
                 gbps: Some(completed as f64 * BUFFER_SIZE as f64 * 8.0 / w.secs / 1e9),
                 pps: Some(w.per_s(completed)),

@@ -101,3 +101,27 @@ fn testbed_keys_have_the_documented_types() {
     assert_eq!(d["host"]["io_threads"][0]["empty_poll_pct"], 25.0);
     assert!(d["series"].as_array().unwrap().is_empty());
 }
+
+/// Issue 26: a VM with a request load that got no service in the window reports 0 requests/s
+/// (a number), its latency percentiles null (no samples); a VM without a request load has no
+/// throughput at all (null), as in the simulator.
+#[test]
+fn a_starved_vm_reports_zero_throughput_not_null() {
+    let summary = |text: &str| -> Value {
+        let s = Scenario::parse(text).unwrap();
+        let a = snapshot(1);
+        serde_json::from_str(&to_json(&build(&s, &Window { a: &a, b: &a, secs: 0.5 }, 0.7, None))).unwrap()
+    };
+    for pattern in ["stream", "closed", "burst"] {
+        let d = summary(&SCENARIO.replace("\"stream\"", &format!("{pattern:?}")));
+        let v = &d["vms"][0];
+        for k in ["gbps", "pps", "ops_per_s"] {
+            assert_eq!(v["throughput"][k], 0.0, "{pattern}: throughput.{k}");
+        }
+        assert_eq!(v["guest"]["requests_completed"].as_u64(), Some(0));
+        assert!(v["latency_us"]["p50"].is_null() && v["guest"]["exits_per_request"].is_null(), "{pattern}");
+        assert_eq!(v["kicks_per_s"], 0.0);
+    }
+    let d = summary(&SCENARIO.replace("\"stream\"", "\"spin\""));
+    assert!(d["vms"][0]["throughput"]["ops_per_s"].is_null());
+}

@@ -124,5 +124,7 @@ pub fn now_ns() -> u64 {
 /// with 1 ns (the rest is the hrtimer wake-up, which the simulator's twin charges as
 /// `host.thread_wakeup_ns`). Best effort: a refusal leaves the default.
 pub fn exact_timed_sleeps() {
+    // SAFETY: PR_SET_TIMERSLACK takes an integer and changes only the calling thread's timer
+    // slack; no memory is passed.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
 }

@@ -1,15 +1,20 @@
 //! Timeline recording for `eventpath trace`: where the model's hooks write. One track per vCPU
 //! (guest work, exits, interrupts raised), per vhost thread (handler runs) and per pCPU (which
-//! host thread ran). Off unless a run asks for it; each hook is one branch when off.
+//! host thread ran). Off unless a run asks for it; each hook is one branch when off. Events go
+//! to the output as they are recorded ([`writer::TraceWriter`]): memory does not grow with them.
+
+mod writer;
 
 use super::vcpu::Task;
 use super::Host;
 use crate::engine::Time;
-use crate::metrics::{ExitReason, Name, Trace};
+use crate::metrics::{ExitReason, Name};
+use crate::run::TraceCounts;
+use writer::TraceWriter;
 
 /// Trace state kept by the host while recording.
 pub(crate) struct Tracing {
-    pub trace: Trace,
+    trace: TraceWriter,
     from: Time,
     to: Time,
     vcpu_track: Vec<u32>,
@@ -53,9 +58,10 @@ fn exit_name(r: ExitReason) -> &'static str {
 }
 
 impl Host {
-    /// Start recording events in [from, to] (ns), at most `limit` of them.
-    pub fn enable_trace(&mut self, from: Time, to: Time, limit: usize) {
-        let mut trace = Trace::new(limit);
+    /// Start recording events in [from, to] (ns), at most `limit` of them, written to `out` as
+    /// a timeline titled `title`.
+    pub fn enable_trace(&mut self, from: Time, to: Time, limit: usize, title: &str, out: Box<dyn std::io::Write + Send>) {
+        let mut trace = TraceWriter::new(out, title, limit);
         let vcpu_track = (0..self.vcpus.len())
             .map(|v| trace.track(format!("{} (guest/exits)", self.thread_names[v])))
             .collect();
@@ -76,9 +82,14 @@ impl Host {
         }));
     }
 
-    /// The recorded timeline as Chrome trace-event JSON, if recording.
-    pub fn trace_json(&self, title: &str) -> Option<String> {
-        self.trace.as_ref().map(|t| t.trace.to_json(title))
+    /// Whether writing the trace failed (the run can stop: nothing more will be written).
+    pub fn trace_failed(&self) -> bool {
+        self.trace.as_ref().is_some_and(|t| t.trace.failed())
+    }
+
+    /// Stop recording and close the timeline, if recording: its counts or the write error.
+    pub fn finish_trace(&mut self) -> Option<std::io::Result<TraceCounts>> {
+        self.trace.take().map(|t| t.trace.finish())
     }
 
     /// A span [start, now) clipped to the trace window.

@@ -1,0 +1,150 @@
+//! Parser tests: one line per error, naming the key, the value and what is allowed (no KVM needed).
+use super::*;
+
+const OK: &str = r#"
+name = "t"
+[[vm]]
+name = "a"
+[[vm.load]]
+pattern = "stream"
+rate = 1000
+"#;
+
+#[test]
+fn minimal_scenario_parses_with_defaults() {
+    let s = Scenario::parse(OK).unwrap();
+    assert_eq!(s.backend.mode, "exit");
+    assert_eq!(s.vm[0].queue_size, 256);
+}
+
+#[test]
+fn errors_name_key_value_and_what_is_allowed() {
+    let e = Scenario::parse(&OK.replace("rate = 1000", "rate = 0")).unwrap_err().to_string();
+    assert_eq!(e, "vm[0].load[0].rate = 0: must be in 1..=100000000");
+    let e = Scenario::parse(&OK.replace("rate = 1000", "rate = 1000\nbogus = 1")).unwrap_err().to_string();
+    assert!(e.contains("unknown field `bogus`"), "{e}");
+    let e = Scenario::parse(&OK.replace("pattern = \"stream\"", "pattern = \"wave\"")).unwrap_err().to_string();
+    assert!(e.contains("vm[0].load[0].pattern = \"wave\": allowed: stream"), "{e}");
+    let e = Scenario::parse(&OK.replace("name = \"a\"", "name = \"a\"\npin = [4096]")).unwrap_err().to_string();
+    assert!(e.contains("vm[0].pin"), "{e}");
+    let e = Scenario::parse(&OK.replace("rate = 1000", "rate = \"fast\"")).unwrap_err().to_string();
+    assert!(e.contains("rate"), "{e}");
+    let e = Scenario::parse(&format!("{OK}\n[moderation]\nkind = \"fir\"\nitr = 0\n")).unwrap_err().to_string();
+    assert!(e.contains("fir.itr = 0"), "{e}");
+}
+
+#[test]
+fn routing_accepts_the_documented_spelling() {
+    for (name, want) in [("h_balance", RouterConfig::HBalance), ("hbalance", RouterConfig::HBalance), ("es2", RouterConfig::Es2)] {
+        let s = Scenario::parse(&format!("routing = \"{name}\"\n{OK}")).unwrap();
+        assert_eq!(s.routing, want);
+    }
+    let e = Scenario::parse(&format!("routing = \"round_robin\"\n{OK}")).unwrap_err().to_string();
+    assert!(e.contains("round_robin") && e.contains("h_balance"), "{e}");
+}
+
+#[test]
+fn parse_errors_are_one_line_with_the_line_number() {
+    let sim = "name = \"x\"\nprofile = \"es2\"\n[[vm]]\nname = \"a\"\n";
+    let e = Scenario::parse(sim).unwrap_err().to_string();
+    assert!(!e.contains('\n') && e.contains("line 2") && e.contains("unknown field `profile`"), "{e}");
+    assert!(e.contains("eventpath run"), "{e}");
+    for garbage in ["**not toml** at all\n", "\u{0}\u{1}\u{2}", "name = \"x\"\n[[vm]]\nname = 3\n"] {
+        let e = Scenario::parse(garbage).unwrap_err().to_string();
+        assert!(!e.contains('\n') && e.contains("line "), "{e:?}");
+    }
+}
+
+#[test]
+fn elvis_mode_and_its_parameters_are_validated() {
+    let t = format!("{OK}\n[backend]\nmode = \"elvis\"\n[backend.elvis]\nmax_work = 32\n");
+    let s = Scenario::parse(&t).unwrap();
+    assert_eq!(s.backend.elvis.max_work, 32);
+    assert_eq!(s.backend.elvis.min_work, 8);
+    let e = Scenario::parse(&t.replace("max_work = 32", "max_work = 4\nmin_work = 5")).unwrap_err().to_string();
+    assert!(e.contains("backend.elvis.min_work = 5"), "{e}");
+    let e = Scenario::parse(&t.replace("max_work = 32", "max_wrk = 4")).unwrap_err().to_string();
+    assert!(e.contains("unknown field `max_wrk`"), "{e}");
+}
+
+#[test]
+fn dim_moderation_kind_is_parsed_and_validated() {
+    let t = format!("{OK}\n[moderation]\nkind = \"dim\"\nprofiles = \"rx_cqe\"\n");
+    let s = Scenario::parse(&t).unwrap();
+    assert!(matches!(s.moderation, ModerationConfig::Dim(ref c) if c.profiles == "rx_cqe" && c.start_ix == 1));
+    let e = Scenario::parse(&t.replace("rx_cqe", "rx")).unwrap_err().to_string();
+    assert!(e.contains("dim.profiles = \"rx\": allowed: rx_eqe, rx_cqe, tx_eqe, tx_cqe"), "{e}");
+    let e = Scenario::parse(&format!("{t}start_ix = 7\n")).unwrap_err().to_string();
+    assert!(e.contains("dim.start_ix = 7: must be in 0..=4"), "{e}");
+    let e = Scenario::parse(&format!("{t}itr = 7\n")).unwrap_err().to_string();
+    assert!(e.contains("unknown field `itr`"), "{e}");
+    let e = Scenario::parse(&t.replace("\"dim\"", "\"napi\"")).unwrap_err().to_string();
+    assert!(e.contains("moderation.kind = \"napi\": allowed: none, fir, cgr, air, dim"), "{e}");
+    let s = Scenario::parse(&format!("{OK}\n[moderation]\nkind = \"fir\"\nitr = 2000\n")).unwrap();
+    assert!(matches!(s.moderation, ModerationConfig::Fir(ref c) if c.itr == 2000));
+}
+
+#[test]
+fn load_steps_are_validated() {
+    let t = OK.replace("rate = 1000", "rate = 1000\nsteps = [{at_s = 0.1, rate = 5000}, {at_s = 0.3, rate = 100}]");
+    let s = Scenario::parse(&t).unwrap();
+    assert_eq!(s.vm[0].load[0].steps.len(), 2);
+    let e = Scenario::parse(&t.replace("at_s = 0.3", "at_s = 0.05")).unwrap_err().to_string();
+    assert_eq!(e, "vm[0].load[0].steps[1].at_s = 0.05: must be after the previous step's at_s (0.1)");
+    let e = Scenario::parse(&t.replace("at_s = 0.3", "at_s = 0.5")).unwrap_err().to_string();
+    assert_eq!(e, "vm[0].load[0].steps[1].at_s = 0.5: must be in 0..duration_s (0.5)");
+    let e = Scenario::parse(&t.replace("rate = 5000", "rate = 0")).unwrap_err().to_string();
+    assert_eq!(e, "vm[0].load[0].steps[0].rate = 0: must be in 1..=100000000");
+    let e = Scenario::parse(&t.replace("rate = 5000", "rate = 5000, when = 1")).unwrap_err().to_string();
+    assert!(e.contains("unknown field `when`"), "{e}");
+    let e = Scenario::parse(&t.replace("pattern = \"stream\"", "pattern = \"closed\"")).unwrap_err().to_string();
+    assert!(e.contains("vm[0].load[0].steps = 2 step(s): only a \"stream\" load has steps"), "{e}");
+}
+
+/// Issue 26: values the testbed used to accept silently are refused, each with one line.
+#[test]
+fn silently_accepted_values_are_refused_with_one_line() {
+    let err = |text: &str| -> String {
+        let e = Scenario::parse(text).unwrap_err().to_string();
+        assert!(!e.contains('\n'), "{e:?}");
+        e
+    };
+    let two = format!("{OK}[[vm]]\nname = \"b\"\n");
+    // A table before the first [[vm]] (after the top-level keys).
+    let with = |table: &str| OK.replacen("[[vm]]", &format!("{table}\n[[vm]]"), 1);
+    let cases: Vec<(String, &str)> = vec![
+        // The simulator's name rule (eventpath_sim::scenario::limits::check_name).
+        (OK.replace("name = \"a\"", "name = \"\""), "vm[0].name: \"\" is not allowed; expected a name of 1..=64 characters"),
+        (OK.replace("name = \"a\"", &format!("name = \"{}\"", "x".repeat(65))), "vm[0].name: \"xxxxxxxxxxxxxxxx…\" (65 characters) is not allowed; expected at most 64 characters"),
+        (OK.replace("name = \"t\"", "name = \"\""), "name: \"\" is not allowed; expected a name of 1..=64 characters"),
+        (two.replace("name = \"b\"", "name = \"a\""), "vm[1].name = \"a\": vm[0] has that name; VM names must be unique"),
+        (format!("duration_s = 0\n{OK}"), "duration_s = 0: must be in 0.05..=600"),
+        (format!("duration_s = -1\n{OK}"), "duration_s = -1: must be in 0.05..=600"),
+        (format!("duration_s = nan\n{OK}"), "duration_s = NaN: must be in 0.05..=600"),
+        (format!("warmup_s = -0.1\n{OK}"), "warmup_s = -0.1: must be in 0..=60"),
+        (OK.replace("pattern = \"stream\"\nrate = 1000", "pattern = \"closed\"\nwindow = 0"), "vm[0].load[0].window = 0: must be in 1..=256"),
+        (OK.replace("\"stream\"", "\"streem\""), "vm[0].load[0].pattern = \"streem\": allowed: stream, closed"),
+        (OK.replace("name = \"a\"", "name = \"a\"\npin = [4096]"), "vm[0].pin = 4096: this host has CPUs 0..="),
+        (with("[backend]\npin = [4096]"), "backend.pin = 4096: this host has CPUs 0..="),
+        (with("[irqgen]\ngap_us = 100\npin = 4096"), "irqgen.pin = 4096: this host has CPUs 0..="),
+        (with("[backend]\nbusyloop_us = 4000000000"), "backend.busyloop_us = 4000000000: must be in 0..=1000000"),
+        // Keys the pattern or the mode never reads.
+        (OK.replace("rate = 1000", "rate = 1000\nwindow = 4"), "vm[0].load[0].window = 4: does nothing with pattern = \"stream\" (read by pattern closed); remove it"),
+        (OK.replace("rate = 1000", "rate = 1000\nadversary = [\"chain_loop\"]"), "vm[0].load[0].adversary = [\"chain_loop\"]: does nothing with pattern = \"stream\""),
+        (with("[backend]\nmode = \"exit\"\nquota = 8"), "backend.quota = 8: does nothing with mode = \"exit\" (read by mode perceptive); remove it"),
+        (with("[backend]\nmode = \"poll\"\nbusyloop_us = 50"), "backend.busyloop_us = 50: does nothing with mode = \"poll\" (read by mode exit)"),
+        (with("[backend]\nmode = \"exit\"\n[backend.elvis]\nmax_work = 8"), "backend.elvis = {...}: does nothing with mode = \"exit\""),
+        // Values the guest would silently ignore or hang on.
+        (OK.replace("pattern = \"stream\"\nrate = 1000", "pattern = \"adversary\"\nadversary = []"), "vm[0].load[0].adversary = []: give at least one of head_out_of_range"),
+        (OK.replace("pattern = \"stream\"\nrate = 1000", "pattern = \"closed\"\nhalt_when_idle = true"), "vm[0].load[0].halt_when_idle = true: a closed loop halts only with consume = \"irq\""),
+    ];
+    for (text, want) in cases {
+        let e = err(&text);
+        assert!(e.starts_with(want), "got {e:?}\nwant {want:?}");
+    }
+    // The same keys where they are read are accepted.
+    Scenario::parse(&OK.replace("pattern = \"stream\"\nrate = 1000", "pattern = \"closed\"\nwindow = 4\nconsume = \"irq\"\nhalt_when_idle = true")).unwrap();
+    Scenario::parse(&with("[backend]\nmode = \"perceptive\"\nquota = 8")).unwrap();
+    Scenario::parse(&with("[backend]\nmode = \"exit\"\nbusyloop_us = 50")).unwrap();
+    Scenario::parse(&two).unwrap();
+}

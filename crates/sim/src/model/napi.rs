@@ -112,6 +112,13 @@ impl Host {
             }
             return false;
         }
+        if n.round_start && d.vf.is_some() {
+            // ixgbevf_poll cleans the TX ring first in every round, not only at completion:
+            // under a receive flood that never completes, sends would otherwise stop for good.
+            self.vf_tx_clean(now, v, dev, q);
+        }
+        let d = &mut self.devs[dev as usize];
+        let n = &mut d.napi;
         let front = *d.rxq.used.front().expect("non-empty");
         let mut cost = if front.ctl == super::rxq::Ctl::Syn {
             // A connection request: request sock, then the child socket and accept().

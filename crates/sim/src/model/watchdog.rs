@@ -53,6 +53,8 @@ struct Flow {
     window: Time,
     /// Progress count at the last change.
     count: u64,
+    /// Frames delivered to the client at the last change.
+    sent: u64,
     /// When it last changed.
     at: Time,
     /// What the flow's threads and vCPUs had done at each check since then (oldest first,
@@ -63,6 +65,18 @@ struct Flow {
     gap: Time,
     /// Index in `stalls` of its open stall, if any.
     open: Option<usize>,
+}
+
+/// How far a flow has got: its progress count (either direction or its application), and the
+/// frames it delivered to the client with whether it has frames waiting to go (in the qdisc, the
+/// TX ring or at the port). A flow with frames waiting must deliver some: traffic the other
+/// way does not hide a transmit path that stopped (a VF whose TX ring was never cleaned while
+/// NAPI polled a receive flood).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Progress {
+    count: u64,
+    sent: u64,
+    sending: bool,
 }
 
 /// What a flow's threads and vCPUs have done so far.
@@ -100,6 +114,7 @@ impl Watchdog {
         self.flows[vm] = has_flow.then(|| Flow {
             window: WINDOW_NS.max(period_ns.unwrap_or(0).saturating_mul(OPEN_LOOP_PERIODS)),
             count: 0,
+            sent: 0,
             at: 0,
             history: VecDeque::new(),
             gap: 0,
@@ -118,10 +133,13 @@ impl Host {
     /// The monotone progress count of VM `vm`'s flow: packets its event path carried to the
     /// client or into the guest's NAPI, and what its application completed. (A datagram that
     /// then finds the socket buffer full, or a request still incomplete, still moved.)
-    fn flow_progress(&self, vm: usize) -> u64 {
+    fn flow_progress(&self, vm: usize) -> Progress {
         let d = self.vms[vm].dev as usize;
-        let moved = self.devs[d].wire.delivered_life + self.napi_polled_life[d];
-        moved + self.senders[vm].progress()
+        let dev = &self.devs[d];
+        let moved = dev.wire.delivered_life + self.napi_polled_life[d];
+        let in_device = if dev.vf.is_some() { 0 } else { dev.txq.in_device() };
+        let waiting = dev.qdisc.len() as u64 + dev.txq.pending() as u64 + in_device + self.port.tx.in_flight(d as u32) as u64;
+        Progress { count: moved + self.senders[vm].progress(), sent: dev.wire.delivered_life, sending: waiting > 0 }
     }
 
     /// Is VM `vm`'s flow waiting on its own configured throttle: an interrupt its device's
@@ -197,16 +215,19 @@ impl Host {
 }
 
 impl Watchdog {
-    /// One look at VM `vm`'s flow: its progress count, whether its client waits on a
+    /// One look at VM `vm`'s flow: its progress (with frames waiting to go, only their delivery
+    /// counts), whether its client waits on a
     /// retransmission timer (a flow that does is slow, not stalled: the timer will fire), and
     /// its threads' effort now.
-    fn observe(&mut self, vm: usize, now: Time, count: u64, timer_armed: bool, effort: Effort) {
+    fn observe(&mut self, vm: usize, now: Time, p: Progress, timer_armed: bool, effort: Effort) {
         let Some(f) = self.flows[vm].as_mut() else { return };
-        if count != f.count || timer_armed || f.history.is_empty() {
+        let moved = if p.sending { p.sent != f.sent } else { p.count != f.count };
+        if moved || timer_armed || f.history.is_empty() {
             if let Some(i) = f.open.take() {
                 self.stalls[i].recovered = Some(now);
             }
-            f.count = count;
+            f.count = p.count;
+            f.sent = p.sent;
             f.at = now;
             f.gap = effort.max_wait;
             f.history.clear();
@@ -243,6 +264,11 @@ mod tests {
         Effort { max_wait: w, guest: vec![(0, 0)] }
     }
 
+    /// Progress of a flow with nothing waiting to transmit.
+    fn n(count: u64) -> Progress {
+        Progress { count, sent: 0, sending: false }
+    }
+
     fn one_flow(period: Option<Time>) -> Watchdog {
         let mut w = Watchdog::default();
         w.watch(0, true, period);
@@ -252,13 +278,13 @@ mod tests {
     #[test]
     fn a_flow_without_progress_whose_threads_run_is_stalled_once_then_recovers() {
         let mut w = one_flow(None);
-        w.observe(0, 0, 5, false, waited(0));
+        w.observe(0, 0, n(5), false, waited(0));
         for t in (10..=100).step_by(10) {
             // The vCPU time-shares its pCPU with three others: turns every 12 ms.
-            w.observe(0, t * MS, 5, false, waited(12 * MS));
+            w.observe(0, t * MS, n(5), false, waited(12 * MS));
         }
         assert_eq!(w.stalls, vec![Stall { vm: 0, since: 0, detected: 50 * MS, recovered: None, state: String::new() }]);
-        w.observe(0, 110 * MS, 6, false, waited(0));
+        w.observe(0, 110 * MS, n(6), false, waited(0));
         assert_eq!(w.stalls[0].recovered, Some(110 * MS));
         assert_eq!(w.stalls.len(), 1);
     }
@@ -266,16 +292,16 @@ mod tests {
     #[test]
     fn a_flow_whose_thread_waits_long_for_its_turns_gets_three_gaps() {
         let mut w = one_flow(None);
-        w.observe(0, 0, 5, false, waited(0));
+        w.observe(0, 0, n(5), false, waited(0));
         // A vCPU behind a nice -19 hog runs 4 ms every 80: the check sees the wait so far, or
         // the whole 76 ms wait if a turn came since the last check. 228 ms may pass.
         for t in (10..=220u64).step_by(10) {
             let ongoing = (t % 80).saturating_sub(4);
             let ended = if t % 80 < 10 { 76 } else { 0 };
-            w.observe(0, t * MS, 5, false, waited(ongoing.max(ended) * MS));
+            w.observe(0, t * MS, n(5), false, waited(ongoing.max(ended) * MS));
         }
         assert!(w.stalls.is_empty());
-        w.observe(0, 230 * MS, 5, false, waited(0));
+        w.observe(0, 230 * MS, n(5), false, waited(0));
         assert_eq!(w.stalls.len(), 1);
     }
 
@@ -283,38 +309,38 @@ mod tests {
     fn a_vm_busy_with_interrupts_and_napi_is_livelocked_not_stalled() {
         let mut w = one_flow(None);
         let e = |guest: u64, irq: u64| Effort { max_wait: 0, guest: vec![(guest, irq)] };
-        w.observe(0, 0, 5, false, e(0, 0));
-        w.observe(0, 60 * MS, 5, false, e(60 * MS, 40 * MS)); // two thirds in NAPI
+        w.observe(0, 0, n(5), false, e(0, 0));
+        w.observe(0, 60 * MS, n(5), false, e(60 * MS, 40 * MS)); // two thirds in NAPI
         assert!(w.stalls.is_empty());
-        w.observe(0, 120 * MS, 5, false, e(120 * MS, 40 * MS)); // application only since
+        w.observe(0, 120 * MS, n(5), false, e(120 * MS, 40 * MS)); // application only since
         assert_eq!(w.stalls.len(), 1);
     }
 
     #[test]
     fn an_open_loop_flow_gets_four_send_intervals() {
         let mut w = one_flow(Some(100 * MS));
-        w.observe(0, 0, 1, false, waited(0));
-        w.observe(0, 390 * MS, 1, false, waited(0));
+        w.observe(0, 0, n(1), false, waited(0));
+        w.observe(0, 390 * MS, n(1), false, waited(0));
         assert!(w.stalls.is_empty());
-        w.observe(0, 400 * MS, 1, false, waited(0));
+        w.observe(0, 400 * MS, n(1), false, waited(0));
         assert_eq!(w.stalls.len(), 1);
     }
 
     #[test]
     fn a_flow_waiting_on_a_retransmission_timer_is_slow_not_stalled() {
         let mut w = one_flow(None);
-        w.observe(0, 0, 5, false, waited(0));
+        w.observe(0, 0, n(5), false, waited(0));
         // A lost request segment: the client's 200 ms RTO is armed, nothing moves meanwhile.
         for t in (10..=200).step_by(10) {
-            w.observe(0, t * MS, 5, true, waited(0));
+            w.observe(0, t * MS, n(5), true, waited(0));
         }
         assert!(w.stalls.is_empty());
         // The timer fired and the flow still does not move: the window counts from then.
         for t in (210..=240).step_by(10) {
-            w.observe(0, t * MS, 5, false, waited(0));
+            w.observe(0, t * MS, n(5), false, waited(0));
         }
         assert!(w.stalls.is_empty());
-        w.observe(0, 250 * MS, 5, false, waited(0));
+        w.observe(0, 250 * MS, n(5), false, waited(0));
         assert_eq!(w.stalls.len(), 1);
     }
 
@@ -322,8 +348,24 @@ mod tests {
     fn a_vm_without_a_flow_is_not_watched() {
         let mut w = Watchdog::default();
         w.watch(0, false, None);
-        w.observe(0, 0, 0, false, waited(0));
-        w.observe(0, 500 * MS, 0, false, waited(0));
+        w.observe(0, 0, n(0), false, waited(0));
+        w.observe(0, 500 * MS, n(0), false, waited(0));
         assert!(w.stalls.is_empty());
+    }
+
+    #[test]
+    fn a_flow_with_frames_waiting_must_deliver_some_whatever_else_moves() {
+        let mut w = one_flow(None);
+        let p = |count, sent| Progress { count, sent, sending: true };
+        w.observe(0, 0, p(5, 3), false, waited(0));
+        // Packets keep arriving (count moves) but the waiting frames never leave.
+        for t in (10..=40).step_by(10) {
+            w.observe(0, t * MS, p(5 + t, 3), false, waited(0));
+        }
+        assert!(w.stalls.is_empty());
+        w.observe(0, 50 * MS, p(60, 3), false, waited(0));
+        assert_eq!(w.stalls.len(), 1);
+        w.observe(0, 60 * MS, p(70, 4), false, waited(0));
+        assert_eq!(w.stalls[0].recovered, Some(60 * MS));
     }
 }

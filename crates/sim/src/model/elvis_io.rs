@@ -1,6 +1,6 @@
 //! ELVIS fine-grained I/O scheduling in the simulator (ELVIS §2.2, §3): the adapter between an
 //! I/O core's thread (`iothread.rs`) and `eventpath_policy::elvis::ElvisScheduler`, the machine
-//! the KVM testbed's backend runs too (`crates/kvm/src/backend/serve.rs`, `run_elvis`).
+//! the KVM testbed's backend runs too (`crates/kvm/src/backend/serve/elvis.rs`, `run_elvis`).
 //!
 //! Queues are `2 × local` (TX) and `2 × local + 1` (RX), `local` the device's index among the
 //! thread's. A kick feeds the policy's rate counter and work queue; `StartPolling` disables the

@@ -3,7 +3,7 @@
 //! polling lists and sleeps (`JointThread`), each TX queue's perceptive (`PerceptiveHandler`) or
 //! optimistic (`OptimisticTx`) mode switch, and a regular vhost handler (`VhostHandler`) for
 //! every RX queue and for an optimistic TX queue in notification mode. The KVM testbed's
-//! backend drives the same machines (`crates/kvm/src/backend/serve.rs`).
+//! backend drives the same machines (`crates/kvm/src/backend/serve/joint.rs`).
 //!
 //! A device's handlers are `2 × local` (TX) and `2 × local + 1` (RX), `local` its index among
 //! the joint thread's devices. What the adapter does with each action:
@@ -16,7 +16,7 @@
 //!   `PollAgain` → `requeue_polling`; `EnableNotifyAndRecheck` with requests → a regular turn.
 //! * a `request_stream` has no RX path: the completion of each of its requests is what its
 //!   guest answers (with the next request), so it is the optimistic switch's "packet"
-//!   (`on_rx_packet`), in both worlds (the testbed's `serve.rs` maps it the same way). Taken
+//!   (`on_rx_packet`), in both worlds (the testbed's `serve/joint.rs` maps it the same way). Taken
 //!   during a notification-mode turn, the switch applies when that turn ends (kicks off, a
 //!   polling handler queued): the regular handler first finishes its own loop.
 

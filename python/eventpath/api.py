@@ -125,8 +125,22 @@ def overriding(profile: str, values: dict[str, float], seed: int | None = None):
     """Within the block, every :func:`run` of a scenario on built-in ``profile`` takes ``values``
     (dotted keys, ``exit.eoi_ns``) as profile overrides, under the scenario's own ones, and
     ``seed`` unless the call gives one. This is how ``eventpath calibrate`` runs the
-    reproductions at a candidate point; scenarios on other profiles run as given."""
+    reproductions at a candidate point; scenarios on other profiles run as given. Bad
+    arguments raise :class:`InputError` here; a value out of its range, at the run."""
     global _OVERRIDE
+    if not isinstance(profile, str):
+        raise InputError(f"overriding: profile {_short(profile)} is not allowed; expected a profile name (str)")
+    if not isinstance(values, dict):
+        raise InputError(f"overriding: values {_short(values)} is not allowed; expected a dict of "
+                         "{'section.key': number}, e.g. {'exit.eoi_ns': 1500}")
+    for key, v in values.items():
+        if not isinstance(key, str) or key.count(".") != 1 or not all(key.split(".")):
+            raise InputError(f"overriding: key {_short(key)} is not allowed; expected a profile parameter as "
+                             "'section.key', e.g. 'exit.eoi_ns'")
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
+            raise InputError(f"overriding: {key} = {_short(v)} is not allowed; expected a finite number in the "
+                             "parameter's unit")
+    seed = check_seed(seed)
     old, _OVERRIDE = _OVERRIDE, (profile, dict(values), seed)
     try:
         yield
@@ -140,8 +154,13 @@ def _overridden(scenario, seed):
     if not isinstance(scenario, dict):
         import tomllib
 
-        with open(os.fsdecode(scenario), "rb") as f:
-            scenario = tomllib.load(f)
+        path = _scenario_path(scenario)
+        try:
+            with open(path, "rb") as f:
+                scenario = tomllib.load(f)
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            _eventpath.check_file(path)  # raises the simulator's one-line error for the file
+            raise
     if scenario.get("profile") != profile:
         return scenario, seed
     sc = copy.deepcopy(scenario)
@@ -161,12 +180,13 @@ def run(scenario: str | os.PathLike | dict, *, seed: int | None = None, duration
     bad input, and :class:`Interrupted` (a ``KeyboardInterrupt`` carrying the partial result)
     on Ctrl-C.
     """
+    if not isinstance(scenario, dict):
+        scenario = _scenario_path(scenario)
     if _OVERRIDE is not None:
         scenario, seed = _overridden(scenario, seed)
     seed = check_seed(seed)
     duration = check_duration(duration)
-    if progress is not None and not callable(progress):
-        raise InputError(f"progress: {progress!r} is not allowed; expected a callable(simulated_s, end_s)")
+    _check_progress(progress)
     if isinstance(scenario, dict):
         bad = _non_finite(scenario, "")
         if bad:
@@ -177,15 +197,44 @@ def run(scenario: str | os.PathLike | dict, *, seed: int | None = None, duration
             raise InputError(f"scenario <dict>: {_one_line(str(e))}; expected TOML-like values "
                              "(str, int, float, bool, list, dict)") from None
         return _result(_eventpath.run_json(text, "<dict>", seed, duration, progress))
-    if isinstance(scenario, (str, bytes, os.PathLike)):
-        path = os.fsdecode(scenario)
-        try:
-            path.encode("utf-8")
-        except UnicodeEncodeError:
-            raise InputError(f"cannot read scenario {path!r}: the path is not valid UTF-8") from None
-        return _result(_eventpath.run_file(path, seed, duration, progress))
-    raise InputError(f"scenario: {type(scenario).__name__} {_one_line(repr(scenario))[:60]} is not allowed; "
-                     "expected a path to a TOML file or a dict")
+    return _result(_eventpath.run_file(scenario, seed, duration, progress))
+
+
+def _scenario_path(scenario: Any) -> str:
+    """A scenario argument that is not a dict, as the path of a file; anything else (TOML text
+    given as a string included: pass ``tomllib.loads(text)``, a dict) is an :class:`InputError`."""
+    if not isinstance(scenario, (str, bytes, os.PathLike)):
+        raise InputError(f"scenario: {type(scenario).__name__} {_one_line(repr(scenario))[:60]} is not allowed; "
+                         "expected a path to a TOML file or a dict")
+    path = os.fsdecode(scenario)
+    if "\n" in path:
+        raise InputError(f"scenario: a string of {len(path.splitlines())} lines is not a file path; expected a path "
+                         "to a TOML file or a dict (for TOML text, pass tomllib.loads(text))")
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError(f"cannot read scenario {path!r}: the path is not valid UTF-8") from None
+    return path
+
+
+def _check_progress(progress: Any) -> None:
+    """``progress`` must be None or callable with (simulated_s, end_s)."""
+    if progress is None:
+        return
+    want = "expected a callable(simulated_s, end_s)"
+    if not callable(progress):
+        raise InputError(f"progress: {_short(progress)} is not allowed; {want}")
+    import inspect
+
+    try:
+        sig = inspect.signature(progress)
+    except (TypeError, ValueError):  # a builtin without a signature: called as it is
+        return
+    try:
+        sig.bind(0.0, 0.0)
+    except TypeError as e:
+        raise InputError(f"progress: {getattr(progress, '__name__', type(progress).__name__)}{sig} is not allowed "
+                         f"({e}); {want}") from None
 
 
 def _one_line(s: str) -> str:
@@ -217,6 +266,9 @@ def profiles() -> list[tuple[str, str]]:
     return _eventpath.profiles()
 
 
-def profile(name: str) -> dict[str, Any]:
+def profile(name: str | os.PathLike) -> dict[str, Any]:
     """A profile (built-in name or path): every parameter with value, unit and source."""
-    return json.loads(_eventpath.profile_json(name))
+    if not isinstance(name, (str, os.PathLike)):
+        raise InputError(f"profile: {_short(name)} is not allowed; expected a built-in profile name "
+                         f"({', '.join(n for n, _ in profiles())}) or a path to a .toml file")
+    return json.loads(_eventpath.profile_json(os.fspath(name)))

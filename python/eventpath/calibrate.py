@@ -227,10 +227,11 @@ def _key(x) -> str:
 
 class EvalLog:
     """``evals.jsonl``: one line per finished evaluation, appended and flushed as it finishes,
-    so an interrupted calibration loses none; the first line fingerprints the set-up."""
+    so an interrupted calibration loses none; the first line fingerprints the set-up. The file
+    is created with the first evaluation: a start that fails before one leaves no calibration."""
 
     def __init__(self, path: Path, fingerprint: str, resume: bool):
-        self.path, self.done = path, {}
+        self.path, self.done, self.fingerprint = path, {}, fingerprint
         if path.exists():
             if not resume:
                 raise InputError(f"{path.parent}: holds a calibration already; give --resume to continue it, "
@@ -246,12 +247,12 @@ class EvalLog:
                 except json.JSONDecodeError:  # a line cut by a kill: evaluated again
                     continue
                 self.done[rec["x"]] = rec["objective"]
-        else:
-            path.write_text(json.dumps({"fingerprint": fingerprint}) + "\n")
 
     def add(self, x, values, f) -> None:
         k = _key(x)
         self.done[k] = f
+        if not self.path.exists():
+            self.path.write_text(json.dumps({"fingerprint": self.fingerprint}) + "\n")
         with self.path.open("a") as fh:
             fh.write(json.dumps({"x": k, "values": values, "objective": f}) + "\n")
             fh.flush()
@@ -270,6 +271,11 @@ def calibrate(profile: str, out: Path, budget: int = 60, workers: int | None = N
 
     if budget < 1:
         raise InputError(f"--budget {budget}: not allowed; expected at least 1 evaluation")
+    from eventpath.api import check_duration
+
+    for d in (duration, report_duration):
+        if check_duration(d, "--duration") is not None:
+            _eventpath.check_duration("--duration", float(d))
     seeds = seeds or [1, 2]
     free = free_params(profile)
     if not free:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -16,6 +17,12 @@ EXIT_PROBE_REFUSED = 3  # `kvm probe`: finished, but the outlier rule refused a 
 # Most events `trace` writes (~100 bytes each); most worker processes of `sweep`.
 MAX_TRACE_EVENTS = 100_000_000
 MAX_WORKERS = 1024
+# What `eventpath run` writes into --out (plots.run_figures writes the figures). A run removes
+# them all before writing its own, so no file of an earlier run (a figure that a --no-plots run
+# does not rewrite) is left beside the new results.
+RUN_TABLES = ("vms", "exits", "pcpus", "io_threads", "latency_cdf")
+RUN_FIGURES = ("exits.png", "latency_cdf.png")
+RUN_FILES = ("summary.json", *(f"{t}.csv" for t in RUN_TABLES), *RUN_FIGURES)
 
 
 class UsageError(Exception):
@@ -112,6 +119,8 @@ def cmd_run(a) -> int:
         except api.Interrupted as e:
             # Ctrl-C: keep what was simulated, marked as such ("interrupted": true).
             r, interrupted = e.result, True
+    for name in RUN_FILES:
+        (out / name).unlink(missing_ok=True)
     (out / "summary.json").write_text(json.dumps(r.summary, indent=2) + "\n")
     for stem, rows in r.tables().items():
         write_csv(out / f"{stem}.csv", rows)
@@ -188,8 +197,11 @@ def cmd_reproduce(a) -> int:
     from eventpath import reproduce
 
     if a.list:
+        if a.id is not None and a.id not in reproduce.EXPERIMENTS:
+            raise UsageError(f"reproduce --list {a.id}: unknown experiment; known: {', '.join(reproduce.EXPERIMENTS)}")
         for e in reproduce.EXPERIMENTS.values():
-            print(f"{e.id:22s} {e.title}  [{e.source}]")
+            if a.id is None or e.id == a.id:
+                print(f"{e.id:22s} {e.title}  [{e.source}]")
         return 0
     if not a.id:
         raise UsageError("reproduce: give an experiment ID or --list")
@@ -201,6 +213,7 @@ def cmd_reproduce(a) -> int:
             raise UsageError(f"reproduce: unknown experiment {i!r}; known: {', '.join(reproduce.EXPERIMENTS)} (or 'all')")
     if a.workers is not None and not 1 <= a.workers <= MAX_WORKERS:
         raise UsageError(f"--workers {a.workers}: not allowed; expected 1..={MAX_WORKERS} processes")
+    _check_duration(a.duration)
     out = _out_dir(a.out)
     docs = []
     for i, doc in zip(ids, reproduce.run_many(ids, out, duration=a.duration, workers=a.workers)):
@@ -244,6 +257,7 @@ def cmd_calibrate(a) -> int:
     if a.workers is not None and not 1 <= a.workers <= MAX_WORKERS:
         raise UsageError(f"--workers {a.workers}: not allowed; expected 1..={MAX_WORKERS} processes")
     seeds = _seed_list(a.seeds) if a.seeds is not None else [1, 2]
+    _check_duration(a.duration)  # before anything is written: a failed start leaves no calibration
     out = _out_dir(a.out)
     command = " ".join(["eventpath calibrate", a.profile, "--budget", str(a.budget), "--seeds",
                         ",".join(map(str, seeds)), "--duration", f"{a.duration:g}"]
@@ -384,6 +398,14 @@ def _kvm_compare(a) -> int:
     return 0
 
 
+def _check_duration(duration: float | None) -> None:
+    """``--duration`` checked as every run checks it, before a command starts anything."""
+    if duration is not None:
+        from eventpath import _eventpath
+
+        _eventpath.check_duration("--duration", duration)
+
+
 def _seconds(s: str) -> float:
     """A number of seconds. Its range is checked where it is used: for ``--duration``, once, by
     the simulator, exactly as a scenario's ``duration_s`` is."""
@@ -510,11 +532,43 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+# A value argparse would take for an option: `-inf`, `-1e5`, `-.5`, `-nan`.
+_NEGATIVE = re.compile(r"-(\d|\.\d|inf|infinity|nan)", re.IGNORECASE)
+
+
+def _value_options(p: argparse.ArgumentParser) -> set[str]:
+    """Every option string of ``p`` and its subcommands that takes a value."""
+    out: set[str] = set()
+    for act in p._actions:
+        if isinstance(act, argparse._SubParsersAction):
+            for sub in act.choices.values():
+                out |= _value_options(sub)
+        elif act.option_strings and act.nargs != 0:
+            out.update(act.option_strings)
+    return out
+
+
+def _negatives_as_values(p: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """``--duration -inf`` as ``--duration=-inf``: argparse reads a value that starts with '-'
+    and is not a plain negative number as another option ("expected one argument"); joined, the
+    value reaches its check, which names what is allowed."""
+    opts, out, i = _value_options(p), [], 0
+    while i < len(argv):
+        if argv[i] in opts and i + 1 < len(argv) and _NEGATIVE.match(argv[i + 1]):
+            out.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(argv[i])
+            i += 1
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     from eventpath._eventpath import InputError
 
     try:
-        a = parser().parse_args(argv)
+        p = parser()
+        a = p.parse_args(_negatives_as_values(p, sys.argv[1:] if argv is None else argv))
         return a.fn(a)
     except (UsageError, InputError) as e:
         print(f"eventpath: error: {e}", file=sys.stderr)

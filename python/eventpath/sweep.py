@@ -21,6 +21,7 @@ import hashlib
 import io
 import itertools
 import json
+import math
 import os
 import tomllib
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -42,9 +43,13 @@ def parse_param(spec: str) -> tuple[str, list[Any]]:
         if not v:
             raise InputError(f"--param {spec!r}: an empty value; expected KEY=V1,V2,...")
         try:
-            out.append(tomllib.loads(f"v = {v}")["v"])
+            value = tomllib.loads(f"v = {v}")["v"]
         except tomllib.TOMLDecodeError:
-            out.append(v)  # a bare word is a string
+            value = v  # a bare word is a string
+        if isinstance(value, float) and not math.isfinite(value):
+            raise InputError(f"--param {key.strip()}={v}: {v} is not allowed; expected a finite number "
+                             "(NaN and infinities are not values of any scenario key)")
+        out.append(value)
     if not key or any(not p for p in key.split(".")):
         raise InputError(f"--param {spec!r}: empty key or key part; expected a dotted key such as vm.0.workload.rate_pps")
     return key, out
@@ -189,6 +194,10 @@ def sweep(scenario: Path, params: list[tuple[str, list[Any]]], seeds: list[int] 
     # Check every variant before starting any: a typo or a bad value fails fast, not after an hour.
     for p in points:
         sc = variant(base, p)
+        bad = api._non_finite(sc, "")
+        if bad:
+            raise InputError(f"{_label(p)}: scenario {scenario}: key `{bad[0]}`: {bad[1]} is not allowed; "
+                             "expected a finite number")
         try:
             _eventpath.check_json(json.dumps(sc), "<sweep>", api.check_seed(p["seed"], "seed"), duration)
         except InputError as e:

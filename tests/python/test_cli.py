@@ -271,3 +271,41 @@ def test_a_stalled_flow_is_reported_as_a_model_bug(capsys):
     s["stalled_flows"] = []
     _print_summary(s)
     assert capsys.readouterr().err == ""
+
+
+def test_reproduce_list_with_an_id_shows_that_entry(cli):
+    """reproduce-list-ignores-id.sh: the ID was ignored and the whole list printed."""
+    r = cli("reproduce", "--list", "es2-table1")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("es2-table1 "), r.stdout
+    assert len(cli("reproduce", "--list").stdout.strip().splitlines()) > 5
+
+
+def test_a_run_into_the_same_out_leaves_no_file_of_the_last_run(cli, tmp_path):
+    """stale-figures-kept.sh: a --no-plots run left the previous run's figures beside its summary."""
+    from eventpath.cli import RUN_FIGURES, RUN_FILES
+
+    r = cli("run", "examples/udp-send.toml", "--out", str(tmp_path), "--duration", "0.02")
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(RUN_FILES)
+    assert all((tmp_path / f).exists() for f in RUN_FIGURES)
+    (tmp_path / "mine.txt").write_text("not the run's")
+    r = cli("run", "examples/tcp-send.toml", "--out", str(tmp_path), "--duration", "0.02", "--no-plots")
+    assert r.returncode == 0, r.stderr
+    assert not any((tmp_path / f).exists() for f in RUN_FIGURES)
+    assert (tmp_path / "mine.txt").exists(), "only the files a run owns are removed"
+    assert json.loads((tmp_path / "summary.json").read_text())["scenario"] == "tcp-send"
+    # A bad scenario leaves the last run's results as they were.
+    assert cli("run", "/nonexistent.toml", "--out", str(tmp_path)).returncode == 2
+    assert (tmp_path / "summary.json").exists()
+
+
+def test_run_figures_are_the_files_the_cli_owns(tmp_path):
+    import eventpath
+    from eventpath.cli import RUN_FIGURES, RUN_TABLES
+    from eventpath.plots import run_figures
+
+    r = eventpath.run(str(ROOT / "examples/udp-send.toml"), duration=0.01)
+    assert tuple(p.name for p in run_figures(r, tmp_path)) == RUN_FIGURES
+    assert tuple(r.tables()) == RUN_TABLES

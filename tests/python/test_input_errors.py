@@ -338,3 +338,113 @@ def test_cli_ctrl_c_writes_the_simulated_part_and_exits_130(tmp_path):
     assert s["interrupted"] is True and 0 < s["sim_seconds"] < 500
     for f in ("vms.csv", "exits.csv", "exits.png", "latency_cdf.png"):
         assert (tmp_path / "o" / f).stat().st_size > 0
+
+
+# --- Issue 26: the reliability run's input findings (copies in tests/python/reliability/) ---
+
+def test_api_table_given_as_a_list_is_input_error():
+    """api-host-list.py: "host": [None] and [2] ran (serde read the list positionally)."""
+    for host in ([None], [2]):
+        sc = mutated(lambda s: s.update(host=host))
+        m = one_line_error(eventpath.run, sc)
+        assert "key `host`" in m and "expected a table" in m and "found an array" in m, m
+    m = one_line_error(eventpath.run, mutated(lambda s: s["vm"][0].update(net=["virtio", 256])))
+    assert "key `vm[0].net`" in m and "found an array" in m, m
+
+
+def test_api_named_choice_given_a_number_lists_the_names():
+    m = one_line_error(eventpath.run, mutated(lambda s: s["vm"][0].update(interrupt_delivery=5)))
+    assert "key `vm[0].interrupt_delivery`: 5 is not allowed; expected one of `emulated`" in m, m
+
+
+@pytest.mark.parametrize("name,call,needle", [
+    ("profile(None)", lambda api: api.profile(None), "profile: None is not allowed"),
+    ("profile(1)", lambda api: api.profile(1), "profile: 1 is not allowed"),
+    ("profile(unknown)", lambda api: api.profile("nosuch"), "unknown profile"),
+    ("progress arity", lambda api: api.run(SC, progress=lambda: None), "progress: <lambda>() is not allowed"),
+    ("progress arity 3", lambda api: api.run(SC, progress=lambda a, b, c: None), "expected a callable(simulated_s, end_s)"),
+    ("overriding key", lambda api: _ov(api, {"eoi_ns": 1}), "key 'eoi_ns' is not allowed"),
+    ("overriding list", lambda api: _ov(api, [1]), "values [1] is not allowed"),
+    ("overriding value", lambda api: _ov(api, {"exit.eoi_ns": "x"}), "exit.eoi_ns = 'x' is not allowed"),
+    ("overriding nan", lambda api: _ov(api, {"exit.eoi_ns": float("nan")}), "expected a finite number"),
+    ("overriding range", lambda api: _ov(api, {"exit.eoi_ns": -1.0}), "profile_overrides.exit.eoi_ns"),
+    ("overriding profile", lambda api: _ov(api, {"exit.eoi_ns": 1}, profile=3), "profile 3 is not allowed"),
+    ("overriding missing", lambda api: _ov(api, {"exit.eoi_ns": 1}, "/nonexistent.toml"), "no such file"),
+    ("overriding directory", lambda api: _ov(api, {"exit.eoi_ns": 1}, str(ROOT)), "cannot read scenario"),
+    ("overriding bad TOML", lambda api: _ov(api, {"exit.eoi_ns": 1}, str(ROOT / "README.md")), "README.md"),
+])
+def test_api_bad_arguments_of_every_entry_point_are_input_error(name, call, needle):
+    """api-non-inputerror.py: each raised TypeError, ValueError, FileNotFoundError, ..."""
+    from eventpath import api
+
+    assert needle in one_line_error(call, api), name
+
+
+def _ov(api, values, scenario=str(ROOT / "examples/udp-send.toml"), profile="es2"):
+    with api.overriding(profile, values):
+        api.run(scenario, duration=0.001)
+
+
+def test_api_toml_text_for_a_path_is_one_line():
+    """api-non-inputerror.py: eventpath.run(TOML text) raised a 55-line InputError."""
+    text = (ROOT / "examples/udp-send.toml").read_text()
+    m = one_line_error(eventpath.run, text)
+    assert "is not a file path" in m and "tomllib.loads(text)" in m and len(m) < 200, m
+    import tomllib
+
+    assert eventpath.run(tomllib.loads(text), duration=0.001).summary["scenario"] == "udp-send"
+
+
+def _raise_input_error_in_a_worker():
+    eventpath.run({"name": "w", "profile": "es2", "vm": []})
+
+
+def test_input_error_crosses_a_process_pool():
+    """calibrate-bad-duration-internal-error.sh: `_eventpath.InputError` could not be pickled
+    ("import of module '_eventpath' failed"), so a bad input in a worker became exit 1."""
+    import pickle
+    from concurrent.futures import ProcessPoolExecutor
+
+    e = pickle.loads(pickle.dumps(InputError("x")))
+    assert type(e) is InputError and str(e) == "x"
+    with ProcessPoolExecutor(max_workers=1) as pool:
+        with pytest.raises(InputError, match="no VM defined"):
+            pool.submit(_raise_input_error_in_a_worker).result()
+
+
+@pytest.mark.parametrize("duration", ["0", "-1", "nan", "1e30", "1e-7", "-inf"])
+def test_calibrate_bad_duration_exits_2_and_leaves_no_calibration(cli, tmp_path, duration):
+    out = tmp_path / "cal"
+    r = cli("calibrate", "elvis", "--out", str(out), "--duration", duration, "--budget", "1", "--workers", "1")
+    assert_exit_2_one_line(r, "--duration: ", "1e-6..=86400")
+    assert not (out / "evals.jsonl").exists()
+    # The same --out then says what is wrong with the new value, not "holds a calibration".
+    r = cli("calibrate", "elvis", "--out", str(out), "--duration", "-1", "--budget", "1", "--workers", "1")
+    assert_exit_2_one_line(r, "--duration: -1 is not allowed")
+
+
+def test_calibrate_log_is_written_with_the_first_evaluation(tmp_path):
+    from eventpath.calibrate import EvalLog
+
+    log = EvalLog(tmp_path / "evals.jsonl", "f", resume=False)
+    assert not log.path.exists()
+    log.add([0.5], {"a": 1.0}, 2.0)
+    again = EvalLog(tmp_path / "evals.jsonl", "f", resume=True)
+    assert again.done == {"0.500000000000": 2.0}
+
+
+@pytest.mark.parametrize("args,needles", [
+    (["sweep", "examples/udp-send.toml", "--param", "vm.0.workload.rate_pps=nan", "--workers", "1"],
+     ["vm.0.workload.rate_pps=nan", "expected a finite number", "NaN"]),
+    (["sweep", "examples/udp-send.toml", "--param", "vm.0.workload.rate_pps=-inf"], ["-inf is not allowed"]),
+    (["run", "examples/udp-send.toml", "--duration", "-inf"], ["--duration: -inf is not allowed", "1e-6..=86400"]),
+    (["run", "examples/udp-send.toml", "--duration", "-1e5"], ["--duration: -100000 is not allowed"]),
+    (["reproduce", "es2-fig4-udp", "--out", "{tmp}/r", "--duration", "-nan"], ["--duration: NaN is not allowed"]),
+    (["reproduce", "--list", "nope"], ["reproduce --list nope: unknown experiment", "es2-table1"]),
+])
+def test_negative_and_non_finite_numbers_reach_their_check(cli, tmp_path, args, needles):
+    """msg-sweep-nan.sh: a NaN said "expected value"; `--duration -inf` was read as an option."""
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    if "--out" not in args and args[0] in ("run", "sweep"):
+        args += ["--out", str(tmp_path / "o")]
+    assert_exit_2_one_line(cli(*args), *needles)

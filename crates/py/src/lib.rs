@@ -10,7 +10,9 @@ use pyo3::prelude::*;
 mod kvm;
 mod sim;
 
-create_exception!(_eventpath, InputError, PyValueError, "Bad input: the message says what to fix.");
+// Named by its full import path, so that pickle finds the class when an error crosses a
+// process pool (`sweep`, `calibrate`, `reproduce --workers`).
+create_exception!(eventpath._eventpath, InputError, PyValueError, "Bad input: the message says what to fix.");
 
 /// Build an `InputError` from any displayable error.
 pub(crate) fn input_error(e: impl std::fmt::Display) -> PyErr {

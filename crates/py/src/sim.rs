@@ -127,6 +127,14 @@ fn check_json(text: &str, origin: &str, seed: Option<u64>, duration: Option<f64>
     Ok(())
 }
 
+/// Check a measured duration (`key` names it in the error: `--duration`) as every run does,
+/// before anything is started or written.
+#[pyfunction]
+fn check_duration(key: &str, seconds: f64) -> PyResult<()> {
+    eventpath_sim::scenario::limits::check_duration(key, seconds).map_err(input_error)?;
+    Ok(())
+}
+
 /// Parse and check a scenario file without running it.
 #[pyfunction]
 fn check_file(path: &str) -> PyResult<()> {
@@ -207,6 +215,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
     m.add_function(wrap_pyfunction!(check_file, m)?)?;
     m.add_function(wrap_pyfunction!(check_json, m)?)?;
+    m.add_function(wrap_pyfunction!(check_duration, m)?)?;
     m.add_function(wrap_pyfunction!(trace_file, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(profile_json, m)?)?;

@@ -54,11 +54,55 @@ pub fn one_line(message: &str) -> String {
     message.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// What serde's primitive type names mean to a user: `expected u32` says neither that a whole
+/// number is wanted nor which.
+const PRIMITIVES: [(&str, &str); 9] = [
+    ("u8", "a whole number in 0..=255"),
+    ("u16", "a whole number in 0..=65535"),
+    ("u32", "a whole number in 0..=4294967295"),
+    ("u64", "a whole number in 0..=18446744073709551615"),
+    ("usize", "a whole number in 0..=18446744073709551615"),
+    ("i32", "a whole number in -2147483648..=2147483647"),
+    ("i64", "a whole number in -9223372036854775808..=9223372036854775807"),
+    ("f64", "a number"),
+    ("f32", "a number"),
+];
+
+/// A parser's message in our words: `expected u32` becomes the range it means, and a number
+/// quoted in backticks is shown short (`5e-324`, not 324 digits of serde's expansion).
+pub fn plain_message(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    // Numbers in backticks, compacted.
+    while let Some(open) = rest.find('`') {
+        let Some(len) = rest[open + 1..].find('`') else { break };
+        let inner = &rest[open + 1..open + 1 + len];
+        out.push_str(&rest[..=open]);
+        match inner.parse::<f64>() {
+            Ok(v) if inner.len() > 24 => out.push_str(&num(v)),
+            _ => out.push_str(inner),
+        }
+        out.push('`');
+        rest = &rest[open + len + 2..];
+    }
+    out.push_str(rest);
+    for (ty, means) in PRIMITIVES {
+        let pat = format!("expected {ty}");
+        if let Some(at) = out.find(&pat) {
+            let end = at + pat.len();
+            if !out[end..].starts_with(|c: char| c.is_alphanumeric() || c == '_') {
+                out.replace_range(at..end, &format!("expected {means}"));
+            }
+        }
+    }
+    out
+}
+
 /// `key `KEY`: MESSAGE` (one line), or the message alone when there is no key or the message
 /// already names it. The one formatting of every parse error: TOML files (scenarios, profiles,
 /// testbed scenarios) and JSON text (a Python dict) alike.
 pub fn describe_error(key: &str, message: &str, line: Option<usize>) -> String {
-    let mut msg = one_line(message);
+    let mut msg = plain_message(&one_line(message));
     if let Some(line) = line {
         msg = format!("line {line}: {msg}");
     }
@@ -82,4 +126,15 @@ pub fn describe_json_error(path: &serde_path_to_error::Path, err: &serde_json::E
     let full = err.to_string();
     let position = format!(" at line {} column {}", err.line(), err.column());
     describe_error(&path.to_string(), full.strip_suffix(&position).unwrap_or(&full), None)
+}
+
+/// A policy's parameter error as a scenario key's: `key `PREFIX.NAME`: VALUE is not allowed:
+/// ALLOWED` (the policy's own dotted name, `elvis.min_work`, loses its prefix).
+pub fn policy_error(prefix: &str, e: &eventpath_policy::error::ConfigError) -> String {
+    let name = e.param.rsplit('.').next().unwrap_or(e.param);
+    let value = match e.value.parse::<f64>() {
+        Ok(v) if e.value.len() > 24 => num(v),
+        _ => e.value.clone(),
+    };
+    format!("key `{prefix}.{name}`: {value} is not allowed: {}", e.allowed)
 }

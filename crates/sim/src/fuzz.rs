@@ -87,8 +87,11 @@ pub fn scenario(case: u64) -> String {
         }
         if handling == "es2" {
             let switch = if io.chance(0.5) { "perceptive" } else { "optimistic" };
-            let _ = writeln!(s, "switch = \"{switch}\"\nquota = {}\ncombining_level = {}", 1 + io.below(16), 1 + io.below(4));
-            let _ = writeln!(s, "poll_count = {}\nsleep_us = {}", 1 + io.below(2000), 1 + io.below(50));
+            // Each switch's own key only (the other is refused); both are drawn, to keep the stream.
+            let (quota, combining) = (1 + io.below(16), 1 + io.below(4));
+            let (poll_count, sleep) = (1 + io.below(2000), 1 + io.below(50));
+            let own = if switch == "perceptive" { format!("quota = {quota}") } else { format!("poll_count = {poll_count}") };
+            let _ = writeln!(s, "switch = \"{switch}\"\n{own}\ncombining_level = {combining}\nsleep_us = {sleep}");
         } else {
             let _ = writeln!(s, "exitless_requests = {}\nmax_work = {}\nmin_work = 1", io.chance(0.7), 1 + io.below(128));
         }
@@ -132,22 +135,36 @@ pub fn scenario(case: u64) -> String {
         }
         let mut delivery = if r.chance(0.5) { "emulated" } else { "posted" };
         let vf = profile == "did" && d.chance(0.5);
+        let mut idle_poll = false;
         if profile == "did" {
             // eli needs an assigned device; every other mode also runs on virtio.
             delivery = ["emulated", "apicv", "posted", "did", "eli"][d.below(if vf { 5 } else { 4 }) as usize];
-            if d.chance(0.2) {
-                s += "guest_idle = \"poll\"\n";
-            }
+            idle_poll = d.chance(0.2);
         }
-        let _ = writeln!(s, "interrupt_delivery = \"{delivery}\"\nguest_cpu_burn = {}", r.chance(0.3));
+        // Keys a layout would ignore are refused (scenario/layout.rs): drawn as before, so that
+        // each case keeps its layout, but written only where they take effect.
+        let burn = r.chance(0.3);
+        let idle_poll = idle_poll && !burn;
+        if idle_poll {
+            s += "guest_idle = \"poll\"\n";
+        }
+        let _ = writeln!(s, "interrupt_delivery = \"{delivery}\"\nguest_cpu_burn = {burn}");
         let routing = ["fixed", "lowest_priority_rr", "running_first", "es2", "h_balance"][r.below(5) as usize];
-        let _ = writeln!(s, "interrupt_routing = \"{routing}\"");
+        if vcpus > 1 {
+            let _ = writeln!(s, "interrupt_routing = \"{routing}\"");
+        }
         if r.chance(0.3) {
-            let _ = writeln!(s, "[vm.halt_poll]\nmax_halt_poll_ns = {}", r.below(1_000_000));
+            let max = r.below(1_000_000);
+            if !burn && !idle_poll {
+                let _ = writeln!(s, "[vm.halt_poll]\nmax_halt_poll_ns = {max}");
+            }
         }
         let (ring, event_idx) = (1u32 << (1 + r.below(10)), r.chance(0.7));
         let ring = if vf { 64 << d.below(7) } else { ring };
-        let _ = writeln!(s, "[vm.net]\nqueue_size = {ring}\nevent_idx = {event_idx}");
+        let _ = writeln!(s, "[vm.net]\nqueue_size = {ring}");
+        if !vf {
+            let _ = writeln!(s, "event_idx = {event_idx}");
+        }
         if vf {
             let _ = writeln!(s, "kind = \"sriov_vf\"");
             if d.chance(0.5) {
@@ -160,9 +177,15 @@ pub fn scenario(case: u64) -> String {
         if r.chance(0.5) && !vf && !shared {
             let _ = writeln!(s, "vhost_pin = {}", r.below(pcpus as u64));
         }
+        // A VF has its own throttle (itr_us): no moderation scheme on it.
         match r.below(4) {
-            0 => { let _ = writeln!(s, "[vm.net.moderation]\nkind = \"fir\"\nitr = {}", 1 + r.below(200_000)); }
-            1 => { let _ = writeln!(s, "[vm.net.moderation]\nkind = \"cgr\""); }
+            0 => {
+                let itr = 1 + r.below(200_000);
+                if !vf {
+                    let _ = writeln!(s, "[vm.net.moderation]\nkind = \"fir\"\nitr = {itr}");
+                }
+            }
+            1 if !vf => { let _ = writeln!(s, "[vm.net.moderation]\nkind = \"cgr\""); }
             _ => {}
         }
         let w = workload(&mut r);
@@ -256,23 +279,36 @@ fn overrides(r: &mut Rng, profile: &str, s: &mut String) {
     if n == 0 {
         return;
     }
-    let mut by_section: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+    // Dotted key -> value; the first draw of a key counts.
+    let mut values: std::collections::BTreeMap<&str, f64> = Default::default();
     for _ in 0..n {
         let (key, param, _) = params[r.below(params.len() as u64) as usize];
         if key.starts_with("cpu.") {
             continue; // the layout's size is fuzzed through host.pcpus
         }
         let v = if r.chance(0.3) { 0.0 } else { (param.value * 0.25 * 16f64.powf(r.uniform())).round().max(0.0) };
+        values.entry(key).or_insert(v);
+    }
+    // A parameter bounded by another (a spread by its mean) is kept within its bound, as the
+    // model once clamped it: the profile check refuses more (`profile::NOT_ABOVE`).
+    let value = |values: &std::collections::BTreeMap<&str, f64>, k: &str| {
+        values.get(k).copied().unwrap_or_else(|| params.iter().find(|(pk, _, _)| *pk == k).map_or(0.0, |(_, p, _)| p.value))
+    };
+    for (key, bound, _) in crate::profile::NOT_ABOVE {
+        let b = value(&values, bound);
+        if value(&values, key) > b && (values.contains_key(key) || values.contains_key(bound)) {
+            values.insert(key, b);
+        }
+    }
+    let mut by_section: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+    for (key, v) in values {
         let (section, name) = key.split_once('.').expect("dotted key");
         by_section.entry(section).or_default().push(format!("{name} = {v:?}"));
     }
     for (section, lines) in by_section {
-        let mut seen = std::collections::BTreeSet::new();
         let _ = writeln!(s, "[profile_overrides.{section}]");
         for l in lines {
-            if seen.insert(l.split(' ').next().unwrap_or("").to_owned()) {
-                let _ = writeln!(s, "{l}");
-            }
+            let _ = writeln!(s, "{l}");
         }
     }
 }

@@ -417,6 +417,33 @@ impl Bounds {
     }
 }
 
+/// Parameters bounded by another of the profile: (key, its bound's key, why). The model reads
+/// each pair as one quantity, so a value beyond its bound is refused, never clamped.
+pub const NOT_ABOVE: [(&str, &str, &str); 3] = [
+    ("exit.io_signal_ns", "exit.io_instruction_ns", "the ioeventfd is signalled within the kick's exit"),
+    ("host.thread_wakeup_spread_ns", "host.thread_wakeup_ns", "the half-width of the wake-up's uniform spread; a wider one would make a wake-up take negative time"),
+    ("host.nic_rx_spread_ns", "host.nic_rx_ns", "the half-width of the path's uniform spread; a wider one would make a frame arrive before it was sent"),
+];
+
+/// Refuse an array where the profile has a table (serde's derived structs would read
+/// `ghz = [2.3, "GHz", "..."]` positionally): the only array of a profile is
+/// `host.cstates.states`.
+fn no_positional_tables(prefix: &str, t: &toml::Table) -> Result<(), String> {
+    for (k, v) in t {
+        let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+        match v {
+            toml::Value::Table(sub) => no_positional_tables(&key, sub)?,
+            toml::Value::Array(items) if key == "host.cstates.states" && items.iter().all(toml::Value::is_table) => {}
+            toml::Value::Array(_) if key == "host.cstates.states" => {
+                return Err(format!("key `{key}`: expected an array of tables ({{ name, exit_latency_ns, target_residency_ns }}), found another value in it"))
+            }
+            toml::Value::Array(_) => return Err(format!("key `{key}`: expected a table ({{ value, unit, source }} or a [section]), found an array")),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// The built-in profiles: (name, file contents).
 pub const BUILTIN: &[(&str, &str)] = &[
     ("es2", include_str!("../../../profiles/es2.toml")),
@@ -459,6 +486,8 @@ impl Profile {
             name: name.into(),
             message: describe_toml_error(e.path(), e.inner(), text),
         })?;
+        let doc: toml::Table = toml::from_str(text).map_err(|e| InputError::Profile { name: name.into(), message: e.message().into() })?;
+        no_positional_tables("", &doc).map_err(|message| InputError::Profile { name: name.into(), message })?;
         p.check().map_err(|message| InputError::Profile { name: name.into(), message })?;
         Ok(p)
     }
@@ -651,6 +680,17 @@ impl Profile {
                         crate::error::num(f.max)
                     ));
                 }
+            }
+        }
+        let value = |key: &str| self.params().iter().find(|(k, _, _)| *k == key).map_or(f64::NAN, |(_, p, _)| p.value);
+        for (key, bound, why) in NOT_ABOVE {
+            let (v, b) = (value(key), value(bound));
+            if v > b {
+                return Err(format!(
+                    "key `{key}`: value {} is not allowed; expected at most {bound} ({} ns): {why}",
+                    crate::error::num(v),
+                    crate::error::num(b)
+                ));
             }
         }
         self.check_cstates()

@@ -242,7 +242,7 @@ fn unknown_idle_policy_is_named() {
 
 // --- Bounds: sizes and times a real system can have (issue 9) ---
 
-use eventpath_sim::profile::{Profile, BUILTIN};
+use eventpath_sim::profile::{Profile, BUILTIN, NOT_ABOVE};
 
 fn es2_text() -> &'static str {
     BUILTIN.iter().find(|(n, _)| *n == "es2").unwrap().1
@@ -313,8 +313,18 @@ fn every_profile_parameter_runs_at_both_ends_of_its_range() {
         for v in [*r.start(), *r.end()] {
             // A profile of 16 x 512 cores is fine; the model runs at most 64 of them.
             let host = if section == "cpu" { "[host]\npcpus = 1\n" } else { "" };
+            // A parameter bounded by another (`NOT_ABOVE`) moves its partner along.
+            let mut lines = vec![format!("{name} = {v:?}")];
+            for (lo, hi, _) in NOT_ABOVE {
+                let value = |k: &str| p.params().iter().find(|(pk, _, _)| *pk == k).unwrap().1.value;
+                if key == lo && v > value(hi) || key == hi && v < value(lo) {
+                    let other = if key == lo { hi } else { lo };
+                    assert_eq!(other.split_once('.').unwrap().0, section, "test bug: a pair across sections");
+                    lines.push(format!("{} = {v:?}", other.split_once('.').unwrap().1));
+                }
+            }
             let text = with("duration_s = 0.01", "duration_s = 0.002")
-                .replace("warmup_s = 0.001", &format!("warmup_s = 0.001\n{host}[profile_overrides.{section}]\n{name} = {v:?}"));
+                .replace("warmup_s = 0.001", &format!("warmup_s = 0.001\n{host}[profile_overrides.{section}]\n{}", lines.join("\n")));
             let s = Scenario::from_toml("t.toml", &text).unwrap();
             let out = run_parsed(s, "t.toml", &RunOptions::default());
             assert!(out.is_ok(), "{key} = {v} (profile: {}): {}", param.value, out.unwrap_err());

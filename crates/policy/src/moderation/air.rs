@@ -18,8 +18,10 @@
 //! size (bytes); an interval without packets gives `B = 0`, so `I = offset` clamped.
 //!
 //! The paper gives no values for `C`, `C_pkt`, `C_int` ("obtained from experiments"), `offset`,
-//! `threshold` or the interval length. The costs default to 0 and [`AirConfig::validate`] rejects
-//! them until a profile sets them; the other defaults are our choices, documented per field.
+//! `threshold` or the interval length. The costs are the host's: unset here, they are filled
+//! by whoever knows the machine (the simulator from its profile, [`AirConfig::with_costs`]; a
+//! testbed scenario gives them), and [`AirConfig::validate`] names one still unset. The other
+//! defaults are our choices, documented per field.
 
 use super::{InterruptModerator, Throttle, WindowControl, WindowSample, Windowed};
 use crate::error::{at_least, non_negative_f64, positive_f64, ConfigError};
@@ -34,12 +36,16 @@ pub struct AirConfig {
     /// `k`: packets received per interrupt, "the size of the VF receiving ring" (default 512, the
     /// ixgbevf driver's default RX ring, `IXGBEVF_DEFAULT_RXD`). Unit: packets.
     pub k: u32,
-    /// `C`: CPU capacity of the VM. Must be set from a profile (> 0). Unit: cycles/s.
-    pub c_cycles_per_s: f64,
-    /// `C_pkt`: CPU cost of one packet. Must be set from a profile (> 0). Unit: cycles.
-    pub c_pkt_cycles: f64,
-    /// `C_int`: CPU cost of one interrupt. Must be set from a profile (> 0). Unit: cycles.
-    pub c_int_cycles: f64,
+    /// `C`: CPU capacity of the VM (> 0; §4.3.3: "the available CPU cycles of one processor
+    /// core", as the VF driver is single-threaded). None: not known here. Unit: cycles/s.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub c_cycles_per_s: Option<f64>,
+    /// `C_pkt`: CPU cost of one packet (> 0). None: not known here. Unit: cycles.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub c_pkt_cycles: Option<f64>,
+    /// `C_int`: CPU cost of one interrupt (> 0). None: not known here. Unit: cycles.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub c_int_cycles: Option<f64>,
     /// `offset` added to `I` (not given; our choice 1,000). Unit: interrupts/s.
     pub offset: f64,
     /// Smallest change `δ` that is applied (not given; our choice 500). Unit: interrupts/s.
@@ -56,9 +62,9 @@ impl Default for AirConfig {
         Self {
             interval_ns: 100_000_000,
             k: 512,
-            c_cycles_per_s: 0.0,
-            c_pkt_cycles: 0.0,
-            c_int_cycles: 0.0,
+            c_cycles_per_s: None,
+            c_pkt_cycles: None,
+            c_int_cycles: None,
             offset: 1000.0,
             threshold: 500.0,
             i_min: 956.0,
@@ -68,22 +74,41 @@ impl Default for AirConfig {
 }
 
 impl AirConfig {
-    /// Checks every parameter; the three costs must be positive (set from a profile).
+    /// Checks every parameter; the three costs must be set and positive.
     pub fn validate(&self) -> Result<(), ConfigError> {
         at_least("air.interval_ns", self.interval_ns, 1)?;
         at_least("air.k", self.k, 1)?;
-        positive_f64("air.c_cycles_per_s", self.c_cycles_per_s)?;
-        positive_f64("air.c_pkt_cycles", self.c_pkt_cycles)?;
-        positive_f64("air.c_int_cycles", self.c_int_cycles)?;
+        for (param, v, what) in [
+            ("air.c_cycles_per_s", self.c_cycles_per_s, "the CPU cycles per second of the core that handles the device (e.g. 2.6e9)"),
+            ("air.c_pkt_cycles", self.c_pkt_cycles, "the CPU cycles one received packet costs"),
+            ("air.c_int_cycles", self.c_int_cycles, "the CPU cycles one interrupt costs"),
+        ] {
+            match v {
+                Some(v) => positive_f64(param, v)?,
+                None => return Err(ConfigError::new(param, "unset", format!("give {what}, a finite number greater than 0"))),
+            }
+        }
         non_negative_f64("air.offset", self.offset)?;
         non_negative_f64("air.threshold", self.threshold)?;
         positive_f64("air.i_min", self.i_min)?;
         at_least("air.initial_rate", self.initial_rate, 1)
     }
 
-    /// `Î = C / (C_pkt·k + C_int)` (Eq. 5). Unit: interrupts/s.
+    /// The costs a scenario left unset, taken from the host: `c` cycles/s, `c_pkt` and
+    /// `c_int` cycles. Costs it set are kept.
+    pub fn with_costs(mut self, c: f64, c_pkt: f64, c_int: f64) -> Self {
+        self.c_cycles_per_s.get_or_insert(c);
+        self.c_pkt_cycles.get_or_insert(c_pkt);
+        self.c_int_cycles.get_or_insert(c_int);
+        self
+    }
+
+    /// `Î = C / (C_pkt·k + C_int)` (Eq. 5); 0 while a cost is unset. Unit: interrupts/s.
     pub fn i_hat(&self) -> f64 {
-        self.c_cycles_per_s / (self.c_pkt_cycles * f64::from(self.k) + self.c_int_cycles)
+        match (self.c_cycles_per_s, self.c_pkt_cycles, self.c_int_cycles) {
+            (Some(c), Some(pkt), Some(int)) => c / (pkt * f64::from(self.k) + int),
+            _ => 0.0,
+        }
     }
 
     /// Lines 1–7 of Algorithm 1: the target rate `I` for bandwidth `b` (bytes/s) and average
@@ -147,9 +172,9 @@ mod tests {
     fn cfg() -> AirConfig {
         AirConfig {
             k: 100,
-            c_cycles_per_s: 1e9,
-            c_pkt_cycles: 100.0,
-            c_int_cycles: 10_000.0,
+            c_cycles_per_s: Some(1e9),
+            c_pkt_cycles: Some(100.0),
+            c_int_cycles: Some(10_000.0),
             offset: 1000.0,
             threshold: 500.0,
             i_min: 956.0,
@@ -204,8 +229,15 @@ mod tests {
 
     #[test]
     fn costs_must_be_set() {
-        assert_eq!(AirConfig::default().validate().unwrap_err().param, "air.c_cycles_per_s");
+        let e = AirConfig::default().validate().unwrap_err();
+        assert_eq!((e.param, e.value.as_str()), ("air.c_cycles_per_s", "unset"));
+        assert!(e.allowed.starts_with("give the CPU cycles per second"), "{e}");
         assert!(cfg().validate().is_ok());
+        let zero = AirConfig { c_pkt_cycles: Some(0.0), ..cfg() };
+        assert_eq!(zero.validate().unwrap_err().param, "air.c_pkt_cycles");
+        // Costs given are kept; the unset ones are filled.
+        let part = AirConfig { c_int_cycles: Some(5.0), ..Default::default() }.with_costs(1e9, 100.0, 7.0);
+        assert_eq!((part.c_cycles_per_s, part.c_pkt_cycles, part.c_int_cycles), (Some(1e9), Some(100.0), Some(5.0)));
         assert_eq!(AirConfig { k: 0, ..cfg() }.validate().unwrap_err().param, "air.k");
     }
 }

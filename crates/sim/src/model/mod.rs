@@ -421,7 +421,8 @@ impl Host {
             switching: vec![false; c.pcpus as usize],
             waker: None,
             host_tick_ns: round_ns(NS_PER_S as f64 / host_hz),
-            io_signal_ns: round_ns(c.profile.exit.io_signal_ns.value).min(round_ns(c.profile.exit.io_instruction_ns.value)),
+            // At most the exit's length: the profile check refuses more (`profile::NOT_ABOVE`).
+            io_signal_ns: round_ns(c.profile.exit.io_signal_ns.value),
             vf_dma_ns: c.profile.sriov.as_ref().map_or(0, |s| round_ns(s.dma_ns.value)),
             thread_names,
             trace: None,

@@ -86,7 +86,7 @@ impl HostRxPath {
     /// The profile's path latency and spread, with its own random stream.
     pub fn new(p: &Profile, seed: u64) -> Self {
         let base_ns = p.host.nic_rx_ns.value;
-        HostRxPath { base_ns, spread_ns: p.host.nic_rx_spread_ns.value.min(base_ns), rng: Rng::for_component(seed, "host-nic-rx") }
+        HostRxPath { base_ns, spread_ns: p.host.nic_rx_spread_ns.value, rng: Rng::for_component(seed, "host-nic-rx") }
     }
 
     /// When a frame that reached the port at `arrive` is on its tap queue; `last` is when the

@@ -48,13 +48,14 @@ pub enum Es2Switch {
 #[serde(deny_unknown_fields)]
 pub struct IoHandling {
     /// `vhost` (default), `es2` or `elvis`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::de::variant")]
     pub handling: Handling,
     /// The I/O cores. es2: the joint threads are pinned to them in turn (default: unpinned,
     /// placed by the host scheduler). elvis: one I/O thread per core, the devices split
     /// between them in contiguous, balanced groups (required). No vCPU may be pinned to one.
     pub cores: Option<Vec<u32>>,
     /// es2: `perceptive` (default) or `optimistic`.
+    #[serde(default, deserialize_with = "super::de::variant_opt")]
     pub switch: Option<Es2Switch>,
     /// es2 perceptive: requests per turn that keep a TX queue polled (1..=4096; default 4,
     /// ES2 §5.2's TCP value; 16 for UDP).
@@ -141,6 +142,19 @@ impl IoHandling {
         if self.handling != Handling::Elvis {
             only(&elvis_keys, "elvis")?;
         }
+        // Keys of one ES2 switch, or of ELVIS's polling, that the other choice never reads.
+        let switch = self.switch.unwrap_or_default();
+        if switch == Es2Switch::Optimistic && self.quota.is_some() {
+            return Err("key `host.io.quota`: only for switch = \"perceptive\" (the optimistic switch polls poll_count times instead); remove it".into());
+        }
+        if switch == Es2Switch::Perceptive && self.poll_count.is_some() {
+            return Err("key `host.io.poll_count`: only for switch = \"optimistic\" (the perceptive switch keeps polling while each turn fills the quota); remove it or set switch = \"optimistic\"".into());
+        }
+        if self.exitless_requests == Some(false) {
+            if let Some((k, _)) = [("poll_start_rate", self.poll_start_rate.is_some()), ("poll_idle_us", self.poll_idle_us.is_some())].iter().find(|(_, set)| *set) {
+                return Err(format!("key `host.io.{k}`: with exitless_requests = false no queue is ever polled; remove it"));
+            }
+        }
         let range = |k: &str, v: Option<u32>, lo: u32, hi: u32, what: &str| match v {
             Some(x) if !(lo..=hi).contains(&x) => Err(format!("key `host.io.{k}`: {x} is not allowed; expected {lo}..={hi} {what}")),
             _ => Ok(()),
@@ -154,10 +168,17 @@ impl IoHandling {
         range("stuck_us", self.stuck_us, 1, 1_000_000, "µs")?;
         range("poll_start_rate", self.poll_start_rate, 1, 100_000_000, "kicks/s")?;
         range("poll_idle_us", self.poll_idle_us, 1, 10_000_000, "µs")?;
-        if let Err(e) = self.elvis().validate() {
-            let k = e.param.rsplit('.').next().unwrap_or(e.param);
-            return Err(format!("key `host.io.{k}`: {} is not allowed; expected {}", e.value, e.allowed));
+        let elvis = self.elvis();
+        let (min, max) = (elvis.min_work, elvis.max_work);
+        if min > max {
+            // One of them may be a default the scenario never wrote: say which, and what to set.
+            return Err(match (self.min_work, self.max_work) {
+                (None, _) => format!("key `host.io.max_work`: {max} is below min_work's default {min}; set host.io.min_work to at most {max} as well, or max_work to at least {min}"),
+                (_, None) => format!("key `host.io.min_work`: {min} exceeds max_work's default {max}; set host.io.max_work to at least {min} as well, or min_work to at most {max}"),
+                _ => format!("key `host.io.min_work`: {min} is not allowed: must not exceed host.io.max_work ({max})"),
+            });
         }
+        elvis.validate().map_err(|e| crate::error::policy_error("host.io", &e))?;
         let cores = self.cores.as_deref().unwrap_or(&[]);
         match self.handling {
             Handling::Vhost if self.cores.is_some() => {

@@ -22,14 +22,16 @@
 //! rate_pps = 100000        # omit to send as fast as the vCPU can
 //! ```
 
+mod de;
 mod io;
+mod layout;
 pub mod limits;
 mod workload;
 
 pub use io::{Es2Switch, Handling, IoHandling};
 pub use workload::{Consume, HttpServer, Workload};
 
-use crate::error::{describe_json_error, describe_toml_error, InputError, InputResult};
+use crate::error::{describe_json_error, describe_toml_error, policy_error, InputError, InputResult};
 use crate::profile::Profile;
 use serde::Deserialize;
 
@@ -64,18 +66,19 @@ pub struct Scenario {
     #[serde(default = "default_warmup")]
     pub warmup_s: f64,
     /// Host layout overrides.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "de::table")]
     pub host: HostLayout,
     /// The remote client machine (`[client]`).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "de::table")]
     pub client: ClientMachine,
     /// The VMs.
+    #[serde(deserialize_with = "de::tables")]
     pub vm: Vec<Vm>,
     /// Profile parameters replaced for this scenario, nested like the profile
     /// (`[profile_overrides.exit]` `eoi_ns = 1500`): a value in the parameter's unit.
     /// For sensitivity studies (`eventpath sweep --param profile_overrides.exit.eoi_ns=...`)
     /// without writing a profile file.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "de::table")]
     pub profile_overrides: toml::Table,
 }
 
@@ -86,20 +89,20 @@ pub struct HostLayout {
     /// Number of pCPUs to use (default: all of the profile's cores; at most 64).
     pub pcpus: Option<u32>,
     /// CPU hogs: host threads that always want to run (`[[host.cpu_hog]]`).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "de::tables")]
     pub cpu_hog: Vec<CpuHog>,
     /// What an idle pCPU does: `menu` (default: the cpuidle governor picks one of the
     /// profile's C-states, `host.cstates`) or `poll` (Linux `idle=poll`: the idle loop spins,
     /// so a woken thread pays no C-state exit).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "de::variant")]
     pub idle: IdlePolicy,
     /// `kvm` (default) or `bare_metal` (no hypervisor; one VM, which is the machine's OS, on an
     /// `sriov_vf` NIC; its delivery mode must be left at the default).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "de::variant")]
     pub virtualization: Virtualization,
     /// Which threads serve the virtio queues (`[host.io]`, `io.rs`): stock vhost-net (default),
     /// ES2's joint threads, or ELVIS's I/O cores.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "de::table")]
     pub io: IoHandling,
 }
 
@@ -154,7 +157,7 @@ pub struct Vm {
     /// How interrupts reach the vCPUs (`eventpath_policy::delivery`): `emulated` (software
     /// LAPIC, default), `apicv` (EOI virtualized only), `posted` (CPU and VT-d posted
     /// interrupts), `eli` (ELI/ELVIS exitless, needs an `sriov_vf`), `did` (DID).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "de::variant")]
     pub interrupt_delivery: InterruptDelivery,
     /// Run a CPU burn (a busy loop at the lowest guest priority, like a SCHED_IDLE or nice-19
     /// `while(1)`) on every vCPU beside the workload: the vCPU never halts, and any other guest
@@ -162,21 +165,22 @@ pub struct Vm {
     #[serde(default)]
     pub guest_cpu_burn: bool,
     /// The guest's idle loop: `halt` (default) or `poll` (Linux `idle=poll`).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "de::variant")]
     pub guest_idle: GuestIdle,
     /// Which vCPU a device interrupt goes to (`eventpath_policy::routing`): `fixed` (default:
     /// the vCPU the guest programmed, vCPU 0), `lowest_priority_rr` (logical destination mode:
     /// the next vCPU for every interrupt), `running_first` (the first running vCPU from the
     /// programmed one), `es2` (ES2 §4.3 redirection to online vCPUs), `h_balance` (hBalance
     /// Algorithm 1). Timer interrupts and IPIs are never redirected.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "de::variant")]
     pub interrupt_routing: eventpath_policy::routing::RouterConfig,
     /// KVM halt polling (`[vm.halt_poll]`, `eventpath_policy::halt_poll`: `max_halt_poll_ns`
     /// [200000], `grow` [2], `grow_start` [10000], `shrink` [0]). Absent: a halting vCPU blocks
     /// at once.
+    #[serde(default, deserialize_with = "de::table_opt")]
     pub halt_poll: Option<eventpath_policy::halt_poll::HaltPollConfig>,
     /// The paravirtual NIC.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "de::table")]
     pub net: Net,
     /// What the VM runs. Absent: no application — its vCPUs idle (halt), or run only the CPU
     /// burn with `guest_cpu_burn` (ES2 §6.3's background VMs).
@@ -229,7 +233,7 @@ pub enum NetKind {
 #[serde(deny_unknown_fields)]
 pub struct Net {
     /// `virtio` (default) or `sriov_vf`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "de::variant")]
     pub kind: NetKind,
     /// A VF's interrupt throttle (its EITR register): an interval in µs, at most one interrupt
     /// per interval (0 < value <= the profile's `sriov.vf_itr_max_ns`), or `"dynamic"`, the
@@ -251,17 +255,13 @@ pub struct Net {
     /// Notification suppression by event indices (`VIRTIO_RING_F_EVENT_IDX`, which Linux
     /// vhost-net offers and virtio-net accepts): default true. false: the rings' flags only
     /// (`VRING_USED_F_NO_NOTIFY` / `VRING_AVAIL_F_NO_INTERRUPT`), a device without the feature.
-    #[serde(default = "yes")]
-    pub event_idx: bool,
+    /// Only for virtio.
+    pub event_idx: Option<bool>,
     /// Device-side interrupt moderation of both queues (`eventpath_policy::moderation`,
     /// `[vm.net.moderation] kind = "none" | "fir" | "cgr" | "air" | "dim"` with the scheme's keys):
     /// default none, every interrupt the driver asks for fires at once.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "de::moderation")]
     pub moderation: eventpath_policy::moderation::ModerationConfig,
-}
-
-fn yes() -> bool {
-    true
 }
 
 /// A VF's interrupt throttle setting (`[vm.net] itr_us`).
@@ -292,7 +292,7 @@ impl Default for Net {
             queue_size: default_queue_size(),
             vhost_pin: None,
             busyloop_timeout_us: 0,
-            event_idx: true,
+            event_idx: None,
             moderation: Default::default(),
         }
     }
@@ -301,7 +301,7 @@ impl Default for Net {
 impl Net {
     /// The suppression scheme the device and driver use.
     pub fn suppression(&self) -> eventpath_policy::notify::Suppression {
-        if self.event_idx {
+        if self.event_idx.unwrap_or(true) {
             eventpath_policy::notify::Suppression::EventIdx
         } else {
             eventpath_policy::notify::Suppression::Flags
@@ -322,23 +322,42 @@ pub struct Checked {
     pub client_cores: u32,
 }
 
-/// `[profile_overrides]` as (dotted key, value) pairs.
+/// `[profile_overrides]` as (dotted key, value) pairs: sections are tables, parameters numbers.
 fn flatten_overrides(prefix: &str, t: &toml::Table) -> Result<Vec<(String, f64)>, String> {
     let mut out = Vec::new();
     for (k, v) in t {
         let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+        if key == "host.cstates" || key.starts_with("host.cstates.") {
+            return Err(format!(
+                "key `profile_overrides.{key}`: the C-state table cannot be overridden in a scenario; write a profile file with its own [host.cstates] (profiles/README.md) and name it in `profile`, or set [host] idle = \"poll\" for no C-states"
+            ));
+        }
         match v {
             toml::Value::Table(sub) => out.extend(flatten_overrides(&key, sub)?),
-            toml::Value::Integer(i) => out.push((key, *i as f64)),
-            toml::Value::Float(f) => out.push((key, *f)),
-            other => {
+            toml::Value::Integer(i) if !prefix.is_empty() => out.push((key, *i as f64)),
+            toml::Value::Float(f) if !prefix.is_empty() => out.push((key, *f)),
+            other if prefix.is_empty() => {
                 return Err(format!(
-                    "key `profile_overrides.{key}`: {other} is not allowed; expected a number in the parameter's unit"
+                    "key `profile_overrides.{key}`: {} is not allowed; expected a table of the section's parameters ([profile_overrides.{key}] with KEY = value)",
+                    shown(other)
                 ))
+            }
+            other => {
+                return Err(format!("key `profile_overrides.{key}`: {} is not allowed; expected a number in the parameter's unit", shown(other)))
             }
         }
     }
     Ok(out)
+}
+
+/// A TOML value as an error message shows it: short.
+fn shown(v: &toml::Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() <= 40 {
+        s
+    } else {
+        format!("{}...", s.chars().take(37).collect::<String>())
+    }
 }
 
 impl Scenario {
@@ -359,7 +378,7 @@ impl Scenario {
         let de = toml::Deserializer::new(text);
         serde_path_to_error::deserialize(de).map_err(|e| InputError::Scenario {
             path: origin.into(),
-            message: describe_toml_error(e.path(), e.inner(), text),
+            message: de::integer_too_large(e.inner(), text).unwrap_or_else(|| describe_toml_error(e.path(), e.inner(), text)),
         })
     }
 
@@ -372,13 +391,16 @@ impl Scenario {
     }
 
     /// Validate against the profile; `origin` names the scenario in errors.
-    pub fn check(self, origin: &str) -> InputResult<Checked> {
+    pub fn check(mut self, origin: &str) -> InputResult<Checked> {
         let err = |message: String| InputError::Scenario { path: origin.into(), message };
         limits::check_name("key `name`", &self.name).map_err(err)?;
         limits::check_duration("key `duration_s`", self.duration_s).map_err(err)?;
         limits::check_warmup("key `warmup_s`", self.warmup_s).map_err(err)?;
         let overrides = flatten_overrides("", &self.profile_overrides).map_err(err)?;
         let mut profile = Profile::load(&self.profile)?.with_overrides(&overrides, origin).map_err(err)?;
+        for vm in &mut self.vm {
+            layout::fill_from_profile(vm, &profile);
+        }
         if self.host.idle == IdlePolicy::Poll {
             // `idle=poll` bypasses cpuidle: the profile's C-states are never entered.
             profile.host.cstates.states.clear();
@@ -485,7 +507,8 @@ impl Scenario {
                     key("net.queue_size")
                 )));
             }
-            check_device(vm, &key, &profile, self.host.virtualization, self.host.io.handling).map_err(err)?;
+            layout::check_device(vm, &key, &profile, self.host.virtualization, self.host.io.handling).map_err(err)?;
+            layout::check_used(vm, &key, &self.host).map_err(err)?;
             if let Some(w) = &vm.workload {
                 w.check(&key("workload")).map_err(err)?;
                 if let Workload::IrqSource { vcpu, .. } = w {
@@ -499,19 +522,9 @@ impl Scenario {
                 }
             }
             if let Some(h) = &vm.halt_poll {
-                h.validate().map_err(|e| {
-                    err(format!("key `{}.{}`: {} is not allowed; expected {}", key("halt_poll"), e.param.rsplit('.').next().unwrap_or(e.param), e.value, e.allowed))
-                })?;
+                h.validate().map_err(|e| err(policy_error(&key("halt_poll"), &e)))?;
             }
-            vm.net.moderation.validate().map_err(|e| {
-                err(format!(
-                    "key `{}.{}`: {} is not allowed; expected {}",
-                    key("net.moderation"),
-                    e.param.rsplit('.').next().unwrap_or(e.param),
-                    e.value,
-                    e.allowed
-                ))
-            })?;
+            vm.net.moderation.validate().map_err(|e| err(policy_error(&key("net.moderation"), &e)))?;
         }
         let pins: Vec<(usize, &[u32])> = self.vm.iter().enumerate().filter_map(|(i, v)| v.vcpu_pins.as_deref().map(|p| (i, p))).collect();
         self.host.io.check(pcpus, &pins).map_err(err)?;
@@ -523,6 +536,12 @@ impl Scenario {
                     profile.nic.model, profile.name, sr.max_vfs.value
                 )));
             }
+        }
+        if self.host.virtualization == Virtualization::BareMetal && self.host.io.handling != Handling::Vhost {
+            return Err(err(format!(
+                "key `host.io.handling`: \"{}\" is not allowed on a bare-metal host: it has no hypervisor I/O threads (its NIC is used directly); remove the key",
+                self.host.io.handling.key()
+            )));
         }
         if self.host.virtualization == Virtualization::BareMetal && self.vm.len() != 1 {
             return Err(err(format!(
@@ -539,84 +558,4 @@ impl Scenario {
         };
         Ok(Checked { scenario: self, profile, pcpus, client_cores })
     }
-}
-
-/// The device and delivery keys of VM `vm` against the profile and the host mode.
-fn check_device(vm: &Vm, key: &dyn Fn(&str) -> String, profile: &Profile, virt: Virtualization, io: Handling) -> Result<(), String> {
-    let vf = vm.net.kind == NetKind::SriovVf;
-    if io != Handling::Vhost && !vf && (vm.net.vhost_pin.is_some() || vm.net.busyloop_timeout_us > 0) {
-        let k = if vm.net.vhost_pin.is_some() { "net.vhost_pin" } else { "net.busyloop_timeout_us" };
-        return Err(format!("key `{}`: with host.io.handling = \"{}\" no per-device vhost thread serves the device; remove the key (place the I/O threads with host.io.cores)", key(k), io.key()));
-    }
-    if vf && matches!(vm.workload, Some(Workload::RequestStream { .. })) {
-        return Err(format!(
-            "key `{}`: request_stream is the KVM testbed's guest writing a virtio queue served by a back-end thread; set {} = \"virtio\" (the default)",
-            key("workload.kind"),
-            key("net.kind")
-        ));
-    }
-    // ELVIS's I/O core interrupts the guest as an assigned device would (ELVIS §2.2, ELI).
-    let exitless_backend = io == Handling::Elvis && !vf;
-    if vm.interrupt_delivery == InterruptDelivery::Native {
-        return Err(format!(
-            "key `{}`: \"native\" is not a VM setting; set [host] virtualization = \"bare_metal\" for a machine without hypervisor",
-            key("interrupt_delivery")
-        ));
-    }
-    if vm.interrupt_delivery.needs_assigned_device() && !vf && !exitless_backend {
-        return Err(format!(
-            "key `{}`: {} delivers only an assigned device's interrupts directly, and {} is a virtio device; set {} = \"sriov_vf\" (or host.io.handling = \"elvis\", whose I/O cores interrupt the guest directly)",
-            key("interrupt_delivery"),
-            vm.interrupt_delivery.key(),
-            key("net.kind"),
-            key("net.kind")
-        ));
-    }
-    if virt == Virtualization::BareMetal {
-        if !vf && vm.workload.as_ref().is_some_and(Workload::uses_network) {
-            return Err(format!(
-                "key `{}`: a bare-metal host has no virtio device; set it to \"sriov_vf\" (the NIC used directly)",
-                key("net.kind")
-            ));
-        }
-        if vm.interrupt_delivery != InterruptDelivery::Emulated {
-            return Err(format!(
-                "key `{}`: a bare-metal host has no hypervisor to deliver interrupts; remove the key",
-                key("interrupt_delivery")
-            ));
-        }
-    }
-    if vm.net.busyloop_timeout_us > 1_000_000 {
-        return Err(format!("key `{}`: {} is not allowed; expected 0..=1000000 µs", key("net.busyloop_timeout_us"), vm.net.busyloop_timeout_us));
-    }
-    if !vf {
-        if vm.net.itr_us.is_some() {
-            return Err(format!("key `{}`: only an SR-IOV VF has an interrupt throttle; set {} = \"sriov_vf\" or remove the key", key("net.itr_us"), key("net.kind")));
-        }
-        return Ok(());
-    }
-    let Some(sr) = &profile.sriov else {
-        return Err(format!(
-            "key `{}`: the {} of profile {} has no SR-IOV (the profile has no [sriov] section); use \"virtio\" or a profile with SR-IOV (did)",
-            key("net.kind"),
-            profile.nic.model,
-            profile.name
-        ));
-    };
-    if let Some(VfItr::Fixed(us)) = vm.net.itr_us {
-        let max_us = sr.vf_itr_max_ns.value / 1e3;
-        if !(us.is_finite() && us > 0.0 && us <= max_us) {
-            return Err(format!("key `{}`: {us} is not allowed; expected 0 < interval <= {max_us} µs (the EITR register's maximum)", key("net.itr_us")));
-        }
-    }
-    if vm.net.vhost_pin.is_some() || vm.net.busyloop_timeout_us > 0 {
-        let k = if vm.net.vhost_pin.is_some() { "net.vhost_pin" } else { "net.busyloop_timeout_us" };
-        return Err(format!("key `{}`: an SR-IOV VF has no vhost thread; remove the key", key(k)));
-    }
-    // ixgbevf's IXGBEVF_MIN_RXD and IXGBEVF_MAX_RXD: the VF's descriptor rings hold 64 to 4096.
-    let q = vm.net.queue_size;
-    if !(64..=4096).contains(&q) {
-        return Err(format!("key `{}`: {q} descriptors is not allowed for an SR-IOV VF; expected 64..=4096 (the VF driver's ring sizes)", key("net.queue_size")));
-    }
-    Ok(())
 }

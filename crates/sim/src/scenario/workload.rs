@@ -62,7 +62,7 @@ pub enum Workload {
         /// Requests outstanding (closed loop; 1..=4096).
         window: Option<u32>,
         /// How the guest sees completions: "poll" (default) or "irq".
-        #[serde(default)]
+        #[serde(default, deserialize_with = "super::de::variant")]
         consume: Consume,
     },
     /// The KVM testbed's interrupt generator (`model::irq_source`): an MSI open loop, each gap
@@ -147,7 +147,7 @@ pub enum Workload {
         /// Size of the served file in bytes, 1..=1048576.
         file_bytes: u32,
         /// Which server: `apache` (default) or `nginx`; they differ in per-request CPU.
-        #[serde(default)]
+        #[serde(default, deserialize_with = "super::de::variant")]
         server: HttpServer,
         /// Reuse connections (ab `-k`); default false, ab's default: a TCP connection per
         /// request, set up and closed around it.
@@ -341,7 +341,7 @@ impl Workload {
 /// `{<kind> = {<parameters>}}` and deserializing the externally tagged enum keeps it, so every
 /// message names the bad key.
 pub fn by_kind<'de, D: Deserializer<'de>>(d: D) -> Result<Workload, D::Error> {
-    let mut table = toml::Table::deserialize(d)?;
+    let mut table: toml::Table = super::de::table(d)?;
     let kind = match table.remove("kind") {
         Some(toml::Value::String(k)) => k,
         Some(other) => return Err(D::Error::custom(format!("`kind` = {other}: expected a string naming the workload"))),

@@ -630,6 +630,8 @@ impl Sched {
         let timer = std::mem::take(&mut th.timer_woken);
         let mut delay = if from_idle {
             let mean = if timer { p.timer_wakeup_ns } else { p.idle_wakeup_ns };
+            // The profile bounds the spread by the kick wake-up (`profile::NOT_ABOVE`); a timer
+            // wake-up (`host.timer_wakeup_ns`) shorter than it takes the spread only as far as 0.
             let s = p.idle_wakeup_spread_ns.min(mean);
             let wake = round_ns(mean - s + 2.0 * s * th.rng.uniform());
             let idle = &mut self.rqs[cpu as usize].idle;

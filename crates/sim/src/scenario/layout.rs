@@ -1,0 +1,145 @@
+//! A VM's keys against its layout (the host mode, its device, its guest): each key the layout
+//! cannot use is refused with one line that says why — a scenario never carries a key that is
+//! accepted and ignored — and the values a layout needs from the profile are filled in.
+
+use super::{Handling, HostLayout, InterruptDelivery, NetKind, VfItr, Virtualization, Vm, Workload};
+use crate::profile::Profile;
+use eventpath_policy::moderation::ModerationConfig;
+
+/// AIR's costs from the profile, where the scenario leaves them unset (CGR/AIR paper §4.3,
+/// Eq. 1-5, which gives no values): `C` is one core's clock (§4.3.3: "the available CPU
+/// cycles of one processor core", the VF driver being single-threaded), `C_pkt` the guest's
+/// receive of one packet (`guest.udp_rx_packet_ns`), `C_int` an interrupt with an emulated
+/// LAPIC, the paper's KVM setting (`exit.interrupt_delivery_ns` + `exit.eoi_ns` +
+/// `guest.virtio_irq_ns` + `guest.napi_poll_ns`), each in cycles at `cpu.ghz`.
+pub(super) fn fill_from_profile(vm: &mut Vm, profile: &Profile) {
+    if let ModerationConfig::Air(a) = &mut vm.net.moderation {
+        let ghz = profile.cpu.ghz.value;
+        let (x, g) = (&profile.exit, &profile.guest);
+        let int_ns = x.interrupt_delivery_ns.value + x.eoi_ns.value + g.virtio_irq_ns.value + g.napi_poll_ns.value;
+        *a = a.clone().with_costs(ghz * 1e9, g.udp_rx_packet_ns.value * ghz, int_ns * ghz);
+    }
+}
+
+/// Keys VM `vm` sets that its layout would ignore: each refused, saying why.
+pub(super) fn check_used(vm: &Vm, key: &dyn Fn(&str) -> String, host: &HostLayout) -> Result<(), String> {
+    let bare = host.virtualization == Virtualization::BareMetal;
+    if vm.net.kind == NetKind::SriovVf {
+        if vm.net.moderation != ModerationConfig::None {
+            return Err(format!(
+                "key `{}`: an SR-IOV VF throttles its interrupts with its EITR (`{}`, fixed µs or \"dynamic\"); moderation schemes on a VF are not built yet; remove [vm.net.moderation] or set {} = \"virtio\"",
+                key("net.moderation"),
+                key("net.itr_us"),
+                key("net.kind")
+            ));
+        }
+        if vm.net.event_idx.is_some() {
+            return Err(format!("key `{}`: an SR-IOV VF has no virtqueue (event indices are virtio's); remove the key", key("net.event_idx")));
+        }
+    }
+    if vm.halt_poll.is_some() {
+        let why = if bare {
+            Some("a bare-metal host has no hypervisor, so no halt polling".to_string())
+        } else if vm.guest_cpu_burn {
+            Some(format!("with {} = true the vCPUs never halt", key("guest_cpu_burn")))
+        } else if vm.guest_idle == super::GuestIdle::Poll {
+            Some(format!("with {} = \"poll\" the guest's idle loop spins and never halts", key("guest_idle")))
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(format!("key `{}`: {why}; remove [vm.halt_poll]", key("halt_poll")));
+        }
+    }
+    if vm.guest_cpu_burn && vm.guest_idle == super::GuestIdle::Poll {
+        return Err(format!(
+            "key `{}`: with {} = true the burn runs whenever the guest would idle, so its idle loop never runs; remove one of the two keys",
+            key("guest_idle"),
+            key("guest_cpu_burn")
+        ));
+    }
+    if vm.vcpus == 1 && vm.interrupt_routing != Default::default() {
+        return Err(format!("key `{}`: a VM with one vCPU has no other vCPU to route an interrupt to; remove the key", key("interrupt_routing")));
+    }
+    Ok(())
+}
+
+/// The device and delivery keys of VM `vm` against the profile and the host mode.
+pub(super) fn check_device(vm: &Vm, key: &dyn Fn(&str) -> String, profile: &Profile, virt: Virtualization, io: Handling) -> Result<(), String> {
+    let vf = vm.net.kind == NetKind::SriovVf;
+    if io != Handling::Vhost && !vf && (vm.net.vhost_pin.is_some() || vm.net.busyloop_timeout_us > 0) {
+        let k = if vm.net.vhost_pin.is_some() { "net.vhost_pin" } else { "net.busyloop_timeout_us" };
+        return Err(format!("key `{}`: with host.io.handling = \"{}\" no per-device vhost thread serves the device; remove the key (place the I/O threads with host.io.cores)", key(k), io.key()));
+    }
+    if vf && matches!(vm.workload, Some(Workload::RequestStream { .. })) {
+        return Err(format!(
+            "key `{}`: request_stream is the KVM testbed's guest writing a virtio queue served by a back-end thread; set {} = \"virtio\" (the default)",
+            key("workload.kind"),
+            key("net.kind")
+        ));
+    }
+    // ELVIS's I/O core interrupts the guest as an assigned device would (ELVIS §2.2, ELI).
+    let exitless_backend = io == Handling::Elvis && !vf;
+    if vm.interrupt_delivery == InterruptDelivery::Native {
+        return Err(format!(
+            "key `{}`: \"native\" is not a VM setting; set [host] virtualization = \"bare_metal\" for a machine without hypervisor",
+            key("interrupt_delivery")
+        ));
+    }
+    if vm.interrupt_delivery.needs_assigned_device() && !vf && !exitless_backend {
+        return Err(format!(
+            "key `{}`: {} delivers only an assigned device's interrupts directly, and {} is a virtio device; set {} = \"sriov_vf\" (or host.io.handling = \"elvis\", whose I/O cores interrupt the guest directly)",
+            key("interrupt_delivery"),
+            vm.interrupt_delivery.key(),
+            key("net.kind"),
+            key("net.kind")
+        ));
+    }
+    if virt == Virtualization::BareMetal {
+        if !vf && vm.workload.as_ref().is_some_and(Workload::uses_network) {
+            return Err(format!(
+                "key `{}`: a bare-metal host has no virtio device; set it to \"sriov_vf\" (the NIC used directly)",
+                key("net.kind")
+            ));
+        }
+        if vm.interrupt_delivery != InterruptDelivery::Emulated {
+            return Err(format!(
+                "key `{}`: a bare-metal host has no hypervisor to deliver interrupts; remove the key",
+                key("interrupt_delivery")
+            ));
+        }
+    }
+    if vm.net.busyloop_timeout_us > 1_000_000 {
+        return Err(format!("key `{}`: {} is not allowed; expected 0..=1000000 µs", key("net.busyloop_timeout_us"), vm.net.busyloop_timeout_us));
+    }
+    if !vf {
+        if vm.net.itr_us.is_some() {
+            return Err(format!("key `{}`: only an SR-IOV VF has an interrupt throttle; set {} = \"sriov_vf\" or remove the key", key("net.itr_us"), key("net.kind")));
+        }
+        return Ok(());
+    }
+    let Some(sr) = &profile.sriov else {
+        return Err(format!(
+            "key `{}`: the {} of profile {} has no SR-IOV (the profile has no [sriov] section); use \"virtio\" or a profile with SR-IOV (did)",
+            key("net.kind"),
+            profile.nic.model,
+            profile.name
+        ));
+    };
+    if let Some(VfItr::Fixed(us)) = vm.net.itr_us {
+        let max_us = sr.vf_itr_max_ns.value / 1e3;
+        if !(us.is_finite() && us > 0.0 && us <= max_us) {
+            return Err(format!("key `{}`: {us} is not allowed; expected 0 < interval <= {max_us} µs (the EITR register's maximum)", key("net.itr_us")));
+        }
+    }
+    if vm.net.vhost_pin.is_some() || vm.net.busyloop_timeout_us > 0 {
+        let k = if vm.net.vhost_pin.is_some() { "net.vhost_pin" } else { "net.busyloop_timeout_us" };
+        return Err(format!("key `{}`: an SR-IOV VF has no vhost thread; remove the key", key(k)));
+    }
+    // ixgbevf's IXGBEVF_MIN_RXD and IXGBEVF_MAX_RXD: the VF's descriptor rings hold 64 to 4096.
+    let q = vm.net.queue_size;
+    if !(64..=4096).contains(&q) {
+        return Err(format!("key `{}`: {q} descriptors is not allowed for an SR-IOV VF; expected 64..=4096 (the VF driver's ring sizes)", key("net.queue_size")));
+    }
+    Ok(())
+}

@@ -60,7 +60,7 @@ use rxq::RxRing;
 use std::collections::VecDeque;
 /// The run classes' names (`VmSummary::latency_by_target_state_us`).
 pub const RUN_CLASS_KEYS: [&str; 3] = eventpath_policy::routing::RunClass::KEYS;
-pub use vcpu::Vcpu;
+pub use vcpu::{Mode as VcpuMode, Vcpu};
 pub use watchdog::Stall;
 use vhost::Vhost;
 use virtq::Virtq;

@@ -156,6 +156,9 @@ pub struct Vcpu {
     pub burn_work_ns: Time,
     /// Start of the measurement window (a burn task that began before it counts from it).
     window_start: Time,
+    /// When the exit it is in (or its latest) ends: the part past the window's end is not
+    /// the window's exit handling time.
+    pub(crate) exit_until: Time,
 }
 
 impl Vcpu {
@@ -185,6 +188,7 @@ impl Vcpu {
             irq_ns_life: 0,
             burn_work_ns: 0,
             window_start: 0,
+            exit_until: 0,
             halt_poll: halt_poll.map(eventpath_policy::halt_poll::HaltPoll::new),
             halt_start: None,
             poll_gen: 0,
@@ -316,6 +320,7 @@ impl Host {
         vc.guest_time.set(now, false);
         vc.mode = Mode::Exit { then };
         vc.exits.record(reason, cost);
+        vc.exit_until = now + cost;
         q.at(now + cost, Ev::ExitDone { vcpu: v });
     }
 

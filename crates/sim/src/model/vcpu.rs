@@ -141,10 +141,14 @@ pub struct Vcpu {
     pub halt_polls_successful: u64,
     /// Indirect exit cost still owed by the next guest task (cache/TLB refill), ns.
     pollution_ns: Time,
-    /// The running task's share of that cost, paid first, and when the task started: a task
-    /// cut short before paying it all keeps only its own remaining work (the refill after the
-    /// next exit replaces, not adds to, the one it had not finished).
-    task_pollution: (Time, Time),
+    /// The running task's share of that cost, when the task started and its whole length (its
+    /// own work plus that share). The refill's misses are spread over the task: cut short
+    /// after a fraction of its length, it has done that fraction of its own work, and the
+    /// unpaid rest of the refill is dropped (the refill after the next exit replaces, not adds
+    /// to, the one it had not finished). (Until issue 26 the refill was paid first, so a vCPU
+    /// preempted more often than the refill took made no progress at all: a vhost thread
+    /// waking every 7 µs on its pCPU stalled a polling guest for good.)
+    task_pollution: (Time, Time, Time),
     /// Guest time run (lifetime, ns; a task is charged when it starts, the unrun rest refunded
     /// when it is cut short): all tasks, and interrupt handlers plus softirq work (NAPI and the
     /// ACKs it sends) among them.
@@ -169,7 +173,7 @@ impl Vcpu {
             idle_poll: idle_poll && !burn,
             burn_timer: None,
             pollution_ns: 0,
-            task_pollution: (0, 0),
+            task_pollution: (0, 0, 0),
             vm,
             // Runnable but not yet run: its thread may wait on a runqueue behind others, and
             // must not take exits (ticks, interrupt kicks) before it first enters the guest.
@@ -210,14 +214,21 @@ impl Vcpu {
         self.window_start = now;
     }
 
+    /// Of the running task (`task_pollution`), the part of its own work done by `now`.
+    fn work_done(&self, now: Time, from: Time) -> Time {
+        let (pollution, start, len) = self.task_pollution;
+        let ran = now.saturating_sub(from.max(start));
+        if len == 0 {
+            return 0;
+        }
+        (u128::from(ran) * u128::from(len - pollution) / u128::from(len)) as Time
+    }
+
     /// The burn task that started at `task_pollution`'s time stops at `now` (done or cut short).
     fn burn_ran(&mut self, now: Time) {
         if !self.idle_poll {
-            // Only the part in the window, whose refill is paid first.
-            let (pollution, start) = self.task_pollution;
-            let before = self.window_start.saturating_sub(start);
-            let ran = now - start.max(self.window_start);
-            self.burn_work_ns += ran.saturating_sub(pollution.saturating_sub(before));
+            // Only the part in the window.
+            self.burn_work_ns += self.work_done(now, self.window_start);
         }
     }
 
@@ -257,12 +268,12 @@ impl Vcpu {
     /// Cut the running guest task short; it resumes from the saved stack.
     pub(crate) fn save_running(&mut self, now: Time) {
         if let Mode::Guest { task, end } = self.mode {
-            let (pollution, start) = self.task_pollution;
-            let unpaid = pollution.saturating_sub(now - start);
+            let (pollution, _, len) = self.task_pollution;
+            let left = len - pollution - self.work_done(now, 0);
             if task == Task::Burn {
                 self.burn_ran(now);
             }
-            self.saved.push((task, end - now - unpaid));
+            self.saved.push((task, left));
             self.epoch = self.epoch.wrapping_add(1);
             self.charge(task, end - now, false);
         }
@@ -291,8 +302,8 @@ impl Host {
         let vc = &mut self.vcpus[v as usize];
         // The first guest work after an exit runs slower: it pays the indirect cost.
         let pollution = std::mem::take(&mut vc.pollution_ns);
-        vc.task_pollution = (pollution, now);
         let cost = cost + pollution;
+        vc.task_pollution = (pollution, now, cost);
         vc.charge(task, cost, true);
         vc.epoch = vc.epoch.wrapping_add(1);
         vc.mode = Mode::Guest { task, end: now + cost };

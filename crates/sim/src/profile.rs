@@ -220,6 +220,9 @@ pub struct Vhost {
     pub rx_byte_ns: Param,
     /// Packets handled before the handler yields (vhost-net weight).
     pub weight_packets: Param,
+    /// Bytes handled before the handler yields, whichever limit comes first (vhost-net's byte
+    /// weight); 0: no byte limit.
+    pub weight_bytes: Param,
     /// One look at a virtqueue that finds it empty, by a thread that polls it (ES2's polling
     /// handlers, ELVIS's poll queue): the ring index read from another core and the handler
     /// dispatch. A look that finds work is paid by the packets' costs.
@@ -577,6 +580,7 @@ impl Profile {
             ("vhost.rx_packet_ns", &v.rx_packet_ns, "ns"),
             ("vhost.rx_byte_ns", &v.rx_byte_ns, "ns"),
             ("vhost.weight_packets", &v.weight_packets, "packets"),
+            ("vhost.weight_bytes", &v.weight_bytes, "bytes"),
             ("vhost.poll_ns", &v.poll_ns, "ns"),
             ("vhost.queue_switch_ns", &v.queue_switch_ns, "ns"),
             ("vhost.wakeup_ns", &v.wakeup_ns, "ns"),

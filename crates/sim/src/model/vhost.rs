@@ -353,8 +353,8 @@ impl Host {
     }
 }
 
-/// The vhost handler loop's parameters (`eventpath_policy::vhost`): profile `p`'s packet
-/// weight, no byte weight, the device's busy-polling window.
+/// The vhost handler loop's parameters (`eventpath_policy::vhost`): profile `p`'s packet and
+/// byte weights, the device's busy-polling window.
 pub(crate) fn vhost_config(p: &crate::profile::Profile, busyloop_timeout_us: u32) -> VhostConfig {
-    VhostConfig { pkt_weight: p.vhost.weight_packets.value as u32, byte_weight: 0, busyloop_timeout_us }
+    VhostConfig { pkt_weight: p.vhost.weight_packets.value as u32, byte_weight: p.vhost.weight_bytes.value as u64, busyloop_timeout_us }
 }

@@ -74,8 +74,11 @@ def test_elvis_one_thread_polls_busy_queues_and_serves_every_vm(tmp_path):
     ops = [v["throughput"]["ops_per_s"] or 0 for v in el["vms"]]
     assert min(ops[0], ops[1]) > 0.1 * max(ops[0], ops[1]), ops
     assert ops[2] > 100, ops
-    # the slow queue is not polled: it keeps kicking
-    assert el["vms"][2]["guest"]["kicks_per_request"] > 0.2, el["vms"][2]["guest"]
+    # the slow queue is not polled: it keeps kicking, where the polled busy queues hardly do
+    # (its ratio is ~0.2 on an idle host and lower under load: a direction, not a level)
+    slow = el["vms"][2]["guest"]["kicks_per_request"]
+    busy = max(el["vms"][i]["guest"]["kicks_per_request"] for i in (0, 1))
+    assert slow > 0.05 and slow > 4 * busy, (slow, busy)
 
 
 def test_elvis_starts_polling_on_a_kick_storm_and_stops_after_the_load_drops(tmp_path):

@@ -5,7 +5,7 @@
 //! drive the same code. Where time matters the caller passes `now_ns` (integer nanoseconds).
 //!
 //! ```text
-//!  guest driver ──kick──> [notify] ──> host I/O thread [vhost | es2 | elvis]
+//!  guest driver ──kick──> [notify] ──> host I/O thread [vhost | es2 | elvis | pmd]
 //!                                         │ completion
 //!  guest vCPU <──inject── [routing | hbalance | es2::redirect] <── [moderation] <──┘
 //!  vCPU halt  ──> [halt_poll]          interrupt arrives ──> [delivery] (exit or not)
@@ -23,6 +23,7 @@ pub mod halt_poll;
 pub mod hbalance;
 pub mod moderation;
 pub mod notify;
+pub mod pmd;
 pub mod routing;
 pub mod vhost;
 

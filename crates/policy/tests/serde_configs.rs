@@ -5,6 +5,7 @@ use eventpath_policy::elvis::ElvisConfig;
 use eventpath_policy::es2::{JointConfig, OptimisticConfig, PerceptiveConfig};
 use eventpath_policy::halt_poll::HaltPollConfig;
 use eventpath_policy::moderation::{AirConfig, CgrConfig, DimConfig, FirConfig, ModerationConfig};
+use eventpath_policy::pmd::{PmdConfig, PmdIdle};
 use eventpath_policy::routing::RouterConfig;
 use eventpath_policy::vhost::VhostConfig;
 
@@ -20,6 +21,9 @@ fn empty_objects_give_defaults() {
     assert_eq!(serde_json::from_str::<CgrConfig>("{}").unwrap(), CgrConfig::default());
     assert_eq!(serde_json::from_str::<AirConfig>("{}").unwrap(), AirConfig::default());
     assert_eq!(serde_json::from_str::<DimConfig>("{}").unwrap(), DimConfig::default());
+    assert_eq!(serde_json::from_str::<PmdConfig>("{}").unwrap(), PmdConfig::default());
+    let p: PmdConfig = serde_json::from_str(r#"{"idle": "sleep"}"#).unwrap();
+    assert_eq!((p.idle, p.max_sleep_us), (PmdIdle::Sleep, 250));
 }
 
 #[test]

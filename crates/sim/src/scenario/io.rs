@@ -4,6 +4,7 @@
 
 use eventpath_policy::elvis::ElvisConfig;
 use eventpath_policy::es2::{JointConfig, OptimisticConfig, PerceptiveConfig};
+use eventpath_policy::pmd::{PmdConfig, PmdIdle};
 use serde::Deserialize;
 
 /// The request-handling mode of the host's virtio devices.
@@ -19,6 +20,10 @@ pub enum Handling {
     /// ELVIS fine-grained I/O scheduling (ELVIS §2.2, §3): one I/O thread per I/O core serves
     /// every device assigned to it, polling the queues that kick often (exitless requests).
     Elvis,
+    /// A poll-mode back end (vhost-user with a DPDK-style PMD, OVS-DPDK): one thread per
+    /// dedicated I/O core polls its devices' queues in bursts and never takes a notification
+    /// (`eventpath_policy::pmd`).
+    Pmd,
 }
 
 impl Handling {
@@ -28,6 +33,7 @@ impl Handling {
             Handling::Vhost => "vhost",
             Handling::Es2 => "es2",
             Handling::Elvis => "elvis",
+            Handling::Pmd => "pmd",
         }
     }
 }
@@ -82,6 +88,15 @@ pub struct IoHandling {
     pub poll_start_rate: Option<u32>,
     /// See `max_work`.
     pub poll_idle_us: Option<u32>,
+    /// pmd: packets taken from a queue per look (1..=1024; default 32, DPDK's burst).
+    pub burst: Option<u32>,
+    /// pmd: `busy` (default: never idles), `sleep` (OVS-DPDK's load-based sleep) or `monitor`
+    /// (DPDK's wait for a write after `empty_polls` empty iterations).
+    pub idle: Option<PmdIdle>,
+    /// pmd, idle = "sleep": the longest sleep, µs (1..=10000; default 250).
+    pub max_sleep_us: Option<u32>,
+    /// pmd, idle = "monitor": empty iterations before it waits (1..=1000000; default 512).
+    pub empty_polls: Option<u32>,
 }
 
 impl IoHandling {
@@ -115,6 +130,17 @@ impl IoHandling {
         }
     }
 
+    /// The PMD's parameters (defaults where unset).
+    pub fn pmd(&self) -> PmdConfig {
+        let d = PmdConfig::default();
+        PmdConfig {
+            burst: self.burst.unwrap_or(d.burst),
+            idle: self.idle.unwrap_or(d.idle),
+            max_sleep_us: self.max_sleep_us.unwrap_or(d.max_sleep_us),
+            empty_polls: self.empty_polls.unwrap_or(d.empty_polls),
+        }
+    }
+
     /// Check the keys against the mode and the host (`pcpus`; every VM's vCPU pins).
     pub fn check(&self, pcpus: u32, vcpu_pins: &[(usize, &[u32])]) -> Result<(), String> {
         let es2_keys = [
@@ -132,6 +158,12 @@ impl IoHandling {
             ("poll_start_rate", self.poll_start_rate.is_some()),
             ("poll_idle_us", self.poll_idle_us.is_some()),
         ];
+        let pmd_keys = [
+            ("burst", self.burst.is_some()),
+            ("idle", self.idle.is_some()),
+            ("max_sleep_us", self.max_sleep_us.is_some()),
+            ("empty_polls", self.empty_polls.is_some()),
+        ];
         let only = |keys: &[(&str, bool)], mode: &str| match keys.iter().find(|(_, set)| *set) {
             Some((k, _)) => Err(format!("key `host.io.{k}`: only for handling = \"{mode}\"; remove it or set host.io.handling = \"{mode}\"")),
             None => Ok(()),
@@ -141,6 +173,16 @@ impl IoHandling {
         }
         if self.handling != Handling::Elvis {
             only(&elvis_keys, "elvis")?;
+        }
+        if self.handling != Handling::Pmd {
+            only(&pmd_keys, "pmd")?;
+        }
+        let idle = self.idle.unwrap_or(PmdIdle::Busy);
+        if idle != PmdIdle::Sleep && self.max_sleep_us.is_some() {
+            return Err("key `host.io.max_sleep_us`: only for idle = \"sleep\"; remove it or set host.io.idle = \"sleep\"".into());
+        }
+        if idle != PmdIdle::Monitor && self.empty_polls.is_some() {
+            return Err("key `host.io.empty_polls`: only for idle = \"monitor\"; remove it or set host.io.idle = \"monitor\"".into());
         }
         // Keys of one ES2 switch, or of ELVIS's polling, that the other choice never reads.
         let switch = self.switch.unwrap_or_default();
@@ -168,6 +210,9 @@ impl IoHandling {
         range("stuck_us", self.stuck_us, 1, 1_000_000, "µs")?;
         range("poll_start_rate", self.poll_start_rate, 1, 100_000_000, "kicks/s")?;
         range("poll_idle_us", self.poll_idle_us, 1, 10_000_000, "µs")?;
+        range("burst", self.burst, 1, 1024, "packets per look")?;
+        range("max_sleep_us", self.max_sleep_us, 1, 10_000, "µs (OVS caps pmd-maxsleep at 10 ms)")?;
+        range("empty_polls", self.empty_polls, 1, 1_000_000, "iterations")?;
         let elvis = self.elvis();
         let (min, max) = (elvis.min_work, elvis.max_work);
         if min > max {
@@ -186,6 +231,9 @@ impl IoHandling {
             }
             Handling::Elvis if cores.is_empty() => {
                 return Err("key `host.io.cores`: ELVIS needs at least one I/O core; give the pCPUs its I/O threads run on".into())
+            }
+            Handling::Pmd if cores.is_empty() => {
+                return Err("key `host.io.cores`: a poll-mode back end needs at least one dedicated core; give the pCPUs its PMD threads poll on".into())
             }
             _ => {}
         }

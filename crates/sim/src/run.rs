@@ -208,24 +208,15 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
     let stats = h.sched.stats();
     let host = HostSummary {
         pcpu_util_pct: h.pcpu_busy.iter().map(|b| 100.0 * b.busy_ns(now) as f64 / window).collect(),
-        io_threads: if h.shared_io {
-            h.io.iter()
-                .map(|t| IoThreadSummary {
-                    name: t.name.clone(),
-                    util_pct: pct(t.busy.busy_ns(now) as f64, window),
-                    empty_poll_pct: pct(t.empty_turns as f64, t.turns as f64),
-                })
-                .collect()
-        } else {
-            h.devs
-                .iter()
-                .map(|d| IoThreadSummary {
-                    name: d.vhost.name.clone(),
-                    util_pct: pct(d.vhost.busy.busy_ns(now) as f64, window),
-                    empty_poll_pct: pct(d.vhost.empty_polls as f64, d.vhost.polls as f64),
-                })
-                .collect()
-        },
+        io_threads: h
+            .io
+            .threads
+            .iter()
+            .map(|t| {
+                let (polls, empty) = t.polls();
+                IoThreadSummary { name: t.name.clone(), util_pct: pct(t.busy.busy_ns(now) as f64, window), empty_poll_pct: pct(empty as f64, polls as f64) }
+            })
+            .collect(),
         threads: h
             .thread_names
             .iter()

@@ -44,8 +44,8 @@ impl Host {
         if self.devs[dev as usize].txq.kick_prepare() {
             return self.kick_tx(now, v, dev, q);
         }
-        // No kick: a busy-polling vhost thread sees the buffer anyway.
-        self.vhost_poll_notice(now, dev, q);
+        // No kick: a back end spinning on the ring (vhost busy polling, a PMD) sees it anyway.
+        self.backend_written(now, dev, super::io::queues::Notice::TxKick, q);
         self.enter(now, v, q);
     }
 
@@ -83,7 +83,7 @@ impl Host {
 
     /// A kick's ioeventfd fires: the back end learns of the queue's new buffers.
     pub(crate) fn ioeventfd(&mut self, now: Time, dev: u32, rx: bool, q: &mut EventQueue<Ev>) {
-        let n = if rx { super::vhost::Notice::RxKick } else { super::vhost::Notice::TxKick };
+        let n = if rx { super::io::queues::Notice::RxKick } else { super::io::queues::Notice::TxKick };
         self.notify_backend(now, dev, n, q)
     }
 

@@ -11,7 +11,7 @@
 //! | `Waking` | queued, or current while being switched in |
 //! | `Entering` | never between events: an entry always ends in a task or an exit |
 //!
-//! And a vhost worker's thread sleeps exactly when it is neither in its loop nor being woken.
+//! And a back-end thread sleeps exactly when it is neither in its loop nor being woken.
 
 use super::sched::State;
 use super::vcpu::Mode;
@@ -34,24 +34,15 @@ impl Host {
             assert!(ok, "vCPU {v} in {:?} but its thread is {:?} on pCPU {cpu} (current: {current}, switching: {})",
                 vc.mode, state, self.switching[cpu]);
         }
-        // A vhost worker asleep has no wake-up under way and is not in its handler loop; one
-        // with a wake-up under way is on a runqueue (else the wake-up was lost for good).
-        for (t, th) in self.io.iter().enumerate() {
+        // A back-end thread asleep has no wake-up under way and is not in its loop; one with a
+        // wake-up under way is on a runqueue (else the wake-up was lost for good).
+        for (t, th) in self.io.threads.iter().enumerate() {
             let state = self.sched.thread_state(self.io_thread_tid(t as u32));
             let ok = match state {
                 State::Sleeping => !th.running && !th.wake_pending,
                 State::Queued | State::Running => th.running || th.wake_pending,
             };
-            assert!(ok, "I/O thread {}: thread {state:?}, in loop {}, wake-up pending {}", th.name, th.running, th.wake_pending);
-        }
-        for (d, dev) in self.devs.iter().enumerate().filter(|_| !self.shared_io) {
-            let state = self.sched.thread_state(self.vhost_tid(d as u32));
-            let (running, pending) = (dev.vhost.running, dev.vhost.wake_pending);
-            let ok = match state {
-                State::Sleeping => !running && !pending,
-                State::Queued | State::Running => running || pending,
-            };
-            assert!(ok, "vhost of device {d}: thread {state:?}, in loop {running}, wake-up pending {pending}");
+            assert!(ok, "back-end thread {}: thread {state:?}, in loop {}, wake-up pending {}", th.name, th.running, th.wake_pending);
         }
     }
 }

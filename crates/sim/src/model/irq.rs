@@ -40,7 +40,7 @@ impl Host {
             Mode::Halted => Target::Halted,
             Mode::Polling => Target::Polling,
         };
-        let d = vc.delivery.raise(source_of(vec, self.exitless_io), target, vc.apic.injection_mode());
+        let d = vc.delivery.raise(source_of(vec, self.io.exitless), target, vc.apic.injection_mode());
         match vc.apic.record(vec, d.path) {
             Recorded::New => {}
             Recorded::Quiet => return,

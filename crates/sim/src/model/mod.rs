@@ -8,19 +8,18 @@
 //! or not (`threads.rs`). Later models (ES2, ELVIS, DID, ...) slot in by replacing a layer
 //! behind these types.
 
+mod backend;
 mod client;
 mod cyclictest;
 mod delivery;
-mod elvis_io;
-mod es2_io;
 mod guest_sched;
-mod iothread;
 mod driver;
 #[cfg(debug_assertions)]
 mod invariants;
 mod halt;
 mod irq;
 mod irq_source;
+mod io;
 mod lapic;
 mod moderation;
 mod napi;
@@ -43,7 +42,6 @@ mod udp_rx;
 mod udp_tx;
 mod vcpu;
 mod vf;
-mod vhost;
 mod watchdog;
 mod virtq;
 mod wire;
@@ -62,7 +60,6 @@ use std::collections::VecDeque;
 pub const RUN_CLASS_KEYS: [&str; 3] = eventpath_policy::routing::RunClass::KEYS;
 pub use vcpu::{Mode as VcpuMode, Vcpu};
 pub use watchdog::Stall;
-use vhost::Vhost;
 use virtq::Virtq;
 use wire::{Port, Wire};
 use workload::Sender;
@@ -101,19 +98,6 @@ pub enum Ev {
     TimerFire {
         /// vCPU index.
         vcpu: u32,
-    },
-    /// A vhost thread finished one descriptor.
-    VhostDone {
-        /// Device index.
-        dev: u32,
-    },
-    /// A busy-polling vhost thread looks at its rings again: new work was added, or its
-    /// polling window ends (stale unless `gen` is the thread's current one).
-    VhostPoll {
-        /// Device index.
-        dev: u32,
-        /// The poll's generation.
-        gen: u32,
     },
     /// A packet has left the wire (delivered to the remote client).
     WireDone {
@@ -179,25 +163,33 @@ pub enum Ev {
         /// Device index.
         dev: u32,
     },
-    /// A shared I/O thread finished an item, or time it owed (`iothread.rs`).
+    /// A back-end thread finished an item, or time it owed (`io/thread.rs`).
     IoStep {
-        /// Shared I/O thread index.
+        /// Back-end thread index.
         thread: u32,
     },
-    /// A shared I/O thread's timed sleep ends (stale unless `gen` is its current one).
+    /// A back-end thread's timed sleep ends (stale unless `gen` is its current one).
     IoWake {
-        /// Shared I/O thread index.
+        /// Back-end thread index.
         thread: u32,
         /// Sleep generation.
+        gen: u32,
+    },
+    /// A spinning back-end thread looks at its rings again: work was seen, or its spin's window
+    /// ends (stale unless `gen` is its current spin).
+    IoPoll {
+        /// Back-end thread index.
+        thread: u32,
+        /// Spin generation.
         gen: u32,
     },
 }
 
 impl Ev {
     /// The kinds' names, indexed by [`Ev::kind`] (the benchmark's events-by-kind census).
-    pub const KINDS: [&'static str; 19] = [
-        "Warmup", "GuestDone", "ExitDone", "SchedIn", "HostTick", "TimerFire", "VhostDone", "WireDone", "Tick",
-        "HostRx", "Client", "HaltPollEnd", "IrqDeadline", "ClientNicIrq", "Ioeventfd", "VfIrq", "VhostPoll", "IoStep", "IoWake",
+    pub const KINDS: [&'static str; 18] = [
+        "Warmup", "GuestDone", "ExitDone", "SchedIn", "HostTick", "TimerFire", "WireDone", "Tick",
+        "HostRx", "Client", "HaltPollEnd", "IrqDeadline", "ClientNicIrq", "Ioeventfd", "VfIrq", "IoStep", "IoWake", "IoPoll",
     ];
 
     /// This event's kind, an index into [`Ev::KINDS`].
@@ -209,19 +201,18 @@ impl Ev {
             Ev::SchedIn { .. } => 3,
             Ev::HostTick { .. } => 4,
             Ev::TimerFire { .. } => 5,
-            Ev::VhostDone { .. } => 6,
-            Ev::WireDone { .. } => 7,
-            Ev::Tick { .. } => 8,
-            Ev::HostRx { .. } => 9,
-            Ev::Client { .. } => 10,
-            Ev::HaltPollEnd { .. } => 11,
-            Ev::IrqDeadline { .. } => 12,
-            Ev::ClientNicIrq { .. } => 13,
-            Ev::Ioeventfd { .. } => 14,
-            Ev::VfIrq { .. } => 15,
-            Ev::VhostPoll { .. } => 16,
-            Ev::IoStep { .. } => 17,
-            Ev::IoWake { .. } => 18,
+            Ev::WireDone { .. } => 6,
+            Ev::Tick { .. } => 7,
+            Ev::HostRx { .. } => 8,
+            Ev::Client { .. } => 9,
+            Ev::HaltPollEnd { .. } => 10,
+            Ev::IrqDeadline { .. } => 11,
+            Ev::ClientNicIrq { .. } => 12,
+            Ev::Ioeventfd { .. } => 13,
+            Ev::VfIrq { .. } => 14,
+            Ev::IoStep { .. } => 15,
+            Ev::IoWake { .. } => 16,
+            Ev::IoPoll { .. } => 17,
         }
     }
 }
@@ -261,7 +252,6 @@ pub(crate) struct NetDev {
     /// Lifetime count of tap drops.
     pub tap_drops_life: u64,
     pub napi: Napi,
-    pub vhost: Vhost,
     pub wire: Wire,
     pub client: Client,
     /// When this device's latest frame from the port reached its tap queue.
@@ -278,16 +268,9 @@ pub struct Host {
     pub(crate) vms: Vec<VmState>,
     pub(crate) vcpus: Vec<Vcpu>,
     pub(crate) devs: Vec<NetDev>,
-    /// Shared I/O threads (ES2 joint threads, ELVIS I/O cores; `iothread.rs`); empty with
-    /// stock vhost-net, where each device has its own thread.
-    pub(crate) io: Vec<iothread::IoThread>,
-    /// The devices' queues are served by shared I/O threads (`[host.io] handling` is not vhost).
-    pub(crate) shared_io: bool,
-    /// Per device: (shared I/O thread, index among its devices); unused with stock vhost.
-    pub(crate) dev_io: Vec<(u32, u32)>,
-    /// The back end interrupts the guest as an assigned device would (ELVIS's I/O cores with
-    /// ELI, ELVIS §2.2): virtio vectors are `AssignedDevice` to the delivery policy.
-    pub(crate) exitless_io: bool,
+    /// The back-end threads that serve the devices' queues (`io/`: vhost-net workers, ES2
+    /// joint threads, ELVIS I/O cores or PMDs) and which serves each device.
+    pub(crate) io: io::Backends,
     /// The host's physical NIC port, shared by every device (one link per direction).
     pub(crate) port: Port,
     /// The client machine's cores: when each is free. Device `d`'s flow runs on core
@@ -356,12 +339,7 @@ impl Host {
             }
             vms.push(VmState { name: vm.name.clone(), vcpus: ids, dev: vi as u32, router });
         }
-        let shared_io = s.host.io.handling != crate::scenario::Handling::Vhost;
         for (vi, vm) in s.vm.iter().enumerate() {
-            if !shared_io {
-                sched.add(0, mask(vm.net.vhost_pin), rng(&format!("vhost-{}", vm.name)));
-                thread_names.push(format!("vhost-{}", vm.name));
-            }
             let w = vm.workload.as_ref();
             let tcp = w.is_some_and(Workload::is_tcp);
             devs.push(NetDev {
@@ -377,7 +355,6 @@ impl Host {
                 tap_drops: 0,
                 tap_drops_life: 0,
                 napi: Napi::default(),
-                vhost: Vhost::new(format!("vhost-{}", vm.name), vhost::vhost_config(&c.profile, vm.net.busyloop_timeout_us)),
                 wire: Wire::new(&c.profile, vi as u32, tcp),
                 client: Client::new(&c.profile),
                 tap_last: 0,
@@ -390,11 +367,11 @@ impl Host {
             let sender = Sender::new(w, vm.vcpus, &c.profile, s.seed, &vm.name);
             senders.push(sender);
         }
-        // Shared I/O threads come after the vCPU threads, where the vhost threads would be.
-        let (io, dev_io) = if shared_io { iothread::build(c, &mut |name, pin| {
+        // The back-end threads come after the vCPU threads.
+        let io = io::Backends::build(c, &mut |name, pin| {
             sched.add(0, mask(pin), rng(name));
             thread_names.push(name.to_string());
-        }) } else { (Vec::new(), Vec::new()) };
+        });
         let mut hogs = Vec::new();
         for (h, hog) in s.host.cpu_hog.iter().enumerate() {
             let allowed = hog.pins.as_ref().map_or(all, |ps| ps.iter().fold(0u64, |m, &p| m | 1u64 << p));
@@ -408,9 +385,6 @@ impl Host {
             vcpus,
             devs,
             io,
-            dev_io,
-            shared_io,
-            exitless_io: s.host.io.handling == crate::scenario::Handling::Elvis,
             port: Port::new(&c.profile, s.seed, s.vm.len()),
             client_cores: vec![0; c.client_cores as usize],
             senders,
@@ -439,7 +413,9 @@ impl Host {
         q.at(crate::engine::secs_to_ns(s.warmup_s), Ev::Warmup);
         // Every vCPU thread and hog is runnable from the start; a vCPU enters guest mode when
         // its thread first runs, and the workload decides what it does first.
-        for t in (0..host.vcpus.len() as u32).chain(hogs) {
+        // (A PMD polls from the start too.)
+        let pmds = (0..host.io.threads.len() as u32).filter(|&t| host.io.starts_running(t)).map(|t| host.io_thread_tid(t));
+        for t in (0..host.vcpus.len() as u32).chain(pmds.collect::<Vec<_>>()).chain(hogs) {
             host.sched.start(0, t);
         }
         host.drain(0, q);
@@ -460,11 +436,10 @@ impl Host {
         for v in &mut self.vcpus {
             v.reset_metrics(now);
         }
-        for t in &mut self.io {
+        for t in &mut self.io.threads {
             t.reset_metrics(now);
         }
         for d in &mut self.devs {
-            d.vhost.reset_metrics(now);
             d.wire.reset_metrics(now);
             d.txq.reset_metrics();
             d.rxq.reset_metrics();
@@ -501,8 +476,6 @@ impl Model for Host {
             Ev::SchedIn { cpu, seq } => self.sched_in(now, cpu, seq, q),
             Ev::HostTick { cpu } => self.host_tick(now, cpu, q),
             Ev::TimerFire { vcpu } => self.timer_fire(now, vcpu, q),
-            Ev::VhostDone { dev } => self.vhost_done(now, dev, q),
-            Ev::VhostPoll { dev, gen } => self.vhost_poll(now, dev, gen, q),
             Ev::WireDone { dev } => self.wire_done(now, dev, q),
             Ev::Tick { vcpu } => self.tick(now, vcpu, q),
             Ev::HostRx { dev } => self.host_rx(now, dev, q),
@@ -514,6 +487,7 @@ impl Model for Host {
             Ev::VfIrq { dev } => self.vf_irq_deadline(now, dev, q),
             Ev::IoStep { thread } => self.io_step(now, thread, q),
             Ev::IoWake { thread, gen } => self.io_wake(now, thread, gen, q),
+            Ev::IoPoll { thread, gen } => self.io_poll(now, thread, gen, q),
         }
         #[cfg(debug_assertions)]
         self.check_invariants();
@@ -597,7 +571,7 @@ impl Host {
             return self.app_tap_drop(now, dev, pkt, q);
         }
         d.rx_sock.push_back(pkt);
-        self.notify_backend(now, dev, vhost::Notice::RxPacket, q);
+        self.notify_backend(now, dev, io::queues::Notice::RxPacket, q);
     }
 }
 

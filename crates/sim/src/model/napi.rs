@@ -159,6 +159,9 @@ impl Host {
         let pkt = d.rxq.poll_and_refill().expect("NAPI receive without a used buffer");
         if let Some(vf) = &mut d.vf {
             vf.on_rx(pkt.bytes);
+        } else {
+            // The refill is a write to the RX ring: a back end polling it (a PMD) sees it.
+            self.backend_written(now, dev as u32, super::io::queues::Notice::RxKick, q);
         }
         self.wake_app(now, v, q);
         if self.app_deliver(now, v, vm, pkt, q) {

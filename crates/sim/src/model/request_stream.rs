@@ -197,7 +197,7 @@ impl App for RequestStream {
             return h.kick_tx(now, v, dev, q);
         }
         // No kick: a polling back end sees the requests anyway.
-        h.vhost_poll_notice(now, dev, q);
+        h.backend_written(now, dev, super::io::queues::Notice::TxKick, q);
         h.enter(now, v, q)
     }
 

@@ -1,13 +1,13 @@
 //! Host threads on the host scheduler (`sched/`): the glue that carries its decisions out.
 //!
-//! Thread ids: vCPU threads first (id = vCPU index), then one vhost thread per device, then
-//! the CPU hogs. A thread leaves its pCPU only at a preemption point:
+//! Thread ids: vCPU threads first (id = vCPU index), then the back-end threads (`io/`: one
+//! vhost worker per device, or the shared ES2/ELVIS/PMD threads), then the CPU hogs. A thread leaves its pCPU only at a preemption point:
 //!
 //! * a vCPU thread in guest mode is forced out by the reschedule IPI or the tick: an
 //!   `external_interrupt` exit; KVM's `vcpu_run` loop checks `need_resched()` before every VM
 //!   entry (`kvm_vcpu_check_block`/`cond_resched`), so a vCPU yields at the end of an exit and
 //!   waits *in exit mode* — an interrupt raised meanwhile is injected at its next entry;
-//! * a vhost worker yields between packets (`vhost_worker` checks `need_resched()`; the copy
+//! * a back-end thread yields between packets (`vhost_worker` checks `need_resched()`; the copy
 //!   helpers' `might_fault` is a voluntary preemption point under `CONFIG_PREEMPT_VOLUNTARY`);
 //! * a CPU hog (user-space loop) is preempted at once.
 
@@ -23,9 +23,8 @@ use eventpath_policy::routing::RunState;
 pub enum Kind {
     /// vCPU thread of vCPU `0`.
     Vcpu(u32),
-    /// vhost worker of device `0`.
-    Vhost(u32),
-    /// Shared I/O thread `0` (ES2 joint thread, ELVIS I/O core; `iothread.rs`).
+    /// Back-end thread `0` (a vhost worker, an ES2 joint thread, an ELVIS I/O core, a PMD;
+    /// `io/`).
     Io(u32),
     /// CPU hog number `0`.
     Hog(u32),
@@ -35,30 +34,14 @@ impl Host {
     /// The kind of thread `tid`.
     pub(crate) fn kind(&self, tid: u32) -> Kind {
         let nv = self.vcpus.len() as u32;
-        let nd = if self.shared_io { self.io.len() as u32 } else { self.devs.len() as u32 };
+        let nd = self.io.threads.len() as u32;
         if tid < nv {
             Kind::Vcpu(tid)
         } else if tid < nv + nd {
-            if self.shared_io { Kind::Io(tid - nv) } else { Kind::Vhost(tid - nv) }
+            Kind::Io(tid - nv)
         } else {
             Kind::Hog(tid - nv - nd)
         }
-    }
-
-    /// Thread id of device `dev`'s vhost worker (stock vhost-net only).
-    pub(crate) fn vhost_tid(&self, dev: u32) -> u32 {
-        debug_assert!(!self.shared_io);
-        self.vcpus.len() as u32 + dev
-    }
-
-    /// Thread id of the host thread that serves device `dev`'s queues, if one does (a VF has
-    /// none under shared I/O threads).
-    pub(crate) fn backend_tid(&self, dev: u32) -> Option<u32> {
-        if !self.shared_io {
-            return Some(self.vhost_tid(dev));
-        }
-        let (t, _) = self.dev_io[dev as usize];
-        (t != u32::MAX).then(|| self.io_thread_tid(t))
     }
 
     /// The pCPU of thread `tid` (current, queued on, or last run on).
@@ -122,7 +105,7 @@ impl Host {
                 Mode::Polling => self.halt_poll_yield(now, v, q),
                 _ => {}
             },
-            Kind::Vhost(_) | Kind::Io(_) => {} // yields after the packet it is copying
+            Kind::Io(_) => {} // yields after the packet it is copying
         }
     }
 
@@ -154,7 +137,6 @@ impl Host {
                     _ => self.enter(now, v, q),
                 }
             }
-            Kind::Vhost(d) => self.vhost_run(now, d, q),
             Kind::Io(t) => self.io_run(now, t, q),
             Kind::Hog(_) => {}
         }
@@ -182,8 +164,7 @@ impl Host {
             | Ev::Ioeventfd { vcpu, .. } => {
                 Some(self.cpu_of(vcpu))
             }
-            Ev::VhostDone { dev } => Some(self.cpu_of(self.vhost_tid(dev))),
-            Ev::IoStep { thread } => Some(self.cpu_of(self.io_thread_tid(thread))),
+            Ev::IoStep { thread } | Ev::IoPoll { thread, .. } => Some(self.cpu_of(self.io_thread_tid(thread))),
             Ev::SchedIn { cpu, .. } | Ev::HostTick { cpu } => Some(cpu),
             _ => None,
         }

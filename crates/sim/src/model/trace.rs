@@ -1,5 +1,5 @@
 //! Timeline recording for `eventpath trace`: where the model's hooks write. One track per vCPU
-//! (guest work, exits, interrupts raised), per vhost thread (handler runs) and per pCPU (which
+//! (guest work, exits, interrupts raised), per back-end thread (its runs) and per pCPU (which
 //! host thread ran). Off unless a run asks for it; each hook is one branch when off. Events go
 //! to the output as they are recorded ([`writer::TraceWriter`]): memory does not grow with them.
 
@@ -18,14 +18,14 @@ pub(crate) struct Tracing {
     from: Time,
     to: Time,
     vcpu_track: Vec<u32>,
-    vhost_track: Vec<u32>,
+    io_track: Vec<u32>,
     cpu_track: Vec<u32>,
     /// Interned thread names, by thread id.
     thread_name: Vec<Name>,
     /// When each vCPU's current guest-mode span started.
     guest_from: Vec<Option<Time>>,
-    /// When each vhost thread's current run started.
-    vhost_from: Vec<Option<Time>>,
+    /// When each back-end thread's current run started.
+    io_from: Vec<Option<Time>>,
     /// The thread each pCPU runs and since when.
     cpu_from: Vec<Option<(u32, Time)>>,
 }
@@ -65,7 +65,7 @@ impl Host {
         let vcpu_track = (0..self.vcpus.len())
             .map(|v| trace.track(format!("{} (guest/exits)", self.thread_names[v])))
             .collect();
-        let vhost_track = self.devs.iter().map(|d| trace.track(format!("{} (handler)", d.vhost.name))).collect();
+        let io_track = self.io.threads.iter().map(|t| trace.track(format!("{} (handler)", t.name))).collect();
         let cpu_track = (0..self.pcpu_busy.len()).map(|c| trace.track(format!("pCPU {c}"))).collect();
         let thread_name = self.thread_names.iter().map(|n| trace.intern(n.clone())).collect();
         self.trace = Some(Box::new(Tracing {
@@ -73,11 +73,11 @@ impl Host {
             from,
             to,
             vcpu_track,
-            vhost_track,
+            io_track,
             cpu_track,
             thread_name,
             guest_from: vec![None; self.vcpus.len()],
-            vhost_from: vec![None; self.devs.len()],
+            io_from: vec![None; self.io.threads.len()],
             cpu_from: vec![None; self.pcpu_busy.len()],
         }));
     }
@@ -135,14 +135,16 @@ impl Host {
         }
     }
 
-    pub(crate) fn tr_vhost(&mut self, now: Time, dev: u32, running: bool) {
+    /// Back-end thread `t` starts (`running`) or stops a run on its pCPU.
+    pub(crate) fn tr_io(&mut self, now: Time, t: u32, running: bool) {
+        let label = self.io.label(t);
         if let Some(tr) = self.trace.as_deref_mut() {
-            let slot = &mut tr.vhost_from[dev as usize];
+            let slot = &mut tr.io_from[t as usize];
             match (running, slot.take()) {
                 (true, prev) => *slot = Some(prev.unwrap_or(now)),
                 (false, Some(start)) => {
-                    let track = tr.vhost_track[dev as usize];
-                    Self::tr_span(tr, track, "vhost handler".into(), start, now);
+                    let track = tr.io_track[t as usize];
+                    Self::tr_span(tr, track, label.into(), start, now);
                 }
                 (false, None) => {}
             }

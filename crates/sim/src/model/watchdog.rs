@@ -163,7 +163,7 @@ impl Host {
             .collect();
         let backend = self.backend_tid(self.vms[vm].dev).map(|t| format!("{:?}", self.sched.thread_state(t)));
         format!(
-            "vcpus [{}]; tx ring free {} pending {} qdisc {} on port {} kicks {} irq wanted {}; rx posted {} used {} sock {} kicks {} irq wanted {}; napi {:?}; vhost running {} thread {:?}; sender {}",
+            "vcpus [{}]; tx ring free {} pending {} qdisc {} on port {} kicks {} irq wanted {}; rx posted {} used {} sock {} kicks {} irq wanted {}; napi {:?}; back end running {} thread {:?}; sender {}",
             vcpus.join("; "),
             d.txq.free(),
             d.txq.pending(),
@@ -177,7 +177,7 @@ impl Host {
             d.rxq.kick.device_enabled(),
             d.rxq.irq.driver_enabled(),
             (d.napi.scheduled, d.napi.running),
-            d.vhost.running,
+            self.io.of_dev(self.vms[vm].dev).is_some_and(|(t, _)| self.io.threads[t as usize].running),
             backend,
             self.senders[vm].describe(),
         )

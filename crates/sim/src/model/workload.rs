@@ -434,13 +434,6 @@ impl Host {
         self.senders[vm].kind()
     }
 
-    /// Does the guest of device `dev` answer each TX completion (a `request_stream`: its loop
-    /// publishes the next request when one completes), the way a guest answers a received
-    /// packet? ES2's optimistic switch (Algorithm 2) treats it as the packet (es2_io.rs).
-    pub(crate) fn tx_completion_invites_reply(&self, dev: u32) -> bool {
-        self.app_kind(self.devs[dev as usize].vm as usize) == AppKind::Requests
-    }
-
     /// The vCPU is free: what does the workload do next?
     pub(crate) fn workload_next(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
         let vm = self.vcpus[v as usize].vm as usize;

@@ -1,0 +1,168 @@
+//! The model's side of the request-handling seam (`io/`): it tells a device's back end of new
+//! work, runs the back-end threads' events, carries out what each decides (`io::Next`) on the
+//! host scheduler and the event queue, and applies the device's side of every item a back end
+//! finishes (`complete`: the used ring, the wire, the guest's interrupt).
+
+use super::io::queues::{DevRings, Notice, Work};
+use super::io::{Next, Signal, View};
+use super::lapic::Vector;
+use super::rxq::{RxPkt, RxRing};
+use super::virtq::Virtq;
+use super::{Ev, Host, NetDev};
+use crate::engine::{EventQueue, Time};
+use std::collections::VecDeque;
+
+impl DevRings for [NetDev] {
+    fn tx(&mut self, dev: u32) -> &mut Virtq {
+        &mut self[dev as usize].txq
+    }
+    fn rx(&mut self, dev: u32) -> &mut RxRing {
+        &mut self[dev as usize].rxq
+    }
+    fn sock(&mut self, dev: u32) -> &mut VecDeque<RxPkt> {
+        &mut self[dev as usize].rx_sock
+    }
+}
+
+/// A back end's view of the host at `$now`: the devices' queues, costs and observations.
+macro_rules! view {
+    ($h:ident, $now:expr, $yield_wanted:expr) => {
+        View {
+            rings: &mut $h.devs[..],
+            costs: &$h.io.costs,
+            yield_wanted: $yield_wanted,
+            dev_vm: &$h.io.dev_vm,
+            producers_run_ns: &|d: u32| $h.sched.producers_run_ns($now, &$h.vms[$h.io.dev_vm[d as usize] as usize].vcpus),
+        }
+    };
+}
+
+impl Host {
+    /// Thread id of back-end thread `t` (they come right after the vCPU threads).
+    pub(crate) fn io_thread_tid(&self, t: u32) -> u32 {
+        self.vcpus.len() as u32 + t
+    }
+
+    /// Thread id of the back-end thread that serves device `dev`, if one does (not a VF's).
+    pub(crate) fn backend_tid(&self, dev: u32) -> Option<u32> {
+        self.io.of_dev(dev).map(|(t, _)| self.io_thread_tid(t))
+    }
+
+    /// Work for device `dev`'s back end: a kick (its ioeventfd) or a packet on its tap socket.
+    pub(crate) fn notify_backend(&mut self, now: Time, dev: u32, n: Notice, q: &mut EventQueue<Ev>) {
+        let Some((t, local)) = self.io.of_dev(dev) else { return };
+        let s = self.io.threads[t as usize].notice(now, local, n, &mut view!(self, now, false));
+        self.io_signal(now, t, s, q);
+    }
+
+    /// Work written on device `dev` without a notice (its kicks are off): a thread spinning on
+    /// that ring, or waiting for a write to it, sees it.
+    pub(crate) fn backend_written(&mut self, now: Time, dev: u32, n: Notice, q: &mut EventQueue<Ev>) {
+        let Some((t, _)) = self.io.of_dev(dev) else { return };
+        let s = self.io.threads[t as usize].written(n);
+        self.io_signal(now, t, s, q);
+    }
+
+    fn io_signal(&mut self, now: Time, t: u32, s: Signal, q: &mut EventQueue<Ev>) {
+        match s {
+            Signal::None => {}
+            Signal::Wake => {
+                let tid = self.io_thread_tid(t);
+                self.wake_thread(now, tid, q);
+            }
+            Signal::EndSpin(gen) => q.at(now, Ev::IoPoll { thread: t, gen }),
+        }
+    }
+
+    /// Thread `t`'s timed sleep ends (`host.timer_wakeup_ns` to run again from idle).
+    pub(crate) fn io_wake(&mut self, now: Time, t: u32, gen: u32, q: &mut EventQueue<Ev>) {
+        if self.io.threads[t as usize].sleep_over(gen) {
+            let tid = self.io_thread_tid(t);
+            self.sched.wake_by_timer(now, tid);
+            self.drain(now, q);
+        }
+    }
+
+    /// Thread `t`'s spin ends (its window, or work seen): it goes on.
+    pub(crate) fn io_poll(&mut self, now: Time, t: u32, gen: u32, q: &mut EventQueue<Ev>) {
+        let yield_wanted = self.should_yield(self.cpu_of(self.io_thread_tid(t)));
+        if let Some(n) = self.io.threads[t as usize].spin_over(now, gen, &mut view!(self, now, yield_wanted)) {
+            self.io_apply(now, t, n, q);
+        }
+    }
+
+    /// Thread `t` runs on its pCPU: after a wake-up, or resuming after a preemption.
+    pub(crate) fn io_run(&mut self, now: Time, t: u32, q: &mut EventQueue<Ev>) {
+        self.tr_io(now, t, true);
+        let yield_wanted = self.should_yield(self.cpu_of(self.io_thread_tid(t)));
+        let n = self.io.threads[t as usize].run(now, &mut view!(self, now, yield_wanted));
+        self.io_apply(now, t, n, q);
+    }
+
+    /// Thread `t`'s item (or owed time) is done: complete the item, let its policy see it, and
+    /// go on — or yield between items, as `vhost_worker` does.
+    pub(crate) fn io_step(&mut self, now: Time, t: u32, q: &mut EventQueue<Ev>) {
+        if let Some((dev, w)) = self.io.threads[t as usize].finish_item() {
+            self.complete(now, dev, w, q);
+            self.io.threads[t as usize].after_item(now, dev, w, &mut view!(self, now, false));
+        }
+        if self.should_yield(self.cpu_of(self.io_thread_tid(t))) {
+            return self.io_apply(now, t, Next::Yield, q);
+        }
+        let n = self.io.threads[t as usize].next(now, &mut view!(self, now, false));
+        self.io_apply(now, t, n, q);
+    }
+
+    /// Carry out what thread `t` does next.
+    fn io_apply(&mut self, now: Time, t: u32, n: Next, q: &mut EventQueue<Ev>) {
+        let cpu = self.cpu_of(self.io_thread_tid(t));
+        match n {
+            Next::Step(at) => q.at(at, Ev::IoStep { thread: t }),
+            Next::Spin(until, gen) => {
+                if let Some(at) = until {
+                    q.at(at, Ev::IoPoll { thread: t, gen });
+                }
+            }
+            Next::Yield => {
+                self.io.threads[t as usize].off_cpu(now);
+                self.tr_io(now, t, false);
+                self.leave_cpu(now, cpu, false, q);
+            }
+            Next::Sleep(timed) => {
+                self.io.threads[t as usize].off_cpu(now);
+                self.tr_io(now, t, false);
+                if let Some((at, gen)) = timed {
+                    q.at(at, Ev::IoWake { thread: t, gen });
+                }
+                self.leave_cpu(now, cpu, true, q);
+            }
+        }
+    }
+
+    /// The device's side of an item a back end finished: TX hands the buffer to the wire and
+    /// returns it to the used ring; RX puts the filled buffer in the used ring. Either may
+    /// interrupt the guest if it asked.
+    pub(crate) fn complete(&mut self, now: Time, dev: u32, w: Work, q: &mut EventQueue<Ev>) {
+        let d = &mut self.devs[dev as usize];
+        match w {
+            Work::Tx(b) => {
+                d.tx_moderation.completed(b.bytes as u64);
+                let interrupt = d.txq.put_used();
+                self.app_tx_used(now, dev, b, q);
+                let d = &mut self.devs[dev as usize];
+                if let Some(arrive) = d.wire.send(now, b, &mut self.port.tx) {
+                    q.at(arrive, Ev::WireDone { dev });
+                }
+                if interrupt {
+                    self.moderated_irq(now, dev, Vector::NetTx, q);
+                }
+            }
+            Work::Rx(pkt) => {
+                d.rx_moderation.completed(pkt.bytes as u64);
+                if d.rxq.put_used(pkt) {
+                    self.moderated_irq(now, dev, Vector::NetRx, q);
+                }
+            }
+        }
+    }
+}

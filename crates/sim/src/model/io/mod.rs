@@ -1,0 +1,250 @@
+//! Request handling (DESIGN §2's first seam): the host threads that serve the virtio queues.
+//!
+//! Every back end runs on one I/O-thread mechanism (`thread.rs`) and differs only in its
+//! policy — the adapter that drives its `eventpath_policy` state machines:
+//!
+//! | `[host.io] handling` | threads | policy |
+//! |---|---|---|
+//! | `vhost` (default) | one per device, woken by kicks (`vhost.rs`) | `vhost::VhostHandler` (+ busy polling) |
+//! | `es2` | joint threads of `combining_level` devices (`es2.rs`) | `es2::{JointThread, PerceptiveHandler, OptimisticTx}` |
+//! | `elvis` | one per I/O core (`elvis.rs`) | `elvis::ElvisScheduler` |
+//! | `pmd` | one per dedicated core, polling in bursts (`pmd.rs`) | `pmd::PmdThread` |
+//!
+//! A back end sees only the devices' queues (`queues.rs`: [`queues::DevRings`], the items it
+//! takes and their costs) and a few observations in its [`View`]; it returns what its thread
+//! does next ([`thread::Next`]) and the items it finished, which the model applies (the used
+//! ring, the wire, the interrupt). Adding a back end: its policy in `crates/policy`, its adapter
+//! here (a [`Policy`] variant), its `Handling` variant in `scenario/io.rs`, a test.
+
+mod elvis;
+mod es2;
+mod pmd;
+pub(crate) mod queues;
+pub(crate) mod thread;
+mod vhost;
+
+use crate::engine::Time;
+use crate::scenario::{Checked, Handling, NetKind};
+use queues::{Costs, DevRings, Notice, Work};
+pub(crate) use thread::{IoThread, Next, Signal};
+
+/// What a back end sees besides its queues, at the moment it is asked.
+pub(crate) struct View<'a, R: DevRings + ?Sized> {
+    /// The devices' queues.
+    pub rings: &'a mut R,
+    /// What its steps cost.
+    pub costs: &'a Costs,
+    /// Another thread wants its pCPU (`need_resched`).
+    pub yield_wanted: bool,
+    /// Each device's VM (a move between VMs' queues costs a page-table switch).
+    pub dev_vm: &'a [u32],
+    /// The lifetime run time of device `dev`'s VM's vCPU threads now: ELVIS's producer clock.
+    pub producers_run_ns: &'a dyn Fn(u32) -> u64,
+}
+
+/// How a turn serves its queue (set by the policy when the turn starts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TurnMode {
+    /// A vhost worker's handler loop over its device's two queues.
+    Vhost,
+    /// ES2 perceptive TX handler (Algorithm 1).
+    Perceptive,
+    /// ES2 optimistic TX handler in polling mode (Algorithm 2).
+    OptimisticPoll,
+    /// A regular vhost handler (kick- or packet-driven) of a joint thread.
+    Regular,
+    /// An ELVIS turn on a queue that is polled (`true`) or notified.
+    Elvis(bool),
+    /// A PMD's look at one queue (up to a burst).
+    Pmd,
+    /// A scheduled handler with nothing to do (a stale entry): the turn ends at once.
+    Nothing,
+}
+
+/// One turn: a queue of one of the thread's devices.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Turn {
+    /// The device's index among the thread's devices.
+    pub local: usize,
+    /// The RX queue (else TX).
+    pub rx: bool,
+    /// Items taken so far.
+    pub taken: u32,
+    pub mode: TurnMode,
+}
+
+/// What the policy says the thread does next.
+pub(crate) enum Decision {
+    Turn(Turn),
+    /// Spin on its rings (a busy PMD that found nothing) until then or until work is seen.
+    Spin(Option<Time>),
+    /// Sleep until `until` (or until woken); a notice wakes it if `notice`, work written
+    /// without one if `write`.
+    Sleep { until: Option<Time>, notice: bool, write: bool },
+}
+
+/// What a turn does next.
+pub(crate) enum Take {
+    /// Process this item, which costs this long.
+    Item(Work, Time),
+    /// Spin on the rings until then (or until work is seen), keeping the pCPU.
+    Spin(Option<Time>),
+    /// The turn is over.
+    End,
+}
+
+/// The policy behind a thread.
+pub(crate) enum Policy {
+    Vhost(Box<vhost::VhostIo>),
+    Es2(Box<es2::Es2Io>),
+    Elvis(Box<elvis::ElvisIo>),
+    Pmd(Box<pmd::PmdIo>),
+}
+
+macro_rules! each {
+    ($self:ident, $p:ident => $e:expr) => {
+        match $self {
+            Policy::Vhost($p) => $e,
+            Policy::Es2($p) => $e,
+            Policy::Elvis($p) => $e,
+            Policy::Pmd($p) => $e,
+        }
+    };
+}
+
+impl Policy {
+    fn notice<R: DevRings + ?Sized>(&mut self, now: Time, local: usize, dev: u32, n: Notice, v: &mut View<'_, R>) {
+        each!(self, p => p.notice(now, local, dev, n, v))
+    }
+    fn decide<R: DevRings + ?Sized>(&mut self, now: Time, devs: &[u32], v: &mut View<'_, R>) -> Decision {
+        each!(self, p => p.decide(now, devs, v))
+    }
+    fn take<R: DevRings + ?Sized>(&mut self, now: Time, turn: Turn, dev: u32, v: &mut View<'_, R>) -> Take {
+        each!(self, p => p.take(now, turn, dev, v))
+    }
+    /// An item of the turn was completed; true: the turn ends.
+    fn after_item<R: DevRings + ?Sized>(&mut self, now: Time, turn: Turn, dev: u32, w: Work, v: &mut View<'_, R>) -> bool {
+        each!(self, p => p.after_item(now, turn, dev, w, v))
+    }
+    /// Work of kind `n` written without a notice: does the thread see it (spinning, monitoring)?
+    fn sees_write(&self, n: Notice) -> bool {
+        match self {
+            Policy::Vhost(_) => n == Notice::TxKick,
+            Policy::Pmd(_) => true,
+            Policy::Es2(_) | Policy::Elvis(_) => false,
+        }
+    }
+    /// A look that found nothing costs `poll_ns` (threads that poll pay it over and over; a
+    /// vhost worker looks only when kicked).
+    fn empty_look_costs(&self) -> bool {
+        !matches!(self, Policy::Vhost(_))
+    }
+    /// It checks `need_resched` between turns (a vhost worker runs its handlers back to back
+    /// and checks it after each packet).
+    fn yields_between_turns(&self) -> bool {
+        !matches!(self, Policy::Vhost(_))
+    }
+    /// Its own count of looks and empty looks, where it keeps one.
+    fn polls(&self) -> Option<(u64, u64)> {
+        match self {
+            Policy::Vhost(p) => Some(p.polls()),
+            _ => None,
+        }
+    }
+    fn reset_metrics(&mut self) {
+        if let Policy::Vhost(p) = self {
+            p.reset_metrics();
+        }
+    }
+}
+
+/// The back-end threads of a host and which thread serves each device.
+pub(crate) struct Backends {
+    pub threads: Vec<IoThread>,
+    /// Per device: (thread, index among its devices); None: no back-end thread serves it (an
+    /// SR-IOV VF).
+    by_dev: Vec<Option<(u32, u32)>>,
+    /// The back end interrupts the guest as an assigned device would (ELVIS's I/O cores with
+    /// ELI, ELVIS §2.2): virtio vectors are `AssignedDevice` to the delivery policy.
+    pub exitless: bool,
+    pub costs: Costs,
+    /// Each device's VM.
+    pub dev_vm: Vec<u32>,
+}
+
+impl Backends {
+    /// The back end a checked scenario asks for. `add(name, pin)` registers each thread with
+    /// the host scheduler, in order; a PMD thread runs from the start ([`Self::starts_running`]).
+    pub fn build(c: &Checked, add: &mut dyn FnMut(&str, Option<u32>)) -> Backends {
+        let s = &c.scenario;
+        let io = &s.host.io;
+        let vhost = vhost::config(&c.profile, 0);
+        let mut threads = Vec::new();
+        let mut by_dev = vec![None; s.vm.len()];
+        if io.handling == Handling::Vhost {
+            // One worker per device, pinned where its VM says. (A VF's never wakes: it is kept
+            // so that the threads' ids and placement stay what they were.)
+            for (d, vm) in s.vm.iter().enumerate() {
+                let name = format!("vhost-{}", vm.name);
+                add(&name, vm.net.vhost_pin);
+                let cfg = vhost::config(&c.profile, vm.net.busyloop_timeout_us);
+                let (devs, serves) = if vm.net.kind == NetKind::Virtio { (vec![d as u32], true) } else { (vec![], false) };
+                if serves {
+                    by_dev[d] = Some((threads.len() as u32, 0));
+                }
+                threads.push(IoThread::new(name, devs, Policy::Vhost(Box::new(vhost::VhostIo::new(cfg)))));
+            }
+            return Backends { threads, by_dev, exitless: false, costs: Costs::new(&c.profile), dev_vm: (0..s.vm.len() as u32).collect() };
+        }
+        let virtio: Vec<u32> = (0..s.vm.len() as u32).filter(|&d| s.vm[d as usize].net.kind == NetKind::Virtio).collect();
+        let cores = io.cores.clone().unwrap_or_default();
+        let groups = match io.handling {
+            Handling::Es2 => eventpath_policy::es2::combine_devices(virtio.len(), io.es2().3.combining_level),
+            // One thread per I/O core, the devices split in contiguous, balanced groups.
+            _ => eventpath_policy::es2::combine_devices(virtio.len(), virtio.len().div_ceil(cores.len().max(1)).max(1) as u32),
+        };
+        for (g, members) in groups.iter().enumerate() {
+            let devs: Vec<u32> = members.iter().map(|&i| virtio[i]).collect();
+            for (local, &d) in devs.iter().enumerate() {
+                by_dev[d as usize] = Some((g as u32, local as u32));
+            }
+            let pin = (!cores.is_empty()).then(|| cores[g % cores.len()]);
+            let (name, policy) = match io.handling {
+                Handling::Es2 => {
+                    let (switch, p, o, j) = io.es2();
+                    // A request stream's guest answers each completion as it would a packet.
+                    let replies = devs.iter().map(|&d| matches!(s.vm[d as usize].workload, Some(crate::scenario::Workload::RequestStream { .. }))).collect();
+                    (format!("es2-joint{g}"), Policy::Es2(Box::new(es2::Es2Io::new(devs.len(), switch, &p, &o, &j, &vhost, replies))))
+                }
+                Handling::Pmd => (format!("pmd{g}"), Policy::Pmd(Box::new(pmd::PmdIo::new(&io.pmd(), devs.len())))),
+                _ => (format!("elvis-io{g}"), Policy::Elvis(Box::new(elvis::ElvisIo::new(io.elvis(), devs.len())))),
+            };
+            add(&name, pin);
+            threads.push(IoThread::new(name, devs, policy));
+        }
+        for th in threads.iter_mut().filter(|th| matches!(th.policy, Policy::Pmd(_))) {
+            th.start();
+        }
+        Backends { threads, by_dev, exitless: io.handling == Handling::Elvis, costs: Costs::new(&c.profile), dev_vm: (0..s.vm.len() as u32).collect() }
+    }
+
+    /// The thread serving device `dev` and the device's index among its devices, if any.
+    pub fn of_dev(&self, dev: u32) -> Option<(u32, usize)> {
+        self.by_dev[dev as usize].map(|(t, l)| (t, l as usize))
+    }
+
+    /// Does thread `t` run from the start (a PMD polls from the start)?
+    pub fn starts_running(&self, t: u32) -> bool {
+        self.threads[t as usize].wake_pending
+    }
+
+    /// What thread `t`'s runs are called in a timeline.
+    pub fn label(&self, t: u32) -> &'static str {
+        match self.threads[t as usize].policy {
+            Policy::Vhost(_) => "vhost handler",
+            Policy::Es2(_) => "joint thread",
+            Policy::Elvis(_) => "elvis thread",
+            Policy::Pmd(_) => "pmd",
+        }
+    }
+}

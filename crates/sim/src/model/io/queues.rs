@@ -1,0 +1,138 @@
+//! The queue side of request handling: what a back end sees of a device (its TX and RX rings
+//! and the packets waiting on its tap socket), the items it takes from them with their costs,
+//! and the one "re-enable notifications, check again" sequence every handler ends with.
+//!
+//! A back end never touches the rest of the model: it reaches a device's queues through
+//! [`DevRings`] (the model implements it for its devices) and hands each item it finishes back
+//! to the model, which applies the device's side of it (used ring, wire, interrupt).
+
+use super::super::rxq::{RxPkt, RxRing};
+use super::super::virtq::{Buf, Virtq};
+use crate::engine::{round_ns, Time};
+use crate::profile::Profile;
+use std::collections::VecDeque;
+
+/// The item a back-end thread is working on.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Work {
+    /// A TX buffer the guest made available.
+    Tx(Buf),
+    /// An RX packet from the tap socket, into a posted guest buffer.
+    Rx(RxPkt),
+}
+
+/// What reached a device's back end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Notice {
+    /// The guest kicked the TX queue (new buffers).
+    TxKick,
+    /// The guest kicked the RX queue (refilled buffers).
+    RxKick,
+    /// A packet reached the tap socket.
+    RxPacket,
+}
+
+/// A back end's view of the devices' queues.
+pub(crate) trait DevRings {
+    /// Device `dev`'s TX virtqueue.
+    fn tx(&mut self, dev: u32) -> &mut Virtq;
+    /// Device `dev`'s RX virtqueue.
+    fn rx(&mut self, dev: u32) -> &mut RxRing;
+    /// The packets on device `dev`'s tap socket, oldest first.
+    fn sock(&mut self, dev: u32) -> &mut VecDeque<RxPkt>;
+}
+
+/// A ring whose device-side notifications (the guest's kicks) a handler turns on and off.
+pub(crate) trait Notified {
+    /// Re-enable notifications; returns whether work arrived meanwhile (rust-vmm's
+    /// `enable_notification()`, Linux `vhost_enable_notify`'s return): work that raced the
+    /// re-enable sends no notification, so the handler must see it now.
+    fn enable_notification(&mut self) -> bool;
+    /// Disable notifications (`vhost_disable_notify`).
+    fn disable_notification(&mut self);
+}
+
+impl Notified for Virtq {
+    fn enable_notification(&mut self) -> bool {
+        self.enable_kicks();
+        self.pending() > 0
+    }
+    fn disable_notification(&mut self) {
+        self.kick.device_disable();
+    }
+}
+
+impl Notified for RxRing {
+    /// An RX handler waits for guest buffers: the work is a posted buffer.
+    fn enable_notification(&mut self) -> bool {
+        self.enable_kicks();
+        self.posted > 0
+    }
+    fn disable_notification(&mut self) {
+        self.kick.device_disable();
+    }
+}
+
+/// The end of every handler's drain: re-enable notifications, let the handler's machine decide
+/// on the ring's answer (`decide(work arrived)` → keep draining?), and if it keeps draining,
+/// disable them again. Returns whether it keeps draining. The one place this sequence lives.
+pub(crate) fn recheck(ring: &mut impl Notified, decide: impl FnOnce(bool) -> bool) -> bool {
+    let has_work = ring.enable_notification();
+    let drain = decide(has_work);
+    if drain {
+        ring.disable_notification();
+    }
+    drain
+}
+
+/// What a back end's steps cost (profile `[vhost]`): a taken buffer or packet costs its
+/// per-packet plus per-byte cost; a look that finds nothing, `poll_ns` (paid only by threads
+/// that poll); moving to another VM's queue, `queue_switch_ns`; a wake-up, its CPU.
+#[derive(Debug, Clone)]
+pub(crate) struct Costs {
+    tx_packet_ns: f64,
+    tx_byte_ns: f64,
+    rx_packet_ns: f64,
+    rx_byte_ns: f64,
+    pub poll_ns: Time,
+    pub queue_switch_ns: Time,
+    pub wakeup_ns: Time,
+    pub timed_sleep_ns: Time,
+    /// vhost's packet weight (an ES2 optimistic poll's bound too).
+    pub weight_packets: u32,
+}
+
+impl Costs {
+    /// The profile's costs.
+    pub fn new(p: &Profile) -> Self {
+        let v = &p.vhost;
+        Costs {
+            tx_packet_ns: v.tx_packet_ns.value,
+            tx_byte_ns: v.tx_byte_ns.value,
+            rx_packet_ns: v.rx_packet_ns.value,
+            rx_byte_ns: v.rx_byte_ns.value,
+            poll_ns: round_ns(v.poll_ns.value),
+            queue_switch_ns: round_ns(v.queue_switch_ns.value),
+            wakeup_ns: round_ns(v.wakeup_ns.value),
+            timed_sleep_ns: round_ns(v.timed_sleep_ns.value),
+            weight_packets: v.weight_packets.value as u32,
+        }
+    }
+
+    /// Take device `dev`'s next TX buffer and its cost, if its ring has one.
+    pub fn take_tx(&self, rings: &mut (impl DevRings + ?Sized), dev: u32) -> Option<(Work, Time)> {
+        let b = rings.tx(dev).take()?;
+        Some((Work::Tx(b), round_ns(self.tx_packet_ns + self.tx_byte_ns * b.bytes as f64)))
+    }
+
+    /// Take the next packet on device `dev`'s tap socket into a posted guest buffer, and its
+    /// cost, if there are both.
+    pub fn take_rx(&self, rings: &mut (impl DevRings + ?Sized), dev: u32) -> Option<(Work, Time)> {
+        if rings.rx(dev).posted == 0 {
+            return None;
+        }
+        let pkt = rings.sock(dev).pop_front()?;
+        rings.rx(dev).take();
+        Some((Work::Rx(pkt), round_ns(self.rx_packet_ns + self.rx_byte_ns * pkt.bytes as f64)))
+    }
+}

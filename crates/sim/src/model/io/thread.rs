@@ -1,0 +1,275 @@
+//! The one I/O-thread mechanism every back end runs on: waking on work, running *turns* (one
+//! queue at a time, as its policy chooses) item by item — each item costs what the queue side
+//! says (`queues.rs`) — yielding between items when another thread wants the pCPU
+//! (`need_resched`, as `vhost_worker` does), spinning on its rings (vhost-net's busy polling,
+//! a PMD with nothing to do), paying for an ineffective look and for moving to another VM's
+//! queue, and sleeping: for good until work comes, for an interruptible while (ES2's 10 µs
+//! sleeps), for a timer only (a PMD's power-save sleep), or until a queue is written (a PMD in
+//! monitor mode). What to serve, when to poll, when to leave, when to sleep is the policy's
+//! (`Policy`); this file only carries it out.
+//!
+//! It owns its state and touches nothing else: the model calls it on the thread's events and
+//! applies what it returns ([`Next`]), and completes the items it finishes.
+
+use super::queues::{DevRings, Notice, Work};
+use super::{Decision, Policy, Take, Turn, View};
+use crate::engine::Time;
+use crate::metrics::BusyTime;
+
+/// What the thread does now, for the model to carry out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Next {
+    /// It is busy until then (an item, or time it owes): its `IoStep`.
+    Step(Time),
+    /// It spins on its rings, keeping its pCPU, until then (its `IoPoll` of this generation)
+    /// or until work is noticed; `None`: until work is noticed.
+    Spin(Option<Time>, u32),
+    /// It yields its pCPU (another thread wants it) and goes on when it runs again.
+    Yield,
+    /// It sleeps; `Some((at, gen))`: a timed sleep ending then (its `IoWake` of that generation).
+    Sleep(Option<(Time, u32)>),
+}
+
+/// What a notice means for the thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Signal {
+    /// Nothing to do (its policy has the work listed; the thread will get to it).
+    None,
+    /// Wake the sleeping thread.
+    Wake,
+    /// End its spin now (its `IoPoll` of this generation).
+    EndSpin(u32),
+}
+
+/// How a sleeping thread may be woken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct WakeOn {
+    /// By a notice (a kick, a packet on the tap socket).
+    notice: bool,
+    /// By work made visible without a notice (a buffer added while kicks are off).
+    write: bool,
+}
+
+/// One back-end thread.
+pub(crate) struct IoThread {
+    /// Name in reports (`vhost-<vm>`, `es2-joint<i>`, `elvis-io<i>`, `pmd<i>`).
+    pub name: String,
+    /// The devices it serves (host-wide indices).
+    pub devs: Vec<u32>,
+    /// In its loop (else asleep).
+    pub running: bool,
+    /// A wake-up is under way.
+    pub wake_pending: bool,
+    /// That wake-up is the expiry of its own timed sleep.
+    timer_wake: bool,
+    /// Generation of its timed sleep (an `IoWake` of another is stale).
+    sleep_gen: u32,
+    /// How its current sleep may end.
+    wake_on: WakeOn,
+    /// Spinning on its rings, and the generation of that spin (an `IoPoll` of another is stale).
+    spinning: bool,
+    spin_gen: u32,
+    turn: Option<Turn>,
+    /// The item being processed, and its device.
+    current: Option<(u32, Work)>,
+    /// The device whose queue it served last (its address space is loaded).
+    last_dev: Option<u32>,
+    /// Time owed before the next item or decision (wake-ups, ineffective looks, switches).
+    owed_ns: Time,
+    /// Busy time (window).
+    pub busy: BusyTime,
+    /// Turns (window), and those that took nothing.
+    turns: u64,
+    empty_turns: u64,
+    pub(crate) policy: Policy,
+}
+
+impl IoThread {
+    /// A sleeping thread serving `devs` under `policy`.
+    pub fn new(name: String, devs: Vec<u32>, policy: Policy) -> Self {
+        IoThread {
+            name,
+            devs,
+            running: false,
+            wake_pending: false,
+            timer_wake: false,
+            sleep_gen: 0,
+            wake_on: WakeOn { notice: true, write: false },
+            spinning: false,
+            spin_gen: 0,
+            turn: None,
+            current: None,
+            last_dev: None,
+            owed_ns: 0,
+            busy: BusyTime::default(),
+            turns: 0,
+            empty_turns: 0,
+            policy,
+        }
+    }
+
+    /// It runs from the start, as if woken (a PMD polls from the start).
+    pub fn start(&mut self) {
+        self.wake_pending = true;
+    }
+
+    pub(crate) fn reset_metrics(&mut self, now: Time) {
+        self.busy.reset(now);
+        self.turns = 0;
+        self.empty_turns = 0;
+        self.policy.reset_metrics();
+    }
+
+    /// Its looks at its queues in the window and those that found nothing (the policy's count
+    /// where it keeps its own: vhost counts handler runs).
+    pub fn polls(&self) -> (u64, u64) {
+        self.policy.polls().unwrap_or((self.turns, self.empty_turns))
+    }
+
+    /// Work for its device `local` (host-wide `dev`): its policy learns of it.
+    pub fn notice<R: DevRings + ?Sized>(&mut self, now: Time, local: usize, n: Notice, v: &mut View<'_, R>) -> Signal {
+        let dev = self.devs[local];
+        self.policy.notice(now, local, dev, n, v);
+        self.signal(n, true)
+    }
+
+    /// Work became visible on its device without a notice (kicks are off): a spinning or
+    /// monitoring thread sees it.
+    pub fn written(&mut self, n: Notice) -> Signal {
+        self.signal(n, false)
+    }
+
+    fn signal(&mut self, n: Notice, notice: bool) -> Signal {
+        // A notice reaches any thread; work written without one only a thread that watches
+        // that ring (a busy-polling vhost its TX ring, a PMD all of them).
+        let seen = notice || self.policy.sees_write(n);
+        if self.running || self.wake_pending {
+            if self.spinning && seen {
+                self.spinning = false;
+                self.spin_gen = self.spin_gen.wrapping_add(1);
+                return Signal::EndSpin(self.spin_gen);
+            }
+            return Signal::None;
+        }
+        if !(if notice { self.wake_on.notice } else { self.wake_on.write && seen }) {
+            return Signal::None;
+        }
+        self.wake(false);
+        Signal::Wake
+    }
+
+    fn wake(&mut self, timer: bool) {
+        self.wake_pending = true;
+        self.timer_wake = timer;
+        self.sleep_gen = self.sleep_gen.wrapping_add(1); // a timed sleep is over
+    }
+
+    /// Its timed sleep of generation `gen` ends: wake it (by its timer) unless it is stale.
+    pub fn sleep_over(&mut self, gen: u32) -> bool {
+        if self.sleep_gen != gen || self.running || self.wake_pending {
+            return false;
+        }
+        self.wake(true);
+        true
+    }
+
+    /// Its spin of generation `gen` ends (its window, or work noticed): go on with its turn.
+    pub fn spin_over<R: DevRings + ?Sized>(&mut self, now: Time, gen: u32, v: &mut View<'_, R>) -> Option<Next> {
+        if self.spin_gen != gen {
+            return None;
+        }
+        self.spinning = false;
+        Some(self.next(now, v))
+    }
+
+    /// It runs on its pCPU: after a wake-up (its CPU time for that first), or resuming after
+    /// a preemption.
+    pub fn run<R: DevRings + ?Sized>(&mut self, now: Time, v: &mut View<'_, R>) -> Next {
+        self.busy.set(now, true);
+        if !self.running {
+            self.owed_ns += if std::mem::take(&mut self.timer_wake) { v.costs.timed_sleep_ns } else { v.costs.wakeup_ns };
+        }
+        self.running = true;
+        self.wake_pending = false;
+        self.next(now, v)
+    }
+
+    /// Its step (an item, or owed time) is over: the item it finished, for the model to
+    /// complete (then [`Self::after_item`]).
+    pub fn finish_item(&mut self) -> Option<(u32, Work)> {
+        let done = self.current.take();
+        if done.is_some() {
+            if let Some(turn) = self.turn.as_mut() {
+                turn.taken += 1;
+            }
+        }
+        done
+    }
+
+    /// The model completed item `w` of device `dev`: the policy sees it (and may end the turn).
+    pub fn after_item<R: DevRings + ?Sized>(&mut self, now: Time, dev: u32, w: Work, v: &mut View<'_, R>) {
+        let Some(turn) = self.turn else { return };
+        if self.policy.after_item(now, turn, dev, w, v) {
+            self.turn = None;
+        }
+    }
+
+    /// It leaves its pCPU (yielding or asleep).
+    pub fn off_cpu(&mut self, now: Time) {
+        self.busy.set(now, false);
+    }
+
+    /// Take the turn's next item, or end the turn and ask the policy what next.
+    pub fn next<R: DevRings + ?Sized>(&mut self, now: Time, v: &mut View<'_, R>) -> Next {
+        loop {
+            if let Some(turn) = self.turn {
+                let dev = self.devs[turn.local];
+                match self.policy.take(now, turn, dev, v) {
+                    Take::Item(w, cost) => {
+                        self.current = Some((dev, w));
+                        return Next::Step(now + std::mem::take(&mut self.owed_ns) + cost);
+                    }
+                    Take::Spin(until) => {
+                        self.spinning = true;
+                        self.spin_gen = self.spin_gen.wrapping_add(1);
+                        return Next::Spin(until, self.spin_gen);
+                    }
+                    Take::End => {
+                        if turn.taken == 0 && self.policy.empty_look_costs() {
+                            self.empty_turns += 1;
+                            self.owed_ns += v.costs.poll_ns;
+                        }
+                        self.turn = None;
+                    }
+                }
+            }
+            if self.owed_ns > 0 {
+                return Next::Step(now + std::mem::take(&mut self.owed_ns));
+            }
+            if v.yield_wanted && self.policy.yields_between_turns() {
+                return Next::Yield;
+            }
+            match self.policy.decide(now, &self.devs, v) {
+                Decision::Turn(turn) => {
+                    let dev = self.devs[turn.local];
+                    if self.last_dev.is_some_and(|d| v.dev_vm[d as usize] != v.dev_vm[dev as usize]) {
+                        self.owed_ns += v.costs.queue_switch_ns;
+                    }
+                    self.last_dev = Some(dev);
+                    self.turns += 1;
+                    self.turn = Some(turn);
+                }
+                Decision::Spin(until) => {
+                    self.spinning = true;
+                    self.spin_gen = self.spin_gen.wrapping_add(1);
+                    return Next::Spin(until, self.spin_gen);
+                }
+                Decision::Sleep { until, notice, write } => {
+                    self.running = false;
+                    self.wake_on = WakeOn { notice, write };
+                    return Next::Sleep(until.map(|at| (at, self.sleep_gen)));
+                }
+            }
+        }
+    }
+}

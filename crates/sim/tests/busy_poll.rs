@@ -2,34 +2,18 @@
 //! vhost thread polls an empty TX ring with kicks disabled, so a guest that sends more often
 //! than the window stops kicking, at the price of the thread's CPU (`eventpath_policy::vhost`).
 
-use eventpath_sim::run::simulate_with_ledger;
-use eventpath_sim::scenario::Scenario;
+mod common;
+
+use common::{Sc, Vm};
 use eventpath_sim::summary::Summary;
 
 fn run(busyloop_us: u32, rate_pps: u32) -> Summary {
-    let text = format!(
-        r#"
-name = "busy-poll"
-profile = "es2"
-duration_s = 0.1
-warmup_s = 0.01
-[host]
-pcpus = 2
-[[vm]]
-name = "vm0"
-vcpus = 1
-vcpu_pins = [0]
-[vm.net]
-vhost_pin = 1
-busyloop_timeout_us = {busyloop_us}
-[vm.workload]
-kind = "udp_stream"
-message_bytes = 512
-rate_pps = {rate_pps}
-"#
-    );
-    let c = Scenario::from_toml("t", &text).unwrap().check("t").unwrap();
-    let (o, l) = simulate_with_ledger(&c);
+    let sc = Sc::new("busy-poll", "es2").duration(0.1).warmup(0.01).pcpus(2).vm(Vm::new("vm0", 1)
+        .pins(&[0])
+        .vhost_pin(1)
+        .net(&format!("busyloop_timeout_us = {busyloop_us}"))
+        .workload(&format!("kind = \"udp_stream\"\nmessage_bytes = 512\nrate_pps = {rate_pps}")));
+    let (o, l) = sc.run_with_ledger();
     l.check().unwrap();
     assert!(o.summary.stalled_flows.is_empty(), "{:?}", o.summary.stalled_flows);
     o.summary
@@ -52,10 +36,9 @@ fn polling_longer_than_the_send_gap_removes_the_kicks_and_costs_the_vhost_core()
 
 #[test]
 fn busy_polling_is_refused_out_of_range_and_on_a_vf() {
-    let err = |text: &str| Scenario::from_toml("t", text).and_then(|s| s.check("t")).unwrap_err().to_string();
-    let base = "name = \"t\"\nprofile = \"did\"\n[[vm]]\nname = \"vm0\"\nvcpus = 1\n[vm.net]\n";
-    let m = err(&format!("{base}busyloop_timeout_us = 2000000\n"));
+    let err = |net: &str| Sc::new("t", "did").vm(Vm::new("vm0", 1).net(net)).error();
+    let m = err("busyloop_timeout_us = 2000000");
     assert!(m.contains("net.busyloop_timeout_us") && m.contains("1000000"), "{m}");
-    let m = err(&format!("{base}kind = \"sriov_vf\"\nbusyloop_timeout_us = 50\n"));
+    let m = err("kind = \"sriov_vf\"\nbusyloop_timeout_us = 50");
     assert!(m.contains("net.busyloop_timeout_us") && m.contains("no vhost thread"), "{m}");
 }

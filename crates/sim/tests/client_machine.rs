@@ -1,23 +1,21 @@
 //! The remote client machine (`[client]`, DESIGN §3.2): its cores serve every VM's peer, so
 //! more VMs than it can serve saturate it (ELVIS §4: the client saturated at about 10 VMs).
 
-use eventpath_sim::model::Conservation;
-use eventpath_sim::run::{simulate_with_ledger, RunOutput};
-use eventpath_sim::scenario::Scenario;
+mod common;
 
-fn scenario(n: usize, client: &str) -> String {
-    let mut s = format!("name = \"t\"\nprofile = \"elvis\"\nduration_s = 0.03\nwarmup_s = 0.005\n{client}\n");
-    for i in 0..n {
-        s += &format!(
-            "[[vm]]\nname = \"vm{i}\"\nvcpus = 1\n[vm.workload]\nkind = \"memcached\"\nconcurrency = 8\nget_ratio = 0.9\n"
-        );
-    }
-    s
+use common::{Conservation, Sc, Vm};
+use eventpath_sim::run::RunOutput;
+
+/// `n` memcached VMs served by a client with `[client]` `client` (lines; "": the default).
+fn scenario(n: usize, client: &str) -> Sc {
+    let sc = Sc::new("t", "elvis").duration(0.03).warmup(0.005).client(client);
+    (0..n).fold(sc, |sc, i| {
+        sc.vm(Vm::new(&format!("vm{i}"), 1).workload("kind = \"memcached\"\nconcurrency = 8\nget_ratio = 0.9"))
+    })
 }
 
-fn run(text: &str) -> (RunOutput, Conservation) {
-    let c = Scenario::from_toml("t", text).unwrap().check("t").unwrap();
-    simulate_with_ledger(&c)
+fn run(sc: &Sc) -> (RunOutput, Conservation) {
+    sc.run_with_ledger()
 }
 
 fn ops(o: &RunOutput) -> f64 {
@@ -38,8 +36,8 @@ fn assert_rr_conserved(c: &Conservation) {
 
 #[test]
 fn more_vms_than_the_client_serves_saturate_it() {
-    let (o8, c8) = run(&scenario(8, "[client]\ncores = 1"));
-    let (o14, c14) = run(&scenario(14, "[client]\ncores = 1"));
+    let (o8, c8) = run(&scenario(8, "cores = 1"));
+    let (o14, c14) = run(&scenario(14, "cores = 1"));
     assert_rr_conserved(&c8);
     assert_rr_conserved(&c14);
     let (s8, s14) = (ops(&o8), ops(&o14));
@@ -59,7 +57,7 @@ fn default_is_one_client_core_per_vm() {
         o.summary.wall_seconds = 0.0;
         format!("{:?}", o.summary)
     };
-    assert_eq!(strip(run(&scenario(3, "")).0), strip(run(&scenario(3, "[client]\ncores = 3")).0));
+    assert_eq!(strip(run(&scenario(3, "")).0), strip(run(&scenario(3, "cores = 3")).0));
 }
 
 #[test]
@@ -67,8 +65,8 @@ fn default_is_one_client_core_per_vm() {
 fn print_ops() {
     for n in [1, 2, 4, 8, 14] {
         let d = ops(&run(&scenario(n, "")).0);
-        let one = ops(&run(&scenario(n, "[client]\ncores = 1")).0);
-        let four = ops(&run(&scenario(n, "[client]\ncores = 4")).0);
+        let one = ops(&run(&scenario(n, "cores = 1")).0);
+        let four = ops(&run(&scenario(n, "cores = 4")).0);
         println!("{n} VMs: default {d:.0} ops/s, 1 core {one:.0}, 4 cores {four:.0}");
     }
 }

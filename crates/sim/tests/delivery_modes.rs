@@ -2,39 +2,24 @@
 //! removes the exits its seed says it removes and leaves the others (DID §5.2, §5.9; ELVIS §2.4;
 //! ES2 §3.2), the VF path keeps the conservation ledgers, and bad combinations are refused.
 
-use eventpath_sim::run::{simulate_with_ledger, RunOutput};
-use eventpath_sim::scenario::Scenario;
+mod common;
 
-/// One pinned vCPU (DID §5.1's VM) receiving `pps` 128-byte datagrams through `net`.
-fn scenario(delivery: &str, net: &str, extra_vm: &str, host: &str) -> String {
-    format!(
-        r#"
-name = "modes"
-profile = "did"
-duration_s = 0.05
-warmup_s = 0.01
-[host]
-pcpus = 2
-{host}
-[[vm]]
-name = "vm0"
-vcpus = 1
-vcpu_pins = [0]
-{delivery}
-{extra_vm}
-[vm.net]
-{net}
-[vm.workload]
-kind = "udp_receive"
-message_bytes = 128
-rate_pps = 100000
-"#
-    )
+use common::{Sc, Vm};
+use eventpath_sim::run::RunOutput;
+
+/// One pinned vCPU (DID §5.1's VM) receiving `pps` 128-byte datagrams through `net`: each
+/// argument holds lines of its table (`[[vm]]` for `delivery` and `extra_vm`).
+fn scenario(delivery: &str, net: &str, extra_vm: &str, host: &str) -> Sc {
+    Sc::new("modes", "did").duration(0.05).warmup(0.01).pcpus(2).host(host).vm(Vm::new("vm0", 1)
+        .pins(&[0])
+        .lines(delivery)
+        .lines(extra_vm)
+        .net(net)
+        .workload("kind = \"udp_receive\"\nmessage_bytes = 128\nrate_pps = 100000"))
 }
 
-fn run(text: &str) -> RunOutput {
-    let c = Scenario::from_toml("t", text).unwrap().check("t").unwrap();
-    let (o, l) = simulate_with_ledger(&c);
+fn run(sc: &Sc) -> RunOutput {
+    let (o, l) = sc.run_with_ledger();
     l.check().unwrap();
     assert!(o.summary.stalled_flows.is_empty(), "{:?}", o.summary.stalled_flows);
     o
@@ -132,50 +117,47 @@ fn a_full_vf_ring_drops_and_the_ledger_still_balances() {
 
 #[test]
 fn several_vms_share_the_port_each_with_its_vf() {
-    let mut text = scenario("interrupt_delivery = \"did\"", "kind = \"sriov_vf\"", IDLE_POLL, "");
-    text += "[[vm]]\nname = \"vm1\"\nvcpus = 1\nvcpu_pins = [1]\n[vm.net]\nkind = \"sriov_vf\"\n[vm.workload]\nkind = \"udp_receive\"\nmessage_bytes = 128\nrate_pps = 50000\n";
-    let o = run(&text);
+    let sc = scenario("interrupt_delivery = \"did\"", "kind = \"sriov_vf\"", IDLE_POLL, "").vm(Vm::new("vm1", 1)
+        .pins(&[1])
+        .net("kind = \"sriov_vf\"")
+        .workload("kind = \"udp_receive\"\nmessage_bytes = 128\nrate_pps = 50000"));
+    let o = run(&sc);
     assert_eq!(o.summary.vms[1].throughput.pps.unwrap(), 50_000.0);
     assert!(o.summary.vms[1].exits_per_s["eoi"].unwrap() > 0.0, "vm1 is emulated: its EOIs exit");
 }
 
-fn error_of(text: &str) -> String {
-    match Scenario::from_toml("t", text).and_then(|s| s.check("t")) {
-        Ok(_) => panic!("accepted:\n{text}"),
-        Err(e) => e.to_string(),
-    }
-}
-
 #[test]
 fn bad_device_and_delivery_combinations_are_refused_with_the_key() {
-    let m = error_of(&scenario("", "kind = \"sriov_vf\"", "", "").replace("profile = \"did\"", "profile = \"es2\""));
+    let m = scenario("", "kind = \"sriov_vf\"", "", "").set("profile", "es2").error();
     assert!(m.contains("net.kind") && m.contains("SR-IOV"), "{m}");
     for bad in ["0", "2000", "-1"] {
-        let m = error_of(&scenario("", &format!("kind = \"sriov_vf\"\nitr_us = {bad}"), "", ""));
+        let m = scenario("", &format!("kind = \"sriov_vf\"\nitr_us = {bad}"), "", "").error();
         assert!(m.contains("net.itr_us") && m.contains("1022"), "{m}");
     }
     for bad in ["8", "8192"] {
-        let m = error_of(&scenario("", &format!("kind = \"sriov_vf\"\nqueue_size = {bad}"), "", ""));
+        let m = scenario("", &format!("kind = \"sriov_vf\"\nqueue_size = {bad}"), "", "").error();
         assert!(m.contains("net.queue_size") && m.contains("64..=4096"), "{m}");
     }
-    let m = error_of(&scenario("", "itr_us = 20", "", ""));
+    let m = scenario("", "itr_us = 20", "", "").error();
     assert!(m.contains("net.itr_us") && m.contains("sriov_vf"), "{m}");
-    let m = error_of(&scenario("interrupt_delivery = \"did\"", "", "", "virtualization = \"bare_metal\""));
+    let m = scenario("interrupt_delivery = \"did\"", "", "", "virtualization = \"bare_metal\"").error();
     assert!(m.contains("bare"), "{m}");
-    let m = error_of(&scenario("interrupt_delivery = \"native\"", "kind = \"sriov_vf\"", "", ""));
+    let m = scenario("interrupt_delivery = \"native\"", "kind = \"sriov_vf\"", "", "").error();
     assert!(m.contains("interrupt_delivery") && m.contains("bare_metal"), "{m}");
-    let mut many = scenario("", "kind = \"sriov_vf\"", "", "").replace("pcpus = 2", "pcpus = 4");
+    let mut many = scenario("", "kind = \"sriov_vf\"", "", "").pcpus(4);
     for i in 1..64 {
-        many += &format!("[[vm]]\nname = \"v{i}\"\nvcpus = 1\n[vm.net]\nkind = \"sriov_vf\"\n");
+        many = many.vm(Vm::new(&format!("v{i}"), 1).net("kind = \"sriov_vf\""));
     }
-    let m = error_of(&many);
+    let m = many.error();
     assert!(m.contains("64 VMs") && m.contains("63 VFs"), "{m}");
 }
 
-fn cyclictest(delivery: &str, host: &str) -> String {
-    format!(
-        "name = \"cyc\"\nprofile = \"did\"\nduration_s = 0.05\nwarmup_s = 0.002\n[host]\npcpus = 2\n{host}\n[[vm]]\nname = \"vm0\"\nvcpus = 1\nvcpu_pins = [0]\n{delivery}\nguest_idle = \"poll\"\n[vm.workload]\nkind = \"cyclictest\"\ninterval_us = 1000\n"
-    )
+fn cyclictest(delivery: &str, host: &str) -> Sc {
+    Sc::new("cyc", "did").duration(0.05).warmup(0.002).pcpus(2).host(host).vm(Vm::new("vm0", 1)
+        .pins(&[0])
+        .lines(delivery)
+        .guest_idle("poll")
+        .workload("kind = \"cyclictest\"\ninterval_us = 1000"))
 }
 
 #[test]
@@ -194,7 +176,7 @@ fn a_timer_interrupt_costs_three_or_more_exits_in_kvm_and_none_under_did() {
 
 #[test]
 fn a_cyclictest_interval_of_zero_is_refused() {
-    let m = error_of(&cyclictest("", "").replace("interval_us = 1000", "interval_us = 0"));
+    let m = cyclictest("", "").edit_vm(0, |v| v.workload("interval_us = 0")).error();
     assert!(m.contains("interval_us") && m.contains("not allowed"), "{m}");
 }
 
@@ -203,12 +185,13 @@ fn the_drivers_dynamic_throttle_follows_the_traffic() {
     // ixgbevf's adaptive ITR: 10 kpps of 128-byte datagrams (2 bytes/µs) sit in the lowest-latency
     // range, an interrupt per packet; 600 kpps (100 bytes/µs) in bulk, about 12 K interrupts/s.
     let dynamic = |pps: u32| {
-        let text = scenario("", "kind = \"sriov_vf\"\nitr_us = \"dynamic\"", IDLE_POLL, "").replace("rate_pps = 100000", &format!("rate_pps = {pps}"));
-        run(&text).summary.vms[0].interrupts_per_s.unwrap()
+        let sc = scenario("", "kind = \"sriov_vf\"\nitr_us = \"dynamic\"", IDLE_POLL, "")
+            .edit_vm(0, |v| v.workload(&format!("rate_pps = {pps}")));
+        run(&sc).summary.vms[0].interrupts_per_s.unwrap()
     };
     let (sparse, bulk) = (dynamic(10_000), dynamic(600_000));
     assert!(sparse > 9_000.0, "one interrupt per sparse packet: {sparse}");
     assert!((11_000.0..=14_000.0).contains(&bulk), "80-84 µs apart in bulk (the smoothing approaches 84): {bulk}");
-    let m = error_of(&scenario("", "kind = \"sriov_vf\"\nitr_us = \"adaptive\"", "", ""));
+    let m = scenario("", "kind = \"sriov_vf\"\nitr_us = \"adaptive\"", "", "").error();
     assert!(m.contains("itr_us") && m.contains("dynamic"), "{m}");
 }

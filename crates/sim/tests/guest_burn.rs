@@ -1,6 +1,9 @@
 //! A CPU burn at the lowest guest priority (`guest_cpu_burn`): the vCPU never halts, the I/O
 //! workload still runs first, and interrupts now find the vCPU in guest mode.
 
+mod common;
+
+use common::{Sc, Vm};
 use eventpath_sim::run::{run_parsed, RunOptions};
 use eventpath_sim::scenario::Scenario;
 use eventpath_sim::summary::VmSummary;
@@ -43,23 +46,8 @@ fn timed_workload_still_runs_on_time_beside_a_burn() {
 /// without one they halt; either way it has no throughput (null) and no flow to stall.
 #[test]
 fn a_vm_without_a_workload_burns_or_idles() {
-    let text = r#"
-name = "bg"
-profile = "es2"
-duration_s = 0.05
-warmup_s = 0.01
-[host]
-pcpus = 2
-[[vm]]
-name = "burn-only"
-vcpus = 2
-guest_cpu_burn = true
-[[vm]]
-name = "idle"
-vcpus = 1
-"#;
-    let sc = Scenario::from_toml("bg", text).unwrap();
-    let s = run_parsed(sc, "bg", &RunOptions::default()).unwrap().summary;
+    let sc = Sc::new("bg", "es2").duration(0.05).warmup(0.01).pcpus(2);
+    let s = sc.vm(Vm::new("burn-only", 2).burn(true)).vm(Vm::new("idle", 1)).run().summary;
     let (burn, idle) = (&s.vms[0], &s.vms[1]);
     assert!(burn.tig_pct.unwrap() > 40.0, "two burning vCPUs share two pCPUs: {:?}", burn.tig_pct);
     assert_eq!(burn.exits_per_s["hlt"], Some(0.0));

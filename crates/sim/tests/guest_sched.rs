@@ -3,44 +3,27 @@
 //! burn never takes a thread's time, and a thread whose ACK arrives on another vCPU is woken
 //! there (a reschedule IPI) even while its own vCPU only burns.
 
-use eventpath_sim::model::Conservation;
-use eventpath_sim::run::{simulate_with_ledger, RunOutput};
-use eventpath_sim::scenario::Scenario;
+mod common;
 
-fn scenario(vcpus: u32, streams: u32, burn: bool) -> String {
-    format!(
-        r#"
-name = "t"
-profile = "es2"
-duration_s = 0.06
-warmup_s = 0.01
-[host]
-pcpus = {pcpus}
-[[vm]]
-name = "vm0"
-vcpus = {vcpus}
-vcpu_pins = {pins:?}
-guest_cpu_burn = {burn}
-interrupt_delivery = "posted"
-[vm.net]
-vhost_pin = {vcpus}
-[vm.workload]
-kind = "tcp_stream"
-message_bytes = 512
-streams = {streams}
-"#,
-        pcpus = vcpus + 1,
-        pins = (0..vcpus).collect::<Vec<_>>(),
-    )
+use common::{Conservation, Sc, Vm};
+use eventpath_sim::run::RunOutput;
+
+fn scenario(vcpus: u32, streams: u32, burn: bool) -> Sc {
+    let pins: Vec<u32> = (0..vcpus).collect();
+    Sc::new("t", "es2").duration(0.06).warmup(0.01).pcpus(vcpus + 1).vm(Vm::new("vm0", vcpus)
+        .pins(&pins)
+        .burn(burn)
+        .delivery("posted")
+        .vhost_pin(vcpus)
+        .workload(&format!("kind = \"tcp_stream\"\nmessage_bytes = 512\nstreams = {streams}")))
 }
 
-fn run(text: &str) -> (RunOutput, Conservation) {
-    let c = Scenario::from_toml("t", text).unwrap().check("t").unwrap();
-    simulate_with_ledger(&c)
+fn run(sc: &Sc) -> (RunOutput, Conservation) {
+    sc.run_with_ledger()
 }
 
-fn gbps(text: &str) -> f64 {
-    let (out, c) = run(text);
+fn gbps(sc: &Sc) -> f64 {
+    let (out, c) = run(sc);
     assert!(out.summary.stalled_flows.is_empty(), "{:?}", out.summary.stalled_flows);
     // Every segment the threads handed to the driver is delivered or in flight.
     assert_eq!(c.sent[0], c.delivered[0] + c.dropped[0] + c.in_flight[0]);
@@ -80,8 +63,7 @@ fn the_burn_takes_no_time_from_the_threads_and_remote_wakeups_reach_a_burning_vc
 #[test]
 fn streams_outside_their_range_are_refused() {
     for bad in [0, 65] {
-        let text = scenario(1, bad, false);
-        let e = Scenario::from_toml("t", &text).unwrap().check("t").unwrap_err().to_string();
+        let e = scenario(1, bad, false).check_error();
         assert!(e.contains("streams") && e.contains("1..=64"), "{e}");
     }
 }

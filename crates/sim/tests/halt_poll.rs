@@ -2,38 +2,23 @@
 //! adapter): a halted vCPU whose next interrupt comes within the poll window resumes without a
 //! wake-up — lower latency for more host CPU.
 
-use eventpath_sim::run::simulate_with_ledger;
-use eventpath_sim::scenario::Scenario;
+mod common;
+
+use common::{Sc, Vm};
 use eventpath_sim::summary::Summary;
 
+/// A UDP_RR VM whose `[vm.halt_poll]` is `halt_poll` (lines; "": no halt polling).
 fn run(halt_poll: &str) -> Summary {
-    let text = format!(
-        r#"
-name = "halt-poll"
-profile = "es2"
-duration_s = 0.05
-warmup_s = 0.01
-[[vm]]
-name = "vm0"
-vcpus = 1
-vcpu_pins = [0]
-{halt_poll}
-[vm.net]
-vhost_pin = 1
-[vm.workload]
-kind = "udp_rr"
-request_bytes = 64
-response_bytes = 64
-# The NICs' receive throttles off: with them one transaction in flight locks to their gap and
-# the wake-up that polling saves would not show in the round trip.
-[profile_overrides.host]
-nic_rx_itr_ns = 0
-[profile_overrides.client]
-rx_itr_ns = 0
-"#
-    );
-    let c = Scenario::from_toml("t", &text).unwrap().check("t").unwrap();
-    let (o, l) = simulate_with_ledger(&c);
+    let sc = Sc::new("halt-poll", "es2").duration(0.05).warmup(0.01).vm(Vm::new("vm0", 1)
+        .pins(&[0])
+        .halt_poll(halt_poll)
+        .vhost_pin(1)
+        .workload("kind = \"udp_rr\"\nrequest_bytes = 64\nresponse_bytes = 64"))
+        // The NICs' receive throttles off: with them one transaction in flight locks to their
+        // gap and the wake-up that polling saves would not show in the round trip.
+        .profile_override("host.nic_rx_itr_ns", 0)
+        .profile_override("client.rx_itr_ns", 0);
+    let (o, l) = sc.run_with_ledger();
     l.check().unwrap();
     assert!(o.summary.stalled_flows.is_empty());
     o.summary
@@ -42,7 +27,7 @@ rx_itr_ns = 0
 #[test]
 fn halt_polling_trades_host_cpu_for_wake_up_latency() {
     let off = run("");
-    let on = run("[vm.halt_poll]\nmax_halt_poll_ns = 200000");
+    let on = run("max_halt_poll_ns = 200000");
     let p50 = |s: &Summary| s.vms[0].latency_us.p50.unwrap();
     let vcpu_cpu = |s: &Summary| s.host.threads[0].pcpu_pct.iter().sum::<f64>();
     // Polling saves at least the wake-up of the halted vCPU thread (es2: 1.5 ± 0.5 us, plus
@@ -55,7 +40,6 @@ fn halt_polling_trades_host_cpu_for_wake_up_latency() {
 
 #[test]
 fn a_bad_halt_poll_parameter_is_one_line() {
-    let text = "name = \"h\"\nprofile = \"es2\"\n[[vm]]\nname = \"vm0\"\nvcpus = 1\n[vm.halt_poll]\ngrow_start = 0\n";
-    let e = Scenario::from_toml("t", text).unwrap().check("t").unwrap_err().to_string();
+    let e = Sc::new("h", "es2").vm(Vm::new("vm0", 1).halt_poll("grow_start = 0")).check_error();
     assert!(e.contains("halt_poll") && e.contains("grow_start") && !e.contains('\n'), "{e}");
 }

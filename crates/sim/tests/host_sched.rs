@@ -1,33 +1,25 @@
 //! The host scheduler end to end: shared pCPUs, pinning, CPU hogs, wake-up preemption, and
 //! per-pCPU time conservation (thread run time + idle = window).
 
-use eventpath_sim::model::Conservation;
+mod common;
+
+use common::{Conservation, Sc, Vm};
 use eventpath_sim::run::{simulate_with_ledger, RunOutput};
 use eventpath_sim::scenario::Scenario;
 
-fn scenario(extra_vm: &str, host: &str, delivery: &str) -> String {
-    format!(
-        r#"
-name = "t"
-profile = "es2"
-duration_s = 0.1
-warmup_s = 0.01
-{host}
-[[vm]]
-name = "vm0"
-vcpus = 1
-interrupt_delivery = "{delivery}"
-{extra_vm}
-[vm.workload]
-kind = "tcp_stream"
-message_bytes = 512
-"#
-    )
+/// A TCP stream from one VM whose vCPU and vhost thread are pinned to `pins` (none: unpinned)
+/// beside CPU hogs pinned to `hogs` (each `[]`: unpinned).
+fn scenario(pins: Option<[u32; 2]>, hogs: &[&[u32]], delivery: &str) -> Sc {
+    let mut vm = Vm::new("vm0", 1).delivery(delivery);
+    if let Some([vcpu, vhost]) = pins {
+        vm = vm.pins(&[vcpu]).vhost_pin(vhost);
+    }
+    let sc = hogs.iter().fold(Sc::new("t", "es2").duration(0.1).warmup(0.01), |sc, pins| sc.hog(pins));
+    sc.vm(vm.workload("kind = \"tcp_stream\"\nmessage_bytes = 512"))
 }
 
-fn run(text: &str) -> (RunOutput, Conservation) {
-    let c = Scenario::from_toml("t", text).unwrap().check("t").unwrap();
-    simulate_with_ledger(&c)
+fn run(sc: &Sc) -> (RunOutput, Conservation) {
+    sc.run_with_ledger()
 }
 
 fn assert_time_conserved(c: &Conservation) {
@@ -43,7 +35,7 @@ fn thread_pct(o: &RunOutput, name: &str) -> Vec<f64> {
 
 #[test]
 fn vcpu_and_vhost_share_one_pcpu_and_interrupts_find_the_vcpu_out_of_guest_mode() {
-    let (o, c) = run(&scenario("vcpu_pins = [0]\n[vm.net]\nvhost_pin = 0", "", "emulated"));
+    let (o, c) = run(&scenario(Some([0, 0]), &[], "emulated"));
     assert_time_conserved(&c);
     let v = &o.summary.vms[0];
     assert!(v.throughput.gbps.unwrap() > 0.1, "{v:?}");
@@ -60,7 +52,7 @@ fn vcpu_and_vhost_share_one_pcpu_and_interrupts_find_the_vcpu_out_of_guest_mode(
 
 #[test]
 fn pinned_threads_never_run_elsewhere() {
-    let (o, c) = run(&scenario("vcpu_pins = [3]\n[vm.net]\nvhost_pin = 5", "[[host.cpu_hog]]\npins = [3, 5]\n", "emulated"));
+    let (o, c) = run(&scenario(Some([3, 5]), &[&[3, 5]], "emulated"));
     assert_time_conserved(&c);
     for (name, home) in [("vcpu:vm0/0", 3), ("vhost-vm0", 5)] {
         let pct = thread_pct(&o, name);
@@ -74,8 +66,8 @@ fn pinned_threads_never_run_elsewhere() {
 
 #[test]
 fn an_unpinned_hog_runs_on_an_idle_pcpu_and_leaves_the_sender_alone() {
-    let (base, _) = run(&scenario("", "", "emulated"));
-    let (o, c) = run(&scenario("", "[[host.cpu_hog]]\n[[host.cpu_hog]]\n", "emulated"));
+    let (base, _) = run(&scenario(None, &[], "emulated"));
+    let (o, c) = run(&scenario(None, &[&[], &[]], "emulated"));
     assert_time_conserved(&c);
     let (g0, g1) = (base.summary.vms[0].throughput.gbps.unwrap(), o.summary.vms[0].throughput.gbps.unwrap());
     assert!((g1 / g0 - 1.0).abs() < 0.05, "{g0} vs {g1}");
@@ -86,7 +78,7 @@ fn an_unpinned_hog_runs_on_an_idle_pcpu_and_leaves_the_sender_alone() {
 
 #[test]
 fn a_nice_19_hog_on_the_vcpu_pcpu_gets_little_and_wakeups_preempt_it() {
-    let (o, c) = run(&scenario("vcpu_pins = [0]\n[vm.net]\nvhost_pin = 1", "[[host.cpu_hog]]\npins = [0, 1]\n", "emulated"));
+    let (o, c) = run(&scenario(Some([0, 1]), &[&[0, 1]], "emulated"));
     assert_time_conserved(&c);
     let hog: f64 = thread_pct(&o, "hog0").iter().sum();
     let vc = thread_pct(&o, "vcpu:vm0/0")[0];
@@ -95,16 +87,16 @@ fn a_nice_19_hog_on_the_vcpu_pcpu_gets_little_and_wakeups_preempt_it() {
     assert!(hog > 50.0, "the hog fills pCPU 1's idle time: {hog}%");
     // The vhost thread, woken by every kick, preempts the hog at once instead of waiting for
     // the hog's slice to end: the stream keeps most of its throughput.
-    let (base, _) = run(&scenario("vcpu_pins = [0]\n[vm.net]\nvhost_pin = 1", "", "emulated"));
+    let (base, _) = run(&scenario(Some([0, 1]), &[], "emulated"));
     let (g0, g1) = (base.summary.vms[0].throughput.gbps.unwrap(), o.summary.vms[0].throughput.gbps.unwrap());
     assert!(g1 > 0.8 * g0, "{g0} vs {g1}");
 }
 
 #[test]
 fn same_scenario_same_summary() {
-    let text = scenario("", "[[host.cpu_hog]]\n[[host.cpu_hog]]\npins = [0]\n", "posted");
-    let (a, _) = run(&text);
-    let (b, _) = run(&text);
+    let sc = scenario(None, &[&[], &[0]], "posted");
+    let (a, _) = run(&sc);
+    let (b, _) = run(&sc);
     let mut sa = serde_json::to_value(&a.summary).unwrap();
     let mut sb = serde_json::to_value(&b.summary).unwrap();
     sa["wall_seconds"] = 0.into();

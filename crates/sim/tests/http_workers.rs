@@ -1,36 +1,21 @@
 //! Web-server workers (`workers`, `worker_ports`): which vCPUs serve, the reschedule IPIs
 //! that wake workers on other vCPUs, bad values, determinism.
 
-use eventpath_sim::model::Conservation;
-use eventpath_sim::run::{run_parsed, simulate_with_ledger, RunOptions, RunOutput};
+mod common;
+
+use common::{Conservation, Sc, Vm};
+use eventpath_sim::run::{simulate_with_ledger, RunOutput};
 use eventpath_sim::scenario::Scenario;
 
-fn scenario(vcpus: u32, delivery: &str, extra: &str) -> String {
-    let pins = if vcpus == 2 { "vcpu_pins = [0, 1]" } else { "vcpu_pins = [0]" };
-    format!(
-        r#"
-name = "workers"
-profile = "elvis"
-duration_s = 0.05
-warmup_s = 0.01
-[host]
-pcpus = 3
-[[vm]]
-name = "vm0"
-vcpus = {vcpus}
-{pins}
-interrupt_delivery = "{delivery}"
-[vm.net]
-vhost_pin = 2
-[vm.workload]
-kind = "http"
-server = "nginx"
-concurrency = 16
-file_bytes = 1024
-keepalive = true
-{extra}
-"#
-    )
+/// An nginx VM of `vcpus` (1 or 2) pinned vCPUs; `extra` holds more `[vm.workload]` lines.
+fn scenario(vcpus: u32, delivery: &str, extra: &str) -> Sc {
+    let pins: &[u32] = if vcpus == 2 { &[0, 1] } else { &[0] };
+    Sc::new("workers", "elvis").duration(0.05).warmup(0.01).pcpus(3).vm(Vm::new("vm0", vcpus)
+        .pins(pins)
+        .delivery(delivery)
+        .vhost_pin(2)
+        .workload("kind = \"http\"\nserver = \"nginx\"\nconcurrency = 16\nfile_bytes = 1024\nkeepalive = true")
+        .workload(extra))
 }
 
 fn run(text: &str) -> (RunOutput, Conservation) {
@@ -52,8 +37,8 @@ fn vcpu_pct(o: &RunOutput, j: u32) -> f64 {
 fn workers_on_their_own_ports_serve_on_both_vcpus_woken_by_ipis() {
     for delivery in ["emulated", "posted"] {
         // Few connections, so that a worker sleeps between its requests.
-        let text = scenario(2, delivery, "workers = 2\nworker_ports = true").replace("concurrency = 16", "concurrency = 2");
-        let (o, l) = run(&text);
+        let sc = scenario(2, delivery, "workers = 2\nworker_ports = true").edit_vm(0, |v| v.workload("concurrency = 2"));
+        let (o, l) = run(&sc.toml());
         let v = &o.summary.vms[0];
         let served = &l.rr_served_by_vcpu;
         eprintln!("{delivery}: served {served:?} ops/s {:?} exits/s {:?}", v.throughput.ops_per_s, v.exits_per_s);
@@ -70,7 +55,7 @@ fn workers_on_their_own_ports_serve_on_both_vcpus_woken_by_ipis() {
 
 #[test]
 fn one_worker_on_two_vcpus_serves_only_on_its_home() {
-    let (o, l) = run(&scenario(2, "emulated", "workers = 1"));
+    let (o, l) = run(&scenario(2, "emulated", "workers = 1").toml());
     assert!(l.rr_served_by_vcpu[0] > 100 && l.rr_served_by_vcpu[1] == 0, "{:?}", l.rr_served_by_vcpu);
     // Its home takes the interrupts too: no IPI is ever needed.
     assert_eq!(o.summary.vms[0].exits_per_s["ipi"], Some(0.0));
@@ -78,8 +63,8 @@ fn one_worker_on_two_vcpus_serves_only_on_its_home() {
 
 #[test]
 fn one_shared_worker_is_todays_single_vcpu_server() {
-    let (a, _) = run(&scenario(1, "emulated", ""));
-    let (b, _) = run(&scenario(1, "emulated", "workers = 1\nworker_ports = false"));
+    let (a, _) = run(&scenario(1, "emulated", "").toml());
+    let (b, _) = run(&scenario(1, "emulated", "workers = 1\nworker_ports = false").toml());
     let strip = |o: &RunOutput| {
         let mut s = o.summary.clone();
         s.wall_seconds = 0.0;
@@ -90,7 +75,7 @@ fn one_shared_worker_is_todays_single_vcpu_server() {
 
 #[test]
 fn shared_socket_workers_are_deterministic() {
-    let text = scenario(2, "emulated", "workers = 4");
+    let text = scenario(2, "emulated", "workers = 4").toml();
     let strip = |o: &RunOutput| {
         let mut s = o.summary.clone();
         s.wall_seconds = 0.0;
@@ -105,9 +90,7 @@ fn shared_socket_workers_are_deterministic() {
 #[test]
 fn bad_worker_values_name_the_key() {
     for (extra, key) in [("workers = 0", "workers"), ("workers = 65", "workers"), ("worker_ports = \"yes\"", "worker_ports")] {
-        let text = scenario(2, "emulated", extra);
-        let r = Scenario::from_toml("t.toml", &text).and_then(|s| run_parsed(s, "t.toml", &RunOptions::default()));
-        let m = r.expect_err("bad input must be rejected").to_string();
+        let m = scenario(2, "emulated", extra).error();
         assert!(!m.contains('\n') && m.contains(key), "{extra}: {m}");
         if extra.starts_with("workers") {
             assert!(m.contains("1..=64"), "{m}");

@@ -1,30 +1,14 @@
 //! Idle states end to end: the C-state a woken thread's pCPU left follows the workload's idle
 //! periods, and its exit latency shows in the latency a client sees.
 
-use eventpath_sim::run::{run_parsed, RunOptions, RunOutput};
-use eventpath_sim::scenario::Scenario;
+mod common;
+
+use common::{Sc, Vm};
+use eventpath_sim::run::RunOutput;
 
 fn run(profile: &str, idle: &str, workload: &str) -> RunOutput {
-    let text = format!(
-        r#"
-name = "idle"
-profile = {profile:?}
-duration_s = 0.2
-warmup_s = 0.02
-[host]
-idle = {idle:?}
-[[vm]]
-name = "vm0"
-vcpus = 1
-vcpu_pins = [0]
-interrupt_delivery = "posted"
-[vm.net]
-vhost_pin = 1
-[vm.workload]
-{workload}
-"#
-    );
-    run_parsed(Scenario::from_toml("t", &text).unwrap(), "t", &RunOptions::default()).unwrap()
+    let vm = Vm::new("vm0", 1).pins(&[0]).delivery("posted").vhost_pin(1).workload(workload);
+    Sc::new("idle", profile).duration(0.2).warmup(0.02).idle(idle).vm(vm).run()
 }
 
 const PING: &str = "kind = \"udp_rr\"\nrequest_bytes = 64\nresponse_bytes = 64\ninterval_us = 10000";

@@ -3,8 +3,10 @@
 //! workload keeps the conservation ledgers and finishes without a stalled flow; each mode does
 //! what its paper says it does; bad keys are refused with one line naming the key.
 
-use eventpath_sim::run::{simulate_with_ledger, RunOutput};
-use eventpath_sim::scenario::Scenario;
+mod common;
+
+use common::{Sc, Vm};
+use eventpath_sim::run::RunOutput;
 
 const WORKLOADS: &[&str] = &[
     "kind = \"tcp_stream\"\nmessage_bytes = 512",
@@ -17,30 +19,31 @@ const WORKLOADS: &[&str] = &[
     "kind = \"tcp_receive\"\nmessage_bytes = 1448",
 ];
 
+/// `[host.io]` lines of each mode ("": stock vhost-net).
 const MODES: &[&str] = &[
     "",
-    "[host.io]\nhandling = \"es2\"\ncores = [3]",
-    "[host.io]\nhandling = \"es2\"\nswitch = \"optimistic\"",
-    "[host.io]\nhandling = \"es2\"\ncombining_level = 1\nquota = 16",
-    "[host.io]\nhandling = \"elvis\"\ncores = [3]",
-    "[host.io]\nhandling = \"elvis\"\ncores = [3]\nexitless_requests = false",
+    "handling = \"es2\"\ncores = [3]",
+    "handling = \"es2\"\nswitch = \"optimistic\"",
+    "handling = \"es2\"\ncombining_level = 1\nquota = 16",
+    "handling = \"elvis\"\ncores = [3]",
+    "handling = \"elvis\"\ncores = [3]\nexitless_requests = false",
 ];
 
-/// Two 1-vCPU VMs on pCPUs 0 and 1 running `workload`, the I/O handled as `io` says.
-fn scenario(io: &str, workload: &str, delivery: &str) -> String {
-    let vm = |i: u32| {
-        format!(
-            "[[vm]]\nname = \"vm{i}\"\nvcpus = 1\nvcpu_pins = [{i}]\ninterrupt_delivery = \"{delivery}\"\n[vm.net]\nqueue_size = 256\n[vm.workload]\n{workload}\n"
-        )
-    };
-    format!("name = \"io\"\nprofile = \"es2\"\nduration_s = 0.04\nwarmup_s = 0.01\n[host]\npcpus = 4\n{io}\n{}{}", vm(0), vm(1))
+/// A 1-vCPU VM `vm{i}` pinned to pCPU `i` running `workload`.
+fn vm(i: u32, workload: &str, delivery: &str) -> Vm {
+    Vm::new(&format!("vm{i}"), 1).pins(&[i]).delivery(delivery).net("queue_size = 256").workload(workload)
 }
 
-fn run(text: &str) -> RunOutput {
-    let c = Scenario::from_toml("t", text).unwrap_or_else(|e| panic!("{e}\n{text}")).check("t").unwrap_or_else(|e| panic!("{e}\n{text}"));
-    let (o, l) = simulate_with_ledger(&c);
-    l.check().unwrap_or_else(|e| panic!("{e}\n{text}"));
-    assert!(o.summary.stalled_flows.is_empty(), "{:?}\n{text}", o.summary.stalled_flows);
+/// Two 1-vCPU VMs on pCPUs 0 and 1 running `workload`, the I/O handled as `io` says.
+fn scenario(io: &str, workload: &str, delivery: &str) -> Sc {
+    let sc = Sc::new("io", "es2").duration(0.04).warmup(0.01).pcpus(4).io(io);
+    sc.vm(vm(0, workload, delivery)).vm(vm(1, workload, delivery))
+}
+
+fn run(sc: &Sc) -> RunOutput {
+    let (o, l) = sc.run_with_ledger();
+    l.check().unwrap_or_else(|e| panic!("{e}\n{sc}"));
+    assert!(o.summary.stalled_flows.is_empty(), "{:?}\n{sc}", o.summary.stalled_flows);
     o
 }
 
@@ -59,10 +62,7 @@ fn every_mode_and_workload_keeps_its_ledgers_and_makes_progress() {
 }
 
 fn one_vm(io: &str, workload: &str, delivery: &str) -> RunOutput {
-    let text = format!(
-        "name = \"io\"\nprofile = \"es2\"\nduration_s = 0.2\nwarmup_s = 0.02\n[host]\npcpus = 2\n{io}\n[[vm]]\nname = \"vm0\"\nvcpus = 1\nvcpu_pins = [0]\ninterrupt_delivery = \"{delivery}\"\n[vm.net]\nqueue_size = 256\n[vm.workload]\n{workload}\n"
-    );
-    run(&text)
+    run(&Sc::new("io", "es2").duration(0.2).warmup(0.02).pcpus(2).io(io).vm(vm(0, workload, delivery)))
 }
 
 fn io_exits(o: &RunOutput) -> f64 {
@@ -75,7 +75,7 @@ const MEMCACHED: &str = "kind = \"memcached\"\nconcurrency = 256\nget_ratio = 0.
 fn the_optimistic_switch_polls_replies_after_each_request() {
     // ES2 §6.2 Fig. 6: PI+H(O) keeps I/O-instruction exits of memcached "under 50 per second".
     let pi = one_vm("", MEMCACHED, "posted");
-    let o = one_vm("[host.io]\nhandling = \"es2\"\nswitch = \"optimistic\"\ncores = [1]", MEMCACHED, "posted");
+    let o = one_vm("handling = \"es2\"\nswitch = \"optimistic\"\ncores = [1]", MEMCACHED, "posted");
     assert!(io_exits(&pi) > 10_000.0, "{}", io_exits(&pi));
     assert!(io_exits(&o) < 0.01 * io_exits(&pi), "{} vs {}", io_exits(&o), io_exits(&pi));
     let ops = |r: &RunOutput| r.summary.vms[0].throughput.ops_per_s.unwrap();
@@ -85,7 +85,7 @@ fn the_optimistic_switch_polls_replies_after_each_request() {
 #[test]
 fn the_perceptive_switch_keeps_polling_only_while_turns_fill_the_quota() {
     let tcp = "kind = \"tcp_stream\"\nmessage_bytes = 512";
-    let es2 = |quota: u32| one_vm(&format!("[host.io]\nhandling = \"es2\"\nquota = {quota}\ncores = [1]"), tcp, "posted");
+    let es2 = |quota: u32| one_vm(&format!("handling = \"es2\"\nquota = {quota}\ncores = [1]"), tcp, "posted");
     let (q1, q64) = (es2(1), es2(64));
     // quota 1: every turn fills it, the handler never leaves polling mode — no kicks after the first.
     assert!(io_exits(&q1) < 100.0, "{}", io_exits(&q1));
@@ -97,8 +97,8 @@ fn the_perceptive_switch_keeps_polling_only_while_turns_fill_the_quota() {
 #[test]
 fn elvis_polls_fast_queues_and_its_replies_need_no_exit() {
     let tcp = "kind = \"tcp_stream\"\nmessage_bytes = 64";
-    let elvis = one_vm("[host.io]\nhandling = \"elvis\"\ncores = [1]", tcp, "eli");
-    let fine = one_vm("[host.io]\nhandling = \"elvis\"\ncores = [1]\nexitless_requests = false", tcp, "emulated");
+    let elvis = one_vm("handling = \"elvis\"\ncores = [1]", tcp, "eli");
+    let fine = one_vm("handling = \"elvis\"\ncores = [1]\nexitless_requests = false", tcp, "emulated");
     let v = &elvis.summary.vms[0];
     // ELVIS §4.3: under 800 exits/s (what is left is the guest timer's).
     assert!(v.exits_total_per_s.unwrap() < 800.0, "{:?}", v.exits_per_s);
@@ -109,40 +109,37 @@ fn elvis_polls_fast_queues_and_its_replies_need_no_exit() {
 
 #[test]
 fn one_elvis_thread_per_io_core_serves_its_share_of_the_devices() {
-    let text = scenario("[host.io]\nhandling = \"elvis\"\ncores = [2, 3]", "kind = \"udp_rr\"\nrequest_bytes = 1\nresponse_bytes = 1", "eli");
-    let o = run(&text);
+    let sc = scenario("handling = \"elvis\"\ncores = [2, 3]", "kind = \"udp_rr\"\nrequest_bytes = 1\nresponse_bytes = 1", "eli");
+    let o = run(&sc);
     let names: Vec<_> = o.summary.host.io_threads.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["elvis-io0", "elvis-io1"]);
 }
 
-fn error(io: &str, extra_vm: &str) -> String {
-    let text = format!(
-        "name = \"io\"\nprofile = \"es2\"\n[host]\npcpus = 4\n{io}\n[[vm]]\nname = \"vm0\"\nvcpus = 1\nvcpu_pins = [0]\n{extra_vm}\n[vm.workload]\nkind = \"udp_rr\"\nrequest_bytes = 1\nresponse_bytes = 1\n"
-    );
-    match Scenario::from_toml("t", &text).and_then(|s| s.check("t")) {
-        Ok(_) => panic!("accepted:\n{text}"),
-        Err(e) => e.to_string(),
-    }
+/// The message that refuses a UDP_RR VM pinned to pCPU 0 whose I/O is handled as `io` says.
+fn error(io: &str, vm: Vm) -> String {
+    let vm = vm.pins(&[0]).workload("kind = \"udp_rr\"\nrequest_bytes = 1\nresponse_bytes = 1");
+    Sc::new("io", "es2").pcpus(4).io(io).vm(vm).error()
 }
 
 #[test]
 fn bad_request_handling_keys_name_the_key() {
-    let cases: &[(&str, &str, &str)] = &[
-        ("[host.io]\nhandling = \"es2\"\ncombining_level = 0", "", "host.io.combining_level"),
-        ("[host.io]\nhandling = \"es2\"\nswitch = \"optimistic\"\npoll_count = 0", "", "host.io.poll_count"),
-        ("[host.io]\nhandling = \"es2\"\nquota = 0", "", "host.io.quota"),
-        ("[host.io]\nhandling = \"elvis\"\ncores = [9]", "", "host.io.cores[0]"),
-        ("[host.io]\nhandling = \"elvis\"\ncores = [0]", "", "host.io.cores[0]"),
-        ("[host.io]\nhandling = \"elvis\"", "", "host.io.cores"),
-        ("[host.io]\nhandling = \"sidecore\"", "", "handling"),
-        ("[host.io]\nhandling = \"elvis\"\ncores = [1]\nmin_work = 100", "", "host.io.min_work"),
-        ("[host.io]\nhandling = \"vhost\"\nquota = 4", "", "host.io.quota"),
-        ("[host.io]\nhandling = \"es2\"\nmax_work = 4", "", "host.io.max_work"),
-        ("[host.io]\nhandling = \"es2\"", "[vm.net]\nvhost_pin = 1", "vm[0].net.vhost_pin"),
-        ("", "interrupt_delivery = \"eli\"", "vm[0].interrupt_delivery"),
+    let vm0 = || Vm::new("vm0", 1);
+    let cases: &[(&str, Vm, &str)] = &[
+        ("handling = \"es2\"\ncombining_level = 0", vm0(), "host.io.combining_level"),
+        ("handling = \"es2\"\nswitch = \"optimistic\"\npoll_count = 0", vm0(), "host.io.poll_count"),
+        ("handling = \"es2\"\nquota = 0", vm0(), "host.io.quota"),
+        ("handling = \"elvis\"\ncores = [9]", vm0(), "host.io.cores[0]"),
+        ("handling = \"elvis\"\ncores = [0]", vm0(), "host.io.cores[0]"),
+        ("handling = \"elvis\"", vm0(), "host.io.cores"),
+        ("handling = \"sidecore\"", vm0(), "handling"),
+        ("handling = \"elvis\"\ncores = [1]\nmin_work = 100", vm0(), "host.io.min_work"),
+        ("handling = \"vhost\"\nquota = 4", vm0(), "host.io.quota"),
+        ("handling = \"es2\"\nmax_work = 4", vm0(), "host.io.max_work"),
+        ("handling = \"es2\"", vm0().vhost_pin(1), "vm[0].net.vhost_pin"),
+        ("", vm0().delivery("eli"), "vm[0].interrupt_delivery"),
     ];
     for (io, vm, key) in cases {
-        let e = error(io, vm);
+        let e = error(io, vm.clone());
         assert!(e.contains(key), "{io:?} {vm:?}: {e}");
         assert_eq!(e.trim_end().lines().count(), 1, "one line: {e}");
     }
@@ -150,8 +147,8 @@ fn bad_request_handling_keys_name_the_key() {
 
 #[test]
 fn same_scenario_same_seed_same_result() {
-    let text = scenario("[host.io]\nhandling = \"es2\"\nswitch = \"optimistic\"", MEMCACHED, "posted");
-    let (mut a, mut b) = (run(&text), run(&text));
+    let sc = scenario("handling = \"es2\"\nswitch = \"optimistic\"", MEMCACHED, "posted");
+    let (mut a, mut b) = (run(&sc), run(&sc));
     (a.summary.wall_seconds, b.summary.wall_seconds) = (0.0, 0.0);
     assert_eq!(serde_json::to_string(&a.summary).unwrap(), serde_json::to_string(&b.summary).unwrap());
 }

@@ -3,21 +3,27 @@
 //! default is invalid gets a valid one (AIR's costs, from the profile); a profile value beyond
 //! its documented bound is refused, not clamped (`profile::NOT_ABOVE`).
 
+mod common;
+
+use common::{Sc, Vm};
 use eventpath_sim::profile::{Profile, BUILTIN, NOT_ABOVE};
 use eventpath_sim::run::{run_parsed, simulate_with_ledger, RunOptions};
 use eventpath_sim::scenario::Scenario;
 
-const BASE: &str = "name = \"t\"\nprofile = \"did\"\nduration_s = 0.01\nwarmup_s = 0.001\n";
+/// The scenario every case adds to: no VM yet.
+fn scenario() -> Sc {
+    Sc::new("t", "did").duration(0.01).warmup(0.001)
+}
 
-fn error_of(text: &str) -> String {
-    let r = Scenario::from_toml("t.toml", text).and_then(|s| s.check("t.toml"));
+fn error_of(sc: &Sc) -> String {
+    let r = Scenario::from_toml("t.toml", &sc.toml()).and_then(|s| s.check("t.toml"));
     let m = r.expect_err("the key must be refused").to_string();
     assert!(!m.contains('\n'), "one line: {m:?}");
     m
 }
 
-fn runs(text: &str) {
-    let c = Scenario::from_toml("t.toml", text).and_then(|s| s.check("t.toml")).unwrap_or_else(|e| panic!("{e}"));
+fn runs(sc: &Sc) {
+    let c = Scenario::from_toml("t.toml", &sc.toml()).and_then(|s| s.check("t.toml")).unwrap_or_else(|e| panic!("{e}"));
     let (o, l) = simulate_with_ledger(&c);
     l.check().unwrap();
     assert!(o.summary.stalled_flows.is_empty());
@@ -33,8 +39,15 @@ fn has(m: &str, needles: &[&str]) {
     }
 }
 
-const VF: &str = "[[vm]]\nname = \"vm0\"\nvcpus = 2\n[vm.net]\nkind = \"sriov_vf\"\n";
-const VIRTIO: &str = "[[vm]]\nname = \"vm0\"\nvcpus = 2\n";
+/// A 2-vCPU VM on an SR-IOV VF.
+fn vf() -> Vm {
+    Vm::new("vm0", 2).net("kind = \"sriov_vf\"")
+}
+
+/// A 2-vCPU VM on virtio-net.
+fn virtio() -> Vm {
+    Vm::new("vm0", 2)
+}
 
 #[test]
 fn air_alone_runs_with_costs_from_the_profile() {
@@ -51,60 +64,60 @@ fn air_alone_runs_with_costs_from_the_profile() {
     l.check().unwrap();
     assert!(o.summary.vms[0].throughput.pps.unwrap() > 0.0);
     // A cost the scenario gives is kept; 0 is refused, never replaced.
-    let text = format!("{BASE}{VIRTIO}[vm.net.moderation]\nkind = \"air\"\nc_int_cycles = 5000\n");
-    let c = Scenario::from_toml("t", &text).unwrap().check("t").unwrap();
+    let c = scenario().vm(virtio().moderation("kind = \"air\"\nc_int_cycles = 5000")).check();
     let eventpath_policy::moderation::ModerationConfig::Air(a) = &c.scenario.vm[0].net.moderation else { panic!() };
     assert_eq!(a.c_int_cycles, Some(5000.0));
-    has(&error_of(&format!("{BASE}{VIRTIO}[vm.net.moderation]\nkind = \"air\"\nc_pkt_cycles = 0\n")), &["c_pkt_cycles`: 0 is not allowed: must be"]);
+    has(&error_of(&scenario().vm(virtio().moderation("kind = \"air\"\nc_pkt_cycles = 0"))), &["c_pkt_cycles`: 0 is not allowed: must be"]);
 }
 
 #[test]
 fn every_moderation_scheme_runs_with_its_defaults() {
     for kind in ["none", "fir", "cgr", "air", "dim"] {
-        runs(&format!("{BASE}{VIRTIO}[vm.net.moderation]\nkind = \"{kind}\"\n[vm.workload]\nkind = \"udp_receive\"\nmessage_bytes = 64\nrate_pps = 50000\n"));
+        let vm = virtio().moderation(&format!("kind = \"{kind}\"")).workload("kind = \"udp_receive\"\nmessage_bytes = 64\nrate_pps = 50000");
+        runs(&scenario().vm(vm));
     }
 }
 
 #[test]
 fn a_vf_refuses_the_virtio_keys() {
     // cgr and fir itr=1000 on a VF gave identical results: the moderator was never asked.
-    let m = error_of(&format!("{BASE}{VF}[vm.net.moderation]\nkind = \"cgr\"\n"));
+    let m = error_of(&scenario().vm(vf().moderation("kind = \"cgr\"")));
     has(&m, &["key `vm[0].net.moderation`", "SR-IOV VF", "`vm[0].net.itr_us`", "not built yet"]);
-    has(&error_of(&format!("{BASE}{VF}event_idx = false\n")), &["key `vm[0].net.event_idx`", "no virtqueue"]);
-    has(&error_of(&format!("{BASE}{VF}vhost_pin = 0\n")), &["key `vm[0].net.vhost_pin`", "no vhost thread"]);
-    has(&error_of(&format!("{BASE}{VF}busyloop_timeout_us = 50\n")), &["key `vm[0].net.busyloop_timeout_us`", "no vhost thread"]);
-    runs(&format!("{BASE}{VF}itr_us = 100\nqueue_size = 512\n[vm.workload]\nkind = \"udp_receive\"\nmessage_bytes = 64\nrate_pps = 50000\n"));
+    has(&error_of(&scenario().vm(vf().net("event_idx = false"))), &["key `vm[0].net.event_idx`", "no virtqueue"]);
+    has(&error_of(&scenario().vm(vf().vhost_pin(0))), &["key `vm[0].net.vhost_pin`", "no vhost thread"]);
+    has(&error_of(&scenario().vm(vf().net("busyloop_timeout_us = 50"))), &["key `vm[0].net.busyloop_timeout_us`", "no vhost thread"]);
+    runs(&scenario().vm(vf().net("itr_us = 100\nqueue_size = 512").workload("kind = \"udp_receive\"\nmessage_bytes = 64\nrate_pps = 50000")));
 }
 
 #[test]
 fn halt_polling_where_no_vcpu_halts_is_refused() {
-    let hp = "[vm.halt_poll]\nmax_halt_poll_ns = 100000\n";
-    has(&error_of(&format!("{BASE}{VIRTIO}guest_idle = \"poll\"\n{hp}")), &["key `vm[0].halt_poll`", "guest_idle = \"poll\"", "never halts"]);
-    has(&error_of(&format!("{BASE}{VIRTIO}guest_cpu_burn = true\n{hp}")), &["key `vm[0].halt_poll`", "guest_cpu_burn = true", "never halt"]);
-    let bare = format!("{BASE}[host]\nvirtualization = \"bare_metal\"\n{VF}{hp}");
+    let hp = "max_halt_poll_ns = 100000";
+    has(&error_of(&scenario().vm(virtio().guest_idle("poll").halt_poll(hp))), &["key `vm[0].halt_poll`", "guest_idle = \"poll\"", "never halts"]);
+    has(&error_of(&scenario().vm(virtio().burn(true).halt_poll(hp))), &["key `vm[0].halt_poll`", "guest_cpu_burn = true", "never halt"]);
+    let bare = scenario().host("virtualization = \"bare_metal\"").vm(vf().halt_poll(hp));
     has(&error_of(&bare), &["key `vm[0].halt_poll`", "bare-metal host has no hypervisor"]);
-    has(&error_of(&format!("{BASE}{VIRTIO}guest_cpu_burn = true\nguest_idle = \"poll\"\n")), &["key `vm[0].guest_idle`", "idle loop never runs"]);
+    has(&error_of(&scenario().vm(virtio().burn(true).guest_idle("poll"))), &["key `vm[0].guest_idle`", "idle loop never runs"]);
 }
 
 #[test]
 fn routing_on_one_vcpu_is_refused() {
-    let one = "[[vm]]\nname = \"vm0\"\nvcpus = 1\n";
-    has(&error_of(&format!("{BASE}{one}interrupt_routing = \"es2\"\n")), &["key `vm[0].interrupt_routing`", "one vCPU"]);
-    runs(&format!("{BASE}{one}interrupt_routing = \"fixed\"\n"));
-    runs(&format!("{BASE}{VIRTIO}interrupt_routing = \"es2\"\n"));
+    let one = || Vm::new("vm0", 1);
+    has(&error_of(&scenario().vm(one().routing("es2"))), &["key `vm[0].interrupt_routing`", "one vCPU"]);
+    runs(&scenario().vm(one().routing("fixed")));
+    runs(&scenario().vm(virtio().routing("es2")));
 }
 
 #[test]
 fn io_keys_of_another_mode_are_refused() {
-    let es2 = |keys: &str| format!("{BASE}[host.io]\nhandling = \"es2\"\n{keys}\n{VIRTIO}");
+    let es2 = |keys: &str| scenario().io("handling = \"es2\"").io(keys).vm(virtio());
     has(&error_of(&es2("switch = \"optimistic\"\nquota = 4")), &["key `host.io.quota`", "only for switch = \"perceptive\""]);
     has(&error_of(&es2("poll_count = 10")), &["key `host.io.poll_count`", "only for switch = \"optimistic\""]);
     runs(&es2("switch = \"optimistic\"\npoll_count = 10"));
-    let elvis = |keys: &str| format!("{BASE}[host]\npcpus = 4\n[host.io]\nhandling = \"elvis\"\ncores = [3]\n{keys}\n{VIRTIO}");
+    let elvis = |keys: &str| scenario().pcpus(4).io("handling = \"elvis\"\ncores = [3]").io(keys).vm(virtio());
     has(&error_of(&elvis("exitless_requests = false\npoll_start_rate = 100")), &["key `host.io.poll_start_rate`", "exitless_requests = false"]);
     has(&error_of(&elvis("exitless_requests = false\npoll_idle_us = 100")), &["key `host.io.poll_idle_us`"]);
     has(&error_of(&elvis("quota = 4")), &["key `host.io.quota`", "only for handling = \"es2\""]);
-    let bare = format!("{BASE}[host]\nvirtualization = \"bare_metal\"\n[host.io]\nhandling = \"es2\"\n{VF}");
+    let bare = scenario().host("virtualization = \"bare_metal\"").io("handling = \"es2\"").vm(vf());
     has(&error_of(&bare), &["key `host.io.handling`", "bare-metal host"]);
 }
 
@@ -118,9 +131,9 @@ fn a_profile_value_beyond_its_bound_is_refused_not_clamped() {
     let base = Profile::load("es2").unwrap();
     for (key, bound, _) in NOT_ABOVE {
         let b = base.params().iter().find(|(k, _, _)| *k == bound).unwrap().1.value;
-        let (section, name) = key.split_once('.').unwrap();
-        let text = format!("{BASE}[[vm]]\nname = \"vm0\"\nvcpus = 1\n[profile_overrides.{section}]\n{name} = {}\n", b + 1.0).replace("\"did\"", "\"es2\"");
-        has(&error_of(&text), &[&format!("key `profile_overrides.{key}`"), &format!("expected at most {bound}")]);
+        let (_, name) = key.split_once('.').unwrap();
+        let sc = scenario().set("profile", "es2").vm(Vm::new("vm0", 1)).profile_override(key, b + 1.0);
+        has(&error_of(&sc), &[&format!("key `profile_overrides.{key}`"), &format!("expected at most {bound}")]);
         let line = es2.lines().find(|l| l.starts_with(&format!("{name} = {{ value = "))).unwrap();
         let v = line.split("value = ").nth(1).unwrap().split(',').next().unwrap();
         let bad = es2.replacen(line, &line.replacen(&format!("value = {v},"), &format!("value = {},", b + 1.0), 1), 1);

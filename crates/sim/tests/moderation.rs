@@ -1,29 +1,17 @@
 //! Interrupt moderation (`[vm.net.moderation]`, `eventpath_policy::moderation` through the
 //! simulator's adapter): a fixed ITR caps a device's interrupt rate; none leaves it alone.
 
-use eventpath_sim::run::simulate_with_ledger;
-use eventpath_sim::scenario::Scenario;
+mod common;
 
+use common::{Sc, Vm};
+
+/// Interrupts/s and datagrams/s of a VM receiving 100 kpps, its `[vm.net.moderation]` lines
+/// `moderation` ("": none).
 fn run(moderation: &str) -> (f64, f64) {
-    let text = format!(
-        r#"
-name = "moderation"
-profile = "es2"
-duration_s = 0.05
-warmup_s = 0.01
-[[vm]]
-name = "vm0"
-vcpus = 1
-[vm.net]
-{moderation}
-[vm.workload]
-kind = "udp_receive"
-message_bytes = 64
-rate_pps = 100000
-"#
-    );
-    let c = Scenario::from_toml("t", &text).unwrap().check("t").unwrap();
-    let (o, l) = simulate_with_ledger(&c);
+    let sc = Sc::new("moderation", "es2").duration(0.05).warmup(0.01).vm(Vm::new("vm0", 1)
+        .moderation(moderation)
+        .workload("kind = \"udp_receive\"\nmessage_bytes = 64\nrate_pps = 100000"));
+    let (o, l) = sc.run_with_ledger();
     l.check().unwrap();
     assert!(o.summary.stalled_flows.is_empty());
     let v = &o.summary.vms[0];
@@ -33,7 +21,7 @@ rate_pps = 100000
 #[test]
 fn a_fixed_itr_caps_the_interrupt_rate_and_keeps_the_stream() {
     let (free, pps_free) = run("");
-    let (fir, pps_fir) = run("[vm.net.moderation]\nkind = \"fir\"\nitr = 8000");
+    let (fir, pps_fir) = run("kind = \"fir\"\nitr = 8000");
     assert!(free > 15_000.0, "unmoderated: {free}/s");
     // Device interrupts at most 8000/s (the guest's own timer interrupts come on top).
     assert!(fir < 8_000.0 * 1.05 + 300.0, "FIR 8000: {fir}/s");
@@ -43,7 +31,6 @@ fn a_fixed_itr_caps_the_interrupt_rate_and_keeps_the_stream() {
 
 #[test]
 fn a_bad_moderation_parameter_is_one_line() {
-    let text = "name = \"m\"\nprofile = \"es2\"\n[[vm]]\nname = \"vm0\"\nvcpus = 1\n[vm.net.moderation]\nkind = \"fir\"\nitr = 0\n";
-    let e = Scenario::from_toml("t", text).unwrap().check("t").unwrap_err().to_string();
+    let e = Sc::new("m", "es2").vm(Vm::new("vm0", 1).moderation("kind = \"fir\"\nitr = 0")).check_error();
     assert!(e.contains("moderation") && e.contains("itr") && !e.contains('\n'), "{e}");
 }

@@ -3,28 +3,16 @@
 //! into one ACK decision) and the kick's ioeventfd signal part-way into its exit
 //! (`exit.io_signal_ns`). Each is switchable: 0 turns it off.
 
-use eventpath_sim::model::Conservation;
-use eventpath_sim::run::{simulate_with_ledger, RunOutput};
-use eventpath_sim::scenario::Scenario;
+mod common;
 
-fn run(workload: &str, delivery: &str, overrides: &str) -> (RunOutput, Conservation) {
-    let text = format!(
-        r#"
-name = "itr"
-profile = "es2"
-duration_s = 0.05
-warmup_s = 0.005
-[[vm]]
-name = "vm0"
-vcpus = 1
-interrupt_delivery = "{delivery}"
-[vm.workload]
-{workload}
-{overrides}
-"#
-    );
-    let c = Scenario::from_toml("t", &text).unwrap().check("t").unwrap();
-    let (o, l) = simulate_with_ledger(&c);
+use common::{Conservation, Sc, Vm};
+use eventpath_sim::run::RunOutput;
+
+/// One VM running `workload`, with the profile parameters `overrides` replaced.
+fn run(workload: &str, delivery: &str, overrides: &[(&str, u32)]) -> (RunOutput, Conservation) {
+    let sc = Sc::new("itr", "es2").duration(0.05).warmup(0.005).vm(Vm::new("vm0", 1).delivery(delivery).workload(workload));
+    let sc = overrides.iter().fold(sc, |sc, &(key, value)| sc.profile_override(key, value));
+    let (o, l) = sc.run_with_ledger();
     l.check().unwrap();
     assert!(o.summary.stalled_flows.is_empty(), "{:?}", o.summary.stalled_flows);
     (o, l)
@@ -32,8 +20,8 @@ interrupt_delivery = "{delivery}"
 
 const TCP: &str = "kind = \"tcp_stream\"\nmessage_bytes = 512";
 
-fn itrs(host_ns: u32, client_ns: u32) -> String {
-    format!("[profile_overrides.host]\nnic_rx_itr_ns = {host_ns}\n[profile_overrides.client]\nrx_itr_ns = {client_ns}")
+fn itrs(host_ns: u32, client_ns: u32) -> [(&'static str, u32); 2] {
+    [("host.nic_rx_itr_ns", host_ns), ("client.rx_itr_ns", client_ns)]
 }
 
 /// ACKs that reached the host per segment delivered to the client (lifetime).
@@ -78,14 +66,13 @@ fn the_ioeventfd_signal_part_way_into_the_exit_delays_the_backend_by_its_offset(
     // wire grows by the signal's offset into the exit.
     let udp = "kind = \"udp_stream\"\nmessage_bytes = 512\nrate_pps = 5000";
     let mean = |sig: u32| {
-        let (o, _) = run(udp, "posted", &format!("[profile_overrides.exit]\nio_signal_ns = {sig}"));
+        let (o, _) = run(udp, "posted", &[("exit.io_signal_ns", sig)]);
         o.summary.vms[0].latency_us.mean.unwrap() * 1e3
     };
     let (at_start, late) = (mean(0), mean(2_000));
     let d = late - at_start;
     assert!((1_500.0..=2_500.0).contains(&d), "{late} - {at_start} = {d} ns");
     // Past the exit's end is refused (the signal is part of the exit), never clamped.
-    let text = "name = \"t\"\nprofile = \"es2\"\n[[vm]]\nname = \"vm0\"\nvcpus = 1\n[profile_overrides.exit]\nio_signal_ns = 1000000\n";
-    let e = Scenario::from_toml("t", text).unwrap().check("t").unwrap_err().to_string();
+    let e = Sc::new("t", "es2").vm(Vm::new("vm0", 1)).profile_override("exit.io_signal_ns", 1000000).check_error();
     assert!(e.contains("key `profile_overrides.exit.io_signal_ns`: value 1000000 is not allowed; expected at most exit.io_instruction_ns"), "{e}");
 }

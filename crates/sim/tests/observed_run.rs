@@ -1,21 +1,16 @@
 //! `simulate_observed`: a run in chunks (progress, Ctrl-C) is the same run; stopped early, it
 //! reports what was simulated.
 
-use eventpath_sim::run::{simulate, simulate_observed};
-use eventpath_sim::scenario::Scenario;
+mod common;
 
-const SC: &str = r#"
-name = "t"
-profile = "es2"
-duration_s = 0.02
-warmup_s = 0.005
-[[vm]]
-name = "vm0"
-vcpus = 1
-[vm.workload]
-kind = "tcp_stream"
-message_bytes = 1024
-"#;
+use common::{Sc, Vm};
+use eventpath_sim::run::{simulate, simulate_observed};
+
+/// A TCP stream of 20 ms after 5 ms of warm-up.
+fn scenario() -> Sc {
+    let vm = Vm::new("vm0", 1).workload("kind = \"tcp_stream\"\nmessage_bytes = 1024");
+    Sc::new("t", "es2").duration(0.02).warmup(0.005).vm(vm)
+}
 
 fn without_wall(s: &eventpath_sim::summary::Summary) -> serde_json::Value {
     let mut v = serde_json::to_value(s).unwrap();
@@ -25,7 +20,7 @@ fn without_wall(s: &eventpath_sim::summary::Summary) -> serde_json::Value {
 
 #[test]
 fn chunked_run_equals_one_run_and_sees_every_chunk() {
-    let c = Scenario::from_toml("t.toml", SC).unwrap().check("t.toml").unwrap();
+    let c = scenario().check();
     let whole = simulate(&c);
     for every in [10_007, 999_983, 1_000_000, 7_000_000] {
         let mut seen = Vec::new();
@@ -43,7 +38,7 @@ fn chunked_run_equals_one_run_and_sees_every_chunk() {
 
 #[test]
 fn stopping_early_keeps_the_simulated_part() {
-    let c = Scenario::from_toml("t.toml", SC).unwrap().check("t.toml").unwrap();
+    let c = scenario().check();
     let (out, completed) = simulate_observed(&c, 1_000_000, &mut |now, _| now < 15_000_000);
     assert!(!completed);
     // Stopped at 15 ms of 25: 10 ms of the measured window (warm-up 5 ms).

@@ -2,28 +2,13 @@
 //! simulator's adapter): which vCPU takes a VM's device interrupts, and a flow that keeps going
 //! whichever vCPU NAPI runs on.
 
-use eventpath_sim::run::simulate_with_ledger;
-use eventpath_sim::scenario::Scenario;
+mod common;
+
+use common::{Sc, Vm};
 
 fn run(routing: &str) -> (f64, Vec<u64>) {
-    let text = format!(
-        r#"
-name = "routing"
-profile = "es2"
-duration_s = 0.05
-warmup_s = 0.01
-[[vm]]
-name = "vm0"
-vcpus = 2
-interrupt_routing = "{routing}"
-[vm.workload]
-kind = "udp_receive"
-message_bytes = 512
-rate_pps = 20000
-"#
-    );
-    let c = Scenario::from_toml("t", &text).unwrap().check("t").unwrap();
-    let (o, l) = simulate_with_ledger(&c);
+    let vm = Vm::new("vm0", 2).routing(routing).workload("kind = \"udp_receive\"\nmessage_bytes = 512\nrate_pps = 20000");
+    let (o, l) = Sc::new("routing", "es2").duration(0.05).warmup(0.01).vm(vm).run_with_ledger();
     l.check().unwrap();
     assert!(o.summary.stalled_flows.is_empty(), "{routing}: {:?}", o.summary.stalled_flows);
     (o.summary.vms[0].throughput.pps.unwrap(), l.irq_handled)

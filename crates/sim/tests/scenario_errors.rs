@@ -1,20 +1,20 @@
 //! Bad input: every case gets one clear line naming the key, the value and what is allowed.
 
+mod common;
+
+use common::{Sc, Vm};
 use eventpath_sim::run::{run_parsed, RunOptions};
 use eventpath_sim::scenario::Scenario;
 
-const GOOD: &str = r#"
-name = "t"
-profile = "es2"
-duration_s = 0.01
-warmup_s = 0.001
-[[vm]]
-name = "vm0"
-vcpus = 1
-[vm.workload]
-kind = "udp_stream"
-message_bytes = 512
-"#;
+/// The scenario before its VM.
+fn preamble() -> Sc {
+    Sc::new("t", "es2").duration(0.01).warmup(0.001)
+}
+
+/// A scenario that runs; each case breaks one thing in its text.
+fn good() -> Sc {
+    preamble().vm(Vm::new("vm0", 1).workload("kind = \"udp_stream\"\nmessage_bytes = 512"))
+}
 
 fn error_of(text: &str) -> String {
     let r = Scenario::from_toml("t.toml", text).and_then(|s| run_parsed(s, "t.toml", &RunOptions::default()));
@@ -24,13 +24,14 @@ fn error_of(text: &str) -> String {
 }
 
 fn with(from: &str, to: &str) -> String {
-    assert!(GOOD.contains(from), "test bug: {from:?} not in GOOD");
-    GOOD.replacen(from, to, 1)
+    let good = good().toml();
+    assert!(good.contains(from), "test bug: {from:?} not in good()");
+    good.replacen(from, to, 1)
 }
 
 #[test]
 fn good_scenario_runs() {
-    let s = Scenario::from_toml("t.toml", GOOD).unwrap();
+    let s = Scenario::from_toml("t.toml", &good().toml()).unwrap();
     assert!(run_parsed(s, "t.toml", &RunOptions::default()).is_ok());
 }
 
@@ -53,7 +54,7 @@ fn zero_and_negative_durations_are_rejected() {
         let m = error_of(&with("duration_s = 0.01", &format!("duration_s = {d}")));
         assert!(m.contains("duration_s") && m.contains(d) && m.contains("1e-6..=86400"), "{m}");
     }
-    let s = Scenario::from_toml("t.toml", GOOD).unwrap();
+    let s = Scenario::from_toml("t.toml", &good().toml()).unwrap();
     let m = run_parsed(s, "t.toml", &RunOptions { duration_s: Some(0.0), ..Default::default() }).unwrap_err().to_string();
     assert!(m.contains("--duration"), "{m}");
 }
@@ -98,7 +99,7 @@ fn other_ranges_are_checked() {
     assert!(m.contains("queue_size") && m.contains("power of two"), "{m}");
     let m = error_of(&with("kind = \"udp_stream\"", "kind = \"tcp_magic\""));
     assert!(m.contains("tcp_magic") && m.contains("udp_stream"), "{m}");
-    let m = error_of(&format!("{GOOD}\n[[vm]]\nname = \"vm0\"\nvcpus = 1\n[vm.workload]\nkind = \"udp_stream\"\nmessage_bytes = 1\n"));
+    let m = error_of(&good().vm(Vm::new("vm0", 1).workload("kind = \"udp_stream\"\nmessage_bytes = 1")).toml());
     assert!(m.contains("used twice"), "{m}");
 }
 
@@ -343,27 +344,27 @@ fn durations_and_warmups_that_overflow_or_round_to_nothing_are_rejected() {
         assert!(m.contains("key `warmup_s`") && m.contains("0..=3600"), "{w}: {m}");
     }
     for d in [1e300, 1.85e10, 4e-10, 0.0, -1.0, f64::NAN] {
-        let s = Scenario::from_toml("t.toml", GOOD).unwrap();
+        let s = Scenario::from_toml("t.toml", &good().toml()).unwrap();
         let m = run_parsed(s, "t.toml", &RunOptions { duration_s: Some(d), ..Default::default() }).unwrap_err().to_string();
         assert!(m.starts_with("--duration: ") && m.contains("1e-6..=86400"), "{d}: {m}");
     }
     // The shortest duration runs and measures what it says.
-    let s = Scenario::from_toml("t.toml", GOOD).unwrap();
+    let s = Scenario::from_toml("t.toml", &good().toml()).unwrap();
     let out = run_parsed(s, "t.toml", &RunOptions { duration_s: Some(1e-6), ..Default::default() }).unwrap();
     assert!((out.summary.sim_seconds - 1e-6).abs() < 1e-12, "{}", out.summary.sim_seconds);
 }
 
 #[test]
 fn sizes_beyond_a_real_host_are_rejected() {
-    let many: String = (0..1025).map(|i| format!("[[vm]]\nname = \"v{i}\"\nvcpus = 1\n")).collect();
-    let m = error_of(&format!("{}{many}", &GOOD[..GOOD.find("[[vm]]").unwrap()]));
+    let many = (0..1025).fold(preamble(), |sc, i| sc.vm(Vm::new(&format!("v{i}"), 1)));
+    let m = error_of(&many.toml());
     assert!(m.contains("key `vm`") && m.contains("1025 VMs") && m.contains("at most 1024"), "{m}");
     let m = error_of(&with("vcpus = 1", "vcpus = 289"));
     assert!(m.contains("vm[0].vcpus") && m.contains("289") && m.contains("1..=288"), "{m}");
     let m = error_of(&with("vcpus = 1", "vcpus = 4294967295"));
     assert!(m.contains("vm[0].vcpus"), "{m}");
-    let vms: String = (0..16).map(|i| format!("[[vm]]\nname = \"w{i}\"\nvcpus = 288\n")).collect();
-    let m = error_of(&format!("{GOOD}{vms}"));
+    let vms = (0..16).fold(good(), |sc, i| sc.vm(Vm::new(&format!("w{i}"), 288)));
+    let m = error_of(&vms.toml());
     assert!(m.contains("key `vm`") && m.contains("vCPUs in all") && m.contains("4096"), "{m}");
 }
 

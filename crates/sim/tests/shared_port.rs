@@ -1,25 +1,20 @@
 //! The host's physical NIC port is shared by every VM (DESIGN §3.2): one link per direction,
 //! FIFO at line rate, so the VMs together never carry more than the port.
 
-use eventpath_sim::model::Conservation;
-use eventpath_sim::run::{simulate_with_ledger, RunOutput};
-use eventpath_sim::scenario::Scenario;
+mod common;
 
-fn scenario(n: usize, message_bytes: u32, extra: &str) -> String {
-    let mut s = format!(
-        "name = \"t\"\nprofile = \"elvis\"\nduration_s = 0.03\nwarmup_s = 0.005\n{extra}\n"
-    );
-    for i in 0..n {
-        s += &format!(
-            "[[vm]]\nname = \"vm{i}\"\nvcpus = 1\n[vm.workload]\nkind = \"tcp_stream\"\nmessage_bytes = {message_bytes}\n"
-        );
-    }
-    s
+use common::{Conservation, Sc, Vm};
+use eventpath_sim::run::RunOutput;
+
+/// `n` VMs each streaming TCP in messages of `message_bytes`.
+fn scenario(n: usize, message_bytes: u32) -> Sc {
+    let workload = format!("kind = \"tcp_stream\"\nmessage_bytes = {message_bytes}");
+    let sc = Sc::new("t", "elvis").duration(0.03).warmup(0.005);
+    (0..n).fold(sc, |sc, i| sc.vm(Vm::new(&format!("vm{i}"), 1).workload(&workload)))
 }
 
-fn run(text: &str) -> (RunOutput, Conservation) {
-    let c = Scenario::from_toml("t", text).unwrap().check("t").unwrap();
-    simulate_with_ledger(&c)
+fn run(sc: &Sc) -> (RunOutput, Conservation) {
+    sc.run_with_ledger()
 }
 
 fn aggregate_gbps(o: &RunOutput) -> f64 {
@@ -30,7 +25,7 @@ fn aggregate_gbps(o: &RunOutput) -> f64 {
 #[ignore]
 fn print_aggregate() {
     for n in [1, 4, 8, 14] {
-        let (o, _) = run(&scenario(n, 16384, ""));
+        let (o, _) = run(&scenario(n, 16384));
         println!("{n} VMs: {:.3} Gbit/s", aggregate_gbps(&o));
     }
 }
@@ -56,19 +51,19 @@ fn assert_port_conserved(c: &Conservation) {
 #[test]
 fn vms_together_never_exceed_the_shared_port_and_one_vm_is_not_limited_by_it() {
     let cap = tcp_payload_line_rate(10.0);
-    let (one, c1) = run(&scenario(1, 16384, ""));
+    let (one, c1) = run(&scenario(1, 16384));
     assert_port_conserved(&c1);
     let one_gbps = aggregate_gbps(&one);
     // One VM is bound by its vCPU, far below the port (ELVIS §4: ~1.4 Gbit/s per VM).
     assert!(one_gbps < 0.5 * cap, "1 VM {one_gbps}");
     // Below saturation the port adds no limit: 4 VMs carry 4× one VM.
-    let (four, c4) = run(&scenario(4, 16384, ""));
+    let (four, c4) = run(&scenario(4, 16384));
     assert_port_conserved(&c4);
     let four_gbps = aggregate_gbps(&four);
     assert!((four_gbps / (4.0 * one_gbps) - 1.0).abs() < 0.03, "4 VMs {four_gbps} vs 1 VM {one_gbps}");
     // 8 and 14 VMs offer more than the port: it runs at line rate and no faster.
     for n in [8, 14] {
-        let (o, c) = run(&scenario(n, 16384, ""));
+        let (o, c) = run(&scenario(n, 16384));
         assert_port_conserved(&c);
         let g = aggregate_gbps(&o);
         assert!(g <= cap * 1.001, "{n} VMs: {g} Gbit/s > line rate {cap}");
@@ -81,8 +76,8 @@ fn vms_together_never_exceed_the_shared_port_and_one_vm_is_not_limited_by_it() {
 
 #[test]
 fn shared_port_is_deterministic() {
-    let mut a = run(&scenario(8, 16384, "seed = 3")).0.summary;
-    let mut b = run(&scenario(8, 16384, "seed = 3")).0.summary;
+    let mut a = run(&scenario(8, 16384).seed(3)).0.summary;
+    let mut b = run(&scenario(8, 16384).seed(3)).0.summary;
     (a.wall_seconds, b.wall_seconds) = (0.0, 0.0);
     assert_eq!(format!("{a:?}"), format!("{b:?}"));
 }

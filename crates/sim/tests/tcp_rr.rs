@@ -1,28 +1,14 @@
 //! TCP request/response workloads (netperf TCP_RR, memcached, a web server): closed-loop
 //! behaviour, saturation and the conservation ledgers.
 
-use eventpath_sim::run::simulate_with_ledger;
-use eventpath_sim::scenario::Scenario;
+mod common;
+
+use common::{Sc, Vm};
 use eventpath_sim::summary::VmSummary;
 
 fn run(workload: &str, profile: &str) -> VmSummary {
-    let text = format!(
-        r#"
-name = "rr"
-profile = "{profile}"
-duration_s = 0.1
-warmup_s = 0.01
-[host]
-pcpus = 2
-[[vm]]
-name = "vm0"
-vcpus = 1
-[vm.workload]
-{workload}
-"#
-    );
-    let c = Scenario::from_toml("t", &text).unwrap().check("t").unwrap();
-    let (o, l) = simulate_with_ledger(&c);
+    let sc = Sc::new("rr", profile).duration(0.1).warmup(0.01).pcpus(2).vm(Vm::new("vm0", 1).workload(workload));
+    let (o, l) = sc.run_with_ledger();
     assert_eq!(l.sent[0], l.delivered[0] + l.in_flight[0]);
     assert_eq!(l.rx_arrived[0], l.rx_tap_dropped[0] + l.rx_queued[0] + l.rx_polled[0] + 0);
     // Closed loop: one transaction in flight per connection, always.
@@ -96,14 +82,9 @@ fn same_seed_same_summary() {
 
 #[test]
 fn tcp_receive_stream_is_cpu_or_window_bound_and_conserves() {
-    let text = |w: u32| {
-        format!(
-            "name = \"r\"\nprofile = \"es2\"\nduration_s = 0.05\nwarmup_s = 0.01\n[[vm]]\nname = \"vm0\"\nvcpus = 1\n[vm.workload]\nkind = \"tcp_receive\"\nmessage_bytes = 16384\nwindow_bytes = {w}\n"
-        )
-    };
     let go = |w: u32| {
-        let c = Scenario::from_toml("t", &text(w)).unwrap().check("t").unwrap();
-        let (o, l) = simulate_with_ledger(&c);
+        let vm = Vm::new("vm0", 1).workload(&format!("kind = \"tcp_receive\"\nmessage_bytes = 16384\nwindow_bytes = {w}"));
+        let (o, l) = Sc::new("r", "es2").duration(0.05).warmup(0.01).vm(vm).run_with_ledger();
         assert_eq!(l.sent[0], l.delivered[0] + l.in_flight[0]);
         // Every segment the client sent reached the host or is on the link; nothing dropped.
         assert_eq!(l.tcp_rx_sent[0], l.rx_arrived[0] + l.rx_on_link[0]);
@@ -168,7 +149,6 @@ fn a_paced_memcached_client_offers_its_rate_and_counts_waiting_past_saturation()
     let over = paced(3 * ops(&closed) as u32);
     assert!(ops(&over) < 1.1 * ops(&closed), "{} {}", ops(&over), ops(&closed));
     assert!(over.latency_us.p95.unwrap() > 10.0 * light.latency_us.p95.unwrap());
-    let text = "name = \"t\"\nprofile = \"elvis\"\n[[vm]]\nname = \"vm0\"\nvcpus = 1\n[vm.workload]\nkind = \"memcached\"\nconcurrency = 8\nrate_rps = 0\n";
-    let m = Scenario::from_toml("t", text).and_then(|s| s.check("t")).unwrap_err().to_string();
+    let m = Sc::new("t", "elvis").vm(Vm::new("vm0", 1).workload("kind = \"memcached\"\nconcurrency = 8\nrate_rps = 0")).error();
     assert!(m.contains("rate_rps") && m.contains("requests/s"), "{m}");
 }

@@ -1,32 +1,20 @@
 //! TCP_STREAM send with ACKs on the RX queue, guest NAPI, and both interrupt delivery modes:
 //! behaviour (shapes), conservation (DESIGN §6) and determinism.
 
-use eventpath_sim::model::Conservation;
+mod common;
+
+use common::{Conservation, Sc, Vm};
 use eventpath_sim::run::{simulate_with_ledger, RunOutput};
 use eventpath_sim::scenario::Scenario;
 use eventpath_sim::summary::VmSummary;
 
-fn scenario(kind: &str, delivery: &str) -> String {
-    format!(
-        r#"
-name = "t"
-profile = "es2"
-duration_s = 0.05
-warmup_s = 0.005
-[[vm]]
-name = "vm0"
-vcpus = 1
-interrupt_delivery = "{delivery}"
-[vm.workload]
-kind = "{kind}"
-message_bytes = 512
-"#
-    )
+fn scenario(kind: &str, delivery: &str) -> Sc {
+    let vm = Vm::new("vm0", 1).delivery(delivery).workload(&format!("kind = \"{kind}\"\nmessage_bytes = 512"));
+    Sc::new("t", "es2").duration(0.05).warmup(0.005).vm(vm)
 }
 
-fn run(text: &str) -> (RunOutput, Conservation) {
-    let c = Scenario::from_toml("t", text).unwrap().check("t").unwrap();
-    simulate_with_ledger(&c)
+fn run(sc: &Sc) -> (RunOutput, Conservation) {
+    sc.run_with_ledger()
 }
 
 fn ex(v: &VmSummary, k: &str) -> f64 {
@@ -106,9 +94,9 @@ fn conservation_holds_in_every_mode() {
 
 #[test]
 fn tcp_same_seed_identical_summary() {
-    let text = scenario("tcp_stream", "emulated");
-    let mut a = serde_json::to_value(run(&text).0.summary).unwrap();
-    let mut b = serde_json::to_value(run(&text).0.summary).unwrap();
+    let sc = scenario("tcp_stream", "emulated");
+    let mut a = serde_json::to_value(run(&sc).0.summary).unwrap();
+    let mut b = serde_json::to_value(run(&sc).0.summary).unwrap();
     a["wall_seconds"] = 0.into();
     b["wall_seconds"] = 0.into();
     assert_eq!(a, b);

@@ -2,39 +2,31 @@
 //! `request_stream` (requests straight into the virtqueue, event-index kicks, completions by
 //! polling or interrupts) and `irq_source` (open-loop MSIs, latency by what was running).
 
-use eventpath_sim::run::{simulate_with_ledger, RunOutput};
-use eventpath_sim::scenario::Scenario;
+mod common;
+
+use common::{Sc, Vm};
+use eventpath_sim::run::RunOutput;
 use eventpath_sim::summary::VmSummary;
 
-fn run(text: &str) -> RunOutput {
-    let c = Scenario::from_toml("t", text).unwrap().check("t").unwrap();
-    let (out, l) = simulate_with_ledger(&c);
+fn run(sc: &Sc) -> RunOutput {
+    let (out, l) = sc.run_with_ledger();
     assert!(out.summary.stalled_flows.is_empty(), "{:?}", out.summary.stalled_flows);
     assert_eq!(l.sent[0], l.delivered[0] + l.dropped[0] + l.in_flight[0]);
     out
 }
 
-fn stream(load: &str, net: &str) -> String {
-    format!(
-        r#"
-name = "t"
-profile = "es2"
-duration_s = 0.1
-warmup_s = 0.02
-[host]
-pcpus = 2
-[[vm]]
-name = "vm0"
-vcpus = 1
-vcpu_pins = [0]
-[vm.net]
-vhost_pin = 1
-{net}
-[vm.workload]
-kind = "request_stream"
-{load}
-"#
-    )
+/// A `request_stream` VM on pCPU 0 of two; `load` holds its rate or window.
+fn stream_vm(load: &str) -> Vm {
+    Vm::new("vm0", 1).pins(&[0]).workload("kind = \"request_stream\"").workload(load)
+}
+
+fn stream_of(vm: Vm) -> Sc {
+    Sc::new("t", "es2").duration(0.1).warmup(0.02).pcpus(2).vm(vm)
+}
+
+/// A request stream served by a vhost thread on pCPU 1; `net` holds more `[vm.net]` lines.
+fn stream(load: &str, net: &str) -> Sc {
+    stream_of(stream_vm(load).vhost_pin(1).net(net))
 }
 
 fn vm(out: &RunOutput) -> &VmSummary {
@@ -90,29 +82,12 @@ fn a_closed_loop_keeps_its_window_busy() {
     assert!(v.throughput.ops_per_s.unwrap() > 10_000.0, "{:?}", v.throughput);
 }
 
-fn irqs(routing: &str, halt: &str, vcpus: u32) -> String {
+/// An interrupt source into a VM of `vcpus` vCPUs all pinned to pCPU 0; `vm` adds its idle
+/// loop or halt polling.
+fn irqs(routing: &str, vcpus: u32, vm: impl FnOnce(Vm) -> Vm) -> Sc {
     let pins = vec![0; vcpus as usize];
-    let idle = if halt.is_empty() { "guest_idle = \"poll\"" } else { "" };
-    format!(
-        r#"
-name = "t"
-profile = "es2"
-duration_s = 0.5
-warmup_s = 0.05
-[host]
-pcpus = 2
-[[vm]]
-name = "vm0"
-vcpus = {vcpus}
-vcpu_pins = {pins:?}
-interrupt_routing = "{routing}"
-{idle}
-{halt}
-[vm.workload]
-kind = "irq_source"
-interval_us = 1000
-"#
-    )
+    let vm = vm(Vm::new("vm0", vcpus).pins(&pins).routing(routing));
+    Sc::new("t", "es2").duration(0.5).warmup(0.05).pcpus(2).vm(vm.workload("kind = \"irq_source\"\ninterval_us = 1000"))
 }
 
 fn by_state(v: &VmSummary, k: &str) -> Option<f64> {
@@ -121,8 +96,8 @@ fn by_state(v: &VmSummary, k: &str) -> Option<f64> {
 
 #[test]
 fn routing_to_the_running_vcpu_removes_the_wait_for_a_descheduled_one() {
-    let fixed = run(&irqs("fixed", "", 2));
-    let rf = run(&irqs("running_first", "", 2));
+    let fixed = run(&irqs("fixed", 2, |v| v.guest_idle("poll")));
+    let rf = run(&irqs("running_first", 2, |v| v.guest_idle("poll")));
     let (f, r) = (vm(&fixed), vm(&rf));
     let (f_home, f_other) = (by_state(f, "home_running").unwrap(), by_state(f, "other_running").unwrap());
     // Fixed: an interrupt for the descheduled vCPU waits for its host slice (milliseconds).
@@ -135,8 +110,8 @@ fn routing_to_the_running_vcpu_removes_the_wait_for_a_descheduled_one() {
 
 #[test]
 fn halt_polling_trades_cpu_for_wakeup_latency() {
-    let none = run(&irqs("fixed", "", 1).replace("guest_idle = \"poll\"", ""));
-    let poll = run(&irqs("fixed", "[vm.halt_poll]\nmax_halt_poll_ns = 2000000", 1));
+    let none = run(&irqs("fixed", 1, |v| v));
+    let poll = run(&irqs("fixed", 1, |v| v.halt_poll("max_halt_poll_ns = 2000000")));
     let (n, p) = (vm(&none), vm(&poll));
     assert!(p.latency_us.p50.unwrap() < n.latency_us.p50.unwrap(), "{:?} vs {:?}", p.latency_us, n.latency_us);
     // The vCPU thread's host CPU: polling keeps it on its pCPU between interrupts.
@@ -155,19 +130,15 @@ fn bad_twin_keys_name_the_key() {
         ("kind = \"irq_source\"\ninterval_us = 1000\nvcpu = 1", "vCPU 1 does not exist"),
         ("kind = \"irq_source\"\ninterval_us = 0", "interval_us"),
     ] {
-        let text = format!("name = \"t\"\nprofile = \"es2\"\n[[vm]]\nname = \"v\"\nvcpus = 1\n[vm.workload]\n{w}\n");
-        let e = match Scenario::from_toml("t", &text) {
-            Ok(s) => s.check("t").unwrap_err().to_string(),
-            Err(e) => e.to_string(),
-        };
+        let e = Sc::new("t", "es2").vm(Vm::new("v", 1).workload(w)).error();
         assert!(e.contains(want) && !e.contains('\n'), "{w}: {e}");
     }
 }
 
 #[test]
 fn a_request_stream_needs_a_virtio_queue() {
-    let text = "name = \"t\"\nprofile = \"did\"\n[[vm]]\nname = \"v\"\nvcpus = 1\n[vm.net]\nkind = \"sriov_vf\"\n[vm.workload]\nkind = \"request_stream\"\nrate = 1000\n";
-    let e = Scenario::from_toml("t", text).unwrap().check("t").unwrap_err().to_string();
+    let vm = Vm::new("v", 1).net("kind = \"sriov_vf\"").workload("kind = \"request_stream\"\nrate = 1000");
+    let e = Sc::new("t", "did").vm(vm).check_error();
     assert!(e.contains("workload.kind") && e.contains("virtio"), "{e}");
 }
 
@@ -182,8 +153,8 @@ fn a_polled_wake_up_costs_the_profiles_halt_poll_wake() {
     assert_ne!(slow, es2);
     let path = dir.join("slow-resume.toml");
     std::fs::write(&path, slow).unwrap();
-    let text = irqs("fixed", "[vm.halt_poll]\nmax_halt_poll_ns = 2000000", 1);
-    let (base, slow) = (run(&text), run(&text.replace("profile = \"es2\"", &format!("profile = {:?}", path.to_str().unwrap()))));
+    let sc = irqs("fixed", 1, |v| v.halt_poll("max_halt_poll_ns = 2000000"));
+    let (base, slow) = (run(&sc), run(&sc.clone().set("profile", path.to_str().unwrap())));
     let (b, s) = (vm(&base).latency_us.p50.unwrap(), vm(&slow).latency_us.p50.unwrap());
     assert!(b < 10.0 && (s - b - 40.0).abs() < 5.0, "es2 {b} us, with a 40 us resume {s} us");
     std::fs::remove_dir_all(&dir).ok();
@@ -195,8 +166,8 @@ fn a_polled_wake_up_costs_the_profiles_halt_poll_wake() {
 #[test]
 fn es2_optimistic_polls_after_a_request_streams_completions() {
     let es2 = |switch: &str| {
-        let text = stream("rate = 20000", "").replace("vhost_pin = 1\n", "") + &format!("[host.io]\nhandling = \"es2\"\nswitch = \"{switch}\"\ncores = [1]\n");
-        kicks_per_request(vm(&run(&text)))
+        let sc = stream_of(stream_vm("rate = 20000")).io(&format!("handling = \"es2\"\nswitch = \"{switch}\"\ncores = [1]"));
+        kicks_per_request(vm(&run(&sc)))
     };
     let (opt, perc) = (es2("optimistic"), es2("perceptive"));
     assert!(opt < 0.01 && perc > 0.3, "optimistic {opt} kicks/req, perceptive {perc}");

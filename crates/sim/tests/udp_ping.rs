@@ -1,30 +1,18 @@
 //! A fixed-rate UDP ping from the guest: open-loop sends, echoes read by the guest, round trip
 //! as the guest sees it.
 
-use eventpath_sim::run::simulate_with_ledger;
-use eventpath_sim::scenario::Scenario;
+mod common;
+
+use common::{Sc, Vm};
 use eventpath_sim::summary::VmSummary;
 
+fn ping(interval_us: f64) -> String {
+    format!("kind = \"udp_ping\"\nmessage_bytes = 64\ninterval_us = {interval_us}")
+}
+
 fn run(interval_us: f64, delivery: &str, burn: bool) -> VmSummary {
-    let text = format!(
-        r#"
-name = "ping"
-profile = "es2"
-duration_s = 0.2
-warmup_s = 0.02
-[[vm]]
-name = "vm0"
-vcpus = 1
-interrupt_delivery = "{delivery}"
-guest_cpu_burn = {burn}
-[vm.workload]
-kind = "udp_ping"
-message_bytes = 64
-interval_us = {interval_us}
-"#
-    );
-    let c = Scenario::from_toml("t", &text).unwrap().check("t").unwrap();
-    let (o, l) = simulate_with_ledger(&c);
+    let vm = Vm::new("vm0", 1).delivery(delivery).burn(burn).workload(&ping(interval_us));
+    let (o, l) = Sc::new("ping", "es2").duration(0.2).warmup(0.02).vm(vm).run_with_ledger();
     assert_eq!(l.sent[0], l.delivered[0] + l.dropped[0] + l.in_flight[0]);
     assert_eq!(l.rx_arrived[0], l.rx_tap_dropped[0] + l.rx_queued[0] + l.rx_polled[0]);
     assert!(o.summary.stalled_flows.is_empty(), "{:?}", o.summary.stalled_flows);
@@ -59,17 +47,6 @@ fn posted_interrupts_take_the_eoi_and_delivery_exits_off_the_round_trip() {
 
 #[test]
 fn a_bad_interval_is_one_clear_error() {
-    let text = r#"
-name = "ping"
-profile = "es2"
-[[vm]]
-name = "vm0"
-vcpus = 1
-[vm.workload]
-kind = "udp_ping"
-message_bytes = 64
-interval_us = 0
-"#;
-    let e = Scenario::from_toml("t", text).and_then(|s| s.check("t")).unwrap_err().to_string();
+    let e = Sc::new("ping", "es2").vm(Vm::new("vm0", 1).workload(&ping(0.0))).error();
     assert!(e.contains("interval_us") && !e.contains('\n'), "{e}");
 }

@@ -1,27 +1,12 @@
 //! UDP_STREAM towards the guest: NAPI batching, no kicks, loss when overloaded, conservation.
 
-use eventpath_sim::run::simulate_with_ledger;
-use eventpath_sim::scenario::Scenario;
+mod common;
 
-fn run(rate: u32, delivery: &str) -> (eventpath_sim::summary::VmSummary, eventpath_sim::model::Conservation) {
-    let text = format!(
-        r#"
-name = "rx"
-profile = "es2"
-duration_s = 0.05
-warmup_s = 0.005
-[[vm]]
-name = "vm0"
-vcpus = 1
-interrupt_delivery = "{delivery}"
-[vm.workload]
-kind = "udp_receive"
-message_bytes = 512
-rate_pps = {rate}
-"#
-    );
-    let c = Scenario::from_toml("t", &text).unwrap().check("t").unwrap();
-    let (o, l) = simulate_with_ledger(&c);
+use common::{Conservation, Sc, Vm};
+
+fn run(rate: u32, delivery: &str) -> (eventpath_sim::summary::VmSummary, Conservation) {
+    let vm = Vm::new("vm0", 1).delivery(delivery).workload(&format!("kind = \"udp_receive\"\nmessage_bytes = 512\nrate_pps = {rate}"));
+    let (o, l) = Sc::new("rx", "es2").duration(0.05).warmup(0.005).vm(vm).run_with_ledger();
     (o.summary.vms[0].clone(), l)
 }
 

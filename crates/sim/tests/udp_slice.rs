@@ -1,32 +1,19 @@
 //! The first slice end to end: behaviour, conservation and determinism.
 
-use eventpath_sim::run::{run_parsed, RunOptions, RunOutput};
-use eventpath_sim::scenario::Scenario;
+mod common;
 
-fn scenario(rate: Option<u32>, bytes: u32) -> String {
+use common::{Sc, Vm, ORIGIN};
+use eventpath_sim::run::{run_parsed, RunOptions, RunOutput};
+
+fn scenario(rate: Option<u32>, bytes: u32) -> Sc {
     let rate = rate.map_or(String::new(), |r| format!("rate_pps = {r}"));
-    format!(
-        r#"
-name = "udp"
-profile = "es2"
-duration_s = 0.05
-warmup_s = 0.005
-[[vm]]
-name = "vm0"
-vcpus = 1
-[vm.net]
-queue_size = 256
-[vm.workload]
-kind = "udp_stream"
-message_bytes = {bytes}
-{rate}
-"#
-    )
+    let vm = Vm::new("vm0", 1).net("queue_size = 256").workload(&format!("kind = \"udp_stream\"\nmessage_bytes = {bytes}\n{rate}"));
+    Sc::new("udp", "es2").duration(0.05).warmup(0.005).vm(vm)
 }
 
-fn run(text: &str, seed: Option<u64>) -> RunOutput {
-    let s = Scenario::from_toml("t", text).unwrap();
-    run_parsed(s, "t", &RunOptions { seed, ..Default::default() }).unwrap()
+/// Runs `sc` with `seed` given as `--seed` would be.
+fn run(sc: &Sc, seed: Option<u64>) -> RunOutput {
+    run_parsed(sc.parse(), ORIGIN, &RunOptions { seed, ..Default::default() }).unwrap()
 }
 
 #[test]
@@ -53,8 +40,8 @@ fn saturated_sender_kicks_less_than_it_sends() {
     let slow = format!("{}tx_packet_ns = {{ value = 8000{}", &es2[..at], &es2[end..]);
     let path = std::env::temp_dir().join(format!("ep-slow-vhost-{}.toml", std::process::id()));
     std::fs::write(&path, slow).unwrap();
-    let text = scenario(None, 512).replace("profile = \"es2\"", &format!("profile = {:?}", path.to_str().unwrap()));
-    let v = run(&text, None).summary.vms[0].clone();
+    let sc = scenario(None, 512).set("profile", path.to_str().unwrap());
+    let v = run(&sc, None).summary.vms[0].clone();
     let kicks = v.kicks_per_s.unwrap();
     let pps = v.throughput.pps.unwrap();
     assert!(pps > 100_000.0, "{pps}");
@@ -64,13 +51,13 @@ fn saturated_sender_kicks_less_than_it_sends() {
 
 #[test]
 fn same_seed_identical_summary_apart_from_wall_time() {
-    let text = scenario(Some(25_000), 256);
-    let mut a = serde_json::to_value(run(&text, Some(5)).summary).unwrap();
-    let mut b = serde_json::to_value(run(&text, Some(5)).summary).unwrap();
+    let sc = scenario(Some(25_000), 256);
+    let mut a = serde_json::to_value(run(&sc, Some(5)).summary).unwrap();
+    let mut b = serde_json::to_value(run(&sc, Some(5)).summary).unwrap();
     a["wall_seconds"] = 0.into();
     b["wall_seconds"] = 0.into();
     assert_eq!(a, b);
-    let mut c = serde_json::to_value(run(&text, Some(6)).summary).unwrap();
+    let mut c = serde_json::to_value(run(&sc, Some(6)).summary).unwrap();
     c["wall_seconds"] = 0.into();
     assert_ne!(a, c, "the seed sets the send phase, so another seed gives another trajectory");
 }

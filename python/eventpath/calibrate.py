@@ -20,31 +20,22 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import re
-import tomllib
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from eventpath import _eventpath
+from eventpath import targets as targets_mod
 from eventpath._eventpath import InputError
+from eventpath.comparison import published_miss
+from eventpath.targets import TargetSpec
 
 #: A move of each fitted value for the identifiability report (±10 %).
 NUDGE = 0.10
 #: A target moving less than this many tolerances under every nudge does not constrain it.
 UNCONSTRAINED = 0.1
-
-
-@dataclass(frozen=True)
-class TargetSpec:
-    """An entry of a calibration-targets file."""
-
-    experiment: str
-    #: "config/metric" names, or None for every row with a published value.
-    rows: tuple[str, ...] | None
-    weight: float
 
 
 @dataclass(frozen=True)
@@ -59,51 +50,11 @@ class Free:
 
 
 def load_targets(profile: str, path: str | os.PathLike | None = None) -> list[TargetSpec]:
-    """The calibration targets of ``profile`` (built-in), or those in the file ``path``."""
-    from eventpath.reproduce import EXPERIMENTS
+    """The calibration targets of ``profile`` (built-in), or those in the file ``path``,
+    checked against the registered reproductions (``eventpath.targets``)."""
+    from eventpath.reproduce import profiles_of
 
-    if path is not None:
-        origin = os.fsdecode(path)
-        try:
-            text = Path(origin).read_text()
-        except OSError as e:
-            raise InputError(f"--targets {origin}: cannot read file: {e.strerror}") from None
-    else:
-        builtin = _eventpath.builtin_profile_text(profile)
-        if builtin is None or builtin[1] is None:
-            raise InputError(f"profile {profile}: no calibration targets; give --targets FILE "
-                             "(format: profiles/calibration/es2.toml)")
-        origin, text = f"profiles/calibration/{profile}.toml", builtin[1]
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise InputError(f"{origin}: not TOML: {e}") from None
-    extra = set(doc) - {"profile", "targets"}
-    if extra:
-        raise InputError(f"{origin}: key `{sorted(extra)[0]}` is not allowed; expected profile, targets")
-    if doc.get("profile") != profile:
-        raise InputError(f"{origin}: key `profile`: {doc.get('profile')!r} is not allowed; expected {profile!r}")
-    entries = doc.get("targets")
-    if not isinstance(entries, list) or not entries:
-        raise InputError(f"{origin}: key `targets`: expected a non-empty list of {{ experiment, rows?, weight? }}")
-    out = []
-    for i, t in enumerate(entries):
-        where = f"{origin}: key `targets[{i}]"
-        if not isinstance(t, dict) or set(t) - {"experiment", "rows", "weight"}:
-            raise InputError(f"{where}`: expected {{ experiment, rows?, weight? }}")
-        exp = t.get("experiment")
-        if exp not in EXPERIMENTS:
-            raise InputError(f"{where}.experiment`: {exp!r} is not a known experiment; known: {', '.join(EXPERIMENTS)}")
-        if EXPERIMENTS[exp].profile != profile:
-            raise InputError(f"{where}.experiment`: {exp} runs on profile {EXPERIMENTS[exp].profile}, not {profile}")
-        rows = t.get("rows")
-        if rows is not None and not (isinstance(rows, list) and rows and all(isinstance(r, str) and "/" in r for r in rows)):
-            raise InputError(f"{where}.rows`: expected a list of \"config/metric\" names")
-        w = t.get("weight", 1.0)
-        if isinstance(w, bool) or not isinstance(w, (int, float)) or not (math.isfinite(w) and w > 0):
-            raise InputError(f"{where}.weight`: {w!r} is not allowed; expected a positive number")
-        out.append(TargetSpec(exp, tuple(rows) if rows is not None else None, float(w)))
-    return out
+    return targets_mod.load_targets(profile, profiles_of(), path)
 
 
 def free_params(profile: str) -> list[Free]:
@@ -133,7 +84,7 @@ def evaluate(profile: str, values: dict[str, float], experiments: list[str], see
     for seed in seeds:
         with api.overriding(profile, values, seed):
             for e in experiments:
-                for r in EXPERIMENTS[e].rows(duration, lambda _label: None):
+                for r in EXPERIMENTS[e].compare(duration, lambda _label: None):
                     a = acc.setdefault(f"{e}|{r.config}|{r.metric}",
                                        {"published": r.published, "unit": r.unit, "sims": []})
                     a["sims"].append(r.simulated)
@@ -164,12 +115,10 @@ def target_rows(spec: list[TargetSpec], rows: dict[str, dict]) -> dict[str, floa
 
 def objective(rows: dict[str, dict], targets: dict[str, float]) -> float:
     """Weighted mean of the squared misses in tolerances (1 = at the edge of the bar)."""
-    from eventpath.reproduce import miss_ratio
-
     total = wsum = 0.0
     for k, w in targets.items():
         r = rows[k]
-        e = miss_ratio(r["simulated"], r["published"], r["unit"])
+        e = published_miss(r["simulated"], r["published"], r["unit"])
         total += w * (min(e * e, 100.0) if e is not None else 100.0)
         wsum += w
     return total / wsum
@@ -336,11 +285,9 @@ def calibrate(profile: str, out: Path, budget: int = 60, workers: int | None = N
 
 
 def _report(setup, rows_w, before, after, prior, fitted, moves, nudged, log, budget, command) -> dict:
-    from eventpath.reproduce import miss_ratio
-
     def row(k, rows):
         r = rows[k]
-        e = miss_ratio(r["simulated"], r["published"], r["unit"])
+        e = published_miss(r["simulated"], r["published"], r["unit"])
         return {"simulated": r["simulated"], "miss": e, "ok": e is not None and abs(e) <= 1.0}
 
     targets = []

@@ -13,6 +13,9 @@ shared: the spread is reported, never one lucky run); the twin runs once (it is 
 ratio, verdict}`` — ``testbed`` is the median of the repeats, ``ratio`` simulated / testbed, the
 verdict "ok" within ±25 % for rates and CPU, a factor 2 for latency medians (values both below
 a floor — no kicks, an idle CPU — agree), else "miss"; null where either side has no value.
+Rows, verdicts, the scorecard and the figure are ``eventpath.comparison``'s, shared with
+``eventpath reproduce``; the twins run through ``eventpath.reproduce.simulate`` (a stalled flow
+fails the comparison).
 """
 
 from __future__ import annotations
@@ -24,11 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from eventpath import comparison
+from eventpath.comparison import FLOORS, TestbedRow  # noqa: F401  (FLOORS: the units' floors)
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "kvm"
-
-#: Values below these agree whatever their ratio (kicks that do not happen, an idle thread).
-FLOORS = {"kicks/req": 0.01, "%": 2.0}
 
 
 @dataclass
@@ -221,17 +224,8 @@ EXPERIMENTS: dict[str, Callable[[], list[Point]]] = {"exp1": exp1, "exp2": exp2,
 # --- running and judging ----------------------------------------------------------------------
 
 def verdict(kind: str, unit: str, testbed: float | None, simulated: float | None) -> str | None:
-    if testbed is None or simulated is None:
-        return None
-    floor = FLOORS.get(unit)
-    if floor is not None and abs(testbed) < floor and abs(simulated) < floor:
-        return "ok"
-    if testbed <= 0 or simulated <= 0:
-        return "miss"
-    r = simulated / testbed
-    if kind == "latency":
-        return "ok" if 0.5 <= r <= 2.0 else "miss"
-    return "ok" if abs(r - 1.0) <= 0.25 else "miss"
+    """A row's verdict (``eventpath.comparison.testbed_tolerance``)."""
+    return comparison.testbed_tolerance(kind, unit).verdict(simulated, testbed)
 
 
 def _safe(f, d):
@@ -256,7 +250,8 @@ def refused_in(profile: Path) -> list[str]:
 def compare(exp_id: str, out: Path, profile: Path, repeats: int = 3,
             duration: float | None = None, progress: Callable[[str], None] = lambda s: None) -> dict:
     """Run experiment ``exp_id``'s points in both worlds; write ``out/compare.json`` and ``.png``."""
-    from eventpath import _eventpath, api
+    from eventpath import _eventpath
+    from eventpath.reproduce.simulate import simulate
 
     out.mkdir(parents=True, exist_ok=True)
     rows = []
@@ -272,60 +267,23 @@ def compare(exp_id: str, out: Path, profile: Path, repeats: int = 3,
         twin = dict(p.twin, profile=str(profile))
         if duration is not None:
             twin["duration_s"] = duration
-        sim = api.run(twin).summary
+        sim = simulate(twin, what=f"{exp_id} {p.config}: the twin").summary
         progress(f"{exp_id} {p.config} simulator")
-        if sim["stalled_flows"]:
-            raise RuntimeError(f"{exp_id} {p.config}: the twin stalled: {sim['stalled_flows']}")
         for m in p.metrics:
             vals = [v for v in (_safe(m.testbed, r) for r in runs) if v is not None]
-            tb = statistics.median(vals) if vals else None
-            s = _safe(m.simulated, sim)
-            rows.append({
-                "config": p.config, "metric": m.name, "unit": m.unit,
-                "testbed": tb, "testbed_min": min(vals) if vals else None, "testbed_max": max(vals) if vals else None,
-                "simulated": s, "ratio": s / tb if (s is not None and tb) else None,
-                "verdict": verdict(m.kind, m.unit, tb, s),
-            })
-    judged = [r for r in rows if r["verdict"]]
+            rows.append(TestbedRow(p.config, m.name, m.unit, _safe(m.simulated, sim),
+                                   statistics.median(vals) if vals else None, kind=m.kind,
+                                   testbed_min=min(vals) if vals else None,
+                                   testbed_max=max(vals) if vals else None).as_dict())
+    ok, judged = comparison.tally(rows)
     doc = {"experiment": exp_id, "profile": str(profile), "profile_refused": refused_in(profile), "repeats": repeats,
-           "within_tolerance": sum(r["verdict"] == "ok" for r in judged), "judged": len(judged), "rows": rows}
+           "within_tolerance": ok, "judged": judged, "rows": rows}
     (out / "compare.json").write_text(json.dumps(doc, indent=2) + "\n")
     figure(doc, out / "compare.png")
     return doc
 
 
-def figure(doc: dict, path: Path) -> None:
-    """One bar per row: simulated / testbed on a log scale, the tolerance band shaded."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = [r for r in doc["rows"] if r["ratio"] is not None or r["verdict"]]
-    fig, ax = plt.subplots(figsize=(8, 0.28 * len(rows) + 1.2))
-    labels = [f'{r["config"]} · {r["metric"]}' for r in rows]
-    ratios = [r["ratio"] if r["ratio"] else 1.0 for r in rows]
-    colors = ["tab:green" if r["verdict"] == "ok" else "tab:red" if r["verdict"] == "miss" else "0.6" for r in rows]
-    ax.barh(range(len(rows)), [max(x, 1e-3) for x in ratios], color=colors, left=0)
-    ax.set_xscale("log")
-    ax.axvspan(0.75, 1.25, color="tab:green", alpha=0.12)
-    ax.axvline(1.0, color="k", lw=0.8)
-    ax.set_yticks(range(len(rows)), labels, fontsize=7)
-    ax.invert_yaxis()
-    ax.set_xlabel("simulated / testbed (log)")
-    ax.set_title(f'{doc["experiment"]}: {doc["within_tolerance"]} of {doc["judged"]} rows within tolerance', fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def scorecard(docs: list[dict]) -> str:
-    lines = ["experiment  within  judged", "----------  ------  ------"]
-    for d in docs:
-        lines.append(f'{d["experiment"]:<10}  {d["within_tolerance"]:>6}  {d["judged"]:>6}')
-    ok, n = sum(d["within_tolerance"] for d in docs), sum(d["judged"] for d in docs)
-    lines.append(f'{"all":<10}  {ok:>6}  {n:>6}  ({100.0 * ok / n if n else 0:.0f} %)')
-    refused = sorted({k for d in docs for k in d.get("profile_refused", [])})
-    if refused:
-        lines.append(f"(the probe refused {', '.join(refused)}: the twins used es2's value there)")
-    return "\n".join(lines)
+#: One bar per row: simulated / testbed on a log scale, the tolerance band shaded.
+figure = comparison.testbed_figure
+#: Rows within tolerance per experiment and in all, and the probe's refused keys.
+scorecard = comparison.testbed_scorecard

@@ -1,4 +1,5 @@
-"""Figures: reproduction bars (simulated beside published) and exit breakdowns."""
+"""Figures of runs, sweeps, QoS searches and calibrations (the comparisons' figures, simulated
+beside published or testbed values, are ``eventpath.comparison``'s)."""
 
 from __future__ import annotations
 
@@ -29,39 +30,6 @@ def _finish(fig, ax, path: Path, title: str, grid: bool = False) -> None:
         ax.text(0.5, 0.5, "nothing measured", transform=ax.transAxes, ha="center", va="center", color="gray")
     elif len(handles) <= MAX_LEGEND:
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
-def reproduction_figure(doc: dict, path: Path) -> None:
-    """One small panel per (metric, unit): simulated and published bars per config."""
-    groups: dict[tuple[str, str], list[dict]] = {}
-    for r in doc["rows"]:
-        groups.setdefault((r["metric"], r["unit"]), []).append(r)
-    n = len(groups)
-    cols = min(n, 4)
-    rows = (n + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.8 * rows), squeeze=False)
-    for ax, ((metric, unit), rs) in zip(axes.flat, groups.items()):
-        x = range(len(rs))
-        sim = [r["simulated"] or 0 for r in rs]
-        pub = [r["published"] if r["published"] is not None else float("nan") for r in rs]
-        ax.bar([i - 0.2 for i in x], sim, 0.4, label="simulated", color=SIM_COLOR)
-        ax.bar([i + 0.2 for i in x], pub, 0.4, label="published", color=PUB_COLOR, edgecolor="black", hatch="//")
-        for i, r in enumerate(rs):
-            if r["published"] is None:
-                ax.text(i + 0.2, 0, "n/a", ha="center", va="bottom", fontsize=7)
-        many = len(rs) > 4  # long config lists read better steeper and right-aligned
-        ax.set_xticks(list(x), [r["config"] for r in rs], rotation=40 if many else 20, fontsize=7,
-                      ha="right" if many else "center")
-        ax.set_title(metric, fontsize=9)
-        ax.set_ylabel(unit, fontsize=8)
-        ax.tick_params(axis="y", labelsize=7)
-    for ax in list(axes.flat)[n:]:
-        ax.axis("off")
-    axes.flat[0].legend(fontsize=7)
-    fig.suptitle(f"{doc['id']}: {doc['title']}\n{doc['source']}", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

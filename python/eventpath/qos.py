@@ -78,10 +78,13 @@ def _load(scenario: str | os.PathLike | dict) -> dict:
 
 def search(scenario: str | os.PathLike | dict, *, bound_ms: float = 10.0, vm: int = 0, lo: float = 1_000.0,
            hi: float = 1_000_000.0, steps: int = 8, duration: float | None = None, seed: int | None = None,
-           step: Callable[[str], Any] | None = None) -> Search:
+           step: Callable[[str], Any] | None = None,
+           run: Callable[..., api.Result] | None = None) -> Search:
     """Find the peak ``rate_rps`` of VM ``vm``'s memcached workload whose 95th-percentile
     latency stays within ``bound_ms``: one run at ``lo``, one at ``hi``, then ``steps``
-    bisections. ``step(label)`` is called after each run (progress). Raises
+    bisections. ``step(label)`` is called after each run (progress). ``run(scenario,
+    duration=, seed=)`` runs each point (default :func:`eventpath.api.run`; the reproductions
+    pass one that fails on a stalled flow: ``eventpath.reproduce.simulate.runner``). Raises
     :class:`InputError` on a bound or range that is not positive, or a VM without memcached."""
     bound_ms = _positive(bound_ms, "QoS bound (ms)")
     lo, hi = _positive(lo, "lowest rate"), _positive(hi, "highest rate")
@@ -99,7 +102,7 @@ def search(scenario: str | os.PathLike | dict, *, bound_ms: float = 10.0, vm: in
 
     def probe(rate: float) -> Point:
         vms[vm]["workload"]["rate_rps"] = rate
-        r = api.run(sc, duration=duration, seed=seed)
+        r = (run or api.run)(sc, duration=duration, seed=seed)
         v = r.summary["vms"][vm]
         done, p95 = v["throughput"]["ops_per_s"], v["latency_us"]["p95"]
         meets = p95 is not None and p95 <= bound_ms * 1e3 and done is not None and done >= MIN_COMPLETED * rate

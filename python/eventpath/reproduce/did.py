@@ -2,50 +2,39 @@
 
 from __future__ import annotations
 
-import tomllib
-
 from eventpath import api
-from eventpath.reproduce import SCENARIOS, Experiment, Row, register
+from eventpath.reproduce.experiment import SCENARIOS, Experiment, Measured, register
+from eventpath.reproduce.simulate import REMOVE, load, runner, simulate
 
-#: DID §5.2, Fig. 4: packet rate -> (KVM exits/s, KVM TIG %).
-_FIG4_KVM = {100_000: (28_000.0, 96.1), 250_000: (62_000.0, 87.48), 400_000: (90_000.0, 83.3), 600_000: (118_000.0, 80.42)}
+#: DID §5.2, Fig. 4's UDP packet rates (packets/s).
+_FIG4_RATES = (100_000, 250_000, 400_000, 600_000)
 
 #: The delivery modes compared: DID §5.2's two (vanilla KVM, DID) and, as further predictions
 #: without published values, KVM with APICv only and with VT-d posting.
 _MODES = {"KVM": "emulated", "DID": "did", "APICv": "apicv", "VT-d-PI": "posted"}
 
 
-def _scenario(mode: str, rate: int) -> dict:
-    with open(SCENARIOS / "did-fig4.toml", "rb") as f:
-        sc = tomllib.load(f)
-    sc["vm"][0]["interrupt_delivery"] = mode
-    sc["vm"][0]["workload"]["rate_pps"] = rate
-    return sc
-
-
 def _fig4(duration, step):
     rows = []
     for label, mode in _MODES.items():
-        for rate, (exits_pub, tig_pub) in _FIG4_KVM.items():
-            r = api.run(_scenario(mode, rate), duration=duration)
+        for rate in _FIG4_RATES:
+            cfg = f"{label}-{rate // 1000}K"
+            r = simulate(SCENARIOS / "did-fig4.toml",
+                         {"vm.0.interrupt_delivery": mode, "vm.0.workload.rate_pps": rate},
+                         what=f"did-fig4 {cfg}", duration=duration)
             step(f"{label} {rate // 1000}K pps")
             vm = r.summary["vms"][0]
             ex = vm["exits_per_s"]
-            cfg = f"{label}-{rate // 1000}K"
-            kvm = label == "KVM"
-            rows.append(Row(cfg, "exits_total", "exits/s", vm["exits_total_per_s"], exits_pub if kvm else None))
-            # DID §5.3: DID's TIG at 600K pps is 99.8 % ("(99.8 - 80.42) = 19.38%").
-            tig_published = tig_pub if kvm else (99.8 if label == "DID" and rate == 600_000 else None)
-            rows.append(Row(cfg, "tig", "%", vm["tig_pct"], tig_published))
+            rows.append(Measured(cfg, "exits_total", "exits/s", vm["exits_total_per_s"]))
+            rows.append(Measured(cfg, "tig", "%", vm["tig_pct"]))
             for reason in ("external_interrupt", "eoi", "timer", "io_instruction"):
-                rows.append(Row(cfg, f"exits_{reason}", "exits/s", ex[reason], None))
-            # "writing to the EOI register accounts for more than 99% of MSR writes" (DID §5.2):
-            # MSR writes are the EOI and TMICT exits (x2APIC).
+                rows.append(Measured(cfg, f"exits_{reason}", "exits/s", ex[reason]))
+            # DID §5.2's share of MSR writes that write the EOI register: MSR writes are the EOI
+            # and TMICT exits (x2APIC).
             msr = (ex["eoi"] or 0) + (ex["timer"] or 0)
-            rows.append(Row(cfg, "eoi_share_of_msr_writes", "%", 100.0 * (ex["eoi"] or 0) / msr if msr else None,
-                            99.0 if kvm else None))
-            rows.append(Row(cfg, "interrupts", "irq/s", vm["interrupts_per_s"], None))
-            rows.append(Row(cfg, "received", "pps", vm["throughput"]["pps"], None))
+            rows.append(Measured(cfg, "eoi_share_of_msr_writes", "%", 100.0 * (ex["eoi"] or 0) / msr if msr else None))
+            rows.append(Measured(cfg, "interrupts", "irq/s", vm["interrupts_per_s"]))
+            rows.append(Measured(cfg, "received", "pps", vm["throughput"]["pps"]))
     return rows
 
 
@@ -55,7 +44,7 @@ register(Experiment(
     source="DID §5.2, Fig. 4; §5.3 (seed 002_d9bb5eb44ca8e2e6.txt)",
     profile="did",
     rows=_fig4,
-    runs=len(_MODES) * len(_FIG4_KVM),
+    runs=len(_MODES) * len(_FIG4_RATES),
     notes=[
         "KVM rows (exits/s and TIG at 100K-600K pps) are the did profile's calibration targets; DID, APICv "
         "and VT-d-PI rows are predictions. DID §5.2 publishes DID's exits only as 'under 1K per second "
@@ -72,35 +61,29 @@ register(Experiment(
 _DELIVERY = {"KVM": "emulated", "DID": "did", "APICv": "apicv"}
 
 
-def _configured(base: dict, cfg: str) -> dict:
-    """A copy of a one-VM scenario ``base`` in configuration ``cfg`` ("bare-metal" or a key of
-    ``_DELIVERY``)."""
-    sc = {**base, "vm": [dict(base["vm"][0])], "host": dict(base["host"])}
+def _configured(cfg: str) -> dict:
+    """The changes that put a one-VM scenario in configuration ``cfg`` ("bare-metal" or a key
+    of ``_DELIVERY``)."""
     if cfg == "bare-metal":
-        sc["host"]["virtualization"] = "bare_metal"
-        del sc["vm"][0]["interrupt_delivery"]
-    else:
-        sc["vm"][0]["interrupt_delivery"] = _DELIVERY[cfg]
-    return sc
+        return {"host.virtualization": "bare_metal", "vm.0.interrupt_delivery": REMOVE}
+    return {"vm.0.interrupt_delivery": _DELIVERY[cfg]}
 
 
-#: DID §5.4, Fig. 6: mean interrupt invocation latency (µs) per configuration.
-_FIG6 = {"bare-metal": 2.0, "KVM": 14.0, "DID": 2.9, "APICv": None}
+#: DID §5.4, Fig. 6's configurations.
+_FIG6 = ("bare-metal", "KVM", "DID", "APICv")
 
 
 def _fig6(duration, step):
-    with open(SCENARIOS / "did-fig6.toml", "rb") as f:
-        base = tomllib.load(f)
     rows = []
-    for cfg, published in _FIG6.items():
-        r = api.run(_configured(base, cfg), duration=duration)
+    for cfg in _FIG6:
+        r = simulate(SCENARIOS / "did-fig6.toml", _configured(cfg), what=f"did-fig6 {cfg}", duration=duration)
         step(cfg)
         vm = r.summary["vms"][0]
-        rows.append(Row(cfg, "latency_mean", "us", vm["latency_us"]["mean"], published))
-        rows.append(Row(cfg, "latency_p99", "us", vm["latency_us"]["p99"], None))
-        rows.append(Row(cfg, "exits_total", "exits/s", vm["exits_total_per_s"], None))
+        rows.append(Measured(cfg, "latency_mean", "us", vm["latency_us"]["mean"]))
+        rows.append(Measured(cfg, "latency_p99", "us", vm["latency_us"]["p99"]))
+        rows.append(Measured(cfg, "exits_total", "exits/s", vm["exits_total_per_s"]))
         for reason in ("external_interrupt", "eoi", "timer"):
-            rows.append(Row(cfg, f"exits_{reason}", "exits/s", vm["exits_per_s"][reason], None))
+            rows.append(Measured(cfg, f"exits_{reason}", "exits/s", vm["exits_per_s"][reason]))
     return rows
 
 
@@ -122,38 +105,27 @@ register(Experiment(
 ))
 
 
-#: DID §5.7, Fig. 11: configuration -> (peak RPS with p95 <= 10 ms, TIG %).
-_FIG11 = {
-    "PV": (47_300.0, 97.7),
-    "PV-DID": (50_400.0, 99.7),
-    "SRIOV": (45_800.0, 81.55),
-    "SRIOV-DID": (151_500.0, 99.8),
-    "bare-metal": (152_300.0, None),
-    "SRIOV-NAPI-8": (48_300.0, None),
-    "SRIOV-NAPI-4": (48_300.0, None),
-    "SRIOV-dynamic-ITR": (None, None),
-}
+#: DID §5.7, Fig. 11's configurations (and a sensitivity row, SRIOV-dynamic-ITR).
+_FIG11 = ("PV", "PV-DID", "SRIOV", "SRIOV-DID", "bare-metal", "SRIOV-NAPI-8", "SRIOV-NAPI-4", "SRIOV-dynamic-ITR")
 #: Offered rates the QoS search spans (req/s) and its bisection steps (~2 % resolution).
 _FIG11_RANGE = (2_000.0, 400_000.0, 8)
 
 
-def _fig11_scenario(cfg: str) -> dict:
-    with open(SCENARIOS / "did-fig11.toml", "rb") as f:
-        sc = tomllib.load(f)
-    vm = sc["vm"][0]
+def _fig11_changes(cfg: str) -> dict:
+    """The changes to did-fig11.toml (memcached on an SR-IOV VF, emulated delivery) for ``cfg``."""
+    changes = {}
     if cfg.startswith("PV"):
-        del vm["net"]  # virtio-net over vhost, the default device
+        changes["vm.0.net"] = REMOVE  # virtio-net over vhost, the default device
     if cfg.endswith("DID"):
-        vm["interrupt_delivery"] = "did"
+        changes["vm.0.interrupt_delivery"] = "did"
     if cfg == "bare-metal":
-        sc["host"]["virtualization"] = "bare_metal"
-        del vm["interrupt_delivery"]
+        changes.update(_configured("bare-metal"))
     if cfg.startswith("SRIOV-NAPI-"):
         # DID §5.7 lowers the guest's NAPI weight from 64 to make the VF driver poll more.
-        sc["profile_overrides"] = {"guest": {"napi_weight": float(cfg.rsplit("-", 1)[1])}}
+        changes["profile_overrides.guest.napi_weight"] = float(cfg.rsplit("-", 1)[1])
     if cfg == "SRIOV-dynamic-ITR":
-        vm["net"]["itr_us"] = "dynamic"
-    return sc
+        changes["vm.0.net.itr_us"] = "dynamic"
+    return changes
 
 
 def _fig11(duration, step):
@@ -161,20 +133,20 @@ def _fig11(duration, step):
 
     lo, hi, steps = _FIG11_RANGE
     rows = []
-    for cfg, (rps_pub, tig_pub) in _FIG11.items():
-        s = qos.search(_fig11_scenario(cfg), bound_ms=10.0, lo=lo, hi=hi, steps=steps, duration=duration)
+    for cfg in _FIG11:
+        s = qos.search(load(SCENARIOS / "did-fig11.toml", _fig11_changes(cfg)), bound_ms=10.0, lo=lo, hi=hi,
+                       steps=steps, duration=duration, run=runner(f"did-fig11 {cfg}"))
         step(cfg)
-        rows.append(Row(cfg, "peak_rps", "req/s", s.peak_rps, rps_pub))
+        rows.append(Measured(cfg, "peak_rps", "req/s", s.peak_rps))
         vm = s.at_peak.summary["vms"][0] if s.at_peak else None
         at = (lambda f: f(vm)) if vm else (lambda f: None)
-        rows.append(Row(cfg, "tig", "%", at(lambda v: v["tig_pct"]), tig_pub))
-        # The abstract: SRIOV's 97K exits/s fall below 1K with DID (at each one's peak).
-        exits_pub = {"SRIOV": 97_000.0}.get(cfg)
-        rows.append(Row(cfg, "exits_total", "exits/s", at(lambda v: v["exits_total_per_s"]), exits_pub))
+        rows.append(Measured(cfg, "tig", "%", at(lambda v: v["tig_pct"])))
+        # The abstract: SRIOV's exits/s fall below 1K with DID (at each one's peak).
+        rows.append(Measured(cfg, "exits_total", "exits/s", at(lambda v: v["exits_total_per_s"])))
         for reason in ("external_interrupt", "eoi", "io_instruction", "timer"):
-            rows.append(Row(cfg, f"exits_{reason}", "exits/s", at(lambda v: v["exits_per_s"][reason]), None))
-        rows.append(Row(cfg, "interrupts", "irq/s", at(lambda v: v["interrupts_per_s"]), None))
-        rows.append(Row(cfg, "p95_at_peak", "us", at(lambda v: v["latency_us"]["p95"]), None))
+            rows.append(Measured(cfg, f"exits_{reason}", "exits/s", at(lambda v: v["exits_per_s"][reason])))
+        rows.append(Measured(cfg, "interrupts", "irq/s", at(lambda v: v["interrupts_per_s"])))
+        rows.append(Measured(cfg, "p95_at_peak", "us", at(lambda v: v["latency_us"]["p95"])))
     return rows
 
 
@@ -196,35 +168,32 @@ register(Experiment(
 ))
 
 
-#: DID §5.3, Fig. 5: packet rate -> DID's WhileLoop gain over vanilla KVM (%).
-_FIG5_GAIN = {100_000: 3.4, 250_000: 9.6, 400_000: 13.4, 600_000: 18.47}
+#: DID §5.3, Fig. 5's UDP packet rates (packets/s).
+_FIG5_RATES = (100_000, 250_000, 400_000, 600_000)
 #: WhileLoop's work: 2^34 iterations of one dependent integer addition, one per cycle (first
 #: principles: the loop-carried add is a one-cycle dependency chain), at the did profile's clock.
 _WHILELOOP_CYCLES = 2.0 ** 34
 
 
 def _fig5(duration, step):
-    with open(SCENARIOS / "did-fig5.toml", "rb") as f:
-        base = tomllib.load(f)
     ghz = api.profile("did")["cpu"]["ghz"]["value"]
     alone_s = _WHILELOOP_CYCLES / (ghz * 1e9)
     rows = []
-    for rate, gain_pub in _FIG5_GAIN.items():
+    for rate in _FIG5_RATES:
         elapsed = {}
         for cfg in ("bare-metal", "KVM", "DID"):
-            sc = _configured(base, cfg)
-            sc["vm"][0]["workload"] = {**base["vm"][0]["workload"], "rate_pps": rate}
-            vm = api.run(sc, duration=duration).summary["vms"][0]
+            c = f"{cfg}-{rate // 1000}K"
+            vm = simulate(SCENARIOS / "did-fig5.toml", {**_configured(cfg), "vm.0.workload.rate_pps": rate},
+                          what=f"did-fig5 {c}", duration=duration).summary["vms"][0]
             step(f"{cfg} {rate // 1000}K pps")
             share = vm["guest_burn_pct"]
             elapsed[cfg] = alone_s / (share / 100.0) if share else None
-            c = f"{cfg}-{rate // 1000}K"
-            rows.append(Row(c, "whileloop_elapsed", "s", elapsed[cfg], None))
-            rows.append(Row(c, "whileloop_cpu_share", "%", share, None))
-            rows.append(Row(c, "tig", "%", vm["tig_pct"], None))
+            rows.append(Measured(c, "whileloop_elapsed", "s", elapsed[cfg]))
+            rows.append(Measured(c, "whileloop_cpu_share", "%", share))
+            rows.append(Measured(c, "tig", "%", vm["tig_pct"]))
         kvm, did = elapsed["KVM"], elapsed["DID"]
         gain = 100.0 * (kvm / did - 1.0) if kvm and did else None
-        rows.append(Row(f"DID-{rate // 1000}K", "gain_over_kvm", "%", gain, gain_pub))
+        rows.append(Measured(f"DID-{rate // 1000}K", "gain_over_kvm", "%", gain))
     return rows
 
 
@@ -234,7 +203,7 @@ register(Experiment(
     source="DID §5.3, Fig. 5 (seed 002_d9bb5eb44ca8e2e6.txt)",
     profile="did",
     rows=_fig5,
-    runs=3 * len(_FIG5_GAIN),
+    runs=3 * len(_FIG5_RATES),
     notes=[
         "Every row is a prediction. WhileLoop is the guest CPU burn (2^34 one-cycle additions at the profile's "
         "clock, 5.05 s alone); its elapsed time is that over the share of the vCPU it got (guest_burn_pct).",

@@ -2,40 +2,38 @@
 
 from __future__ import annotations
 
-from eventpath import api
-from eventpath.reproduce import SCENARIOS, Experiment, Row, register
+from eventpath.reproduce.experiment import SCENARIOS, Experiment, Measured, register
+from eventpath.reproduce.simulate import simulate
 
 
-def _rows_of(config, vm, published):
+def _rows_of(config, vm):
     ex = vm["exits_per_s"]
-    rows = [Row(config, "exits_total", "exits/s", vm["exits_total_per_s"], published)]
+    rows = [Measured(config, "exits_total", "exits/s", vm["exits_total_per_s"])]
     for reason in ("io_instruction", "interrupt_delivery", "eoi", "external_interrupt", "hlt"):
-        rows.append(Row(config, f"exits_{reason}", "exits/s", ex[reason], None))
-    rows.append(Row(config, "eht", "%", vm["eht_pct"], None))
-    rows.append(Row(config, "vcpu_util", "%", vm["cpu_util_pct"], None))
+        rows.append(Measured(config, f"exits_{reason}", "exits/s", ex[reason]))
+    rows.append(Measured(config, "eht", "%", vm["eht_pct"]))
+    rows.append(Measured(config, "vcpu_util", "%", vm["cpu_util_pct"]))
     return rows
 
 
 def _baseline_1vm(duration, step):
-    # "Baseline suffered 142K, 109K and 146K exits/second for Netperf, Apache and Memcached
-    # respectively when we used only a single VM" (ELVIS §4.4).
-    r = api.run(SCENARIOS / "elvis-baseline-1vm-tcp64.toml", duration=duration)
+    r = simulate(SCENARIOS / "elvis-baseline-1vm-tcp64.toml", what="elvis-baseline-1vm netperf-tcp64",
+                 duration=duration)
     step("netperf TCP 64 B")
     vm = r.summary["vms"][0]
-    rows = _rows_of("netperf-tcp64", vm, 142_000.0)
-    # "TCP stream achieved ... 1.08Gbps when it ran in a single VM using ... Baseline" (ELVIS §4.6).
-    rows.append(Row("netperf-tcp64", "throughput", "Gbit/s", vm["throughput"]["gbps"], 1.08))
+    rows = _rows_of("netperf-tcp64", vm)
+    rows.append(Measured("netperf-tcp64", "throughput", "Gbit/s", vm["throughput"]["gbps"]))
     # Apache: ab, 4 KB page, 2 concurrent; memcached: memslap, 32 concurrent, 90 % get (ELVIS §4.3).
-    for config, scenario, published, label in (
-        ("apache-4k-c2", "elvis-baseline-1vm-apache.toml", 109_000.0, "Apache (ab 4 KB, 2 concurrent)"),
-        ("memcached-c32", "elvis-baseline-1vm-memcached.toml", 146_000.0, "memcached (memslap 32, 90 % get)"),
+    for config, scenario, label in (
+        ("apache-4k-c2", "elvis-baseline-1vm-apache.toml", "Apache (ab 4 KB, 2 concurrent)"),
+        ("memcached-c32", "elvis-baseline-1vm-memcached.toml", "memcached (memslap 32, 90 % get)"),
     ):
-        r = api.run(SCENARIOS / scenario, duration=duration)
+        r = simulate(SCENARIOS / scenario, what=f"elvis-baseline-1vm {config}", duration=duration)
         step(label)
         vm = r.summary["vms"][0]
-        rows += _rows_of(config, vm, published)
-        rows.append(Row(config, "throughput", "ops/s", vm["throughput"]["ops_per_s"], None))
-        rows.append(Row(config, "latency_mean", "us", vm["latency_us"]["mean"], None))
+        rows += _rows_of(config, vm)
+        rows.append(Measured(config, "throughput", "ops/s", vm["throughput"]["ops_per_s"]))
+        rows.append(Measured(config, "latency_mean", "us", vm["latency_us"]["mean"]))
     return rows
 
 
@@ -122,8 +120,9 @@ def _total(r, key):
 
 
 def _run(config, n, workload, duration, step):
-    r = api.run(layout(config, n, workload, duration=duration), duration=duration)
-    step(f"{config} {workload} {n} VMs")
+    label = f"{config} {workload} {n} VMs"
+    r = simulate(layout(config, n, workload, duration=duration), what=label, duration=duration)
+    step(label)
     return r
 
 
@@ -140,18 +139,13 @@ def _fig8(duration, step, counts=(1, 2, 3, 4, 5, 6, 7)):
         gbps = {c: _total(_run(c, n, "netperf", duration, step), "gbps") for c in _FIG8_CONFIGS}
         label = f"{n}vm"
         for c in _FIG8_CONFIGS:
-            rows.append(Row(f"{label} {_CONFIG_NAMES[c]}", "throughput", "Gbit/s", gbps[c], None))
+            rows.append(Measured(f"{label} {_CONFIG_NAMES[c]}", "throughput", "Gbit/s", gbps[c]))
         base = gbps["baseline"] or None
-        # "Fine-grained I/O scheduling and ELVIS improved Baseline throughput by 2.7x and 3x
-        # respectively when running more than one VM" (ELVIS §4.7): read as the ratio above 1 VM.
-        rows.append(Row(f"{label} Fine-grained only", "vs_baseline", "x", gbps["fine"] / base if base else None,
-                        2.7 if n > 1 else None))
-        rows.append(Row(f"{label} ELVIS", "vs_baseline", "x", gbps["elvis"] / base if base else None,
-                        3.0 if n > 1 else None))
+        rows.append(Measured(f"{label} Fine-grained only", "vs_baseline", "x", gbps["fine"] / base if base else None))
+        rows.append(Measured(f"{label} ELVIS", "vs_baseline", "x", gbps["elvis"] / base if base else None))
         aff = gbps["affinity"] or None
-        # "ELVIS over-performed Baseline with Affinity by 33%" with a single VM (ELVIS §4.7).
-        rows.append(Row(f"{label} ELVIS", "vs_affinity", "%", 100.0 * (gbps["elvis"] / aff - 1.0) if aff else None,
-                        33.0 if n == 1 else None))
+        rows.append(Measured(f"{label} ELVIS", "vs_affinity", "%",
+                             100.0 * (gbps["elvis"] / aff - 1.0) if aff else None))
     return rows
 
 
@@ -180,19 +174,13 @@ def _fig5(duration, step, counts=(1, 2, 4, 7, 10, 14)):
             r = _run(c, n, "udp_rr", duration, step)
             means = [v["latency_us"]["mean"] for v in r.summary["vms"] if v["latency_us"]["mean"] is not None]
             lat[c] = sum(means) / len(means) if means else None
-            rows.append(Row(f"{n}vm {_CONFIG_NAMES[c]}", "latency_mean", "us", lat[c],
-                            400.0 if c == "affinity" and n == 14 else None))
+            rows.append(Measured(f"{n}vm {_CONFIG_NAMES[c]}", "latency_mean", "us", lat[c]))
         gain = lat["baseline"] - lat["elvis"] if None not in (lat["baseline"], lat["elvis"]) else None
-        # "With a single VM, ELVIS reduced Baseline's latency by 8 usec. With multiple VMs ELVIS
-        # reduced the average latency per VM up to 28 usec" (ELVIS §4.4).
-        rows.append(Row(f"{n}vm ELVIS", "latency_gain_vs_baseline", "us", gain, 8.0 if n == 1 else None))
+        rows.append(Measured(f"{n}vm ELVIS", "latency_gain_vs_baseline", "us", gain))
         vs = 100.0 * (lat["elvis"] / lat["nointerp"] - 1.0) if lat["elvis"] and lat["nointerp"] else None
-        # ELVIS's fine-grained scheduling and exitless notifications "managed to keep latency 1% or
-        # less far from No Interposition"; "when running less than 6 VMs, ELVIS again out-performs
-        # No Interposition" (ELVIS §4.4): the 1 % is given where ELVIS is not said to be faster.
-        rows.append(Row(f"{n}vm ELVIS", "latency_vs_nointerp", "%", vs, 1.0 if n >= 6 else None))
+        rows.append(Measured(f"{n}vm ELVIS", "latency_vs_nointerp", "%", vs))
     gains = [r.simulated for r in rows if r.metric == "latency_gain_vs_baseline" and r.simulated is not None]
-    rows.append(Row("1-14 VMs", "max_latency_gain_vs_baseline", "us", max(gains) if gains else None, 28.0))
+    rows.append(Measured("1-14 VMs", "max_latency_gain_vs_baseline", "us", max(gains) if gains else None))
     return rows
 
 
@@ -225,10 +213,6 @@ register(Experiment(
 #: netperf; Apache "stopped scaling after 10 VMs because our remote machine was saturated"; memcached's
 #: one I/O core saturated after 3 VMs, the second (above 7 VMs) kept it scaling "up to 11 VMs".
 _UNSATURATED = {"netperf": (1, 2, 3, 4, 7, 10, 14), "apache": (1, 2, 3, 4, 7, 10), "memcached": (1, 2, 3, 10)}
-#: ELVIS §4.3: "The performance degradation caused by ELVIS I/O interposition was less than 1%, 10% and
-#: 30% for Netperf TCP stream, Apache and Memcached respectively when the I/O cores and the remote
-#: machine were not saturated."
-_MAX_LOSS = {"netperf": 1.0, "apache": 10.0, "memcached": 30.0}
 
 
 def _counts_label(counts):
@@ -253,36 +237,31 @@ def _fig4(duration, step, counts=(1, 2, 3, 4, 7, 10, 14)):
             for c in ("baseline", "affinity", "elvis", "nointerp"):
                 r = _run(c, n, wl, duration, step)
                 tput[c] = _total(r, key)
-                rows.append(Row(f"{wl} {n}vm {_CONFIG_NAMES[c]}", "throughput", unit, tput[c],
-                                1.45 if (wl, n, c) == ("netperf", 1, "elvis") else
-                                1.08 if (wl, n, c) == ("netperf", 1, "baseline") else None))
+                rows.append(Measured(f"{wl} {n}vm {_CONFIG_NAMES[c]}", "throughput", unit, tput[c]))
                 if c in ("elvis", "nointerp"):
                     exits = max(v["exits_total_per_s"] for v in r.summary["vms"])
                     # "ELVIS ... less than 800 exits/s" per VM (ELVIS §4.3 text around Fig. 4).
-                    rows.append(Row(f"{wl} {n}vm {_CONFIG_NAMES[c]}", "max_exits_per_vm", "exits/s", exits, None))
+                    rows.append(Measured(f"{wl} {n}vm {_CONFIG_NAMES[c]}", "max_exits_per_vm", "exits/s", exits))
                     irqs = sum(v["interrupts_per_s"] for v in r.summary["vms"]) / len(r.summary["vms"])
-                    # "when running Netperf TCP stream, ELVIS reduced the interrupt rate of each guest
-                    # from 30K to 10K compared to No Interposition" (ELVIS §4.3): read at 1 VM.
-                    pub = {"elvis": 10_000.0, "nointerp": 30_000.0}[c] if (wl, n) == ("netperf", 1) else None
-                    rows.append(Row(f"{wl} {n}vm {_CONFIG_NAMES[c]}", "interrupts_per_vm", "irq/s", irqs, pub))
+                    rows.append(Measured(f"{wl} {n}vm {_CONFIG_NAMES[c]}", "interrupts_per_vm", "irq/s", irqs))
                 if c == "elvis":
                     util = [t["util_pct"] for t in r.summary["host"]["io_threads"]]
-                    rows.append(Row(f"{wl} {n}vm ELVIS", "io_core_util_max", "%", max(util), None))
+                    rows.append(Measured(f"{wl} {n}vm ELVIS", "io_core_util_max", "%", max(util)))
             base = tput["baseline"] or None
-            rows.append(Row(f"{wl} {n}vm ELVIS", "vs_baseline", "x", tput["elvis"] / base if base else None, None))
+            rows.append(Measured(f"{wl} {n}vm ELVIS", "vs_baseline", "x", tput["elvis"] / base if base else None))
             # Fig. 4 (right): ELVIS as a fraction of No interposition (a curve; no numbers).
             ni = tput["nointerp"] or None
             ratio_ni[n] = tput["elvis"] / ni if ni else None
-            rows.append(Row(f"{wl} {n}vm ELVIS", "vs_nointerp", "x", ratio_ni[n], None))
+            rows.append(Measured(f"{wl} {n}vm ELVIS", "vs_nointerp", "x", ratio_ni[n]))
+        # ELVIS §4.3's largest loss against No interposition where nothing was saturated.
         ok = [ratio_ni[n] for n in _UNSATURATED[wl] if n in ratio_ni and ratio_ni[n] is not None]
-        rows.append(Row(f"{wl} {_counts_label([n for n in _UNSATURATED[wl] if n in counts])}vm ELVIS",
-                        "max_loss_vs_nointerp", "%", 100.0 * (1.0 - min(ok)) if ok else None, _MAX_LOSS[wl]))
+        rows.append(Measured(f"{wl} {_counts_label([n for n in _UNSATURATED[wl] if n in counts])}vm ELVIS",
+                             "max_loss_vs_nointerp", "%", 100.0 * (1.0 - min(ok)) if ok else None))
         if wl in ("netperf", "apache"):
             gains += [v for v in ratio_ni.values() if v is not None]
-    # "In the case of Netperf TCP stream and Apache, this mechanism improved throughput, making ELVIS up
-    # to 15% better than No Interposition" (ELVIS §4.3).
-    rows.append(Row("netperf+apache ELVIS", "max_gain_vs_nointerp", "%",
-                    100.0 * (max(gains) - 1.0) if gains else None, 15.0))
+    # ELVIS §4.3's "up to 15% better than No Interposition" for netperf and Apache.
+    rows.append(Measured("netperf+apache ELVIS", "max_gain_vs_nointerp", "%",
+                         100.0 * (max(gains) - 1.0) if gains else None))
     return rows
 
 

@@ -2,28 +2,23 @@
 
 from __future__ import annotations
 
-import tomllib
-
-from eventpath import api
-from eventpath.sweep import set_path
-from eventpath.reproduce import SCENARIOS, Experiment, Row, register
+from eventpath.reproduce.experiment import SCENARIOS, Experiment, Measured, register
+from eventpath.reproduce.simulate import simulate
 
 
 def _fig4_udp(duration, step):
-    r = api.run(SCENARIOS / "es2-udp-512.toml", duration=duration)
+    r = simulate(SCENARIOS / "es2-udp-512.toml", what="es2-fig4-udp udp512-noPI", duration=duration)
     step("UDP 512 B, no PI")
     vm = r.summary["vms"][0]
     ex = vm["exits_per_s"]
     cfg = "udp512-noPI"
     return [
-        # "nearly 100K" I/O-instruction exits/s (ES2 §6.2, Fig. 4b): read from the text, approximate.
-        Row(cfg, "exits_io_instruction", "exits/s", ex["io_instruction"], 100_000.0),
+        Measured(cfg, "exits_io_instruction", "exits/s", ex["io_instruction"]),
         # "few" interrupt-related exits: the seed gives no number.
-        Row(cfg, "exits_interrupt_related", "exits/s", (ex["interrupt_delivery"] or 0) + (ex["eoi"] or 0), None),
-        Row(cfg, "exits_total", "exits/s", vm["exits_total_per_s"], None),
-        # EHT of the UDP baseline: 29.63 % (ES2 §6.2).
-        Row(cfg, "eht", "%", vm["eht_pct"], 29.63),
-        Row(cfg, "throughput", "Gbit/s", vm["throughput"]["gbps"], None),
+        Measured(cfg, "exits_interrupt_related", "exits/s", (ex["interrupt_delivery"] or 0) + (ex["eoi"] or 0)),
+        Measured(cfg, "exits_total", "exits/s", vm["exits_total_per_s"]),
+        Measured(cfg, "eht", "%", vm["eht_pct"]),
+        Measured(cfg, "throughput", "Gbit/s", vm["throughput"]["gbps"]),
     ]
 
 
@@ -58,15 +53,9 @@ _REASONS = ("interrupt_delivery", "eoi", "io_instruction")
 
 def _vm(cfg, duration, step, variant=None):
     """Run ``cfg``'s scenario; ``variant`` = (label, {dotted key: value}) changes it first."""
-    path = SCENARIOS / _RUNS[cfg]
-    if variant is None:
-        r = api.run(path, duration=duration)
-    else:
-        sc = tomllib.loads(path.read_text())
-        for key, value in variant[1].items():
-            set_path(sc, key, value)
-        r = api.run(sc, duration=duration)
-    step(cfg if variant is None else f"{cfg} {variant[0]}")
+    label = cfg if variant is None else f"{cfg} {variant[0]}"
+    r = simulate(SCENARIOS / _RUNS[cfg], variant[1] if variant else None, what=label, duration=duration)
+    step(label)
     return r.summary["vms"][0]
 
 
@@ -75,41 +64,34 @@ def _share(vm, reason):
     return 100.0 * (vm["exits_per_s"][reason] or 0.0) / tot if tot else None
 
 
-# ES2 Table 1 as printed (ES2 §3.3): exits/s and % of all exits, 512-byte TCP send, 1 vCPU.
-_TABLE1 = {
-    "tcp512-noPI": {"interrupt_delivery": (5575, 5.0), "eoi": (30736, 27.7), "io_instruction": (73310, 66.0),
-                    "total": 111155},
-    "tcp512-PI": {"interrupt_delivery": (0, 0.0), "eoi": (0, 0.0), "io_instruction": (84403, 99.1), "total": None},
-}
+#: ES2 Table 1's two runs (ES2 §3.3): 512-byte TCP send, 1 vCPU, without and with PI.
+_TABLE1 = ("tcp512-noPI", "tcp512-PI")
 
 
-def _table1_rows(label, vm, pub):
+def _table1_rows(label, vm):
     """Table 1's rows for one run: exits/s and share per cause, the total, and the §3.3 share."""
     rows = []
     for reason in _REASONS:
-        rate, share = pub[reason]
-        rows.append(Row(label, f"exits_{reason}", "exits/s", vm["exits_per_s"][reason], float(rate)))
-        rows.append(Row(label, f"share_{reason}", "%", _share(vm, reason), share))
-    rows.append(Row(label, "exits_total", "exits/s", vm["exits_total_per_s"],
-                    float(pub["total"]) if pub["total"] else None))
+        rows.append(Measured(label, f"exits_{reason}", "exits/s", vm["exits_per_s"][reason]))
+        rows.append(Measured(label, f"share_{reason}", "%", _share(vm, reason)))
+    rows.append(Measured(label, "exits_total", "exits/s", vm["exits_total_per_s"]))
     t = vm["device_interrupts_by_target_state_per_s"]
     seen = sum(v or 0 for v in t.values())
     # ES2 §3.3's explanation, measured: share of device interrupts that found the vCPU in an exit.
-    rows.append(Row(label, "irq_found_vcpu_in_exit", "%", 100.0 * (t["exit"] or 0) / seen if seen else None, None))
+    rows.append(Measured(label, "irq_found_vcpu_in_exit", "%", 100.0 * (t["exit"] or 0) / seen if seen else None))
     return rows
 
 
 def _table1(duration, step):
     rows = []
     vms = {}
-    for cfg, pub in _TABLE1.items():
+    for cfg in _TABLE1:
         vm = vms[cfg] = _vm(cfg, duration, step)
-        rows += _table1_rows(cfg, vm, pub)
+        rows += _table1_rows(cfg, vm)
     io0 = vms["tcp512-noPI"]["exits_per_s"]["io_instruction"]
     io1 = vms["tcp512-PI"]["exits_per_s"]["io_instruction"]
-    # "a 15% increase" from 73,310 to 84,403 (ES2 §3.3).
-    rows.append(Row("PI vs noPI", "io_instruction_rise", "%", 100.0 * (io1 / io0 - 1.0) if io0 else None,
-                    100.0 * (84403 / 73310 - 1.0)))
+    # ES2 §3.3's "a 15% increase" of I/O-instruction exits with PI.
+    rows.append(Measured("PI vs noPI", "io_instruction_rise", "%", 100.0 * (io1 / io0 - 1.0) if io0 else None))
     return rows
 
 
@@ -161,7 +143,7 @@ def _table1_sensitivity(duration, step):
     rows = []
     for label, changes in _VARIANTS:
         vm = _vm("tcp512-noPI", duration, step, (label, changes) if changes else None)
-        rows += _table1_rows(label, vm, _TABLE1["tcp512-noPI"])
+        rows += _table1_rows(label, vm)
     return rows
 
 
@@ -195,19 +177,10 @@ def _fig4(duration, step):
     for cfg in _RUNS:
         vm = _vm(cfg, duration, step)
         for reason in _REASONS:
-            pub = None
-            if cfg.endswith("-PI") and reason != "io_instruction":
-                pub = 0.0  # "successfully eliminates" (ES2 §6.2)
-            elif cfg == "tcp512-noPI" and reason == "io_instruction":
-                pub = 70_000.0  # "About 70K" (ES2 §6.2, Fig. 4a)
-            elif cfg == "udp512-noPI" and reason == "io_instruction":
-                pub = 100_000.0  # "nearly 100K" (ES2 §6.2, Fig. 4b)
-            rows.append(Row(cfg, f"exits_{reason}", "exits/s", vm["exits_per_s"][reason], pub))
-        rows.append(Row(cfg, "exits_total", "exits/s", vm["exits_total_per_s"],
-                        110_000.0 if cfg == "tcp512-noPI" else None))  # "nearly 110K"
-        eht = {"tcp512-noPI": 26.68, "udp512-noPI": 29.63}.get(cfg)
-        rows.append(Row(cfg, "eht", "%", vm["eht_pct"], eht))
-        rows.append(Row(cfg, "throughput", "Gbit/s", vm["throughput"]["gbps"], None))
+            rows.append(Measured(cfg, f"exits_{reason}", "exits/s", vm["exits_per_s"][reason]))
+        rows.append(Measured(cfg, "exits_total", "exits/s", vm["exits_total_per_s"]))
+        rows.append(Measured(cfg, "eht", "%", vm["eht_pct"]))
+        rows.append(Measured(cfg, "throughput", "Gbit/s", vm["throughput"]["gbps"]))
     return rows
 
 
@@ -233,23 +206,18 @@ register(Experiment(
 #: scheduler, as the vhost thread of the PI run is.
 _HP = {"tcp512-PI+H(P)": ("tcp512-PI", 4), "udp512-PI+H(P)": ("udp512-PI", 16)}
 
-#: ES2 §6.2: PI+H(P) leaves "a remaining number of 1K" I/O-instruction exits and 0.04 % EHT (TCP);
-#: "under 100 per second" and 0.01 % (UDP).
-_HP_PUB = {"tcp512-PI+H(P)": (1_000.0, 0.04), "udp512-PI+H(P)": (100.0, 0.01)}
-
 
 def _fig4_full(duration, step):
     rows = _fig4(duration, step)
     for cfg, (base, quota) in _HP.items():
         io = {"handling": "es2", "switch": "perceptive", "quota": quota}
         vm = _vm(base, duration, step, (f"H(P) quota {quota}", {"host.io": io}))
-        io_pub, eht_pub = _HP_PUB[cfg]
-        rows.append(Row(cfg, "exits_io_instruction", "exits/s", vm["exits_per_s"]["io_instruction"], io_pub))
+        rows.append(Measured(cfg, "exits_io_instruction", "exits/s", vm["exits_per_s"]["io_instruction"]))
         for reason in ("interrupt_delivery", "eoi"):
-            rows.append(Row(cfg, f"exits_{reason}", "exits/s", vm["exits_per_s"][reason], 0.0))
-        rows.append(Row(cfg, "exits_total", "exits/s", vm["exits_total_per_s"], None))
-        rows.append(Row(cfg, "eht", "%", vm["eht_pct"], eht_pub))
-        rows.append(Row(cfg, "throughput", "Gbit/s", vm["throughput"]["gbps"], None))
+            rows.append(Measured(cfg, f"exits_{reason}", "exits/s", vm["exits_per_s"][reason]))
+        rows.append(Measured(cfg, "exits_total", "exits/s", vm["exits_total_per_s"]))
+        rows.append(Measured(cfg, "eht", "%", vm["eht_pct"]))
+        rows.append(Measured(cfg, "throughput", "Gbit/s", vm["throughput"]["gbps"]))
     return rows
 
 

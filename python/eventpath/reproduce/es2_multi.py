@@ -14,8 +14,8 @@ perceptive or optimistic switch), and each with "+R": ES2's intelligent interrup
 
 from __future__ import annotations
 
-from eventpath import api
-from eventpath.reproduce import Experiment, Row, register
+from eventpath.reproduce.experiment import Experiment, Measured, register
+from eventpath.reproduce.simulate import simulate
 
 #: (config, [host.io] table or None for stock vhost-net); a "+R" suffix adds ES2's redirection.
 _IO = {
@@ -50,10 +50,8 @@ def layout(config: str, tested: int, workload: dict, duration: float | None = No
 
 
 def _run(config, tested, workload, duration, step):
-    r = api.run(layout(config, tested, workload, duration))
+    r = simulate(layout(config, tested, workload, duration), what=f"{config} with {tested} tested VMs")
     step(f"{config} {tested} VM")
-    if r.summary["stalled_flows"]:
-        raise RuntimeError(f"{config} with {tested} tested VMs: stalled flows {r.summary['stalled_flows']}")
     return r.summary["vms"][:tested]
 
 
@@ -61,20 +59,19 @@ def _gain(x, base):
     return None if not base else 100.0 * (x / base - 1.0)
 
 
-def _sweep(configs, workload, metric, unit, key, gain_pub, io_pub, duration, step, counts):
+def _sweep(configs, workload, metric, unit, key, duration, step, counts):
     """Every config at every tested-VM count: the tested VMs' total ``throughput[key]``, their
-    mean I/O-instruction exits, and each config's gain over PI (published where ES2 gives one)."""
+    mean I/O-instruction exits, and each config's gain over PI."""
     rows = []
     for n in counts:
         got = {c: _run(c, n, workload, duration, step) for c in configs}
         total = {c: sum(vm["throughput"][key] or 0.0 for vm in vms) for c, vms in got.items()}
         for c, vms in got.items():
             io = sum(vm["exits_per_s"]["io_instruction"] or 0.0 for vm in vms) / n
-            rows.append(Row(f"{c} {n}VM", metric, unit, total[c], None))
-            rows.append(Row(f"{c} {n}VM", "io_exits_per_tested_vm", "exits/s", io, io_pub.get((c, n))))
+            rows.append(Measured(f"{c} {n}VM", metric, unit, total[c]))
+            rows.append(Measured(f"{c} {n}VM", "io_exits_per_tested_vm", "exits/s", io))
         for c in configs[1:]:
-            rows.append(Row(f"{c} vs PI {n}VM", "throughput_gain", "%", _gain(total[c], total["PI"]),
-                            gain_pub.get((c, n))))
+            rows.append(Measured(f"{c} vs PI {n}VM", "throughput_gain", "%", _gain(total[c], total["PI"])))
     return rows
 
 
@@ -82,16 +79,12 @@ def _sweep(configs, workload, metric, unit, key, gain_pub, io_pub, duration, ste
 
 _NETPERF = {"kind": "tcp_stream", "message_bytes": 512, "streams": 4}
 
-#: ES2 §6.3.1, over PI: PI+H(P) +42 % with 1 tested VM, "gradually decreases ... to 25%" with 4;
-#: PI+R "only ... a slight throughput increase" (no number); PI+H(P)+R +47 % with 1.
+#: Fig. 7a's configurations (ES2 §6.3.1); the published gains are in published/es2-fig7a.toml.
 _FIG7A = ("PI", "PI+H(P)", "PI+R", "PI+H(P)+R")
-_FIG7A_GAIN = {("PI+H(P)", 1): 42.0, ("PI+H(P)", 4): 25.0, ("PI+H(P)+R", 1): 47.0}
-#: ES2 §6.3.1: PI's I/O-instruction exits per tested VM "drops from 23,000 to 13,000 per second".
-_FIG7A_IO = {("PI", 1): 23_000.0, ("PI", 4): 13_000.0}
 
 
 def _fig7a(duration, step, counts=(1, 2, 3, 4)):
-    return _sweep(_FIG7A, _NETPERF, "throughput", "Gbit/s", "gbps", _FIG7A_GAIN, _FIG7A_IO, duration, step, counts)
+    return _sweep(_FIG7A, _NETPERF, "throughput", "Gbit/s", "gbps", duration, step, counts)
 
 
 register(Experiment(
@@ -123,16 +116,12 @@ register(Experiment(
 
 _MEMCACHED = {"kind": "memcached", "concurrency": 256, "get_ratio": 0.9}
 
-#: ES2 §6.3.2, over PI: PI+H(P) +12 % and PI+H(O) +35 % with 1 tested VM; with 4, H(P) "only
-#: shows a very slight throughput increase" (no number) and H(O) +25 %; PI+R "a stable more than
-#: 1.4x" (shown as +40 %, a lower bound); PI+H(O)+R "75%-90%" (shown as its middle, +82.5 %).
+#: Fig. 8a's configurations (ES2 §6.3.2); the published gains are in published/es2-fig8a-h.toml.
 _FIG8A = ("PI", "PI+H(P)", "PI+H(O)", "PI+R", "PI+H(O)+R")
-_FIG8A_GAIN = {("PI+H(P)", 1): 12.0, ("PI+H(O)", 1): 35.0, ("PI+H(O)", 4): 25.0,
-               **{("PI+R", n): 40.0 for n in (1, 2, 3, 4)}, **{("PI+H(O)+R", n): 82.5 for n in (1, 2, 3, 4)}}
 
 
 def _fig8a(duration, step, counts=(1, 2, 3, 4)):
-    return _sweep(_FIG8A, _MEMCACHED, "ops_per_s", "ops/s", "ops_per_s", _FIG8A_GAIN, {}, duration, step, counts)
+    return _sweep(_FIG8A, _MEMCACHED, "ops_per_s", "ops/s", "ops_per_s", duration, step, counts)
 
 
 register(Experiment(

@@ -1,0 +1,50 @@
+"""What a reproduction is: an :class:`Experiment` whose ``rows`` run the simulator and return
+:class:`Measured` values — simulated only; the published values are data beside it
+(``published/ID.toml``), put beside the rows by :meth:`Experiment.compare`. The registry
+:data:`EXPERIMENTS` holds every experiment; the experiment modules fill it on import."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, NamedTuple
+
+from eventpath.comparison import PublishedRow
+from eventpath.reproduce import published
+from eventpath.reproduce.simulate import SCENARIOS  # noqa: F401  (the experiments' import point)
+
+
+class Measured(NamedTuple):
+    """One simulated value of an experiment (None where the run has none)."""
+
+    config: str
+    metric: str
+    unit: str
+    simulated: float | None
+
+
+@dataclass
+class Experiment:
+    """A reproducible experiment of a seed."""
+
+    id: str
+    title: str
+    source: str
+    #: The built-in profile its scenarios use (its calibration targets decide the rows' roles).
+    profile: str
+    #: Runs the simulations; gets the duration override (or None) and a progress callback.
+    rows: Callable[[float | None, Callable[[str], None]], list[Measured]]
+    notes: list[str] = field(default_factory=list)
+    #: The runs it makes, for the progress bar.
+    runs: int = 1
+
+    def compare(self, duration: float | None, step: Callable[[str], None]) -> list[PublishedRow]:
+        """Run it; each simulated value beside its published one (``published/ID.toml``)."""
+        return published.attach(self.id, self.rows(duration, step))
+
+
+EXPERIMENTS: dict[str, Experiment] = {}
+
+
+def register(e: Experiment) -> Experiment:
+    EXPERIMENTS[e.id] = e
+    return e

@@ -1,0 +1,132 @@
+"""The reproductions' common parts (issue 27): the run helper that fails loudly on a stalled
+flow, used by every reproduction and every simulator twin; and the published values, data
+beside each experiment with their sources."""
+
+import json
+import pickle
+import tomllib
+
+import pytest
+
+from eventpath import _eventpath, api, kvm_compare, reproduce
+from eventpath.reproduce import published
+from eventpath.reproduce.simulate import REMOVE, SCENARIOS, StalledFlow, check, load, simulate
+
+STALL = {"vm": "vm0", "stalled_from_s": 0.12, "detected_s": 0.17, "recovered_s": None,
+         "state": "vcpu0 halted; tx ring 256/256 full; vhost idle"}
+
+
+def _stalled(*_args, **_kwargs):
+    """What api.run returns for a run whose watchdog saw a stall (nothing else is needed: the
+    helper must stop before anyone reads a number)."""
+    return api.Result(summary={"scenario": "s", "seed": 1, "stalled_flows": [STALL], "vms": []}, latency_cdf=[])
+
+
+# --- the helper --------------------------------------------------------------------------------
+
+def test_load_applies_changes_and_removals_to_a_copy():
+    base = load(SCENARIOS / "did-fig6.toml")
+    sc = load(base, {"host.virtualization": "bare_metal", "vm.0.interrupt_delivery": REMOVE,
+                     "profile_overrides.guest.napi_weight": 8.0})
+    assert sc["host"]["virtualization"] == "bare_metal" and "interrupt_delivery" not in sc["vm"][0]
+    assert sc["profile_overrides"] == {"guest": {"napi_weight": 8.0}}
+    assert base["vm"][0]["interrupt_delivery"] == "emulated" and "virtualization" not in base["host"]
+    with pytest.raises(KeyError, match="no such key"):
+        load(base, {"vm.0.no_such_key": REMOVE})
+
+
+def test_a_stalled_flow_raises_with_the_flows_state():
+    with pytest.raises(StalledFlow) as e:
+        check(_stalled(), "did-fig6 KVM")
+    msg = str(e.value)
+    assert "did-fig6 KVM" in msg and "VM vm0" in msg and "0.1200 s" in msg and "never recovered" in msg
+    assert STALL["state"] in msg and "model bug" in msg
+    assert e.value.flows == [STALL]
+    # It crosses the process pool of `reproduce all` intact.
+    again = pickle.loads(pickle.dumps(e.value))
+    assert isinstance(again, StalledFlow) and str(again) == msg and again.flows == [STALL]
+
+
+def test_a_healthy_run_comes_back_as_it_is():
+    r = simulate(SCENARIOS / "did-fig6.toml", {"vm.0.interrupt_delivery": "did"}, what="x", duration=0.02)
+    assert r.summary["stalled_flows"] == [] and r.summary["vms"][0]["exits_total_per_s"] == 0
+
+
+@pytest.mark.parametrize("exp_id", list(reproduce.EXPERIMENTS))
+def test_every_reproduction_fails_loudly_on_a_stalled_flow(monkeypatch, tmp_path, exp_id):
+    monkeypatch.setattr(api, "run", _stalled)
+    with pytest.raises(StalledFlow, match="VM vm0 made no progress"):
+        reproduce.run(exp_id, tmp_path, duration=0.01, progress=False)
+    assert not (tmp_path / f"{exp_id}.json").exists()
+
+
+def test_a_stalled_twin_fails_kvm_compare(monkeypatch, tmp_path):
+    """The twin runs through the same helper (the testbed side is faked: no KVM needed)."""
+    monkeypatch.setattr(_eventpath, "kvm_run", lambda scenario, out: json.dumps({"vms": [], "host": {}}))
+    monkeypatch.setattr(api, "run", _stalled)
+    with pytest.raises(StalledFlow, match="exp4 fixed: the twin"):
+        kvm_compare.compare("exp4", tmp_path, kvm_compare.ROOT / "profiles" / "es2.toml", repeats=1)
+
+
+# --- published values as data ------------------------------------------------------------------
+
+def test_every_data_file_belongs_to_an_experiment_and_every_value_says_where_it_is_from():
+    files = sorted(published.PUBLISHED.glob("*.toml"))
+    assert {f.stem for f in files} <= set(reproduce.EXPERIMENTS)
+    for f in files:
+        values = published.load(f.stem)
+        assert values, f
+        for v in values:
+            assert v.paper.startswith(("ES2 ", "ELVIS ", "DID ")) and "seed" in v.paper, v
+            assert "§" in v.source or "abstract" in v.source, v
+            assert v.read and v.unit
+
+
+def test_every_experiment_with_a_published_value_has_its_data_file():
+    """Each experiment with a number to meet has a file; their rows take those numbers."""
+    have = {f.stem for f in published.PUBLISHED.glob("*.toml")}
+    assert have == set(reproduce.EXPERIMENTS)
+    rows = {(r.config, r.metric): r for r in reproduce.EXPERIMENTS["es2-table1"].compare(0.01, lambda _s: None)}
+    assert rows[("tcp512-noPI", "exits_eoi")].published == 30736.0
+    assert rows[("tcp512-PI", "exits_total")].published is None
+
+
+def _attach_with(monkeypatch, tmp_path, text, measured):
+    (tmp_path / "t.toml").write_text(text)
+    monkeypatch.setattr(published, "PUBLISHED", tmp_path)
+    published.load.cache_clear()
+    try:
+        return published.attach("t", measured)
+    finally:
+        published.load.cache_clear()
+
+
+HEAD = 'experiment = "t"\npaper = "P"\n'
+VALUE = '[[value]]\nconfig = "{c}"\nmetric = "m"\nunit = "{u}"\nvalue = 3\nsource = "§1"\nread = "as printed"\n'
+
+
+def test_attach_puts_the_value_beside_its_row_as_a_float(monkeypatch, tmp_path):
+    m = reproduce.Measured
+    rows = _attach_with(monkeypatch, tmp_path, HEAD + VALUE.format(c="*", u="x"), [m("a", "m", "x", 1.0), m("b", "n", "x", 2.0)])
+    assert [(r.config, r.published) for r in rows] == [("a", 3.0), ("b", None)]
+    assert isinstance(rows[0].published, float)
+
+
+@pytest.mark.parametrize("text,measured,needle", [
+    (HEAD + VALUE.format(c="a", u="%"), [("a", "m", "x", 1.0)], "is in '%'; the row is in 'x'"),
+    (HEAD + VALUE.format(c="b", u="x"), [("a", "m", "x", 1.0)], "b/m matches no row"),
+    (HEAD + VALUE.format(c="a", u="x") + VALUE.format(c="*", u="x"), [("a", "m", "x", 1.0)], "matches 2 published"),
+    (HEAD + VALUE.format(c="a", u="x") + VALUE.format(c="a", u="x"), [("a", "m", "x", 1.0)], "given twice"),
+    (HEAD + VALUE.format(c="a", u="x").replace('read = "as printed"\n', ""), [("a", "m", "x", 1.0)], "exactly the keys"),
+    (HEAD + "colour = 1\n", [], "`colour` is not allowed"),
+    ('experiment = "u"\npaper = "P"\n', [], "expected 't'"),
+])
+def test_attach_refuses_data_that_does_not_fit(monkeypatch, tmp_path, text, measured, needle):
+    with pytest.raises(published.PublishedDataError, match=needle.replace("(", r"\(").replace("'", ".")):
+        _attach_with(monkeypatch, tmp_path, text, [reproduce.Measured(*m) for m in measured])
+
+
+def test_data_files_are_toml_with_only_value_and_include_tables():
+    for f in published.PUBLISHED.glob("*.toml"):
+        doc = tomllib.loads(f.read_text())
+        assert set(doc) <= {"experiment", "paper", "include", "value"}, f

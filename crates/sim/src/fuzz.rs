@@ -78,7 +78,11 @@ pub fn scenario(case: u64) -> String {
         3 | 4 if pcpus >= 2 => "elvis",
         _ => "vhost",
     };
-    let io_core = (handling == "elvis" || (handling == "es2" && pcpus >= 2 && io.chance(0.5))).then_some(pcpus - 1);
+    // A poll-mode back end (issue 27) in a tenth of the stock-vhost layouts with a core to
+    // spare: a stream of its own.
+    let mut pm = Rng::for_component(case, "layout-fuzz-pmd");
+    let handling = if handling == "vhost" && pcpus >= 2 && pm.chance(0.1) { "pmd" } else { handling };
+    let io_core = (handling == "elvis" || handling == "pmd" || (handling == "es2" && pcpus >= 2 && io.chance(0.5))).then_some(pcpus - 1);
     let shared = handling != "vhost";
     if shared {
         let _ = writeln!(s, "[host.io]\nhandling = \"{handling}\"");
@@ -92,6 +96,17 @@ pub fn scenario(case: u64) -> String {
             let (poll_count, sleep) = (1 + io.below(2000), 1 + io.below(50));
             let own = if switch == "perceptive" { format!("quota = {quota}") } else { format!("poll_count = {poll_count}") };
             let _ = writeln!(s, "switch = \"{switch}\"\n{own}\ncombining_level = {combining}\nsleep_us = {sleep}");
+        } else if handling == "pmd" {
+            let _ = writeln!(s, "burst = {}", 1 + pm.below(64));
+            match pm.below(3) {
+                0 => {}
+                1 => {
+                    let _ = writeln!(s, "idle = \"sleep\"\nmax_sleep_us = {}", 1 + pm.below(500));
+                }
+                _ => {
+                    let _ = writeln!(s, "idle = \"monitor\"\nempty_polls = {}", 1 + pm.below(1000));
+                }
+            }
         } else {
             let _ = writeln!(s, "exitless_requests = {}\nmax_work = {}\nmin_work = 1", io.chance(0.7), 1 + io.below(128));
         }

@@ -1,5 +1,6 @@
 //! Request handling (`[host.io]`): stock vhost-net, ES2's joint threads (perceptive and
-//! optimistic switches, ES2 §4.2, §5) and ELVIS's I/O cores (ELVIS §2.2, §3). Every mode ×
+//! optimistic switches, ES2 §4.2, §5), ELVIS's I/O cores (ELVIS §2.2, §3) and a poll-mode
+//! back end (a DPDK-style PMD: busy, OVS-DPDK's load-based sleep, DPDK's monitor mode). Every mode ×
 //! workload keeps the conservation ledgers and finishes without a stalled flow; each mode does
 //! what its paper says it does; bad keys are refused with one line naming the key.
 
@@ -27,6 +28,9 @@ const MODES: &[&str] = &[
     "handling = \"es2\"\ncombining_level = 1\nquota = 16",
     "handling = \"elvis\"\ncores = [3]",
     "handling = \"elvis\"\ncores = [3]\nexitless_requests = false",
+    "handling = \"pmd\"\ncores = [3]",
+    "handling = \"pmd\"\ncores = [3]\nidle = \"sleep\"",
+    "handling = \"pmd\"\ncores = [3]\nidle = \"monitor\"\nempty_polls = 8",
 ];
 
 /// A 1-vCPU VM `vm{i}` pinned to pCPU `i` running `workload`.
@@ -113,6 +117,29 @@ fn one_elvis_thread_per_io_core_serves_its_share_of_the_devices() {
     let o = run(&sc);
     let names: Vec<_> = o.summary.host.io_threads.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["elvis-io0", "elvis-io1"]);
+}
+
+#[test]
+fn a_pmd_takes_no_kick_and_burns_its_core_unless_it_may_idle() {
+    let tcp = "kind = \"tcp_stream\"\nmessage_bytes = 512";
+    let (pi, pmd) = (one_vm("", tcp, "posted"), one_vm("handling = \"pmd\"\ncores = [1]", tcp, "posted"));
+    assert!(io_exits(&pi) > 10_000.0, "{}", io_exits(&pi));
+    // Its kicks are off from its first look: at most the one that woke it... and none after.
+    assert!(io_exits(&pmd) < 10.0, "{}", io_exits(&pmd));
+    let util = |o: &RunOutput| o.summary.host.io_threads[0].util_pct.unwrap();
+    assert_eq!(pmd.summary.host.io_threads[0].name, "pmd0");
+    assert!(util(&pmd) > 99.9, "a busy PMD owns its core: {}", util(&pmd));
+    // At a low load (one request in flight) a PMD that may idle gives most of its core back,
+    // and still serves every request.
+    let rr = "kind = \"udp_rr\"\nrequest_bytes = 64\nresponse_bytes = 64";
+    let busy = one_vm("handling = \"pmd\"\ncores = [1]", rr, "posted");
+    // (Monitor mode waits after `empty_polls` empty iterations: DPDK's 512 of them outlast a
+    // round trip here, so the test sets 8.)
+    for idle in ["idle = \"sleep\"", "idle = \"monitor\"\nempty_polls = 8"] {
+        let o = one_vm(&format!("handling = \"pmd\"\ncores = [1]\n{idle}"), rr, "posted");
+        assert!(util(&o) < 0.8 * util(&busy), "{idle}: {} vs busy {}", util(&o), util(&busy));
+        assert!(o.summary.vms[0].throughput.ops_per_s.unwrap() > 1000.0, "{idle}: {:?}", o.summary.vms[0].throughput);
+    }
 }
 
 /// The message that refuses a UDP_RR VM pinned to pCPU 0 whose I/O is handled as `io` says.

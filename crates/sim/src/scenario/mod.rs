@@ -528,11 +528,6 @@ impl Scenario {
         }
         let pins: Vec<(usize, &[u32])> = self.vm.iter().enumerate().filter_map(|(i, v)| v.vcpu_pins.as_deref().map(|p| (i, p))).collect();
         self.host.io.check(pcpus, &pins).map_err(err)?;
-        if self.host.io.handling == Handling::Pmd {
-            // The key is shared with the KVM testbed; the simulator's back end comes with the
-            // request-handling seam (issue 27).
-            return Err(err("key `host.io.handling`: \"pmd\" is not built in the simulator yet; use vhost, es2 or elvis".into()));
-        }
         let vfs = self.vm.iter().filter(|v| v.net.kind == NetKind::SriovVf).count();
         if let Some(sr) = &profile.sriov {
             if vfs as f64 > sr.max_vfs.value {

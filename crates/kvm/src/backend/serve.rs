@@ -1,19 +1,23 @@
-//! The backend thread loop: set-up, the ring and interrupt primitives every mode shares, and
-//! plain polling. The ES2/vhost joint thread is in `joint.rs`, ELVIS in `elvis.rs`.
+//! The backend thread loop: set-up and the ring and interrupt primitives every handling shares.
+//! The vhost/ES2 joint thread is in `joint.rs`, ELVIS in `elvis.rs`, the poll-mode back end in
+//! `pmd.rs`.
 use super::irq::IrqSender;
 use super::producer_clock::{ProducerClock, ThreadSchedstat};
-use super::{Counters, DeviceSpec, NotifyMode};
+use super::{Counters, DeviceSpec, Serving};
 
 mod elvis;
 mod joint;
+mod pmd;
 use crate::vmm::layout::{queue_area, AVAIL_OFF, DESC_OFF, USED_OFF};
 use crate::vmm::memory::GuestMem;
 use crate::vmm::sys::{self, now_ns, rdtsc};
 use crate::virtq::{DeviceQueue, RingAddrs};
 use eventpath_policy::elvis::ElvisScheduler;
-use eventpath_policy::es2::{JointConfig, JointThread, OptimisticTx, PerceptiveHandler};
+use eventpath_policy::es2::{JointThread, OptimisticTx, PerceptiveHandler};
 use eventpath_policy::moderation::{InterruptModerator, IrqDecision, Moderator};
+use eventpath_policy::pmd::PmdThread;
 use eventpath_policy::vhost::VhostHandler;
+use eventpath_sim::scenario::{Es2Switch, Handling};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -21,11 +25,12 @@ use std::time::Duration;
 
 enum Handler {
     Vhost(VhostHandler),
-    Poll,
     Perceptive(PerceptiveHandler),
     Optimistic(OptimisticTx, VhostHandler),
     /// Served by the thread's `ElvisScheduler`.
     Elvis,
+    /// Served by the thread's `PmdThread`: kicks off for good.
+    Pmd,
 }
 
 struct Dev {
@@ -82,11 +87,11 @@ impl BackendThread {
     }
 }
 
-/// Starts a backend thread serving `devices` in `mode`, pinned to `pin` if given.
+/// Starts a backend thread serving `devices` as `serving` says, pinned to `pin` if given.
 pub fn spawn_backend(
     name: String,
     devices: Vec<DeviceSpec>,
-    mode: NotifyMode,
+    serving: Serving,
     pin: Option<usize>,
     go: Arc<AtomicBool>,
 ) -> std::io::Result<BackendThread> {
@@ -103,23 +108,30 @@ pub fn spawn_backend(
         sys::exact_timed_sleeps();
         let mut devs = Vec::new();
         for d in devices {
-            devs.push(make_dev(d, &mode)?);
+            devs.push(make_dev(d, &serving)?);
         }
         while !go.load(Ordering::Acquire) && !s2.load(Ordering::Acquire) {
             std::thread::sleep(Duration::from_micros(50));
         }
-        let elvis = match &mode {
-            NotifyMode::Elvis(cfg) => Some(ElvisScheduler::new(cfg.clone(), devs.len())),
-            _ => None,
-        };
-        let joint = JointThread::new(&JointConfig::default());
-        Worker { devs, c: c2, stop: s2, elvis, joint, last_advance_tsc: 0, kick_hist: h2 }.run(&mode);
+        let io = &serving.io;
+        let joint = JointThread::new(&io.es2().3);
+        let mut w = Worker { devs, c: c2, stop: s2, joint, last_advance_tsc: 0, kick_hist: h2 };
+        let mut fds: Vec<libc::pollfd> =
+            w.devs.iter().map(|d| libc::pollfd { fd: d.kick.as_raw_fd(), events: libc::POLLIN, revents: 0 }).collect();
+        match io.handling {
+            Handling::Elvis => {
+                let sched = ElvisScheduler::new(io.elvis(), w.devs.len());
+                w.run_elvis(sched, &mut fds)
+            }
+            Handling::Pmd => w.run_pmd(PmdThread::new(&io.pmd())),
+            Handling::Vhost | Handling::Es2 => w.run_joint(&mut fds),
+        }
         Ok(())
     })?;
     Ok(BackendThread { counters, kick_hist, tid, name, stop, join: Some(join) })
 }
 
-fn make_dev(d: DeviceSpec, mode: &NotifyMode) -> Result<Dev, String> {
+fn make_dev(d: DeviceSpec, serving: &Serving) -> Result<Dev, String> {
     let base = queue_area(d.queue as u64);
     let addrs = RingAddrs { desc: base + DESC_OFF, avail: base + AVAIL_OFF, used: base + USED_OFF };
     let ctl = crate::guest::ctl::CtlView::new(&d.vm.mem, d.home_vcpu as u64);
@@ -127,15 +139,21 @@ fn make_dev(d: DeviceSpec, mode: &NotifyMode) -> Result<Dev, String> {
     let q = DeviceQueue::new(&d.vm.mem, addrs, qsize).map_err(|e| format!("queue {}: {e}", d.queue))?;
     let router = d.router.build(d.vm.spec.vcpus as usize).map_err(|e| e.to_string())?;
     let moderator = d.moderation.build(now_ns()).map_err(|e| e.to_string())?;
-    let handler = match mode {
-        NotifyMode::Exit(c) => Handler::Vhost(VhostHandler::new(c.clone())),
-        NotifyMode::Poll => Handler::Poll,
-        NotifyMode::Perceptive(c) => Handler::Perceptive(PerceptiveHandler::new(c)),
-        NotifyMode::Optimistic(c) => Handler::Optimistic(OptimisticTx::new(c), VhostHandler::new(Default::default())),
-        NotifyMode::Elvis(_) => Handler::Elvis,
+    let handler = match serving.io.handling {
+        Handling::Vhost => Handler::Vhost(VhostHandler::new(serving.vhost.clone())),
+        Handling::Es2 => match serving.io.es2() {
+            (Es2Switch::Perceptive, p, _, _) => Handler::Perceptive(PerceptiveHandler::new(&p)),
+            (Es2Switch::Optimistic, _, o, _) => Handler::Optimistic(OptimisticTx::new(&o), VhostHandler::new(Default::default())),
+        },
+        Handling::Elvis => Handler::Elvis,
+        Handling::Pmd => Handler::Pmd,
     };
-    let q2 = q.clone();
-    q2.set_kicks(&d.vm.mem, !matches!(handler, Handler::Poll));
+    if matches!(handler, Handler::Pmd) {
+        q.disable_notification(&d.vm.mem);
+    } else {
+        // Before the guest starts (it waits for `go`): no request can have raced this.
+        let _ = q.enable_notification(&d.vm.mem);
+    }
     Ok(Dev {
         mem: d.vm.mem.clone(),
         q,
@@ -159,8 +177,7 @@ struct Worker {
     devs: Vec<Dev>,
     c: Arc<Counters>,
     stop: Arc<AtomicBool>,
-    elvis: Option<ElvisScheduler>,
-    /// Exit, perceptive and optimistic modes: the ES2 joint thread's lists and sleeps.
+    /// vhost and es2: the ES2 joint thread's lists and sleeps.
     joint: JointThread,
     last_advance_tsc: u64,
     kick_hist: Arc<std::sync::Mutex<eventpath_sim::metrics::Histogram>>,
@@ -174,23 +191,6 @@ enum Took {
 }
 
 impl Worker {
-    fn run(&mut self, mode: &NotifyMode) {
-        let mut fds: Vec<libc::pollfd> =
-            self.devs.iter().map(|d| libc::pollfd { fd: d.kick.as_raw_fd(), events: libc::POLLIN, revents: 0 }).collect();
-        if let Some(sched) = self.elvis.take() {
-            return self.run_elvis(sched, &mut fds);
-        }
-        if !matches!(mode, NotifyMode::Poll) {
-            return self.run_joint(&mut fds);
-        }
-        while !self.stop.load(Ordering::Relaxed) {
-            self.fire_deadlines();
-            for i in 0..self.devs.len() {
-                self.poll_round(i);
-            }
-        }
-    }
-
     /// How long a sleeping thread may wait: until the next moderation deadline, at most 5 ms
     /// (in whole milliseconds: a deadline less than 1 ms away is waited for by looking again).
     fn wait_timeout_ns(&self) -> u64 {
@@ -270,21 +270,19 @@ impl Worker {
         }
     }
 
-    fn set_kicks(&mut self, i: usize, on: bool) {
-        let d = &self.devs[i];
-        d.q.set_kicks(&d.mem, on);
+    /// Re-enables device `i`'s kicks (a mode switch); true if requests raced the re-enable
+    /// (the ring's own re-check, `DeviceQueue::enable_notification`): serve them, no kick comes.
+    fn enable_kicks(&mut self, i: usize) -> bool {
         self.c.bump(&self.c.mode_switches, 1);
+        let d = &self.devs[i];
+        d.q.enable_notification(&d.mem)
     }
 
-    fn poll_round(&mut self, i: usize) {
+    /// Suppresses device `i`'s kicks (a mode switch).
+    fn disable_kicks(&mut self, i: usize) {
+        self.c.bump(&self.c.mode_switches, 1);
         let d = &self.devs[i];
-        d.q.set_kicks(&d.mem, false); // keep avail_event parked ahead of the guest
-        for _ in 0..256 {
-            if let Took::Empty = self.take(i) {
-                break;
-            }
-        }
-        self.signal(i);
+        d.q.disable_notification(&d.mem);
     }
 
     /// Interrupt decision for what device `i` completed since the last call.

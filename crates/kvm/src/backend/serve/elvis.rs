@@ -36,7 +36,7 @@ impl Worker {
             let polled = matches!(sched.mode(i), Some(QueueMode::Polled { .. }));
             if polled {
                 let d = &self.devs[i];
-                d.q.set_kicks(&d.mem, false); // keep avail_event parked ahead of the guest
+                d.q.disable_notification(&d.mem); // keep avail_event parked ahead of the guest
             }
             loop {
                 match self.take(i) {
@@ -50,15 +50,17 @@ impl Worker {
                         let now = now_ns();
                         let dev = &mut self.devs[i];
                         let change = sched.on_empty(now, || dev.producer_clock.run_ns(now));
-                        if change == ModeChange::StopPolling {
+                        let raced = if change == ModeChange::StopPolling {
                             self.c.bump(&self.c.elvis_stop_polling, 1);
-                            self.set_kicks(i, true);
+                            self.enable_kicks(i)
                         } else if !polled {
                             let d = &self.devs[i];
-                            d.q.set_kicks(&d.mem, true); // re-arm avail_event past what was taken
-                        }
-                        if (change == ModeChange::StopPolling || !polled) && self.devs[i].q.has_work(&self.devs[i].mem) {
-                            sched.on_host_work(i, now); // raced the re-arm: no kick will come
+                            d.q.enable_notification(&d.mem) // re-arm avail_event past what was taken
+                        } else {
+                            false
+                        };
+                        if raced {
+                            sched.on_host_work(i, now); // no kick will come for these
                         }
                         break;
                     }
@@ -71,7 +73,7 @@ impl Worker {
     fn elvis_kick(&mut self, sched: &mut ElvisScheduler, i: usize) {
         if sched.on_kick(i, now_ns()) == ModeChange::StartPolling {
             self.c.bump(&self.c.elvis_start_polling, 1);
-            self.set_kicks(i, false);
+            self.disable_kicks(i);
         }
     }
 }

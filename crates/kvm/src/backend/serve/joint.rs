@@ -1,4 +1,4 @@
-//! The ES2 joint thread on the testbed (exit, perceptive and optimistic modes): which handler
+//! The ES2 joint thread on the testbed (handling "vhost" and "es2"): which handler
 //! runs next, and when the thread sleeps, is the policy's `JointThread` (§5.1–5.3), as in the
 //! simulator's adapter (`crates/sim/src/model/es2_io.rs`); each device is one (TX) handler.
 //!
@@ -30,7 +30,7 @@ impl Worker {
                         Handler::Vhost(_) => self.run_vhost(i),
                         Handler::Perceptive(_) => self.run_perceptive(i),
                         Handler::Optimistic(..) => self.run_optimistic(i),
-                        Handler::Poll | Handler::Elvis => {}
+                        Handler::Elvis | Handler::Pmd => {}
                     }
                     self.signal(i);
                 }
@@ -68,7 +68,7 @@ impl Worker {
         loop {
             act = match act {
                 VhostAction::DisableNotifyAndDrain => {
-                    self.set_kicks(i, false);
+                    self.disable_kicks(i);
                     self.vhost_take(i)
                 }
                 VhostAction::ProcessNext => self.vhost_take(i),
@@ -80,8 +80,7 @@ impl Worker {
                     }
                 }
                 VhostAction::EnableNotifyAndRecheck => {
-                    self.set_kicks(i, true);
-                    let has_work = self.devs[i].q.has_work(&self.devs[i].mem);
+                    let has_work = self.enable_kicks(i);
                     self.vhost_step(i, VhostEvent::Recheck { has_work })
                 }
                 VhostAction::Requeue => {
@@ -91,7 +90,7 @@ impl Worker {
                 VhostAction::Sleep | VhostAction::Ignored => {
                     if matches!(&self.devs[i].handler, Handler::Optimistic(o, _) if o.is_poll()) {
                         // The optimistic switch taken during this turn: a polling handler now.
-                        self.set_kicks(i, false);
+                        self.disable_kicks(i);
                         self.joint.add(i, HandlerKind::Polling);
                     }
                     return;
@@ -131,7 +130,7 @@ impl Worker {
             act = match act {
                 PerceptiveAction::DisableNotifyAndPoll | PerceptiveAction::PollNext => {
                     if act == PerceptiveAction::DisableNotifyAndPoll {
-                        self.set_kicks(i, false);
+                        self.disable_kicks(i);
                     }
                     match self.take(i) {
                         Took::Request(_) | Took::Bad => step(self, PerceptiveEvent::Request),
@@ -139,8 +138,7 @@ impl Worker {
                     }
                 }
                 PerceptiveAction::EnableNotifyAndRecheck => {
-                    self.set_kicks(i, true);
-                    let has_work = self.devs[i].q.has_work(&self.devs[i].mem);
+                    let has_work = self.enable_kicks(i);
                     step(self, PerceptiveEvent::Recheck { has_work })
                 }
                 PerceptiveAction::YieldTurn => {
@@ -193,8 +191,7 @@ impl Worker {
         match act {
             OptimisticAction::PollAgain => self.joint.requeue_polling(i),
             OptimisticAction::EnableNotifyAndRecheck => {
-                self.set_kicks(i, true);
-                if self.devs[i].q.has_work(&self.devs[i].mem) {
+                if self.enable_kicks(i) {
                     // Requests raced the re-enable: serve them as after a kick.
                     self.joint.add(i, HandlerKind::Regular);
                 }

@@ -4,6 +4,7 @@
 //! complete requests, and interrupt the guest through moderation and routing.
 pub mod irq;
 pub mod irqgen;
+pub mod joint;
 pub mod producer_clock;
 mod serve;
 
@@ -24,6 +25,17 @@ pub struct Serving {
     pub io: IoHandling,
     /// The vhost handler loop's parameters (handling = "vhost").
     pub vhost: VhostConfig,
+}
+
+/// What taking one entry from a ring gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Took {
+    /// A request, served (its used entry written); its buffers' total length in bytes.
+    Request(u64),
+    /// Bad guest input, counted and dropped.
+    Bad,
+    /// The ring had nothing.
+    Empty,
 }
 
 /// One queue a backend thread serves.

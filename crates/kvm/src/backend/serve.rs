@@ -3,7 +3,8 @@
 //! `pmd.rs`.
 use super::irq::IrqSender;
 use super::producer_clock::{ProducerClock, ThreadSchedstat};
-use super::{Counters, DeviceSpec, Serving};
+use super::joint::JointAdapter;
+use super::{Counters, DeviceSpec, Serving, Took};
 
 mod elvis;
 mod joint;
@@ -13,25 +14,13 @@ use crate::vmm::memory::GuestMem;
 use crate::vmm::sys::{self, now_ns, rdtsc};
 use crate::virtq::{DeviceQueue, RingAddrs};
 use eventpath_policy::elvis::ElvisScheduler;
-use eventpath_policy::es2::{JointThread, OptimisticTx, PerceptiveHandler};
 use eventpath_policy::moderation::{InterruptModerator, IrqDecision, Moderator};
 use eventpath_policy::pmd::PmdThread;
-use eventpath_policy::vhost::VhostHandler;
-use eventpath_sim::scenario::{Es2Switch, Handling};
+use eventpath_sim::scenario::Handling;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-
-enum Handler {
-    Vhost(VhostHandler),
-    Perceptive(PerceptiveHandler),
-    Optimistic(OptimisticTx, VhostHandler),
-    /// Served by the thread's `ElvisScheduler`.
-    Elvis,
-    /// Served by the thread's `PmdThread`: kicks off for good.
-    Pmd,
-}
 
 struct Dev {
     mem: Arc<GuestMem>,
@@ -44,7 +33,6 @@ struct Dev {
     /// Completions since the moderator last saw an event (suppressed batches included), so that
     /// rate controllers measure all traffic, as a NIC's ITR logic counts every packet.
     mod_pkts: u32,
-    handler: Handler,
     service_tsc: u64,
     allowed_rate: Arc<AtomicU64>,
     home_vcpu: u64,
@@ -114,8 +102,7 @@ pub fn spawn_backend(
             std::thread::sleep(Duration::from_micros(50));
         }
         let io = &serving.io;
-        let joint = JointThread::new(&io.es2().3);
-        let mut w = Worker { devs, c: c2, stop: s2, joint, last_advance_tsc: 0, kick_hist: h2 };
+        let mut w = Worker { devs, c: c2, stop: s2, last_advance_tsc: 0, kick_hist: h2 };
         let mut fds: Vec<libc::pollfd> =
             w.devs.iter().map(|d| libc::pollfd { fd: d.kick.as_raw_fd(), events: libc::POLLIN, revents: 0 }).collect();
         match io.handling {
@@ -124,7 +111,10 @@ pub fn spawn_backend(
                 w.run_elvis(sched, &mut fds)
             }
             Handling::Pmd => w.run_pmd(PmdThread::new(&io.pmd())),
-            Handling::Vhost | Handling::Es2 => w.run_joint(&mut fds),
+            Handling::Vhost | Handling::Es2 => {
+                let adapter = JointAdapter::new(io, &serving.vhost, w.devs.len());
+                w.run_joint(adapter, &mut fds)
+            }
         }
         Ok(())
     })?;
@@ -139,16 +129,7 @@ fn make_dev(d: DeviceSpec, serving: &Serving) -> Result<Dev, String> {
     let q = DeviceQueue::new(&d.vm.mem, addrs, qsize).map_err(|e| format!("queue {}: {e}", d.queue))?;
     let router = d.router.build(d.vm.spec.vcpus as usize).map_err(|e| e.to_string())?;
     let moderator = d.moderation.build(now_ns()).map_err(|e| e.to_string())?;
-    let handler = match serving.io.handling {
-        Handling::Vhost => Handler::Vhost(VhostHandler::new(serving.vhost.clone())),
-        Handling::Es2 => match serving.io.es2() {
-            (Es2Switch::Perceptive, p, _, _) => Handler::Perceptive(PerceptiveHandler::new(&p)),
-            (Es2Switch::Optimistic, _, o, _) => Handler::Optimistic(OptimisticTx::new(&o), VhostHandler::new(Default::default())),
-        },
-        Handling::Elvis => Handler::Elvis,
-        Handling::Pmd => Handler::Pmd,
-    };
-    if matches!(handler, Handler::Pmd) {
+    if serving.io.handling == Handling::Pmd {
         q.disable_notification(&d.vm.mem);
     } else {
         // Before the guest starts (it waits for `go`): no request can have raced this.
@@ -163,7 +144,6 @@ fn make_dev(d: DeviceSpec, serving: &Serving) -> Result<Dev, String> {
         deadline: None,
         unsignalled: 0,
         mod_pkts: 0,
-        handler,
         service_tsc: sys::ns_to_tsc(d.service_ns as f64),
         allowed_rate: d.allowed_rate.clone(),
         home_vcpu: d.home_vcpu as u64,
@@ -177,17 +157,8 @@ struct Worker {
     devs: Vec<Dev>,
     c: Arc<Counters>,
     stop: Arc<AtomicBool>,
-    /// vhost and es2: the ES2 joint thread's lists and sleeps.
-    joint: JointThread,
     last_advance_tsc: u64,
     kick_hist: Arc<std::sync::Mutex<eventpath_sim::metrics::Histogram>>,
-}
-
-/// What taking one entry from the ring gave.
-enum Took {
-    Request(u64),
-    Bad,
-    Empty,
 }
 
 impl Worker {

@@ -10,9 +10,9 @@
 //! vhost work at once (`vhost_poll_queue`), and the simulator adds a kicked handler when the
 //! kick arrives. The testbed reads its kick eventfds at the end of every turn, before the
 //! turn's own list operation (its requeue), so a kick that came during a turn is queued before
-//! the handler that ran, as in both of those. (Reading them only when nothing was queued let
-//! one optimistic queue, re-queued after every poll, starve every other device: issue 26.)
-//! Kicks from several devices during one turn are taken in device order, not arrival order.
+//! the handler that ran, as in both of those, in the order they came (`Rings::kicks`). (Reading
+//! them only when nothing was queued let one optimistic queue, re-queued after every poll,
+//! starve every other device: issue 26.)
 use super::Took;
 use eventpath_policy::es2::{
     HandlerKind, JointDecision, JointThread, OptimisticAction, OptimisticTx, PerceptiveAction, PerceptiveEvent, PerceptiveHandler,
@@ -29,7 +29,7 @@ pub trait Rings {
     fn enable_kicks(&mut self, i: usize) -> bool;
     /// Suppresses `i`'s kicks.
     fn disable_kicks(&mut self, i: usize);
-    /// The devices that kicked since the last look, without waiting.
+    /// The devices that kicked since the last look, in the order they kicked, without waiting.
     fn kicks(&mut self) -> Vec<usize>;
     /// Now, ns (the policy's clock).
     fn now_ns(&mut self) -> u64;
@@ -232,11 +232,9 @@ impl JointAdapter {
         let Handler::Optimistic(o, _) = &mut self.handlers[i] else { return };
         match o.on_tx_polled() {
             OptimisticAction::PollAgain => self.joint.requeue_polling(i),
-            OptimisticAction::EnableNotifyAndRecheck => {
-                if r.enable_kicks(i) {
-                    // Requests raced the re-enable: serve them as after a kick.
-                    self.joint.add(i, HandlerKind::Regular);
-                }
+            // Kicks back on; requests that raced the re-enable are served as after a kick.
+            OptimisticAction::EnableNotifyAndRecheck if r.enable_kicks(i) => {
+                self.joint.add(i, HandlerKind::Regular);
             }
             _ => {}
         }

@@ -171,7 +171,10 @@ impl Worker {
     }
 
     /// Waits in ppoll(2) on the kick eventfds up to `timeout_ns` (0: just look); reads each
-    /// signalled eventfd and returns the indices of the kicked devices.
+    /// signalled eventfd and returns the indices of the kicked devices in the order they kicked
+    /// (by the TSC the guest stores just before its kick instruction, `last_kick_tsc`), as the
+    /// simulator and Linux's eventfd wake-ups queue them; ppoll(2) itself reports them in fd
+    /// order. A guest that writes nonsense there only reorders its own kicks.
     fn kicked(&mut self, fds: &mut [libc::pollfd], timeout_ns: u64) -> Vec<usize> {
         let ts = libc::timespec { tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t, tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long };
         // SAFETY: `fds` is a valid array of pollfd for the eventfds this thread keeps alive; `ts`
@@ -184,24 +187,23 @@ impl Worker {
         let mut out = Vec::new();
         for (i, f) in fds.iter().enumerate() {
             if f.revents & libc::POLLIN != 0 {
-                if timeout_ns > 0 {
+                let d = &mut self.devs[i];
+                let k = crate::guest::ctl::CtlView::new(&d.mem, d.home_vcpu).get(crate::ctl_off!(last_kick_tsc));
+                if timeout_ns > 0 && k != 0 && k != d.last_kick_seen && k < seen {
                     // Woken by this kick: guest kick instruction -> here, on the shared TSC.
-                    let d = &mut self.devs[i];
-                    let k = crate::guest::ctl::CtlView::new(&d.mem, d.home_vcpu).get(crate::ctl_off!(last_kick_tsc));
-                    if k != 0 && k != d.last_kick_seen && k < seen {
-                        d.last_kick_seen = k;
-                        if let Ok(mut h) = self.kick_hist.lock() {
-                            h.record(seen - k);
-                        }
+                    d.last_kick_seen = k;
+                    if let Ok(mut h) = self.kick_hist.lock() {
+                        h.record(seen - k);
                     }
                 }
                 if self.devs[i].kick.read().is_ok() {
                     self.c.bump(&self.c.kick_events, 1);
                 }
-                out.push(i);
+                out.push((k, i));
             }
         }
-        out
+        out.sort_unstable();
+        out.into_iter().map(|(_, i)| i).collect()
     }
 
     /// Takes and serves one entry.

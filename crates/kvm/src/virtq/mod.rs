@@ -203,21 +203,26 @@ impl DeviceQueue {
         self.has_work(mem)
     }
 
-    /// Suppresses guest kicks. Linux vhost writes nothing here (a stale avail_event suppresses
-    /// kicks until the driver wraps past it, once every 2^16 requests); a polling back end here
-    /// can run for more than that, so it parks avail_event half the index space ahead of
-    /// `next_avail` instead (as Linux's `virtqueue_disable_cb_split` does for used_event). Call
-    /// again as requests are taken to keep it ahead.
+    /// Suppresses guest kicks, as the spec's device does: with event indices (always used here)
+    /// it writes nothing, so the guest goes on comparing against the avail_event of the last
+    /// enable and kicks once more only when its index crosses it (after 2^16 requests, or
+    /// once if it publishes right after an enable the device took back) — as Linux's
+    /// `vhost_disable_notify`, DPDK's `vhost_enable_notify_split(.., 0)` and rust-vmm's
+    /// `disable_notification()` do. Without event indices it would set VRING_USED_F_NO_NOTIFY.
     pub fn disable_notification(&self, mem: &GuestMem) {
         self.write_avail_event(mem, false);
     }
 
     fn write_avail_event(&self, mem: &GuestMem, enable: bool) {
-        let v = match kick_control(Suppression::EventIdx, enable, 0, self.next_avail.0) {
-            KickControlWrite::AvailEvent(v) => v,
-            KickControlWrite::UsedFlags(_) | KickControlWrite::Nothing => self.next_avail.0.wrapping_add(0x8000),
-        };
-        let _ = mem.store_u16(self.addrs.used + 4 + 8 * self.size as u64, v);
+        match kick_control(Suppression::EventIdx, enable, 0, self.next_avail.0) {
+            KickControlWrite::AvailEvent(v) => {
+                let _ = mem.store_u16(self.addrs.used + 4 + 8 * self.size as u64, v);
+            }
+            KickControlWrite::UsedFlags(f) => {
+                let _ = mem.store_u16(self.addrs.used, f);
+            }
+            KickControlWrite::Nothing => {}
+        }
     }
 
     /// Device's next avail index (entries taken so far, mod 2^16).

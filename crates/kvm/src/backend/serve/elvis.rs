@@ -34,10 +34,6 @@ impl Worker {
             };
             self.c.bump(if src == Source::Poll { &self.c.elvis_poll_turns } else { &self.c.elvis_work_turns }, 1);
             let polled = matches!(sched.mode(i), Some(QueueMode::Polled { .. }));
-            if polled {
-                let d = &self.devs[i];
-                d.q.disable_notification(&d.mem); // keep avail_event parked ahead of the guest
-            }
             loop {
                 match self.take(i) {
                     Took::Request(_) | Took::Bad => {

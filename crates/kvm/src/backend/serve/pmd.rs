@@ -4,9 +4,10 @@
 //!
 //! * An iteration looks at every queue in turn and takes up to `burst` requests from each
 //!   (DPDK's `rte_vhost_dequeue_burst`), then makes each queue's interrupt decision.
-//! * Kicks are off for good: avail_event stays parked half the index space ahead of the
-//!   guest (re-parked after every look that took requests), so the guest never exits to kick
-//!   and no ioeventfd wakes this thread.
+//! * Kicks are off for good (`disable_notification` once, at start) and the thread never
+//!   reads its kick eventfd: nothing wakes it. With event indices a disabled queue writes
+//!   nothing, so the guest still kicks when its index crosses the stale avail_event, once per
+//!   2^16 requests (and for the first request), as under a DPDK vhost PMD.
 //! * `PollAgain`: the next iteration at once (`idle = "busy"`: the thread's CPU is ~100 %).
 //! * `Sleep { ns }`: a timed sleep of exactly that long (`nanosleep`; the thread's timer slack
 //!   is 1 ns, `sys::exact_timed_sleeps`); requests arriving meanwhile wait, as under OVS-DPDK's
@@ -51,8 +52,8 @@ impl Worker {
         }
     }
 
-    /// One look at queue `i`: up to `burst` entries (bad ones count: they were taken), then
-    /// avail_event re-parked ahead of what was taken and the interrupt decision.
+    /// One look at queue `i`: up to `burst` entries (bad ones count: they were taken), then the
+    /// interrupt decision.
     fn pmd_look(&mut self, i: usize, burst: u32) -> u32 {
         let mut got = 0;
         while got < burst {
@@ -62,8 +63,6 @@ impl Worker {
             got += 1;
         }
         if got > 0 {
-            let d = &self.devs[i];
-            d.q.disable_notification(&d.mem);
             self.signal(i);
         }
         got

@@ -172,9 +172,10 @@ impl Worker {
 
     /// Waits in ppoll(2) on the kick eventfds up to `timeout_ns` (0: just look); reads each
     /// signalled eventfd and returns the indices of the kicked devices in the order they kicked
-    /// (by the TSC the guest stores just before its kick instruction, `last_kick_tsc`), as the
-    /// simulator and Linux's eventfd wake-ups queue them; ppoll(2) itself reports them in fd
-    /// order. A guest that writes nonsense there only reorders its own kicks.
+    /// (by the TSC the guest stores just before its kick instruction, `last_kick_tsc`: the last
+    /// of several coalesced kicks), as the simulator and Linux's eventfd wake-ups queue them;
+    /// ppoll(2) itself reports them in fd order. A guest that writes nonsense there only
+    /// reorders its own kicks.
     fn kicked(&mut self, fds: &mut [libc::pollfd], timeout_ns: u64) -> Vec<usize> {
         let ts = libc::timespec { tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t, tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long };
         // SAFETY: `fds` is a valid array of pollfd for the eventfds this thread keeps alive; `ts`

@@ -1,5 +1,5 @@
-"""Runs the five KVM experiments' variants from the scenario files next to this script and prints
-the tables of docs/kvm.md.  Usage: python examples/kvm/run_all.py [OUT_DIR] [--dur SECONDS] [--only=1,3b]"""
+"""Runs the KVM experiments' variants from the scenario files next to this script and prints the
+tables of docs/kvm.md.  Usage: python examples/kvm/run_all.py [OUT_DIR] [--dur SECONDS] [--only=1,3b,6]"""
 import json
 import pathlib
 import re
@@ -30,6 +30,19 @@ def sub(text, **kv):
     return text
 
 
+def backend(text, io, threads=None):
+    """``text`` with its [backend] and [host.io] tables replaced: [host.io] = ``io`` (a dict of the
+    simulator's keys); a vhost thread is pinned to CPU 1 with backend.pin, the others run on
+    host.io.cores (give them in ``io``)."""
+    head, sep, rest = text.partition("\n[[vm]]\n")
+    head = re.sub(r"(?m)^\[(?:backend|host\.io)\]\n(?:(?!\[).*\n)*", "", head + "\n").rstrip("\n") + "\n"
+    lines = ([f'threads = "{threads}"'] if threads else []) + (["pin = [1]"] if io["handling"] == "vhost" else [])
+    if lines:
+        head += "[backend]\n" + "\n".join(lines) + "\n"
+    head += "[host.io]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in io.items())
+    return head + sep + rest
+
+
 def f(x):
     if isinstance(x, float):
         return f"{x:.2f}" if abs(x) < 10 else f"{x:.1f}" if abs(x) < 1000 else f"{x:.0f}"
@@ -47,15 +60,17 @@ def table(head, rows):
 def exp1():
     base = (HERE / "exp1_notify_vs_poll.toml").read_text()
     rows = []
-    for mode in ["exit", "poll", "perceptive", "optimistic"]:
+    for mode, io in [("vhost", {"handling": "vhost"}), ("pmd busy", {"handling": "pmd", "cores": [1]}),
+                     ("es2 perceptive", {"handling": "es2", "switch": "perceptive", "cores": [1]}),
+                     ("es2 optimistic", {"handling": "es2", "switch": "optimistic", "cores": [1]})]:
         for rate in [20000, 100000, 1000000]:
-            d = run(f"exp1-{mode}-{rate}", sub(base, mode=f'"{mode}"', rate=rate))
+            d = run(f"exp1-{mode.replace(' ', '-')}-{rate}", backend(sub(base, rate=rate), io))
             v, g = d["vms"][0], d["vms"][0]["guest"]
             util = sum(t["util_pct"] or 0 for t in d["host"]["io_threads"])
             rows.append([mode, rate, v["throughput"]["ops_per_s"], g["kicks_per_request"], g["exits_per_request"],
                          g["kick_cost_us_per_request"], g["kick_cost_us_per_kick"], util, v["latency_us"]["p50"]])
     print("Experiment 1 (stream, guest polls its used ring)\n")
-    table(["mode", "offered/s", "done/s", "kicks/req", "exits/req", "guest kick µs/req", "µs/kick",
+    table(["[host.io]", "offered/s", "done/s", "kicks/req", "exits/req", "guest kick µs/req", "µs/kick",
            "backend util %", "p50 µs"], rows)
 
 
@@ -64,14 +79,15 @@ def exp2():
     parts = one.split("\n[[vm]]\n")
     head, vm = parts[0] + "\n", "[[vm]]\n" + parts[1].rstrip("\n") + "\n"
     rows = []
-    tuned = "[backend.elvis]\npoll_start_rate = 1000\npoll_idle_ns = 50000000\n"
-    for label, mode, threads, extra in [("poll", "poll", "shared", ""), ("poll", "poll", "per_queue", ""),
-                                        ("elvis", "elvis", "shared", ""),
-                                        ("elvis 1k/s, 50 ms", "elvis", "shared", tuned),
-                                        ("exit (vhost)", "exit", "per_queue", "")]:
+    pmd, elvis = {"handling": "pmd", "cores": [1]}, {"handling": "elvis", "cores": [1]}
+    tuned = dict(elvis, poll_start_rate=1000, poll_idle_us=50000)
+    for label, io, threads in [("pmd busy", pmd, "shared"), ("pmd busy", pmd, "per_queue"),
+                               ("elvis", elvis, "shared"), ("elvis 1k/s, 50 ms", tuned, "shared"),
+                               ("vhost", {"handling": "vhost"}, "per_queue")]:
+        mode = io["handling"]
         for n in [1, 2, 4]:
-            text = sub(head, mode=f'"{mode}"', threads=f'"{threads}"') + extra + "".join(vm.replace('"vm0"', f'"vm{i}"') for i in range(n))
-            d = run(f"exp2-{label.split()[0]}-{threads}-{n}{'-tuned' if extra else ''}", text)
+            text = backend(head, io, threads) + "".join(vm.replace('"vm0"', f'"vm{i}"') for i in range(n))
+            d = run(f"exp2-{label.split()[0]}-{threads}-{n}{'-tuned' if io is tuned else ''}", text)
             ops = [v["throughput"]["ops_per_s"] or 0 for v in d["vms"]]
             kicks = [v["guest"]["kicks_per_request"] or 0 for v in d["vms"]]
             util = sum(t["util_pct"] or 0 for t in d["host"]["io_threads"])
@@ -81,7 +97,7 @@ def exp2():
             rows.append([label, threads, n, sum(ops), min(ops), max(ops), max(kicks), len(d["host"]["io_threads"]),
                          util, p50, polled])
     print("Experiment 2 (closed loop, window 4, backend threads on CPU 1, all vCPUs on CPU 0)\n")
-    table(["mode", "threads", "VMs", "total ops/s", "min VM ops/s", "max VM ops/s", "max VM kicks/req",
+    table(["[host.io]", "threads", "VMs", "total ops/s", "min VM ops/s", "max VM ops/s", "max VM kicks/req",
            "backend threads", "backend util % (sum)", "worst p50 µs", "elvis poll/work turns"], rows)
 
 
@@ -175,9 +191,28 @@ def exp5():
            "attempted polls"], rows)
 
 
+def exp6():
+    base = (HERE / "exp6_pmd.toml").read_text()
+    rows = []
+    for label, keys in [("busy", {"idle": "busy"}), ("sleep (max 250 µs)", {"idle": "sleep", "max_sleep_us": 250}),
+                        ("monitor (512 empty polls)", {"idle": "monitor", "empty_polls": 512})]:
+        for rate in [5000, 100000, 1000000]:
+            io = dict({"handling": "pmd", "cores": [1]}, **keys)
+            d = run(f"exp6-{label.split()[0]}-{rate}", backend(sub(base, rate=rate), io))
+            v, g, c = d["vms"][0], d["vms"][0]["guest"], d["counters"]["backend"]
+            secs = d["sim_seconds"]
+            util = sum(t["util_pct"] or 0 for t in d["host"]["io_threads"])
+            rows.append([label, rate, v["throughput"]["ops_per_s"], g["kicks_per_request"], util,
+                         c["pmd_iterations"] / secs, c["pmd_sleeps"] / secs, 100 * c["pmd_wait_ns"] / 1e9 / secs,
+                         v["latency_us"]["p50"], v["latency_us"]["p99"]])
+    print("Experiment 6 (poll-mode back end on CPU 1, one VM streaming from CPU 0, guest polls its used ring)\n")
+    table(["idle", "offered/s", "done/s", "kicks/req", "backend util %", "iterations/s", "sleeps/s",
+           "% in monitor wait", "p50 µs", "p99 µs"], rows)
+
+
 if __name__ == "__main__":
     which = [a for a in sys.argv[1:] if a.startswith("--only=")]
-    todo = which[0].split("=", 1)[1].split(",") if which else ["1", "2", "3", "3b", "4", "5"]
+    todo = which[0].split("=", 1)[1].split(",") if which else ["1", "2", "3", "3b", "4", "5", "6"]
     for k in todo:
         globals()[f"exp{k}"]()
     print(f"(runs of {DUR} s; scenario files and summaries in {OUT})")

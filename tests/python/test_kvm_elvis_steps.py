@@ -35,15 +35,18 @@ pattern = "{pattern}"
 """
 
 
-def head(mode, threads, warmup=0.05, dur=0.3, extra=""):
+def head(handling, threads, warmup=0.05, dur=0.3, extra=""):
+    """[backend] and [host.io]: a vhost thread on CPU 1 (backend.pin), the others on host.io.cores;
+    ``extra``: more [host.io] keys, or tables after it."""
+    pin, cores = ("pin = [1]\n", "") if handling == "vhost" else ("", "cores = [1]\n")
     return f"""name = "t"
 duration_s = {dur}
 warmup_s = {warmup}
 [backend]
-mode = "{mode}"
 threads = "{threads}"
-pin = [1]
-{extra}
+{pin}[host.io]
+handling = "{handling}"
+{cores}{extra}
 """
 
 
@@ -57,11 +60,11 @@ def test_elvis_one_thread_polls_busy_queues_and_serves_every_vm(tmp_path):
     polls the busy queues (≈0 kicks per request) and leaves the slow one on notifications; one
     vhost thread per device (exit mode) in the same session kicks on a sizeable fraction."""
     vms = vm(0, "closed") + vm(1, "closed") + vm(2, "stream", rate=200)
-    ex = run(tmp_path, head("exit", "per_queue") + vms, "exit.toml")
+    ex = run(tmp_path, head("vhost", "per_queue") + vms, "exit.toml")
     # Thresholds lowered from the policy's defaults (10,000 kicks/s, 10 ms idle): three vCPUs
     # time-share CPU 0 here, so a queue's wall-clock kick rate is a third of what its vCPU does
     # while running, and a descheduled vCPU idles its queue for ms (docs/kvm.md, experiment 2).
-    elvis = "[backend.elvis]\npoll_start_rate = 1000\npoll_idle_ns = 50000000\n"
+    elvis = "poll_start_rate = 1000\npoll_idle_us = 50000\n"
     el = run(tmp_path, head("elvis", "shared", extra=elvis) + vms, "elvis.toml")
     assert len(el["host"]["io_threads"]) == 1 and len(ex["host"]["io_threads"]) == 3
     c = el["counters"]["backend"]
@@ -109,7 +112,7 @@ timeslice_ns = 20000000
 
 
 def step_run(tmp_path, mod, r0, r1, name):
-    text = head("exit", "shared", dur=0.5, extra=mod) + vm(0, "stream", rate=r0, extra=f'consume = "irq"\nsteps = [{{at_s = 0.25, rate = {r1}}}]')
+    text = head("vhost", "shared", dur=0.5, extra=mod) + vm(0, "stream", rate=r0, extra=f'consume = "irq"\nsteps = [{{at_s = 0.25, rate = {r1}}}]')
     d = run(tmp_path, text, name)
     rate = series(d, "vm0.q0.allowed_irq_rate")
     mean = lambda xs: sum(xs) / len(xs)
@@ -132,14 +135,15 @@ def test_air_and_cgr_follow_a_load_step_the_way_their_rules_say(tmp_path):
     assert b == 100000 and a == 20000, (b, a)
 
 
-@pytest.mark.parametrize("mode,extra,needle", [
-    ("elvis", "[backend.elvis]\nmin_work = 100", "backend.elvis.min_work = 100"),
-    ("elvis", "[backend.elvis]\nmax_wrk = 1", "unknown field `max_wrk`"),
-    ("elvish", "", 'backend.mode = "elvish": allowed: exit, poll, perceptive, optimistic, elvis'),
+@pytest.mark.parametrize("handling,extra,needle", [
+    ("elvis", "min_work = 100", "key `host.io.min_work`: 100 exceeds max_work's default 64"),
+    ("elvis", "max_wrk = 1", "unknown field `max_wrk`"),
+    ("elvish", "", "key `host.io.handling`: line 7: unknown variant `elvish`, expected one of `vhost`, `es2`, `elvis`, `pmd`"),
+    ("vhost", "quota = 4", 'key `host.io.quota`: only for handling = "es2"'),
 ])
-def test_bad_backend_keys_are_input_errors(tmp_path, mode, extra, needle):
+def test_bad_backend_keys_are_input_errors(tmp_path, handling, extra, needle):
     p = tmp_path / "bad.toml"
-    p.write_text(head(mode, "shared", extra=extra) + vm(0, "stream"))
+    p.write_text(head(handling, "shared", extra=extra) + vm(0, "stream"))
     with pytest.raises(E.InputError, match=needle):
         E.kvm_run(str(p), str(tmp_path / "o"))
 
@@ -152,7 +156,7 @@ def test_bad_backend_keys_are_input_errors(tmp_path, mode, extra, needle):
 ])
 def test_bad_load_steps_are_input_errors(tmp_path, steps, needle):
     p = tmp_path / "bad.toml"
-    p.write_text(head("exit", "shared") + vm(0, "stream", extra=f"steps = {steps}"))
+    p.write_text(head("vhost", "shared") + vm(0, "stream", extra=f"steps = {steps}"))
     with pytest.raises(E.InputError, match=needle):
         E.kvm_run(str(p), str(tmp_path / "o"))
 
@@ -162,7 +166,7 @@ def test_dim_moderation_drives_the_policy_dim_through_its_profiles(tmp_path):
     (policy `moderation::dim::Dim`, fed at every interrupt) moves between profiles."""
     # A load step (80k/s -> 2k/s) gives DIM's step/park machine a traffic change to react to;
     # a steady stream alone sometimes leaves it parked on one profile for the whole run.
-    text = head("exit", "shared", dur=0.4, extra='[moderation]\nkind = "dim"\nprofiles = "rx_eqe"\n') + vm(
+    text = head("vhost", "shared", dur=0.4, extra='[moderation]\nkind = "dim"\nprofiles = "rx_eqe"\n') + vm(
         0, "stream", rate=80000, extra='consume = "irq"\nsteps = [{at_s = 0.2, rate = 2000}]')
     d = run(tmp_path, text)
     rates = {v for _, v in series(d, "vm0.q0.allowed_irq_rate")}
@@ -173,6 +177,6 @@ def test_dim_moderation_drives_the_policy_dim_through_its_profiles(tmp_path):
 
 def test_bad_dim_keys_are_input_errors(tmp_path):
     p = tmp_path / "bad.toml"
-    p.write_text(head("exit", "shared", extra='[moderation]\nkind = "dim"\nprofiles = "tx"\n') + vm(0, "stream"))
+    p.write_text(head("vhost", "shared", extra='[moderation]\nkind = "dim"\nprofiles = "tx"\n') + vm(0, "stream"))
     with pytest.raises(E.InputError, match='dim.profiles = "tx": allowed: rx_eqe, rx_cqe, tx_eqe, tx_cqe'):
         E.kvm_run(str(p), str(tmp_path / "o"))

@@ -6,7 +6,7 @@
 //!  vCPU threads (KVM_RUN) ── guest CPL3 loop: requests -> avail ring, kick if asked
 //!        │  ioeventfd (kick)                       ^ irqfd + MSI route (interrupt)
 //!        v                                         │
-//!  backend threads: exit-based | polling | hybrid (policy) -> complete -> moderation -> routing
+//!  backend threads ([host.io]: vhost | ES2 | ELVIS | PMD, policy) -> complete -> moderation -> routing
 //! ```
 pub mod backend;
 pub mod error;

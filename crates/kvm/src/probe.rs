@@ -18,7 +18,7 @@ pub mod stats;
 
 use crate::error::{Error, Result};
 use crate::measure::extra::TestbedSummary;
-use crate::scenario::Scenario;
+use crate::scenario::{Handling, Scenario};
 use crate::vmm::{self, sys, KickVia, Vm, VmSpec};
 use report::*;
 use std::collections::BTreeMap;
@@ -88,7 +88,7 @@ fn kick_to_backend(kick: &str, dur: f64) -> Result<KickSamples> {
 
 /// A request stream at `rate`/s through PIO kicks to an exit-mode backend: the guest's cost per kick.
 fn kick_under_load(rate: f64, dur: f64) -> Result<KickUnderLoad> {
-    let r = run(scenarios::stream("pio", "exit", rate, dur))?;
+    let r = run(scenarios::stream("pio", Handling::Vhost, rate, dur))?;
     let g = &r.vms[0].extra.guest;
     Ok(KickUnderLoad {
         offered_per_s: rate,
@@ -130,7 +130,7 @@ fn measure(quick: bool) -> Result<ProbeResults> {
         note: "guest TSC just before the kick instruction -> the exit-mode backend thread back from poll(2) with that kick's eventfd (shared TSC; one request every 200 us, so the thread is asleep: includes the exit, eventfd signal and the thread's wake-up); backend_cpu_us_per_wakeup = the thread's schedstat CPU time over the window / its kick wake-ups (its <= 200/s 5 ms poll timeouts included in the CPU, not in the count)",
     };
     let kick_under_load = kick_under_load(20_000.0, dur)?;
-    let poll = run(scenarios::stream("pio", "poll", 1e5, dur))?;
+    let poll = run(scenarios::stream("pio", Handling::Pmd, 1e5, dur))?;
     let polled_ring_request = PolledRing {
         kicks_per_request: poll.vms[0].extra.guest.kicks_per_request,
         requests_per_s: poll.vms[0].throughput.ops_per_s,

@@ -1,6 +1,6 @@
 //! Runs a scenario: builds the VMs, programs the guest loads, starts vCPU, backend and generator
 //! threads, measures a window after the warm-up, and writes summary.json.
-use crate::backend::{self, irqgen::{IrqGen, MsiSource}, CounterValues, DeviceSpec, NotifyMode};
+use crate::backend::{self, irqgen::{IrqGen, MsiSource}, CounterValues, DeviceSpec, Serving};
 use crate::error::{Error, Result};
 use crate::guest::ctl::CtlView;
 use crate::measure::extra::{SeriesData, TestbedSummary};
@@ -11,8 +11,6 @@ use crate::vmm::sys;
 use crate::vmm::vcpu::VcpuThread;
 use crate::vmm::{stats::StatsFd, KickVia, Vm, VmSpec};
 use crate::ctl_off;
-use eventpath_policy::es2::{OptimisticConfig, PerceptiveConfig};
-use eventpath_policy::vhost::VhostConfig;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -46,17 +44,6 @@ fn program_vcpu(vm: &Vm, i: u64, l: &LoadCfg, qsize: u64) {
     c.set(ctl_off!(work_tsc), if l.work_ns == 0 { 0 } else { tsc(l.work_ns as f64) });
     let mask = l.adversary.iter().filter_map(|a| ADVERSARY_KINDS.iter().position(|k| k == a)).fold(0u64, |m, k| m | 1 << k);
     c.set(ctl_off!(adv_mask), mask);
-}
-
-fn notify_mode(s: &Scenario) -> NotifyMode {
-    let b = &s.backend;
-    match b.mode.as_str() {
-        "poll" => NotifyMode::Poll,
-        "perceptive" => NotifyMode::Perceptive(PerceptiveConfig { quota: b.quota }),
-        "optimistic" => NotifyMode::Optimistic(OptimisticConfig { max_poll_count: b.max_poll_count }),
-        "elvis" => NotifyMode::Elvis(b.elvis.clone()),
-        _ => NotifyMode::Exit(VhostConfig { busyloop_timeout_us: b.busyloop_us, ..Default::default() }),
-    }
 }
 
 /// Runs `s`; returns its summary.json.
@@ -98,7 +85,7 @@ pub fn run(s: &Scenario) -> Result<TestbedSummary> {
         vcpu_threads.push((threads, stats, vm_stats));
         vms.push(vm);
     }
-    let mode = notify_mode(s);
+    let serving = Serving { io: s.host.io.clone(), vhost: s.vhost_config() };
     let rates: Vec<(String, Arc<AtomicU64>)> =
         devices.iter().map(|&(vi, q)| (format!("{}.q{q}", s.vm[vi].name), Arc::new(AtomicU64::new(u64::MAX)))).collect();
     let specs: Vec<DeviceSpec> = devices
@@ -124,9 +111,10 @@ pub fn run(s: &Scenario) -> Result<TestbedSummary> {
         vec![specs]
     };
     let mut backends = Vec::new();
+    let cpus = s.backend_cpus();
     for (k, g) in groups.into_iter().enumerate() {
-        let pin = (!s.backend.pin.is_empty()).then(|| s.backend.pin[k % s.backend.pin.len()]);
-        backends.push(backend::spawn_backend(format!("io{k}"), g, mode.clone(), pin, go.clone())?);
+        let pin = (!cpus.is_empty()).then(|| cpus[k % cpus.len()]);
+        backends.push(backend::spawn_backend(format!("io{k}"), g, serving.clone(), pin, go.clone())?);
     }
     let gen = match &s.irqgen {
         Some(g) => {

@@ -2,12 +2,14 @@
 //! with a message naming the key, the value and what is allowed. See docs/kvm.md for the keys.
 use crate::error::{Error, Result};
 use crate::vmm::layout::{MAX_QSIZE, MAX_VCPUS};
-use eventpath_policy::elvis::ElvisConfig;
 use eventpath_policy::moderation::ModerationConfig;
 use eventpath_policy::routing::RouterConfig;
 use serde::Deserialize;
 
+pub use eventpath_sim::scenario::{Es2Switch, Handling, IoHandling};
+
 mod check;
+mod io;
 #[cfg(test)]
 mod tests;
 
@@ -23,7 +25,11 @@ pub struct Scenario {
     /// Warm-up before measuring, seconds (0..=60).
     #[serde(default = "d_warmup")]
     pub warmup_s: f64,
-    /// Backend threads.
+    /// `[host]`: only `[host.io]` here (the simulator's other host keys describe a simulated
+    /// machine; this one is real).
+    #[serde(default)]
+    pub host: HostCfg,
+    /// The testbed's own back-end keys (thread layout, vhost pinning and busy polling).
     #[serde(default)]
     pub backend: BackendCfg,
     /// Interrupt moderation of every device (policy `ModerationConfig`, `kind = "none" | "fir" |
@@ -70,6 +76,7 @@ impl Default for Scenario {
             name: String::new(),
             duration_s: d_duration(),
             warmup_s: d_warmup(),
+            host: HostCfg::default(),
             backend: BackendCfg::default(),
             moderation: ModerationConfig::default(),
             routing: RouterConfig::default(),
@@ -92,31 +99,38 @@ pub enum Reroute {
     IrqfdPerVcpu,
 }
 
-/// Backend threads.
+/// `[host]` of a testbed scenario.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostCfg {
+    /// `[host.io]`: how the back end serves the queues — the simulator's own type
+    /// (`eventpath_sim::scenario::IoHandling`: `handling = "vhost" | "es2" | "elvis" | "pmd"`
+    /// and each policy's keys), so that one table means the same in both worlds. `cores` pins
+    /// the es2, elvis and pmd threads (round robin); vhost threads take `backend.pin`.
+    #[serde(default)]
+    pub io: IoHandling,
+}
+
+/// `[backend]`: what only the testbed has. Which keys each handling reads: `scenario/check.rs`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct BackendCfg {
-    /// "exit" | "poll" | "perceptive" | "optimistic" | "elvis".
-    pub mode: String,
-    /// "shared" (one thread for every queue of every VM) | "per_queue".
+    /// "shared" (one thread for every queue of every VM) | "per_queue" (one thread per queue).
     pub threads: String,
-    /// Host CPUs for the backend threads (round robin); empty: not pinned.
+    /// handling = "vhost": host CPUs of its threads (round robin); empty: not pinned. (The
+    /// simulator pins a vhost thread per VM, `[vm.net] vhost_pin`; the other handlings' threads
+    /// run on `host.io.cores` in both worlds.)
     pub pin: Vec<usize>,
-    /// Host processing per request, ns (0..=1e6).
+    /// Host processing per request, ns (0..=1e6), spun by the back end.
     pub service_ns: u64,
-    /// ES2 perceptive quota (requests per turn, >= 1).
-    pub quota: u32,
-    /// ES2 optimistic max_poll_count (>= 1).
-    pub max_poll_count: u32,
-    /// vhost busyloop_timeout, µs (exit mode).
+    /// handling = "vhost": vhost-net's busyloop_timeout, µs (0..=1e6). The simulator's key is
+    /// per VM (`[vm.net] busyloop_timeout_us`); here a vhost thread may serve several VMs.
     pub busyloop_us: u32,
-    /// ELVIS scheduler parameters (mode = "elvis"; policy `ElvisConfig`, all optional).
-    pub elvis: ElvisConfig,
 }
 
 impl Default for BackendCfg {
     fn default() -> Self {
-        Self { mode: "exit".into(), threads: "shared".into(), pin: vec![], service_ns: 0, quota: 4, max_poll_count: 1000, busyloop_us: 0, elvis: ElvisConfig::default() }
+        Self { threads: "shared".into(), pin: vec![], service_ns: 0, busyloop_us: 0 }
     }
 }
 
@@ -247,15 +261,21 @@ impl Scenario {
             let msg = eventpath_sim::error::describe_toml_error(e.path(), e.inner(), text);
             let hint = if msg.contains("unknown field `profile`") {
                 " (this looks like a simulator scenario: run it with `eventpath run`)"
+            } else if msg.contains("key `backend.") && ["mode", "quota", "max_poll_count", "elvis"].iter().any(|k| msg.contains(&format!("unknown field `{k}`"))) {
+                // The keys before issue 27, which [host.io] replaced.
+                " (the back end is chosen by [host.io] now, the simulator's table: mode \"exit\" -> handling = \"vhost\"; \"perceptive\" / \"optimistic\" -> handling = \"es2\" with switch, quota, poll_count; \"elvis\" -> handling = \"elvis\" with its keys; \"poll\" -> handling = \"pmd\" with cores; docs/kvm.md)"
             } else {
                 ""
             };
             Error::Input(format!("{msg}{hint}"))
         })?;
-        s.validate()?;
-        // Parsed already: the same text gives the same table.
+        // Parsed already: the same text gives the same table. `[backend]` keys the handling does
+        // not read are named before `[host.io]` is checked: a CPU in backend.pin that belongs
+        // in host.io.cores is the likelier mistake than a missing core.
         let raw: toml::Value = toml::from_str(text).map_err(|e| Error::Input(e.message().to_string()))?;
-        check::keys_are_read(&raw, &s)?;
+        check::backend_keys_are_read(&raw, &s)?;
+        s.validate()?;
+        check::load_keys_are_read(&raw, &s)?;
         Ok(s)
     }
 

@@ -1,35 +1,41 @@
 //! Backend threads: serve the virtqueues of one or many VMs through the `eventpath-policy` state
-//! machines (vhost loop for exit-based notification, ES2 perceptive and optimistic switches, plain
-//! polling), complete requests, and interrupt the guest through moderation and routing.
+//! machines chosen by the `[host.io]` table both worlds share (vhost's handler loop, ES2's joint
+//! thread with its perceptive or optimistic switch, ELVIS's scheduler, a poll-mode back end),
+//! complete requests, and interrupt the guest through moderation and routing.
 pub mod irq;
 pub mod irqgen;
+pub mod joint;
 pub mod producer_clock;
 mod serve;
 
 pub use serve::{spawn_backend, BackendThread};
 
-use eventpath_policy::elvis::ElvisConfig;
-use eventpath_policy::es2::{OptimisticConfig, PerceptiveConfig};
 use eventpath_policy::moderation::ModerationConfig;
 use eventpath_policy::routing::RouterConfig;
 use eventpath_policy::vhost::VhostConfig;
+use eventpath_sim::scenario::IoHandling;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// How a backend thread learns of requests.
+/// What a backend thread runs: the scenario's `[host.io]` (the simulator's type; its methods
+/// give each policy's configuration) and the testbed's vhost handler configuration (busy
+/// polling, `backend.busyloop_us`).
 #[derive(Debug, Clone)]
-pub enum NotifyMode {
-    /// Exit-based: sleep until a kick (ioeventfd), vhost handler loop.
-    Exit(VhostConfig),
-    /// Busy-poll every queue, kicks disabled; never sleeps.
-    Poll,
-    /// ES2 perceptive switch (quota; 10 µs sleep when alone at quota).
-    Perceptive(PerceptiveConfig),
-    /// ES2 optimistic switch (poll up to max_poll_count rounds after each completion).
-    Optimistic(OptimisticConfig),
-    /// ELVIS (§3): one thread, work queue + poll queue (policy `ElvisScheduler`): queues start
-    /// in notification mode, are polled once their kick rate exceeds the threshold and return to
-    /// notifications after idling; max/min work per turn and stuck-queue preemption.
-    Elvis(ElvisConfig),
+pub struct Serving {
+    /// `[host.io]`.
+    pub io: IoHandling,
+    /// The vhost handler loop's parameters (handling = "vhost").
+    pub vhost: VhostConfig,
+}
+
+/// What taking one entry from a ring gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Took {
+    /// A request, served (its used entry written); its buffers' total length in bytes.
+    Request(u64),
+    /// Bad guest input, counted and dropped.
+    Bad,
+    /// The ring had nothing.
+    Empty,
 }
 
 /// One queue a backend thread serves.
@@ -129,6 +135,17 @@ counters! {
     elvis_start_polling,
     /// ELVIS: polled queues returned to notifications (idle for poll_idle_ns).
     elvis_stop_polling,
+    /// PMD: iterations (one look of up to `burst` requests at every queue).
+    pmd_iterations,
+    /// PMD, idle = "sleep": timed sleeps taken.
+    pmd_sleeps,
+    /// PMD, idle = "sleep": their total length as the policy asked, ns.
+    pmd_sleep_ns,
+    /// PMD, idle = "monitor": waits for a write to an avail index.
+    pmd_waits,
+    /// PMD, idle = "monitor": time spent in those waits, ns (what UMWAIT would spend napping;
+    /// here the thread spins with `pause` and its CPU time counts it: docs/kvm.md).
+    pmd_wait_ns,
     /// Bad input by kind (virtq::VirtqError order).
     err_head_out_of_range,
     #[allow(missing_docs)] err_addr_out_of_range,

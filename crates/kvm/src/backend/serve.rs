@@ -1,32 +1,26 @@
-//! The backend thread loop: set-up, the ring and interrupt primitives every mode shares, and
-//! plain polling. The ES2/vhost joint thread is in `joint.rs`, ELVIS in `elvis.rs`.
+//! The backend thread loop: set-up and the ring and interrupt primitives every handling shares.
+//! The vhost/ES2 joint thread is in `joint.rs`, ELVIS in `elvis.rs`, the poll-mode back end in
+//! `pmd.rs`.
 use super::irq::IrqSender;
 use super::producer_clock::{ProducerClock, ThreadSchedstat};
-use super::{Counters, DeviceSpec, NotifyMode};
+use super::joint::JointAdapter;
+use super::{Counters, DeviceSpec, Serving, Took};
 
 mod elvis;
 mod joint;
+mod pmd;
 use crate::vmm::layout::{queue_area, AVAIL_OFF, DESC_OFF, USED_OFF};
 use crate::vmm::memory::GuestMem;
 use crate::vmm::sys::{self, now_ns, rdtsc};
 use crate::virtq::{DeviceQueue, RingAddrs};
 use eventpath_policy::elvis::ElvisScheduler;
-use eventpath_policy::es2::{JointConfig, JointThread, OptimisticTx, PerceptiveHandler};
 use eventpath_policy::moderation::{InterruptModerator, IrqDecision, Moderator};
-use eventpath_policy::vhost::VhostHandler;
+use eventpath_policy::pmd::PmdThread;
+use eventpath_sim::scenario::Handling;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-
-enum Handler {
-    Vhost(VhostHandler),
-    Poll,
-    Perceptive(PerceptiveHandler),
-    Optimistic(OptimisticTx, VhostHandler),
-    /// Served by the thread's `ElvisScheduler`.
-    Elvis,
-}
 
 struct Dev {
     mem: Arc<GuestMem>,
@@ -39,7 +33,6 @@ struct Dev {
     /// Completions since the moderator last saw an event (suppressed batches included), so that
     /// rate controllers measure all traffic, as a NIC's ITR logic counts every packet.
     mod_pkts: u32,
-    handler: Handler,
     service_tsc: u64,
     allowed_rate: Arc<AtomicU64>,
     home_vcpu: u64,
@@ -82,11 +75,11 @@ impl BackendThread {
     }
 }
 
-/// Starts a backend thread serving `devices` in `mode`, pinned to `pin` if given.
+/// Starts a backend thread serving `devices` as `serving` says, pinned to `pin` if given.
 pub fn spawn_backend(
     name: String,
     devices: Vec<DeviceSpec>,
-    mode: NotifyMode,
+    serving: Serving,
     pin: Option<usize>,
     go: Arc<AtomicBool>,
 ) -> std::io::Result<BackendThread> {
@@ -103,23 +96,32 @@ pub fn spawn_backend(
         sys::exact_timed_sleeps();
         let mut devs = Vec::new();
         for d in devices {
-            devs.push(make_dev(d, &mode)?);
+            devs.push(make_dev(d, &serving)?);
         }
         while !go.load(Ordering::Acquire) && !s2.load(Ordering::Acquire) {
             std::thread::sleep(Duration::from_micros(50));
         }
-        let elvis = match &mode {
-            NotifyMode::Elvis(cfg) => Some(ElvisScheduler::new(cfg.clone(), devs.len())),
-            _ => None,
-        };
-        let joint = JointThread::new(&JointConfig::default());
-        Worker { devs, c: c2, stop: s2, elvis, joint, last_advance_tsc: 0, kick_hist: h2 }.run(&mode);
+        let io = &serving.io;
+        let mut w = Worker { devs, c: c2, stop: s2, last_advance_tsc: 0, kick_hist: h2 };
+        let mut fds: Vec<libc::pollfd> =
+            w.devs.iter().map(|d| libc::pollfd { fd: d.kick.as_raw_fd(), events: libc::POLLIN, revents: 0 }).collect();
+        match io.handling {
+            Handling::Elvis => {
+                let sched = ElvisScheduler::new(io.elvis(), w.devs.len());
+                w.run_elvis(sched, &mut fds)
+            }
+            Handling::Pmd => w.run_pmd(PmdThread::new(&io.pmd())),
+            Handling::Vhost | Handling::Es2 => {
+                let adapter = JointAdapter::new(io, &serving.vhost, w.devs.len());
+                w.run_joint(adapter, &mut fds)
+            }
+        }
         Ok(())
     })?;
     Ok(BackendThread { counters, kick_hist, tid, name, stop, join: Some(join) })
 }
 
-fn make_dev(d: DeviceSpec, mode: &NotifyMode) -> Result<Dev, String> {
+fn make_dev(d: DeviceSpec, serving: &Serving) -> Result<Dev, String> {
     let base = queue_area(d.queue as u64);
     let addrs = RingAddrs { desc: base + DESC_OFF, avail: base + AVAIL_OFF, used: base + USED_OFF };
     let ctl = crate::guest::ctl::CtlView::new(&d.vm.mem, d.home_vcpu as u64);
@@ -127,15 +129,12 @@ fn make_dev(d: DeviceSpec, mode: &NotifyMode) -> Result<Dev, String> {
     let q = DeviceQueue::new(&d.vm.mem, addrs, qsize).map_err(|e| format!("queue {}: {e}", d.queue))?;
     let router = d.router.build(d.vm.spec.vcpus as usize).map_err(|e| e.to_string())?;
     let moderator = d.moderation.build(now_ns()).map_err(|e| e.to_string())?;
-    let handler = match mode {
-        NotifyMode::Exit(c) => Handler::Vhost(VhostHandler::new(c.clone())),
-        NotifyMode::Poll => Handler::Poll,
-        NotifyMode::Perceptive(c) => Handler::Perceptive(PerceptiveHandler::new(c)),
-        NotifyMode::Optimistic(c) => Handler::Optimistic(OptimisticTx::new(c), VhostHandler::new(Default::default())),
-        NotifyMode::Elvis(_) => Handler::Elvis,
-    };
-    let q2 = q.clone();
-    q2.set_kicks(&d.vm.mem, !matches!(handler, Handler::Poll));
+    if serving.io.handling == Handling::Pmd {
+        q.disable_notification(&d.vm.mem);
+    } else {
+        // Before the guest starts (it waits for `go`): no request can have raced this.
+        let _ = q.enable_notification(&d.vm.mem);
+    }
     Ok(Dev {
         mem: d.vm.mem.clone(),
         q,
@@ -145,7 +144,6 @@ fn make_dev(d: DeviceSpec, mode: &NotifyMode) -> Result<Dev, String> {
         deadline: None,
         unsignalled: 0,
         mod_pkts: 0,
-        handler,
         service_tsc: sys::ns_to_tsc(d.service_ns as f64),
         allowed_rate: d.allowed_rate.clone(),
         home_vcpu: d.home_vcpu as u64,
@@ -159,38 +157,11 @@ struct Worker {
     devs: Vec<Dev>,
     c: Arc<Counters>,
     stop: Arc<AtomicBool>,
-    elvis: Option<ElvisScheduler>,
-    /// Exit, perceptive and optimistic modes: the ES2 joint thread's lists and sleeps.
-    joint: JointThread,
     last_advance_tsc: u64,
     kick_hist: Arc<std::sync::Mutex<eventpath_sim::metrics::Histogram>>,
 }
 
-/// What taking one entry from the ring gave.
-enum Took {
-    Request(u64),
-    Bad,
-    Empty,
-}
-
 impl Worker {
-    fn run(&mut self, mode: &NotifyMode) {
-        let mut fds: Vec<libc::pollfd> =
-            self.devs.iter().map(|d| libc::pollfd { fd: d.kick.as_raw_fd(), events: libc::POLLIN, revents: 0 }).collect();
-        if let Some(sched) = self.elvis.take() {
-            return self.run_elvis(sched, &mut fds);
-        }
-        if !matches!(mode, NotifyMode::Poll) {
-            return self.run_joint(&mut fds);
-        }
-        while !self.stop.load(Ordering::Relaxed) {
-            self.fire_deadlines();
-            for i in 0..self.devs.len() {
-                self.poll_round(i);
-            }
-        }
-    }
-
     /// How long a sleeping thread may wait: until the next moderation deadline, at most 5 ms
     /// (in whole milliseconds: a deadline less than 1 ms away is waited for by looking again).
     fn wait_timeout_ns(&self) -> u64 {
@@ -200,7 +171,11 @@ impl Worker {
     }
 
     /// Waits in ppoll(2) on the kick eventfds up to `timeout_ns` (0: just look); reads each
-    /// signalled eventfd and returns the indices of the kicked devices.
+    /// signalled eventfd and returns the indices of the kicked devices in the order they kicked
+    /// (by the TSC the guest stores just before its kick instruction, `last_kick_tsc`: the last
+    /// of several coalesced kicks), as the simulator and Linux's eventfd wake-ups queue them;
+    /// ppoll(2) itself reports them in fd order. A guest that writes nonsense there only
+    /// reorders its own kicks.
     fn kicked(&mut self, fds: &mut [libc::pollfd], timeout_ns: u64) -> Vec<usize> {
         let ts = libc::timespec { tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t, tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long };
         // SAFETY: `fds` is a valid array of pollfd for the eventfds this thread keeps alive; `ts`
@@ -213,24 +188,23 @@ impl Worker {
         let mut out = Vec::new();
         for (i, f) in fds.iter().enumerate() {
             if f.revents & libc::POLLIN != 0 {
-                if timeout_ns > 0 {
+                let d = &mut self.devs[i];
+                let k = crate::guest::ctl::CtlView::new(&d.mem, d.home_vcpu).get(crate::ctl_off!(last_kick_tsc));
+                if timeout_ns > 0 && k != 0 && k != d.last_kick_seen && k < seen {
                     // Woken by this kick: guest kick instruction -> here, on the shared TSC.
-                    let d = &mut self.devs[i];
-                    let k = crate::guest::ctl::CtlView::new(&d.mem, d.home_vcpu).get(crate::ctl_off!(last_kick_tsc));
-                    if k != 0 && k != d.last_kick_seen && k < seen {
-                        d.last_kick_seen = k;
-                        if let Ok(mut h) = self.kick_hist.lock() {
-                            h.record(seen - k);
-                        }
+                    d.last_kick_seen = k;
+                    if let Ok(mut h) = self.kick_hist.lock() {
+                        h.record(seen - k);
                     }
                 }
                 if self.devs[i].kick.read().is_ok() {
                     self.c.bump(&self.c.kick_events, 1);
                 }
-                out.push(i);
+                out.push((k, i));
             }
         }
-        out
+        out.sort_unstable();
+        out.into_iter().map(|(_, i)| i).collect()
     }
 
     /// Takes and serves one entry.
@@ -270,21 +244,19 @@ impl Worker {
         }
     }
 
-    fn set_kicks(&mut self, i: usize, on: bool) {
-        let d = &self.devs[i];
-        d.q.set_kicks(&d.mem, on);
+    /// Re-enables device `i`'s kicks (a mode switch); true if requests raced the re-enable
+    /// (the ring's own re-check, `DeviceQueue::enable_notification`): serve them, no kick comes.
+    fn enable_kicks(&mut self, i: usize) -> bool {
         self.c.bump(&self.c.mode_switches, 1);
+        let d = &self.devs[i];
+        d.q.enable_notification(&d.mem)
     }
 
-    fn poll_round(&mut self, i: usize) {
+    /// Suppresses device `i`'s kicks (a mode switch).
+    fn disable_kicks(&mut self, i: usize) {
+        self.c.bump(&self.c.mode_switches, 1);
         let d = &self.devs[i];
-        d.q.set_kicks(&d.mem, false); // keep avail_event parked ahead of the guest
-        for _ in 0..256 {
-            if let Took::Empty = self.take(i) {
-                break;
-            }
-        }
-        self.signal(i);
+        d.q.disable_notification(&d.mem);
     }
 
     /// Interrupt decision for what device `i` completed since the last call.

@@ -22,38 +22,48 @@ fn range(key: &str, v: f64, lo: f64, hi: f64) -> Result<()> {
     }
 }
 
-/// Which load patterns read each `[[vm.load]]` key (`pattern` and `steps` are checked aside).
-const LOAD_KEYS: [(&str, &[&str]); 8] = [
-    ("rate", &["stream"]),
-    ("window", &["closed"]),
-    ("burst", &["burst"]),
-    ("gap_us", &["burst", "adversary"]),
-    ("consume", &["stream", "closed", "burst"]),
-    ("work_ns", &["stream", "closed", "burst"]),
-    ("halt_when_idle", &["closed", "irq_sink"]),
-    ("adversary", &["adversary"]),
+/// Which load patterns read each `[[vm.load]]` key (`pattern` and `steps` are checked aside),
+/// and what to do instead.
+const LOAD_KEYS: [(&str, &[&str], &str); 8] = [
+    ("rate", &["stream"], ""),
+    ("window", &["closed"], ""),
+    ("burst", &["burst"], ""),
+    ("gap_us", &["burst", "adversary"], ""),
+    ("consume", &["stream", "closed", "burst"], ""),
+    ("work_ns", &["stream", "closed", "burst"], ""),
+    ("halt_when_idle", &["closed", "irq_sink"], ""),
+    ("adversary", &["adversary"], ""),
 ];
 
-/// Which backend modes read each `[backend]` key (the others are read by every mode).
-const BACKEND_KEYS: [(&str, &[&str]); 4] =
-    [("quota", &["perceptive"]), ("max_poll_count", &["optimistic"]), ("busyloop_us", &["exit"]), ("elvis", &["elvis"])];
+/// Which `host.io.handling` reads each `[backend]` key (the others are read by every handling).
+/// The `[host.io]` keys are checked by the simulator's own `IoHandling::check` (`io.rs`).
+const BACKEND_KEYS: [(&str, &[&str], &str); 2] = [
+    ("pin", &["vhost"], "the es2, elvis and pmd threads run on host.io.cores; give the CPUs there"),
+    ("busyloop_us", &["vhost"], ""),
+];
 
-/// `key` given in `table` although `what` (a pattern or a mode) does not read it.
-fn unread(table: &toml::Value, keys: &[(&str, &[&str])], what: &str, prefix: &str, which: &str) -> Result<()> {
-    for (key, readers) in keys {
+/// `key` given in `table` although `what` (a pattern or a handling) does not read it.
+fn unread(table: &toml::Value, keys: &[(&str, &[&str], &str)], what: &str, prefix: &str, which: &str) -> Result<()> {
+    for (key, readers, instead) in keys {
         if let Some(v) = table.get(key).filter(|_| !readers.contains(&what)) {
             let v = if v.is_table() { "{...}".to_string() } else { v.to_string() };
-            return Err(bad(&format!("{prefix}{key}"), v, &format!("does nothing with {which} = {what:?} (read by {which} {}); remove it", readers.join(", "))));
+            let instead = if instead.is_empty() { "remove it" } else { instead };
+            return Err(bad(&format!("{prefix}{key}"), v, &format!("does nothing with {which} = {what:?} (read by {which} {}); {instead}", readers.join(", "))));
         }
     }
     Ok(())
 }
 
-/// Keys given in the file that the chosen pattern or mode would silently ignore.
-pub(super) fn keys_are_read(raw: &toml::Value, s: &Scenario) -> Result<()> {
-    if let Some(b) = raw.get("backend") {
-        unread(b, &BACKEND_KEYS, &s.backend.mode, "backend.", "mode")?;
+/// `[backend]` keys given in the file that the chosen handling would silently ignore.
+pub(super) fn backend_keys_are_read(raw: &toml::Value, s: &Scenario) -> Result<()> {
+    match raw.get("backend") {
+        Some(b) => unread(b, &BACKEND_KEYS, s.host.io.handling.key(), "backend.", "host.io.handling"),
+        None => Ok(()),
     }
+}
+
+/// `[[vm.load]]` keys given in the file that the chosen pattern would silently ignore.
+pub(super) fn load_keys_are_read(raw: &toml::Value, s: &Scenario) -> Result<()> {
     let vms = raw.get("vm").and_then(|v| v.as_array()).map(Vec::as_slice).unwrap_or_default();
     for (i, (vm, cfg)) in vms.iter().zip(&s.vm).enumerate() {
         let loads = vm.get("load").and_then(|v| v.as_array()).map(Vec::as_slice).unwrap_or_default();
@@ -87,6 +97,7 @@ impl Scenario {
             }
             self.validate_vm(i, vm)?;
         }
+        self.validate_io()?;
         if let Some(g) = &self.irqgen {
             range("irqgen.gap_us", g.gap_us, 1.0, 1e6)?;
             let vm = self.vm.get(g.vm).ok_or_else(|| bad("irqgen.vm", g.vm, &format!("must be < {}", self.vm.len())))?;
@@ -100,15 +111,11 @@ impl Scenario {
 
     fn validate_backend(&self) -> Result<()> {
         let b = &self.backend;
-        one_of("backend.mode", &b.mode, &["exit", "poll", "perceptive", "optimistic", "elvis"])?;
-        b.elvis.validate().map_err(|e| Error::Input(format!("backend.{e}")))?;
         one_of("backend.threads", &b.threads, &["shared", "per_queue"])?;
         for c in &b.pin {
             cpu("backend.pin", *c)?;
         }
         range("backend.service_ns", b.service_ns as f64, 0.0, 1e6)?;
-        range("backend.quota", b.quota as f64, 1.0, 1e6)?;
-        range("backend.max_poll_count", b.max_poll_count as f64, 1.0, 1e9)?;
         // The simulator's vhost busy-poll bound (`vm.net.busyloop_timeout_us`, 0..=1 s).
         range("backend.busyloop_us", b.busyloop_us as f64, 0.0, 1e6)
     }

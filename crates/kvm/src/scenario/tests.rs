@@ -13,7 +13,8 @@ rate = 1000
 #[test]
 fn minimal_scenario_parses_with_defaults() {
     let s = Scenario::parse(OK).unwrap();
-    assert_eq!(s.backend.mode, "exit");
+    assert_eq!(s.host.io.handling, Handling::Vhost);
+    assert_eq!(s.backend.threads, "shared");
     assert_eq!(s.vm[0].queue_size, 256);
 }
 
@@ -55,16 +56,29 @@ fn parse_errors_are_one_line_with_the_line_number() {
     }
 }
 
+/// `[host.io]` is the simulator's `IoHandling`: the same keys, defaults and checks.
 #[test]
-fn elvis_mode_and_its_parameters_are_validated() {
-    let t = format!("{OK}\n[backend]\nmode = \"elvis\"\n[backend.elvis]\nmax_work = 32\n");
+fn host_io_is_the_simulators_table() {
+    let t = format!("{OK}\n[host.io]\nhandling = \"elvis\"\ncores = [0]\nmax_work = 32\n");
     let s = Scenario::parse(&t).unwrap();
-    assert_eq!(s.backend.elvis.max_work, 32);
-    assert_eq!(s.backend.elvis.min_work, 8);
+    assert_eq!((s.host.io.elvis().max_work, s.host.io.elvis().min_work), (32, 8));
+    assert_eq!(s.backend_cpus(), vec![0]);
     let e = Scenario::parse(&t.replace("max_work = 32", "max_work = 4\nmin_work = 5")).unwrap_err().to_string();
-    assert!(e.contains("backend.elvis.min_work = 5"), "{e}");
+    assert!(e.contains("key `host.io.min_work`: 5 is not allowed: must not exceed host.io.max_work (4)"), "{e}");
     let e = Scenario::parse(&t.replace("max_work = 32", "max_wrk = 4")).unwrap_err().to_string();
     assert!(e.contains("unknown field `max_wrk`"), "{e}");
+    let e = Scenario::parse(&t.replace("\"elvis\"", "\"dpdk\"")).unwrap_err().to_string();
+    assert!(e.contains("dpdk") && e.contains("pmd") && !e.contains('\n'), "{e}");
+    // ES2 and the PMD: the policies' configurations, defaults where unset.
+    let s = Scenario::parse(&format!("{OK}\n[host.io]\nhandling = \"es2\"\nswitch = \"optimistic\"\npoll_count = 50\nsleep_us = 20\n")).unwrap();
+    let (switch, _, o, j) = s.host.io.es2();
+    assert_eq!((switch, o.max_poll_count, j.sleep_ns), (Es2Switch::Optimistic, 50, 20_000));
+    assert!(s.backend_cpus().is_empty(), "es2 without cores: unpinned");
+    let s = Scenario::parse(&format!("{OK}\n[host.io]\nhandling = \"pmd\"\ncores = [0]\nidle = \"sleep\"\nmax_sleep_us = 100\n")).unwrap();
+    let pmd = s.host.io.pmd();
+    assert_eq!((pmd.burst, pmd.idle, pmd.max_sleep_us), (32, eventpath_policy::pmd::PmdIdle::Sleep, 100));
+    let s = Scenario::parse(&format!("{OK}\n[backend]\npin = [0]\nbusyloop_us = 50\n")).unwrap();
+    assert_eq!((s.backend_cpus(), s.vhost_config().busyloop_timeout_us), (vec![0], 50));
 }
 
 #[test]
@@ -131,9 +145,17 @@ fn silently_accepted_values_are_refused_with_one_line() {
         // Keys the pattern or the mode never reads.
         (OK.replace("rate = 1000", "rate = 1000\nwindow = 4"), "vm[0].load[0].window = 4: does nothing with pattern = \"stream\" (read by pattern closed); remove it"),
         (OK.replace("rate = 1000", "rate = 1000\nadversary = [\"chain_loop\"]"), "vm[0].load[0].adversary = [\"chain_loop\"]: does nothing with pattern = \"stream\""),
-        (with("[backend]\nmode = \"exit\"\nquota = 8"), "backend.quota = 8: does nothing with mode = \"exit\" (read by mode perceptive); remove it"),
-        (with("[backend]\nmode = \"poll\"\nbusyloop_us = 50"), "backend.busyloop_us = 50: does nothing with mode = \"poll\" (read by mode exit)"),
-        (with("[backend]\nmode = \"exit\"\n[backend.elvis]\nmax_work = 8"), "backend.elvis = {...}: does nothing with mode = \"exit\""),
+        (with("[host.io]\nquota = 8"), "key `host.io.quota`: only for handling = \"es2\""),
+        (with("[backend]\nbusyloop_us = 50\n[host.io]\nhandling = \"pmd\"\ncores = [0]"), "backend.busyloop_us = 50: does nothing with host.io.handling = \"pmd\" (read by host.io.handling vhost); remove it"),
+        (with("[backend]\npin = [0]\n[host.io]\nhandling = \"elvis\""), "backend.pin = [0]: does nothing with host.io.handling = \"elvis\" (read by host.io.handling vhost); the es2, elvis and pmd threads run on host.io.cores"),
+        (with("[backend]\nmode = \"exit\""), "key `backend.mode`: line 4: unknown field `mode`, expected one of `threads`, `pin`, `service_ns`, `busyloop_us` (the back end is chosen by [host.io] now"),
+        // [host.io] in the testbed's words where the simulator's name its own keys.
+        (with("[host.io]\ncores = [0]"), "key `host.io.cores`: only for handling = \"es2\", \"elvis\" or \"pmd\"; the testbed pins vhost threads with backend.pin"),
+        (with("[host.io]\nhandling = \"pmd\"\ncores = [0]").replace("name = \"a\"", "name = \"a\"\npin = [0]"), "key `host.io.cores[0]`: CPU 0 is an I/O core, but vm[0].pin pins a vCPU to it"),
+        (with("[host.io]\nhandling = \"pmd\""), "key `host.io.cores`: a poll-mode back end needs at least one dedicated core"),
+        (with("[host.io]\nhandling = \"pmd\"\ncores = [4096]"), "key `host.io.cores[0]`: pCPU 4096 does not exist"),
+        (with("[host.io]\nhandling = \"pmd\"\ncores = [0]\nmax_sleep_us = 9"), "key `host.io.max_sleep_us`: only for idle = \"sleep\""),
+        (with("[host.io]\nhandling = \"es2\"\ncombining_level = 2"), "key `host.io.combining_level`: the testbed does not read it"),
         // Values the guest would silently ignore or hang on.
         (OK.replace("pattern = \"stream\"\nrate = 1000", "pattern = \"adversary\"\nadversary = []"), "vm[0].load[0].adversary = []: give at least one of head_out_of_range"),
         (OK.replace("pattern = \"stream\"\nrate = 1000", "pattern = \"closed\"\nhalt_when_idle = true"), "vm[0].load[0].halt_when_idle = true: a closed loop halts only with consume = \"irq\""),
@@ -144,7 +166,8 @@ fn silently_accepted_values_are_refused_with_one_line() {
     }
     // The same keys where they are read are accepted.
     Scenario::parse(&OK.replace("pattern = \"stream\"\nrate = 1000", "pattern = \"closed\"\nwindow = 4\nconsume = \"irq\"\nhalt_when_idle = true")).unwrap();
-    Scenario::parse(&with("[backend]\nmode = \"perceptive\"\nquota = 8")).unwrap();
-    Scenario::parse(&with("[backend]\nmode = \"exit\"\nbusyloop_us = 50")).unwrap();
+    Scenario::parse(&with("[host.io]\nhandling = \"es2\"\nquota = 8")).unwrap();
+    Scenario::parse(&with("[backend]\nbusyloop_us = 50")).unwrap();
+    Scenario::parse(&with("[host.io]\nhandling = \"pmd\"\ncores = [0]\nidle = \"monitor\"\nempty_polls = 8")).unwrap();
     Scenario::parse(&two).unwrap();
 }

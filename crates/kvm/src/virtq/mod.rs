@@ -188,22 +188,41 @@ impl DeviceQueue {
         self.signalled_used = self.next_used;
     }
 
-    /// Enables (`true`) or disables guest kicks by writing avail_event.
-    ///
-    /// With event idx, vhost's disable writes nothing and relies on the stale avail_event; that
-    /// kicks again once every 2^16 requests, so while disabled we also park avail_event half a
-    /// ring-index space ahead (as Linux's virtqueue_disable_cb_split does for used_event).
-    /// Call again each polling round to keep it ahead.
-    pub fn set_kicks(&self, mem: &GuestMem, enable: bool) {
-        // Linux vhost writes nothing on disable (a stale avail_event suppresses kicks until the
-        // driver wraps past it); a polling backend here can run for more than 2^16 requests, so
-        // it parks avail_event half the index space ahead instead.
-        let v = match kick_control(Suppression::EventIdx, enable, 0, self.next_avail.0) {
-            KickControlWrite::AvailEvent(v) => v,
-            KickControlWrite::UsedFlags(_) | KickControlWrite::Nothing => self.next_avail.0.wrapping_add(0x8000),
-        };
-        let _ = mem.store_u16(self.addrs.used + 4 + 8 * self.size as u64, v);
-        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst); // before re-checking avail
+    /// Asks the guest to kick for the next request (avail_event := next_avail, event index) and
+    /// answers the re-check: `true` when the guest published requests the device has not taken,
+    /// for which no kick may come (it read the old avail_event), so the device must serve them
+    /// now. The avail_event store and the avail->idx load are ordered by a full fence (the
+    /// store-load barrier virtio 1.x §2.7.10 asks of the device, `smp_mb()` in Linux's
+    /// `vhost_enable_notify`): a guest that publishes after the load sees the new avail_event
+    /// and kicks. The sequence exists once, here, as rust-vmm virtio-queue's
+    /// `enable_notification()`; every back end calls it instead of writing its own.
+    #[must_use = "true means requests arrived that no kick will announce: serve them"]
+    pub fn enable_notification(&self, mem: &GuestMem) -> bool {
+        self.write_avail_event(mem, true);
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst); // avail_event before avail->idx
+        self.has_work(mem)
+    }
+
+    /// Suppresses guest kicks, as the spec's device does: with event indices (always used here)
+    /// it writes nothing, so the guest goes on comparing against the avail_event of the last
+    /// enable and kicks once more only when its index crosses it (after 2^16 requests, or
+    /// once if it publishes right after an enable the device took back) — as Linux's
+    /// `vhost_disable_notify`, DPDK's `vhost_enable_notify_split(.., 0)` and rust-vmm's
+    /// `disable_notification()` do. Without event indices it would set VRING_USED_F_NO_NOTIFY.
+    pub fn disable_notification(&self, mem: &GuestMem) {
+        self.write_avail_event(mem, false);
+    }
+
+    fn write_avail_event(&self, mem: &GuestMem, enable: bool) {
+        match kick_control(Suppression::EventIdx, enable, 0, self.next_avail.0) {
+            KickControlWrite::AvailEvent(v) => {
+                let _ = mem.store_u16(self.addrs.used + 4 + 8 * self.size as u64, v);
+            }
+            KickControlWrite::UsedFlags(f) => {
+                let _ = mem.store_u16(self.addrs.used, f);
+            }
+            KickControlWrite::Nothing => {}
+        }
     }
 
     /// Device's next avail index (entries taken so far, mod 2^16).

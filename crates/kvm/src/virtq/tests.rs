@@ -204,8 +204,29 @@ fn interrupt_suppression_follows_used_event() {
 fn kick_control_writes_avail_event() {
     let (m, q, _) = setup();
     let at = ring(0).used + 4 + 8 * Q as u64;
-    q.set_kicks(&m, true);
-    assert_eq!(m.load_u16(at).unwrap(), 0);
-    q.set_kicks(&m, false);
-    assert_eq!(m.load_u16(at).unwrap(), 0x8000);
+    m.store_u16(at, 7).unwrap();
+    assert!(!q.enable_notification(&m), "an empty ring has nothing to re-check");
+    assert_eq!(m.load_u16(at).unwrap(), 0, "kick me at the next request after next_avail 0");
+    q.disable_notification(&m);
+    assert_eq!(m.load_u16(at).unwrap(), 0, "event index: disabling writes nothing (Linux vhost, DPDK, rust-vmm)");
+}
+
+/// The re-check the ring answers itself: requests published while kicks were off are reported
+/// (no kick will come for them); once re-enabled, the next publish asks for a kick.
+#[test]
+fn enable_notification_reports_requests_that_raced_it() {
+    use eventpath_policy::notify::vring_need_event;
+    let (m, mut q, mut d) = setup();
+    let at = ring(0).used + 4 + 8 * Q as u64;
+    m.store_u16(at, 0x8000).unwrap(); // kicks off: an avail_event the guest is far from
+    d.desc(&m, 0, 0x8000, 8, 2, 0);
+    d.publish(&m, 0); // the guest does not kick
+    assert!(!vring_need_event(m.load_u16(at).unwrap(), 1, 0));
+    assert!(q.enable_notification(&m), "the request that raced the re-enable is reported");
+    assert!(q.pop(&m).unwrap().is_ok());
+    assert!(!q.enable_notification(&m), "taken: nothing left");
+    // Re-enabled at next_avail = 1: the guest's next publish (1 -> 2) kicks.
+    assert_eq!(m.load_u16(at).unwrap(), 1);
+    d.publish(&m, 0);
+    assert!(vring_need_event(m.load_u16(at).unwrap(), 2, 1));
 }

@@ -34,10 +34,6 @@ impl Worker {
             };
             self.c.bump(if src == Source::Poll { &self.c.elvis_poll_turns } else { &self.c.elvis_work_turns }, 1);
             let polled = matches!(sched.mode(i), Some(QueueMode::Polled { .. }));
-            if polled {
-                let d = &self.devs[i];
-                d.q.set_kicks(&d.mem, false); // keep avail_event parked ahead of the guest
-            }
             loop {
                 match self.take(i) {
                     Took::Request(_) | Took::Bad => {
@@ -50,15 +46,17 @@ impl Worker {
                         let now = now_ns();
                         let dev = &mut self.devs[i];
                         let change = sched.on_empty(now, || dev.producer_clock.run_ns(now));
-                        if change == ModeChange::StopPolling {
+                        let raced = if change == ModeChange::StopPolling {
                             self.c.bump(&self.c.elvis_stop_polling, 1);
-                            self.set_kicks(i, true);
+                            self.enable_kicks(i)
                         } else if !polled {
                             let d = &self.devs[i];
-                            d.q.set_kicks(&d.mem, true); // re-arm avail_event past what was taken
-                        }
-                        if (change == ModeChange::StopPolling || !polled) && self.devs[i].q.has_work(&self.devs[i].mem) {
-                            sched.on_host_work(i, now); // raced the re-arm: no kick will come
+                            d.q.enable_notification(&d.mem) // re-arm avail_event past what was taken
+                        } else {
+                            false
+                        };
+                        if raced {
+                            sched.on_host_work(i, now); // no kick will come for these
                         }
                         break;
                     }
@@ -71,7 +69,7 @@ impl Worker {
     fn elvis_kick(&mut self, sched: &mut ElvisScheduler, i: usize) {
         if sched.on_kick(i, now_ns()) == ModeChange::StartPolling {
             self.c.bump(&self.c.elvis_start_polling, 1);
-            self.set_kicks(i, false);
+            self.disable_kicks(i);
         }
     }
 }

@@ -1,7 +1,7 @@
 //! One policy, two worlds (DESIGN §2): ELVIS's scheduler (`eventpath_policy::elvis`) exists
 //! once; each world converts its own state into the policy's observations. The only input that
 //! differs is the producer's run clock `on_empty` reads for a polled queue:
-//! * simulator (`crates/sim/src/model/elvis_io.rs`): the host scheduler's exact run clock of the
+//! * simulator (`crates/sim/src/model/io/elvis.rs`): the host scheduler's exact run clock of the
 //!   VM's vCPU threads, `Scheduler::producers_run_ns`;
 //! * testbed (`crates/kvm/src/backend/serve/elvis.rs`): the vCPU thread's schedstat read through
 //!   [`ProducerClock`], at most once per millisecond (so up to 1 ms stale).

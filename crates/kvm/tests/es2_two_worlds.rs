@@ -1,12 +1,12 @@
 //! One policy, two worlds (DESIGN §2): ES2's joint thread and TX mode switches
 //! (`eventpath_policy::es2`) exist once; each world's adapter turns its own state into the
 //! policy's observations and carries out its decisions.
-//! * Simulator (`crates/sim/src/model/es2_io.rs`, run by the I/O thread loop of `iothread.rs`):
+//! * Simulator (`crates/sim/src/model/io/es2.rs`, run by the I/O thread loop of `io/thread.rs`):
 //!   a TX kick is noticed when it arrives (`es2_notice`); a turn starts with `es2_decide`, takes
 //!   items (`es2_take`, `es2_after_item`) until it ends; the ring is the model's counters and its
 //!   `KickGate` over `eventpath_policy::notify`. That adapter is private to the simulator (and
 //!   being restructured), so [`SimWorld`] transcribes its calls into the policy function by
-//!   function; keep it in step with es2_io.rs.
+//!   function; keep it in step with io/es2.rs.
 //! * Testbed: the real adapter, [`JointAdapter`] (`crates/kvm/src/backend/joint.rs`), over real
 //!   split rings in memory ([`DeviceQueue`]: `enable_notification()` answers the re-check), fed
 //!   by a guest that publishes requests and kicks when `avail_event` asks (`driver_should_kick`);

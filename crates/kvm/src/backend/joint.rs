@@ -2,7 +2,7 @@
 //! which handler runs next, and when the thread sleeps, is the policy's `JointThread`
 //! (§5.1–5.3); each device is one (TX) handler whose turn is its vhost handler loop, its
 //! perceptive switch or its optimistic switch — the same machines, in the same order, as the
-//! simulator's adapter (`crates/sim/src/model/es2_io.rs`; `tests/es2_two_worlds.rs` holds the
+//! simulator's adapter (`crates/sim/src/model/io/es2.rs`; `tests/es2_two_worlds.rs` holds the
 //! two to the same decisions). The adapter owns that state and sees the rings only through
 //! [`Rings`]: the back-end thread's devices (`serve/joint.rs`) or a test's scripted rings.
 //!
@@ -201,7 +201,7 @@ impl JointAdapter {
     }
 
     /// ES2 optimistic: each completion is what the guest answers (its "RX packet", Algorithm 2;
-    /// the simulator's es2_io.rs maps a request stream's completions the same way): poll the
+    /// the simulator's io/es2.rs maps a request stream's completions the same way): poll the
     /// queue up to max_poll_count rounds, then back to notifications. A switch taken inside a
     /// notification-mode turn applies when that turn ends (`run_vhost`), after the regular
     /// handler has finished its loop.

@@ -2,7 +2,7 @@
 //! observation `eventpath_policy::elvis::ElvisScheduler::on_empty` takes (how long the vCPU
 //! that fills a polled queue has run, ns). The simulator's adapter reads its host scheduler's
 //! exact run clock (`eventpath_sim::model::sched::Scheduler::producers_run_ns`, used by
-//! `crates/sim/src/model/elvis_io.rs`); here the vCPU thread's run time comes from
+//! `crates/sim/src/model/io/elvis.rs`); here the vCPU thread's run time comes from
 //! `/proc/self/task/TID/schedstat`, a file read, so it is read at most once per
 //! [`ProducerClock::MIN_READ_INTERVAL_NS`] (1 ms, a tenth of ELVIS's default idle limit) and is
 //! up to that much wall time stale: the value returned at `now` is the run time at some

@@ -1,6 +1,6 @@
-//! (a) The simulator's side: `crates/sim/src/model/es2_io.rs`'s calls into the policy, run by
-//! `iothread.rs`'s loop, over the model's ring counters and `KickGate` — transcribed, function
-//! by function (the adapter is private to the simulator); keep it in step with es2_io.rs.
+//! (a) The simulator's side: `crates/sim/src/model/io/es2.rs`'s calls into the policy, run by
+//! `io/thread.rs`'s loop, over the model's ring counters and `KickGate` — transcribed, function
+//! by function (the adapter is private to the simulator); keep it in step with io/es2.rs.
 use super::*;
 use eventpath_policy::es2::*;
 use eventpath_policy::notify::{driver_should_kick, kick_control, KickControlWrite, Suppression};
@@ -214,7 +214,7 @@ impl SimWorld {
         }
     }
 
-    /// `iothread.rs` `io_next` / `io_step`: decide, then a turn's items until it ends.
+    /// `io/thread.rs` `io_next` / `io_step`: decide, then a turn's items until it ends.
     pub fn run(mut self) -> Trace {
         while self.t <= END {
             let d = self.joint.next(self.t);

@@ -184,7 +184,7 @@ def test_bench_by_kind_counts_every_event_of_the_model_run(cli):
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     per, packets = d["model_events_per_packet"], d["model_packets"]
-    assert packets > 0 and {"GuestDone", "ExitDone", "VhostDone", "WireDone"} <= per.keys()
+    assert packets > 0 and {"GuestDone", "ExitDone", "IoStep", "WireDone"} <= per.keys()
     # The census is a second run of the same deterministic model: its kinds add up to its events.
     assert abs(sum(per.values()) * packets - d["model_events"]) < 1e-6 * d["model_events"]
 

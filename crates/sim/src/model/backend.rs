@@ -3,11 +3,11 @@
 //! host scheduler and the event queue, and applies the device's side of every item a back end
 //! finishes (`complete`: the used ring, the wire, the guest's interrupt).
 
-use super::io::queues::{DevRings, Notice, Work};
-use super::io::{Next, Signal, View};
-use super::lapic::Vector;
-use super::rxq::{RxPkt, RxRing};
-use super::virtq::Virtq;
+use crate::model::io::queues::{DevRings, Notice, Work};
+use crate::model::io::{Next, Signal, View};
+use crate::model::hw::lapic::Vector;
+use crate::model::hw::rxq::{RxPkt, RxRing};
+use crate::model::hw::virtq::Virtq;
 use super::{Ev, Host, NetDev};
 use crate::engine::{EventQueue, Time};
 use std::collections::VecDeque;

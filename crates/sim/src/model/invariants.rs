@@ -13,9 +13,9 @@
 //!
 //! And a back-end thread sleeps exactly when it is neither in its loop nor being woken.
 
-use super::sched::State;
-use super::vcpu::Mode;
-use super::Host;
+use crate::model::hypervisor::sched::State;
+use crate::model::hypervisor::vcpu::Mode;
+use crate::model::Host;
 
 impl Host {
     /// Panic with a description if any vCPU's mode disagrees with its thread's state.

@@ -9,59 +9,33 @@
 //! behind these types.
 
 mod backend;
-mod client;
-mod cyclictest;
-mod delivery;
-mod guest_sched;
-mod driver;
+pub(crate) mod guest;
+pub(crate) mod hw;
+pub(crate) mod hypervisor;
 #[cfg(debug_assertions)]
 mod invariants;
-mod halt;
-mod irq;
-mod irq_source;
-mod io;
-mod lapic;
-mod moderation;
-mod napi;
-mod nic_tx;
-mod nic_itr;
-mod notify;
-mod pi;
-mod request_stream;
-mod routing;
-mod rxq;
-pub mod sched;
-mod tcp;
-mod tcp_conn;
-mod tcp_rr;
-mod tcp_rx;
-mod threads;
+pub(crate) mod io;
 mod trace;
-mod udp_ping;
-mod udp_rx;
-mod udp_tx;
-mod vcpu;
-mod vf;
 mod watchdog;
-mod virtq;
-mod wire;
-mod workers;
-mod workload;
+pub(crate) mod workload;
 
 use crate::engine::{EventQueue, Model, Time, NS_PER_S, round_ns};
 use crate::metrics::BusyTime;
 use crate::profile::Profile;
 use crate::scenario::{Checked, Workload};
-use client::Client;
-use napi::Napi;
-use rxq::RxRing;
+use guest::napi::Napi;
+use hw::rxq::RxRing;
+use workload::client::Client;
 use std::collections::VecDeque;
 /// The run classes' names (`VmSummary::latency_by_target_state_us`).
 pub const RUN_CLASS_KEYS: [&str; 3] = eventpath_policy::routing::RunClass::KEYS;
-pub use vcpu::{Mode as VcpuMode, Vcpu};
+pub use hypervisor::sched;
+pub use hypervisor::vcpu::{Mode as VcpuMode, Vcpu};
 pub use watchdog::Stall;
-use virtq::Virtq;
-use wire::{Port, Wire};
+use hw::virtq::Virtq;
+use hw::wire::{Port, Wire};
+use hw::{nic_itr, vf};
+use io::moderation;
 use workload::Sender;
 
 /// Every event of the model. Small and `Copy`: the heap stores them inline.
@@ -238,12 +212,12 @@ pub(crate) struct NetDev {
     pub rx_moderation: moderation::QueueModeration,
     /// Packets the driver could not place while the TX ring was full: the qdisc backlog
     /// (`dev_queue_xmit` queues while the queue is stopped; `net_tx_action` resumes it).
-    pub qdisc: VecDeque<virtq::Buf>,
+    pub qdisc: VecDeque<hw::virtq::Buf>,
     /// The driver stopped the TX queue (ring full): its writers wait for the TX clean.
     pub tx_stopped: bool,
     pub rxq: RxRing,
     /// Packets on the tap socket waiting for the vhost RX handler.
-    pub rx_sock: VecDeque<rxq::RxPkt>,
+    pub rx_sock: VecDeque<hw::rxq::RxPkt>,
     /// Packets that arrived at the host for this device (lifetime).
     pub rx_arrived_life: u64,
     /// Packets dropped because the tap queue was full (window: of the packets sent in the
@@ -565,7 +539,7 @@ impl Host {
         let d = &mut self.devs[dev as usize];
         let pkt = d.client.arrive_at_host();
         d.rx_arrived_life += 1;
-        if d.rx_sock.len() >= udp_rx::TAP_QUEUE_PACKETS {
+        if d.rx_sock.len() >= workload::udp_rx::TAP_QUEUE_PACKETS {
             d.tap_drops += u64::from(pkt.born >= self.window_start);
             d.tap_drops_life += 1;
             return self.app_tap_drop(now, dev, pkt, q);

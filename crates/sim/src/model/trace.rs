@@ -5,8 +5,8 @@
 
 mod writer;
 
-use super::vcpu::Task;
-use super::Host;
+use crate::model::hypervisor::vcpu::Task;
+use crate::model::Host;
 use crate::engine::Time;
 use crate::metrics::{ExitReason, Name};
 use crate::run::TraceCounts;

@@ -19,7 +19,7 @@
 //! another vCPU of the VM burns CPU.) The check rides on pCPU 0's host tick, so it adds no
 //! events and cannot change a run.
 
-use super::Host;
+use crate::model::Host;
 use crate::engine::{Time, NS_PER_S};
 use std::collections::VecDeque;
 use crate::scenario::Workload;

@@ -11,10 +11,10 @@
 //! of its producers' run time (the VM's vCPU threads: a descheduled vCPU issues nothing without
 //! its activity having subsided) goes back to notifications.
 
-use super::queues::{DevRings, Notice, Notified, Work};
+use crate::model::io::queues::{DevRings, Notice, Notified, Work};
 use super::{Decision, Take, Turn, TurnMode, View};
 use crate::engine::Time;
-use crate::model::sched::Scheduler;
+use crate::model::hypervisor::sched::Scheduler;
 use eventpath_policy::elvis::{ElvisConfig, ElvisDecision, ElvisScheduler, ModeChange, QueueMode, ServeAction};
 
 /// The ELVIS state of one I/O core's thread.

@@ -20,7 +20,7 @@
 //!   Taken during a notification-mode turn, the switch applies when that turn ends (kicks off,
 //!   a polling handler queued): the regular handler first finishes its own loop.
 
-use super::queues::{recheck, DevRings, Notice, Notified, Work};
+use crate::model::io::queues::{recheck, DevRings, Notice, Notified, Work};
 use super::{Decision, Take, Turn, TurnMode, View};
 use crate::engine::Time;
 use crate::scenario::Es2Switch;

@@ -18,6 +18,7 @@
 
 mod elvis;
 mod es2;
+pub(crate) mod moderation;
 mod pmd;
 pub(crate) mod queues;
 pub(crate) mod thread;

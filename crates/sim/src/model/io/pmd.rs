@@ -16,7 +16,7 @@
 //! Per-packet costs are the profile's vhost ones (a vhost-user PMD's own costs are not in the
 //! profiles yet).
 
-use super::queues::{DevRings, Notice, Notified, Work};
+use crate::model::io::queues::{DevRings, Notice, Notified, Work};
 use super::{Decision, Take, Turn, TurnMode, View};
 use crate::engine::Time;
 use eventpath_policy::pmd::{PmdConfig, PmdDecision, PmdIdle, PmdThread};

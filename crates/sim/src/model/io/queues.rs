@@ -6,8 +6,8 @@
 //! [`DevRings`] (the model implements it for its devices) and hands each item it finishes back
 //! to the model, which applies the device's side of it (used ring, wire, interrupt).
 
-use super::super::rxq::{RxPkt, RxRing};
-use super::super::virtq::{Buf, Virtq};
+use crate::model::hw::rxq::{RxPkt, RxRing};
+use crate::model::hw::virtq::{Buf, Virtq};
 use crate::engine::{round_ns, Time};
 use crate::profile::Profile;
 use std::collections::VecDeque;

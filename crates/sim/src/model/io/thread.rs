@@ -11,7 +11,7 @@
 //! It owns its state and touches nothing else: the model calls it on the thread's events and
 //! applies what it returns ([`Next`]), and completes the items it finishes.
 
-use super::queues::{DevRings, Notice, Work};
+use crate::model::io::queues::{DevRings, Notice, Work};
 use super::{Decision, Policy, Take, Turn, View};
 use crate::engine::Time;
 use crate::metrics::BusyTime;

@@ -20,7 +20,7 @@
 //! it does not start spinning when another thread waits for its CPU (`need_resched`). The RX
 //! handler does not poll.
 
-use super::queues::{recheck, DevRings, Notice, Work};
+use crate::model::io::queues::{recheck, DevRings, Notice, Work};
 use super::{Decision, Take, Turn, TurnMode, View};
 use crate::engine::Time;
 use eventpath_policy::vhost::{VhostAction, VhostConfig, VhostEvent, VhostHandler, VhostState};

@@ -1,0 +1,120 @@
+//! The guest's virtio-net driver on the TX side, shared by every workload: `start_xmit` (post a
+//! buffer, stop the queue when the ring fills, kick when the device wants it), the qdisc
+//! backlog while the queue is stopped, and the TX interrupt that wakes it.
+
+use crate::model::hypervisor::vcpu::AfterExit;
+use crate::model::hw::virtq::Buf;
+use crate::model::hypervisor::vcpu::Step;
+use crate::model::{Ev, Host};
+use crate::engine::{EventQueue, Time};
+use crate::metrics::ExitReason;
+
+impl Host {
+    /// virtio-net `start_xmit` tail: add the buffer to the TX ring, stop the queue if the ring
+    /// is full (and ask for a TX interrupt), kick if the device has notifications enabled.
+    /// A packet sent while the queue is stopped — by another vCPU's worker, a control segment
+    /// or an ACK — waits in the qdisc until the TX interrupt wakes the queue (`tx_irq`).
+    pub(crate) fn post_tx(&mut self, now: Time, v: u32, vm: usize, b: Buf, q: &mut EventQueue<Ev>) {
+        let dev = self.vms[vm].dev;
+        let d = &mut self.devs[dev as usize];
+        if d.vf.is_some() {
+            // ixgbevf_xmit_frame: a full descriptor ring stops the queue until the TX clean.
+            if d.txq.free() == 0 || !d.qdisc.is_empty() {
+                d.qdisc.push_back(b);
+                self.set_tx_stopped(vm, true);
+                return self.enter(now, v, q);
+            }
+            self.vf_tx(now, dev, b, q);
+            if self.devs[dev as usize].txq.free() == 0 {
+                self.set_tx_stopped(vm, true);
+            }
+            return self.enter(now, v, q);
+        }
+        if d.txq.free() == 0 || !d.qdisc.is_empty() {
+            d.qdisc.push_back(b);
+            d.txq.want_interrupt();
+            self.set_tx_stopped(vm, true);
+            return self.enter(now, v, q);
+        }
+        d.txq.add(b);
+        if d.txq.free() == 0 {
+            d.txq.want_interrupt();
+            self.set_tx_stopped(vm, true);
+        }
+        if self.devs[dev as usize].txq.kick_prepare() {
+            return self.kick_tx(now, v, dev, q);
+        }
+        // No kick: a back end spinning on the ring (vhost busy polling, a PMD) sees it anyway.
+        self.backend_written(now, dev, crate::model::io::queues::Notice::TxKick, q);
+        self.enter(now, v, q);
+    }
+
+    /// A paced sender's turn on `v`: halt while its queue is stopped (the TX interrupt wakes
+    /// it), sleep until its next send is due (`next_at`, ns), else run its `send` step.
+    pub(crate) fn paced_send(&mut self, now: Time, v: u32, stopped: bool, next_at: f64, send: Step, cost: Time, q: &mut EventQueue<Ev>) {
+        if stopped {
+            return self.idle(now, v, None, q);
+        }
+        let due = next_at.ceil() as Time;
+        if due > now {
+            return self.idle(now, v, Some(due), q);
+        }
+        self.run_step(now, v, send, cost, q)
+    }
+
+    /// The driver notifies the device of new TX buffers: a kick.
+    pub(crate) fn kick_tx(&mut self, now: Time, v: u32, dev: u32, q: &mut EventQueue<Ev>) {
+        self.devs[dev as usize].txq.kicks += 1;
+        self.kick_exit(now, v, dev, false, q)
+    }
+
+    /// A kick: an I/O-instruction exit in which KVM's ioeventfd signals the vhost thread
+    /// `exit.io_signal_ns` after the exit began (at most at its end), not at its start.
+    /// `rx`: the RX queue's refill kick (else TX's).
+    pub(crate) fn kick_exit(&mut self, now: Time, v: u32, dev: u32, rx: bool, q: &mut EventQueue<Ev>) {
+        let signal = self.io_signal_ns;
+        if signal == 0 {
+            self.ioeventfd(now, dev, rx, q);
+        } else {
+            q.at(now + signal, Ev::Ioeventfd { dev, vcpu: v, rx });
+        }
+        self.exit(now, v, ExitReason::IoInstruction, AfterExit::Resume, q)
+    }
+
+    /// A kick's ioeventfd fires: the back end learns of the queue's new buffers.
+    pub(crate) fn ioeventfd(&mut self, now: Time, dev: u32, rx: bool, q: &mut EventQueue<Ev>) {
+        let n = if rx { crate::model::io::queues::Notice::RxKick } else { crate::model::io::queues::Notice::TxKick };
+        self.notify_backend(now, dev, n, q)
+    }
+
+    /// TX interrupt (`skb_xmit_done` → `netif_wake_subqueue`; then `net_tx_action` runs the
+    /// qdisc): reclaimed space takes the backlog; the queue stays stopped while the ring fills
+    /// again. Returns whether the device must be kicked for buffers added here, and whether a
+    /// stopped queue was woken (its writers elsewhere need waking).
+    pub(crate) fn tx_irq(&mut self, v: u32) -> (bool, bool) {
+        let vm = self.vcpus[v as usize].vm as usize;
+        let d = &mut self.devs[self.vms[vm].dev as usize];
+        d.txq.irq.driver_disable(); // skb_xmit_done: virtqueue_disable_cb
+        let mut added = false;
+        while d.txq.free() > 0 {
+            let Some(b) = d.qdisc.pop_front() else { break };
+            d.txq.add(b);
+            added = true;
+        }
+        let full = d.txq.free() == 0;
+        if full {
+            d.txq.want_interrupt();
+        }
+        let kick = added && d.txq.kick_prepare();
+        (kick, self.set_tx_stopped(vm, full) && !full)
+    }
+
+    /// The driver stops (`netif_tx_stop_queue`) or wakes its TX queue; the VM's workload sees
+    /// it. Returns whether the queue was stopped before.
+    pub(crate) fn set_tx_stopped(&mut self, vm: usize, stopped: bool) -> bool {
+        let d = &mut self.devs[self.vms[vm].dev as usize];
+        let was = std::mem::replace(&mut d.tx_stopped, stopped);
+        self.senders[vm].set_stopped(stopped);
+        was
+    }
+}

@@ -1,0 +1,176 @@
+//! Interrupt delivery carried out: a device, timer or IPI raises a vector for a vCPU, the VM's
+//! delivery mode (`eventpath_policy::delivery`, recorded by `delivery.rs`) says which path it
+//! takes and what follows — an exit (interrupt delivery or external interrupt) and injection at
+//! the entry, a notification the running guest takes with no exit, a wake-up — and the guest's
+//! handler ends in an EOI that exits or not by the same mode.
+//!
+//! Whichever the mode, the guest takes the interrupt only when its priority class is above the
+//! highest in-service vector's (the LAPIC's IRR/ISR rules, `lapic.rs`).
+
+use crate::model::hw::lapic::Vector;
+use crate::model::hypervisor::delivery::{source_of, Recorded};
+use eventpath_policy::delivery::{Action, ExitCause, Target};
+use crate::model::hypervisor::vcpu::{AfterExit, Mode, Task};
+use crate::model::{Ev, Host};
+use crate::engine::{EventQueue, Time, NS_PER_S, round_ns};
+use crate::metrics::ExitReason;
+
+impl Host {
+    /// A device, timer or IPI raises `vec` for vCPU `v`.
+    pub(crate) fn raise_irq(&mut self, now: Time, v: u32, vec: Vector, q: &mut EventQueue<Ev>) {
+        let what = match vec {
+            Vector::Timer => "timer irq raised",
+            Vector::Resched => "reschedule ipi raised",
+            Vector::NetTx | Vector::NetRx | Vector::Vf | Vector::Msi => "device irq raised",
+        };
+        self.tr_irq(now, v, what);
+        let vc = &mut self.vcpus[v as usize];
+        vc.ledger.raised += 1;
+        if matches!(vec, Vector::NetTx | Vector::NetRx | Vector::Vf | Vector::Msi) {
+            match vc.mode {
+                Mode::Guest { .. } | Mode::Entering => vc.target.guest += 1,
+                Mode::Exit { .. } | Mode::Waking => vc.target.exit += 1,
+                Mode::Halted | Mode::Polling => vc.target.halted += 1,
+            }
+        }
+        let target = match vc.mode {
+            Mode::Guest { .. } => Target::InGuest,
+            Mode::Entering => Target::Entering,
+            Mode::Exit { .. } | Mode::Waking => Target::InHypervisor,
+            Mode::Halted => Target::Halted,
+            Mode::Polling => Target::Polling,
+        };
+        let d = vc.delivery.raise(source_of(vec, self.io.exitless), target, vc.apic.injection_mode());
+        match vc.apic.record(vec, d.path) {
+            Recorded::New => {}
+            Recorded::Quiet => return,
+            Recorded::Coalesced => {
+                vc.ledger.coalesced += 1;
+                return;
+            }
+            Recorded::CoalescedKick => vc.ledger.coalesced += 1,
+        }
+        match d.action {
+            Action::Pend => {}
+            Action::Exit(ExitCause::InterruptDelivery) => self.exit(now, v, ExitReason::InterruptDelivery, AfterExit::Resume, q),
+            Action::Exit(ExitCause::ExternalInterrupt) => self.exit(now, v, ExitReason::ExternalInterrupt, AfterExit::Resume, q),
+            Action::TakeNow => {
+                let vc = &mut self.vcpus[v as usize];
+                vc.ledger.coalesced += vc.apic.sync() as u64;
+                if vc.apic.lapic.deliverable().is_some() {
+                    vc.save_running(now);
+                    self.inject(now, v, q);
+                }
+            }
+            Action::Wake => self.wake_vcpu(now, v, q),
+            Action::PollWake => self.halt_poll_wake(now, v, q),
+        }
+    }
+
+    fn wake_vcpu(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
+        // kvm_vcpu_kick → wake_up: the host scheduler places and runs the vCPU thread.
+        self.end_halt(now, v, true);
+        self.vcpus[v as usize].mode = Mode::Waking;
+        self.vcpus[v as usize].from_halt = true;
+        self.vcpu_run_state(v, eventpath_policy::routing::RunState::Runnable);
+        self.wake_thread(now, v, q);
+    }
+
+    /// At VM entry (or on a posted notification in guest mode): sync the PIR, accept the
+    /// deliverable vector and start its handler. Returns whether a handler was started.
+    pub(crate) fn inject(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) -> bool {
+        let vc = &mut self.vcpus[v as usize];
+        vc.ledger.coalesced += vc.apic.sync() as u64;
+        let Some(vec) = vc.apic.lapic.accept() else { return false };
+        vc.ledger.accepted += 1;
+        vc.irqs += 1;
+        let g = &self.profile.guest;
+        let cost = match vec {
+            // scheduler_ipi: a short handler that sets need_resched, like the timer's.
+            Vector::Timer | Vector::Resched => g.timer_irq_ns.value,
+            Vector::NetTx | Vector::NetRx => g.virtio_irq_ns.value,
+            // The testbed guest's handler: count, EOI, return (its emulated CPL0 cost is in
+            // the measured delivery latency; a timer-class handler's cost here).
+            Vector::Msi => g.timer_irq_ns.value,
+            Vector::Vf => self.profile.sriov.as_ref().map_or(g.virtio_irq_ns.value, |s| s.vf_irq_ns.value),
+        };
+        self.run_task(now, v, Task::Irq(vec), round_ns(cost), q);
+        true
+    }
+
+    /// The guest's handler for `vec` finished: its device-side effect, then the EOI.
+    pub(crate) fn irq_done(&mut self, now: Time, v: u32, vec: Vector, q: &mut EventQueue<Ev>) {
+        let mut kick = false;
+        match vec {
+            Vector::NetTx => {
+                let woke;
+                (kick, woke) = self.tx_irq(v);
+                let vm = self.vcpus[v as usize].vm as usize;
+                self.app_tx_interrupt(now, v, vm);
+                if woke {
+                    self.wake_writers(now, v, q);
+                }
+            }
+            Vector::NetRx => self.napi_schedule(v),
+            Vector::Vf => {
+                // ixgbevf: one vector per queue pair; NAPI cleans TX and receives RX.
+                let dev = self.vms[self.vcpus[v as usize].vm as usize].dev;
+                self.vf_tx_clean(now, v, dev, q);
+                self.napi_schedule(v);
+            }
+            Vector::Msi => {
+                let vm = self.vcpus[v as usize].vm as usize;
+                self.app_msi_handled(now, v, vm);
+            }
+            Vector::Timer | Vector::Resched => {}
+        }
+        let vc = &mut self.vcpus[v as usize];
+        let injection_mode = vc.apic.injection_mode();
+        vc.apic.eoi();
+        // The timer handler re-arms the LAPIC timer (TMICT/TSC-deadline write), an exit unless
+        // the mode passes TMICT through (DID). A TX interrupt that moved the qdisc backlog into
+        // the ring is followed by its kick (softirq after EOI).
+        let then = match vec {
+            Vector::Timer => AfterExit::Rearm,
+            _ if kick => AfterExit::KickTx,
+            _ => AfterExit::Resume,
+        };
+        let delivery = vc.delivery;
+        if delivery.eoi_exits(injection_mode) {
+            return self.exit(now, v, ExitReason::Eoi, then, q);
+        }
+        match then {
+            AfterExit::Rearm if delivery.timer_write_exits() => self.exit(now, v, ExitReason::Timer, AfterExit::Resume, q),
+            AfterExit::KickTx => {
+                let dev = self.vms[self.vcpus[v as usize].vm as usize].dev;
+                self.kick_tx(now, v, dev, q)
+            }
+            _ => self.enter(now, v, q),
+        }
+    }
+
+    /// The LAPIC timer the idle guest programmed expired.
+    pub(crate) fn timer_fire(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
+        self.vcpus[v as usize].burn_timer = None;
+        self.raise_irq(now, v, Vector::Timer, q);
+    }
+
+    /// The periodic scheduler tick of a busy vCPU (CONFIG_HZ). The guest's LAPIC timer is a
+    /// host hrtimer on the vCPU's pCPU: if the vCPU runs guest code, the host timer interrupt
+    /// causes an external-interrupt exit, and the timer vector is injected at the entry
+    /// (unless the delivery mode gives the guest its core's timer: DID §4.4).
+    /// A halted vCPU has its tick stopped (NO_HZ idle).
+    pub(crate) fn tick(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
+        let hz = self.profile.guest.tick_hz.value;
+        q.at(now + round_ns(NS_PER_S as f64 / hz), Ev::Tick { vcpu: v });
+        match self.vcpus[v as usize].mode {
+            Mode::Halted | Mode::Polling | Mode::Waking => return,
+            // idle=poll: the idle loop stops the tick too (NO_HZ).
+            Mode::Guest { task: Task::Burn, .. } if self.vcpus[v as usize].idle_poll => return,
+            Mode::Guest { .. } | Mode::Entering | Mode::Exit { .. } => {}
+        }
+        // The delivery mode decides whether it exits (a host hrtimer: external interrupt) or
+        // the guest takes it on its own LAPIC (DID).
+        self.raise_irq(now, v, Vector::Timer, q);
+    }
+}

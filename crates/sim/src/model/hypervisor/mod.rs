@@ -1,0 +1,12 @@
+//! The hypervisor (DESIGN §2): vCPUs and their exits, interrupt delivery and routing, HLT
+//! handling and halt polling, the host scheduler and the threads it runs. It may use the
+//! hardware layer, never a back end, the guest kernel or a workload by import
+//! (`tests/layers.rs`).
+
+pub(crate) mod delivery;
+pub(crate) mod halt;
+pub(crate) mod irq;
+pub(crate) mod routing;
+pub mod sched;
+pub(crate) mod threads;
+pub(crate) mod vcpu;

@@ -1,0 +1,477 @@
+//! vCPUs: guest mode, exits and halting (ES2 §2.2, DID §2). A vCPU runs one guest task at a
+//! time; an exit or an interrupt handler saves the running task, which resumes later. How
+//! virtual interrupts reach a vCPU (emulated or posted) is in `irq.rs`.
+
+use crate::model::hypervisor::delivery::Apic;
+use crate::model::hw::lapic::Vector;
+use crate::model::{Ev, Host};
+use crate::engine::{EventQueue, Time, round_ns};
+use crate::metrics::{BusyTime, ExitCounters, ExitReason};
+use crate::scenario::InterruptDelivery;
+
+/// One guest step of an application, as a vCPU runs it (`Task::App`) (a `write()`, a segment's transmit, a `recvfrom()`...):
+/// which step of its workload and two arguments, all the workload's to interpret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    /// The workload's step number.
+    pub kind: u8,
+    /// Runs in softirq context (counts with interrupt handling, e.g. for livelock).
+    pub softirq: bool,
+    /// First argument (bytes, a connection).
+    pub a: u32,
+    /// Second argument (a time, a flag).
+    pub b: u64,
+}
+
+impl Step {
+    /// Step `kind` with arguments `a` and `b`, in process context.
+    pub fn new(kind: u8, a: u32, b: u64) -> Self {
+        Step { kind, softirq: false, a, b }
+    }
+}
+
+
+/// Length of one chunk of the guest CPU burn. A modelling granularity, not a cost: the burn is
+/// cut short by any exit or interrupt and re-chosen after each chunk, so results do not depend
+/// on it beyond the (cheap) events it adds.
+pub const BURN_CHUNK_NS: Time = 1_000_000;
+
+/// What a vCPU runs in guest mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Task {
+    /// A step of the VM's application (`workload.rs`), the workload's to interpret.
+    App(Step),
+    /// NAPI (softirq): receive one packet from the RX queue.
+    NapiRx,
+    /// An interrupt handler for a vector.
+    Irq(Vector),
+    /// The lowest-priority CPU burn (scenario `guest_cpu_burn`): runs whenever nothing else
+    /// would, in chunks of [`BURN_CHUNK_NS`].
+    Burn,
+}
+
+/// What happens when an exit's handling is done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AfterExit {
+    /// Re-enter the guest and carry on.
+    Resume,
+    /// Follow with a HLT exit (idle: TMICT was just programmed).
+    Hlt,
+    /// Block the vCPU thread until an interrupt.
+    Block,
+    /// Follow with a TMICT write exit (the tick handler re-arms its timer), then resume.
+    Rearm,
+    /// Follow with a TX kick (the qdisc backlog went into the ring), then resume.
+    KickTx,
+}
+
+/// Where a vCPU is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// In guest mode on its pCPU, running `task` until `end`.
+    Guest {
+        /// The task.
+        task: Task,
+        /// When it completes unless interrupted.
+        end: Time,
+    },
+    /// In guest mode with nothing scheduled (transient, inside one event).
+    Entering,
+    /// Handling an exit; then `then`.
+    Exit {
+        /// What follows.
+        then: AfterExit,
+    },
+    /// Blocked in the host after HLT.
+    Halted,
+    /// Halted, its thread polling for an interrupt on its pCPU before blocking (`halt.rs`).
+    Polling,
+    /// Woken, its thread not yet running.
+    Waking,
+}
+
+/// Lifetime interrupt counters of one vCPU (never reset; for the conservation identity
+/// `raised = accepted + coalesced + pending`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct IrqLedger {
+    /// Vectors raised by devices and timers.
+    pub raised: u64,
+    /// Raises merged into an already pending request (IRR or PIR bit already set).
+    pub coalesced: u64,
+    /// Vectors accepted by the guest (IRR → ISR).
+    pub accepted: u64,
+}
+
+/// In which state a raised interrupt found its vCPU (window counts; ES2 §3.3).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TargetState {
+    /// In guest mode.
+    pub guest: u64,
+    /// In the hypervisor handling an exit (or woken, not yet entered).
+    pub exit: u64,
+    /// Halted (blocked in the host).
+    pub halted: u64,
+}
+
+/// One vCPU.
+#[derive(Debug)]
+pub struct Vcpu {
+    /// A lowest-priority CPU burn runs when the guest would otherwise idle.
+    pub burn: bool,
+    /// That burn is the guest's `idle=poll` loop (no work done; the tick stops meanwhile).
+    pub idle_poll: bool,
+    /// With a burn: the LAPIC timer deadline already programmed for the workload (so the burn
+    /// does not re-program it on every chunk).
+    pub burn_timer: Option<Time>,
+    /// VM index.
+    pub vm: u32,
+    /// Current mode.
+    pub mode: Mode,
+    /// Interrupt delivery mode of its VM.
+    pub delivery: InterruptDelivery,
+    /// Bumped whenever a scheduled `GuestDone` must be ignored.
+    epoch: u32,
+    /// Tasks cut short by an exit or an interrupt handler, with the ns they still need.
+    pub(crate) saved: Vec<(Task, Time)>,
+    /// Its interrupt controller: LAPIC (emulated, or the virtual-APIC page under APICv) and
+    /// posted-interrupt descriptor.
+    pub apic: Apic,
+    /// Exits by reason (window).
+    pub exits: ExitCounters,
+    /// Time in guest mode (window).
+    pub guest_time: BusyTime,
+    /// Time not halted: guest + exits (window).
+    pub busy: BusyTime,
+    /// Virtual interrupts injected (window).
+    pub irqs: u64,
+    /// State of the vCPU when each interrupt was raised (window).
+    pub target: TargetState,
+    /// Interrupt conservation ledger (lifetime).
+    pub ledger: IrqLedger,
+    /// KVM halt polling (`[vm.halt_poll]`), if on.
+    pub(crate) halt_poll: Option<eventpath_policy::halt_poll::HaltPoll>,
+    /// When the current halt began.
+    pub(crate) halt_start: Option<Time>,
+    /// Generation of the poll window's end event.
+    pub(crate) poll_gen: u32,
+    /// Woken from a halt, its thread not yet back in the guest (pays `host.halt_wakeup_ns`).
+    pub(crate) from_halt: bool,
+    /// Halts that polled (window).
+    pub halt_polls: u64,
+    /// Of those, halts in whose poll an interrupt came (window).
+    pub halt_polls_successful: u64,
+    /// Indirect exit cost still owed by the next guest task (cache/TLB refill), ns.
+    pollution_ns: Time,
+    /// The running task's share of that cost, when the task started and its whole length (its
+    /// own work plus that share). The refill's misses are spread over the task: cut short
+    /// after a fraction of its length, it has done that fraction of its own work, and the
+    /// unpaid rest of the refill is dropped (the refill after the next exit replaces, not adds
+    /// to, the one it had not finished). (Until issue 26 the refill was paid first, so a vCPU
+    /// preempted more often than the refill took made no progress at all: a vhost thread
+    /// waking every 7 µs on its pCPU stalled a polling guest for good.)
+    task_pollution: (Time, Time, Time),
+    /// Guest time run (lifetime, ns; a task is charged when it starts, the unrun rest refunded
+    /// when it is cut short): all tasks, and interrupt handlers plus softirq work (NAPI and the
+    /// ACKs it sends) among them.
+    pub(crate) guest_ns_life: Time,
+    pub(crate) irq_ns_life: Time,
+    /// Work the guest CPU burn (`guest_cpu_burn`, not `idle=poll`'s loop) got done (window, ns):
+    /// its guest time less the cache refills it paid after exits — what a fixed-work program
+    /// such as DID §5.3's WhileLoop advances by.
+    pub burn_work_ns: Time,
+    /// Start of the measurement window (a burn task that began before it counts from it).
+    window_start: Time,
+    /// When the exit it is in (or its latest) ends: the part past the window's end is not
+    /// the window's exit handling time.
+    pub(crate) exit_until: Time,
+}
+
+impl Vcpu {
+    /// A vCPU whose thread is runnable; it enters the guest when its thread first runs.
+    pub fn new(vm: u32, delivery: InterruptDelivery, burn: bool, idle_poll: bool, halt_poll: Option<eventpath_policy::halt_poll::HaltPollConfig>) -> Self {
+        Vcpu {
+            burn: burn || idle_poll,
+            idle_poll: idle_poll && !burn,
+            burn_timer: None,
+            pollution_ns: 0,
+            task_pollution: (0, 0, 0),
+            vm,
+            // Runnable but not yet run: its thread may wait on a runqueue behind others, and
+            // must not take exits (ticks, interrupt kicks) before it first enters the guest.
+            mode: Mode::Waking,
+            delivery,
+            epoch: 0,
+            saved: Vec::with_capacity(8),
+            apic: Apic::default(),
+            exits: ExitCounters::default(),
+            guest_time: BusyTime::default(),
+            busy: BusyTime::default(),
+            irqs: 0,
+            target: TargetState::default(),
+            ledger: IrqLedger::default(),
+            guest_ns_life: 0,
+            irq_ns_life: 0,
+            burn_work_ns: 0,
+            window_start: 0,
+            exit_until: 0,
+            halt_poll: halt_poll.map(eventpath_policy::halt_poll::HaltPoll::new),
+            halt_start: None,
+            poll_gen: 0,
+            from_halt: false,
+            halt_polls: 0,
+            halt_polls_successful: 0,
+        }
+    }
+
+    pub(crate) fn reset_metrics(&mut self, now: Time) {
+        self.exits = ExitCounters::default();
+        self.guest_time.reset(now);
+        self.busy.reset(now);
+        self.irqs = 0;
+        self.target = TargetState::default();
+        self.halt_polls = 0;
+        self.halt_polls_successful = 0;
+        self.burn_work_ns = 0;
+        self.window_start = now;
+    }
+
+    /// Of the running task (`task_pollution`), the part of its own work done by `now`.
+    fn work_done(&self, now: Time, from: Time) -> Time {
+        let (pollution, start, len) = self.task_pollution;
+        let ran = now.saturating_sub(from.max(start));
+        if len == 0 {
+            return 0;
+        }
+        (u128::from(ran) * u128::from(len - pollution) / u128::from(len)) as Time
+    }
+
+    /// The burn task that started at `task_pollution`'s time stops at `now` (done or cut short).
+    fn burn_ran(&mut self, now: Time) {
+        if !self.idle_poll {
+            // Only the part in the window.
+            self.burn_work_ns += self.work_done(now, self.window_start);
+        }
+    }
+
+    /// Halted in the guest's view — blocked, or its thread polling before it blocks — or on its
+    /// way there (in the exits of its idle path): a wake-up for it needs an interrupt, which
+    /// arriving during those exits cancels the halt.
+    pub fn idle(&self) -> bool {
+        matches!(
+            self.mode,
+            Mode::Halted | Mode::Polling | Mode::Exit { then: AfterExit::Hlt | AfterExit::Block }
+        )
+    }
+
+    /// Would a thread woken for it need a reschedule IPI to run: halted (or halting), or
+    /// running only the lowest-priority burn, which any woken thread preempts
+    /// (`check_preempt_curr` with an idle-policy current task) — but not the `idle=poll` loop
+    /// of a guest whose application is elsewhere: that is the idle task, woken by the IPI too.
+    pub fn wants_resched_ipi(&self) -> bool {
+        self.idle() || matches!(self.mode, Mode::Guest { task: Task::Burn, .. })
+    }
+
+    /// Is it in guest mode (running guest code)?
+    pub fn in_guest(&self) -> bool {
+        matches!(self.mode, Mode::Guest { .. } | Mode::Entering)
+    }
+
+    /// Interrupts raised and neither accepted nor coalesced: IRR bits plus PIR bits.
+    pub fn irqs_pending(&self) -> u64 {
+        self.apic.pending()
+    }
+
+    /// Something would be injected at the next VM entry.
+    pub(crate) fn has_deliverable(&self) -> bool {
+        self.apic.has_deliverable()
+    }
+
+    /// Cut the running guest task short; it resumes from the saved stack.
+    pub(crate) fn save_running(&mut self, now: Time) {
+        if let Mode::Guest { task, end } = self.mode {
+            let (pollution, _, len) = self.task_pollution;
+            let left = len - pollution - self.work_done(now, 0);
+            if task == Task::Burn {
+                self.burn_ran(now);
+            }
+            self.saved.push((task, left));
+            self.epoch = self.epoch.wrapping_add(1);
+            self.charge(task, end - now, false);
+        }
+    }
+
+    /// Account `ns` of `task`'s guest time (`run`) or refund it (cut short).
+    fn charge(&mut self, task: Task, ns: Time, run: bool) {
+        let irq = match task {
+            Task::App(s) => s.softirq,
+            Task::Irq(_) | Task::NapiRx => true,
+            Task::Burn => false,
+        };
+        if run {
+            self.guest_ns_life += ns;
+            self.irq_ns_life += if irq { ns } else { 0 };
+        } else {
+            self.guest_ns_life -= ns;
+            self.irq_ns_life -= if irq { ns } else { 0 };
+        }
+    }
+}
+
+impl Host {
+    /// Start `task` on `v` for `cost` ns of guest time.
+    pub(crate) fn run_task(&mut self, now: Time, v: u32, task: Task, cost: Time, q: &mut EventQueue<Ev>) {
+        let vc = &mut self.vcpus[v as usize];
+        // The first guest work after an exit runs slower: it pays the indirect cost.
+        let pollution = std::mem::take(&mut vc.pollution_ns);
+        let cost = cost + pollution;
+        vc.task_pollution = (pollution, now, cost);
+        vc.charge(task, cost, true);
+        vc.epoch = vc.epoch.wrapping_add(1);
+        vc.mode = Mode::Guest { task, end: now + cost };
+        vc.guest_time.set(now, true);
+        q.at(now + cost, Ev::GuestDone { vcpu: v, epoch: vc.epoch });
+        self.tr_guest_start(now, v);
+    }
+
+    /// Run step `s` of the VM's application on `v` for `cost`.
+    pub(crate) fn run_step(&mut self, now: Time, v: u32, s: Step, cost: Time, q: &mut EventQueue<Ev>) {
+        self.run_task(now, v, Task::App(s), cost, q)
+    }
+
+    /// Take a VM exit on `v` now; the running task (if any) is saved and resumes after.
+    pub(crate) fn exit(&mut self, now: Time, v: u32, reason: ExitReason, then: AfterExit, q: &mut EventQueue<Ev>) {
+        let cost = self.exit_cost(reason);
+        let indirect = round_ns(self.profile.exit.indirect_per_direct.value * cost as f64);
+        if let Mode::Guest { task, .. } = self.vcpus[v as usize].mode {
+            self.tr_guest_end(now, v, task);
+        }
+        self.tr_exit(now, v, reason, cost);
+        let vc = &mut self.vcpus[v as usize];
+        vc.pollution_ns = indirect;
+        vc.save_running(now);
+        vc.guest_time.set(now, false);
+        vc.mode = Mode::Exit { then };
+        vc.exits.record(reason, cost);
+        vc.exit_until = now + cost;
+        q.at(now + cost, Ev::ExitDone { vcpu: v });
+    }
+
+    fn exit_cost(&self, r: ExitReason) -> Time {
+        let x = &self.profile.exit;
+        let p = match r {
+            ExitReason::IoInstruction => &x.io_instruction_ns,
+            ExitReason::InterruptDelivery => &x.interrupt_delivery_ns,
+            ExitReason::Eoi => &x.eoi_ns,
+            ExitReason::ExternalInterrupt => &x.external_interrupt_ns,
+            ExitReason::Timer => &x.timer_ns,
+            ExitReason::Hlt => &x.hlt_ns,
+            ExitReason::EptViolation => &x.ept_violation_ns,
+            ExitReason::InterruptWindow => &x.interrupt_window_ns,
+            ExitReason::Ipi => &x.ipi_ns,
+            ExitReason::Other => &x.other_ns,
+        };
+        round_ns(p.value)
+    }
+
+    pub(crate) fn exit_done(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
+        let Mode::Exit { then } = self.vcpus[v as usize].mode else { unreachable!("ExitDone outside an exit") };
+        let pending = self.vcpus[v as usize].has_deliverable();
+        match then {
+            // An interrupt that arrived during the exit cancels the idle entry.
+            AfterExit::Hlt if !pending => self.exit(now, v, ExitReason::Hlt, AfterExit::Block, q),
+            // kvm_vcpu_halt: poll for an interrupt, or block until one wakes the thread.
+            AfterExit::Block if !pending => self.halt(now, v, q),
+            AfterExit::Rearm => self.exit(now, v, ExitReason::Timer, AfterExit::Resume, q),
+            AfterExit::KickTx => {
+                let dev = self.vms[self.vcpus[v as usize].vm as usize].dev;
+                self.kick_tx(now, v, dev, q)
+            }
+            _ => {
+                // vcpu_run checks need_resched() before VM entry: a preempted vCPU waits here,
+                // in exit mode, and this exit is finished again when it runs.
+                let cpu = self.cpu_of(v);
+                if self.should_yield(cpu) {
+                    return self.leave_cpu(now, cpu, false, q);
+                }
+                self.enter(now, v, q)
+            }
+        }
+    }
+
+    /// VM entry: inject a deliverable interrupt, else run pending softirq work (NAPI), else
+    /// resume saved work, else ask the workload.
+    pub(crate) fn enter(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
+        self.vcpus[v as usize].mode = Mode::Entering;
+        if self.inject(now, v, q) {
+            return;
+        }
+        if self.napi_next(now, v, false, q) {
+            return;
+        }
+        let vc = &mut self.vcpus[v as usize];
+        if let Some((task, left)) = vc.saved.pop() {
+            // The burn has the lowest priority: work woken meanwhile runs first, and the
+            // workload chooses the burn again when it has nothing to do.
+            if task != Task::Burn {
+                return self.run_task(now, v, task, left, q);
+            }
+        }
+        self.workload_next(now, v, q);
+    }
+
+    /// A guest task completed (ignored if the task was cut short since).
+    pub(crate) fn guest_done(&mut self, now: Time, v: u32, epoch: u32, q: &mut EventQueue<Ev>) {
+        let vc = &mut self.vcpus[v as usize];
+        let Mode::Guest { task, .. } = vc.mode else { return };
+        if vc.epoch != epoch {
+            return;
+        }
+        vc.mode = Mode::Entering;
+        self.tr_guest_end(now, v, task);
+        match task {
+            Task::App(s) => self.app_step_done(now, v, s, q),
+            Task::NapiRx => self.napi_rx_done(now, v, q),
+            Task::Irq(vec) => self.irq_done(now, v, vec, q),
+            Task::Burn => {
+                self.vcpus[v as usize].burn_ran(now);
+                self.workload_next(now, v, q)
+            }
+        }
+    }
+
+    /// Nothing to run: program the LAPIC timer for `until` (if any) and halt.
+    pub(crate) fn idle(&mut self, now: Time, v: u32, until: Option<Time>, q: &mut EventQueue<Ev>) {
+        // Deferred softirq work (ksoftirqd) runs before the vCPU may halt.
+        if self.napi_next(now, v, true, q) {
+            return;
+        }
+        let delivery = self.vcpus[v as usize].delivery;
+        if self.vcpus[v as usize].burn {
+            // Busy guest: no HLT. A workload deadline still needs the LAPIC timer, once.
+            if let Some(t) = until.filter(|&t| self.vcpus[v as usize].burn_timer != Some(t)) {
+                self.vcpus[v as usize].burn_timer = Some(t);
+                q.at(t.max(now), Ev::TimerFire { vcpu: v });
+                if delivery.timer_write_exits() {
+                    return self.exit(now, v, ExitReason::Timer, AfterExit::Resume, q);
+                }
+            }
+            return self.run_task(now, v, Task::Burn, BURN_CHUNK_NS, q);
+        }
+        if let Some(t) = until {
+            q.at(t.max(now), Ev::TimerFire { vcpu: v });
+            if delivery.timer_write_exits() {
+                return self.exit(now, v, ExitReason::Timer, AfterExit::Hlt, q);
+            }
+        }
+        if delivery.hlt_exits() {
+            return self.exit(now, v, ExitReason::Hlt, AfterExit::Block, q);
+        }
+        // Bare metal: the CPU idles until an interrupt, with no exit — unless one arrived while
+        // it was on its way (what the end of a HLT exit checks in the virtualized modes).
+        if self.vcpus[v as usize].has_deliverable() {
+            return self.enter(now, v, q);
+        }
+        self.vcpus[v as usize].guest_time.set(now, false);
+        self.halt(now, v, q)
+    }
+}

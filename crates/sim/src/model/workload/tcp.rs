@@ -1,0 +1,280 @@
+//! The guest's TCP sender for netperf TCP_STREAM (DESIGN §3.5): application `write()`s append
+//! to the socket; segments of one MSS leave when a full MSS is queued, or a shorter one when
+//! nothing is unacknowledged (Nagle, RFC 896 — netperf does not set TCP_NODELAY); the send
+//! window (cwnd, rwnd and the socket buffer, one number here) bounds unacknowledged bytes and,
+//! with unsent bytes, what the application may write before it blocks. A `write()` larger than
+//! the free buffer copies what fits and blocks for the rest (`tcp_sendmsg` →
+//! `sk_stream_wait_memory`), woken when a third of the buffer is free (`sk_stream_write_space`).
+//!
+//! virtio-net in Linux 4.4 orphans the skb at transmit (`skb_orphan` in `start_xmit`), so TX
+//! completions do not gate TCP; only ACKs do.
+
+use crate::model::workload::client::AckAction;
+use crate::model::hw::rxq::RxPkt;
+use crate::model::hw::virtq::Buf;
+use crate::model::guest::guest_sched::GuestSched;
+use crate::model::hw::lapic::Vector;
+use crate::model::hypervisor::vcpu::AfterExit;
+use crate::metrics::ExitReason;
+use crate::model::workload::{pct, App, ClientEv, Measure, state_in, Sender, Step};
+use crate::model::{Ev, Host, NetDev};
+use crate::engine::{EventQueue, Time, round_ns};
+use crate::profile::Profile;
+
+pub use crate::model::hw::wire::TCP_IP_HDR;
+
+/// One TCP_STREAM connection's sender state. Sequence numbers are byte counters from 0.
+#[derive(Debug)]
+pub struct TcpSender {
+    msg: u32,
+    mss: u32,
+    window: u64,
+    /// Cost of entering one `write()` call, and per byte copied.
+    write_call_ns: f64,
+    write_byte_ns: f64,
+    seg_cost: Time,
+    /// Bytes of the current `write()` still to copy (0: the next write starts afresh).
+    write_left: u32,
+    /// Bytes the application has written.
+    written: u64,
+    /// Bytes segmented and handed to the driver (snd_nxt).
+    snd_nxt: u64,
+    /// Bytes acknowledged (snd_una).
+    snd_una: u64,
+    /// Segments handed to the driver (lifetime).
+    pub segments_life: u64,
+    /// Segments handed to the driver (window).
+    pub segments: u64,
+    /// ACKs processed (window).
+    pub acks: u64,
+}
+
+impl TcpSender {
+    /// A sender of `msg`-byte writes with send window `window` bytes.
+    pub fn new(msg: u32, window: u32, p: &Profile) -> Self {
+        let g = &p.guest;
+        let mss = p.nic.mtu_bytes.value as u32 - TCP_IP_HDR;
+        TcpSender {
+            msg,
+            mss,
+            window: window as u64,
+            write_call_ns: g.tcp_write_ns.value,
+            write_byte_ns: g.tcp_tx_byte_ns.value,
+            write_left: 0,
+            seg_cost: round_ns(g.tcp_tx_segment_ns.value),
+            written: 0,
+            snd_nxt: 0,
+            snd_una: 0,
+            segments_life: 0,
+            segments: 0,
+            acks: 0,
+        }
+    }
+
+    /// The segment to send now, if any (tcp_write_xmit with the Nagle test).
+    pub fn next_segment(&self) -> Option<u32> {
+        let unsent = self.written - self.snd_nxt;
+        let room = self.window - (self.snd_nxt - self.snd_una);
+        let full = self.mss as u64;
+        if unsent >= full && room >= full {
+            Some(self.mss)
+        } else if unsent > 0 && self.snd_nxt == self.snd_una && room >= unsent {
+            Some(unsent as u32)
+        } else {
+            None
+        }
+    }
+
+    /// The next copy of the application's `write()`, if the buffer has room for it: (bytes,
+    /// guest ns). The rest of a write that fits copies at once; a larger one waits for a third
+    /// of the buffer and copies what fits.
+    pub fn next_write(&self) -> Option<(u32, Time)> {
+        let free = self.window - (self.written - self.snd_una);
+        let left = if self.write_left == 0 { self.msg } else { self.write_left } as u64;
+        if free < left.min(self.window / 3).max(1) {
+            return None;
+        }
+        let bytes = left.min(free);
+        let call = if self.write_left == 0 { self.write_call_ns } else { 0.0 };
+        Some((bytes as u32, round_ns(call + self.write_byte_ns * bytes as f64)))
+    }
+
+    /// A cumulative ACK for `ack` bytes arrived.
+    pub fn on_ack(&mut self, ack: u64) {
+        self.acks += 1;
+        if ack > self.snd_una {
+            self.snd_una = ack.min(self.snd_nxt);
+        }
+    }
+
+    /// It has something to do: a segment to send or a write that fits.
+    fn runnable(&self) -> bool {
+        self.next_segment().is_some() || self.next_write().is_some()
+    }
+}
+
+/// netperf TCP_STREAM with one or more threads (`streams`), each writing to a connection of
+/// its own through the VM's one virtio-net device (ES2 §6.3.1: "four concurrent Netperf
+/// threads ... to fully load its four vCPUs"). Thread `s` lives on vCPU `s % vcpus`; the guest
+/// scheduler (`guest_sched.rs`) shares a vCPU between the threads homed there.
+#[derive(Debug)]
+pub struct TcpStreams {
+    /// Per thread: its connection's sender.
+    pub s: Vec<TcpSender>,
+    /// The guest's run queues for the threads.
+    sched: GuestSched,
+    /// The driver stopped the queue (TX ring full): waiting for a TX interrupt.
+    pub stopped: bool,
+}
+
+impl TcpStreams {
+    /// `streams` threads of `msg`-byte writes, each with send window `window` bytes, in a VM
+    /// of `vcpus` vCPUs.
+    pub fn new(msg: u32, window: u32, streams: u32, vcpus: u32, p: &Profile) -> Self {
+        TcpStreams {
+            s: (0..streams).map(|_| TcpSender::new(msg, window, p)).collect(),
+            sched: GuestSched::new(streams, vcpus, p),
+            stopped: false,
+        }
+    }
+}
+
+/// Its steps: one `write()` (or the part that fits; `a` = bytes), one segment's transmit
+/// through TCP/IP and virtio-net (`a` = payload bytes).
+const WRITE: u8 = 0;
+const XMIT: u8 = 1;
+/// Its client's event: the delayed-ACK timer's event.
+const DELACK: u8 = 0;
+
+impl Host {
+    /// Carry out the client's answer to a segment or timer of connection `flow`: arm its
+    /// delayed-ACK timer, or put its ACK on the reverse link.
+    pub(crate) fn client_action(&mut self, dev: u32, flow: u16, a: AckAction, q: &mut EventQueue<Ev>) {
+        match a {
+            AckAction::None => {}
+            AckAction::Arm(at) => q.at(at, ClientEv::new(DELACK, u32::from(flow)).on(dev)),
+            AckAction::Ack(at, ack) => {
+                let arrive = self.devs[dev as usize].client.ack_on_wire(at, ack, flow, &mut self.port.rx);
+                self.to_tap(dev, arrive, q);
+            }
+        }
+    }
+}
+
+impl App for TcpStreams {
+    state_in!(Tcp);
+
+    /// The guest scheduler's thread sends a ready segment, else writes; with no thread able to
+    /// (windows full, or the queue stopped) the vCPU halts.
+    fn next(h: &mut Host, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
+        let local = v - h.vms[vm].vcpus[0];
+        let t = Self::state(h, vm);
+        let Some((i, switch)) = (if t.stopped { None } else { t.sched.pick(local, |i| t.s[i as usize].runnable()) }) else {
+            return h.idle(now, v, None, q);
+        };
+        let st = &t.s[i as usize];
+        let (step, cost) = match st.next_segment() {
+            Some(bytes) => (Step::new(XMIT, bytes, u64::from(i)), st.seg_cost),
+            None => {
+                let (bytes, cost) = st.next_write().expect("a runnable thread has a segment or a write");
+                (Step::new(WRITE, bytes, u64::from(i)), cost)
+            }
+        };
+        t.sched.ran(i, cost + switch);
+        h.run_step(now, v, step, cost + switch, q)
+    }
+
+    fn step_done(h: &mut Host, now: Time, v: u32, vm: usize, s: Step, q: &mut EventQueue<Ev>) {
+        let flow = s.b as u16;
+        let t = &mut Self::state(h, vm).s[flow as usize];
+        let bytes = s.a;
+        if s.kind == WRITE {
+            // The bytes are in the socket.
+            t.written += bytes as u64;
+            let left = if t.write_left == 0 { t.msg } else { t.write_left };
+            t.write_left = left - bytes;
+            return h.enter(now, v, q);
+        }
+        t.snd_nxt += bytes as u64;
+        t.segments += 1;
+        t.segments_life += 1;
+        h.post_tx(now, v, vm, Buf { flow, ..Buf::new(bytes, now) }, q);
+    }
+
+    fn step_name(s: Step) -> &'static str {
+        if s.kind == WRITE { "tcp write" } else { "xmit" }
+    }
+
+    /// An ACK reached the guest: it opens its connection's window. A thread it makes runnable
+    /// on another vCPU that is halted or only burning is woken as `try_to_wake_up` does: a
+    /// reschedule IPI, whose ICR write is an exit of the sender.
+    fn deliver(h: &mut Host, now: Time, v: u32, vm: usize, pkt: RxPkt, q: &mut EventQueue<Ev>) -> bool {
+        let t = Self::state(h, vm);
+        let i = pkt.conn as usize;
+        let blocked = !t.s[i].runnable();
+        t.s[i].on_ack(pkt.ack);
+        if t.s.len() == 1 || !blocked || !t.s[i].runnable() || t.stopped {
+            return false;
+        }
+        let home = h.vms[vm].vcpus[i % h.vms[vm].vcpus.len()];
+        if home == v || !h.vcpus[home as usize].wants_resched_ipi() {
+            return false;
+        }
+        h.raise_irq(now, home, Vector::Resched, q);
+        h.exit(now, v, ExitReason::Ipi, AfterExit::Resume, q);
+        true
+    }
+
+    /// A segment reached the client, which ACKs (delayed ACKs) from its core.
+    fn at_client(h: &mut Host, now: Time, dev: u32, b: Buf, q: &mut EventQueue<Ev>) {
+        let n = h.client_cores.len();
+        let core = &mut h.client_cores[dev as usize % n];
+        let a = h.devs[dev as usize].client.receive(now, b.bytes, b.flow, core);
+        h.client_action(dev, b.flow, a, q);
+    }
+
+    fn client_event(h: &mut Host, now: Time, dev: u32, e: ClientEv, q: &mut EventQueue<Ev>) {
+        debug_assert_eq!(e.kind, DELACK);
+        let flow = e.a as u16;
+        let a = h.devs[dev as usize].client.delack_fired(now, flow);
+        h.client_action(dev, flow, a, q);
+    }
+
+    /// Each thread's connection has its receiver at the client.
+    fn start(h: &mut Host, dev: u32, _q: &mut EventQueue<Ev>) {
+        let vm = h.devs[dev as usize].vm as usize;
+        let n = Self::state(h, vm).s.len();
+        h.devs[dev as usize].client.set_flows(n);
+    }
+
+    fn sent_life(&self) -> u64 {
+        self.s.iter().map(|t| t.segments_life).sum()
+    }
+    fn set_stopped(&mut self, stopped: bool) {
+        self.stopped = stopped;
+    }
+    fn reset_metrics(&mut self) {
+        for t in &mut self.s {
+            t.segments = 0;
+            t.acks = 0;
+        }
+    }
+    fn on_every_vcpu(&self) -> bool {
+        self.s.len() > 1
+    }
+    fn describe(&self) -> String {
+        format!("{self:?}")
+    }
+
+    /// What reached the client; segment sent → last bit on the wire.
+    fn measure<'a>(&'a self, d: &'a NetDev) -> Measure<'a> {
+        Measure {
+            delivered: Some(d.wire.delivered),
+            payload: Some(d.wire.payload_bytes),
+            latency: Some(&d.wire.latency),
+            loss_pct: pct(d.wire.dropped, self.s.iter().map(|t| t.segments).sum()),
+            ops: None,
+            by_run_class: None,
+        }
+    }
+}

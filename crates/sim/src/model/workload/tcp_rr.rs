@@ -1,0 +1,554 @@
+//! TCP request/response servers in the guest with closed-loop clients on the remote machine
+//! (DESIGN §3.6): netperf TCP_RR, memcached with a memaslap-like client, and a web server
+//! (Apache, nginx) with an ab-like client. One behaviour, three applications:
+//!
+//! 1. The client core (`client.request_ns`, then `client.rx_packet_ns` per received segment,
+//!    one FIFO core: its CPU limit) sends a request on each of `concurrency` persistent
+//!    connections, split into MSS segments, over the reverse link to the host NIC and the tap.
+//! 2. vhost RX copies it into the RX ring and interrupts the guest; NAPI receives each segment
+//!    (`guest.tcp_rx_segment_ns` + bytes × `tcp_rx_byte_ns`) into the connection's socket. A
+//!    complete request wakes a server worker (`workers.rs`): by default the one on the vCPU
+//!    that took the interrupt (DESIGN §3.5: work woken by an interrupt starts where the
+//!    interrupt ran); a worker homed on another vCPU is woken with a reschedule IPI.
+//! 3. The server `read()`s the request (`guest.tcp_read_ns`), does its work (`app.*`: memcached
+//!    get or set, an HTTP static-file request, nothing for netperf's echo) and `write()`s the
+//!    response (`tcp_write_ns` + bytes × `tcp_tx_byte_ns`); TCP sends it in MSS segments
+//!    (`tcp_tx_segment_ns` each) through the TX ring, kicking when vhost has notifications on.
+//!    memcached, Apache and nginx set TCP_NODELAY, so no segment waits for Nagle.
+//! 4. The client ACKs every `client.delack_segments` response segments (RFC 1122 §4.2.3.2);
+//!    the rest is ACKed by the next request, which carries the ACK (piggybacking). When the
+//!    last byte of a response arrives the transaction completes (latency = request sent →
+//!    response received) and the client sends the next request on that connection.
+//!
+//! Connections are persistent (netperf, memaslap, ab `-k`) unless the web client says
+//! `keepalive = false` (ab's default): then each request opens and closes its own connection
+//! (`tcp_conn.rs`).
+//!
+//! The guest ACKs a request by piggybacking on its response (responses come well within the
+//! 40 ms delayed-ACK timeout); requests span at most the initial window (ten segments), so the
+//! client never waits for the guest's ACKs. A request segment dropped at the full tap queue is
+//! retransmitted after `TCP_RTO_MIN` (200 ms). Segments cross the host and the link in FIFO
+//! order, so the client matches response segments to connections by their order.
+
+use crate::model::hw::rxq::{Ctl, RxPkt};
+use crate::model::workload::tcp::TCP_IP_HDR;
+use crate::model::hw::lapic::Vector;
+use crate::model::hypervisor::vcpu::AfterExit;
+use crate::model::hw::virtq::Buf;
+use crate::model::guest::workers::Workers;
+use crate::model::workload::{App, AppLedger, ClientEv, Measure, state_in, Sender, Step};
+use crate::model::{Ev, Host, NetDev};
+use crate::engine::{EventQueue, Rng, Time, round_ns};
+use crate::metrics::{ExitReason, Histogram};
+use crate::profile::Profile;
+use crate::scenario::{HttpServer, Workload};
+use std::collections::VecDeque;
+
+/// Linux `TCP_RTO_MIN` (HZ/5): the retransmission timeout of a lost request segment.
+pub const TCP_RTO_MIN_NS: Time = 200_000_000;
+
+/// memcached ASCII protocol framing (protocol.txt): `get <key>\r\n`.
+const GET_OVERHEAD: u32 = 6;
+/// `VALUE <key> <flags> <bytes>\r\n<data>\r\nEND\r\n` minus key and data.
+const VALUE_OVERHEAD: u32 = 24;
+/// `set <key> <flags> <exptime> <bytes>\r\n<data>\r\n` minus key and data.
+const SET_OVERHEAD: u32 = 20;
+/// `STORED\r\n`.
+const STORED_BYTES: u32 = 8;
+/// An ab GET request (request line, Host, User-Agent, Accept), as ab 2.3 writes it.
+const AB_REQUEST_BYTES: u32 = 96;
+/// Response headers of a static file (status line, Date, Server, Last-Modified, ETag,
+/// Accept-Ranges, Content-Length, Keep-Alive, Connection, Content-Type).
+const HTTP_HEADER_BYTES: u32 = 280;
+
+/// One request kind, which decides sizes and the application's cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Echo,
+    Get,
+    Set,
+    Http,
+}
+
+/// One connection as both ends see it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Conn {
+    op: Op,
+    req_bytes: u32,
+    pub(crate) resp_bytes: u32,
+    /// When the client sent the current request (a paced client: when it was due).
+    pub(crate) born: Time,
+    /// A paced client: when the connection's next request is due.
+    due: Time,
+    /// Guest: request bytes received so far.
+    got: u32,
+    /// Client: response bytes received so far.
+    resp_got: u32,
+    /// Client: response segments not yet ACKed.
+    unacked: u32,
+}
+
+/// The server application of a VM and its remote closed-loop client.
+#[derive(Debug)]
+pub struct TcpServer {
+    workload: Workload,
+    mss: u32,
+    pub(crate) conns: Vec<Conn>,
+    rng: Rng,
+    /// The worker threads and their requests.
+    pub(crate) workers: Workers,
+    /// Connection and control flag of each guest segment between the TX ring and the client,
+    /// in order.
+    pub(crate) in_path: VecDeque<(u32, Ctl)>,
+    /// Each request on a connection of its own (handshake, then close after the response).
+    pub(crate) per_request_conn: bool,
+    /// The driver stopped the queue (TX ring full): waiting for a TX interrupt.
+    pub stopped: bool,
+    read_ns: f64,
+    rx_byte_ns: f64,
+    write_ns: f64,
+    tx_byte_ns: f64,
+    pub(crate) seg_ns: Time,
+    get_ns: f64,
+    set_ns: f64,
+    http_ns: f64,
+    /// Transactions completed at the client (window / lifetime).
+    pub ops: u64,
+    /// Lifetime count of completed transactions.
+    pub ops_life: u64,
+    /// Requests the client issued (lifetime); issued + `next_pending` = completed +
+    /// concurrency (closed loop).
+    pub issued_life: u64,
+    /// Connections whose transaction completed and whose next request waits for the client's
+    /// core (its `ClientReq` is scheduled, not yet issued).
+    pub next_pending: u64,
+    /// Response segments handed to the driver (window / lifetime).
+    pub segments: u64,
+    /// Lifetime count of response segments.
+    pub segments_life: u64,
+    /// Request segments retransmitted after a tap drop (window).
+    pub retransmits: u64,
+    /// Retransmission timers armed and not yet fired (lifetime state).
+    retx_armed: u32,
+    /// A paced client (memcached `rate_rps`): the mean gap between requests of a connection.
+    pace_ns: Option<f64>,
+    /// Request sent → response complete at the client (ns).
+    pub latency: Histogram,
+}
+
+impl TcpServer {
+    /// The server for `w` (TcpRr, Memcached or Http) on a VM of `vcpus` vCPUs.
+    pub fn new(w: &Workload, vcpus: u32, p: &Profile, seed: u64, vm_name: &str) -> Self {
+        let g = &p.guest;
+        let conc = match *w {
+            Workload::TcpRr { concurrency, .. } | Workload::Memcached { concurrency, .. } | Workload::Http { concurrency, .. } => concurrency,
+            _ => unreachable!("TcpServer for a non-server workload"),
+        };
+        let c0 = Conn { op: Op::Echo, req_bytes: 0, resp_bytes: 0, born: 0, due: 0, got: 0, resp_got: 0, unacked: 0 };
+        // A paced client's mean gap between one connection's requests.
+        let pace_ns = match *w {
+            Workload::Memcached { rate_rps: Some(r), .. } => Some(conc as f64 * 1e9 / r),
+            _ => None,
+        };
+        TcpServer {
+            workload: w.clone(),
+            mss: p.nic.mtu_bytes.value as u32 - TCP_IP_HDR,
+            conns: vec![c0; conc as usize],
+            rng: Rng::for_component(seed, &format!("vm:{vm_name}/client")),
+            workers: Workers::new(w, vcpus),
+            in_path: VecDeque::new(),
+            per_request_conn: matches!(*w, Workload::Http { keepalive: false, .. }),
+            stopped: false,
+            read_ns: g.tcp_read_ns.value,
+            rx_byte_ns: g.tcp_rx_byte_ns.value,
+            write_ns: g.tcp_write_ns.value,
+            tx_byte_ns: g.tcp_tx_byte_ns.value,
+            seg_ns: round_ns(g.tcp_tx_segment_ns.value),
+            get_ns: p.app.memcached_get_ns.value,
+            set_ns: p.app.memcached_set_ns.value,
+            http_ns: match *w {
+                Workload::Http { server: HttpServer::Nginx, .. } => p.app.nginx_request_ns.value,
+                _ => p.app.http_request_ns.value,
+            },
+            ops: 0,
+            ops_life: 0,
+            issued_life: 0,
+            // Every connection's first request is pending from the start.
+            next_pending: conc as u64,
+            segments: 0,
+            segments_life: 0,
+            retransmits: 0,
+            retx_armed: 0,
+            pace_ns,
+            latency: Histogram::new(),
+        }
+    }
+
+    /// Connections (the client's concurrency).
+    pub fn concurrency(&self) -> u32 {
+        self.conns.len() as u32
+    }
+
+    /// The client's next request on a connection: its kind and request/response sizes.
+    fn next_op(&mut self) -> (Op, u32, u32) {
+        match self.workload {
+            Workload::TcpRr { request_bytes, response_bytes, .. } => (Op::Echo, request_bytes, response_bytes),
+            Workload::Memcached { get_ratio, value_bytes, key_bytes, .. } => {
+                if self.rng.uniform() < get_ratio {
+                    (Op::Get, GET_OVERHEAD + key_bytes, VALUE_OVERHEAD + key_bytes + value_bytes)
+                } else {
+                    (Op::Set, SET_OVERHEAD + key_bytes + value_bytes, STORED_BYTES)
+                }
+            }
+            Workload::Http { file_bytes, .. } => (Op::Http, AB_REQUEST_BYTES, HTTP_HEADER_BYTES + file_bytes),
+            _ => unreachable!("TcpServer for a non-server workload"),
+        }
+    }
+
+    /// Guest CPU to serve one request on `conn`: read, the application's work, write.
+    fn serve_cost(&self, conn: u32) -> Time {
+        let c = &self.conns[conn as usize];
+        let app = match c.op {
+            Op::Echo => 0.0,
+            Op::Get => self.get_ns,
+            Op::Set => self.set_ns,
+            Op::Http => self.http_ns,
+        };
+        let ns = self.read_ns + self.rx_byte_ns * c.req_bytes as f64 + app + self.write_ns + self.tx_byte_ns * c.resp_bytes as f64;
+        round_ns(ns)
+    }
+
+
+    /// A transaction on `conn` completed at the client at `at`; when its next request goes out
+    /// (at once in a closed loop, when it is due for a paced client).
+    pub(crate) fn complete(&mut self, conn: u32, at: Time) -> Time {
+        self.ops += 1;
+        self.ops_life += 1;
+        // Both callers schedule the connection's next request (ClientReq) then.
+        self.next_pending += 1;
+        self.latency.record(at - self.conns[conn as usize].born);
+        self.next_due(conn).max(at)
+    }
+
+    /// A paced client: draw when `conn`'s next request is due (a Poisson process per
+    /// connection) and return it; a closed loop: 0 (now).
+    fn next_due(&mut self, conn: u32) -> Time {
+        let Some(mean) = self.pace_ns else { return 0 };
+        let gap = -(1.0 - self.rng.uniform()).ln() * mean;
+        let c = &mut self.conns[conn as usize];
+        c.due += round_ns(gap);
+        c.due
+    }
+}
+
+/// Its steps: serve the request on connection `a`; transmit a response segment of `a` bytes;
+/// transmit a control segment on connection `a` (`b`: its [`Ctl`], see [`ctl_code`]).
+pub(crate) const SERVE: u8 = 0;
+pub(crate) const SRV_XMIT: u8 = 1;
+pub(crate) const CTL_XMIT: u8 = 2;
+/// Its client's events: the next request on connection `a`; the retransmission of a dropped
+/// segment on connection `a` (`b` bytes, `x` its [`Ctl`]).
+pub(crate) const REQ: u8 = 0;
+const RETX: u8 = 1;
+
+/// A control flag as a step or event argument.
+pub(crate) fn ctl_code(c: Ctl) -> u8 {
+    match c {
+        Ctl::None => 0,
+        Ctl::Syn => 1,
+        Ctl::Fin => 2,
+    }
+}
+
+/// The control flag of [`ctl_code`].
+fn ctl_of(code: u64) -> Ctl {
+    match code {
+        1 => Ctl::Syn,
+        2 => Ctl::Fin,
+        _ => Ctl::None,
+    }
+}
+
+impl Host {
+    /// The client sends the next request on `conn` (after its own CPU time).
+    pub(crate) fn client_request(&mut self, now: Time, dev: u32, conn: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        let req_ns = round_ns(self.profile.client.request_ns.value);
+        let s = TcpServer::state(self, vm);
+        let (op, req, resp) = s.next_op();
+        s.issued_life += 1;
+        s.next_pending -= 1;
+        let at = self.client_cpu(now, dev, req_ns);
+        let s = TcpServer::state(self, vm);
+        let due = s.conns[conn as usize].due;
+        // A paced request's latency counts from when it was due, queueing at the client included.
+        let born = if s.pace_ns.is_some() { due.min(at) } else { at };
+        s.conns[conn as usize] = Conn { op, req_bytes: req, resp_bytes: resp, born, due, got: 0, resp_got: 0, unacked: 0 };
+        if s.per_request_conn {
+            // connect(): the SYN first; the request follows the SYN-ACK (tcp_conn.rs).
+            return self.client_ctl(at, dev, conn, Ctl::Syn, q);
+        }
+        self.client_send_request(at, dev, conn, q);
+    }
+
+    /// Put the request of `conn` on the link at `at`, in MSS segments.
+    pub(crate) fn client_send_request(&mut self, at: Time, dev: u32, conn: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        let s = TcpServer::state(self, vm);
+        let (mss, req) = (s.mss, s.conns[conn as usize].req_bytes);
+        let mut left = req;
+        while left > 0 {
+            let b = left.min(mss);
+            left -= b;
+            self.client_segment(at, dev, conn, b, q);
+        }
+    }
+
+    /// Put one request segment of `bytes` on the reverse link at `at`.
+    pub(crate) fn client_segment(&mut self, at: Time, dev: u32, conn: u32, bytes: u32, q: &mut EventQueue<Ev>) {
+        self.client_packet(at, dev, RxPkt { bytes, ack: 0, born: at, conn, ctl: Ctl::None }, q);
+    }
+
+    /// Put one client packet on the reverse link at `at`.
+    pub(crate) fn client_packet(&mut self, at: Time, dev: u32, pkt: RxPkt, q: &mut EventQueue<Ev>) {
+        let wire = pkt.bytes + TCP_IP_HDR + self.profile.nic.wire_overhead_bytes.value as u32;
+        let arrive = self.devs[dev as usize].client.send_to_host(at, pkt, wire, &mut self.port.rx);
+        self.to_tap(dev, arrive, q);
+    }
+
+    /// A request segment was dropped at the tap queue: the client retransmits it after the RTO.
+    pub(crate) fn server_tap_drop(&mut self, now: Time, dev: u32, pkt: RxPkt, q: &mut EventQueue<Ev>) {
+        if pkt.bytes > 0 || pkt.ctl != Ctl::None {
+            let vm = self.devs[dev as usize].vm as usize;
+            TcpServer::state(self, vm).retx_armed += 1;
+        }
+        if pkt.bytes > 0 {
+            q.at(now + TCP_RTO_MIN_NS, ClientEv { kind: RETX, x: ctl_code(Ctl::None), a: pkt.conn, b: pkt.bytes }.on(dev));
+        } else if pkt.ctl != Ctl::None {
+            // A lost SYN or FIN: resent after the RTO (a SYN's initial RTO is 1 s, RFC 6298).
+            let rto = if pkt.ctl == Ctl::Syn { 5 * TCP_RTO_MIN_NS } else { TCP_RTO_MIN_NS };
+            q.at(now + rto, ClientEv { kind: RETX, x: ctl_code(pkt.ctl), a: pkt.conn, b: 0 }.on(dev));
+        }
+    }
+
+    /// The retransmission timer of a dropped request segment (or SYN, FIN) fired.
+    fn client_retx(&mut self, now: Time, dev: u32, conn: u32, bytes: u32, ctl: Ctl, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        let s = TcpServer::state(self, vm);
+        s.retransmits += 1;
+        s.retx_armed -= 1;
+        self.client_packet(now, dev, RxPkt { bytes, ack: 0, born: now, conn, ctl }, q);
+    }
+
+    /// NAPI received a segment for the server on vCPU `v`: a pure ACK ends here; request
+    /// bytes go to the connection's socket, and a complete request wakes a worker.
+    /// Returns whether a task (a control segment from softirq) or an exit (the IPI) was started.
+    pub(crate) fn server_deliver(&mut self, now: Time, vm: usize, v: u32, pkt: RxPkt, q: &mut EventQueue<Ev>) -> bool {
+        if pkt.ctl != Ctl::None {
+            return self.server_ctl_rx(now, v, pkt, q);
+        }
+        let local = (v - self.vms[vm].vcpus[0]) as usize;
+        let s = TcpServer::state(self, vm);
+        if pkt.bytes == 0 {
+            return false;
+        }
+        let c = &mut s.conns[pkt.conn as usize];
+        c.got += pkt.bytes;
+        if c.got < c.req_bytes {
+            return false;
+        }
+        match s.workers.deliver(pkt.conn, local as u32) {
+            Some(home) => {
+                // try_to_wake_up on another vCPU: a reschedule IPI through the ICR.
+                let target = self.vms[vm].vcpus[home as usize];
+                self.raise_irq(now, target, Vector::Resched, q);
+                self.exit(now, v, ExitReason::Ipi, AfterExit::Resume, q);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The next step of the worker `v` runs: segment the response in progress, else serve
+    /// its next request, else (no worker homed here has work) block (HLT).
+    pub(crate) fn server_next(&mut self, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
+        let local = v - self.vms[vm].vcpus[0];
+        let s = TcpServer::state(self, vm);
+        if s.stopped {
+            return self.idle(now, v, None, q);
+        }
+        let Some(w) = s.workers.pick(local) else { return self.idle(now, v, None, q) };
+        let tx = s.workers.w[w as usize].tx;
+        if let Some((conn, 0)) = tx {
+            // close(): the FIN after the response.
+            let c = s.seg_ns;
+            return self.run_step(now, v, Step::new(CTL_XMIT, conn, ctl_code(Ctl::Fin) as u64), c, q);
+        }
+        if let Some((_, left)) = tx {
+            let (bytes, c) = (left.min(s.mss), s.seg_ns);
+            return self.run_step(now, v, Step::new(SRV_XMIT, bytes, 0), c, q);
+        }
+        if let Some(conn) = s.workers.take(w, local) {
+            let c = s.serve_cost(conn);
+            return self.run_step(now, v, Step::new(SERVE, conn, 0), c, q);
+        }
+        self.idle(now, v, None, q)
+    }
+
+    /// The application served `conn`'s request and wrote the response into the socket.
+    pub(crate) fn serve_done(&mut self, now: Time, v: u32, conn: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.vcpus[v as usize].vm as usize;
+        let local = v - self.vms[vm].vcpus[0];
+        let s = TcpServer::state(self, vm);
+        let w = s.workers.running(local) as usize;
+        s.workers.w[w].tx = Some((conn, s.conns[conn as usize].resp_bytes));
+        self.enter(now, v, q);
+    }
+
+    /// One response segment went through TCP/IP and virtio-net `start_xmit`.
+    pub(crate) fn srv_xmit_done(&mut self, now: Time, v: u32, bytes: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.vcpus[v as usize].vm as usize;
+        let local = v - self.vms[vm].vcpus[0];
+        let s = TcpServer::state(self, vm);
+        let w = s.workers.running(local);
+        let (conn, left) = s.workers.w[w as usize].tx.expect("segment without a response");
+        if left > bytes {
+            s.workers.w[w as usize].tx = Some((conn, left - bytes));
+        } else if s.per_request_conn {
+            s.workers.w[w as usize].tx = Some((conn, 0));
+        } else {
+            s.workers.finish(w);
+        }
+        s.segments += 1;
+        s.segments_life += 1;
+        s.in_path.push_back((conn, Ctl::None));
+        self.post_tx(now, v, vm, Buf::new(bytes, now), q);
+    }
+
+    /// A response segment reached the client: its core receives it, ACKs every
+    /// `delack_segments`, and on the last byte completes the transaction and sends the next
+    /// request on that connection.
+    pub(crate) fn server_client_rx(&mut self, now: Time, dev: u32, bytes: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        let (rx_ns, delack) = (round_ns(self.profile.client.rx_packet_ns.value), self.profile.client.delack_segments.value as u32);
+        let at = self.client_cpu(now, dev, rx_ns);
+        let s = TcpServer::state(self, vm);
+        let (conn, ctl) = s.in_path.pop_front().expect("response segment without a connection");
+        if ctl != Ctl::None || bytes == 0 {
+            return self.client_ctl_rx(at, dev, conn, ctl, q);
+        }
+        let per_request = s.per_request_conn;
+        let c = &mut s.conns[conn as usize];
+        c.resp_got += bytes;
+        c.unacked += 1;
+        if c.resp_got >= c.resp_bytes && per_request {
+            // ab reads until the server closes: the transaction ends with the FIN.
+            return;
+        }
+        if c.resp_got >= c.resp_bytes {
+            // The next request carries the ACK of the remaining segments.
+            let next = s.complete(conn, at);
+            return q.at(next, ClientEv::new(REQ, conn).on(dev));
+        }
+        if c.unacked >= delack {
+            c.unacked = 0;
+            self.client_segment(at, dev, conn, 0, q);
+        }
+    }
+}
+
+impl App for TcpServer {
+    state_in!(Server);
+    fn next(h: &mut Host, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
+        h.server_next(now, v, vm, q)
+    }
+    fn step_done(h: &mut Host, now: Time, v: u32, _vm: usize, s: Step, q: &mut EventQueue<Ev>) {
+        match s.kind {
+            SERVE => h.serve_done(now, v, s.a, q),
+            SRV_XMIT => h.srv_xmit_done(now, v, s.a, q),
+            _ => h.ctl_xmit_done(now, v, s.a, ctl_of(s.b), q),
+        }
+    }
+    fn step_name(s: Step) -> &'static str {
+        match s.kind {
+            SERVE => "serve request",
+            SRV_XMIT => "response xmit",
+            _ => "tcp ctl xmit",
+        }
+    }
+    fn deliver(h: &mut Host, now: Time, v: u32, vm: usize, pkt: RxPkt, q: &mut EventQueue<Ev>) -> bool {
+        h.server_deliver(now, vm, v, pkt, q)
+    }
+    fn at_client(h: &mut Host, now: Time, dev: u32, b: Buf, q: &mut EventQueue<Ev>) {
+        h.server_client_rx(now, dev, b.bytes, q)
+    }
+    fn client_event(h: &mut Host, now: Time, dev: u32, e: ClientEv, q: &mut EventQueue<Ev>) {
+        match e.kind {
+            REQ => h.client_request(now, dev, e.a, q),
+            _ => h.client_retx(now, dev, e.a, e.b, ctl_of(e.x as u64), q),
+        }
+    }
+    fn tap_drop(h: &mut Host, now: Time, dev: u32, pkt: RxPkt, q: &mut EventQueue<Ev>) {
+        h.server_tap_drop(now, dev, pkt, q)
+    }
+    /// Every connection's first request, serialized by the client's core.
+    fn start(h: &mut Host, dev: u32, q: &mut EventQueue<Ev>) {
+        let vm = h.devs[dev as usize].vm as usize;
+        for conn in 0..TcpServer::state(h, vm).concurrency() {
+            let due = TcpServer::state(h, vm).next_due(conn);
+            q.at(due, ClientEv::new(REQ, conn).on(dev));
+        }
+    }
+
+    fn sent_life(&self) -> u64 {
+        self.segments_life
+    }
+    fn set_stopped(&mut self, stopped: bool) {
+        self.stopped = stopped;
+    }
+    fn reset_metrics(&mut self) {
+        self.ops = 0;
+        self.segments = 0;
+        self.retransmits = 0;
+        self.latency.clear();
+    }
+    fn describe(&self) -> String {
+        let busy: Vec<String> = self.workers.w.iter().enumerate()
+            .filter(|(_, w)| w.tx.is_some() || !w.queue.is_empty())
+            .map(|(i, w)| format!("w{i} tx {:?} queued {}", w.tx, w.queue.len()))
+            .collect();
+        let partial = self.conns.iter().filter(|c| c.got > 0 && c.got < c.req_bytes).count();
+        format!(
+            "server stopped {} issued {} done {} next pending {} workers [{}] requests partly received {partial} in path {}",
+            self.stopped, self.issued_life, self.ops_life, self.next_pending, busy.join(", "), self.in_path.len()
+        )
+    }
+    fn progress(&self) -> u64 {
+        self.ops_life
+    }
+    fn retransmission_armed(&self) -> bool {
+        self.retx_armed > 0
+    }
+    /// Response segments at the client; latency per transaction. Request segments dropped at
+    /// the tap are retransmitted, never lost.
+    fn measure<'a>(&'a self, d: &'a NetDev) -> Measure<'a> {
+        Measure {
+            delivered: Some(d.wire.delivered),
+            payload: Some(d.wire.payload_bytes),
+            latency: Some(&self.latency),
+            loss_pct: Some(0.0),
+            ops: Some(self.ops),
+            by_run_class: None,
+        }
+    }
+    fn ledger(&self, l: &mut AppLedger) {
+        l.rr = [self.issued_life, self.ops_life, self.concurrency() as u64, self.next_pending];
+        l.served_by_vcpu = Some(self.workers.served.clone());
+    }
+    fn on_every_vcpu(&self) -> bool {
+        true
+    }
+    fn receives_tcp_data(&self) -> bool {
+        true
+    }
+}

@@ -1,0 +1,342 @@
+//! netperf TCP_STREAM towards the guest (DESIGN §3.6: "sending and receiving"): the remote
+//! client sends MSS segments as fast as its core (`client.rx_packet_ns` per segment, as its
+//! open-loop UDP source) and the guest's receive window allow; they cross the reverse link,
+//! the tap, vhost RX and the RX ring; NAPI receives each segment (`guest.tcp_rx_segment_ns` +
+//! bytes × `tcp_rx_byte_ns`) into the socket and ACKs every `client.delack_segments` full
+//! segments from softirq (`__tcp_ack_snd_check`: a pure ACK through the TX ring,
+//! `tcp_tx_segment_ns`). The application `recv()`s up to `message_bytes` at a time
+//! (`tcp_read_ns` + bytes × `tcp_rx_byte_ns`) and halts when the socket is empty.
+//!
+//! The advertised window is the socket's free space (`window_bytes` − queued, RFC 793); the
+//! client sends only below the right edge it last heard. When a read frees at least twice the
+//! window last advertised (and one MSS), the application sends a window update
+//! (`tcp_cleanup_rbuf`). An odd segment left unacknowledged is ACKed with the next one; a
+//! stream never stops with one segment pending because the client keeps sending.
+//!
+//! The client's TCP small queues (`client.tsq_limit_bytes`, Linux `tcp_limit_output_bytes`)
+//! bound what it queues for the link: past the limit it waits until its oldest queued segment
+//! is through. (A 1 GB window once filled the shared link's queue with a second of frames that
+//! every other VM's packets waited behind.)
+//!
+//! A segment dropped at the host's tap queue (a guest that cannot keep up) is resent by the
+//! client: at the next guest ACK it receives (SACK tells it of the hole: fast retransmit,
+//! RFC 6675), or when the retransmission timer (200 ms, Linux `TCP_RTO_MIN`) fires if no ACK
+//! comes. The model counts bytes, not sequence numbers, so a resent segment simply adds its
+//! bytes when it arrives.
+
+use crate::model::workload::client::SockBacklog;
+use crate::model::hw::rxq::{Ctl, RxPkt};
+use crate::model::hw::wire::TCP_IP_HDR;
+use crate::model::hw::virtq::Buf;
+use crate::model::workload::{App, AppLedger, ClientEv, Measure, state_in, Sender, Step};
+use crate::model::{Ev, Host, NetDev};
+use crate::engine::{EventQueue, Time, round_ns};
+use crate::profile::Profile;
+use std::collections::VecDeque;
+
+/// The guest's TCP receiver and the remote sender feeding it.
+#[derive(Debug)]
+pub struct TcpReceiver {
+    msg: u32,
+    mss: u32,
+    rcvbuf: u64,
+    /// Guest: bytes received in order (rcv_nxt).
+    rcv_nxt: u64,
+    /// Guest: bytes read by the application.
+    read: u64,
+    /// Guest: full segments received since the last ACK.
+    unacked: u32,
+    /// Guest: the right edge it last advertised (ack + window).
+    adv_edge: u64,
+    /// Client: next byte to send (snd_nxt).
+    snd_nxt: u64,
+    /// Client: the right edge it last heard.
+    snd_edge: u64,
+    /// Right edges of the ACKs between the TX ring and the client, in order (the path is FIFO,
+    /// so each arriving ACK is the oldest one sent).
+    edges: VecDeque<u64>,
+    /// Client: waiting for the window to open.
+    pub blocked: bool,
+    /// Client: its segments still waiting for the link, for TCP small queues
+    /// (`client.tsq_limit_bytes`).
+    on_link: SockBacklog,
+    tsq_limit: u64,
+    /// Client: sizes of segments dropped at the host, to resend.
+    lost: VecDeque<u32>,
+    /// Client: its retransmission timer is armed.
+    rto_armed: bool,
+    /// Guest cost of sending a pure ACK or window update.
+    seg_cost: Time,
+    read_ns: f64,
+    byte_ns: f64,
+    /// Segments the client sent (lifetime).
+    pub sent_life: u64,
+    /// ACKs (and window updates) handed to the driver (window / lifetime).
+    pub acks: u64,
+    /// Lifetime count of ACKs handed to the driver.
+    pub acks_life: u64,
+    /// Segments NAPI received (window).
+    pub segments: u64,
+    /// Payload bytes the application read (window).
+    pub read_bytes: u64,
+}
+
+impl TcpReceiver {
+    /// A receiver reading `msg` bytes per `recv()` with a `window` byte receive buffer.
+    pub fn new(msg: u32, window: u32, p: &Profile) -> Self {
+        let g = &p.guest;
+        TcpReceiver {
+            msg,
+            mss: p.nic.mtu_bytes.value as u32 - TCP_IP_HDR,
+            rcvbuf: window as u64,
+            rcv_nxt: 0,
+            read: 0,
+            unacked: 0,
+            adv_edge: window as u64,
+            snd_nxt: 0,
+            snd_edge: window as u64,
+            edges: VecDeque::new(),
+            blocked: false,
+            on_link: SockBacklog::default(),
+            tsq_limit: p.client.tsq_limit_bytes.value as u64,
+            lost: VecDeque::new(),
+            rto_armed: false,
+            seg_cost: round_ns(g.tcp_tx_segment_ns.value),
+            read_ns: g.tcp_read_ns.value,
+            byte_ns: g.tcp_rx_byte_ns.value,
+            sent_life: 0,
+            acks: 0,
+            acks_life: 0,
+            segments: 0,
+            read_bytes: 0,
+        }
+    }
+
+    /// Bytes the application has read since the start (lifetime).
+    pub fn read_life(&self) -> u64 {
+        self.read
+    }
+
+    /// Bytes in the socket, not yet read.
+    pub fn queued(&self) -> u64 {
+        self.rcv_nxt - self.read
+    }
+
+    /// The right edge the guest would advertise now.
+    fn edge_now(&self) -> u64 {
+        self.rcv_nxt + (self.rcvbuf - self.queued())
+    }
+
+}
+
+/// Its steps: a pure ACK or window update (`softirq` set when NAPI sends it); a `recv()` of
+/// `a` bytes.
+const ACK_XMIT: u8 = 0;
+const TCP_READ: u8 = 1;
+/// Its client's events: send the next segment; the retransmission timer fired.
+const SEND: u8 = 0;
+const RTO: u8 = 1;
+
+/// The ACK step, from softirq or from the application.
+fn ack_step(softirq: bool) -> Step {
+    Step { softirq, ..Step::new(ACK_XMIT, 0, 0) }
+}
+
+impl Host {
+    /// The client sends its next segment if the window allows, else waits for an ACK.
+    fn tcp_client_send(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        let ovh = self.profile.nic.wire_overhead_bytes.value as u32;
+        let r = TcpReceiver::state(self, vm);
+        let mss = r.mss;
+        if r.snd_nxt + mss as u64 > r.snd_edge {
+            r.blocked = true;
+            return;
+        }
+        r.blocked = false;
+        let t = r.on_link.below(now, r.tsq_limit);
+        if t > now {
+            // TSQ throttled: the sender resumes as its queued segments leave (`tcp_tsq_handler`).
+            return q.at(t, ClientEv::new(SEND, 0).on(dev));
+        }
+        r.snd_nxt += mss as u64;
+        r.sent_life += 1;
+        let tx_ns = self.devs[dev as usize].client.tx_ns;
+        let at = self.client_cpu(now, dev, tx_ns);
+        let c = &mut self.devs[dev as usize].client;
+        let wire = mss + TCP_IP_HDR + ovh;
+        let arrive = c.send_to_host(at, RxPkt { bytes: mss, ack: 0, born: at, conn: 0, ctl: Ctl::None }, wire, &mut self.port.rx);
+        TcpReceiver::state(self, vm).on_link.add(arrive, wire);
+        self.to_tap(dev, arrive, q);
+        q.at(at, ClientEv::new(SEND, 0).on(dev));
+    }
+
+    /// A client segment was dropped at the tap queue: resend it at the next ACK or the RTO.
+    fn tcp_rx_tap_drop(&mut self, now: Time, dev: u32, pkt: RxPkt, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        let r = TcpReceiver::state(self, vm);
+        r.lost.push_back(pkt.bytes);
+        if !r.rto_armed {
+            r.rto_armed = true;
+            q.at(now + crate::model::workload::tcp_rr::TCP_RTO_MIN_NS, ClientEv::new(RTO, 0).on(dev));
+        }
+    }
+
+    /// The client's retransmission timer fired: resend what is still lost.
+    fn tcp_rx_rto(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        TcpReceiver::state(self, vm).rto_armed = false;
+        self.tcp_rx_resend(now, dev, q);
+    }
+
+    /// Resend every segment the client knows lost, on its core and the reverse link.
+    fn tcp_rx_resend(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        let ovh = self.profile.nic.wire_overhead_bytes.value as u32;
+        while let Some(bytes) = TcpReceiver::state(self, vm).lost.pop_front() {
+            TcpReceiver::state(self, vm).sent_life += 1;
+            let tx_ns = self.devs[dev as usize].client.tx_ns;
+            let at = self.client_cpu(now, dev, tx_ns);
+            let c = &mut self.devs[dev as usize].client;
+            let pkt = RxPkt { bytes, ack: 0, born: at, conn: 0, ctl: Ctl::None };
+            let arrive = c.send_to_host(at, pkt, bytes + TCP_IP_HDR + ovh, &mut self.port.rx);
+            self.to_tap(dev, arrive, q);
+        }
+    }
+
+    /// NAPI received a segment on `v`: queue it; ACK every `delack_segments`. Returns whether
+    /// an ACK task was started (else the caller re-enters).
+    fn tcp_rx_deliver(&mut self, now: Time, v: u32, vm: usize, pkt: RxPkt, q: &mut EventQueue<Ev>) -> bool {
+        let delack = self.profile.client.delack_segments.value as u32;
+        let r = TcpReceiver::state(self, vm);
+        r.rcv_nxt += pkt.bytes as u64;
+        r.segments += 1;
+        r.unacked += 1;
+        if r.unacked < delack {
+            return false;
+        }
+        r.unacked = 0;
+        let c = r.seg_cost;
+        self.run_step(now, v, ack_step(true), c, q);
+        true
+    }
+
+    /// A pure ACK (softirq) or window update (application) went through TCP/IP and virtio-net.
+    fn ack_xmit_done(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.vcpus[v as usize].vm as usize;
+        let r = TcpReceiver::state(self, vm);
+        r.adv_edge = r.edge_now();
+        r.edges.push_back(r.adv_edge);
+        r.acks += 1;
+        r.acks_life += 1;
+        self.post_tx(now, v, vm, Buf::new(0, now), q);
+    }
+
+    /// The receiving application's next step: read, or block in `recv()`.
+    fn tcp_recv_next(&mut self, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
+        let r = TcpReceiver::state(self, vm);
+        let n = r.queued().min(r.msg as u64) as u32;
+        if n == 0 {
+            return self.idle(now, v, None, q);
+        }
+        let c = round_ns(r.read_ns + r.byte_ns * n as f64);
+        self.run_step(now, v, Step::new(TCP_READ, n, 0), c, q);
+    }
+
+    /// `recv()` returned `bytes`; a read that opened the window enough sends a window update.
+    fn tcp_read_done(&mut self, now: Time, v: u32, bytes: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.vcpus[v as usize].vm as usize;
+        let r = TcpReceiver::state(self, vm);
+        let n = (bytes as u64).min(r.queued());
+        r.read += n;
+        r.read_bytes += n;
+        let (adv, now_wnd) = (r.adv_edge.saturating_sub(r.rcv_nxt), r.rcvbuf - r.queued());
+        if now_wnd >= 2 * adv && now_wnd >= r.mss as u64 && r.edge_now() > r.adv_edge {
+            let c = r.seg_cost;
+            return self.run_step(now, v, ack_step(false), c, q);
+        }
+        self.enter(now, v, q);
+    }
+
+    /// A guest ACK reached the client: it learns the right edge and resumes if it waited.
+    fn tcp_client_ack(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        let rx_ns = round_ns(self.profile.client.rx_packet_ns.value);
+        let at = self.client_cpu(now, dev, rx_ns);
+        let r = TcpReceiver::state(self, vm);
+        let edge = r.edges.pop_front().expect("ACK at the client without a sent ACK");
+        r.snd_edge = r.snd_edge.max(edge);
+        if r.blocked {
+            q.at(at, ClientEv::new(SEND, 0).on(dev));
+        }
+        if !r.lost.is_empty() {
+            self.tcp_rx_resend(at, dev, q);
+        }
+    }
+}
+
+impl App for TcpReceiver {
+    state_in!(TcpRx);
+    fn next(h: &mut Host, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
+        h.tcp_recv_next(now, v, vm, q)
+    }
+    fn step_done(h: &mut Host, now: Time, v: u32, _vm: usize, s: Step, q: &mut EventQueue<Ev>) {
+        match s.kind {
+            ACK_XMIT => h.ack_xmit_done(now, v, q),
+            _ => h.tcp_read_done(now, v, s.a, q),
+        }
+    }
+    fn step_name(s: Step) -> &'static str {
+        if s.kind == ACK_XMIT { "ack xmit" } else { "tcp read" }
+    }
+    fn deliver(h: &mut Host, now: Time, v: u32, vm: usize, pkt: RxPkt, q: &mut EventQueue<Ev>) -> bool {
+        h.tcp_rx_deliver(now, v, vm, pkt, q)
+    }
+    fn at_client(h: &mut Host, now: Time, dev: u32, _b: Buf, q: &mut EventQueue<Ev>) {
+        h.tcp_client_ack(now, dev, q)
+    }
+    fn client_event(h: &mut Host, now: Time, dev: u32, e: ClientEv, q: &mut EventQueue<Ev>) {
+        match e.kind {
+            SEND => h.tcp_client_send(now, dev, q),
+            _ => h.tcp_rx_rto(now, dev, q),
+        }
+    }
+    /// Only data segments are resent; a lost pure ACK is covered by the next one.
+    fn tap_drop(h: &mut Host, now: Time, dev: u32, pkt: RxPkt, q: &mut EventQueue<Ev>) {
+        if pkt.bytes > 0 {
+            h.tcp_rx_tap_drop(now, dev, pkt, q)
+        }
+    }
+    fn start(_h: &mut Host, dev: u32, q: &mut EventQueue<Ev>) {
+        q.at(0, ClientEv::new(SEND, 0).on(dev));
+    }
+
+    fn sent_life(&self) -> u64 {
+        self.acks_life
+    }
+    fn reset_metrics(&mut self) {
+        self.acks = 0;
+        self.segments = 0;
+        self.read_bytes = 0;
+    }
+    fn describe(&self) -> String {
+        format!("{self:?}")
+    }
+    fn progress(&self) -> u64 {
+        self.read_life()
+    }
+    fn retransmission_armed(&self) -> bool {
+        self.rto_armed
+    }
+    /// Segments into the guest, bytes the application read; no per-packet latency. Segments
+    /// dropped at the tap are resent, never lost.
+    fn measure<'a>(&'a self, _d: &'a NetDev) -> Measure<'a> {
+        Measure { delivered: Some(self.segments), payload: Some(self.read_bytes), latency: None, loss_pct: Some(0.0), ops: None, by_run_class: None }
+    }
+    fn ledger(&self, l: &mut AppLedger) {
+        l.tcp_rx_sent = self.sent_life;
+    }
+    fn receives_tcp_data(&self) -> bool {
+        true
+    }
+}

@@ -1,0 +1,320 @@
+//! netperf UDP_STREAM towards the guest (DESIGN §3.6, ES2 §6.2 Fig. 5b): the remote client
+//! sends datagrams open loop at a rate, limited by its own CPU; they cross the link to the host
+//! NIC, wait on the tap socket for the vhost RX handler (dropped when the tap queue is full),
+//! are copied into the guest's RX ring, received by NAPI into the UDP socket (dropped when its
+//! receive buffer is full) and read by the application with `recvfrom()`, which blocks (HLT)
+//! when the socket is empty.
+//!
+//! The same receiver answers request/response traffic (netperf UDP_RR, ping): after each
+//! `recvfrom()` it sends a response through the TX path; the client sends its next request when
+//! the response arrives (closed loop) or at a fixed interval (open loop).
+
+use crate::model::workload::client::SockBacklog;
+use crate::model::hw::rxq::RxPkt;
+use crate::model::hw::virtq::Buf;
+use crate::model::hw::wire::udp_wire_bytes;
+use crate::model::workload::{pct, App, AppLedger, ClientEv, Measure, state_in, Sender, Step};
+use crate::model::{Ev, Host, NetDev};
+use crate::engine::{EventQueue, Fired, Time, Timer, NS_PER_S, round_ns};
+use crate::metrics::Histogram;
+use crate::profile::Profile;
+use std::collections::VecDeque;
+
+/// Packets the tap device queues for its reader (drivers/net/tun.c `TUN_READQ_SIZE`).
+pub const TAP_QUEUE_PACKETS: usize = 500;
+
+/// Per-skb memory charged to a socket besides the payload (skb + shared info, ~SKB_TRUESIZE).
+pub(crate) const SKB_OVERHEAD_BYTES: u64 = 768;
+
+/// The guest application receiving a UDP stream, and the client source feeding it.
+#[derive(Debug)]
+pub struct UdpReceiver {
+    bytes: u32,
+    /// Open-loop interval between client sends; None: closed loop (next on response).
+    interval: Option<Time>,
+    /// Response payload, if this is a request/response workload.
+    pub reply: Option<u32>,
+    reply_cost: Time,
+    /// Responses handed to the driver (window / lifetime).
+    pub replies: u64,
+    /// Lifetime count of responses.
+    pub replies_life: u64,
+    recv_cost: Time,
+    /// The UDP socket's receive queue.
+    sock: VecDeque<RxPkt>,
+    sock_bytes: u64,
+    rcvbuf: u64,
+    /// The client socket's datagrams still waiting for the link (its send buffer).
+    on_link: SockBacklog,
+    /// Datagrams the client sent (window / lifetime).
+    pub sent: u64,
+    /// Lifetime count of datagrams the client sent.
+    pub sent_life: u64,
+    /// Datagrams the application received (window / lifetime).
+    pub received: u64,
+    /// Lifetime count of datagrams the application received.
+    pub received_life: u64,
+    /// Payload bytes received (window).
+    pub received_bytes: u64,
+    /// Datagrams dropped at the socket (window: of those sent in the window / lifetime).
+    pub sock_drops: u64,
+    /// Lifetime count of datagrams dropped at the socket.
+    pub sock_drops_life: u64,
+    /// Client send → application receive (ns).
+    pub latency: Histogram,
+    /// Request/response: request sent → response received by the client (after its NIC's
+    /// interrupt), per response.
+    pub rtt: Histogram,
+    /// Closed loop: when the outstanding request was first sent, and its timeout.
+    outstanding: Option<Time>,
+    timeout: Timer,
+    timeout_ns: Time,
+    /// Closed loop: requests resent after a timeout (window).
+    pub timeouts: u64,
+}
+
+impl UdpReceiver {
+    /// A receiver of `bytes`-byte datagrams sent at `rate_pps` (None: closed loop) that
+    /// answers each with `reply` bytes if given.
+    pub fn new(bytes: u32, rate_pps: Option<f64>, reply: Option<u32>, p: &Profile) -> Self {
+        let g = &p.guest;
+        UdpReceiver {
+            bytes,
+            interval: rate_pps.map(|r| (NS_PER_S as f64 / r).round().max(1.0) as Time),
+            reply,
+            reply_cost: reply.map_or(0, |b| round_ns(g.udp_tx_packet_ns.value + g.udp_tx_byte_ns.value * b as f64)),
+            replies: 0,
+            replies_life: 0,
+            recv_cost: round_ns(p.guest.udp_recv_ns.value + p.guest.udp_tx_byte_ns.value * bytes as f64),
+            sock: VecDeque::new(),
+            sock_bytes: 0,
+            rcvbuf: p.guest.udp_rcvbuf_bytes.value as u64,
+            on_link: SockBacklog::default(),
+            sent: 0,
+            sent_life: 0,
+            received: 0,
+            received_life: 0,
+            received_bytes: 0,
+            sock_drops: 0,
+            sock_drops_life: 0,
+            latency: Histogram::new(),
+            rtt: Histogram::new(),
+            outstanding: None,
+            timeout: Timer::default(),
+            timeout_ns: p.client.udp_rr_timeout_ns.value.round().max(1.0) as Time,
+            timeouts: 0,
+        }
+    }
+
+    /// Datagrams waiting in the socket.
+    pub fn queued(&self) -> usize {
+        self.sock.len()
+    }
+
+    /// Closed-loop request/response: one transaction at a time, the next on its response.
+    fn closed_loop(&self) -> bool {
+        self.reply.is_some() && self.interval.is_none()
+    }
+}
+
+impl Host {
+    /// The client sends its next datagram and schedules the one after.
+    fn client_send(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        let (mtu, ovh) = (self.profile.nic.mtu_bytes.value as u32, self.profile.nic.wire_overhead_bytes.value as u32);
+        let vm = self.devs[dev as usize].vm as usize;
+        let r = UdpReceiver::state(self, vm);
+        r.sent += 1;
+        r.sent_life += 1;
+        let (bytes, interval) = (r.bytes, r.interval);
+        if r.closed_loop() {
+            // A request (or its resend): the response must come within the timeout.
+            if let Some(at) = r.timeout.arm(now + r.timeout_ns) {
+                q.at(at, ClientEv::new(TIMEOUT, 0).on(dev));
+            }
+            let born = *r.outstanding.get_or_insert(now);
+            let d = &mut self.devs[dev as usize];
+            let pkt = RxPkt { bytes, ack: 0, born, conn: 0, ctl: crate::model::hw::rxq::Ctl::None };
+            let arrive = d.client.send_to_host(now, pkt, udp_wire_bytes(bytes, mtu, ovh), &mut self.port.rx);
+            return self.to_tap(dev, arrive, q);
+        }
+        let d = &mut self.devs[dev as usize];
+        // The client's own CPU bounds its rate.
+        let wire = udp_wire_bytes(bytes, mtu, ovh);
+        let arrive = d.client.send_to_host(now, RxPkt { bytes, ack: 0, born: now, conn: 0, ctl: crate::model::hw::rxq::Ctl::None }, wire, &mut self.port.rx);
+        let tx_ns = d.client.tx_ns;
+        self.to_tap(dev, arrive, q);
+        if let Some(i) = interval {
+            // The client's CPU bounds its rate, and so does the link: sendto() blocks while its
+            // socket's send buffer worth of its bytes still waits to be serialized.
+            let sndbuf = self.profile.client.udp_sndbuf_bytes.value as u64;
+            let r = UdpReceiver::state(self, vm);
+            r.on_link.add(arrive, wire);
+            let unblock = r.on_link.below(now, sndbuf);
+            q.at((now + i.max(tx_ns)).max(unblock), ClientEv::new(SEND, 0).on(dev));
+        }
+    }
+
+    /// NAPI handed a datagram to the UDP socket (or dropped it: receive buffer full).
+    fn udp_deliver(&mut self, vm: usize, pkt: RxPkt) {
+        let in_window = pkt.born >= self.window_start;
+        let r = UdpReceiver::state(self, vm);
+        let charge = pkt.bytes as u64 + SKB_OVERHEAD_BYTES;
+        if r.sock_bytes + charge > r.rcvbuf {
+            r.sock_drops += u64::from(in_window);
+            r.sock_drops_life += 1;
+            return;
+        }
+        r.sock_bytes += charge;
+        r.sock.push_back(pkt);
+    }
+
+    /// The receiving application's next step: read a datagram, or block in `recvfrom()`.
+    fn udp_recv_next(&mut self, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
+        let r = UdpReceiver::state(self, vm);
+        if r.sock.is_empty() {
+            return self.idle(now, v, None, q);
+        }
+        let c = r.recv_cost;
+        self.run_step(now, v, Step::new(RECV, 0, 0), c, q);
+    }
+
+    /// `recvfrom()` returned one datagram.
+    fn recv_done(&mut self, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
+        let r = UdpReceiver::state(self, vm);
+        let p = r.sock.pop_front().expect("recv from an empty socket");
+        r.sock_bytes -= p.bytes as u64 + SKB_OVERHEAD_BYTES;
+        r.received += 1;
+        r.received_life += 1;
+        r.received_bytes += p.bytes as u64;
+        r.latency.record(now - p.born);
+        if let Some(b) = r.reply {
+            // Answer: the reply carries the request's send time so the client sees the RTT.
+            let c = r.reply_cost;
+            return self.run_step(now, v, Step::new(REPLY, b, p.born), c, q);
+        }
+        self.enter(now, v, q);
+    }
+
+    /// The response went through the guest's UDP send path: post it to the TX ring.
+    fn reply_done(&mut self, now: Time, v: u32, vm: usize, bytes: u32, born: Time, q: &mut EventQueue<Ev>) {
+        let r = UdpReceiver::state(self, vm);
+        r.replies += 1;
+        r.replies_life += 1;
+        self.post_tx(now, v, vm, Buf::new(bytes, born), q);
+    }
+
+    /// A response reached the client: in closed loop, the response to the outstanding request
+    /// (not a late one to a request since resent) ends the transaction, and the client sends
+    /// the next request after its own processing.
+    fn rr_response(&mut self, now: Time, dev: u32, born: Time, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        let t = self.devs[dev as usize].client.tx_ns;
+        let r = UdpReceiver::state(self, vm);
+        r.rtt.record(now - born);
+        if r.closed_loop() && r.outstanding == Some(born) {
+            r.outstanding = None;
+            r.timeout.cancel();
+            q.at(now + t, ClientEv::new(SEND, 0).on(dev));
+        }
+    }
+
+    /// The timeout timer's event fired: resend the outstanding request if it expired.
+    fn rr_timeout(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        let r = UdpReceiver::state(self, vm);
+        match r.timeout.fired(now) {
+            Fired::Expired if r.outstanding.is_some() => {}
+            Fired::Reschedule(at) => return q.at(at, ClientEv::new(TIMEOUT, 0).on(dev)),
+            _ => return,
+        }
+        r.timeouts += 1;
+        self.client_send(now, dev, q);
+    }
+}
+
+/// Its steps: one `recvfrom()`; the response's send path (`a` = bytes, `b` = the request's send
+/// time).
+const RECV: u8 = 0;
+const REPLY: u8 = 1;
+/// Its client's events: send the next datagram or request; the request timeout's event.
+const SEND: u8 = 0;
+const TIMEOUT: u8 = 1;
+
+impl App for UdpReceiver {
+    state_in!(UdpRx);
+    fn next(h: &mut Host, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
+        h.udp_recv_next(now, v, vm, q)
+    }
+    fn step_done(h: &mut Host, now: Time, v: u32, vm: usize, s: Step, q: &mut EventQueue<Ev>) {
+        match s.kind {
+            RECV => h.recv_done(now, v, vm, q),
+            _ => h.reply_done(now, v, vm, s.a, s.b, q),
+        }
+    }
+    fn step_name(s: Step) -> &'static str {
+        if s.kind == RECV { "recvfrom" } else { "reply" }
+    }
+    fn deliver(h: &mut Host, _now: Time, _v: u32, vm: usize, pkt: RxPkt, _q: &mut EventQueue<Ev>) -> bool {
+        h.udp_deliver(vm, pkt);
+        false
+    }
+    fn at_client(h: &mut Host, now: Time, dev: u32, b: Buf, q: &mut EventQueue<Ev>) {
+        h.rr_response(now, dev, b.born, q)
+    }
+    fn client_event(h: &mut Host, now: Time, dev: u32, e: ClientEv, q: &mut EventQueue<Ev>) {
+        match e.kind {
+            SEND => h.client_send(now, dev, q),
+            _ => h.rr_timeout(now, dev, q),
+        }
+    }
+    fn start(_h: &mut Host, dev: u32, q: &mut EventQueue<Ev>) {
+        q.at(0, ClientEv::new(SEND, 0).on(dev));
+    }
+
+    fn sent_life(&self) -> u64 {
+        self.replies_life
+    }
+    fn reset_metrics(&mut self) {
+        self.sent = 0;
+        self.replies = 0;
+        self.received = 0;
+        self.received_bytes = 0;
+        self.sock_drops = 0;
+        self.timeouts = 0;
+        self.latency.clear();
+        self.rtt.clear();
+    }
+    fn describe(&self) -> String {
+        format!("udp rx queued {} reply {:?}", self.queued(), self.reply)
+    }
+    fn progress(&self) -> u64 {
+        self.received_life
+    }
+    /// A receive stream: what the application got, client send → `recvfrom`. Request/response:
+    /// the responses at the client, latency the round trip as the client application sees it
+    /// (after its NIC's interrupt), one transaction per response.
+    fn measure<'a>(&'a self, d: &'a NetDev) -> Measure<'a> {
+        let loss_pct = pct(d.tap_drops + self.sock_drops, self.sent);
+        match self.reply {
+            None => Measure {
+                delivered: Some(self.received),
+                payload: Some(self.received_bytes),
+                latency: Some(&self.latency),
+                loss_pct,
+                ops: None,
+                by_run_class: None,
+            },
+            Some(_) => Measure {
+                delivered: Some(d.wire.delivered),
+                payload: Some(d.wire.payload_bytes),
+                latency: Some(&self.rtt),
+                loss_pct,
+                ops: Some(d.wire.delivered),
+                by_run_class: None,
+            },
+        }
+    }
+    fn ledger(&self, l: &mut AppLedger) {
+        l.udp_rx = [self.sent_life, self.received_life, self.sock_drops_life, self.queued() as u64];
+    }
+}

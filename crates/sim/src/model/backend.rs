@@ -115,7 +115,6 @@ impl Host {
 
     /// Carry out what thread `t` does next.
     fn io_apply(&mut self, now: Time, t: u32, n: Next, q: &mut EventQueue<Ev>) {
-        let cpu = self.cpu_of(self.io_thread_tid(t));
         match n {
             Next::Step(at) => q.at(at, Ev::IoStep { thread: t }),
             Next::Spin(until, gen) => {
@@ -124,11 +123,13 @@ impl Host {
                 }
             }
             Next::Yield => {
+                let cpu = self.cpu_of(self.io_thread_tid(t));
                 self.io.threads[t as usize].off_cpu(now);
                 self.tr_io(now, t, false);
                 self.leave_cpu(now, cpu, false, q);
             }
             Next::Sleep(timed) => {
+                let cpu = self.cpu_of(self.io_thread_tid(t));
                 self.io.threads[t as usize].off_cpu(now);
                 self.tr_io(now, t, false);
                 if let Some((at, gen)) = timed {

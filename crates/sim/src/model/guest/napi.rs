@@ -159,7 +159,7 @@ impl Host {
         let pkt = d.rxq.poll_and_refill().expect("NAPI receive without a used buffer");
         if let Some(vf) = &mut d.vf {
             vf.on_rx(pkt.bytes);
-        } else {
+        } else if self.io.polls_rx {
             // The refill is a write to the RX ring: a back end polling it (a PMD) sees it.
             self.backend_written(now, dev as u32, crate::model::io::queues::Notice::RxKick, q);
         }

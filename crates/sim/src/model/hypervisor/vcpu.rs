@@ -242,7 +242,11 @@ impl Vcpu {
         if len == 0 {
             return 0;
         }
-        (u128::from(ran) * u128::from(len - pollution) / u128::from(len)) as Time
+        let work = len - pollution;
+        match ran.checked_mul(work) {
+            Some(p) => p / len,
+            None => (u128::from(ran) * u128::from(work) / u128::from(len)) as Time,
+        }
     }
 
     /// The burn task that started at `task_pollution`'s time stops at `now` (done or cut short).

@@ -96,10 +96,10 @@ pub(crate) enum Take {
 
 /// The policy behind a thread.
 pub(crate) enum Policy {
-    Vhost(Box<vhost::VhostIo>),
-    Es2(Box<es2::Es2Io>),
-    Elvis(Box<elvis::ElvisIo>),
-    Pmd(Box<pmd::PmdIo>),
+    Vhost(vhost::VhostIo),
+    Es2(es2::Es2Io),
+    Elvis(elvis::ElvisIo),
+    Pmd(pmd::PmdIo),
 }
 
 macro_rules! each {
@@ -171,6 +171,8 @@ pub(crate) struct Backends {
     pub costs: Costs,
     /// Each device's VM.
     pub dev_vm: Vec<u32>,
+    /// A thread watches its RX rings for the guest's refills without a notice (a PMD).
+    pub polls_rx: bool,
 }
 
 impl Backends {
@@ -193,9 +195,9 @@ impl Backends {
                 if serves {
                     by_dev[d] = Some((threads.len() as u32, 0));
                 }
-                threads.push(IoThread::new(name, devs, Policy::Vhost(Box::new(vhost::VhostIo::new(cfg)))));
+                threads.push(IoThread::new(name, devs, Policy::Vhost(vhost::VhostIo::new(cfg))));
             }
-            return Backends { threads, by_dev, exitless: false, costs: Costs::new(&c.profile), dev_vm: (0..s.vm.len() as u32).collect() };
+            return Backends { threads, by_dev, exitless: false, costs: Costs::new(&c.profile), dev_vm: (0..s.vm.len() as u32).collect(), polls_rx: false };
         }
         let virtio: Vec<u32> = (0..s.vm.len() as u32).filter(|&d| s.vm[d as usize].net.kind == NetKind::Virtio).collect();
         let cores = io.cores.clone().unwrap_or_default();
@@ -215,10 +217,10 @@ impl Backends {
                     let (switch, p, o, j) = io.es2();
                     // A request stream's guest answers each completion as it would a packet.
                     let replies = devs.iter().map(|&d| matches!(s.vm[d as usize].workload, Some(crate::scenario::Workload::RequestStream { .. }))).collect();
-                    (format!("es2-joint{g}"), Policy::Es2(Box::new(es2::Es2Io::new(devs.len(), switch, &p, &o, &j, &vhost, replies))))
+                    (format!("es2-joint{g}"), Policy::Es2(es2::Es2Io::new(devs.len(), switch, &p, &o, &j, &vhost, replies)))
                 }
-                Handling::Pmd => (format!("pmd{g}"), Policy::Pmd(Box::new(pmd::PmdIo::new(&io.pmd(), devs.len())))),
-                _ => (format!("elvis-io{g}"), Policy::Elvis(Box::new(elvis::ElvisIo::new(io.elvis(), devs.len())))),
+                Handling::Pmd => (format!("pmd{g}"), Policy::Pmd(pmd::PmdIo::new(&io.pmd(), devs.len()))),
+                _ => (format!("elvis-io{g}"), Policy::Elvis(elvis::ElvisIo::new(io.elvis(), devs.len()))),
             };
             add(&name, pin);
             threads.push(IoThread::new(name, devs, policy));
@@ -226,7 +228,8 @@ impl Backends {
         for th in threads.iter_mut().filter(|th| matches!(th.policy, Policy::Pmd(_))) {
             th.start();
         }
-        Backends { threads, by_dev, exitless: io.handling == Handling::Elvis, costs: Costs::new(&c.profile), dev_vm: (0..s.vm.len() as u32).collect() }
+        let polls_rx = io.handling == Handling::Pmd;
+        Backends { threads, by_dev, exitless: io.handling == Handling::Elvis, costs: Costs::new(&c.profile), dev_vm: (0..s.vm.len() as u32).collect(), polls_rx }
     }
 
     /// The thread serving device `dev` and the device's index among its devices, if any.

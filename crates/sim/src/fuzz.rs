@@ -366,14 +366,9 @@ impl Conservation {
         for i in 0..self.sent.len() {
             eq(self.sent[i], self.delivered[i] + self.dropped[i] + self.in_flight[i], format!("vm{i} sent = delivered + dropped + in flight"))?;
             eq(self.rx_arrived[i], self.rx_tap_dropped[i] + self.rx_queued[i] + self.rx_polled[i], format!("vm{i} rx arrived = tap dropped + queued + polled"))?;
-            eq(self.rr_issued[i] + self.rr_next_pending[i], self.rr_completed[i] + self.rr_concurrency[i], format!("vm{i} rr issued + next pending = completed + concurrency"))?;
-            if self.udp_rx_sent[i] > 0 {
-                let fate = self.udp_rx_received[i] + self.udp_rx_sock_dropped[i] + self.udp_rx_in_socket[i]
-                    + self.rx_tap_dropped[i] + self.rx_queued[i] + self.rx_on_link[i];
-                eq(self.udp_rx_sent[i], fate, format!("vm{i} udp client sent = received + dropped + queued + on link"))?;
-            }
-            if self.tcp_rx_sent[i] > 0 {
-                eq(self.tcp_rx_sent[i], self.rx_arrived[i] + self.rx_on_link[i], format!("vm{i} tcp client sent = arrived + on link"))?;
+            // The workload's own identities (`App::ledger`): the workload states them.
+            for b in &self.workload_balances[i] {
+                eq(b.lhs, b.rhs, format!("vm{i} {}", b.what))?;
             }
         }
         let tx: u64 = self.delivered.iter().zip(&self.tx_on_link).map(|(d, l)| d + l).sum();

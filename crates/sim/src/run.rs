@@ -170,7 +170,7 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
         let d = &h.devs[vm.dev as usize];
         let exits_per_s: BTreeMap<&'static str, Option<f64>> =
             ExitReason::ALL.iter().map(|&r| (r.key(), rate(exits.count(r)))).collect();
-        let m = h.senders[i].measure(d);
+        let m = h.senders[i].measure(crate::model::workload::app::DevView { wire: &d.wire, tap_drops: d.tap_drops });
         let no_latency = crate::metrics::Histogram::new();
         let hist = m.latency.unwrap_or(&no_latency);
         for (ns, f) in hist.cdf() {

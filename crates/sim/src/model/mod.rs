@@ -8,6 +8,7 @@
 //! or not (`threads.rs`). Later models (ES2, ELVIS, DID, ...) slot in by replacing a layer
 //! behind these types.
 
+mod app_ctx;
 mod backend;
 pub(crate) mod guest;
 pub(crate) mod hw;
@@ -36,7 +37,8 @@ use hw::virtq::Virtq;
 use hw::wire::{Port, Wire};
 use hw::{nic_itr, vf};
 use io::moderation;
-use workload::Sender;
+use app_ctx::AppCtx;
+use workload::{with_app, App, ClientEv, Sender, Step};
 
 /// Every event of the model. Small and `Copy`: the heap stores them inline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -504,10 +506,7 @@ impl Host {
             self.app_at_client(now, dev, b, q);
         }
         if self.devs[dev as usize].client.end_batch() {
-            for flow in 0..self.devs[dev as usize].client.flows() as u16 {
-                let a = self.devs[dev as usize].client.batch_ack(flow);
-                self.client_action(dev, flow, a, q);
-            }
+            self.app_client_batch_done(now, dev, q);
         }
     }
 
@@ -539,13 +538,90 @@ impl Host {
         let d = &mut self.devs[dev as usize];
         let pkt = d.client.arrive_at_host();
         d.rx_arrived_life += 1;
-        if d.rx_sock.len() >= workload::udp_rx::TAP_QUEUE_PACKETS {
+        if d.rx_sock.len() >= workload::net::TAP_QUEUE_PACKETS {
             d.tap_drops += u64::from(pkt.born >= self.window_start);
             d.tap_drops_life += 1;
             return self.app_tap_drop(now, dev, pkt, q);
         }
         d.rx_sock.push_back(pkt);
         self.notify_backend(now, dev, io::queues::Notice::RxPacket, q);
+    }
+}
+
+/// The VMs' applications, each called through its guest context ([`AppCtx`]), dispatched
+/// statically by kind (`with_app!`).
+impl Host {
+    /// The vCPU is free: what does the workload do next?
+    pub(crate) fn workload_next(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.vcpus[v as usize].vm as usize;
+        if v != self.vms[vm].vcpus[0] && !self.senders[vm].on_every_vcpu() {
+            return self.idle(now, v, None, q);
+        }
+        with_app!(self.senders[vm].kind(), A => A::next(&mut AppCtx::<A>::new(self, q, now, vm), v))
+    }
+
+    /// A workload's step finished on vCPU `v`.
+    pub(crate) fn app_step_done(&mut self, now: Time, v: u32, s: Step, q: &mut EventQueue<Ev>) {
+        let vm = self.vcpus[v as usize].vm as usize;
+        with_app!(self.senders[vm].kind(), A => A::step_done(&mut AppCtx::<A>::new(self, q, now, vm), v, s))
+    }
+
+    /// The name of VM `vm`'s step `s` in a timeline.
+    pub(crate) fn app_step_name(&self, vm: usize, s: Step) -> &'static str {
+        with_app!(self.senders[vm].kind(), A => A::step_name(s))
+    }
+
+    /// NAPI on vCPU `v` received `pkt` for the application; returns whether a step started.
+    pub(crate) fn app_deliver(&mut self, now: Time, v: u32, vm: usize, pkt: hw::rxq::RxPkt, q: &mut EventQueue<Ev>) -> bool {
+        with_app!(self.senders[vm].kind(), A => A::deliver(&mut AppCtx::<A>::new(self, q, now, vm), v, pkt))
+    }
+
+    /// A frame of device `dev` reached the client.
+    pub(crate) fn app_at_client(&mut self, now: Time, dev: u32, b: hw::virtq::Buf, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        with_app!(self.senders[vm].kind(), A => A::at_client(&mut AppCtx::<A>::new(self, q, now, vm), b))
+    }
+
+    /// The client NIC's poll of device `dev`'s frames ended a batch.
+    fn app_client_batch_done(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        with_app!(self.senders[vm].kind(), A => A::client_batch_done(&mut AppCtx::<A>::new(self, q, now, vm)))
+    }
+
+    /// Device `dev`'s client event.
+    fn app_client_event(&mut self, now: Time, dev: u32, e: ClientEv, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        with_app!(self.senders[vm].kind(), A => A::client_event(&mut AppCtx::<A>::new(self, q, now, vm), e))
+    }
+
+    /// Device `dev` used TX buffer `b`.
+    pub(crate) fn app_tx_used(&mut self, now: Time, dev: u32, b: hw::virtq::Buf, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        with_app!(self.senders[vm].kind(), A => A::tx_used(&mut AppCtx::<A>::new(self, q, now, vm), b))
+    }
+
+    /// A packet device `dev`'s client sent was dropped at the tap queue.
+    pub(crate) fn app_tap_drop(&mut self, now: Time, dev: u32, pkt: hw::rxq::RxPkt, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        with_app!(self.senders[vm].kind(), A => A::tap_drop(&mut AppCtx::<A>::new(self, q, now, vm), pkt))
+    }
+
+    /// The run starts: device `dev`'s client's first events.
+    fn app_start(&mut self, dev: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        with_app!(self.senders[vm].kind(), A => A::start(&mut AppCtx::<A>::new(self, q, 0, vm)))
+    }
+
+    /// VM `vm`'s TX interrupt handler ran on vCPU `v`.
+    pub(crate) fn app_tx_interrupt(&mut self, _now: Time, v: u32, vm: usize) {
+        let local = v - self.vms[vm].vcpus[0];
+        self.senders[vm].tx_interrupt(local)
+    }
+
+    /// VM `vm`'s handler of an `Msi` vector ran on vCPU `v`.
+    pub(crate) fn app_msi_handled(&mut self, now: Time, v: u32, vm: usize) {
+        let local = v - self.vms[vm].vcpus[0];
+        self.senders[vm].msi_handled(now, local)
     }
 }
 
@@ -608,6 +684,9 @@ pub struct Conservation {
     pub tcp_rx_sent: Vec<u64>,
     /// Per vCPU (host-wide): requests a TCP server worker served there (lifetime).
     pub rr_served_by_vcpu: Vec<u64>,
+    /// Per VM: the identities its workload vouches for (`App::ledger`), checked with the
+    /// host's.
+    pub workload_balances: Vec<Vec<workload::app::Balance>>,
     /// Per pCPU: busy ns in the window.
     pub pcpu_busy_ns: Vec<u64>,
     /// Per pCPU: run time of the threads (vCPUs, vhost, hogs) on it, in the window.
@@ -640,7 +719,13 @@ impl Host {
             let in_vhost = (d.rxq.size() - d.rxq.posted) as u64 - d.rxq.used.len() as u64;
             c.rx_queued.push(d.rx_sock.len() as u64 + in_vhost + d.rxq.used.len() as u64);
             c.rx_on_link.push(d.client.rev_in_flight() as u64);
-            let l = self.senders[i].ledger();
+            let dl = workload::DevLedger {
+                rx_arrived: d.rx_arrived_life,
+                rx_tap_dropped: d.tap_drops_life,
+                rx_queued: *c.rx_queued.last().expect("pushed above"),
+                rx_on_link: d.client.rev_in_flight() as u64,
+            };
+            let l = self.senders[i].ledger(&dl);
             c.udp_rx_sent.push(l.udp_rx[0]);
             c.udp_rx_received.push(l.udp_rx[1]);
             c.udp_rx_sock_dropped.push(l.udp_rx[2]);
@@ -654,6 +739,7 @@ impl Host {
                 None => c.rr_served_by_vcpu.extend(vm.vcpus.iter().map(|_| 0)),
             }
             c.tcp_rx_sent.push(l.tcp_rx_sent);
+            c.workload_balances.push(l.balances);
         }
         c.port_tx_packets = self.port.tx.packets_life;
         c.port_rx_packets = self.port.rx.packets_life;

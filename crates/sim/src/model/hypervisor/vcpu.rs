@@ -304,6 +304,24 @@ impl Vcpu {
         }
     }
 
+    /// End the application's step of `kind` now, whether it runs or waits on the saved stack
+    /// (cut short earlier by an exit, an interrupt, a preemption), so that the application
+    /// looks again. Returns whether it was running: the vCPU then needs its next task.
+    pub(crate) fn cut_app_step(&mut self, now: Time, kind: u8) -> bool {
+        let is_it = |t: &Task| matches!(t, Task::App(s) if s.kind == kind);
+        if let Mode::Guest { task, .. } = self.mode {
+            if is_it(&task) {
+                self.save_running(now);
+                self.saved.pop();
+                return true;
+            }
+        }
+        if self.saved.last().is_some_and(|(t, _)| is_it(t)) {
+            self.saved.pop();
+        }
+        false
+    }
+
     /// Account `ns` of `task`'s guest time (`run`) or refund it (cut short).
     fn charge(&mut self, task: Task, ns: Time, run: bool) {
         let irq = match task {

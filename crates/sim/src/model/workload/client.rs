@@ -85,7 +85,6 @@ pub struct Client {
     delack_timeout: Time,
     /// Per connection of the VM's TCP stream (one unless it has several netperf threads).
     flows: Vec<FlowRx>,
-    ack_wire_bytes: u32,
     /// This client's packets on the shared reverse link (client → host), in order.
     rev: VecDeque<RxPkt>,
     /// Client CPU per packet sent (open-loop source), ns.
@@ -110,7 +109,6 @@ impl Client {
             delack_n: p.client.delack_segments.value as u32,
             delack_timeout: round_ns(p.client.delack_timeout_ns.value),
             flows: vec![FlowRx::default()],
-            ack_wire_bytes: crate::model::hw::wire::TCP_IP_HDR + p.nic.wire_overhead_bytes.value as u32,
             rev: VecDeque::new(),
             tx_ns: round_ns(p.client.rx_packet_ns.value),
             acks: 0,
@@ -203,14 +201,6 @@ impl Client {
         f.delack.cancel();
         self.acks += 1;
         AckAction::Ack(at, f.rcv_nxt)
-    }
-
-    /// Put connection `flow`'s ACK sent at `at` on the shared reverse `link`; returns when it
-    /// reaches the host NIC.
-    pub fn ack_on_wire(&mut self, at: Time, ack: u64, flow: u16, link: &mut Link) -> Time {
-        let b = self.ack_wire_bytes;
-        let pkt = RxPkt { bytes: 0, ack, born: at, conn: u32::from(flow), ctl: crate::model::hw::rxq::Ctl::None };
-        self.send_to_host(at, pkt, b, link)
     }
 
     /// Put a packet of `wire_bytes` on the shared reverse `link` at `at`; returns when it

@@ -6,9 +6,9 @@
 //! write and the timer interrupt exit under KVM and posting, the EOI exits under the emulated
 //! LAPIC, nothing under DID (DID §5.4: "at least three VM exits" per timer operation in KVM).
 
-use crate::model::workload::{App, Measure, state_in, Sender, Step};
-use crate::model::{Ev, Host, NetDev};
-use crate::engine::{EventQueue, Time, round_ns};
+use crate::model::workload::app::{App, DevView, Measure, Step};
+use crate::model::workload::ctx::Ctx;
+use crate::engine::{Time, round_ns};
 use crate::metrics::Histogram;
 use crate::profile::Profile;
 
@@ -45,21 +45,21 @@ impl Cyclictest {
 }
 
 impl App for Cyclictest {
-    state_in!(Cyclic);
-
     /// Due: the woken thread runs; else it sleeps until its deadline (the LAPIC timer).
-    fn next(h: &mut Host, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
-        let c = Self::state(h, vm);
+    fn next(g: &mut impl Ctx<Self>, v: u32) {
+        let now = g.now();
+        let c = g.app();
         if now >= c.next_at {
             let cost = c.wake_cost;
-            return h.run_step(now, v, Step::new(WAKE, 0, 0), cost, q);
+            return g.run_step(v, Step::new(WAKE, 0, 0), cost);
         }
         let at = c.next_at;
-        h.idle(now, v, Some(at), q)
+        g.idle(v, Some(at))
     }
 
-    fn step_done(h: &mut Host, now: Time, v: u32, vm: usize, _s: Step, q: &mut EventQueue<Ev>) {
-        let c = Self::state(h, vm);
+    fn step_done(g: &mut impl Ctx<Self>, v: u32, _s: Step) {
+        let now = g.now();
+        let c = g.app();
         c.latency.record(now - c.next_at);
         c.loops += 1;
         c.loops_life += 1;
@@ -67,7 +67,7 @@ impl App for Cyclictest {
         while c.next_at <= now {
             c.next_at += c.interval;
         }
-        h.enter(now, v, q)
+        g.enter(v)
     }
 
     fn step_name(_s: Step) -> &'static str {
@@ -87,7 +87,7 @@ impl App for Cyclictest {
         self.loops_life
     }
     /// Wake-ups as operations, their invocation latency.
-    fn measure<'a>(&'a self, _d: &'a NetDev) -> Measure<'a> {
+    fn measure<'a>(&'a self, _d: DevView<'a>) -> Measure<'a> {
         Measure { latency: Some(&self.latency), ops: Some(self.loops), ..Default::default() }
     }
 }

@@ -11,12 +11,11 @@
 //! heartbeats class it: the home vCPU (`home_running`), only another vCPU of the VM
 //! (`other_running`: the case routing to a running vCPU fixes), or none (`none_running`).
 
-use crate::model::hw::lapic::Vector;
-use crate::model::workload::{App, ClientEv, Measure, state_in, Sender, Step};
-use crate::model::{Ev, Host, NetDev};
-use crate::engine::{EventQueue, Rng, Time, round_ns};
+use crate::model::workload::app::{App, ClientEv, DevView, Measure, Step};
+use crate::model::workload::ctx::Ctx;
+use crate::engine::{Rng, Time, round_ns};
 use crate::metrics::Histogram;
-use eventpath_policy::routing::{InterruptClass, InterruptRouter, RouteRequest, RunClass};
+use eventpath_policy::routing::RunClass;
 use std::collections::VecDeque;
 
 /// Its client event: the next injection.
@@ -64,22 +63,13 @@ impl IrqSource {
     }
 }
 
-impl Host {
-    /// Is vCPU `v`'s thread on a pCPU now?
-    fn vcpu_on_cpu(&self, v: u32) -> bool {
-        self.sched.current(self.sched.thread_cpu(v)) == Some(v)
-    }
-}
-
 impl App for IrqSource {
-    state_in!(Irqs);
-
     /// The guest runs nothing: its vCPUs idle (halt, or spin with idle=poll).
-    fn next(h: &mut Host, now: Time, v: u32, _vm: usize, q: &mut EventQueue<Ev>) {
-        h.idle(now, v, None, q)
+    fn next(g: &mut impl Ctx<Self>, v: u32) {
+        g.idle(v, None)
     }
 
-    fn step_done(_h: &mut Host, _now: Time, _v: u32, _vm: usize, _s: Step, _q: &mut EventQueue<Ev>) {
+    fn step_done(_g: &mut impl Ctx<Self>, _v: u32, _s: Step) {
         unreachable!("an interrupt source's guest runs no steps")
     }
 
@@ -87,39 +77,34 @@ impl App for IrqSource {
         "idle"
     }
 
-    fn start(h: &mut Host, dev: u32, q: &mut EventQueue<Ev>) {
-        let vm = h.devs[dev as usize].vm as usize;
-        let first = Self::state(h, vm).next_gap();
-        q.at(first, ClientEv::new(INJECT, 0).on(dev));
+    fn start(g: &mut impl Ctx<Self>) {
+        let first = g.app().next_gap();
+        g.client_at(first, ClientEv::new(INJECT, 0));
     }
 
     /// Inject: class the instant, route, raise; the next injection whatever became of this one.
-    fn client_event(h: &mut Host, now: Time, dev: u32, _e: ClientEv, q: &mut EventQueue<Ev>) {
-        let vm = h.devs[dev as usize].vm as usize;
-        let vcpus = h.vms[vm].vcpus.clone();
-        let home = Self::state(h, vm).home as usize;
-        let running: Vec<bool> = vcpus.iter().map(|&u| h.vcpu_on_cpu(u)).collect();
-        let class = RunClass::of(&running, home);
-        let d = h.vms[vm].router.route(RouteRequest { irq: dev * 2, class: InterruptClass::Device, dest: home });
-        let target = d.target % vcpus.len();
-        let s = Self::state(h, vm);
-        s.pending[target].push_back((now, class));
+    fn client_event(g: &mut impl Ctx<Self>, _e: ClientEv) {
+        let now = g.now();
+        let home = g.app().home;
+        let running: Vec<bool> = (0..g.vcpu_count()).map(|l| g.on_cpu(g.vcpu(l))).collect();
+        let class = RunClass::of(&running, home as usize);
+        let target = g.route_device_irq(home);
+        let s = g.app();
+        s.pending[target as usize].push_back((now, class));
         s.raised += 1;
         s.raised_life += 1;
         let gap = s.next_gap();
-        q.at(now + gap, ClientEv::new(INJECT, 0).on(dev));
-        h.raise_irq(now, vcpus[target], Vector::Msi, q);
+        g.client_at(now + gap, ClientEv::new(INJECT, 0));
+        g.raise_msi(target);
     }
 
-    /// A handler ran on `v`: every raise to it so far is noticed now.
-    fn msi_handled(h: &mut Host, now: Time, v: u32, vm: usize) {
-        let local = (v - h.vms[vm].vcpus[0]) as usize;
-        let s = Self::state(h, vm);
-        while let Some((at, class)) = s.pending[local].pop_front() {
-            s.latency.record(now - at);
-            s.by_class[class as usize].record(now - at);
-            s.handled += 1;
-            s.handled_life += 1;
+    /// A handler ran on local vCPU `local`: every raise to it so far is noticed now.
+    fn msi_handled(&mut self, now: Time, local: u32) {
+        while let Some((at, class)) = self.pending[local as usize].pop_front() {
+            self.latency.record(now - at);
+            self.by_class[class as usize].record(now - at);
+            self.handled += 1;
+            self.handled_life += 1;
         }
     }
 
@@ -142,7 +127,7 @@ impl App for IrqSource {
     }
 
     /// Interrupts handled per second as operations; raise → handled latency.
-    fn measure<'a>(&'a self, _d: &'a NetDev) -> Measure<'a> {
+    fn measure<'a>(&'a self, _d: DevView<'a>) -> Measure<'a> {
         Measure { latency: Some(&self.latency), ops: Some(self.handled), by_run_class: Some(&self.by_class), ..Measure::default() }
     }
 }

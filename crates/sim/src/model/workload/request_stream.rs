@@ -15,10 +15,9 @@
 //! Guest cost per request: `guest.request_ns` (build the descriptor, publish, reap, record).
 
 use crate::model::hw::virtq::Buf;
-use crate::model::hypervisor::vcpu::{Mode, Task};
-use crate::model::workload::{pct, App, Measure, state_in, Sender, Step};
-use crate::model::{Ev, Host, NetDev};
-use crate::engine::{EventQueue, Time, NS_PER_S, round_ns};
+use crate::model::workload::app::{pct, App, DevView, Measure, Step};
+use crate::model::workload::ctx::Ctx;
+use crate::engine::{Time, NS_PER_S, round_ns};
 use crate::metrics::Histogram;
 use crate::profile::Profile;
 use std::collections::VecDeque;
@@ -132,96 +131,66 @@ impl RequestStream {
     }
 }
 
-impl Host {
-    /// vCPU `v`'s spin step, if it runs one, ends now: the loop reacts to what just happened.
-    /// A spin cut short earlier (by an exit, an interrupt, a preemption) and waiting on the
-    /// saved stack ends too, so that the loop looks again when the vCPU next enters the guest.
-    fn cut_spin(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
-        let is_spin = |t: &Task| matches!(t, Task::App(Step { kind: SPIN, .. }));
-        let vc = &mut self.vcpus[v as usize];
-        if let Mode::Guest { task, .. } = vc.mode {
-            if is_spin(&task) {
-                vc.save_running(now);
-                vc.saved.pop();
-                return self.workload_next(now, v, q);
-            }
-        }
-        if vc.saved.last().is_some_and(|(t, _)| is_spin(t)) {
-            vc.saved.pop();
-        }
-    }
-}
-
 impl App for RequestStream {
-    state_in!(Requests);
-
     /// Reap, publish what is due, else spin until it is.
-    fn next(h: &mut Host, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
-        let dev = h.vms[vm].dev as usize;
-        let free = h.devs[dev].txq.free();
-        let s = Self::state(h, vm);
-        if s.reap(now) {
-            h.devs[dev].txq.want_interrupt();
+    fn next(g: &mut impl Ctx<Self>, v: u32) {
+        let now = g.now();
+        let free = g.txq().free();
+        if g.app().reap(now) {
+            g.txq().want_interrupt();
         }
-        let s = Self::state(h, vm);
+        let s = g.app();
         let n = if s.stopped { 0 } else { s.due(now, free) };
         if n > 0 {
             let cost = round_ns(s.request_ns * f64::from(n)).max(1);
-            return h.run_step(now, v, Step::new(SUBMIT, n, 0), cost, q);
+            return g.run_step(v, Step::new(SUBMIT, n, 0), cost);
         }
         let until = match s.period {
             Some(_) if !s.stopped => (round_ns(s.next_due).saturating_sub(now)).clamp(1, SPIN_CHUNK_NS),
             _ => SPIN_CHUNK_NS,
         };
-        h.run_step(now, v, Step::new(SPIN, 0, 0), until, q)
+        g.run_step(v, Step::new(SPIN, 0, 0), until)
     }
 
-    fn step_done(h: &mut Host, now: Time, v: u32, vm: usize, s: Step, q: &mut EventQueue<Ev>) {
+    fn step_done(g: &mut impl Ctx<Self>, v: u32, s: Step) {
         if s.kind == SPIN {
-            return h.enter(now, v, q);
+            return g.enter(v);
         }
-        let dev = h.vms[vm].dev;
-        let st = Self::state(h, vm);
+        let now = g.now();
+        let st = g.app();
         st.submitted += u64::from(s.a);
         st.submitted_life += u64::from(s.a);
         st.outstanding += s.a;
-        let d = &mut h.devs[dev as usize];
+        let txq = g.txq();
         for _ in 0..s.a {
-            d.txq.add(Buf::new(REQUEST_BYTES, now));
+            txq.add(Buf::new(REQUEST_BYTES, now));
         }
-        if d.txq.free() == 0 {
-            d.txq.want_interrupt();
-            h.set_tx_stopped(vm, true);
+        if txq.free() == 0 {
+            txq.want_interrupt();
+            g.set_tx_stopped(true);
         }
-        if h.devs[dev as usize].txq.kick_prepare() {
-            return h.kick_tx(now, v, dev, q);
-        }
-        // No kick: a polling back end sees the requests anyway.
-        h.backend_written(now, dev, crate::model::io::queues::Notice::TxKick, q);
-        h.enter(now, v, q)
+        g.notify_tx(v)
     }
 
     fn step_name(s: Step) -> &'static str {
         if s.kind == SUBMIT { "publish requests" } else { "spin" }
     }
 
-    /// The device used a request: the polling loop sees it at once (a spin step ends); an
-    /// irq-mode loop waits for the interrupt.
-    fn tx_used(h: &mut Host, now: Time, dev: u32, b: Buf, q: &mut EventQueue<Ev>) {
-        let vm = h.devs[dev as usize].vm as usize;
-        let s = Self::state(h, vm);
+    /// The device used a request: the polling loop sees it at once (its spin step ends, running
+    /// or cut short and saved); an irq-mode loop waits for the interrupt.
+    fn tx_used(g: &mut impl Ctx<Self>, b: Buf) {
+        let s = g.app();
         s.used.push_back(b.born);
         if !s.consume_irq {
-            let v = h.vms[vm].vcpus[0];
-            h.cut_spin(now, v, q);
+            let v = g.vcpu(0);
+            g.cut_step(v, SPIN);
         }
     }
 
     /// The TX interrupt's handler ran: the loop reaps at its next turn (and re-arms).
-    fn tx_interrupt(h: &mut Host, _now: Time, _v: u32, vm: usize) {
-        let s = Self::state(h, vm);
-        s.irq_seen = true;
-        s.armed = false;
+    fn tx_interrupt(&mut self, _local: u32) {
+        self.irq_seen = true;
+        self.armed = false;
     }
 
     fn sent_life(&self) -> u64 {
@@ -247,7 +216,7 @@ impl App for RequestStream {
     }
 
     /// Completions reaped, publish → reap latency, requests not published (no descriptor).
-    fn measure<'a>(&'a self, _d: &'a NetDev) -> Measure<'a> {
+    fn measure<'a>(&'a self, _d: DevView<'a>) -> Measure<'a> {
         Measure {
             delivered: Some(self.completed),
             payload: Some(self.completed * u64::from(REQUEST_BYTES)),

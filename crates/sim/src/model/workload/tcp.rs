@@ -10,18 +10,14 @@
 //! completions do not gate TCP; only ACKs do.
 
 use crate::model::workload::client::AckAction;
-use crate::model::hw::rxq::RxPkt;
+use crate::model::hw::rxq::{Ctl, RxPkt};
 use crate::model::hw::virtq::Buf;
 use crate::model::guest::guest_sched::GuestSched;
-use crate::model::hw::lapic::Vector;
-use crate::model::hypervisor::vcpu::AfterExit;
-use crate::metrics::ExitReason;
-use crate::model::workload::{pct, App, ClientEv, Measure, state_in, Sender, Step};
-use crate::model::{Ev, Host, NetDev};
-use crate::engine::{EventQueue, Time, round_ns};
+use crate::model::workload::app::{pct, App, ClientEv, DevView, Measure, Step};
+use crate::model::workload::ctx::Ctx;
+use crate::model::workload::net::TCP_IP_HDR;
+use crate::engine::{Time, round_ns};
 use crate::profile::Profile;
-
-pub use crate::model::hw::wire::TCP_IP_HDR;
 
 /// One TCP_STREAM connection's sender state. Sequence numbers are byte counters from 0.
 #[derive(Debug)]
@@ -146,31 +142,30 @@ const XMIT: u8 = 1;
 /// Its client's event: the delayed-ACK timer's event.
 const DELACK: u8 = 0;
 
-impl Host {
+impl TcpStreams {
     /// Carry out the client's answer to a segment or timer of connection `flow`: arm its
     /// delayed-ACK timer, or put its ACK on the reverse link.
-    pub(crate) fn client_action(&mut self, dev: u32, flow: u16, a: AckAction, q: &mut EventQueue<Ev>) {
+    fn client_action(g: &mut impl Ctx<Self>, flow: u16, a: AckAction) {
         match a {
             AckAction::None => {}
-            AckAction::Arm(at) => q.at(at, ClientEv::new(DELACK, u32::from(flow)).on(dev)),
+            AckAction::Arm(at) => g.client_at(at, ClientEv::new(DELACK, u32::from(flow))),
             AckAction::Ack(at, ack) => {
-                let arrive = self.devs[dev as usize].client.ack_on_wire(at, ack, flow, &mut self.port.rx);
-                self.to_tap(dev, arrive, q);
+                let pkt = RxPkt { bytes: 0, ack, born: at, conn: u32::from(flow), ctl: Ctl::None };
+                let wire = TCP_IP_HDR + g.profile().nic.wire_overhead_bytes.value as u32;
+                g.to_host(at, pkt, wire);
             }
         }
     }
 }
 
 impl App for TcpStreams {
-    state_in!(Tcp);
-
     /// The guest scheduler's thread sends a ready segment, else writes; with no thread able to
     /// (windows full, or the queue stopped) the vCPU halts.
-    fn next(h: &mut Host, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
-        let local = v - h.vms[vm].vcpus[0];
-        let t = Self::state(h, vm);
+    fn next(g: &mut impl Ctx<Self>, v: u32) {
+        let local = v - g.vcpu(0);
+        let t = g.app();
         let Some((i, switch)) = (if t.stopped { None } else { t.sched.pick(local, |i| t.s[i as usize].runnable()) }) else {
-            return h.idle(now, v, None, q);
+            return g.idle(v, None);
         };
         let st = &t.s[i as usize];
         let (step, cost) = match st.next_segment() {
@@ -181,24 +176,25 @@ impl App for TcpStreams {
             }
         };
         t.sched.ran(i, cost + switch);
-        h.run_step(now, v, step, cost + switch, q)
+        g.run_step(v, step, cost + switch)
     }
 
-    fn step_done(h: &mut Host, now: Time, v: u32, vm: usize, s: Step, q: &mut EventQueue<Ev>) {
+    fn step_done(g: &mut impl Ctx<Self>, v: u32, s: Step) {
+        let now = g.now();
         let flow = s.b as u16;
-        let t = &mut Self::state(h, vm).s[flow as usize];
+        let t = &mut g.app().s[flow as usize];
         let bytes = s.a;
         if s.kind == WRITE {
             // The bytes are in the socket.
             t.written += bytes as u64;
             let left = if t.write_left == 0 { t.msg } else { t.write_left };
             t.write_left = left - bytes;
-            return h.enter(now, v, q);
+            return g.enter(v);
         }
         t.snd_nxt += bytes as u64;
         t.segments += 1;
         t.segments_life += 1;
-        h.post_tx(now, v, vm, Buf { flow, ..Buf::new(bytes, now) }, q);
+        g.post_tx(v, Buf { flow, ..Buf::new(bytes, now) });
     }
 
     fn step_name(s: Step) -> &'static str {
@@ -208,43 +204,48 @@ impl App for TcpStreams {
     /// An ACK reached the guest: it opens its connection's window. A thread it makes runnable
     /// on another vCPU that is halted or only burning is woken as `try_to_wake_up` does: a
     /// reschedule IPI, whose ICR write is an exit of the sender.
-    fn deliver(h: &mut Host, now: Time, v: u32, vm: usize, pkt: RxPkt, q: &mut EventQueue<Ev>) -> bool {
-        let t = Self::state(h, vm);
+    fn deliver(g: &mut impl Ctx<Self>, v: u32, pkt: RxPkt) -> bool {
+        let t = g.app();
         let i = pkt.conn as usize;
         let blocked = !t.s[i].runnable();
         t.s[i].on_ack(pkt.ack);
         if t.s.len() == 1 || !blocked || !t.s[i].runnable() || t.stopped {
             return false;
         }
-        let home = h.vms[vm].vcpus[i % h.vms[vm].vcpus.len()];
-        if home == v || !h.vcpus[home as usize].wants_resched_ipi() {
+        let home = g.vcpu(i as u32 % g.vcpu_count());
+        if home == v || !g.wants_resched_ipi(home) {
             return false;
         }
-        h.raise_irq(now, home, Vector::Resched, q);
-        h.exit(now, v, ExitReason::Ipi, AfterExit::Resume, q);
+        g.resched_ipi(v, home);
         true
     }
 
     /// A segment reached the client, which ACKs (delayed ACKs) from its core.
-    fn at_client(h: &mut Host, now: Time, dev: u32, b: Buf, q: &mut EventQueue<Ev>) {
-        let n = h.client_cores.len();
-        let core = &mut h.client_cores[dev as usize % n];
-        let a = h.devs[dev as usize].client.receive(now, b.bytes, b.flow, core);
-        h.client_action(dev, b.flow, a, q);
+    fn at_client(g: &mut impl Ctx<Self>, b: Buf) {
+        let a = g.client_receive(b.bytes, b.flow);
+        Self::client_action(g, b.flow, a);
     }
 
-    fn client_event(h: &mut Host, now: Time, dev: u32, e: ClientEv, q: &mut EventQueue<Ev>) {
+    /// A batch received by one NAPI poll: TCP decides one ACK per connection.
+    fn client_batch_done(g: &mut impl Ctx<Self>) {
+        for flow in 0..g.client().flows() as u16 {
+            let a = g.client().batch_ack(flow);
+            Self::client_action(g, flow, a);
+        }
+    }
+
+    fn client_event(g: &mut impl Ctx<Self>, e: ClientEv) {
         debug_assert_eq!(e.kind, DELACK);
         let flow = e.a as u16;
-        let a = h.devs[dev as usize].client.delack_fired(now, flow);
-        h.client_action(dev, flow, a, q);
+        let now = g.now();
+        let a = g.client().delack_fired(now, flow);
+        Self::client_action(g, flow, a);
     }
 
     /// Each thread's connection has its receiver at the client.
-    fn start(h: &mut Host, dev: u32, _q: &mut EventQueue<Ev>) {
-        let vm = h.devs[dev as usize].vm as usize;
-        let n = Self::state(h, vm).s.len();
-        h.devs[dev as usize].client.set_flows(n);
+    fn start(g: &mut impl Ctx<Self>) {
+        let n = g.app().s.len();
+        g.client().set_flows(n);
     }
 
     fn sent_life(&self) -> u64 {
@@ -267,7 +268,7 @@ impl App for TcpStreams {
     }
 
     /// What reached the client; segment sent → last bit on the wire.
-    fn measure<'a>(&'a self, d: &'a NetDev) -> Measure<'a> {
+    fn measure<'a>(&'a self, d: DevView<'a>) -> Measure<'a> {
         Measure {
             delivered: Some(d.wire.delivered),
             payload: Some(d.wire.payload_bytes),

@@ -19,34 +19,33 @@
 //! the client core at `client.rx_packet_ns` like any segment.
 
 use crate::model::hw::rxq::{Ctl, RxPkt};
-use crate::model::workload::tcp_rr::{ctl_code, TcpServer, CTL_XMIT, REQ};
 use crate::model::hw::virtq::Buf;
-use crate::model::workload::{App, ClientEv, Step};
-use crate::model::{Ev, Host};
-use crate::engine::{EventQueue, Time};
+use crate::model::workload::app::{ClientEv, Step};
+use crate::model::workload::ctx::Ctx;
+use crate::model::workload::tcp_rr::{ctl_code, TcpServer, CTL_XMIT, REQ};
+use crate::engine::Time;
 
-impl Host {
+impl TcpServer {
     /// The client sends a control packet (SYN, or FIN) on `conn` at `at`.
-    pub(crate) fn client_ctl(&mut self, at: Time, dev: u32, conn: u32, ctl: Ctl, q: &mut EventQueue<Ev>) {
-        self.client_packet(at, dev, RxPkt { bytes: 0, ack: 0, born: at, conn, ctl }, q);
+    pub(crate) fn client_ctl(g: &mut impl Ctx<Self>, at: Time, conn: u32, ctl: Ctl) {
+        Self::client_packet(g, at, RxPkt { bytes: 0, ack: 0, born: at, conn, ctl });
     }
 
     /// NAPI received a SYN or a FIN for the server on `v`: the kernel answers from softirq
     /// (SYN-ACK, or the ACK of the FIN). Returns true: a task was started.
-    pub(crate) fn server_ctl_rx(&mut self, now: Time, v: u32, pkt: RxPkt, q: &mut EventQueue<Ev>) -> bool {
-        let vm = self.vcpus[v as usize].vm as usize;
-        let c = TcpServer::state(self, vm).seg_ns;
+    pub(crate) fn ctl_rx(g: &mut impl Ctx<Self>, v: u32, pkt: RxPkt) -> bool {
+        let c = g.app().seg_ns;
         let reply = if pkt.ctl == Ctl::Syn { Ctl::Syn } else { Ctl::None };
-        self.run_step(now, v, Step::new(CTL_XMIT, pkt.conn, ctl_code(reply) as u64), c, q);
+        g.run_step(v, Step::new(CTL_XMIT, pkt.conn, ctl_code(reply) as u64), c);
         true
     }
 
     /// A control segment (SYN-ACK, FIN, or the ACK of the client's FIN) went through TCP/IP
     /// and virtio-net.
-    pub(crate) fn ctl_xmit_done(&mut self, now: Time, v: u32, conn: u32, ctl: Ctl, q: &mut EventQueue<Ev>) {
-        let vm = self.vcpus[v as usize].vm as usize;
-        let local = v - self.vms[vm].vcpus[0];
-        let s = TcpServer::state(self, vm);
+    pub(crate) fn ctl_xmit_done(g: &mut impl Ctx<Self>, v: u32, conn: u32, ctl: Ctl) {
+        let now = g.now();
+        let local = v - g.vcpu(0);
+        let s = g.app();
         if ctl == Ctl::Fin {
             // close() done: the worker is free for the next request.
             let w = s.workers.running(local);
@@ -55,23 +54,22 @@ impl Host {
         s.segments += 1;
         s.segments_life += 1;
         s.in_path.push_back((conn, ctl));
-        self.post_tx(now, v, vm, Buf::new(0, now), q);
+        g.post_tx(v, Buf::new(0, now));
     }
 
     /// A guest control segment reached the client core (at `at`, after its receive cost).
-    pub(crate) fn client_ctl_rx(&mut self, at: Time, dev: u32, conn: u32, ctl: Ctl, q: &mut EventQueue<Ev>) {
-        let vm = self.devs[dev as usize].vm as usize;
+    pub(crate) fn client_ctl_rx(g: &mut impl Ctx<Self>, at: Time, conn: u32, ctl: Ctl) {
         match ctl {
             Ctl::Syn => {
                 // connect() returns: the handshake's ACK, then the request.
-                self.client_ctl(at, dev, conn, Ctl::None, q);
-                self.client_send_request(at, dev, conn, q);
+                Self::client_ctl(g, at, conn, Ctl::None);
+                Self::client_send_request(g, at, conn);
             }
             Ctl::Fin => {
                 // EOF: the transaction is done; close() sends our FIN, then ab connects again.
-                let next = TcpServer::state(self, vm).complete(conn, at);
-                self.client_ctl(at, dev, conn, Ctl::Fin, q);
-                q.at(next, ClientEv::new(REQ, conn).on(dev));
+                let next = g.app().complete(conn, at);
+                Self::client_ctl(g, at, conn, Ctl::Fin);
+                g.client_at(next, ClientEv::new(REQ, conn));
             }
             // The ACK of our FIN: the connection is closed.
             Ctl::None => {}

@@ -31,21 +31,16 @@
 //! order, so the client matches response segments to connections by their order.
 
 use crate::model::hw::rxq::{Ctl, RxPkt};
-use crate::model::workload::tcp::TCP_IP_HDR;
-use crate::model::hw::lapic::Vector;
-use crate::model::hypervisor::vcpu::AfterExit;
 use crate::model::hw::virtq::Buf;
 use crate::model::guest::workers::Workers;
-use crate::model::workload::{App, AppLedger, ClientEv, Measure, state_in, Sender, Step};
-use crate::model::{Ev, Host, NetDev};
-use crate::engine::{EventQueue, Rng, Time, round_ns};
-use crate::metrics::{ExitReason, Histogram};
+use crate::model::workload::app::{App, AppLedger, Balance, ClientEv, DevLedger, DevView, Measure, Step};
+use crate::model::workload::ctx::Ctx;
+use crate::model::workload::net::{TCP_IP_HDR, TCP_RTO_MIN_NS};
+use crate::engine::{Rng, Time, round_ns};
+use crate::metrics::Histogram;
 use crate::profile::Profile;
 use crate::scenario::{HttpServer, Workload};
 use std::collections::VecDeque;
-
-/// Linux `TCP_RTO_MIN` (HZ/5): the retransmission timeout of a lost request segment.
-pub const TCP_RTO_MIN_NS: Time = 200_000_000;
 
 /// memcached ASCII protocol framing (protocol.txt): `get <key>\r\n`.
 const GET_OVERHEAD: u32 = 6;
@@ -269,147 +264,74 @@ fn ctl_of(code: u64) -> Ctl {
     }
 }
 
-impl Host {
+impl TcpServer {
     /// The client sends the next request on `conn` (after its own CPU time).
-    pub(crate) fn client_request(&mut self, now: Time, dev: u32, conn: u32, q: &mut EventQueue<Ev>) {
-        let vm = self.devs[dev as usize].vm as usize;
-        let req_ns = round_ns(self.profile.client.request_ns.value);
-        let s = TcpServer::state(self, vm);
+    fn client_request(g: &mut impl Ctx<Self>, conn: u32) {
+        let now = g.now();
+        let req_ns = round_ns(g.profile().client.request_ns.value);
+        let s = g.app();
         let (op, req, resp) = s.next_op();
         s.issued_life += 1;
         s.next_pending -= 1;
-        let at = self.client_cpu(now, dev, req_ns);
-        let s = TcpServer::state(self, vm);
+        let at = g.client_cpu(now, req_ns);
+        let s = g.app();
         let due = s.conns[conn as usize].due;
         // A paced request's latency counts from when it was due, queueing at the client included.
         let born = if s.pace_ns.is_some() { due.min(at) } else { at };
         s.conns[conn as usize] = Conn { op, req_bytes: req, resp_bytes: resp, born, due, got: 0, resp_got: 0, unacked: 0 };
         if s.per_request_conn {
             // connect(): the SYN first; the request follows the SYN-ACK (tcp_conn.rs).
-            return self.client_ctl(at, dev, conn, Ctl::Syn, q);
+            return Self::client_ctl(g, at, conn, Ctl::Syn);
         }
-        self.client_send_request(at, dev, conn, q);
+        Self::client_send_request(g, at, conn);
     }
 
     /// Put the request of `conn` on the link at `at`, in MSS segments.
-    pub(crate) fn client_send_request(&mut self, at: Time, dev: u32, conn: u32, q: &mut EventQueue<Ev>) {
-        let vm = self.devs[dev as usize].vm as usize;
-        let s = TcpServer::state(self, vm);
+    pub(crate) fn client_send_request(g: &mut impl Ctx<Self>, at: Time, conn: u32) {
+        let s = g.app();
         let (mss, req) = (s.mss, s.conns[conn as usize].req_bytes);
         let mut left = req;
         while left > 0 {
             let b = left.min(mss);
             left -= b;
-            self.client_segment(at, dev, conn, b, q);
+            Self::client_segment(g, at, conn, b);
         }
     }
 
     /// Put one request segment of `bytes` on the reverse link at `at`.
-    pub(crate) fn client_segment(&mut self, at: Time, dev: u32, conn: u32, bytes: u32, q: &mut EventQueue<Ev>) {
-        self.client_packet(at, dev, RxPkt { bytes, ack: 0, born: at, conn, ctl: Ctl::None }, q);
+    fn client_segment(g: &mut impl Ctx<Self>, at: Time, conn: u32, bytes: u32) {
+        Self::client_packet(g, at, RxPkt { bytes, ack: 0, born: at, conn, ctl: Ctl::None });
     }
 
     /// Put one client packet on the reverse link at `at`.
-    pub(crate) fn client_packet(&mut self, at: Time, dev: u32, pkt: RxPkt, q: &mut EventQueue<Ev>) {
-        let wire = pkt.bytes + TCP_IP_HDR + self.profile.nic.wire_overhead_bytes.value as u32;
-        let arrive = self.devs[dev as usize].client.send_to_host(at, pkt, wire, &mut self.port.rx);
-        self.to_tap(dev, arrive, q);
-    }
-
-    /// A request segment was dropped at the tap queue: the client retransmits it after the RTO.
-    pub(crate) fn server_tap_drop(&mut self, now: Time, dev: u32, pkt: RxPkt, q: &mut EventQueue<Ev>) {
-        if pkt.bytes > 0 || pkt.ctl != Ctl::None {
-            let vm = self.devs[dev as usize].vm as usize;
-            TcpServer::state(self, vm).retx_armed += 1;
-        }
-        if pkt.bytes > 0 {
-            q.at(now + TCP_RTO_MIN_NS, ClientEv { kind: RETX, x: ctl_code(Ctl::None), a: pkt.conn, b: pkt.bytes }.on(dev));
-        } else if pkt.ctl != Ctl::None {
-            // A lost SYN or FIN: resent after the RTO (a SYN's initial RTO is 1 s, RFC 6298).
-            let rto = if pkt.ctl == Ctl::Syn { 5 * TCP_RTO_MIN_NS } else { TCP_RTO_MIN_NS };
-            q.at(now + rto, ClientEv { kind: RETX, x: ctl_code(pkt.ctl), a: pkt.conn, b: 0 }.on(dev));
-        }
+    pub(crate) fn client_packet(g: &mut impl Ctx<Self>, at: Time, pkt: RxPkt) {
+        let wire = pkt.bytes + TCP_IP_HDR + g.profile().nic.wire_overhead_bytes.value as u32;
+        g.to_host(at, pkt, wire);
     }
 
     /// The retransmission timer of a dropped request segment (or SYN, FIN) fired.
-    fn client_retx(&mut self, now: Time, dev: u32, conn: u32, bytes: u32, ctl: Ctl, q: &mut EventQueue<Ev>) {
-        let vm = self.devs[dev as usize].vm as usize;
-        let s = TcpServer::state(self, vm);
+    fn client_retx(g: &mut impl Ctx<Self>, conn: u32, bytes: u32, ctl: Ctl) {
+        let now = g.now();
+        let s = g.app();
         s.retransmits += 1;
         s.retx_armed -= 1;
-        self.client_packet(now, dev, RxPkt { bytes, ack: 0, born: now, conn, ctl }, q);
-    }
-
-    /// NAPI received a segment for the server on vCPU `v`: a pure ACK ends here; request
-    /// bytes go to the connection's socket, and a complete request wakes a worker.
-    /// Returns whether a task (a control segment from softirq) or an exit (the IPI) was started.
-    pub(crate) fn server_deliver(&mut self, now: Time, vm: usize, v: u32, pkt: RxPkt, q: &mut EventQueue<Ev>) -> bool {
-        if pkt.ctl != Ctl::None {
-            return self.server_ctl_rx(now, v, pkt, q);
-        }
-        let local = (v - self.vms[vm].vcpus[0]) as usize;
-        let s = TcpServer::state(self, vm);
-        if pkt.bytes == 0 {
-            return false;
-        }
-        let c = &mut s.conns[pkt.conn as usize];
-        c.got += pkt.bytes;
-        if c.got < c.req_bytes {
-            return false;
-        }
-        match s.workers.deliver(pkt.conn, local as u32) {
-            Some(home) => {
-                // try_to_wake_up on another vCPU: a reschedule IPI through the ICR.
-                let target = self.vms[vm].vcpus[home as usize];
-                self.raise_irq(now, target, Vector::Resched, q);
-                self.exit(now, v, ExitReason::Ipi, AfterExit::Resume, q);
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// The next step of the worker `v` runs: segment the response in progress, else serve
-    /// its next request, else (no worker homed here has work) block (HLT).
-    pub(crate) fn server_next(&mut self, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
-        let local = v - self.vms[vm].vcpus[0];
-        let s = TcpServer::state(self, vm);
-        if s.stopped {
-            return self.idle(now, v, None, q);
-        }
-        let Some(w) = s.workers.pick(local) else { return self.idle(now, v, None, q) };
-        let tx = s.workers.w[w as usize].tx;
-        if let Some((conn, 0)) = tx {
-            // close(): the FIN after the response.
-            let c = s.seg_ns;
-            return self.run_step(now, v, Step::new(CTL_XMIT, conn, ctl_code(Ctl::Fin) as u64), c, q);
-        }
-        if let Some((_, left)) = tx {
-            let (bytes, c) = (left.min(s.mss), s.seg_ns);
-            return self.run_step(now, v, Step::new(SRV_XMIT, bytes, 0), c, q);
-        }
-        if let Some(conn) = s.workers.take(w, local) {
-            let c = s.serve_cost(conn);
-            return self.run_step(now, v, Step::new(SERVE, conn, 0), c, q);
-        }
-        self.idle(now, v, None, q)
+        Self::client_packet(g, now, RxPkt { bytes, ack: 0, born: now, conn, ctl });
     }
 
     /// The application served `conn`'s request and wrote the response into the socket.
-    pub(crate) fn serve_done(&mut self, now: Time, v: u32, conn: u32, q: &mut EventQueue<Ev>) {
-        let vm = self.vcpus[v as usize].vm as usize;
-        let local = v - self.vms[vm].vcpus[0];
-        let s = TcpServer::state(self, vm);
+    fn serve_done(g: &mut impl Ctx<Self>, v: u32, conn: u32) {
+        let local = v - g.vcpu(0);
+        let s = g.app();
         let w = s.workers.running(local) as usize;
         s.workers.w[w].tx = Some((conn, s.conns[conn as usize].resp_bytes));
-        self.enter(now, v, q);
+        g.enter(v);
     }
 
     /// One response segment went through TCP/IP and virtio-net `start_xmit`.
-    pub(crate) fn srv_xmit_done(&mut self, now: Time, v: u32, bytes: u32, q: &mut EventQueue<Ev>) {
-        let vm = self.vcpus[v as usize].vm as usize;
-        let local = v - self.vms[vm].vcpus[0];
-        let s = TcpServer::state(self, vm);
+    fn srv_xmit_done(g: &mut impl Ctx<Self>, v: u32, bytes: u32) {
+        let now = g.now();
+        let local = v - g.vcpu(0);
+        let s = g.app();
         let w = s.workers.running(local);
         let (conn, left) = s.workers.w[w as usize].tx.expect("segment without a response");
         if left > bytes {
@@ -422,51 +344,41 @@ impl Host {
         s.segments += 1;
         s.segments_life += 1;
         s.in_path.push_back((conn, Ctl::None));
-        self.post_tx(now, v, vm, Buf::new(bytes, now), q);
-    }
-
-    /// A response segment reached the client: its core receives it, ACKs every
-    /// `delack_segments`, and on the last byte completes the transaction and sends the next
-    /// request on that connection.
-    pub(crate) fn server_client_rx(&mut self, now: Time, dev: u32, bytes: u32, q: &mut EventQueue<Ev>) {
-        let vm = self.devs[dev as usize].vm as usize;
-        let (rx_ns, delack) = (round_ns(self.profile.client.rx_packet_ns.value), self.profile.client.delack_segments.value as u32);
-        let at = self.client_cpu(now, dev, rx_ns);
-        let s = TcpServer::state(self, vm);
-        let (conn, ctl) = s.in_path.pop_front().expect("response segment without a connection");
-        if ctl != Ctl::None || bytes == 0 {
-            return self.client_ctl_rx(at, dev, conn, ctl, q);
-        }
-        let per_request = s.per_request_conn;
-        let c = &mut s.conns[conn as usize];
-        c.resp_got += bytes;
-        c.unacked += 1;
-        if c.resp_got >= c.resp_bytes && per_request {
-            // ab reads until the server closes: the transaction ends with the FIN.
-            return;
-        }
-        if c.resp_got >= c.resp_bytes {
-            // The next request carries the ACK of the remaining segments.
-            let next = s.complete(conn, at);
-            return q.at(next, ClientEv::new(REQ, conn).on(dev));
-        }
-        if c.unacked >= delack {
-            c.unacked = 0;
-            self.client_segment(at, dev, conn, 0, q);
-        }
+        g.post_tx(v, Buf::new(bytes, now));
     }
 }
 
 impl App for TcpServer {
-    state_in!(Server);
-    fn next(h: &mut Host, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
-        h.server_next(now, v, vm, q)
+    /// The next step of the worker on `v` runs: segment the response in progress, else serve
+    /// its next request, else (no worker homed here has work) block (HLT).
+    fn next(g: &mut impl Ctx<Self>, v: u32) {
+        let local = v - g.vcpu(0);
+        let s = g.app();
+        if s.stopped {
+            return g.idle(v, None);
+        }
+        let Some(w) = s.workers.pick(local) else { return g.idle(v, None) };
+        let tx = s.workers.w[w as usize].tx;
+        if let Some((conn, 0)) = tx {
+            // close(): the FIN after the response.
+            let c = s.seg_ns;
+            return g.run_step(v, Step::new(CTL_XMIT, conn, ctl_code(Ctl::Fin) as u64), c);
+        }
+        if let Some((_, left)) = tx {
+            let (bytes, c) = (left.min(s.mss), s.seg_ns);
+            return g.run_step(v, Step::new(SRV_XMIT, bytes, 0), c);
+        }
+        if let Some(conn) = s.workers.take(w, local) {
+            let c = s.serve_cost(conn);
+            return g.run_step(v, Step::new(SERVE, conn, 0), c);
+        }
+        g.idle(v, None)
     }
-    fn step_done(h: &mut Host, now: Time, v: u32, _vm: usize, s: Step, q: &mut EventQueue<Ev>) {
+    fn step_done(g: &mut impl Ctx<Self>, v: u32, s: Step) {
         match s.kind {
-            SERVE => h.serve_done(now, v, s.a, q),
-            SRV_XMIT => h.srv_xmit_done(now, v, s.a, q),
-            _ => h.ctl_xmit_done(now, v, s.a, ctl_of(s.b), q),
+            SERVE => Self::serve_done(g, v, s.a),
+            SRV_XMIT => Self::srv_xmit_done(g, v, s.a),
+            _ => Self::ctl_xmit_done(g, v, s.a, ctl_of(s.b)),
         }
     }
     fn step_name(s: Step) -> &'static str {
@@ -476,27 +388,88 @@ impl App for TcpServer {
             _ => "tcp ctl xmit",
         }
     }
-    fn deliver(h: &mut Host, now: Time, v: u32, vm: usize, pkt: RxPkt, q: &mut EventQueue<Ev>) -> bool {
-        h.server_deliver(now, vm, v, pkt, q)
-    }
-    fn at_client(h: &mut Host, now: Time, dev: u32, b: Buf, q: &mut EventQueue<Ev>) {
-        h.server_client_rx(now, dev, b.bytes, q)
-    }
-    fn client_event(h: &mut Host, now: Time, dev: u32, e: ClientEv, q: &mut EventQueue<Ev>) {
-        match e.kind {
-            REQ => h.client_request(now, dev, e.a, q),
-            _ => h.client_retx(now, dev, e.a, e.b, ctl_of(e.x as u64), q),
+    /// NAPI received a segment for the server on vCPU `v`: a pure ACK ends here; request
+    /// bytes go to the connection's socket, and a complete request wakes a worker.
+    /// Returns whether a task (a control segment from softirq) or an exit (the IPI) was started.
+    fn deliver(g: &mut impl Ctx<Self>, v: u32, pkt: RxPkt) -> bool {
+        if pkt.ctl != Ctl::None {
+            return Self::ctl_rx(g, v, pkt);
+        }
+        let local = v - g.vcpu(0);
+        let s = g.app();
+        if pkt.bytes == 0 {
+            return false;
+        }
+        let c = &mut s.conns[pkt.conn as usize];
+        c.got += pkt.bytes;
+        if c.got < c.req_bytes {
+            return false;
+        }
+        match s.workers.deliver(pkt.conn, local) {
+            Some(home) => {
+                // try_to_wake_up on another vCPU: a reschedule IPI through the ICR.
+                let target = g.vcpu(home);
+                g.resched_ipi(v, target);
+                true
+            }
+            None => false,
         }
     }
-    fn tap_drop(h: &mut Host, now: Time, dev: u32, pkt: RxPkt, q: &mut EventQueue<Ev>) {
-        h.server_tap_drop(now, dev, pkt, q)
+    /// A response segment reached the client: its core receives it, ACKs every
+    /// `delack_segments`, and on the last byte completes the transaction and sends the next
+    /// request on that connection.
+    fn at_client(g: &mut impl Ctx<Self>, b: Buf) {
+        let p = &g.profile().client;
+        let (rx_ns, delack) = (round_ns(p.rx_packet_ns.value), p.delack_segments.value as u32);
+        let at = g.client_cpu(g.now(), rx_ns);
+        let s = g.app();
+        let (conn, ctl) = s.in_path.pop_front().expect("response segment without a connection");
+        if ctl != Ctl::None || b.bytes == 0 {
+            return Self::client_ctl_rx(g, at, conn, ctl);
+        }
+        let per_request = s.per_request_conn;
+        let c = &mut s.conns[conn as usize];
+        c.resp_got += b.bytes;
+        c.unacked += 1;
+        if c.resp_got >= c.resp_bytes && per_request {
+            // ab reads until the server closes: the transaction ends with the FIN.
+            return;
+        }
+        if c.resp_got >= c.resp_bytes {
+            // The next request carries the ACK of the remaining segments.
+            let next = s.complete(conn, at);
+            return g.client_at(next, ClientEv::new(REQ, conn));
+        }
+        if c.unacked >= delack {
+            c.unacked = 0;
+            Self::client_segment(g, at, conn, 0);
+        }
+    }
+    fn client_event(g: &mut impl Ctx<Self>, e: ClientEv) {
+        match e.kind {
+            REQ => Self::client_request(g, e.a),
+            _ => Self::client_retx(g, e.a, e.b, ctl_of(e.x as u64)),
+        }
+    }
+    /// A request segment was dropped at the tap queue: the client retransmits it after the RTO.
+    fn tap_drop(g: &mut impl Ctx<Self>, pkt: RxPkt) {
+        let now = g.now();
+        if pkt.bytes > 0 || pkt.ctl != Ctl::None {
+            g.app().retx_armed += 1;
+        }
+        if pkt.bytes > 0 {
+            g.client_at(now + TCP_RTO_MIN_NS, ClientEv { kind: RETX, x: ctl_code(Ctl::None), a: pkt.conn, b: pkt.bytes });
+        } else if pkt.ctl != Ctl::None {
+            // A lost SYN or FIN: resent after the RTO (a SYN's initial RTO is 1 s, RFC 6298).
+            let rto = if pkt.ctl == Ctl::Syn { 5 * TCP_RTO_MIN_NS } else { TCP_RTO_MIN_NS };
+            g.client_at(now + rto, ClientEv { kind: RETX, x: ctl_code(pkt.ctl), a: pkt.conn, b: 0 });
+        }
     }
     /// Every connection's first request, serialized by the client's core.
-    fn start(h: &mut Host, dev: u32, q: &mut EventQueue<Ev>) {
-        let vm = h.devs[dev as usize].vm as usize;
-        for conn in 0..TcpServer::state(h, vm).concurrency() {
-            let due = TcpServer::state(h, vm).next_due(conn);
-            q.at(due, ClientEv::new(REQ, conn).on(dev));
+    fn start(g: &mut impl Ctx<Self>) {
+        for conn in 0..g.app().concurrency() {
+            let due = g.app().next_due(conn);
+            g.client_at(due, ClientEv::new(REQ, conn));
         }
     }
 
@@ -531,7 +504,7 @@ impl App for TcpServer {
     }
     /// Response segments at the client; latency per transaction. Request segments dropped at
     /// the tap are retransmitted, never lost.
-    fn measure<'a>(&'a self, d: &'a NetDev) -> Measure<'a> {
+    fn measure<'a>(&'a self, d: DevView<'a>) -> Measure<'a> {
         Measure {
             delivered: Some(d.wire.delivered),
             payload: Some(d.wire.payload_bytes),
@@ -541,9 +514,16 @@ impl App for TcpServer {
             by_run_class: None,
         }
     }
-    fn ledger(&self, l: &mut AppLedger) {
+    /// A closed loop: each connection has one transaction in flight or its next request
+    /// pending at the client's core.
+    fn ledger(&self, _d: &DevLedger, l: &mut AppLedger) {
         l.rr = [self.issued_life, self.ops_life, self.concurrency() as u64, self.next_pending];
         l.served_by_vcpu = Some(self.workers.served.clone());
+        l.balances.push(Balance {
+            what: "rr issued + next pending = completed + concurrency",
+            lhs: self.issued_life + self.next_pending,
+            rhs: self.ops_life + self.concurrency() as u64,
+        });
     }
     fn on_every_vcpu(&self) -> bool {
         true

@@ -26,11 +26,11 @@
 
 use crate::model::workload::client::SockBacklog;
 use crate::model::hw::rxq::{Ctl, RxPkt};
-use crate::model::hw::wire::TCP_IP_HDR;
 use crate::model::hw::virtq::Buf;
-use crate::model::workload::{App, AppLedger, ClientEv, Measure, state_in, Sender, Step};
-use crate::model::{Ev, Host, NetDev};
-use crate::engine::{EventQueue, Time, round_ns};
+use crate::model::workload::app::{App, AppLedger, Balance, ClientEv, DevLedger, DevView, Measure, Step};
+use crate::model::workload::ctx::Ctx;
+use crate::model::workload::net::{TCP_IP_HDR, TCP_RTO_MIN_NS};
+use crate::engine::{Time, round_ns};
 use crate::profile::Profile;
 use std::collections::VecDeque;
 
@@ -142,12 +142,12 @@ fn ack_step(softirq: bool) -> Step {
     Step { softirq, ..Step::new(ACK_XMIT, 0, 0) }
 }
 
-impl Host {
+impl TcpReceiver {
     /// The client sends its next segment if the window allows, else waits for an ACK.
-    fn tcp_client_send(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
-        let vm = self.devs[dev as usize].vm as usize;
-        let ovh = self.profile.nic.wire_overhead_bytes.value as u32;
-        let r = TcpReceiver::state(self, vm);
+    fn client_send(g: &mut impl Ctx<Self>) {
+        let now = g.now();
+        let ovh = g.profile().nic.wire_overhead_bytes.value as u32;
+        let r = g.app();
         let mss = r.mss;
         if r.snd_nxt + mss as u64 > r.snd_edge {
             r.blocked = true;
@@ -157,58 +157,99 @@ impl Host {
         let t = r.on_link.below(now, r.tsq_limit);
         if t > now {
             // TSQ throttled: the sender resumes as its queued segments leave (`tcp_tsq_handler`).
-            return q.at(t, ClientEv::new(SEND, 0).on(dev));
+            return g.client_at(t, ClientEv::new(SEND, 0));
         }
         r.snd_nxt += mss as u64;
         r.sent_life += 1;
-        let tx_ns = self.devs[dev as usize].client.tx_ns;
-        let at = self.client_cpu(now, dev, tx_ns);
-        let c = &mut self.devs[dev as usize].client;
+        let tx_ns = g.client().tx_ns;
+        let at = g.client_cpu(now, tx_ns);
         let wire = mss + TCP_IP_HDR + ovh;
-        let arrive = c.send_to_host(at, RxPkt { bytes: mss, ack: 0, born: at, conn: 0, ctl: Ctl::None }, wire, &mut self.port.rx);
-        TcpReceiver::state(self, vm).on_link.add(arrive, wire);
-        self.to_tap(dev, arrive, q);
-        q.at(at, ClientEv::new(SEND, 0).on(dev));
+        let arrive = g.to_host(at, RxPkt { bytes: mss, ack: 0, born: at, conn: 0, ctl: Ctl::None }, wire);
+        g.app().on_link.add(arrive, wire);
+        g.client_at(at, ClientEv::new(SEND, 0));
     }
 
     /// A client segment was dropped at the tap queue: resend it at the next ACK or the RTO.
-    fn tcp_rx_tap_drop(&mut self, now: Time, dev: u32, pkt: RxPkt, q: &mut EventQueue<Ev>) {
-        let vm = self.devs[dev as usize].vm as usize;
-        let r = TcpReceiver::state(self, vm);
+    fn lost(g: &mut impl Ctx<Self>, pkt: RxPkt) {
+        let now = g.now();
+        let r = g.app();
         r.lost.push_back(pkt.bytes);
         if !r.rto_armed {
             r.rto_armed = true;
-            q.at(now + crate::model::workload::tcp_rr::TCP_RTO_MIN_NS, ClientEv::new(RTO, 0).on(dev));
+            g.client_at(now + TCP_RTO_MIN_NS, ClientEv::new(RTO, 0));
         }
     }
 
     /// The client's retransmission timer fired: resend what is still lost.
-    fn tcp_rx_rto(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
-        let vm = self.devs[dev as usize].vm as usize;
-        TcpReceiver::state(self, vm).rto_armed = false;
-        self.tcp_rx_resend(now, dev, q);
+    fn rto(g: &mut impl Ctx<Self>) {
+        g.app().rto_armed = false;
+        let now = g.now();
+        Self::resend(g, now);
     }
 
-    /// Resend every segment the client knows lost, on its core and the reverse link.
-    fn tcp_rx_resend(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
-        let vm = self.devs[dev as usize].vm as usize;
-        let ovh = self.profile.nic.wire_overhead_bytes.value as u32;
-        while let Some(bytes) = TcpReceiver::state(self, vm).lost.pop_front() {
-            TcpReceiver::state(self, vm).sent_life += 1;
-            let tx_ns = self.devs[dev as usize].client.tx_ns;
-            let at = self.client_cpu(now, dev, tx_ns);
-            let c = &mut self.devs[dev as usize].client;
+    /// Resend every segment the client knows lost, on its core and the reverse link, from `now`.
+    fn resend(g: &mut impl Ctx<Self>, now: Time) {
+        let ovh = g.profile().nic.wire_overhead_bytes.value as u32;
+        while let Some(bytes) = g.app().lost.pop_front() {
+            g.app().sent_life += 1;
+            let tx_ns = g.client().tx_ns;
+            let at = g.client_cpu(now, tx_ns);
             let pkt = RxPkt { bytes, ack: 0, born: at, conn: 0, ctl: Ctl::None };
-            let arrive = c.send_to_host(at, pkt, bytes + TCP_IP_HDR + ovh, &mut self.port.rx);
-            self.to_tap(dev, arrive, q);
+            g.to_host(at, pkt, bytes + TCP_IP_HDR + ovh);
         }
     }
 
+    /// A pure ACK (softirq) or window update (application) went through TCP/IP and virtio-net.
+    fn ack_xmit_done(g: &mut impl Ctx<Self>, v: u32) {
+        let now = g.now();
+        let r = g.app();
+        r.adv_edge = r.edge_now();
+        r.edges.push_back(r.adv_edge);
+        r.acks += 1;
+        r.acks_life += 1;
+        g.post_tx(v, Buf::new(0, now));
+    }
+
+    /// `recv()` returned `bytes`; a read that opened the window enough sends a window update.
+    fn read_done(g: &mut impl Ctx<Self>, v: u32, bytes: u32) {
+        let r = g.app();
+        let n = (bytes as u64).min(r.queued());
+        r.read += n;
+        r.read_bytes += n;
+        let (adv, now_wnd) = (r.adv_edge.saturating_sub(r.rcv_nxt), r.rcvbuf - r.queued());
+        if now_wnd >= 2 * adv && now_wnd >= r.mss as u64 && r.edge_now() > r.adv_edge {
+            let c = r.seg_cost;
+            return g.run_step(v, ack_step(false), c);
+        }
+        g.enter(v);
+    }
+}
+
+impl App for TcpReceiver {
+    /// The receiving application's next step: read, or block in `recv()`.
+    fn next(g: &mut impl Ctx<Self>, v: u32) {
+        let r = g.app();
+        let n = r.queued().min(r.msg as u64) as u32;
+        if n == 0 {
+            return g.idle(v, None);
+        }
+        let c = round_ns(r.read_ns + r.byte_ns * n as f64);
+        g.run_step(v, Step::new(TCP_READ, n, 0), c);
+    }
+    fn step_done(g: &mut impl Ctx<Self>, v: u32, s: Step) {
+        match s.kind {
+            ACK_XMIT => Self::ack_xmit_done(g, v),
+            _ => Self::read_done(g, v, s.a),
+        }
+    }
+    fn step_name(s: Step) -> &'static str {
+        if s.kind == ACK_XMIT { "ack xmit" } else { "tcp read" }
+    }
     /// NAPI received a segment on `v`: queue it; ACK every `delack_segments`. Returns whether
     /// an ACK task was started (else the caller re-enters).
-    fn tcp_rx_deliver(&mut self, now: Time, v: u32, vm: usize, pkt: RxPkt, q: &mut EventQueue<Ev>) -> bool {
-        let delack = self.profile.client.delack_segments.value as u32;
-        let r = TcpReceiver::state(self, vm);
+    fn deliver(g: &mut impl Ctx<Self>, v: u32, pkt: RxPkt) -> bool {
+        let delack = g.profile().client.delack_segments.value as u32;
+        let r = g.app();
         r.rcv_nxt += pkt.bytes as u64;
         r.segments += 1;
         r.unacked += 1;
@@ -217,98 +258,37 @@ impl Host {
         }
         r.unacked = 0;
         let c = r.seg_cost;
-        self.run_step(now, v, ack_step(true), c, q);
+        g.run_step(v, ack_step(true), c);
         true
     }
-
-    /// A pure ACK (softirq) or window update (application) went through TCP/IP and virtio-net.
-    fn ack_xmit_done(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
-        let vm = self.vcpus[v as usize].vm as usize;
-        let r = TcpReceiver::state(self, vm);
-        r.adv_edge = r.edge_now();
-        r.edges.push_back(r.adv_edge);
-        r.acks += 1;
-        r.acks_life += 1;
-        self.post_tx(now, v, vm, Buf::new(0, now), q);
-    }
-
-    /// The receiving application's next step: read, or block in `recv()`.
-    fn tcp_recv_next(&mut self, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
-        let r = TcpReceiver::state(self, vm);
-        let n = r.queued().min(r.msg as u64) as u32;
-        if n == 0 {
-            return self.idle(now, v, None, q);
-        }
-        let c = round_ns(r.read_ns + r.byte_ns * n as f64);
-        self.run_step(now, v, Step::new(TCP_READ, n, 0), c, q);
-    }
-
-    /// `recv()` returned `bytes`; a read that opened the window enough sends a window update.
-    fn tcp_read_done(&mut self, now: Time, v: u32, bytes: u32, q: &mut EventQueue<Ev>) {
-        let vm = self.vcpus[v as usize].vm as usize;
-        let r = TcpReceiver::state(self, vm);
-        let n = (bytes as u64).min(r.queued());
-        r.read += n;
-        r.read_bytes += n;
-        let (adv, now_wnd) = (r.adv_edge.saturating_sub(r.rcv_nxt), r.rcvbuf - r.queued());
-        if now_wnd >= 2 * adv && now_wnd >= r.mss as u64 && r.edge_now() > r.adv_edge {
-            let c = r.seg_cost;
-            return self.run_step(now, v, ack_step(false), c, q);
-        }
-        self.enter(now, v, q);
-    }
-
     /// A guest ACK reached the client: it learns the right edge and resumes if it waited.
-    fn tcp_client_ack(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
-        let vm = self.devs[dev as usize].vm as usize;
-        let rx_ns = round_ns(self.profile.client.rx_packet_ns.value);
-        let at = self.client_cpu(now, dev, rx_ns);
-        let r = TcpReceiver::state(self, vm);
+    fn at_client(g: &mut impl Ctx<Self>, _b: Buf) {
+        let rx_ns = round_ns(g.profile().client.rx_packet_ns.value);
+        let at = g.client_cpu(g.now(), rx_ns);
+        let r = g.app();
         let edge = r.edges.pop_front().expect("ACK at the client without a sent ACK");
         r.snd_edge = r.snd_edge.max(edge);
         if r.blocked {
-            q.at(at, ClientEv::new(SEND, 0).on(dev));
+            g.client_at(at, ClientEv::new(SEND, 0));
         }
-        if !r.lost.is_empty() {
-            self.tcp_rx_resend(at, dev, q);
-        }
-    }
-}
-
-impl App for TcpReceiver {
-    state_in!(TcpRx);
-    fn next(h: &mut Host, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
-        h.tcp_recv_next(now, v, vm, q)
-    }
-    fn step_done(h: &mut Host, now: Time, v: u32, _vm: usize, s: Step, q: &mut EventQueue<Ev>) {
-        match s.kind {
-            ACK_XMIT => h.ack_xmit_done(now, v, q),
-            _ => h.tcp_read_done(now, v, s.a, q),
+        if !g.app().lost.is_empty() {
+            Self::resend(g, at);
         }
     }
-    fn step_name(s: Step) -> &'static str {
-        if s.kind == ACK_XMIT { "ack xmit" } else { "tcp read" }
-    }
-    fn deliver(h: &mut Host, now: Time, v: u32, vm: usize, pkt: RxPkt, q: &mut EventQueue<Ev>) -> bool {
-        h.tcp_rx_deliver(now, v, vm, pkt, q)
-    }
-    fn at_client(h: &mut Host, now: Time, dev: u32, _b: Buf, q: &mut EventQueue<Ev>) {
-        h.tcp_client_ack(now, dev, q)
-    }
-    fn client_event(h: &mut Host, now: Time, dev: u32, e: ClientEv, q: &mut EventQueue<Ev>) {
+    fn client_event(g: &mut impl Ctx<Self>, e: ClientEv) {
         match e.kind {
-            SEND => h.tcp_client_send(now, dev, q),
-            _ => h.tcp_rx_rto(now, dev, q),
+            SEND => Self::client_send(g),
+            _ => Self::rto(g),
         }
     }
     /// Only data segments are resent; a lost pure ACK is covered by the next one.
-    fn tap_drop(h: &mut Host, now: Time, dev: u32, pkt: RxPkt, q: &mut EventQueue<Ev>) {
+    fn tap_drop(g: &mut impl Ctx<Self>, pkt: RxPkt) {
         if pkt.bytes > 0 {
-            h.tcp_rx_tap_drop(now, dev, pkt, q)
+            Self::lost(g, pkt)
         }
     }
-    fn start(_h: &mut Host, dev: u32, q: &mut EventQueue<Ev>) {
-        q.at(0, ClientEv::new(SEND, 0).on(dev));
+    fn start(g: &mut impl Ctx<Self>) {
+        g.client_at(0, ClientEv::new(SEND, 0));
     }
 
     fn sent_life(&self) -> u64 {
@@ -330,11 +310,16 @@ impl App for TcpReceiver {
     }
     /// Segments into the guest, bytes the application read; no per-packet latency. Segments
     /// dropped at the tap are resent, never lost.
-    fn measure<'a>(&'a self, _d: &'a NetDev) -> Measure<'a> {
+    fn measure<'a>(&'a self, _d: DevView<'a>) -> Measure<'a> {
         Measure { delivered: Some(self.segments), payload: Some(self.read_bytes), latency: None, loss_pct: Some(0.0), ops: None, by_run_class: None }
     }
-    fn ledger(&self, l: &mut AppLedger) {
+    /// Every segment the client sent reached the host or is on the reverse link (the guest
+    /// sends no other traffic towards itself).
+    fn ledger(&self, d: &DevLedger, l: &mut AppLedger) {
         l.tcp_rx_sent = self.sent_life;
+        if self.sent_life > 0 {
+            l.balances.push(Balance { what: "tcp client sent = arrived + on link", lhs: self.sent_life, rhs: d.rx_arrived + d.rx_on_link });
+        }
     }
     fn receives_tcp_data(&self) -> bool {
         true

@@ -11,10 +11,10 @@
 
 use crate::model::hw::rxq::{Ctl, RxPkt};
 use crate::model::hw::virtq::Buf;
-use crate::model::hw::wire::udp_wire_bytes;
-use crate::model::workload::{pct, App, Measure, state_in, Sender, Step};
-use crate::model::{Ev, Host, NetDev};
-use crate::engine::{EventQueue, Rng, Time, round_ns};
+use crate::model::workload::app::{pct, App, DevView, Measure, Step};
+use crate::model::workload::ctx::Ctx;
+use crate::model::workload::net::{udp_wire_bytes, SKB_OVERHEAD_BYTES};
+use crate::engine::{Rng, Time, round_ns};
 use crate::metrics::Histogram;
 use crate::profile::Profile;
 use std::collections::VecDeque;
@@ -81,32 +81,31 @@ impl UdpPing {
 
     /// Socket memory one echo takes (payload + skb, as `udp_rx.rs` charges).
     fn truesize(&self, bytes: u32) -> u64 {
-        bytes as u64 + crate::model::workload::udp_rx::SKB_OVERHEAD_BYTES
+        bytes as u64 + SKB_OVERHEAD_BYTES
     }
 }
 
 impl App for UdpPing {
-    state_in!(Ping);
-
     /// Read a waiting echo first, then send if one is due, else sleep until the next send.
-    fn next(h: &mut Host, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
-        let p = Self::state(h, vm);
+    fn next(g: &mut impl Ctx<Self>, v: u32) {
+        let p = g.app();
         if !p.sock.is_empty() {
             let c = p.recv_cost;
-            return h.run_step(now, v, Step::new(RECV, 0, 0), c, q);
+            return g.run_step(v, Step::new(RECV, 0, 0), c);
         }
         let (stopped, next_at, c) = (p.stopped, p.next_at, p.send_cost);
-        h.paced_send(now, v, stopped, next_at, Step::new(SEND, 0, 0), c, q)
+        g.paced_send(v, stopped, next_at, Step::new(SEND, 0, 0), c)
     }
 
-    fn step_done(h: &mut Host, now: Time, v: u32, vm: usize, s: Step, q: &mut EventQueue<Ev>) {
-        let p = Self::state(h, vm);
+    fn step_done(g: &mut impl Ctx<Self>, v: u32, s: Step) {
+        let now = g.now();
+        let p = g.app();
         if s.kind == SEND {
             p.sent += 1;
             p.sent_life += 1;
             p.next_at += p.interval;
             let b = Buf::new(p.bytes, now);
-            return h.post_tx(now, v, vm, b, q);
+            return g.post_tx(v, b);
         }
         let e = p.sock.pop_front().expect("recvfrom on an empty socket");
         p.sock_bytes -= p.truesize(e.bytes);
@@ -114,7 +113,7 @@ impl App for UdpPing {
         p.echoes_life += 1;
         p.echo_bytes += e.bytes as u64;
         p.rtt.record(now - e.born);
-        h.enter(now, v, q)
+        g.enter(v)
     }
 
     fn step_name(s: Step) -> &'static str {
@@ -122,9 +121,9 @@ impl App for UdpPing {
     }
 
     /// NAPI queues the echo on the socket (or drops it: receive buffer full).
-    fn deliver(h: &mut Host, _now: Time, _v: u32, vm: usize, pkt: RxPkt, _q: &mut EventQueue<Ev>) -> bool {
-        let in_window = pkt.born >= h.window_start;
-        let p = Self::state(h, vm);
+    fn deliver(g: &mut impl Ctx<Self>, _v: u32, pkt: RxPkt) -> bool {
+        let in_window = pkt.born >= g.window_start();
+        let p = g.app();
         let charge = p.truesize(pkt.bytes);
         if p.sock_bytes + charge > p.rcvbuf {
             p.sock_drops += u64::from(in_window);
@@ -137,13 +136,13 @@ impl App for UdpPing {
 
     /// The echo server receives the ping on its core and sends it back, keeping the guest's
     /// send time so the guest sees the round trip.
-    fn at_client(h: &mut Host, now: Time, dev: u32, b: Buf, q: &mut EventQueue<Ev>) {
-        let (mtu, ovh) = (h.profile.nic.mtu_bytes.value as u32, h.profile.nic.wire_overhead_bytes.value as u32);
+    fn at_client(g: &mut impl Ctx<Self>, b: Buf) {
+        let (mtu, ovh) = (g.profile().nic.mtu_bytes.value as u32, g.profile().nic.wire_overhead_bytes.value as u32);
         // A receive and a send on the client's core (`client.rx_packet_ns` each).
-        let at = h.client_cpu(now, dev, 2 * h.devs[dev as usize].client.tx_ns);
+        let ns = 2 * g.client().tx_ns;
+        let at = g.client_cpu(g.now(), ns);
         let echo = RxPkt { bytes: b.bytes, ack: 0, born: b.born, conn: 0, ctl: Ctl::None };
-        let arrive = h.devs[dev as usize].client.send_to_host(at, echo, udp_wire_bytes(b.bytes, mtu, ovh), &mut h.port.rx);
-        h.to_tap(dev, arrive, q);
+        g.to_host(at, echo, udp_wire_bytes(b.bytes, mtu, ovh));
     }
 
     fn sent_life(&self) -> u64 {
@@ -168,7 +167,7 @@ impl App for UdpPing {
 
     /// Echoes the application read, their round trip, and the pings never answered (lost on
     /// the wire, at the tap or at the socket). One transaction per echo.
-    fn measure<'a>(&'a self, d: &'a NetDev) -> Measure<'a> {
+    fn measure<'a>(&'a self, d: DevView<'a>) -> Measure<'a> {
         Measure {
             delivered: Some(self.echoes),
             payload: Some(self.echo_bytes),

@@ -10,21 +10,15 @@
 //! the response arrives (closed loop) or at a fixed interval (open loop).
 
 use crate::model::workload::client::SockBacklog;
-use crate::model::hw::rxq::RxPkt;
+use crate::model::hw::rxq::{Ctl, RxPkt};
 use crate::model::hw::virtq::Buf;
-use crate::model::hw::wire::udp_wire_bytes;
-use crate::model::workload::{pct, App, AppLedger, ClientEv, Measure, state_in, Sender, Step};
-use crate::model::{Ev, Host, NetDev};
-use crate::engine::{EventQueue, Fired, Time, Timer, NS_PER_S, round_ns};
+use crate::model::workload::app::{pct, App, AppLedger, Balance, ClientEv, DevLedger, DevView, Measure, Step};
+use crate::model::workload::ctx::Ctx;
+use crate::model::workload::net::{udp_wire_bytes, SKB_OVERHEAD_BYTES};
+use crate::engine::{Fired, Time, Timer, NS_PER_S, round_ns};
 use crate::metrics::Histogram;
 use crate::profile::Profile;
 use std::collections::VecDeque;
-
-/// Packets the tap device queues for its reader (drivers/net/tun.c `TUN_READQ_SIZE`).
-pub const TAP_QUEUE_PACKETS: usize = 500;
-
-/// Per-skb memory charged to a socket besides the payload (skb + shared info, ~SKB_TRUESIZE).
-pub(crate) const SKB_OVERHEAD_BYTES: u64 = 768;
 
 /// The guest application receiving a UDP stream, and the client source feeding it.
 #[derive(Debug)]
@@ -117,70 +111,45 @@ impl UdpReceiver {
     }
 }
 
-impl Host {
+impl UdpReceiver {
     /// The client sends its next datagram and schedules the one after.
-    fn client_send(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
-        let (mtu, ovh) = (self.profile.nic.mtu_bytes.value as u32, self.profile.nic.wire_overhead_bytes.value as u32);
-        let vm = self.devs[dev as usize].vm as usize;
-        let r = UdpReceiver::state(self, vm);
+    fn client_send(g: &mut impl Ctx<Self>) {
+        let now = g.now();
+        let p = g.profile();
+        let (mtu, ovh) = (p.nic.mtu_bytes.value as u32, p.nic.wire_overhead_bytes.value as u32);
+        let sndbuf = p.client.udp_sndbuf_bytes.value as u64;
+        let r = g.app();
         r.sent += 1;
         r.sent_life += 1;
         let (bytes, interval) = (r.bytes, r.interval);
         if r.closed_loop() {
             // A request (or its resend): the response must come within the timeout.
             if let Some(at) = r.timeout.arm(now + r.timeout_ns) {
-                q.at(at, ClientEv::new(TIMEOUT, 0).on(dev));
+                g.client_at(at, ClientEv::new(TIMEOUT, 0));
             }
-            let born = *r.outstanding.get_or_insert(now);
-            let d = &mut self.devs[dev as usize];
-            let pkt = RxPkt { bytes, ack: 0, born, conn: 0, ctl: crate::model::hw::rxq::Ctl::None };
-            let arrive = d.client.send_to_host(now, pkt, udp_wire_bytes(bytes, mtu, ovh), &mut self.port.rx);
-            return self.to_tap(dev, arrive, q);
+            let born = *g.app().outstanding.get_or_insert(now);
+            let pkt = RxPkt { bytes, ack: 0, born, conn: 0, ctl: Ctl::None };
+            g.to_host(now, pkt, udp_wire_bytes(bytes, mtu, ovh));
+            return;
         }
-        let d = &mut self.devs[dev as usize];
         // The client's own CPU bounds its rate.
         let wire = udp_wire_bytes(bytes, mtu, ovh);
-        let arrive = d.client.send_to_host(now, RxPkt { bytes, ack: 0, born: now, conn: 0, ctl: crate::model::hw::rxq::Ctl::None }, wire, &mut self.port.rx);
-        let tx_ns = d.client.tx_ns;
-        self.to_tap(dev, arrive, q);
+        let arrive = g.to_host(now, RxPkt { bytes, ack: 0, born: now, conn: 0, ctl: Ctl::None }, wire);
+        let tx_ns = g.client().tx_ns;
         if let Some(i) = interval {
             // The client's CPU bounds its rate, and so does the link: sendto() blocks while its
             // socket's send buffer worth of its bytes still waits to be serialized.
-            let sndbuf = self.profile.client.udp_sndbuf_bytes.value as u64;
-            let r = UdpReceiver::state(self, vm);
+            let r = g.app();
             r.on_link.add(arrive, wire);
             let unblock = r.on_link.below(now, sndbuf);
-            q.at((now + i.max(tx_ns)).max(unblock), ClientEv::new(SEND, 0).on(dev));
+            g.client_at((now + i.max(tx_ns)).max(unblock), ClientEv::new(SEND, 0));
         }
-    }
-
-    /// NAPI handed a datagram to the UDP socket (or dropped it: receive buffer full).
-    fn udp_deliver(&mut self, vm: usize, pkt: RxPkt) {
-        let in_window = pkt.born >= self.window_start;
-        let r = UdpReceiver::state(self, vm);
-        let charge = pkt.bytes as u64 + SKB_OVERHEAD_BYTES;
-        if r.sock_bytes + charge > r.rcvbuf {
-            r.sock_drops += u64::from(in_window);
-            r.sock_drops_life += 1;
-            return;
-        }
-        r.sock_bytes += charge;
-        r.sock.push_back(pkt);
-    }
-
-    /// The receiving application's next step: read a datagram, or block in `recvfrom()`.
-    fn udp_recv_next(&mut self, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
-        let r = UdpReceiver::state(self, vm);
-        if r.sock.is_empty() {
-            return self.idle(now, v, None, q);
-        }
-        let c = r.recv_cost;
-        self.run_step(now, v, Step::new(RECV, 0, 0), c, q);
     }
 
     /// `recvfrom()` returned one datagram.
-    fn recv_done(&mut self, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
-        let r = UdpReceiver::state(self, vm);
+    fn recv_done(g: &mut impl Ctx<Self>, v: u32) {
+        let now = g.now();
+        let r = g.app();
         let p = r.sock.pop_front().expect("recv from an empty socket");
         r.sock_bytes -= p.bytes as u64 + SKB_OVERHEAD_BYTES;
         r.received += 1;
@@ -190,45 +159,30 @@ impl Host {
         if let Some(b) = r.reply {
             // Answer: the reply carries the request's send time so the client sees the RTT.
             let c = r.reply_cost;
-            return self.run_step(now, v, Step::new(REPLY, b, p.born), c, q);
+            return g.run_step(v, Step::new(REPLY, b, p.born), c);
         }
-        self.enter(now, v, q);
+        g.enter(v);
     }
 
     /// The response went through the guest's UDP send path: post it to the TX ring.
-    fn reply_done(&mut self, now: Time, v: u32, vm: usize, bytes: u32, born: Time, q: &mut EventQueue<Ev>) {
-        let r = UdpReceiver::state(self, vm);
+    fn reply_done(g: &mut impl Ctx<Self>, v: u32, bytes: u32, born: Time) {
+        let r = g.app();
         r.replies += 1;
         r.replies_life += 1;
-        self.post_tx(now, v, vm, Buf::new(bytes, born), q);
-    }
-
-    /// A response reached the client: in closed loop, the response to the outstanding request
-    /// (not a late one to a request since resent) ends the transaction, and the client sends
-    /// the next request after its own processing.
-    fn rr_response(&mut self, now: Time, dev: u32, born: Time, q: &mut EventQueue<Ev>) {
-        let vm = self.devs[dev as usize].vm as usize;
-        let t = self.devs[dev as usize].client.tx_ns;
-        let r = UdpReceiver::state(self, vm);
-        r.rtt.record(now - born);
-        if r.closed_loop() && r.outstanding == Some(born) {
-            r.outstanding = None;
-            r.timeout.cancel();
-            q.at(now + t, ClientEv::new(SEND, 0).on(dev));
-        }
+        g.post_tx(v, Buf::new(bytes, born));
     }
 
     /// The timeout timer's event fired: resend the outstanding request if it expired.
-    fn rr_timeout(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
-        let vm = self.devs[dev as usize].vm as usize;
-        let r = UdpReceiver::state(self, vm);
+    fn rr_timeout(g: &mut impl Ctx<Self>) {
+        let now = g.now();
+        let r = g.app();
         match r.timeout.fired(now) {
             Fired::Expired if r.outstanding.is_some() => {}
-            Fired::Reschedule(at) => return q.at(at, ClientEv::new(TIMEOUT, 0).on(dev)),
+            Fired::Reschedule(at) => return g.client_at(at, ClientEv::new(TIMEOUT, 0)),
             _ => return,
         }
         r.timeouts += 1;
-        self.client_send(now, dev, q);
+        Self::client_send(g);
     }
 }
 
@@ -241,34 +195,60 @@ const SEND: u8 = 0;
 const TIMEOUT: u8 = 1;
 
 impl App for UdpReceiver {
-    state_in!(UdpRx);
-    fn next(h: &mut Host, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
-        h.udp_recv_next(now, v, vm, q)
+    /// The receiving application's next step: read a datagram, or block in `recvfrom()`.
+    fn next(g: &mut impl Ctx<Self>, v: u32) {
+        let r = g.app();
+        if r.sock.is_empty() {
+            return g.idle(v, None);
+        }
+        let c = r.recv_cost;
+        g.run_step(v, Step::new(RECV, 0, 0), c);
     }
-    fn step_done(h: &mut Host, now: Time, v: u32, vm: usize, s: Step, q: &mut EventQueue<Ev>) {
+    fn step_done(g: &mut impl Ctx<Self>, v: u32, s: Step) {
         match s.kind {
-            RECV => h.recv_done(now, v, vm, q),
-            _ => h.reply_done(now, v, vm, s.a, s.b, q),
+            RECV => Self::recv_done(g, v),
+            _ => Self::reply_done(g, v, s.a, s.b),
         }
     }
     fn step_name(s: Step) -> &'static str {
         if s.kind == RECV { "recvfrom" } else { "reply" }
     }
-    fn deliver(h: &mut Host, _now: Time, _v: u32, vm: usize, pkt: RxPkt, _q: &mut EventQueue<Ev>) -> bool {
-        h.udp_deliver(vm, pkt);
+    /// NAPI hands the datagram to the UDP socket (or drops it: receive buffer full).
+    fn deliver(g: &mut impl Ctx<Self>, _v: u32, pkt: RxPkt) -> bool {
+        let in_window = pkt.born >= g.window_start();
+        let r = g.app();
+        let charge = pkt.bytes as u64 + SKB_OVERHEAD_BYTES;
+        if r.sock_bytes + charge > r.rcvbuf {
+            r.sock_drops += u64::from(in_window);
+            r.sock_drops_life += 1;
+            return false;
+        }
+        r.sock_bytes += charge;
+        r.sock.push_back(pkt);
         false
     }
-    fn at_client(h: &mut Host, now: Time, dev: u32, b: Buf, q: &mut EventQueue<Ev>) {
-        h.rr_response(now, dev, b.born, q)
-    }
-    fn client_event(h: &mut Host, now: Time, dev: u32, e: ClientEv, q: &mut EventQueue<Ev>) {
-        match e.kind {
-            SEND => h.client_send(now, dev, q),
-            _ => h.rr_timeout(now, dev, q),
+    /// A response reached the client: in closed loop, the response to the outstanding request
+    /// (not a late one to a request since resent) ends the transaction, and the client sends
+    /// the next request after its own processing.
+    fn at_client(g: &mut impl Ctx<Self>, b: Buf) {
+        let now = g.now();
+        let t = g.client().tx_ns;
+        let r = g.app();
+        r.rtt.record(now - b.born);
+        if r.closed_loop() && r.outstanding == Some(b.born) {
+            r.outstanding = None;
+            r.timeout.cancel();
+            g.client_at(now + t, ClientEv::new(SEND, 0));
         }
     }
-    fn start(_h: &mut Host, dev: u32, q: &mut EventQueue<Ev>) {
-        q.at(0, ClientEv::new(SEND, 0).on(dev));
+    fn client_event(g: &mut impl Ctx<Self>, e: ClientEv) {
+        match e.kind {
+            SEND => Self::client_send(g),
+            _ => Self::rr_timeout(g),
+        }
+    }
+    fn start(g: &mut impl Ctx<Self>) {
+        g.client_at(0, ClientEv::new(SEND, 0));
     }
 
     fn sent_life(&self) -> u64 {
@@ -293,7 +273,7 @@ impl App for UdpReceiver {
     /// A receive stream: what the application got, client send → `recvfrom`. Request/response:
     /// the responses at the client, latency the round trip as the client application sees it
     /// (after its NIC's interrupt), one transaction per response.
-    fn measure<'a>(&'a self, d: &'a NetDev) -> Measure<'a> {
+    fn measure<'a>(&'a self, d: DevView<'a>) -> Measure<'a> {
         let loss_pct = pct(d.tap_drops + self.sock_drops, self.sent);
         match self.reply {
             None => Measure {
@@ -314,7 +294,13 @@ impl App for UdpReceiver {
             },
         }
     }
-    fn ledger(&self, l: &mut AppLedger) {
+    /// Every datagram the client sent was received, dropped (at the socket or the tap), or is
+    /// still on its way (the socket, the host's queues, the reverse link).
+    fn ledger(&self, d: &DevLedger, l: &mut AppLedger) {
         l.udp_rx = [self.sent_life, self.received_life, self.sock_drops_life, self.queued() as u64];
+        if self.sent_life > 0 {
+            let fate = self.received_life + self.sock_drops_life + self.queued() as u64 + d.rx_tap_dropped + d.rx_queued + d.rx_on_link;
+            l.balances.push(Balance { what: "udp client sent = received + dropped + queued + on link", lhs: self.sent_life, rhs: fate });
+        }
     }
 }

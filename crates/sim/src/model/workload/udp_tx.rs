@@ -3,9 +3,9 @@
 //! while the TX ring is full.
 
 use crate::model::hw::virtq::Buf;
-use crate::model::workload::{pct, App, Measure, state_in, Sender, Step};
-use crate::model::{Ev, Host, NetDev};
-use crate::engine::{EventQueue, Rng, Time, NS_PER_S, round_ns};
+use crate::model::workload::app::{pct, App, DevView, Measure, Step};
+use crate::model::workload::ctx::Ctx;
+use crate::engine::{Rng, Time, NS_PER_S, round_ns};
 use crate::profile::Profile;
 
 /// Its one step: the send path of one datagram.
@@ -53,24 +53,23 @@ impl UdpSender {
 }
 
 impl App for UdpSender {
-    state_in!(Udp);
-
-    fn next(h: &mut Host, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
-        let s = Self::state(h, vm);
+    fn next(g: &mut impl Ctx<Self>, v: u32) {
+        let s = g.app();
         let (stopped, next_at, cost) = (s.stopped, s.next_at, s.cost);
-        h.paced_send(now, v, stopped, next_at, Step::new(SEND, 0, 0), cost, q);
+        g.paced_send(v, stopped, next_at, Step::new(SEND, 0, 0), cost);
     }
 
     /// One datagram went through the guest stack: post it, kick if allowed, stop if full.
-    fn step_done(h: &mut Host, now: Time, v: u32, vm: usize, _s: Step, q: &mut EventQueue<Ev>) {
-        let s = Self::state(h, vm);
+    fn step_done(g: &mut impl Ctx<Self>, v: u32, _s: Step) {
+        let now = g.now();
+        let s = g.app();
         s.sent += 1;
         s.sent_life += 1;
         if let Some(i) = s.interval {
             s.next_at += i;
         }
         let b = Buf::new(s.bytes, now);
-        h.post_tx(now, v, vm, b, q);
+        g.post_tx(v, b);
     }
 
     fn step_name(_s: Step) -> &'static str {
@@ -92,7 +91,7 @@ impl App for UdpSender {
 
     /// What reached the client; send → last bit on the wire. The guest's TX path stops its
     /// queue instead of dropping; datagrams are dropped only at the host port's full queue.
-    fn measure<'a>(&'a self, d: &'a NetDev) -> Measure<'a> {
+    fn measure<'a>(&'a self, d: DevView<'a>) -> Measure<'a> {
         Measure {
             delivered: Some(d.wire.delivered),
             payload: Some(d.wire.payload_bytes),

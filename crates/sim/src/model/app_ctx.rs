@@ -1,0 +1,138 @@
+//! The model's side of the workload seam: [`AppCtx`], the guest context through which VM
+//! `vm`'s application `A` acts (`workload::ctx::Ctx`, whose doc says why it holds the whole
+//! host). The field is private to this module, so an application cannot reach around the
+//! context; each operation is one call into the layer that owns it (the vCPU model, the
+//! driver, the client and the link).
+
+use crate::engine::{EventQueue, Time};
+use crate::metrics::ExitReason;
+use crate::model::hw::lapic::Vector;
+use crate::model::hw::rxq::RxPkt;
+use crate::model::hw::virtq::{Buf, Virtq};
+use crate::model::hypervisor::vcpu::AfterExit;
+use crate::model::io::queues::Notice;
+use crate::model::workload::client::{AckAction, Client};
+use crate::model::workload::ctx::Ctx;
+use crate::model::workload::{ClientEv, Held, Step};
+use crate::model::{Ev, Host};
+use crate::profile::Profile;
+use eventpath_policy::routing::{InterruptClass, InterruptRouter, RouteRequest};
+use std::marker::PhantomData;
+
+/// VM `vm`'s application of type `A`, handling one event at `now`.
+pub(crate) struct AppCtx<'a, A> {
+    h: &'a mut Host,
+    q: &'a mut EventQueue<Ev>,
+    now: Time,
+    vm: usize,
+    /// The VM's device (its driver, its client).
+    dev: u32,
+    app: PhantomData<fn() -> A>,
+}
+
+impl<'a, A> AppCtx<'a, A> {
+    /// The context of VM `vm`'s application for an event at `now`.
+    pub(crate) fn new(h: &'a mut Host, q: &'a mut EventQueue<Ev>, now: Time, vm: usize) -> Self {
+        let dev = h.vms[vm].dev;
+        AppCtx { h, q, now, vm, dev, app: PhantomData }
+    }
+}
+
+impl<A: Held> Ctx<A> for AppCtx<'_, A> {
+    fn app(&mut self) -> &mut A {
+        A::held(&mut self.h.senders[self.vm])
+    }
+    fn now(&self) -> Time {
+        self.now
+    }
+    fn profile(&self) -> &Profile {
+        &self.h.profile
+    }
+    fn window_start(&self) -> Time {
+        self.h.window_start
+    }
+
+    fn vcpu(&self, local: u32) -> u32 {
+        self.h.vms[self.vm].vcpus[local as usize]
+    }
+    fn vcpu_count(&self) -> u32 {
+        self.h.vms[self.vm].vcpus.len() as u32
+    }
+    fn on_cpu(&self, v: u32) -> bool {
+        self.h.sched.current(self.h.sched.thread_cpu(v)) == Some(v)
+    }
+    fn wants_resched_ipi(&self, v: u32) -> bool {
+        self.h.vcpus[v as usize].wants_resched_ipi()
+    }
+
+    fn run_step(&mut self, v: u32, s: Step, cost: Time) {
+        self.h.run_step(self.now, v, s, cost, self.q)
+    }
+    fn enter(&mut self, v: u32) {
+        self.h.enter(self.now, v, self.q)
+    }
+    fn idle(&mut self, v: u32, until: Option<Time>) {
+        self.h.idle(self.now, v, until, self.q)
+    }
+    fn paced_send(&mut self, v: u32, stopped: bool, next_at: f64, send: Step, cost: Time) {
+        self.h.paced_send(self.now, v, stopped, next_at, send, cost, self.q)
+    }
+    fn cut_step(&mut self, v: u32, kind: u8) {
+        if self.h.vcpus[v as usize].cut_app_step(self.now, kind) {
+            self.h.workload_next(self.now, v, self.q)
+        }
+    }
+    fn resched_ipi(&mut self, from: u32, to: u32) {
+        self.h.raise_irq(self.now, to, Vector::Resched, self.q);
+        self.h.exit(self.now, from, ExitReason::Ipi, AfterExit::Resume, self.q)
+    }
+
+    fn post_tx(&mut self, v: u32, b: Buf) {
+        self.h.post_tx(self.now, v, self.vm, b, self.q)
+    }
+    fn txq(&mut self) -> &mut Virtq {
+        &mut self.h.devs[self.dev as usize].txq
+    }
+    fn set_tx_stopped(&mut self, stopped: bool) {
+        self.h.set_tx_stopped(self.vm, stopped);
+    }
+    fn notify_tx(&mut self, v: u32) {
+        if self.h.devs[self.dev as usize].txq.kick_prepare() {
+            return self.h.kick_tx(self.now, v, self.dev, self.q);
+        }
+        // No kick: a polling back end sees the buffers anyway.
+        self.h.backend_written(self.now, self.dev, Notice::TxKick, self.q);
+        self.h.enter(self.now, v, self.q)
+    }
+
+    fn route_device_irq(&mut self, home: u32) -> u32 {
+        // The device's TX source number, as the routing of its own interrupts keys it.
+        let req = RouteRequest { irq: self.dev * 2, class: InterruptClass::Device, dest: home as usize };
+        let d = self.h.vms[self.vm].router.route(req);
+        (d.target % self.h.vms[self.vm].vcpus.len()) as u32
+    }
+    fn raise_msi(&mut self, local: u32) {
+        let v = self.vcpu(local);
+        self.h.raise_irq(self.now, v, Vector::Msi, self.q)
+    }
+
+    fn client(&mut self) -> &mut Client {
+        &mut self.h.devs[self.dev as usize].client
+    }
+    fn client_cpu(&mut self, at: Time, ns: Time) -> Time {
+        self.h.client_cpu(at, self.dev, ns)
+    }
+    fn client_receive(&mut self, bytes: u32, flow: u16) -> AckAction {
+        let n = self.h.client_cores.len();
+        let core = &mut self.h.client_cores[self.dev as usize % n];
+        self.h.devs[self.dev as usize].client.receive(self.now, bytes, flow, core)
+    }
+    fn to_host(&mut self, at: Time, pkt: RxPkt, wire_bytes: u32) -> Time {
+        let arrive = self.h.devs[self.dev as usize].client.send_to_host(at, pkt, wire_bytes, &mut self.h.port.rx);
+        self.h.to_tap(self.dev, arrive, self.q);
+        arrive
+    }
+    fn client_at(&mut self, at: Time, e: ClientEv) {
+        self.q.at(at, Ev::Client { dev: self.dev, kind: e.kind, x: e.x, a: e.a, b: e.b });
+    }
+}

@@ -1,0 +1,153 @@
+//! What a workload is to the rest of the model: the [`App`] trait each kind implements, the
+//! [`Step`]s and [`ClientEv`]s it interprets, and what it reports ([`Measure`], [`AppLedger`]).
+//! Every application imports this module and [`super::ctx`] (which imports neither) — never the
+//! registry (`workload/mod.rs`), which imports the applications: the imports among workloads run
+//! one way (`tests/layers.rs` checks it).
+
+use crate::model::hw::rxq::RxPkt;
+use crate::model::hw::virtq::Buf;
+use crate::model::hw::wire::Wire;
+use crate::model::workload::ctx::Ctx;
+
+pub use crate::model::workload::ctx::ClientEv;
+use crate::metrics::Histogram;
+
+pub use crate::model::hypervisor::vcpu::Step;
+
+/// `part` as a percentage of `whole` (None when `whole` is 0).
+pub(crate) fn pct(part: u64, whole: u64) -> Option<f64> {
+    (whole > 0).then(|| 100.0 * part as f64 / whole as f64)
+}
+
+/// What a workload may read of its device for its report: the link towards the client and the
+/// host's tap drops.
+#[derive(Debug, Clone, Copy)]
+pub struct DevView<'a> {
+    /// The device's share of the link to the client.
+    pub wire: &'a Wire,
+    /// Packets from the client dropped at the full tap queue (window).
+    pub tap_drops: u64,
+}
+
+/// What a workload reports for summary.json (`None`: does not apply).
+#[derive(Debug, Default)]
+pub struct Measure<'a> {
+    /// Packets delivered (to the client, or to the guest application for receive streams).
+    pub delivered: Option<u64>,
+    /// Their payload bytes.
+    pub payload: Option<u64>,
+    /// The workload's latency distribution (ns).
+    pub latency: Option<&'a Histogram>,
+    /// Packets lost, % of sent.
+    pub loss_pct: Option<f64>,
+    /// Application operations completed (request/response).
+    pub ops: Option<u64>,
+    /// The latency by what was running when each event began (`irq_source`'s classes).
+    pub by_run_class: Option<&'a [Histogram; 3]>,
+}
+
+/// The device's lifetime counters of packets from the client, which a workload's own
+/// conservation lines balance against.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DevLedger {
+    /// Packets that reached the host from the client.
+    pub rx_arrived: u64,
+    /// Of those, dropped at the tap queue.
+    pub rx_tap_dropped: u64,
+    /// Of those, on the tap socket, in the back end's hands, or in the used ring.
+    pub rx_queued: u64,
+    /// Packets the client sent that are still on the reverse link.
+    pub rx_on_link: u64,
+}
+
+/// One conservation identity of a workload (DESIGN §6): `lhs` must equal `rhs`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Balance {
+    /// The identity in words (`rr issued + next pending = completed + concurrency`).
+    pub what: &'static str,
+    /// Its left side.
+    pub lhs: u64,
+    /// Its right side.
+    pub rhs: u64,
+}
+
+/// A workload's lines of the conservation ledger (zero where they do not apply), and the
+/// identities among them that the workload vouches for.
+#[derive(Debug, Default)]
+pub struct AppLedger {
+    /// UDP receive: datagrams the client sent, the application received, the socket dropped,
+    /// the socket holds.
+    pub udp_rx: [u64; 4],
+    /// TCP request/response: issued, completed, concurrency, next requests pending.
+    pub rr: [u64; 4],
+    /// TCP request/response: requests served per vCPU of the VM.
+    pub served_by_vcpu: Option<Vec<u64>>,
+    /// TCP receive stream: segments the client sent.
+    pub tcp_rx_sent: u64,
+    /// The workload's conservation identities, checked with the host's (`Conservation::check`).
+    pub balances: Vec<Balance>,
+}
+
+/// A workload kind's behaviour and reports. Its behaviour functions get `g`, the context of the
+/// VM it runs in ([`Ctx`]): its own state, its vCPUs' guest scheduler, its driver, its client
+/// peer — and nothing else of the host. `v` is the (host-wide) vCPU the call runs on.
+pub(crate) trait App: Sized {
+    /// vCPU `v` is free: start the application's next step there, or idle.
+    fn next(g: &mut impl Ctx<Self>, v: u32);
+    /// Its step `s` finished on vCPU `v`.
+    fn step_done(g: &mut impl Ctx<Self>, v: u32, s: Step);
+    /// The name of step `s` in a timeline.
+    fn step_name(s: Step) -> &'static str;
+    /// NAPI on vCPU `v` received `pkt` for it; returns whether a step was started (else the
+    /// caller re-enters the guest).
+    fn deliver(_g: &mut impl Ctx<Self>, _v: u32, _pkt: RxPkt) -> bool {
+        false
+    }
+    /// One of its frames (`b`) reached the client.
+    fn at_client(_g: &mut impl Ctx<Self>, _b: Buf) {}
+    /// The client NIC's NAPI poll received a batch of its frames (GRO): the client's TCP
+    /// decides its ACKs for the batch.
+    fn client_batch_done(_g: &mut impl Ctx<Self>) {}
+    /// Its client's own event `e`.
+    fn client_event(_g: &mut impl Ctx<Self>, _e: ClientEv) {}
+    /// The device put one of its TX buffers (`b`) in the used ring (before it goes on the wire).
+    fn tx_used(_g: &mut impl Ctx<Self>, _b: Buf) {}
+    /// A packet its client sent was dropped at the host's tap queue.
+    fn tap_drop(_g: &mut impl Ctx<Self>, _pkt: RxPkt) {}
+    /// The run starts: its client's first events.
+    fn start(_g: &mut impl Ctx<Self>) {}
+
+    /// The guest's handler of its device's TX interrupt ran (on its local vCPU `local`).
+    fn tx_interrupt(&mut self, _local: u32) {}
+    /// The guest's handler of an `Msi` vector ran at `now` on its local vCPU `local`.
+    fn msi_handled(&mut self, _now: crate::engine::Time, _local: u32) {}
+    /// Packets handed to the driver since the start (conservation).
+    fn sent_life(&self) -> u64;
+    /// The driver stopped (or woke) its queue.
+    fn set_stopped(&mut self, _stopped: bool) {}
+    /// Start a new measurement window.
+    fn reset_metrics(&mut self);
+    /// Its state in a few words (diagnostics).
+    fn describe(&self) -> String;
+    /// Work its application completed (monotone; the watchdog's progress besides packets).
+    fn progress(&self) -> u64 {
+        0
+    }
+    /// Its client has a retransmission timer armed: the flow waits for TCP's RTO (200 ms and
+    /// more), a timer that will fire, not a wake-up that may have been lost.
+    fn retransmission_armed(&self) -> bool {
+        false
+    }
+    /// What it reports for summary.json, given its device.
+    fn measure<'a>(&'a self, d: DevView<'a>) -> Measure<'a>;
+    /// Its lines of the conservation ledger and its identities, given its device's counters.
+    fn ledger(&self, _d: &DevLedger, _l: &mut AppLedger) {}
+    /// Its threads run on every vCPU of the VM (else one thread on vCPU 0).
+    fn on_every_vcpu(&self) -> bool {
+        false
+    }
+    /// What it receives are TCP data segments (the guest's per-byte receive path).
+    fn receives_tcp_data(&self) -> bool {
+        false
+    }
+}

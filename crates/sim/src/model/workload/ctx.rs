@@ -1,0 +1,108 @@
+//! The guest context: everything an application (`A`) and its client peer may do, and nothing
+//! else — its own state, its VM's vCPUs as its guest scheduler sees them (start a step, go on
+//! with the next task, idle, wake a thread elsewhere), its driver (hand a frame to the TX path,
+//! or, for the testbed's raw guest, the virtqueue itself), and its peer on the client machine
+//! (its core, the reverse link, its events).
+//!
+//! A trait here, implemented by the model root (`model/app_ctx.rs`), as `io::queues::DevRings`
+//! is: the workload layer states what it needs and imports nothing above it. The root's
+//! implementation holds the whole host privately, because an application's step re-enters the
+//! model — a step's end enters the guest, which may ask the same application for its next step
+//! — so no split of the host's fields could be handed out for the length of a call. Apps are
+//! generic over it (`&mut impl Ctx<Self>`), which the one implementation monomorphizes: static
+//! dispatch, no box or vtable per event.
+
+use crate::engine::Time;
+use crate::model::hw::rxq::RxPkt;
+use crate::model::hw::virtq::{Buf, Virtq};
+use crate::model::hypervisor::vcpu::Step;
+use crate::model::workload::client::{AckAction, Client};
+use crate::profile::Profile;
+
+/// An event of a workload's client (its open-loop source, a request, a timer): the workload's
+/// to interpret. Scheduled through [`Ctx::client_at`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientEv {
+    /// The workload's event number.
+    pub kind: u8,
+    /// A small argument (a TCP control flag).
+    pub x: u8,
+    /// Arguments (a connection, a timer generation, bytes).
+    pub a: u32,
+    /// Second argument.
+    pub b: u32,
+}
+
+impl ClientEv {
+    /// Event `kind` with argument `a`.
+    pub fn new(kind: u8, a: u32) -> Self {
+        ClientEv { kind, x: 0, a, b: 0 }
+    }
+}
+
+/// The context of a VM's application `A`: what its behaviour functions may touch. vCPUs are
+/// named by their host-wide index, as the [`crate::model::workload::app::App`] hooks get them.
+pub(crate) trait Ctx<A> {
+    /// The application's own state.
+    fn app(&mut self) -> &mut A;
+    /// Simulated time of the event being handled.
+    fn now(&self) -> Time;
+    /// The host's profile (costs and hardware facts).
+    fn profile(&self) -> &Profile;
+    /// Start of the measurement window (window counters count what was born after it).
+    fn window_start(&self) -> Time;
+
+    /// The host-wide index of the VM's vCPU `local`.
+    fn vcpu(&self, local: u32) -> u32;
+    /// The VM's vCPUs.
+    fn vcpu_count(&self) -> u32;
+    /// Is vCPU `v`'s thread on a pCPU now?
+    fn on_cpu(&self, v: u32) -> bool;
+    /// Would vCPU `v` need a reschedule IPI to run a thread woken for it (halted, or burning)?
+    fn wants_resched_ipi(&self, v: u32) -> bool;
+
+    /// Start step `s` on vCPU `v` for `cost` ns of guest time.
+    fn run_step(&mut self, v: u32, s: Step, cost: Time);
+    /// vCPU `v` goes on in the guest (VM entry: an interrupt, softirq work, a saved task, or
+    /// the application's next step).
+    fn enter(&mut self, v: u32);
+    /// Nothing to run on `v`: sleep until `until` (the LAPIC timer), or until woken.
+    fn idle(&mut self, v: u32, until: Option<Time>);
+    /// A paced sender's turn on `v`: halt while its queue is stopped, sleep until `next_at`
+    /// (ns), else run `send` for `cost`.
+    fn paced_send(&mut self, v: u32, stopped: bool, next_at: f64, send: Step, cost: Time);
+    /// End the application's step of kind `kind` on `v` now, running or saved (a spin that
+    /// an event cuts short); a running one makes `v` choose its next task.
+    fn cut_step(&mut self, v: u32, kind: u8);
+    /// `try_to_wake_up` on another vCPU: a reschedule IPI to `to`, whose ICR write is an exit
+    /// of `from` (the step in progress resumes after it).
+    fn resched_ipi(&mut self, from: u32, to: u32);
+
+    /// Hand frame `b` to the driver on `v` (`start_xmit`; the vCPU goes on after it).
+    fn post_tx(&mut self, v: u32, b: Buf);
+    /// The VM's TX virtqueue (the testbed guest writes requests straight into it).
+    fn txq(&mut self) -> &mut Virtq;
+    /// The driver stops or wakes the TX queue (the application sees it in `set_stopped`).
+    fn set_tx_stopped(&mut self, stopped: bool);
+    /// Buffers were published on the TX ring by `v`: kick if the device asked for it, else
+    /// let a back end polling the ring see them; the vCPU goes on.
+    fn notify_tx(&mut self, v: u32);
+
+    /// Where the VM's interrupt routing sends a device interrupt of its device aimed at its
+    /// local vCPU `home` (a host interrupt source's MSI): the local vCPU it goes to.
+    fn route_device_irq(&mut self, home: u32) -> u32;
+    /// Raise an MSI on the VM's local vCPU `local`.
+    fn raise_msi(&mut self, local: u32);
+
+    /// Its peer on the client machine.
+    fn client(&mut self) -> &mut Client;
+    /// Run `ns` of client work on the peer's core from `at`; returns when it is done.
+    fn client_cpu(&mut self, at: Time, ns: Time) -> Time;
+    /// The peer's core receives a TCP segment of `bytes` of connection `flow` arriving now.
+    fn client_receive(&mut self, bytes: u32, flow: u16) -> AckAction;
+    /// The peer puts `pkt` (`wire_bytes` on the wire) on the reverse link at `at`; returns when
+    /// it reaches the host's NIC (its way to the tap follows by itself).
+    fn to_host(&mut self, at: Time, pkt: RxPkt, wire_bytes: u32) -> Time;
+    /// Schedule the client's event `e` at `at`.
+    fn client_at(&mut self, at: Time, e: ClientEv);
+}

@@ -546,11 +546,10 @@ impl Host {
         d.rx_sock.push_back(pkt);
         self.notify_backend(now, dev, io::queues::Notice::RxPacket, q);
     }
-}
 
-/// The VMs' applications, each called through its guest context ([`AppCtx`]), dispatched
-/// statically by kind (`with_app!`).
-impl Host {
+    // The VMs' applications, each called through its guest context (`AppCtx`), dispatched
+    // statically by kind (`with_app!`).
+
     /// The vCPU is free: what does the workload do next?
     pub(crate) fn workload_next(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
         let vm = self.vcpus[v as usize].vm as usize;

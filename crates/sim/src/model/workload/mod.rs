@@ -8,12 +8,12 @@
 //! [`ClientEv`]s, which the workload interprets.
 //!
 //! This module is the registry: it imports every application (they import `app.rs`, `ctx.rs`,
-//! `net.rs`, never this module) and lists them once, in [`apps!`], which makes the [`Sender`]
+//! `net.rs`, never this module) and lists them once, in `apps!`, which makes the [`Sender`]
 //! enum, its [`AppKind`], and the static dispatch (`each!`, `with_app!`, [`Held`]) the model
 //! root uses to call an application while the host is borrowed.
 //!
 //! Adding a workload: its module (state struct + `impl App`) and its `mod` line, one line in
-//! [`apps!`], one arm in [`Sender::new`]; then its scenario variant and a test.
+//! `apps!`, one arm in [`Sender::new`]; then its scenario variant and a test.
 
 pub(crate) mod app;
 pub(crate) mod client;

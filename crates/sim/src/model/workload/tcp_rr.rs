@@ -31,7 +31,9 @@
 //! order, so the client matches response segments to connections by their order.
 
 use crate::model::hw::rxq::{Ctl, RxPkt};
-use crate::model::workload::tcp::TCP_IP_HDR;
+use crate::model::hw::wire::TCP_IP_HDR;
+use crate::model::guest::tso::SizeGoal;
+use crate::scenario::Offload;
 use crate::model::hw::lapic::Vector;
 use crate::model::hypervisor::vcpu::AfterExit;
 use crate::model::hw::virtq::Buf;
@@ -93,6 +95,10 @@ pub(crate) struct Conn {
 pub struct TcpServer {
     workload: Workload,
     mss: u32,
+    /// The response's segmentation (TSO or one MSS per skb).
+    goal: SizeGoal,
+    /// Per byte of a response skb the guest checksums (0: the device offloads it).
+    csum_byte_ns: f64,
     pub(crate) conns: Vec<Conn>,
     rng: Rng,
     /// The worker threads and their requests.
@@ -138,7 +144,7 @@ pub struct TcpServer {
 
 impl TcpServer {
     /// The server for `w` (TcpRr, Memcached or Http) on a VM of `vcpus` vCPUs.
-    pub fn new(w: &Workload, vcpus: u32, p: &Profile, seed: u64, vm_name: &str) -> Self {
+    pub fn new(w: &Workload, vcpus: u32, p: &Profile, seed: u64, vm_name: &str, off: Offload) -> Self {
         let g = &p.guest;
         let conc = match *w {
             Workload::TcpRr { concurrency, .. } | Workload::Memcached { concurrency, .. } | Workload::Http { concurrency, .. } => concurrency,
@@ -153,6 +159,8 @@ impl TcpServer {
         TcpServer {
             workload: w.clone(),
             mss: p.nic.mtu_bytes.value as u32 - TCP_IP_HDR,
+            goal: SizeGoal::new(p, off.host_tso4, u64::MAX),
+            csum_byte_ns: if off.csum { 0.0 } else { g.csum_byte_ns.value },
             conns: vec![c0; conc as usize],
             rng: Rng::for_component(seed, &format!("vm:{vm_name}/client")),
             workers: Workers::new(w, vcpus),
@@ -385,7 +393,8 @@ impl Host {
             return self.run_step(now, v, Step::new(CTL_XMIT, conn, ctl_code(Ctl::Fin) as u64), c, q);
         }
         if let Some((_, left)) = tx {
-            let (bytes, c) = (left.min(s.mss), s.seg_ns);
+            let bytes = left.min(s.goal.goal());
+            let c = s.seg_ns + round_ns(s.csum_byte_ns * f64::from(bytes));
             return self.run_step(now, v, Step::new(SRV_XMIT, bytes, 0), c, q);
         }
         if let Some(conn) = s.workers.take(w, local) {
@@ -422,15 +431,16 @@ impl Host {
         s.segments += 1;
         s.segments_life += 1;
         s.in_path.push_back((conn, Ctl::None));
-        self.post_tx(now, v, vm, Buf::new(bytes, now), q);
+        let segs = s.goal.segs(bytes);
+        self.post_tx(now, v, vm, Buf { segs, ..Buf::new(bytes, now) }, q);
     }
 
     /// A response segment reached the client: its core receives it, ACKs every
     /// `delack_segments`, and on the last byte completes the transaction and sends the next
     /// request on that connection.
-    pub(crate) fn server_client_rx(&mut self, now: Time, dev: u32, bytes: u32, q: &mut EventQueue<Ev>) {
+    pub(crate) fn server_client_rx(&mut self, now: Time, dev: u32, bytes: u32, segs: u16, q: &mut EventQueue<Ev>) {
         let vm = self.devs[dev as usize].vm as usize;
-        let (rx_ns, delack) = (round_ns(self.profile.client.rx_packet_ns.value), self.profile.client.delack_segments.value as u32);
+        let (rx_ns, delack) = (round_ns(self.profile.client.rx_packet_ns.value) * Time::from(segs), self.profile.client.delack_segments.value as u32);
         let at = self.client_cpu(now, dev, rx_ns);
         let s = TcpServer::state(self, vm);
         let (conn, ctl) = s.in_path.pop_front().expect("response segment without a connection");
@@ -440,7 +450,7 @@ impl Host {
         let per_request = s.per_request_conn;
         let c = &mut s.conns[conn as usize];
         c.resp_got += bytes;
-        c.unacked += 1;
+        c.unacked += u32::from(segs);
         if c.resp_got >= c.resp_bytes && per_request {
             // ab reads until the server closes: the transaction ends with the FIN.
             return;
@@ -480,7 +490,7 @@ impl App for TcpServer {
         h.server_deliver(now, vm, v, pkt, q)
     }
     fn at_client(h: &mut Host, now: Time, dev: u32, b: Buf, q: &mut EventQueue<Ev>) {
-        h.server_client_rx(now, dev, b.bytes, q)
+        h.server_client_rx(now, dev, b.bytes, b.segs, q)
     }
     fn client_event(h: &mut Host, now: Time, dev: u32, e: ClientEv, q: &mut EventQueue<Ev>) {
         match e.kind {

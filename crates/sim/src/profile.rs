@@ -67,6 +67,9 @@ pub struct Nic {
     pub wire_overhead_bytes: Param,
     /// The qdisc limit in front of the port (`txqueuelen`): UDP frames beyond it are dropped.
     pub txqueuelen_packets: Param,
+    /// The largest GSO skb the stack builds for a device with TCP segmentation offload
+    /// (`gso_max_size`): the guest's virtio-net device and the host's NIC alike.
+    pub gso_max_size_bytes: Param,
 }
 
 /// The NIC's SR-IOV side (absent: the NIC has no virtual functions). 82599-class VFs: an L2
@@ -252,8 +255,13 @@ pub struct Guest {
     pub tcp_write_ns: Param,
     /// Per byte written (copy from user).
     pub tcp_tx_byte_ns: Param,
-    /// Per TCP segment transmitted: tcp_transmit_skb, IP output, virtio-net start_xmit.
+    /// Per TCP skb transmitted (one segment, or a TSO skb of many): tcp_transmit_skb, IP
+    /// output, virtio-net start_xmit.
     pub tcp_tx_segment_ns: Param,
+    /// Per byte checksummed in software (`csum_partial`): a guest TX skb where the device has
+    /// no checksum offload (`[vm.net.offload] csum = false`), and the host's tap path for a
+    /// guest without `guest_csum`.
+    pub csum_byte_ns: Param,
     /// Per received ACK in NAPI: netif_receive_skb, IP, tcp_ack, RX buffer refill.
     pub tcp_rx_ack_ns: Param,
     /// Per TCP data segment received in NAPI: IP, tcp_v4_rcv, socket enqueue, RX buffer refill.
@@ -393,6 +401,7 @@ impl Bounds {
             "cpu.cores_per_socket" => b(1.0, 512.0, true, "cores of one CPU package"),
             "nic.mtu_bytes" => b(68.0, 65535.0, true, "IPv4's minimum MTU (RFC 791) to the largest IP packet"),
             "nic.wire_overhead_bytes" => b(0.0, 1024.0, true, "framing bytes per packet; Ethernet's are 38"),
+            "nic.gso_max_size_bytes" => b(1500.0, 524288.0, true, "GSO_MAX_SIZE 64 KiB to BIG TCP's 512 KiB"),
             "sched.min_granularity_ns" => b(1.0, MAX_NS, true, "CFS's shortest slice; a 0 ns slice never ends a turn"),
             "sched.busy_factor" => b(1.0, 1024.0, true, "sd->busy_factor; Linux uses 16-32"),
             "vhost.poll_ns" => b(1.0, MAX_NS, false, "a look at a ring reads memory; 0 ns would let a polling thread loop at one instant"),
@@ -546,6 +555,7 @@ impl Profile {
             ("nic.mtu_bytes", &n.mtu_bytes, "bytes"),
             ("nic.wire_overhead_bytes", &n.wire_overhead_bytes, "bytes"),
             ("nic.txqueuelen_packets", &n.txqueuelen_packets, "packets"),
+            ("nic.gso_max_size_bytes", &n.gso_max_size_bytes, "bytes"),
             ("exit.io_instruction_ns", &x.io_instruction_ns, "ns"),
             ("exit.io_signal_ns", &x.io_signal_ns, "ns"),
             ("exit.interrupt_delivery_ns", &x.interrupt_delivery_ns, "ns"),
@@ -590,6 +600,7 @@ impl Profile {
             ("guest.tcp_write_ns", &g.tcp_write_ns, "ns"),
             ("guest.tcp_tx_byte_ns", &g.tcp_tx_byte_ns, "ns"),
             ("guest.tcp_tx_segment_ns", &g.tcp_tx_segment_ns, "ns"),
+            ("guest.csum_byte_ns", &g.csum_byte_ns, "ns"),
             ("guest.tcp_rx_ack_ns", &g.tcp_rx_ack_ns, "ns"),
             ("guest.tcp_rx_segment_ns", &g.tcp_rx_segment_ns, "ns"),
             ("guest.tcp_rx_byte_ns", &g.tcp_rx_byte_ns, "ns"),

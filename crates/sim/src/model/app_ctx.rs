@@ -122,10 +122,10 @@ impl<A: Held> Ctx<A> for AppCtx<'_, A> {
     fn client_cpu(&mut self, at: Time, ns: Time) -> Time {
         self.h.client_cpu(at, self.dev, ns)
     }
-    fn client_receive(&mut self, bytes: u32, flow: u16) -> AckAction {
+    fn client_receive(&mut self, bytes: u32, segs: u16, flow: u16) -> AckAction {
         let n = self.h.client_cores.len();
         let core = &mut self.h.client_cores[self.dev as usize % n];
-        self.h.devs[self.dev as usize].client.receive(self.now, bytes, flow, core)
+        self.h.devs[self.dev as usize].client.receive(self.now, bytes, segs, flow, core)
     }
     fn to_host(&mut self, at: Time, pkt: RxPkt, wire_bytes: u32) -> Time {
         let arrive = self.h.devs[self.dev as usize].client.send_to_host(at, pkt, wire_bytes, &mut self.h.port.rx);

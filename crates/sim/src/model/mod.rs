@@ -340,7 +340,7 @@ impl Host {
                     vf::Vf::new(vm.net.itr_us, sr.vf_itr_ns.value, tcp)
                 }),
             });
-            let sender = Sender::new(w, vm.vcpus, &c.profile, s.seed, &vm.name);
+            let sender = Sender::new(w, vm.vcpus, &c.profile, s.seed, &vm.name, vm.net.offloads());
             senders.push(sender);
         }
         // The back-end threads come after the vCPU threads.

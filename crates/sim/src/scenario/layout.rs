@@ -36,6 +36,16 @@ pub(super) fn check_used(vm: &Vm, key: &dyn Fn(&str) -> String, host: &HostLayou
         if vm.net.event_idx.is_some() {
             return Err(format!("key `{}`: an SR-IOV VF has no virtqueue (event indices are virtio's); remove the key", key("net.event_idx")));
         }
+        if vm.net.offload.is_some() {
+            return Err(format!("key `{}`: an SR-IOV VF's offloads are its NIC's (ixgbevf turns TSO and checksum offload on); the table is virtio-net's feature negotiation; remove it", key("net.offload")));
+        }
+    }
+    if let Some((k, needs)) = vm.net.offload.and_then(|o| o.forbidden()) {
+        return Err(format!(
+            "key `{}`: the virtio specification (§5.1.3.1) requires `{needs}` for `{k}`; set {} = true or {k} = false",
+            key(&format!("net.offload.{k}")),
+            key(&format!("net.offload.{needs}"))
+        ));
     }
     if vm.halt_poll.is_some() {
         let why = if bare {

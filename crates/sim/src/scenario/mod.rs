@@ -262,6 +262,48 @@ pub struct Net {
     /// default none, every interrupt the driver asks for fires at once.
     #[serde(default, deserialize_with = "de::moderation")]
     pub moderation: eventpath_policy::moderation::ModerationConfig,
+    /// The virtio-net offload features negotiated (`[vm.net.offload]`); absent: all on, as
+    /// Linux's vhost-net offers and virtio-net accepts them. Only for virtio (a VF's offloads
+    /// are its NIC's: ixgbevf turns TSO and checksums on).
+    pub offload: Option<Offload>,
+}
+
+/// virtio-net offload features (virtio 1.x §5.1.3), each on by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Offload {
+    /// `VIRTIO_NET_F_CSUM`: the device takes packets with partial checksums (the guest does not
+    /// checksum what it sends).
+    pub csum: bool,
+    /// `VIRTIO_NET_F_GUEST_CSUM`: the guest takes packets with partial checksums (the host's
+    /// tap path does not checksum what it delivers).
+    pub guest_csum: bool,
+    /// `VIRTIO_NET_F_HOST_TSO4`: the device takes TSO skbs (the guest TCP's size goal is
+    /// `nic.gso_max_size_bytes`, not one MSS); requires `csum`.
+    pub host_tso4: bool,
+    /// `VIRTIO_NET_F_GUEST_TSO4`: the guest takes GRO'd TCP skbs larger than one MSS;
+    /// requires `guest_csum`.
+    pub guest_tso4: bool,
+}
+
+impl Default for Offload {
+    fn default() -> Self {
+        Offload { csum: true, guest_csum: true, host_tso4: true, guest_tso4: true }
+    }
+}
+
+impl Offload {
+    /// The first combination the virtio specification forbids (§5.1.3.1), as (key, its
+    /// prerequisite).
+    pub fn forbidden(&self) -> Option<(&'static str, &'static str)> {
+        if self.host_tso4 && !self.csum {
+            return Some(("host_tso4", "csum"));
+        }
+        if self.guest_tso4 && !self.guest_csum {
+            return Some(("guest_tso4", "guest_csum"));
+        }
+        None
+    }
 }
 
 /// A VF's interrupt throttle setting (`[vm.net] itr_us`).
@@ -294,11 +336,17 @@ impl Default for Net {
             busyloop_timeout_us: 0,
             event_idx: None,
             moderation: Default::default(),
+            offload: None,
         }
     }
 }
 
 impl Net {
+    /// The offloads in effect: the table's, else all on (a VF: TSO and checksums by its NIC).
+    pub fn offloads(&self) -> Offload {
+        self.offload.unwrap_or_default()
+    }
+
     /// The suppression scheme the device and driver use.
     pub fn suppression(&self) -> eventpath_policy::notify::Suppression {
         if self.event_idx.unwrap_or(true) {

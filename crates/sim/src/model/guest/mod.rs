@@ -5,4 +5,5 @@
 pub(crate) mod driver;
 pub(crate) mod guest_sched;
 pub(crate) mod napi;
+pub(crate) mod tso;
 pub(crate) mod workers;

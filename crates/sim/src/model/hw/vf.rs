@@ -123,8 +123,8 @@ impl Host {
     fn vf_fetch(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
         loop {
             let d = &mut self.devs[dev as usize];
-            let Some(bytes) = d.txq.peek().map(|b| b.bytes) else { return };
-            if !d.wire.vf_room(&self.port.tx, bytes) {
+            let Some(b) = d.txq.peek().copied() else { return };
+            if !d.wire.vf_room(&self.port.tx, &b) {
                 return;
             }
             let b = d.txq.take().expect("a posted descriptor");

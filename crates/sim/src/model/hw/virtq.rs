@@ -18,12 +18,15 @@ pub struct Buf {
     pub born: Time,
     /// The connection it belongs to, among its workload's (a netperf thread's stream; else 0).
     pub flow: u16,
+    /// The TCP segments it carries: more than one for a TSO skb, which the host's NIC (TSO)
+    /// cuts into this many frames on the wire. 1 for everything else.
+    pub segs: u16,
 }
 
 impl Buf {
     /// A chain of `bytes` handed to the driver at `born`, on the workload's first connection.
     pub fn new(bytes: u32, born: Time) -> Self {
-        Buf { bytes, born, flow: 0 }
+        Buf { bytes, born, flow: 0, segs: 1 }
     }
 }
 

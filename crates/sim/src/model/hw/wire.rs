@@ -112,7 +112,8 @@ pub struct Wire {
     dev: u32,
     mtu: u32,
     overhead: u32,
-    /// Frames carry TCP segments (one frame each) rather than UDP datagrams.
+    /// Buffers carry TCP segments (a TSO skb several, one frame each) rather than UDP
+    /// datagrams.
     tcp: bool,
     /// A UDP datagram is dropped at the port's qdisc when this device already has this many
     /// wire bytes waiting (`txqueuelen` full-sized frames: the limit of its own TX queue of a
@@ -129,6 +130,8 @@ pub struct Wire {
     pub delivered: u64,
     /// Datagrams delivered to the client (lifetime, for conservation).
     pub delivered_life: u64,
+    /// Frames delivered (window): a TSO skb's segments each count.
+    pub frames: u64,
     /// Payload bytes delivered (window).
     pub payload_bytes: u64,
     /// Send → delivery latency of each datagram (ns).
@@ -150,18 +153,19 @@ impl Wire {
             dropped_life: 0,
             delivered: 0,
             delivered_life: 0,
+            frames: 0,
             payload_bytes: 0,
             latency: Histogram::new(),
         }
     }
 
-    /// Bytes a UDP datagram of `payload` bytes occupies on the wire, IP fragments included.
-    pub fn wire_bytes(&self, payload: u32) -> u32 {
+    /// Bytes a buffer occupies on the wire: a UDP datagram's IP fragments, or a TCP buffer's
+    /// segments (a TSO skb's `segs` frames, each with its headers and framing).
+    pub fn wire_bytes(&self, b: &Buf) -> u32 {
         if self.tcp {
-            // A segment is at most one MSS: a single frame.
-            return payload + TCP_IP_HDR + self.overhead;
+            return b.bytes + u32::from(b.segs) * (TCP_IP_HDR + self.overhead);
         }
-        udp_wire_bytes(payload, self.mtu, self.overhead)
+        udp_wire_bytes(b.bytes, self.mtu, self.overhead)
     }
 
     /// Queue a datagram on the device's NIC TX queue of `port`. Returns its delivery time when
@@ -169,7 +173,7 @@ impl Wire {
     /// otherwise `None`: the arbiter reaches it in turn, or it was dropped at the full qdisc
     /// (UDP only: a TCP sender's window bounds its segments).
     pub fn send(&mut self, now: Time, b: Buf, port: &mut TxPort) -> Option<Time> {
-        let bytes = self.wire_bytes(b.bytes);
+        let bytes = self.wire_bytes(&b);
         if !self.tcp && port.queued_bytes(self.dev) + u64::from(bytes) > self.qdisc_limit_bytes {
             self.dropped += u64::from(b.born >= self.window_start);
             self.dropped_life += 1;
@@ -183,15 +187,15 @@ impl Wire {
     /// none at all is waiting)? A VF's frame that does not fit is not dropped: its descriptor
     /// waits in the ring, unfetched, until earlier frames are through. TCP segments always
     /// fit, as in [`Self::send`] (the window bounds them).
-    pub fn vf_room(&self, port: &TxPort, payload: u32) -> bool {
+    pub fn vf_room(&self, port: &TxPort, b: &Buf) -> bool {
         let waiting = port.queued_bytes(self.dev);
-        self.tcp || waiting == 0 || waiting + u64::from(self.wire_bytes(payload)) <= self.qdisc_limit_bytes
+        self.tcp || waiting == 0 || waiting + u64::from(self.wire_bytes(b)) <= self.qdisc_limit_bytes
     }
 
     /// Hand a VF's frame, fetched from its ring, to its NIC TX queue (never dropped; see
     /// [`Self::vf_room`]). Returns its delivery time as [`Self::send`] does.
     pub fn send_from_vf_ring(&mut self, now: Time, b: Buf, port: &mut TxPort) -> Option<Time> {
-        let bytes = self.wire_bytes(b.bytes);
+        let bytes = self.wire_bytes(&b);
         port.push(now, self.dev, b, bytes)
     }
 
@@ -199,6 +203,7 @@ impl Wire {
     pub fn arrive(&mut self, now: Time, b: Buf) {
         self.delivered += 1;
         self.delivered_life += 1;
+        self.frames += u64::from(b.segs);
         self.payload_bytes += b.bytes as u64;
         self.latency.record(now - b.born);
     }
@@ -207,6 +212,7 @@ impl Wire {
     pub fn reset_metrics(&mut self, now: Time) {
         self.window_start = now;
         self.delivered = 0;
+        self.frames = 0;
         self.dropped = 0;
         self.payload_bytes = 0;
         self.latency.clear();
@@ -235,7 +241,7 @@ mod tests {
         }
         assert!(port.in_flight(0) > 1, "a datagram past the qdisc limit is dropped");
         let mut fetched = 0;
-        while vf.vf_room(&port, b.bytes) {
+        while vf.vf_room(&port, &b) {
             vf.send_from_vf_ring(0, b, &mut port);
             fetched += 1;
         }
@@ -247,11 +253,11 @@ mod tests {
             let (_, n) = port.finish(0, next.unwrap());
             next = n.map(|(d, _)| d);
         }
-        assert!(!vf.vf_room(&port, b.bytes));
+        assert!(!vf.vf_room(&port, &b));
         port.finish(0, 1);
-        assert!(vf.vf_room(&port, b.bytes));
+        assert!(vf.vf_room(&port, &b));
         // TCP segments are bounded by their window, not here.
-        assert!(Wire::new(&p, 2, true).vf_room(&port, 1448));
+        assert!(Wire::new(&p, 2, true).vf_room(&port, &Buf::new(1448, 0)));
     }
 
     #[test]

@@ -100,13 +100,18 @@ pub(crate) struct Costs {
     pub timed_sleep_ns: Time,
     /// vhost's packet weight (an ES2 optimistic poll's bound too).
     pub weight_packets: u32,
+    /// Per device: per byte the host's tap path checksums before delivery, for a guest
+    /// without `VIRTIO_NET_F_GUEST_CSUM` (0 with it).
+    rx_csum_byte_ns: Vec<f64>,
 }
 
 impl Costs {
-    /// The profile's costs.
-    pub fn new(p: &Profile) -> Self {
+    /// The profile's costs for devices whose negotiated offloads are `offloads`.
+    pub fn new(p: &Profile, offloads: impl Iterator<Item = crate::scenario::Offload>) -> Self {
         let v = &p.vhost;
+        let csum = p.guest.csum_byte_ns.value;
         Costs {
+            rx_csum_byte_ns: offloads.map(|o| if o.guest_csum { 0.0 } else { csum }).collect(),
             tx_packet_ns: v.tx_packet_ns.value,
             tx_byte_ns: v.tx_byte_ns.value,
             rx_packet_ns: v.rx_packet_ns.value,
@@ -133,6 +138,7 @@ impl Costs {
         }
         let pkt = rings.sock(dev).pop_front()?;
         rings.rx(dev).take();
-        Some((Work::Rx(pkt), round_ns(self.rx_packet_ns + self.rx_byte_ns * pkt.bytes as f64)))
+        let per_byte = self.rx_byte_ns + self.rx_csum_byte_ns[dev as usize];
+        Some((Work::Rx(pkt), round_ns(self.rx_packet_ns + per_byte * pkt.bytes as f64)))
     }
 }

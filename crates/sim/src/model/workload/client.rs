@@ -136,13 +136,13 @@ impl Client {
         self.flows.len()
     }
 
-    /// A segment of `bytes` of connection `flow` arrived at `now`; the client's `core`
-    /// receives it.
-    pub fn receive(&mut self, now: Time, bytes: u32, flow: u16, core: &mut Time) -> AckAction {
-        let done = self.cpu(now, self.rx_ns, core);
+    /// `segs` segments (a TSO skb's frames, back to back) of `bytes` of connection `flow`
+    /// arrived at `now`; the client's `core` receives each frame.
+    pub fn receive(&mut self, now: Time, bytes: u32, segs: u16, flow: u16, core: &mut Time) -> AckAction {
+        let done = self.cpu(now, self.rx_ns * Time::from(segs), core);
         let f = &mut self.flows[flow as usize];
         f.rcv_nxt += bytes as u64;
-        f.unacked += 1;
+        f.unacked += u32::from(segs);
         if self.in_batch {
             self.batch_done = done;
             return AckAction::None;

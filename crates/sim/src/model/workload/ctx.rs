@@ -99,7 +99,7 @@ pub(crate) trait Ctx<A> {
     /// Run `ns` of client work on the peer's core from `at`; returns when it is done.
     fn client_cpu(&mut self, at: Time, ns: Time) -> Time;
     /// The peer's core receives a TCP segment of `bytes` of connection `flow` arriving now.
-    fn client_receive(&mut self, bytes: u32, flow: u16) -> AckAction;
+    fn client_receive(&mut self, bytes: u32, segs: u16, flow: u16) -> AckAction;
     /// The peer puts `pkt` (`wire_bytes` on the wire) on the reverse link at `at`; returns when
     /// it reaches the host's NIC (its way to the tap follows by itself).
     fn to_host(&mut self, at: Time, pkt: RxPkt, wire_bytes: u32) -> Time;

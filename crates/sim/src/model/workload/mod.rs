@@ -44,7 +44,7 @@ pub(crate) use crate::model::workload::udp_rx::UdpReceiver;
 pub(crate) use crate::model::workload::udp_tx::UdpSender;
 use crate::engine::Time;
 use crate::profile::Profile;
-use crate::scenario::Workload;
+use crate::scenario::{Offload, Workload};
 
 pub use crate::model::workload::app::{AppLedger, ClientEv, DevLedger, Measure, Step};
 pub(crate) use crate::model::workload::app::App;
@@ -138,21 +138,22 @@ apps! {$
 }
 
 impl Sender {
-    /// The application `w` describes (None: no workload), in VM `vm_name` of `vcpus` vCPUs.
-    pub fn new(w: Option<&Workload>, vcpus: u32, p: &Profile, seed: u64, vm_name: &str) -> Self {
+    /// The application `w` describes (None: no workload), in VM `vm_name` of `vcpus` vCPUs
+    /// whose device negotiated offloads `off`.
+    pub fn new(w: Option<&Workload>, vcpus: u32, p: &Profile, seed: u64, vm_name: &str, off: Offload) -> Self {
         let Some(w) = w else { return Sender::Idle(IdleApp) };
         match *w {
             Workload::TcpReceive { message_bytes, window_bytes } => {
                 Sender::TcpRx(TcpReceiver::new(message_bytes, window_bytes, p))
             }
             Workload::TcpRr { .. } | Workload::Memcached { .. } | Workload::Http { .. } => {
-                Sender::Server(TcpServer::new(w, vcpus, p, seed, vm_name))
+                Sender::Server(TcpServer::new(w, vcpus, p, seed, vm_name, off))
             }
             Workload::UdpStream { message_bytes, rate_pps } => {
                 Sender::Udp(UdpSender::new(message_bytes, rate_pps, p, seed, vm_name))
             }
             Workload::TcpStream { message_bytes, window_bytes, streams } => {
-                Sender::Tcp(TcpStreams::new(message_bytes, window_bytes, streams, vcpus, p))
+                Sender::Tcp(TcpStreams::new(message_bytes, window_bytes, streams, vcpus, p, off))
             }
             Workload::UdpReceive { message_bytes, rate_pps } => {
                 Sender::UdpRx(UdpReceiver::new(message_bytes, Some(rate_pps), None, p))

@@ -1,5 +1,6 @@
 //! The guest's TCP sender for netperf TCP_STREAM (DESIGN §3.5): application `write()`s append
-//! to the socket; segments of one MSS leave when a full MSS is queued, or a shorter one when
+//! to the socket; an skb of whole MSS segments up to the size goal (one MSS, or with TSO up to
+//! 45 of them: `guest/tso.rs`) leaves when a full MSS is queued, or a shorter one when
 //! nothing is unacknowledged (Nagle, RFC 896 — netperf does not set TCP_NODELAY); the send
 //! window (cwnd, rwnd and the socket buffer, one number here) bounds unacknowledged bytes and,
 //! with unsent bytes, what the application may write before it blocks. A `write()` larger than
@@ -15,20 +16,24 @@ use crate::model::hw::virtq::Buf;
 use crate::model::guest::guest_sched::GuestSched;
 use crate::model::workload::app::{pct, App, ClientEv, DevView, Measure, Step};
 use crate::model::workload::ctx::Ctx;
+use crate::model::guest::tso::SizeGoal;
 use crate::model::workload::net::TCP_IP_HDR;
 use crate::engine::{Time, round_ns};
 use crate::profile::Profile;
+use crate::scenario::Offload;
 
 /// One TCP_STREAM connection's sender state. Sequence numbers are byte counters from 0.
 #[derive(Debug)]
 pub struct TcpSender {
     msg: u32,
-    mss: u32,
+    goal: SizeGoal,
     window: u64,
     /// Cost of entering one `write()` call, and per byte copied.
     write_call_ns: f64,
     write_byte_ns: f64,
     seg_cost: Time,
+    /// Per byte of an skb checksummed by the guest (0: the device offloads it).
+    csum_byte_ns: f64,
     /// Bytes of the current `write()` still to copy (0: the next write starts afresh).
     write_left: u32,
     /// Bytes the application has written.
@@ -37,22 +42,23 @@ pub struct TcpSender {
     snd_nxt: u64,
     /// Bytes acknowledged (snd_una).
     snd_una: u64,
-    /// Segments handed to the driver (lifetime).
+    /// skbs handed to the driver (lifetime).
     pub segments_life: u64,
-    /// Segments handed to the driver (window).
+    /// skbs handed to the driver (window).
     pub segments: u64,
     /// ACKs processed (window).
     pub acks: u64,
 }
 
 impl TcpSender {
-    /// A sender of `msg`-byte writes with send window `window` bytes.
-    pub fn new(msg: u32, window: u32, p: &Profile) -> Self {
+    /// A sender of `msg`-byte writes with send window `window` bytes, through a device with
+    /// offloads `off`.
+    pub fn new(msg: u32, window: u32, p: &Profile, off: Offload) -> Self {
         let g = &p.guest;
-        let mss = p.nic.mtu_bytes.value as u32 - TCP_IP_HDR;
         TcpSender {
             msg,
-            mss,
+            goal: SizeGoal::new(p, off.host_tso4, u64::from(window)),
+            csum_byte_ns: if off.csum { 0.0 } else { g.csum_byte_ns.value },
             window: window as u64,
             write_call_ns: g.tcp_write_ns.value,
             write_byte_ns: g.tcp_tx_byte_ns.value,
@@ -67,13 +73,13 @@ impl TcpSender {
         }
     }
 
-    /// The segment to send now, if any (tcp_write_xmit with the Nagle test).
+    /// The skb to send now, if any (tcp_write_xmit with the Nagle test).
     pub fn next_segment(&self) -> Option<u32> {
         let unsent = self.written - self.snd_nxt;
         let room = self.window - (self.snd_nxt - self.snd_una);
-        let full = self.mss as u64;
-        if unsent >= full && room >= full {
-            Some(self.mss)
+        let in_flight = self.snd_nxt - self.snd_una;
+        if let Some(bytes) = self.goal.full_segments(unsent, room) {
+            (!self.goal.should_defer(unsent, room, in_flight)).then_some(bytes)
         } else if unsent > 0 && self.snd_nxt == self.snd_una && room >= unsent {
             Some(unsent as u32)
         } else {
@@ -103,9 +109,10 @@ impl TcpSender {
         }
     }
 
-    /// It has something to do: a segment to send or a write that fits.
-    fn runnable(&self) -> bool {
-        self.next_segment().is_some() || self.next_write().is_some()
+    /// It has something to do: a segment to send (unless the driver's queue is `stopped`) or
+    /// a write that fits.
+    fn runnable(&self, stopped: bool) -> bool {
+        (!stopped && self.next_segment().is_some()) || self.next_write().is_some()
     }
 }
 
@@ -126,9 +133,9 @@ pub struct TcpStreams {
 impl TcpStreams {
     /// `streams` threads of `msg`-byte writes, each with send window `window` bytes, in a VM
     /// of `vcpus` vCPUs.
-    pub fn new(msg: u32, window: u32, streams: u32, vcpus: u32, p: &Profile) -> Self {
+    pub fn new(msg: u32, window: u32, streams: u32, vcpus: u32, p: &Profile, off: Offload) -> Self {
         TcpStreams {
-            s: (0..streams).map(|_| TcpSender::new(msg, window, p)).collect(),
+            s: (0..streams).map(|_| TcpSender::new(msg, window, p, off)).collect(),
             sched: GuestSched::new(streams, vcpus, p),
             stopped: false,
         }
@@ -164,12 +171,15 @@ impl App for TcpStreams {
     fn next(g: &mut impl Ctx<Self>, v: u32) {
         let local = v - g.vcpu(0);
         let t = g.app();
-        let Some((i, switch)) = (if t.stopped { None } else { t.sched.pick(local, |i| t.s[i as usize].runnable()) }) else {
+        // A stopped driver queue stops transmits, not `write()`s: the bytes wait in the socket
+        // and leave as larger skbs when the queue wakes (up to the size goal with TSO).
+        let stopped = t.stopped;
+        let Some((i, switch)) = t.sched.pick(local, |i| t.s[i as usize].runnable(stopped)) else {
             return g.idle(v, None);
         };
         let st = &t.s[i as usize];
-        let (step, cost) = match st.next_segment() {
-            Some(bytes) => (Step::new(XMIT, bytes, u64::from(i)), st.seg_cost),
+        let (step, cost) = match st.next_segment().filter(|_| !stopped) {
+            Some(bytes) => (Step::new(XMIT, bytes, u64::from(i)), st.seg_cost + round_ns(st.csum_byte_ns * f64::from(bytes))),
             None => {
                 let (bytes, cost) = st.next_write().expect("a runnable thread has a segment or a write");
                 (Step::new(WRITE, bytes, u64::from(i)), cost)
@@ -194,7 +204,8 @@ impl App for TcpStreams {
         t.snd_nxt += bytes as u64;
         t.segments += 1;
         t.segments_life += 1;
-        g.post_tx(v, Buf { flow, ..Buf::new(bytes, now) });
+        let segs = t.goal.segs(bytes);
+        g.post_tx(v, Buf { flow, segs, ..Buf::new(bytes, now) });
     }
 
     fn step_name(s: Step) -> &'static str {
@@ -207,9 +218,9 @@ impl App for TcpStreams {
     fn deliver(g: &mut impl Ctx<Self>, v: u32, pkt: RxPkt) -> bool {
         let t = g.app();
         let i = pkt.conn as usize;
-        let blocked = !t.s[i].runnable();
+        let blocked = !t.s[i].runnable(t.stopped);
         t.s[i].on_ack(pkt.ack);
-        if t.s.len() == 1 || !blocked || !t.s[i].runnable() || t.stopped {
+        if t.s.len() == 1 || !blocked || !t.s[i].runnable(t.stopped) {
             return false;
         }
         let home = g.vcpu(i as u32 % g.vcpu_count());
@@ -222,7 +233,7 @@ impl App for TcpStreams {
 
     /// A segment reached the client, which ACKs (delayed ACKs) from its core.
     fn at_client(g: &mut impl Ctx<Self>, b: Buf) {
-        let a = g.client_receive(b.bytes, b.flow);
+        let a = g.client_receive(b.bytes, b.segs, b.flow);
         Self::client_action(g, b.flow, a);
     }
 
@@ -270,7 +281,7 @@ impl App for TcpStreams {
     /// What reached the client; segment sent → last bit on the wire.
     fn measure<'a>(&'a self, d: DevView<'a>) -> Measure<'a> {
         Measure {
-            delivered: Some(d.wire.delivered),
+            delivered: Some(d.wire.frames),
             payload: Some(d.wire.payload_bytes),
             latency: Some(&d.wire.latency),
             loss_pct: pct(d.wire.dropped, self.s.iter().map(|t| t.segments).sum()),

@@ -39,7 +39,8 @@ use crate::model::workload::net::{TCP_IP_HDR, TCP_RTO_MIN_NS};
 use crate::engine::{Rng, Time, round_ns};
 use crate::metrics::Histogram;
 use crate::profile::Profile;
-use crate::scenario::{HttpServer, Workload};
+use crate::scenario::{HttpServer, Offload, Workload};
+use crate::model::guest::tso::SizeGoal;
 use std::collections::VecDeque;
 
 /// memcached ASCII protocol framing (protocol.txt): `get <key>\r\n`.
@@ -88,6 +89,10 @@ pub(crate) struct Conn {
 pub struct TcpServer {
     workload: Workload,
     mss: u32,
+    /// The response's segmentation (TSO or one MSS per skb).
+    goal: SizeGoal,
+    /// Per byte of a response skb the guest checksums (0: the device offloads it).
+    csum_byte_ns: f64,
     pub(crate) conns: Vec<Conn>,
     rng: Rng,
     /// The worker threads and their requests.
@@ -133,7 +138,7 @@ pub struct TcpServer {
 
 impl TcpServer {
     /// The server for `w` (TcpRr, Memcached or Http) on a VM of `vcpus` vCPUs.
-    pub fn new(w: &Workload, vcpus: u32, p: &Profile, seed: u64, vm_name: &str) -> Self {
+    pub fn new(w: &Workload, vcpus: u32, p: &Profile, seed: u64, vm_name: &str, off: Offload) -> Self {
         let g = &p.guest;
         let conc = match *w {
             Workload::TcpRr { concurrency, .. } | Workload::Memcached { concurrency, .. } | Workload::Http { concurrency, .. } => concurrency,
@@ -148,6 +153,8 @@ impl TcpServer {
         TcpServer {
             workload: w.clone(),
             mss: p.nic.mtu_bytes.value as u32 - TCP_IP_HDR,
+            goal: SizeGoal::new(p, off.host_tso4, u64::MAX),
+            csum_byte_ns: if off.csum { 0.0 } else { g.csum_byte_ns.value },
             conns: vec![c0; conc as usize],
             rng: Rng::for_component(seed, &format!("vm:{vm_name}/client")),
             workers: Workers::new(w, vcpus),
@@ -344,7 +351,8 @@ impl TcpServer {
         s.segments += 1;
         s.segments_life += 1;
         s.in_path.push_back((conn, Ctl::None));
-        g.post_tx(v, Buf::new(bytes, now));
+        let segs = g.app().goal.segs(bytes);
+        g.post_tx(v, Buf { segs, ..Buf::new(bytes, now) });
     }
 }
 
@@ -365,7 +373,8 @@ impl App for TcpServer {
             return g.run_step(v, Step::new(CTL_XMIT, conn, ctl_code(Ctl::Fin) as u64), c);
         }
         if let Some((_, left)) = tx {
-            let (bytes, c) = (left.min(s.mss), s.seg_ns);
+            let bytes = left.min(s.goal.goal());
+            let c = s.seg_ns + round_ns(s.csum_byte_ns * f64::from(bytes));
             return g.run_step(v, Step::new(SRV_XMIT, bytes, 0), c);
         }
         if let Some(conn) = s.workers.take(w, local) {
@@ -420,7 +429,7 @@ impl App for TcpServer {
     /// request on that connection.
     fn at_client(g: &mut impl Ctx<Self>, b: Buf) {
         let p = &g.profile().client;
-        let (rx_ns, delack) = (round_ns(p.rx_packet_ns.value), p.delack_segments.value as u32);
+        let (rx_ns, delack) = (round_ns(p.rx_packet_ns.value) * Time::from(b.segs), p.delack_segments.value as u32);
         let at = g.client_cpu(g.now(), rx_ns);
         let s = g.app();
         let (conn, ctl) = s.in_path.pop_front().expect("response segment without a connection");
@@ -430,7 +439,7 @@ impl App for TcpServer {
         let per_request = s.per_request_conn;
         let c = &mut s.conns[conn as usize];
         c.resp_got += b.bytes;
-        c.unacked += 1;
+        c.unacked += u32::from(b.segs);
         if c.resp_got >= c.resp_bytes && per_request {
             // ab reads until the server closes: the transaction ends with the FIN.
             return;

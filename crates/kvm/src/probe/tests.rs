@@ -343,7 +343,7 @@ fn the_idle_curve_is_exported_as_the_host_s_idle_states() {
     assert_eq!((hp.guest_halt_poll_ns, hp.grow_start_ns, hp.allow_shrink), (0, 50_000, true));
     let got: Vec<(String, f64, f64, f64)> =
         c.states.iter().map(|s| (s.name.clone(), s.exit_latency_ns, s.target_residency_ns.round(), s.wake_cpu_ns)).collect();
-    let gm = |a: f64, b: f64| (a * b).sqrt().round() * 1e3;
+    let gm = |a: f64, b: f64| (a * 1e3 * b * 1e3).sqrt().round();
     assert_eq!(
         got,
         [

@@ -190,6 +190,10 @@ def test_probe_measures_each_path_per_notification_and_exports_a_profile(tmp_pat
             assert k["samples"] >= 0.5 * k["kicks"] > 10, (bus, k)
             assert 0 < k["latency_us"]["p50"] < 10000, (bus, k)
             assert k["backend_wakeups"] >= 0.5 * k["kicks"] and k["backend_cpu_us_per_wakeup"] > 0, (bus, k)
+        # the idle curve: the same kick -> backend measurement at 4 idle lengths (issue 28)
+        assert [p["gap_us"] for p in trial["idle_curve"]] == [20, 100, 500, 2000]
+        for p in trial["idle_curve"]:
+            assert 0 < p["kick"]["latency_us"]["p50"] and p["kick"]["backend_idle_us_per_wakeup"] > 0, p
         # a kick that wakes the backend costs the guest more than one in a loop that only kicks
         assert trial["kick_under_load"]["guest_cost_us_per_kick"] > paths["pio_ioeventfd"]["guest_cost_us_per_notification"]
     # every parameter is exported (median of the trials, which agree) or refused, never both
@@ -197,7 +201,8 @@ def test_probe_measures_each_path_per_notification_and_exports_a_profile(tmp_pat
                     "host.thread_wakeup_spread_ns", "host.halt_wakeup_ns", "host.halt_poll_wake_ns",
                     "vhost.wakeup_ns", "vhost.tx_packet_ns", "guest.request_ns",
                     "host.timer_wakeup_ns", "vhost.timed_sleep_ns"}
-    named = {"vcpu_hlt_wakeup_ns", "backend_cpu_per_wakeup_ns", "io_kick_tight_loop_ns"}
+    named = {"vcpu_hlt_wakeup_ns", "backend_cpu_per_wakeup_ns", "io_kick_tight_loop_ns"} | {
+        f"idle_curve_{g}us_{q}_ns" for g in [20, 100, 500, 2000] for q in ["kick_to_run", "backend_cpu", "backend_idle"]}
     assert set(d["profile"]) | {k for k, r in d["refused"].items() if r["profile_key"]} == profile_keys
     assert set(d["not_in_profile"]) | {k for k, r in d["refused"].items() if not r["profile_key"]} == named
     assert not (set(d["profile"]) | set(d["not_in_profile"])) & set(d["refused"])

@@ -72,7 +72,12 @@ fn notify_path(pattern: &str, kick: &str, dur: f64, note: &'static str) -> Resul
 /// Guest kick -> the exit-mode backend thread asleep in poll(2) sees it, one request every 200 µs;
 /// the guest's cost per kick and the backend thread's CPU per wake-up in the same run.
 fn kick_to_backend(kick: &str, dur: f64) -> Result<KickSamples> {
-    let r = run(scenarios::sparse_kicks(kick, 200.0, dur))?;
+    kick_to_backend_every(kick, 200.0, dur)
+}
+
+/// [`kick_to_backend`] with one request every `gap_us`.
+fn kick_to_backend_every(kick: &str, gap_us: f64, dur: f64) -> Result<KickSamples> {
+    let r = run(scenarios::sparse_kicks(kick, gap_us, dur))?;
     let k = &r.extra.counters.kick_to_backend;
     let wakeups = r.extra.counters.per_thread.first().map(|t| t.counters.kick_events).unwrap_or(0);
     let cpu_us = r.host.io_threads.first().and_then(|t| t.util_pct).map(|u| u / 100.0 * r.sim_seconds * 1e6);
@@ -83,6 +88,7 @@ fn kick_to_backend(kick: &str, dur: f64) -> Result<KickSamples> {
         guest_cost_us_per_kick: r.vms[0].extra.guest.kick_cost_us_per_kick,
         backend_wakeups: wakeups,
         backend_cpu_us_per_wakeup: cpu_us.filter(|_| wakeups > 0).map(|c| c / wakeups as f64),
+        backend_idle_us_per_wakeup: cpu_us.filter(|_| wakeups > 0).map(|c| (r.sim_seconds * 1e6 - c).max(0.0) / wakeups as f64),
     })
 }
 
@@ -164,7 +170,24 @@ fn measure(quick: bool) -> Result<ProbeResults> {
         hlt_wakeup: hlt,
         msi_reroute_us: reroute_us(if quick { 50 } else { 400 })?,
         timed_sleep: timed_sleep(if quick { 2_000 } else { 10_000 })?,
+        idle_curve: IDLE_GAPS_US.iter().map(|&g| Ok(IdleCurvePoint { gap_us: g, kick: kick_to_backend_every("pio", g as f64, dur)? })).collect::<Result<_>>()?,
     })
+}
+
+/// This host's cpuidle governor, driver and haltpoll parameters, from sysfs.
+pub fn host_idle() -> HostIdle {
+    let read = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_default();
+    let mut haltpoll = BTreeMap::new();
+    if let Ok(dir) = std::fs::read_dir("/sys/module/haltpoll/parameters") {
+        for e in dir.flatten() {
+            haltpoll.insert(e.file_name().to_string_lossy().into_owned(), read(&e.path().to_string_lossy()));
+        }
+    }
+    HostIdle {
+        governor: read("/sys/devices/system/cpu/cpuidle/current_governor"),
+        driver: read("/sys/devices/system/cpu/cpuidle/current_driver"),
+        haltpoll,
+    }
 }
 
 /// `n` sleeps of 10 µs by a thread on the backend's CPU (the last one) with the backend's timer
@@ -222,7 +245,8 @@ pub fn probe_with(out_dir: &str, opts: ProbeOptions) -> Result<String> {
     }
     let results = (0..opts.trials).map(|_| measure(opts.quick)).collect::<Result<Vec<_>>>()?;
     let date = std::process::Command::new("date").arg("-u").arg("+%Y-%m-%d").output().ok().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default();
-    let probe = export::report(profile::host_cpu_model(), date, sys::tsc_hz(), sys::host_cpus(), opts.quick, results).map_err(crate::Error::Kvm)?;
+    let mut probe = export::report(profile::host_cpu_model(), date, sys::tsc_hz(), sys::host_cpus(), opts.quick, results).map_err(crate::Error::Kvm)?;
+    probe.host_idle = host_idle();
     // Keys sorted, as the summaries are written.
     let text = serde_json::to_string_pretty(&serde_json::to_value(&probe).expect("probe serializes")).expect("json");
     let toml = profile::profile_toml(&probe).map_err(crate::Error::Kvm)?;

@@ -9,6 +9,7 @@
 //!                                         │ completion
 //!  guest vCPU <──inject── [routing | hbalance | es2::redirect] <── [moderation] <──┘
 //!  vCPU halt  ──> [halt_poll]          interrupt arrives ──> [delivery] (exit or not)
+//!  idle pCPU  ──> [idle] (menu, haltpoll: which idle state a wake-up pays)
 //! ```
 //!
 //! Config structs derive `serde` traits (with `deny_unknown_fields` and `default`) under the
@@ -21,6 +22,7 @@ pub mod error;
 pub mod es2;
 pub mod halt_poll;
 pub mod hbalance;
+pub mod idle;
 pub mod moderation;
 pub mod notify;
 pub mod pmd;

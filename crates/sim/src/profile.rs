@@ -160,12 +160,22 @@ pub struct HostCosts {
     pub nic_rx_itr_ns: Param,
 }
 
-/// The processor idle states of the host (`intel_idle` tables) with their provenance.
+/// The processor idle states of the host (`intel_idle` tables, or a nested host's probed
+/// wake-up curve) with their provenance and the governor that picks among them
+/// (`eventpath_policy::idle`).
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CStates {
     /// Where the table comes from.
     pub source: String,
+    /// The idle governor: `menu` (default; the deepest state that fits the predicted idle) or
+    /// `haltpoll` (state 0 a poll of an adaptive window, states 1.. the halt's outcomes by the
+    /// halt's length: a guest-style host whose halt goes to an outer hypervisor that polls).
+    #[serde(default)]
+    pub governor: eventpath_policy::idle::GovernorKind,
+    /// haltpoll's module parameters (only with `governor = "haltpoll"`; absent: Linux's defaults).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub haltpoll: Option<eventpath_policy::idle::HaltpollConfig>,
     /// Shallowest first (increasing target residency).
     pub states: Vec<CState>,
 }
@@ -178,8 +188,13 @@ pub struct CState {
     pub name: String,
     /// Worst-case wake-up latency (`exit_latency`).
     pub exit_latency_ns: f64,
-    /// Shortest idle period worth entering it (`target_residency`).
+    /// Shortest idle period worth entering it (`target_residency`); under haltpoll, for the
+    /// halt states, the shortest halt that ends in it (the outer hypervisor's poll window).
     pub target_residency_ns: f64,
+    /// CPU per wake-up from this state: what the woken thread spends, beyond a wake-up from
+    /// a shallow state, before its first work (charged as its run time). Absent: 0.
+    #[serde(default)]
+    pub wake_cpu_ns: f64,
 }
 
 /// Host scheduler (CFS) tunables and costs. The three CFS times are Linux's *unscaled*
@@ -380,7 +395,7 @@ pub struct Profile {
 const MAX_NS: f64 = 1e9;
 
 /// Most idle states (`host.cstates.states`) a profile may list.
-pub const MAX_CSTATES: usize = 8;
+pub const MAX_CSTATES: usize = eventpath_policy::idle::MAX_STATES;
 
 /// The range a profile parameter may take, with the reason shown in the error.
 struct Bounds {
@@ -447,7 +462,7 @@ fn no_positional_tables(prefix: &str, t: &toml::Table) -> Result<(), String> {
             toml::Value::Table(sub) => no_positional_tables(&key, sub)?,
             toml::Value::Array(items) if key == "host.cstates.states" && items.iter().all(toml::Value::is_table) => {}
             toml::Value::Array(_) if key == "host.cstates.states" => {
-                return Err(format!("key `{key}`: expected an array of tables ({{ name, exit_latency_ns, target_residency_ns }}), found another value in it"))
+                return Err(format!("key `{key}`: expected an array of tables ({{ name, exit_latency_ns, target_residency_ns, wake_cpu_ns }}), found another value in it"))
             }
             toml::Value::Array(_) => return Err(format!("key `{key}`: expected a table ({{ value, unit, source }} or a [section]), found an array")),
             _ => {}
@@ -718,7 +733,7 @@ impl Profile {
         }
         let mut last = -1.0;
         for (i, c) in states.iter().enumerate() {
-            for (k, v) in [("exit_latency_ns", c.exit_latency_ns), ("target_residency_ns", c.target_residency_ns)] {
+            for (k, v) in [("exit_latency_ns", c.exit_latency_ns), ("target_residency_ns", c.target_residency_ns), ("wake_cpu_ns", c.wake_cpu_ns)] {
                 if !(v.is_finite() && (0.0..=MAX_NS).contains(&v)) {
                     return Err(format!(
                         "key `host.cstates.states[{i}].{k}`: value {v} is not allowed; expected a number in 0..={MAX_NS} ns (at most a second)"
@@ -730,7 +745,29 @@ impl Profile {
             }
             last = c.target_residency_ns;
         }
-        Ok(())
+        self.check_governor()
+    }
+
+    /// A haltpoll table needs its poll state and a halt state; haltpoll's parameters belong
+    /// to it alone (never accepted and ignored).
+    fn check_governor(&self) -> Result<(), String> {
+        use eventpath_policy::idle::GovernorKind;
+        let c = &self.host.cstates;
+        match (c.governor, &c.haltpoll) {
+            (GovernorKind::Menu, Some(_)) => {
+                Err("key `host.cstates.haltpoll`: not allowed with governor = \"menu\"; expected it only with governor = \"haltpoll\"".into())
+            }
+            (GovernorKind::Haltpoll, hp) => {
+                if c.states.len() < 2 {
+                    return Err(format!(
+                        "key `host.cstates.states`: {} states are not allowed with governor = \"haltpoll\"; expected at least 2 (the poll state, then the halt's outcomes)",
+                        c.states.len()
+                    ));
+                }
+                hp.unwrap_or_default().validate().map_err(|e| format!("key `{}`: value {} is not allowed; {}", e.param, e.value, e.allowed))
+            }
+            (GovernorKind::Menu, None) => Ok(()),
+        }
     }
 
     /// Number of pCPUs the profile's host has.

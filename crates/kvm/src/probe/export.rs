@@ -15,6 +15,7 @@
 //! | `vhost.tx_packet_ns` | backend TSC from the ring check that found a request to its used entry, per request (100 k/s stream, polling backend) | charged per request a back end takes |
 //! | `guest.request_ns` | guest TSC in loop turns that submitted or reaped (kicks excluded), per request (same run) | charged per request by `request_stream` |
 //! | `not_in_profile.vcpu_hlt_wakeup_ns`, `backend_cpu_per_wakeup_ns` | the raw measurements behind those two | |
+//! | `host.cstates` (a table) | the idle curve (`idle_curve_*`): kick -> backend p50, its CPU and idle per wake-up at 4 idle lengths; state i's exit_latency_ns / wake_cpu_ns = point i's minus the shortest idle's, target_residency_ns = geometric mean of points i-1 and i's idles; governor and haltpoll parameters from sysfs ([`super::profile`]) | a nested host's wake-up depends on the idle before it (the outer hypervisor's halt polling): the simulator's idle governor picks the point |
 //! | `not_in_profile.io_kick_tight_loop_ns` | guest cost per PIO kick in a loop that does nothing else | no key: the simulator charges one cost per kick, the one under load |
 use super::report::*;
 use super::stats::{self, judge};
@@ -41,15 +42,93 @@ fn ns(us: Option<f64>) -> Option<f64> {
     us.map(|us| us * 1e3)
 }
 
+/// The kick -> backend run the thread wake-up is read from: the idle curve's shortest idle (the
+/// shallowest state, which `host.cstates` adds to), else the sparse kicks every 200 µs.
+fn base_wakeup(r: &ProbeResults) -> &KickSamples {
+    r.idle_curve.first().map(|p| &p.kick).unwrap_or(&r.kick_to_backend_handler.pio_ioeventfd)
+}
+
 /// Kick -> backend, PIO: (p50, p90) in ns.
 fn k2b(r: &ProbeResults) -> (Option<f64>, Option<f64>) {
-    let l = &r.kick_to_backend_handler.pio_ioeventfd.latency_us;
+    let l = &base_wakeup(r).latency_us;
     (ns(l.p50), ns(l.p90))
+}
+
+/// Point `i` of the idle curve.
+fn point(r: &ProbeResults, i: usize) -> Option<&KickSamples> {
+    r.idle_curve.get(i).map(|p| &p.kick)
+}
+
+/// Kick -> backend p50 (ns) after an idle like a halted vCPU's of the `hlt` run (1 ms ± 50 %):
+/// the idle curve's point whose measured idle is nearest 1 ms (by ratio), else [`k2b`]'s.
+fn wakeup_after_1ms_idle(r: &ProbeResults) -> Option<f64> {
+    let dist = |k: &KickSamples| k.backend_idle_us_per_wakeup.map(|i| (i.max(1.0) / 1000.0).ln().abs());
+    let near = r.idle_curve.iter().filter_map(|p| Some((dist(&p.kick)?, &p.kick))).min_by(|a, b| a.0.total_cmp(&b.0));
+    match near {
+        Some((_, k)) => ns(k.latency_us.p50),
+        None => k2b(r).0,
+    }
 }
 
 /// MSI -> halted vCPU's handler, halt polling off, 1 ms gaps: p50 in ns.
 fn hlt(r: &ProbeResults) -> Option<f64> {
     r.hlt_wakeup.get("halt_poll_0_gap_1000us").and_then(|h| ns(h.latency_us.p50))
+}
+
+/// The idle curve's exported quantities of point `$i`: (kick -> run p50, backend CPU per
+/// wake-up, backend idle per wake-up), ns, not in profile.toml as keys (they make its
+/// `host.cstates` table, [`super::profile`]).
+macro_rules! curve_defs {
+    ($i:expr, $lat:expr, $cpu:expr, $idle:expr) => {
+        [
+            Def {
+                name: $lat,
+                in_profile: false,
+                unit: "ns",
+                measures: "idle curve: guest PIO kick -> the backend thread asleep in poll(2) runs with it, median, at this idle length",
+                why_not: Some("a point of host.cstates: its exit_latency_ns is this minus the shortest idle's"),
+                value: |r, _| point(r, $i).and_then(|k| ns(k.latency_us.p50)),
+            },
+            Def {
+                name: $cpu,
+                in_profile: false,
+                unit: "ns",
+                measures: "idle curve: the backend thread's CPU time (schedstat) / its kick wake-ups at this idle length",
+                why_not: Some("a point of host.cstates: its wake_cpu_ns is this minus the shortest idle's"),
+                value: |r, _| point(r, $i).and_then(|k| ns(k.backend_cpu_us_per_wakeup)),
+            },
+            Def {
+                name: $idle,
+                in_profile: false,
+                unit: "ns",
+                measures: "idle curve: the backend thread's mean idle before a wake-up, (window - its CPU) / its kick wake-ups",
+                why_not: Some("a point of host.cstates: its target_residency_ns is the geometric mean of this and the next shorter point's"),
+                value: |r, _| point(r, $i).and_then(|k| ns(k.backend_idle_us_per_wakeup)),
+            },
+        ]
+    };
+}
+
+/// Names of the idle curve's entries, by point: (kick -> run, CPU per wake-up, idle).
+pub const CURVE_NAMES: [(&str, &str, &str); IDLE_GAPS_US.len()] = [
+    ("idle_curve_20us_kick_to_run_ns", "idle_curve_20us_backend_cpu_ns", "idle_curve_20us_backend_idle_ns"),
+    ("idle_curve_100us_kick_to_run_ns", "idle_curve_100us_backend_cpu_ns", "idle_curve_100us_backend_idle_ns"),
+    ("idle_curve_500us_kick_to_run_ns", "idle_curve_500us_backend_cpu_ns", "idle_curve_500us_backend_idle_ns"),
+    ("idle_curve_2000us_kick_to_run_ns", "idle_curve_2000us_backend_cpu_ns", "idle_curve_2000us_backend_idle_ns"),
+];
+
+/// The idle curve's entries (judged like every parameter, by point).
+pub fn curve_defs() -> Vec<Def> {
+    let n = CURVE_NAMES;
+    [
+        curve_defs!(0, n[0].0, n[0].1, n[0].2),
+        curve_defs!(1, n[1].0, n[1].1, n[1].2),
+        curve_defs!(2, n[2].0, n[2].1, n[2].2),
+        curve_defs!(3, n[3].0, n[3].1, n[3].2),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// MSI -> a halt-polling vCPU's handler (halt_poll_ns 2 ms, 100 µs gaps): p50 in ns, if at
@@ -84,7 +163,7 @@ pub fn defs() -> Vec<Def> {
             name: "host.thread_wakeup_ns",
             in_profile: true,
             unit: "ns",
-            measures: "guest PIO kick -> the backend thread asleep in poll(2) on an idle CPU runs with it (shared TSC), median, one kick every 200 us, minus exit.io_signal_ns (the part of the kick exit the simulator places before the eventfd_signal); includes this host's idle-state exit, so the profile has no host.cstates",
+            measures: "guest PIO kick -> the backend thread asleep in poll(2) on an idle CPU runs with it (shared TSC), median, at the idle curve's shortest idle (one kick every 20 us; without a curve, every 200 us), minus exit.io_signal_ns (the part of the kick exit the simulator places before the eventfd_signal); includes the exit from this host's shallowest idle outcome: host.cstates adds the longer idles' extra (without a curve the profile has no host.cstates)",
             why_not: None,
             value: |r, io_signal| k2b(r).0.map(|x| x - io_signal),
         },
@@ -111,9 +190,9 @@ pub fn defs() -> Vec<Def> {
             name: "host.halt_wakeup_ns",
             in_profile: true,
             unit: "ns",
-            measures: "a halted vCPU's wake-up beyond a thread's: MSI -> halted vCPU ran its handler (median, halt_poll_ns = 0, 1 ms gaps) minus host.thread_wakeup_ns as exported (kick -> backend thread), at least 0; the simulator adds it between the vCPU thread's switch-in and its VM entry (kvm_vcpu_block's return, vcpu_load, the entry, and here this host's emulated CPL0 handler)",
+            measures: "a halted vCPU's wake-up beyond a thread's: MSI -> halted vCPU ran its handler (median, halt_poll_ns = 0, 1 ms gaps) minus a thread's wake-up after a like idle (kick -> backend thread at the idle curve's point nearest 1 ms, less exit.io_signal_ns: host.thread_wakeup_ns plus that point's host.cstates exit), at least 0; the simulator adds it between the vCPU thread's switch-in and its VM entry (kvm_vcpu_block's return, vcpu_load, the entry, and here this host's emulated CPL0 handler)",
             why_not: None,
-            value: |r, io_signal| match (hlt(r), k2b(r).0) {
+            value: |r, io_signal| match (hlt(r), wakeup_after_1ms_idle(r)) {
                 (Some(h), Some(w)) => Some((h - (w - io_signal)).max(0.0)),
                 _ => None,
             },
@@ -157,9 +236,9 @@ pub fn defs() -> Vec<Def> {
             name: "vhost.wakeup_ns",
             in_profile: true,
             unit: "ns",
-            measures: "a back-end thread's CPU per wake-up: the exit-mode backend thread's CPU time (schedstat) / its kick wake-ups, one PIO kick every 200 us (return from poll(2), eventfd read, one request served, interrupt sent, back into poll(2)); the simulator charges it when a woken vhost or I/O thread starts, before its first item",
+            measures: "a back-end thread's CPU per wake-up: the exit-mode backend thread's CPU time (schedstat) / its kick wake-ups at the idle curve's shortest idle (one PIO kick every 20 us; without a curve, every 200 us): return from poll(2), eventfd read, one request served, interrupt sent, back into poll(2); the simulator charges it when a woken vhost or I/O thread starts, before its first item, plus host.cstates wake_cpu_ns after a longer idle",
             why_not: None,
-            value: |r, _| ns(r.kick_to_backend_handler.pio_ioeventfd.backend_cpu_us_per_wakeup),
+            value: |r, _| ns(base_wakeup(r).backend_cpu_us_per_wakeup),
         },
         Def {
             name: "vhost.tx_packet_ns",
@@ -203,6 +282,7 @@ pub fn report(host_cpu: String, date: String, tsc_hz: u64, host_cpus: usize, qui
         profile,
         not_in_profile,
         refused,
+        host_idle: HostIdle::default(),
         results,
     })
 }
@@ -212,7 +292,8 @@ type Sections = (BTreeMap<String, Exported>, BTreeMap<String, Exported>, BTreeMa
 /// Judges every parameter over `results` (one per trial): (profile, not_in_profile, refused).
 pub fn evaluate(results: &[ProbeResults], io_signal_ns: f64) -> Sections {
     let (mut profile, mut not_in_profile, mut refused) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
-    for d in defs() {
+    let curve = results.iter().any(|r| !r.idle_curve.is_empty());
+    for d in defs().into_iter().chain(if curve { curve_defs() } else { vec![] }) {
         let trials: Vec<Option<f64>> = results.iter().map(|r| (d.value)(r, io_signal_ns)).collect();
         let j = judge(&trials, d.unit);
         match (j.refused, j.stats) {

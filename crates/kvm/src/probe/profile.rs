@@ -78,7 +78,7 @@ fn render(v: &Value) -> String {
         out.push_str(&format!("\n[{name}]\n"));
         for (k, e) in t {
             match e {
-                Value::Table(param) => {
+                Value::Table(param) if param.contains_key("value") => {
                     let num = match param.get("value") {
                         Some(Value::Integer(i)) => *i as f64,
                         Some(Value::Float(f)) => *f,
@@ -95,14 +95,90 @@ fn render(v: &Value) -> String {
     out
 }
 
+/// `host.cstates` from the idle curve (probe.json `not_in_profile.idle_curve_*`): one state per
+/// point whose three values were accepted, from the shortest idle (the base that
+/// `host.thread_wakeup_ns` and `vhost.wakeup_ns` were read from, so it must be accepted too):
+/// exit latency and CPU per wake-up beyond the base's, entered from the geometric mean of its
+/// and the previous point's idle (the nearest point by ratio). On a haltpoll host (sysfs) the
+/// table opens with the guest's poll state and the points are the halt's outcomes, which the
+/// outer hypervisor's halt polling decides by the halt's length; elsewhere menu picks them from
+/// the predicted idle. None when fewer than two points remain.
+fn idle_table(probe: &ProbeReport) -> Option<Value> {
+    use super::export::CURVE_NAMES;
+    use super::report::IDLE_GAPS_US;
+    let get = |k: &str| probe.not_in_profile.get(k).map(|e| e.value);
+    let pts: Vec<(u64, f64, f64, f64)> = CURVE_NAMES
+        .iter()
+        .zip(IDLE_GAPS_US)
+        .filter_map(|((l, c, i), g)| Some((g, get(l)?, get(c)?, get(i)?)))
+        .collect();
+    let base_ok = ["host.thread_wakeup_ns", "vhost.wakeup_ns"].iter().all(|k| probe.profile.contains_key(*k));
+    let &(g0, l0, c0, i0) = pts.first().filter(|p| p.0 == IDLE_GAPS_US[0] && base_ok)?;
+    let state = |name: String, exit: f64, res: f64, cpu: f64| {
+        let mut t = toml::Table::new();
+        t.insert("name".into(), Value::String(name));
+        t.insert("exit_latency_ns".into(), Value::Float(exit.max(0.0).round()));
+        t.insert("target_residency_ns".into(), Value::Float(res.round()));
+        t.insert("wake_cpu_ns".into(), Value::Float(cpu.max(0.0).round()));
+        Value::Table(t)
+    };
+    let mut states = vec![state(format!("idle~{:.0}us", i0 / 1e3), 0.0, 0.0, 0.0)];
+    let (mut prev_idle, mut prev_res) = (i0, 0.0);
+    for &(_, l, c, i) in &pts[1..] {
+        let res = (prev_idle * i).sqrt();
+        if res > prev_res {
+            states.push(state(format!("idle~{:.0}us", i / 1e3), l - l0, res, c - c0));
+            (prev_idle, prev_res) = (i, res);
+        }
+    }
+    if states.len() < 2 {
+        return None;
+    }
+    let hi = &probe.host_idle;
+    let curve = format!(
+        "measured by eventpath kvm probe on {}, {}: the idle curve, a guest PIO kick -> the backend thread asleep in poll(2) runs, one kick every {:?} us (backend idle per wake-up measured), medians of {} trials (probe.json not_in_profile idle_curve_*); state i: exit_latency_ns = its kick -> run p50 minus the shortest idle's ({:.0} ns, in host.thread_wakeup_ns), wake_cpu_ns = its backend CPU per wake-up minus the shortest idle's ({:.0} ns, in vhost.wakeup_ns), target_residency_ns = geometric mean of its and the previous point's idle (its nearest idles by ratio); shortest point kick every {g0} us",
+        probe.date, probe.host_cpu, IDLE_GAPS_US, probe.trials, l0, c0
+    );
+    let mut t = toml::Table::new();
+    if hi.governor == "haltpoll" {
+        let num = |k: &str, d: u32| hi.haltpoll.get(k).and_then(|v| v.parse().ok()).unwrap_or(d);
+        let d = eventpath_policy::idle::HaltpollConfig::default();
+        let mut hp = toml::Table::new();
+        hp.insert("guest_halt_poll_ns".into(), Value::Integer(num("guest_halt_poll_ns", d.guest_halt_poll_ns) as i64));
+        hp.insert("grow".into(), Value::Integer(num("guest_halt_poll_grow", d.grow) as i64));
+        hp.insert("grow_start_ns".into(), Value::Integer(num("guest_halt_poll_grow_start", d.grow_start_ns).max(1) as i64));
+        hp.insert("shrink".into(), Value::Integer(num("guest_halt_poll_shrink", d.shrink) as i64));
+        let allow = hi.haltpoll.get("guest_halt_poll_allow_shrink").map_or(d.allow_shrink, |v| v != "N");
+        hp.insert("allow_shrink".into(), Value::Boolean(allow));
+        states.insert(0, state("poll".into(), 0.0, 0.0, 0.0));
+        t.insert("source".into(), Value::String(format!(
+            "{curve}. Governor haltpoll and its parameters from /sys/devices/system/cpu/cpuidle/current_governor and /sys/module/haltpoll/parameters ({:?}): state 0 is the guest's poll (cpuidle poll_idle: the waker sets need_resched and skips its IPI; not measured here, costed as the shortest halt's wake-up, an upper bound), the others the halt's outcomes by its length: this host halts to its outer hypervisor, whose halt polling wakes a short halt fast and a long one slowly",
+            hi.haltpoll
+        )));
+        t.insert("governor".into(), Value::String("haltpoll".into()));
+        t.insert("haltpoll".into(), Value::Table(hp));
+    } else {
+        let g = if hi.governor.is_empty() { "unreadable".to_string() } else { hi.governor.clone() };
+        t.insert("source".into(), Value::String(format!("{curve}. Governor menu (this host's: {g}), which picks the point whose idle the predicted idle reaches")));
+        t.insert("governor".into(), Value::String("menu".into()));
+    }
+    t.insert("states".into(), Value::Array(states));
+    Some(Value::Table(t))
+}
+
 /// profile.toml text from the probe's report.
 pub fn profile_toml(probe: &ProbeReport) -> Result<String, String> {
     let base = Profile::load("es2").map_err(|e| e.to_string())?;
     let mut v = Value::try_from(&base).map_err(|e| format!("serialising es2: {e}"))?;
-    // The measured thread wake-up already includes this host's idle-state exit, so the es2
-    // C-state table (an Ivy Bridge's) does not carry over.
+    // The es2 C-state table (an Ivy Bridge's) does not carry over: this host's idle states are
+    // its measured idle curve where the probe took one, else none (the measured thread
+    // wake-up includes this host's idle-state exit).
+    let table = idle_table(probe);
     if let Some(Value::Table(h)) = v.get_mut("host") {
         h.remove("cstates");
+        if let Some(t) = table {
+            h.insert("cstates".into(), t);
+        }
     }
     mark_unmeasured(&mut v, "es2");
     // The probe's exit costs are end to end on a guest whose working set is a few cache lines

@@ -27,6 +27,8 @@ pub struct ProbeReport {
     pub not_in_profile: BTreeMap<String, Exported>,
     /// Parameters whose trials disagree (the outlier rule): not exported anywhere else.
     pub refused: BTreeMap<String, Refused>,
+    /// This host's idle governor and its parameters (the idle curve's context).
+    pub host_idle: HostIdle,
     /// The measurements, one entry per trial.
     pub results: Vec<ProbeResults>,
 }
@@ -83,6 +85,32 @@ pub struct ProbeResults {
     pub msi_reroute_us: Reroute,
     /// A thread's 10 µs timed sleeps (ES2's joint-thread sleep, as the testbed backend makes them).
     pub timed_sleep: TimedSleep,
+    /// Kick -> a sleeping backend thread at idle lengths [`IDLE_GAPS_US`], shortest first: the
+    /// wake-up latency and CPU per wake-up as a function of the idle before the wake-up.
+    pub idle_curve: Vec<IdleCurvePoint>,
+}
+
+/// The idle lengths the probe's idle curve measures (one kick every gap). Unit: µs.
+pub const IDLE_GAPS_US: [u64; 4] = [20, 100, 500, 2000];
+
+/// One point of `idle_curve`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct IdleCurvePoint {
+    /// One kick every this long (the backend thread idles for the rest). Unit: µs.
+    pub gap_us: u64,
+    /// The kick (PIO, ioeventfd) and the backend thread it woke.
+    pub kick: KickSamples,
+}
+
+/// `host_idle`: this host's cpuidle set-up (sysfs), read once.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct HostIdle {
+    /// /sys/devices/system/cpu/cpuidle/current_governor (empty if unreadable).
+    pub governor: String,
+    /// /sys/devices/system/cpu/cpuidle/current_driver.
+    pub driver: String,
+    /// /sys/module/haltpoll/parameters/* (name -> value), where the haltpoll governor is loaded.
+    pub haltpoll: BTreeMap<String, String>,
 }
 
 /// `timed_sleep`.
@@ -142,6 +170,9 @@ pub struct KickSamples {
     /// The backend thread's CPU time (/proc/self/task/TID/schedstat) over the window, divided by
     /// its wake-ups. Unit: µs.
     pub backend_cpu_us_per_wakeup: Option<f64>,
+    /// The backend thread's mean idle before a wake-up: (window - its CPU time) / its kick
+    /// wake-ups (its <= 200/s 5 ms poll timeouts not counted apart). Unit: µs.
+    pub backend_idle_us_per_wakeup: Option<f64>,
 }
 
 /// `kick_under_load`.

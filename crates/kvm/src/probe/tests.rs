@@ -262,7 +262,7 @@ fn host_layout_is_at_least_one_core() {
 fn probe_json_has_the_documented_keys() {
     let v = serde_json::to_value(fake_probe(2)).unwrap();
     let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
-    let top = ["date", "host_cpu", "host_cpus", "not_in_profile", "outlier_rule", "profile", "quick", "refused", "results", "trials", "tsc_hz"];
+    let top = ["date", "host_cpu", "host_cpus", "host_idle", "not_in_profile", "outlier_rule", "profile", "quick", "refused", "results", "trials", "tsc_hz"];
     assert_eq!(keys(&v), top);
     assert_eq!(v["trials"], 5);
     let e = &v["profile"]["exit.io_instruction_ns"];
@@ -271,10 +271,10 @@ fn probe_json_has_the_documented_keys() {
     assert!(v["not_in_profile"]["vcpu_hlt_wakeup_ns"]["why_not_in_profile"].is_string());
     assert_eq!(keys(&v["refused"]["exit.interrupt_delivery_ns"]), ["measures", "profile_key", "reason", "stats", "unit"]);
     let r = &v["results"][0];
-    let want = ["hlt_wakeup", "kick_to_backend_handler", "kick_under_load", "msi_injection_to_handler", "msi_reroute_us", "notification_paths", "polled_ring_request", "timed_sleep"];
+    let want = ["hlt_wakeup", "idle_curve", "kick_to_backend_handler", "kick_under_load", "msi_injection_to_handler", "msi_reroute_us", "notification_paths", "polled_ring_request", "timed_sleep"];
     assert_eq!(keys(r), want);
     assert_eq!(keys(&r["kick_to_backend_handler"]), ["mmio_ioeventfd", "note", "pio_ioeventfd"]);
-    assert_eq!(keys(&r["kick_to_backend_handler"]["pio_ioeventfd"]), ["backend_cpu_us_per_wakeup", "backend_wakeups", "guest_cost_us_per_kick", "kicks", "latency_us", "samples"]);
+    assert_eq!(keys(&r["kick_to_backend_handler"]["pio_ioeventfd"]), ["backend_cpu_us_per_wakeup", "backend_idle_us_per_wakeup", "backend_wakeups", "guest_cost_us_per_kick", "kicks", "latency_us", "samples"]);
     assert_eq!(keys(&r["hlt_wakeup"]["halt_poll_0_gap_1000us"]).len(), 5);
     assert_eq!(r["notification_paths"]["pio_ioeventfd"]["guest_cost_us_per_notification"], 4.5);
     assert!(r["msi_injection_to_handler"]["samples"].is_null());
@@ -288,4 +288,87 @@ fn a_polled_wake_up_counts_only_where_the_polls_succeeded() {
     let results = vec![r.clone(), r.clone(), r];
     let p = export::report("Test CPU @ 2.10GHz".into(), "2026-01-01".into(), 2_100_000_000, 2, true, results).unwrap();
     assert!(!p.profile.contains_key("host.halt_poll_wake_ns"), "{:?}", p.profile.keys());
+}
+
+/// `trial` with an idle curve: at idles of 0.3, 1, 3 and 9 ms the kick -> run p50 is 25, 28,
+/// 50, 80 µs and the backend's CPU per wake-up 21, 24, 45, 65 µs (a probe of this machine).
+fn curve_trial(scale: f64) -> ProbeResults {
+    let mut r = trial(24.0, 44.0, (30.0, 40.0), 89.0, 20.0, 4.5);
+    let pts = [(300.0, 25.0, 21.0), (1_000.0, 28.0, 24.0), (3_000.0, 50.0, 45.0), (9_000.0, 80.0, 65.0)];
+    r.idle_curve = IDLE_GAPS_US
+        .iter()
+        .zip(pts)
+        .map(|(&g, (idle, lat, cpu))| IdleCurvePoint {
+            gap_us: g,
+            kick: KickSamples {
+                latency_us: Latency { p50: Some(lat * scale), p90: Some(lat * scale + 4.0), ..Default::default() },
+                backend_cpu_us_per_wakeup: Some(cpu),
+                backend_idle_us_per_wakeup: Some(idle),
+                backend_wakeups: 100,
+                ..Default::default()
+            },
+        })
+        .collect();
+    r
+}
+
+fn curve_probe(governor: &str) -> ProbeReport {
+    let results = [1.0, 1.02, 0.98].iter().map(|&k| curve_trial(k)).collect();
+    let mut p = export::report("Test CPU @ 2.10GHz".into(), "2026-01-01".into(), 2_100_000_000, 2, true, results).unwrap();
+    p.host_idle.governor = governor.into();
+    p.host_idle.haltpoll = [("guest_halt_poll_ns", "0"), ("guest_halt_poll_grow_start", "50000"), ("guest_halt_poll_allow_shrink", "Y")]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    p
+}
+
+#[test]
+fn the_idle_curve_is_exported_as_the_host_s_idle_states() {
+    let p = curve_probe("haltpoll");
+    assert!(p.refused.is_empty(), "{:?}", p.refused.keys());
+    // the thread wake-up and the back end's CPU per wake-up are the shortest idle's
+    assert_eq!(p.profile["host.thread_wakeup_ns"].value, 25_000.0 - 700.0);
+    assert_eq!(p.profile["vhost.wakeup_ns"].value, 21_000.0);
+    // a halted vCPU's extra is beyond a thread's wake-up after a like (~1 ms) idle: 28 µs
+    assert_eq!(p.profile["host.halt_wakeup_ns"].value, 89_000.0 - (28_000.0 - 700.0));
+    assert_eq!(p.not_in_profile["idle_curve_500us_kick_to_run_ns"].value, 50_000.0);
+    let text = profile_toml(&p).unwrap();
+    let (dir, path) = write(&text, "curve");
+    let prof = Profile::load(path.to_str().unwrap()).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    let c = &prof.host.cstates;
+    assert_eq!(c.governor, eventpath_policy::idle::GovernorKind::Haltpoll);
+    let hp = c.haltpoll.unwrap();
+    assert_eq!((hp.guest_halt_poll_ns, hp.grow_start_ns, hp.allow_shrink), (0, 50_000, true));
+    let got: Vec<(String, f64, f64, f64)> =
+        c.states.iter().map(|s| (s.name.clone(), s.exit_latency_ns, s.target_residency_ns.round(), s.wake_cpu_ns)).collect();
+    let gm = |a: f64, b: f64| (a * 1e3 * b * 1e3).sqrt().round();
+    assert_eq!(
+        got,
+        [
+            ("poll".to_string(), 0.0, 0.0, 0.0),
+            ("idle~300us".to_string(), 0.0, 0.0, 0.0),
+            ("idle~1000us".to_string(), 3_000.0, gm(300.0, 1_000.0), 3_000.0),
+            ("idle~3000us".to_string(), 25_000.0, gm(1_000.0, 3_000.0), 24_000.0),
+            ("idle~9000us".to_string(), 55_000.0, gm(3_000.0, 9_000.0), 44_000.0),
+        ]
+    );
+    assert!(c.source.starts_with("measured by eventpath kvm probe on 2026-01-01") && c.source.contains("haltpoll"), "{}", c.source);
+    // elsewhere, menu over the points alone
+    let prof = Profile::parse("p.toml", &profile_toml(&curve_probe("menu")).unwrap()).unwrap();
+    assert_eq!(prof.host.cstates.governor, eventpath_policy::idle::GovernorKind::Menu);
+    assert_eq!(prof.host.cstates.states.len(), 4);
+    assert!(prof.host.cstates.haltpoll.is_none());
+}
+
+#[test]
+fn no_curve_without_its_shortest_idle() {
+    let mut results: Vec<_> = [1.0, 1.02, 0.98].iter().map(|&k| curve_trial(k)).collect();
+    // the shortest idle's wake-up disagrees between trials: refused, and with it the table
+    results[1].idle_curve[0].kick.latency_us.p50 = Some(250.0);
+    let p = export::report("Test CPU".into(), "2026-01-01".into(), 2_100_000_000, 2, true, results).unwrap();
+    assert!(p.refused.contains_key("idle_curve_20us_kick_to_run_ns"));
+    let prof = Profile::parse("p.toml", &profile_toml(&p).unwrap()).unwrap();
+    assert!(prof.host.cstates.states.is_empty());
 }

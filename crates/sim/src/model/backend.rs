@@ -92,8 +92,9 @@ impl Host {
     }
 
     /// Thread `t` runs on its pCPU: after a wake-up, or resuming after a preemption.
-    pub(crate) fn io_run(&mut self, now: Time, t: u32, q: &mut EventQueue<Ev>) {
+    pub(crate) fn io_run(&mut self, now: Time, t: u32, wake_cpu: Time, q: &mut EventQueue<Ev>) {
         self.tr_io(now, t, true);
+        self.io.threads[t as usize].owe(wake_cpu);
         let yield_wanted = self.should_yield(self.cpu_of(self.io_thread_tid(t)));
         let n = self.io.threads[t as usize].run(now, &mut view!(self, now, yield_wanted));
         self.io_apply(now, t, n, q);

@@ -119,11 +119,15 @@ impl Host {
         let t = self.sched.current(cpu).expect("SchedIn on an idle pCPU");
         debug_assert_eq!(self.sched.thread_state(t), State::Running);
         self.tr_cpu(now, cpu, Some(t));
+        // CPU for the wake-up from the idle state its pCPU left (host.cstates wake_cpu_ns):
+        // a back end owes it before its first item, a vCPU thread before its VM entry; a CPU
+        // hog's run is all work anyway.
+        let wake_cpu = self.sched.take_wake_cpu(cpu);
         match self.kind(t) {
             Kind::Vcpu(v) => {
                 self.vcpus[v as usize].busy.set(now, true);
                 self.vcpu_run_state(v, RunState::Running);
-                let halt_wakeup = round_ns(self.profile.host.halt_wakeup_ns.value);
+                let halt_wakeup = round_ns(self.profile.host.halt_wakeup_ns.value) + wake_cpu;
                 let vc = &mut self.vcpus[v as usize];
                 if std::mem::take(&mut vc.from_halt) && halt_wakeup > 0 && vc.mode == Mode::Waking {
                     // Back from kvm_vcpu_block to VM entry: host time of the vCPU thread, as
@@ -137,7 +141,7 @@ impl Host {
                     _ => self.enter(now, v, q),
                 }
             }
-            Kind::Io(t) => self.io_run(now, t, q),
+            Kind::Io(t) => self.io_run(now, t, wake_cpu, q),
             Kind::Hog(_) => {}
         }
         self.poke(now, cpu, q);

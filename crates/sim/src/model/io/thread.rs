@@ -182,6 +182,11 @@ impl IoThread {
         Some(self.next(now, v))
     }
 
+    /// CPU it owes before its next item (its pCPU's idle-state exit: host.cstates wake_cpu_ns).
+    pub fn owe(&mut self, ns: Time) {
+        self.owed_ns += ns;
+    }
+
     /// It runs on its pCPU: after a wake-up (its CPU time for that first), or resuming after
     /// a preemption.
     pub fn run<R: DevRings + ?Sized>(&mut self, now: Time, v: &mut View<'_, R>) -> Next {

@@ -88,9 +88,7 @@ impl Params {
             idle_wakeup_ns: p.host.thread_wakeup_ns.value,
             timer_wakeup_ns: p.host.timer_wakeup_ns.value,
             idle_wakeup_spread_ns: p.host.thread_wakeup_spread_ns.value,
-            cstates: CStateTable::new(
-                p.host.cstates.states.iter().map(|c| (round_ns(c.exit_latency_ns), round_ns(c.target_residency_ns))),
-            ),
+            cstates: CStateTable::from_profile(&p.host.cstates),
             balance_interval_ns: ns(&s.balance_interval_ns),
             busy_factor: ns(&s.busy_factor),
             migration_cost_ns: ns(&s.migration_cost_ns),
@@ -180,8 +178,11 @@ pub struct Rq {
     next_balance: Time,
     /// Switch-in sequence number (stale `SchedIn` events are ignored).
     pub seq: u32,
-    /// When it went idle and its recent idle periods (idle-state choice).
+    /// When it went idle and its idle governor (idle-state choice).
     pub idle: IdleHistory,
+    /// CPU its current thread owes for its wake-up from the idle state (`wake_cpu_ns` of the
+    /// state it left), until the host model takes it at the switch-in ([`Sched::take_wake_cpu`]).
+    wake_cpu: Time,
     /// `rq->avg_idle`: running average of its idle periods (ns), capped at twice the
     /// migration cost; `None` until set up by the scheduler.
     avg_idle: u64,
@@ -285,7 +286,7 @@ impl Sched {
             p,
             threads: Vec::new(),
             // init_sched: rq->avg_idle = 2 * sysctl_sched_migration_cost.
-            rqs: (0..ncpus).map(|_| Rq { avg_idle: 2 * p.migration_cost_ns, ..Rq::default() }).collect(),
+            rqs: (0..ncpus).map(|_| Rq { avg_idle: 2 * p.migration_cost_ns, idle: IdleHistory::new(&p.cstates), ..Rq::default() }).collect(),
             actions: std::collections::VecDeque::with_capacity(16),
             run_ns: Vec::new(),
             window_start: 0,
@@ -628,21 +629,25 @@ impl Sched {
         th.exec_start = now;
         th.slice_start_exec = th.sum_exec;
         let timer = std::mem::take(&mut th.timer_woken);
+        self.rqs[cpu as usize].wake_cpu = 0;
         let mut delay = if from_idle {
             let mean = if timer { p.timer_wakeup_ns } else { p.idle_wakeup_ns };
             // The profile bounds the spread by the kick wake-up (`profile::NOT_ABOVE`); a timer
             // wake-up (`host.timer_wakeup_ns`) shorter than it takes the spread only as far as 0.
             let s = p.idle_wakeup_spread_ns.min(mean);
             let wake = round_ns(mean - s + 2.0 * s * th.rng.uniform());
-            let idle = &mut self.rqs[cpu as usize].idle;
+            let rq = &mut self.rqs[cpu as usize];
             let exit = if p.cstates.is_empty() {
                 0
             } else {
-                let state = p.cstates.select(idle.predict());
-                self.cstate_wakeups[state] += 1;
-                p.cstates.exit_latency(state)
+                // The governor's decision (eventpath_policy::idle): the state this idle period
+                // is paid from, its exit before the thread runs, its CPU after.
+                let i = rq.idle.wake_index(&p.cstates, now);
+                self.cstate_wakeups[i] += 1;
+                let state = p.cstates.table.state(i);
+                rq.wake_cpu = state.wake_cpu_ns;
+                state.exit_latency_ns
             };
-            idle.record(now - idle.since);
             wake + exit
         } else {
             p.context_switch_ns
@@ -697,6 +702,13 @@ impl Sched {
                 self.resched(cpu);
             }
         }
+    }
+
+    /// The CPU the thread just switched in on `cpu` owes for its wake-up from the idle state
+    /// its pCPU left (0 if none), taken once: the host model charges it as the thread's work
+    /// before its first item, where it charges a back end's wake-up CPU.
+    pub fn take_wake_cpu(&mut self, cpu: u32) -> Time {
+        std::mem::take(&mut self.rqs[cpu as usize].wake_cpu)
     }
 
     /// Idle: nothing running, nothing queued.

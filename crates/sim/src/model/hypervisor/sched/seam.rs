@@ -76,6 +76,11 @@ impl Scheduler {
     pub fn current(&self, cpu: u32) -> Option<u32> {
         each!(self, s => s.rqs[cpu as usize].curr)
     }
+    /// The wake-up CPU the thread switched in on `cpu` owes for its pCPU's idle-state exit
+    /// (taken once; see `Sched::take_wake_cpu`).
+    pub fn take_wake_cpu(&mut self, cpu: u32) -> Time {
+        each!(self, s => s.take_wake_cpu(cpu))
+    }
     /// `cpu`'s switch sequence number (a switch-in of another number is stale).
     pub fn switch_seq(&self, cpu: u32) -> u32 {
         each!(self, s => s.rqs[cpu as usize].seq)

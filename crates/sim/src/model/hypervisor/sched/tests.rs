@@ -270,3 +270,65 @@ fn an_idle_pcpus_wake_up_is_not_the_threads_run_time() {
     s.deschedule(140_000, 0, true);
     assert_eq!(s.run_ns(200_000, t, 0), ran_before + 10_000);
 }
+
+/// A nested host (haltpoll governor, guest polling off as on this project's machines): the
+/// halt's outcome is the outer hypervisor's, by the halt's length. A thread woken at a high
+/// rate (short idles) pays the polled halt's exit and CPU; at a low rate, the slept one's.
+#[test]
+fn idle_curve_wake_up_latency_and_cpu_fall_with_the_rate() {
+    use eventpath_policy::idle::{GovernorKind, HaltpollConfig, IdleState, StateTable};
+    let st = |e: u64, r: u64, c: u64| IdleState { exit_latency_ns: e, target_residency_ns: r, wake_cpu_ns: c };
+    let mut p = params();
+    p.cstates = CStateTable {
+        table: StateTable::new([st(0, 0, 0), st(5_000, 0, 1_000), st(20_000, 100_000, 6_000), st(40_000, 1_000_000, 12_000)]),
+        governor: GovernorKind::Haltpoll,
+        haltpoll: HaltpollConfig { guest_halt_poll_ns: 0, ..HaltpollConfig::default() },
+    };
+    // Mean (wake-up delay, wake-up CPU) of a thread woken every `gap` ns.
+    let at_gap = |gap: Time| {
+        let mut s = Sched::new(p, 1);
+        let t = s.add(0, 1, Rng::for_component(1, "t"));
+        s.start(0, t);
+        s.actions.clear();
+        let (mut now, mut delay_sum, mut cpu_sum) = (0, 0, 0);
+        for _ in 0..20 {
+            s.deschedule(now + 1_000, 0, true);
+            now += gap;
+            s.wake(now, t, None);
+            let d = s.actions.iter().find_map(|a| match *a {
+                Action::SwitchIn { delay, .. } => Some(delay),
+                _ => None,
+            });
+            s.actions.clear();
+            delay_sum += d.expect("a switch-in");
+            cpu_sum += s.take_wake_cpu(0);
+            assert_eq!(s.take_wake_cpu(0), 0, "taken once");
+            now += d.unwrap();
+        }
+        (delay_sum / 20, cpu_sum / 20)
+    };
+    let (slow, mid, fast) = (at_gap(5_000_000), at_gap(200_000), at_gap(20_000));
+    assert_eq!(fast, (5_000, 1_000), "50 k wake-ups/s: caught by the outer poll");
+    assert_eq!(mid, (20_000, 6_000));
+    assert_eq!(slow, (40_000, 12_000), "200 wake-ups/s: the outer hypervisor slept");
+}
+
+/// Under menu a wake-up pays the CPU of the state chosen, and a switch-in from a busy pCPU
+/// owes none.
+#[test]
+fn menu_wake_cpu_follows_the_state() {
+    use eventpath_policy::idle::{IdleState, StateTable};
+    let mut p = params();
+    p.cstates.table = StateTable::new([
+        IdleState { exit_latency_ns: 1_000, target_residency_ns: 1_000, wake_cpu_ns: 100 },
+        IdleState { exit_latency_ns: 80_000, target_residency_ns: 300_000, wake_cpu_ns: 9_000 },
+    ]);
+    let mut s = Sched::new(p, 1);
+    let t = s.add(0, 1, Rng::for_component(1, "t"));
+    let u = s.add(0, 1, Rng::for_component(1, "u"));
+    s.wake(1_000_000, t, None);
+    assert_eq!(s.take_wake_cpu(0), 9_000, "no history: the deepest state");
+    s.wake(1_100_000, u, None);
+    s.deschedule(1_200_000, 0, true);
+    assert_eq!(s.take_wake_cpu(0), 0, "u switched in from a busy pCPU");
+}

@@ -121,8 +121,9 @@ PUBLISHED_RATE = Relative(0.25)
 #: kvm compare's bars: rates and CPU ±25 %, latency medians a factor 2.
 TESTBED_RATE = Relative(0.25, nonpositive="miss")
 TESTBED_LATENCY = Factor(2.0)
-#: Values below these agree whatever their ratio (kicks that do not happen, an idle thread).
-FLOORS = {"kicks/req": 0.01, "%": 2.0}
+#: Values below these agree whatever their ratio (kicks that do not happen, an idle thread,
+#: threads that stay on their CPUs).
+FLOORS = {"kicks/req": 0.01, "%": 2.0, "migrations/s": 10.0}
 
 
 def published_tolerance(unit: str) -> Tolerance:

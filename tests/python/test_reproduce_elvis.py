@@ -40,7 +40,9 @@ def test_configuration_sweeps_write_every_row(tmp_path, exp_id):
 def test_elvis_layouts_follow_section_4_2():
     from eventpath.reproduce.elvis import layout
     e = layout("elvis", 10, "netperf")
-    assert e["host"] == {"pcpus": 16, "io": {"handling": "elvis", "cores": [7, 15]}}
+    # One I/O thread per socket: the prototype's devices_per_worker set to the first socket's 5.
+    assert e["host"] == {"pcpus": 16, "io": {"handling": "elvis", "cores": [7, 15], "devices_per_worker": 5}}
+    assert "devices_per_worker" not in layout("elvis", 7, "netperf")["host"]["io"]  # the default 7
     assert [v["vcpu_pins"][0] for v in e["vm"]] == [0, 1, 2, 3, 4, 8, 9, 10, 11, 12]
     a = layout("affinity", 3, "netperf")
     assert a["host"]["pcpus"] == 4 and {v["net"]["vhost_pin"] for v in a["vm"]} == {3}

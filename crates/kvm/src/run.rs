@@ -4,6 +4,7 @@ use crate::backend::{self, irqgen::{IrqGen, MsiSource}, CounterValues, DeviceSpe
 use crate::error::{Error, Result};
 use crate::guest::ctl::CtlView;
 use crate::measure::extra::{SeriesData, TestbedSummary};
+use crate::measure::migrations;
 use crate::measure::summary::{self, Snapshot, Window};
 use crate::scenario::{LoadCfg, Scenario, ADVERSARY_KINDS};
 use crate::vmm::layout::*;
@@ -100,11 +101,12 @@ pub fn run(s: &Scenario) -> Result<TestbedSummary> {
             moderation: s.moderation.clone(),
             service_ns: s.backend.service_ns,
             allowed_rate: r.1.clone(),
-            producer_tid: vcpu_threads[vi].0[q].tid_cell(),
         })
         .collect();
     let groups: Vec<Vec<DeviceSpec>> = if specs.is_empty() {
         vec![]
+    } else if s.host.io.handling == eventpath_sim::scenario::Handling::Elvis {
+        elvis_workers(specs, &devices, s.host.io.elvis().devices_per_worker)
     } else if s.backend.threads == "per_queue" {
         specs.into_iter().map(|d| vec![d]).collect()
     } else {
@@ -323,10 +325,39 @@ fn snapshot(vms: &[Arc<Vm>], sets: &[VcpuSet], backends: &[backend::BackendThrea
     }
     s.vcpu_cpu_ns = sets.iter().map(|(t, _, _)| t.iter().map(|v| sys::task_cpu_ns(v.tid())).collect()).collect();
     s.backends = backends.iter().map(|b| (b.name.clone(), b.counters.snapshot(), sys::task_cpu_ns(b.tid.load(Ordering::Relaxed)))).collect();
+    let vcpus = vms.iter().zip(sets).flat_map(|(vm, (t, _, _))| {
+        t.iter().enumerate().map(move |(i, v)| (format!("vcpu:{}/{i}", vm.spec.name), migrations::task_migrations(v.tid())))
+    });
+    let io = backends.iter().map(|b| (b.name.clone(), migrations::task_migrations(b.tid.load(Ordering::Relaxed))));
+    s.migrations = vcpus.chain(io).collect();
     s
 }
 
 /// Counters summed over backends.
 pub fn total(v: &[(String, CounterValues, u64)]) -> CounterValues {
     v.iter().fold(CounterValues::default(), |a, b| a.plus(&b.1))
+}
+
+/// ELVIS's prototype's workers (`eventpath_policy::elvis::assign_workers`, as the simulator
+/// assigns them): a VM's queues are one device (one vhost device with its virtqueues), and the
+/// VMs fill each worker with `per_worker` devices in order. `devices[i]` is `specs[i]`'s (VM,
+/// queue).
+fn elvis_workers(specs: Vec<DeviceSpec>, devices: &[(usize, usize)], per_worker: u32) -> Vec<Vec<DeviceSpec>> {
+    let mut vms: Vec<usize> = devices.iter().map(|&(vi, _)| vi).collect();
+    vms.dedup();
+    let worker_of_vm: std::collections::HashMap<usize, usize> = eventpath_policy::elvis::assign_workers(vms.len(), per_worker)
+        .into_iter()
+        .enumerate()
+        .flat_map(|(w, members)| members.into_iter().map(move |k| (k, w)))
+        .map(|(k, w)| (vms[k], w))
+        .collect();
+    let mut groups: Vec<Vec<DeviceSpec>> = Vec::new();
+    for (spec, &(vi, _)) in specs.into_iter().zip(devices) {
+        let w = worker_of_vm[&vi];
+        if groups.len() <= w {
+            groups.resize_with(w + 1, Vec::new);
+        }
+        groups[w].push(spec);
+    }
+    groups
 }

@@ -108,7 +108,7 @@ pub fn scenario(case: u64) -> String {
                 }
             }
         } else {
-            let _ = writeln!(s, "exitless_requests = {}\nmax_work = {}\nmin_work = 1", io.chance(0.7), 1 + io.below(128));
+            let _ = writeln!(s, "exitless_requests = {}\nmax_work = {}\nmin_work = 1\nstuck_us = 50", io.chance(0.7), 1 + io.below(128));
         }
     }
     // The testbed twins' draws (issue 15: request_stream, irq_source, netperf threads, busy vCPUs

@@ -112,11 +112,18 @@ fn elvis_polls_fast_queues_and_its_replies_need_no_exit() {
 }
 
 #[test]
-fn one_elvis_thread_per_io_core_serves_its_share_of_the_devices() {
-    let sc = scenario("handling = \"elvis\"\ncores = [2, 3]", "kind = \"udp_rr\"\nrequest_bytes = 1\nresponse_bytes = 1", "eli");
-    let o = run(&sc);
-    let names: Vec<_> = o.summary.host.io_threads.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(names, ["elvis-io0", "elvis-io1"]);
+fn elvis_threads_fill_up_to_devices_per_worker_and_go_to_the_io_cores_in_turn() {
+    let rr = "kind = \"udp_rr\"\nrequest_bytes = 1\nresponse_bytes = 1";
+    let names = |o: &RunOutput| o.summary.host.io_threads.iter().map(|t| t.name.clone()).collect::<Vec<_>>();
+    // ELVIS's prototype (devices_per_worker = 7): both devices on one thread, the second core idle.
+    let one = run(&scenario("handling = \"elvis\"\ncores = [2, 3]", rr, "eli"));
+    assert_eq!(names(&one), ["elvis-io0"]);
+    // One device per worker: a second thread, on the second core.
+    let two = run(&scenario("handling = \"elvis\"\ncores = [2, 3]\ndevices_per_worker = 1", rr, "eli"));
+    assert_eq!(names(&two), ["elvis-io0", "elvis-io1"]);
+    let ran = |name: &str| two.summary.host.threads.iter().find(|t| t.name == name).map(|t| t.pcpu_pct.clone()).unwrap();
+    let (t0, t1) = (ran("elvis-io0"), ran("elvis-io1"));
+    assert!(t0[2] > 50.0 && t0[3] == 0.0 && t1[3] > 50.0 && t1[2] == 0.0, "{t0:?} {t1:?}");
 }
 
 #[test]

@@ -114,7 +114,14 @@ fn io_keys_of_another_mode_are_refused() {
     has(&error_of(&es2("poll_count = 10")), &["key `host.io.poll_count`", "only for switch = \"optimistic\""]);
     runs(&es2("switch = \"optimistic\"\npoll_count = 10"));
     let elvis = |keys: &str| scenario().pcpus(4).io("handling = \"elvis\"\ncores = [3]").io(keys).vm(virtio());
-    has(&error_of(&elvis("exitless_requests = false\npoll_start_rate = 100")), &["key `host.io.poll_start_rate`", "exitless_requests = false"]);
+    has(&error_of(&elvis("exitless_requests = false\npoll_start_per_jiffy = 2")), &["key `host.io.poll_start_per_jiffy`", "exitless_requests = false"]);
+    has(&error_of(&elvis("exitless_requests = false\njiffy_us = 1000")), &["key `host.io.jiffy_us`", "exitless_requests = false"]);
+    // The stuck rule is off by default (ELVIS's prototype): min_work alone would be ignored.
+    has(&error_of(&elvis("min_work = 2")), &["key `host.io.min_work`: 2", "stuck rule", "stuck_us"]);
+    runs(&elvis("min_work = 2\nstuck_us = 50"));
+    // The former kicks/s key names its replacement.
+    has(&error_of(&elvis("poll_start_rate = 10000")), &["key `host.io.poll_start_rate`", "poll_start_per_jiffy = 40"]);
+    has(&error_of(&elvis("devices_per_worker = 0")), &["key `host.io.devices_per_worker`: 0"]);
     has(&error_of(&elvis("exitless_requests = false\npoll_idle_us = 100")), &["key `host.io.poll_idle_us`"]);
     has(&error_of(&elvis("quota = 4")), &["key `host.io.quota`", "only for handling = \"es2\""]);
     let bare = scenario().host("virtualization = \"bare_metal\"").io("handling = \"es2\"").vm(vf());

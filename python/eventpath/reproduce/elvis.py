@@ -109,6 +109,11 @@ def layout(config, n, workload, seed=1, duration=None):
           "warmup_s": 0.1, "host": {"pcpus": pcpus}, "vm": vms}
     if config in ("elvis", "fine"):
         sc["host"]["io"] = {"handling": "elvis", "cores": io_cores}
+        if len(groups) > 1:
+            # One I/O thread per socket serving that socket's VMs (§4.2): the prototype's
+            # devices_per_worker (default 7) set to the first socket's share, so that its
+            # worker-filling rule splits the VMs as the sockets do.
+            sc["host"]["io"]["devices_per_worker"] = groups[0]
         if config == "fine":
             sc["host"]["io"]["exitless_requests"] = False
     return sc

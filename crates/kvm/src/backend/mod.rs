@@ -5,7 +5,6 @@
 pub mod irq;
 pub mod irqgen;
 pub mod joint;
-pub mod producer_clock;
 mod serve;
 
 pub use serve::{spawn_backend, BackendThread};
@@ -58,9 +57,6 @@ pub struct DeviceSpec {
     /// Where the thread publishes the moderator's allowed interrupt rate (interrupts/s;
     /// `u64::MAX`: unlimited), refreshed at least every millisecond.
     pub allowed_rate: std::sync::Arc<AtomicU64>,
-    /// Kernel thread id of the vCPU thread that fills the queue (0 until it runs): its run time
-    /// is the clock ELVIS measures a polled queue's idleness in.
-    pub producer_tid: std::sync::Arc<std::sync::atomic::AtomicI32>,
 }
 
 macro_rules! counters {

@@ -2,7 +2,6 @@
 //! The vhost/ES2 joint thread is in `joint.rs`, ELVIS in `elvis.rs`, the poll-mode back end in
 //! `pmd.rs`.
 use super::irq::IrqSender;
-use super::producer_clock::{ProducerClock, ThreadSchedstat};
 use super::joint::JointAdapter;
 use super::{Counters, DeviceSpec, Serving, Took};
 
@@ -37,9 +36,6 @@ struct Dev {
     allowed_rate: Arc<AtomicU64>,
     home_vcpu: u64,
     last_kick_seen: u64,
-    /// ELVIS: the producer vCPU thread's run time, read from its schedstat at most once per
-    /// millisecond (a tenth of ELVIS's idle limit).
-    producer_clock: ProducerClock<ThreadSchedstat>,
 }
 
 impl Dev {
@@ -148,7 +144,6 @@ fn make_dev(d: DeviceSpec, serving: &Serving) -> Result<Dev, String> {
         allowed_rate: d.allowed_rate.clone(),
         home_vcpu: d.home_vcpu as u64,
         last_kick_seen: 0,
-        producer_clock: ProducerClock::new(ThreadSchedstat(d.producer_tid.clone())),
     })
     .inspect(|d| d.publish_rate())
 }

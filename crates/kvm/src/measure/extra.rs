@@ -18,6 +18,19 @@ pub struct TestbedKeys {
     pub counters: Counters,
     /// Time series sampled over the measured window.
     pub series: Vec<SeriesData>,
+    /// Each vCPU and backend thread's moves to another CPU (the kernel's `se.nr_migrations`);
+    /// their sum is `host.migrations_per_s`.
+    pub thread_migrations: Vec<ThreadMigrations>,
+}
+
+/// `thread_migrations[]`: one thread's migrations over the measured window.
+#[derive(Debug, Clone, Serialize)]
+pub struct ThreadMigrations {
+    /// `vcpu:<vm>/<i>` (the simulator's name for a vCPU thread) or the backend thread's name.
+    pub name: String,
+    /// Moves to another CPU per second (null: the kernel gives no count, no
+    /// `CONFIG_SCHED_DEBUG`). Unit: 1/s.
+    pub migrations_per_s: Option<f64>,
 }
 
 /// One VM's KVM statistics over the measured window.

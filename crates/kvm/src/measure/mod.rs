@@ -1,3 +1,4 @@
 //! Measurement: the summary.json writer (latency histograms are `eventpath_sim::metrics::Histogram`).
 pub mod extra;
+pub mod migrations;
 pub mod summary;

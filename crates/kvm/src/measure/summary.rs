@@ -32,6 +32,9 @@ pub struct Snapshot {
     pub vcpu_cpu_ns: Vec<Vec<u64>>,
     /// Per backend thread: name, counters, CPU ns.
     pub backends: Vec<(String, CounterValues, u64)>,
+    /// Every vCPU thread (`vcpu:<vm>/<i>`, the simulator's names) then every backend thread:
+    /// the kernel's migration count (`super::migrations`; None: not readable).
+    pub migrations: Vec<(String, Option<u64>)>,
 }
 
 fn field(name: &str) -> usize {
@@ -260,6 +263,7 @@ pub fn build(s: &Scenario, w: &Window, wall: f64, gen: Option<&IrqGenResult>) ->
     if gen.is_some() {
         io_threads.push(IoThreadSummary { name: "irqgen".into(), util_pct: None, empty_poll_pct: None });
     }
+    let thread_migrations = super::migrations::rates(&a.migrations, &b.migrations, w.secs);
     let kvm_stats = s
         .vm
         .iter()
@@ -282,13 +286,18 @@ pub fn build(s: &Scenario, w: &Window, wall: f64, gen: Option<&IrqGenResult>) ->
             io_threads,
             threads: Measured::not_measured(),
             context_switches_per_s: None,
-            migrations_per_s: None,
+            migrations_per_s: super::migrations::total(&thread_migrations),
             migrations_by_cause_per_s: Measured::not_measured(),
             wake_affine_per_s: None,
             idle_wakeups_by_cstate_per_s: Measured::not_measured(),
         },
         stalled_flows: Measured::not_measured(),
-        extra: TestbedKeys { kvm_stats, counters: counters(&backends, gen), series: vec![] },
+        extra: TestbedKeys {
+            kvm_stats,
+            counters: counters(&backends, gen),
+            series: vec![],
+            thread_migrations: thread_migrations.into_iter().map(|(name, migrations_per_s)| ThreadMigrations { name, migrations_per_s }).collect(),
+        },
     }
 }
 

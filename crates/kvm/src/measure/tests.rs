@@ -22,6 +22,7 @@ fn snapshot(k: u64) -> Snapshot {
         kvm_vm: vec![stats],
         vcpu_cpu_ns: vec![vec![k * 1_000_000; 2]],
         backends: vec![("io0".into(), backend, k * 1_000_000)],
+        migrations: vec![("vcpu:vm0/0".into(), Some(k)), ("vcpu:vm0/1".into(), Some(2 * k)), ("io0".into(), Some(0))],
     }
 }
 
@@ -66,7 +67,7 @@ fn testbed_summary_has_every_simulator_key_null_where_it_cannot_measure() {
     check_paths(&simulator_summary(), &testbed_summary(), "", &mut nulls);
     let want = [
         ".events", ".host.context_switches_per_s", ".host.idle_wakeups_by_cstate_per_s", ".host.migrations_by_cause_per_s",
-        ".host.migrations_per_s", ".host.threads", ".host.wake_affine_per_s", ".profile", ".seed", ".stalled_flows",
+        ".host.threads", ".host.wake_affine_per_s", ".profile", ".seed", ".stalled_flows",
         ".vms[].device_interrupts_by_target_state_per_s", ".vms[].eht_pct", ".vms[].exits_per_s.interrupt_delivery",
         ".vms[].exits_per_s.ipi", ".vms[].exits_per_s.timer", ".vms[].guest_burn_pct", ".vms[].interrupt_delivery",
         ".vms[].latency_by_target_state_us", ".vms[].tig_pct",
@@ -100,6 +101,11 @@ fn testbed_keys_have_the_documented_types() {
     assert_eq!(d["kvm_stats"][0]["vcpus"][1]["exits"].as_u64(), Some(10_000));
     assert_eq!(d["host"]["io_threads"][0]["empty_poll_pct"], 25.0);
     assert!(d["series"].as_array().unwrap().is_empty());
+    // Migrations: vCPU 0 moved 1000 times, vCPU 1 2000 in 0.5 s, the backend thread never.
+    let m = &d["thread_migrations"];
+    assert_eq!((m[0]["name"].as_str(), m[0]["migrations_per_s"].as_f64()), (Some("vcpu:vm0/0"), Some(2000.0)));
+    assert_eq!((m[2]["name"].as_str(), m[2]["migrations_per_s"].as_f64()), (Some("io0"), Some(0.0)));
+    assert_eq!(d["host"]["migrations_per_s"], 6000.0);
 }
 
 /// Issue 26: a VM with a request load that got no service in the window reports 0 requests/s

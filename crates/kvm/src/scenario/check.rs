@@ -37,9 +37,10 @@ const LOAD_KEYS: [(&str, &[&str], &str); 8] = [
 
 /// Which `host.io.handling` reads each `[backend]` key (the others are read by every handling).
 /// The `[host.io]` keys are checked by the simulator's own `IoHandling::check` (`io.rs`).
-const BACKEND_KEYS: [(&str, &[&str], &str); 2] = [
+const BACKEND_KEYS: [(&str, &[&str], &str); 3] = [
     ("pin", &["vhost"], "the es2, elvis and pmd threads run on host.io.cores; give the CPUs there"),
     ("busyloop_us", &["vhost"], ""),
+    ("threads", &["vhost", "es2", "pmd"], "ELVIS fills each I/O thread with host.io.devices_per_worker VMs (its prototype's rule, default 7); set that instead"),
 ];
 
 /// `key` given in `table` although `what` (a pattern or a handling) does not read it.

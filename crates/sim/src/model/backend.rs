@@ -32,7 +32,6 @@ macro_rules! view {
             costs: &$h.io.costs,
             yield_wanted: $yield_wanted,
             dev_vm: &$h.io.dev_vm,
-            producers_run_ns: &|d: u32| $h.sched.producers_run_ns($now, &$h.vms[$h.io.dev_vm[d as usize] as usize].vcpus),
         }
     };
 }

@@ -57,8 +57,9 @@ pub struct IoHandling {
     #[serde(default, deserialize_with = "super::de::variant")]
     pub handling: Handling,
     /// The I/O cores. es2: the joint threads are pinned to them in turn (default: unpinned,
-    /// placed by the host scheduler). elvis: one I/O thread per core, the devices split
-    /// between them in contiguous, balanced groups (required). No vCPU may be pinned to one.
+    /// placed by the host scheduler). elvis (required): its I/O threads, each filled with
+    /// `devices_per_worker` devices in order, are pinned to them in turn. No vCPU may be pinned
+    /// to one.
     pub cores: Option<Vec<u32>>,
     /// es2: `perceptive` (default) or `optimistic`.
     #[serde(default, deserialize_with = "super::de::variant_opt")]
@@ -73,21 +74,29 @@ pub struct IoHandling {
     pub combining_level: Option<u32>,
     /// es2: the joint thread's interruptible sleep, µs (1..=1000; default 10, ES2 §5.2–5.3).
     pub sleep_us: Option<u32>,
-    /// elvis: poll a queue whose kick rate exceeds the threshold (default true); false is
+    /// elvis: poll a queue whose kick rate reaches the threshold (default true); false is
     /// "fine-grained I/O scheduling only" (ELVIS §4.7).
     pub exitless_requests: Option<bool>,
-    /// elvis: the scheduler's parameters (`eventpath_policy::elvis::ElvisConfig`, our choices
-    /// where §3 gives none): `max_work` [64], `min_work` [8], `stuck_us` [50],
-    /// `poll_start_rate` [10000 kicks/s], `poll_idle_us` [10000].
+    /// elvis: the scheduler's parameters (`eventpath_policy::elvis::ElvisConfig`; defaults from
+    /// ELVIS's prototype where the paper gives none): `max_work` [64 requests, ours],
+    /// `min_work` [8, ours; only with `stuck_us`], `stuck_us` [unset: the stuck rule off, as
+    /// the prototype's -1], `poll_start_per_jiffy` [1 kick], `jiffy_us` [4000, HZ = 250],
+    /// `poll_idle_us` [3000000, wall time], `devices_per_worker` [7].
     pub max_work: Option<u32>,
     /// See `max_work`.
     pub min_work: Option<u32>,
     /// See `max_work`.
     pub stuck_us: Option<u32>,
     /// See `max_work`.
-    pub poll_start_rate: Option<u32>,
+    pub poll_start_per_jiffy: Option<u32>,
+    /// See `max_work`.
+    pub jiffy_us: Option<u32>,
     /// See `max_work`.
     pub poll_idle_us: Option<u32>,
+    /// See `max_work`.
+    pub devices_per_worker: Option<u32>,
+    /// The former kicks/s threshold: refused with the keys that replace it.
+    pub poll_start_rate: Option<u32>,
     /// pmd: packets taken from a queue per look (1..=1024; default 32, DPDK's burst).
     pub burst: Option<u32>,
     /// pmd: `busy` (default: never idles), `sleep` (OVS-DPDK's load-based sleep) or `monitor`
@@ -118,15 +127,15 @@ impl IoHandling {
     pub fn elvis(&self) -> ElvisConfig {
         let d = ElvisConfig::default();
         let us = |v: Option<u32>, def: u64| v.map_or(def, |us| u64::from(us) * 1000);
-        let poll_idle_ns = us(self.poll_idle_us, d.poll_idle_ns);
         ElvisConfig {
             max_work: self.max_work.unwrap_or(d.max_work),
             min_work: self.min_work.unwrap_or(d.min_work),
-            stuck_ns: us(self.stuck_us, d.stuck_ns),
-            poll_start_rate: self.poll_start_rate.unwrap_or(d.poll_start_rate),
-            rate_window_ns: d.rate_window_ns,
-            poll_idle_ns,
+            stuck_ns: self.stuck_us.map(|us| u64::from(us) * 1000).or(d.stuck_ns),
+            poll_start_per_jiffy: self.poll_start_per_jiffy.unwrap_or(d.poll_start_per_jiffy),
+            jiffy_ns: us(self.jiffy_us, d.jiffy_ns),
+            poll_idle_ns: us(self.poll_idle_us, d.poll_idle_ns),
             exitless_requests: self.exitless_requests.unwrap_or(d.exitless_requests),
+            devices_per_worker: self.devices_per_worker.unwrap_or(d.devices_per_worker),
         }
     }
 
@@ -155,8 +164,10 @@ impl IoHandling {
             ("max_work", self.max_work.is_some()),
             ("min_work", self.min_work.is_some()),
             ("stuck_us", self.stuck_us.is_some()),
-            ("poll_start_rate", self.poll_start_rate.is_some()),
+            ("poll_start_per_jiffy", self.poll_start_per_jiffy.is_some()),
+            ("jiffy_us", self.jiffy_us.is_some()),
             ("poll_idle_us", self.poll_idle_us.is_some()),
+            ("devices_per_worker", self.devices_per_worker.is_some()),
         ];
         let pmd_keys = [
             ("burst", self.burst.is_some()),
@@ -168,6 +179,12 @@ impl IoHandling {
             Some((k, _)) => Err(format!("key `host.io.{k}`: only for handling = \"{mode}\"; remove it or set host.io.handling = \"{mode}\"")),
             None => Ok(()),
         };
+        if let Some(r) = self.poll_start_rate {
+            return Err(format!(
+                "key `host.io.poll_start_rate`: {r} kicks/s is no longer read; ELVIS starts polling at poll_start_per_jiffy kicks within one jiffy_us (its prototype's poll_start_rate, events per jiffy: default 1 per 4000 µs); for about {r} kicks/s set poll_start_per_jiffy = {} with the default jiffy",
+                (u64::from(r) * 4).div_ceil(1000).max(1)
+            ));
+        }
         if self.handling != Handling::Es2 {
             only(&es2_keys, "es2")?;
         }
@@ -193,7 +210,8 @@ impl IoHandling {
             return Err("key `host.io.poll_count`: only for switch = \"optimistic\" (the perceptive switch keeps polling while each turn fills the quota); remove it or set switch = \"optimistic\"".into());
         }
         if self.exitless_requests == Some(false) {
-            if let Some((k, _)) = [("poll_start_rate", self.poll_start_rate.is_some()), ("poll_idle_us", self.poll_idle_us.is_some())].iter().find(|(_, set)| *set) {
+            let polling = [("poll_start_per_jiffy", self.poll_start_per_jiffy.is_some()), ("jiffy_us", self.jiffy_us.is_some()), ("poll_idle_us", self.poll_idle_us.is_some())];
+            if let Some((k, _)) = polling.iter().find(|(_, set)| *set) {
                 return Err(format!("key `host.io.{k}`: with exitless_requests = false no queue is ever polled; remove it"));
             }
         }
@@ -208,8 +226,10 @@ impl IoHandling {
         range("max_work", self.max_work, 1, 1_000_000, "requests")?;
         range("min_work", self.min_work, 1, 1_000_000, "requests")?;
         range("stuck_us", self.stuck_us, 1, 1_000_000, "µs")?;
-        range("poll_start_rate", self.poll_start_rate, 1, 100_000_000, "kicks/s")?;
-        range("poll_idle_us", self.poll_idle_us, 1, 10_000_000, "µs")?;
+        range("poll_start_per_jiffy", self.poll_start_per_jiffy, 1, 1_000_000, "kicks per jiffy")?;
+        range("jiffy_us", self.jiffy_us, 1, 100_000, "µs (HZ = 1000 is 1000, HZ = 100 is 10000)")?;
+        range("poll_idle_us", self.poll_idle_us, 1, 600_000_000, "µs")?;
+        range("devices_per_worker", self.devices_per_worker, 1, 4096, "devices per I/O thread")?;
         range("burst", self.burst, 1, 1024, "packets per look")?;
         range("max_sleep_us", self.max_sleep_us, 1, 10_000, "µs (OVS caps pmd-maxsleep at 10 ms)")?;
         range("empty_polls", self.empty_polls, 1, 1_000_000, "iterations")?;
@@ -222,6 +242,9 @@ impl IoHandling {
                 (_, None) => format!("key `host.io.min_work`: {min} exceeds max_work's default {max}; set host.io.max_work to at least {min} as well, or min_work to at most {max}"),
                 _ => format!("key `host.io.min_work`: {min} is not allowed: must not exceed host.io.max_work ({max})"),
             });
+        }
+        if let (Some(min), None) = (self.min_work, self.stuck_us) {
+            return Err(format!("key `host.io.min_work`: {min} is read only by the stuck rule, which is off unless host.io.stuck_us is set (ELVIS's prototype: max_queue_stuck_cycles = -1); set stuck_us or remove min_work"));
         }
         elvis.validate().map_err(|e| crate::error::policy_error("host.io", &e))?;
         let cores = self.cores.as_deref().unwrap_or(&[]);

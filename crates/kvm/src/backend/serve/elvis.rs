@@ -8,10 +8,11 @@ impl Worker {
     /// ELVIS (§3): one thread serves every device through the policy's `ElvisScheduler`. Kicks
     /// feed its work queue (and its rate counter, which moves a queue to the poll queue: kicks
     /// disabled); each turn serves one queue until it is empty or the scheduler says leave
-    /// (max_work, or min_work with another queue stuck). A notified queue found empty re-arms
-    /// its kick (avail_event) and re-checks, as vhost does; a polled queue found empty for
-    /// poll_idle_ns of its vCPU's run time goes back to notifications (a descheduled vCPU's
-    /// queue is not idle). The thread sleeps only when both queues are empty.
+    /// (max_work, or min_work with another queue stuck, the stuck rule being off by default).
+    /// A notified queue found empty re-arms its kick (avail_event) and re-checks, as vhost does;
+    /// a polled queue found empty more than poll_idle_ns of wall time after its last work goes
+    /// back to notifications (the prototype's rule, as in the simulator). The thread sleeps only
+    /// when both queues are empty.
     pub(super) fn run_elvis(&mut self, mut sched: ElvisScheduler, fds: &mut [libc::pollfd]) {
         let n = self.devs.len();
         while !self.stop.load(Ordering::Relaxed) {
@@ -44,8 +45,7 @@ impl Worker {
                     }
                     Took::Empty => {
                         let now = now_ns();
-                        let dev = &mut self.devs[i];
-                        let change = sched.on_empty(now, || dev.producer_clock.run_ns(now));
+                        let change = sched.on_empty(now);
                         let raced = if change == ModeChange::StopPolling {
                             self.c.bump(&self.c.elvis_stop_polling, 1);
                             self.enable_kicks(i)

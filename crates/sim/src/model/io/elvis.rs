@@ -7,14 +7,13 @@
 //! queue's kicks for as long as it is polled (exitless requests). A packet on the tap socket is
 //! host-side work for the RX queue. A turn serves one queue until it is empty or the policy says
 //! leave (`max_work`, or `min_work` with another queue stuck); a notified queue found empty
-//! re-enables kicks and re-checks, as vhost does; a polled one found empty for `poll_idle_ns`
-//! of its producers' run time (the VM's vCPU threads: a descheduled vCPU issues nothing without
-//! its activity having subsided) goes back to notifications.
+//! re-enables kicks and re-checks, as vhost does; a polled one found empty more than
+//! `poll_idle_ns` of wall time after its last work goes back to notifications (the prototype's
+//! rule; the testbed's adapter applies the same, whatever the VM's number of vCPUs).
 
 use crate::model::io::queues::{DevRings, Notice, Notified, Work};
 use super::{Decision, Take, Turn, TurnMode, View};
 use crate::engine::Time;
-use crate::model::hypervisor::sched::Scheduler;
 use eventpath_policy::elvis::{ElvisConfig, ElvisDecision, ElvisScheduler, ModeChange, QueueMode, ServeAction};
 
 /// The ELVIS state of one I/O core's thread.
@@ -65,9 +64,7 @@ impl ElvisIo {
         if let Some((w, cost)) = item {
             return Take::Item(w, cost);
         }
-        // The producers' run clock is read only when the policy asks (a polled queue): an empty
-        // poll is the I/O core's most frequent step.
-        let change = self.sched.on_empty(now, || (v.producers_run_ns)(dev));
+        let change = self.sched.on_empty(now);
         let TurnMode::Elvis(polled) = turn.mode else { return Take::End };
         if polled && change != ModeChange::StopPolling {
             return Take::End;
@@ -89,17 +86,6 @@ impl ElvisIo {
     /// An item of the current turn is done: the policy says whether to stay on the queue.
     pub fn after_item<R: DevRings + ?Sized>(&mut self, now: Time, _turn: Turn, _dev: u32, _w: Work, _v: &mut View<'_, R>) -> bool {
         self.sched.on_request(now) == ServeAction::Leave
-    }
-}
-
-impl Scheduler {
-    /// ELVIS's producer run clock in the simulator, the observation this adapter gives
-    /// `ElvisScheduler::on_empty`: the summed lifetime run time of host threads `vcpus` (a VM's
-    /// vCPU threads) at `now`, exact (`sum_exec_runtime` plus the running stint). Public so
-    /// that the testbed's two-worlds test (`crates/kvm/tests/elvis_two_worlds.rs`) drives the
-    /// policy through the same conversion as the simulator.
-    pub fn producers_run_ns(&self, now: Time, vcpus: &[u32]) -> u64 {
-        vcpus.iter().map(|&v| self.run_and_delay(now, v).0).sum()
     }
 }
 

@@ -39,8 +39,6 @@ pub(crate) struct View<'a, R: DevRings + ?Sized> {
     pub yield_wanted: bool,
     /// Each device's VM (a move between VMs' queues costs a page-table switch).
     pub dev_vm: &'a [u32],
-    /// The lifetime run time of device `dev`'s VM's vCPU threads now: ELVIS's producer clock.
-    pub producers_run_ns: &'a dyn Fn(u32) -> u64,
 }
 
 /// How a turn serves its queue (set by the policy when the turn starts).
@@ -203,7 +201,10 @@ impl Backends {
         let cores = io.cores.clone().unwrap_or_default();
         let groups = match io.handling {
             Handling::Es2 => eventpath_policy::es2::combine_devices(virtio.len(), io.es2().3.combining_level),
-            // One thread per I/O core, the devices split in contiguous, balanced groups.
+            // ELVIS's prototype: each worker filled with devices_per_worker devices, in order;
+            // the workers pinned to the I/O cores in turn (below).
+            Handling::Elvis => eventpath_policy::elvis::assign_workers(virtio.len(), io.elvis().devices_per_worker),
+            // One thread per dedicated core, the devices split in contiguous, balanced groups.
             _ => eventpath_policy::es2::combine_devices(virtio.len(), virtio.len().div_ceil(cores.len().max(1)).max(1) as u32),
         };
         for (g, members) in groups.iter().enumerate() {

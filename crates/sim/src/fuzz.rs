@@ -315,6 +315,15 @@ fn overrides(r: &mut Rng, profile: &str, s: &mut String) {
             values.insert(key, b);
         }
     }
+    // An adaptive ITR's start is refused outside its driver's range (0, off, is allowed):
+    // keep a drawn start inside it.
+    for (key, driver) in [("host.nic_rx_itr_ns", p.host.nic_itr.value), ("client.rx_itr_ns", p.client.nic_itr.value)] {
+        if let (Some(v), Some((lo, hi))) = (values.get_mut(key), driver.range_ns()) {
+            if *v != 0.0 {
+                *v = v.clamp(lo as f64, hi as f64);
+            }
+        }
+    }
     let mut by_section: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
     for (key, v) in values {
         let (section, name) = key.split_once('.').expect("dotted key");

@@ -7,6 +7,7 @@
 //! The format is documented in `profiles/README.md`.
 
 use crate::error::{describe_toml_error, InputError, InputResult};
+use eventpath_policy::moderation::NicItrDriver;
 use serde::{Deserialize, Serialize};
 
 /// One parameter with its unit and provenance.
@@ -37,6 +38,18 @@ pub struct Free {
     /// The first-principles prior, once a calibration has replaced `value` by its fit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prior: Option<f64>,
+}
+
+/// Which interrupt throttle a NIC's driver runs, with its provenance (`host.nic_itr`,
+/// `client.nic_itr`): `fixed` at the ITR key's interval, or the driver's adaptive ITR
+/// (`ixgbe`, `i40e`; `eventpath_policy::moderation::nic_itr`) starting there.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ItrChoice {
+    /// `fixed`, `ixgbe` or `i40e`.
+    pub value: NicItrDriver,
+    /// Where the choice comes from (the NIC and its driver).
+    pub source: String,
 }
 
 /// Host hardware facts.
@@ -156,8 +169,11 @@ pub struct HostCosts {
     /// Half-width of the uniform spread of that path's latency per frame (at most `nic_rx_ns`).
     pub nic_rx_spread_ns: Param,
     /// The host NIC's receive interrupt throttle (ITR, ethtool `rx-usecs`): minimum gap between
-    /// a queue's interrupts; frames inside it wait and are received together. 0: off.
+    /// a queue's interrupts; frames inside it wait and are received together. 0: off. With
+    /// an adaptive `nic_itr`, the interval it starts at (inside the driver's range).
     pub nic_rx_itr_ns: Param,
+    /// The host NIC driver's throttle: fixed at `nic_rx_itr_ns`, or adaptive from there.
+    pub nic_itr: ItrChoice,
 }
 
 /// The processor idle states of the host (`intel_idle` tables, or a nested host's probed
@@ -321,8 +337,11 @@ pub struct Client {
     pub rx_packet_ns: Param,
     /// The client NIC's receive interrupt throttle (ITR, ethtool `rx-usecs`): minimum gap
     /// between a queue's interrupts; frames inside it are received by one NAPI poll and GRO
-    /// merges a flow's segments (one ACK decision per batch). 0: off, no batching.
+    /// merges a flow's segments (one ACK decision per batch). 0: off, no batching. With an
+    /// adaptive `nic_itr`, the interval it starts at (inside the driver's range).
     pub rx_itr_ns: Param,
+    /// The client NIC driver's throttle: fixed at `rx_itr_ns`, or adaptive from there.
+    pub nic_itr: ItrChoice,
     /// Full-sized segments received per delayed ACK.
     pub delack_segments: Param,
     /// Delayed-ACK timeout for a segment left unacknowledged.
@@ -723,7 +742,41 @@ impl Profile {
                 ));
             }
         }
+        self.check_nic_itr()?;
         self.check_cstates()
+    }
+
+    /// An adaptive ITR's start (and its free range) must lie in its driver's range, or be 0
+    /// (off): the drivers never run an interval outside it.
+    pub fn check_nic_itr(&self) -> Result<(), String> {
+        let nics = [
+            ("host.nic_rx_itr_ns", "host.nic_itr", &self.host.nic_rx_itr_ns, self.host.nic_itr.value),
+            ("client.rx_itr_ns", "client.nic_itr", &self.client.rx_itr_ns, self.client.nic_itr.value),
+        ];
+        for (key, driver_key, p, driver) in nics {
+            let Some((lo, hi)) = driver.range_ns() else { continue };
+            let (lo, hi) = (lo as f64, hi as f64);
+            let expected = || {
+                format!(
+                    "expected 0 (off) or an interval in {lo}..={hi} ns: {driver_key} = \"{}\" moves between these (or set {driver_key} to \"fixed\")",
+                    driver.name()
+                )
+            };
+            if p.value != 0.0 && !(lo <= p.value && p.value <= hi) {
+                return Err(format!("key `{key}`: value {} is not allowed as an adaptive ITR's start; {}", crate::error::num(p.value), expected()));
+            }
+            if let Some(f) = p.free {
+                if f.min < lo || f.max > hi {
+                    return Err(format!(
+                        "key `{key}.free`: range {}..={} is not allowed for an adaptive ITR's start; {}",
+                        crate::error::num(f.min),
+                        crate::error::num(f.max),
+                        expected()
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     fn check_cstates(&self) -> Result<(), String> {

@@ -8,9 +8,11 @@ mod common;
 use common::{Conservation, Sc, Vm};
 use eventpath_sim::run::RunOutput;
 
-/// One VM running `workload`, with the profile parameters `overrides` replaced.
+/// One VM running `workload`, with the profile parameters `overrides` replaced and both
+/// NICs' throttles fixed (their drivers' adaptive ITR off: `nic_itr_adaptive.rs` tests it).
 fn run(workload: &str, delivery: &str, overrides: &[(&str, u32)]) -> (RunOutput, Conservation) {
     let sc = Sc::new("itr", "es2").duration(0.05).warmup(0.005).vm(Vm::new("vm0", 1).delivery(delivery).workload(workload));
+    let sc = sc.host("nic_itr = \"fixed\"").client("nic_itr = \"fixed\"");
     let sc = overrides.iter().fold(sc, |sc, &(key, value)| sc.profile_override(key, value));
     let (o, l) = sc.run_with_ledger();
     l.check().unwrap();

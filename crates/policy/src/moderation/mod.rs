@@ -9,7 +9,9 @@
 //! * [`cgr`]: coarse-grained classes by average packet size (§4.2);
 //! * [`air`]: the adaptive model and Algorithm 1 (§4.3);
 //! * [`dim`]: Linux net DIM (lib/dim/net_dim.c), whose profile sets the throttle's rate;
-//! * [`ixgbevf_itr`]: the SR-IOV VF driver's own dynamic throttle (ixgbevf's default).
+//! * [`ixgbevf_itr`]: the SR-IOV VF driver's own dynamic throttle (ixgbevf's default);
+//! * [`nic_itr`]: a physical NIC's receive throttle as its driver runs it — fixed, or the
+//!   adaptive ITR of ixgbe ([`ixgbe_itr`], shared with ixgbevf) or i40e ([`i40e_itr`]).
 //!
 //! All implement [`InterruptModerator`]; [`ModerationConfig::build`] makes any of them.
 
@@ -17,7 +19,10 @@ pub mod air;
 pub mod cgr;
 pub mod dim;
 pub mod fir;
+pub mod i40e_itr;
+pub mod ixgbe_itr;
 pub mod ixgbevf_itr;
+pub mod nic_itr;
 mod throttle;
 mod window;
 
@@ -25,6 +30,7 @@ pub use air::{Air, AirConfig, AirControl};
 pub use cgr::{Cgr, CgrConfig, CgrControl, TrafficClass};
 pub use dim::{DimConfig, DimModerator};
 pub use fir::FirConfig;
+pub use nic_itr::{AdaptiveItr, NicItrDriver};
 pub use throttle::Throttle;
 pub use window::{Window, WindowControl, WindowSample, Windowed};
 

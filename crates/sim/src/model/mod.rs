@@ -334,7 +334,11 @@ impl Host {
                 wire: Wire::new(&c.profile, vi as u32, tcp),
                 client: Client::new(&c.profile),
                 tap_last: 0,
-                port_itr: nic_itr::RxItr::new(c.profile.host.nic_rx_itr_ns.value),
+                port_itr: nic_itr::RxItr::for_nic(
+                    c.profile.host.nic_itr.value,
+                    c.profile.host.nic_rx_itr_ns.value,
+                    c.profile.nic.wire_overhead_bytes.value as u32,
+                ),
                 vf: (vm.net.kind == crate::scenario::NetKind::SriovVf).then(|| {
                     let sr = c.profile.sriov.as_ref().expect("a checked VF has a profile with [sriov]");
                     vf::Vf::new(vm.net.itr_us, sr.vf_itr_ns.value, tcp)
@@ -483,7 +487,12 @@ impl Host {
         }
         let d = &mut self.devs[dev as usize];
         d.wire.arrive(now, b);
-        match d.client.nic.arrive(now) {
+        let wire_bytes = d.wire.wire_bytes(&b);
+        if d.vf.is_none() {
+            // The host NIC's TX ring completed it (a VF's frames are not the PF queue's).
+            d.port_itr.on_tx(wire_bytes, b.segs);
+        }
+        match d.client.nic.receive(now, wire_bytes, b.segs) {
             nic_itr::Arrival::Now => self.app_at_client(now, dev, b, q),
             nic_itr::Arrival::Wait(t) => {
                 d.client.held.push_back(b);
@@ -524,7 +533,12 @@ impl Host {
             return self.vf_from_port(dev, arrive, q);
         }
         let d = &mut self.devs[dev as usize];
-        let irq = d.port_itr.irq_for(arrive);
+        // The frame the client just put on the reverse link: its NIC's TX ring sent it, the
+        // host NIC's RX ring will receive it (both count it for an adaptive ITR).
+        let sent = crate::model::hw::virtq::Buf::new(d.client.last_sent().map_or(0, |p| p.bytes), 0);
+        let wire_bytes = d.wire.wire_bytes(&sent);
+        d.client.nic.on_tx(wire_bytes, 1);
+        let irq = d.port_itr.irq_for(arrive, wire_bytes);
         let at = self.port.rx_path.deliver(irq, &mut d.tap_last);
         q.at(at, Ev::HostRx { dev });
     }

@@ -33,6 +33,7 @@ pub use workload::{Consume, HttpServer, Workload};
 
 use crate::error::{describe_json_error, describe_toml_error, policy_error, InputError, InputResult};
 use crate::profile::Profile;
+use eventpath_policy::moderation::NicItrDriver;
 use serde::Deserialize;
 
 fn default_seed() -> u64 {
@@ -104,6 +105,11 @@ pub struct HostLayout {
     /// ES2's joint threads, or ELVIS's I/O cores.
     #[serde(default, deserialize_with = "de::table")]
     pub io: IoHandling,
+    /// The host NIC driver's receive interrupt throttle, replacing the profile's
+    /// `host.nic_itr`: `fixed` (at `host.nic_rx_itr_ns`), `ixgbe` or `i40e` (that driver's
+    /// adaptive ITR, starting there). Default: the profile's.
+    #[serde(default, deserialize_with = "de::variant_opt")]
+    pub nic_itr: Option<NicItrDriver>,
 }
 
 /// The host's idle loop (Linux `cpuidle`), a boot-time setting hosts tuned for latency change.
@@ -126,6 +132,10 @@ pub struct ClientMachine {
     /// fewer cores than VMs, VMs share a core and the client can saturate (ELVIS §4). Default:
     /// one core per VM (a client that is never the bottleneck beyond its per-flow core).
     pub cores: Option<u32>,
+    /// The client NIC driver's receive interrupt throttle, replacing the profile's
+    /// `client.nic_itr` (`fixed`, `ixgbe`, `i40e`). Default: the profile's.
+    #[serde(default, deserialize_with = "de::variant_opt")]
+    pub nic_itr: Option<NicItrDriver>,
 }
 
 fn default_hog_nice() -> i32 {
@@ -445,7 +455,22 @@ impl Scenario {
         limits::check_duration("key `duration_s`", self.duration_s).map_err(err)?;
         limits::check_warmup("key `warmup_s`", self.warmup_s).map_err(err)?;
         let overrides = flatten_overrides("", &self.profile_overrides).map_err(err)?;
-        let mut profile = Profile::load(&self.profile)?.with_overrides(&overrides, origin).map_err(err)?;
+        let mut profile = Profile::load(&self.profile)?;
+        // The scenario's NIC drivers first: `[profile_overrides]` values are checked against them.
+        let drivers = [("host.nic_itr", self.host.nic_itr, &mut profile.host.nic_itr), ("client.nic_itr", self.client.nic_itr, &mut profile.client.nic_itr)];
+        for (key, driver, choice) in drivers {
+            if let Some(d) = driver {
+                choice.source = format!("{key} = \"{}\" in scenario {origin} (profile: \"{}\")", d.name(), choice.value.name());
+                choice.value = d;
+            }
+        }
+        if let Err(m) = profile.check_nic_itr() {
+            // Only a scenario's driver can fail here (a profile file is checked at load).
+            let (key, d) = if m.contains("host.") { ("host.nic_itr", profile.host.nic_itr.value) } else { ("client.nic_itr", profile.client.nic_itr.value) };
+            let rest = m.trim_start_matches("key `").replacen("`:", ":", 1);
+            return Err(err(format!("key `{key}`: \"{}\" is not allowed with profile {}'s {rest}", d.name(), profile.name)));
+        }
+        let mut profile = profile.with_overrides(&overrides, origin).map_err(err)?;
         for vm in &mut self.vm {
             layout::fill_from_profile(vm, &profile);
         }

@@ -57,7 +57,7 @@ impl Vf {
             None => (RxItr::new(default_ns), None),
             Some(VfItr::Fixed(us)) => (RxItr::new(us * 1e3), None),
             Some(VfItr::Dynamic) => {
-                let d = DynamicItr::new();
+                let d = DynamicItr::ixgbevf();
                 (RxItr::new(d.interval_ns() as f64), Some(d))
             }
         };

@@ -112,7 +112,7 @@ impl Client {
             rev: VecDeque::new(),
             tx_ns: round_ns(p.client.rx_packet_ns.value),
             acks: 0,
-            nic: RxItr::new(p.client.rx_itr_ns.value),
+            nic: RxItr::for_nic(p.client.nic_itr.value, p.client.rx_itr_ns.value, p.nic.wire_overhead_bytes.value as u32),
             held: VecDeque::new(),
             in_batch: false,
             batch_done: 0,
@@ -210,6 +210,11 @@ impl Client {
         let done = link.serialize(at, wire_bytes);
         self.rev.push_back(pkt);
         done
+    }
+
+    /// The packet this client put on the reverse link last (the one just sent).
+    pub fn last_sent(&self) -> Option<&RxPkt> {
+        self.rev.back()
     }
 
     /// The oldest packet on the reverse link reached the host.

@@ -39,6 +39,11 @@ impl Host {
                 Mode::Halted | Mode::Polling => vc.target.halted += 1,
             }
         }
+        debug_assert!(
+            !vc.apic.irqs_off() || !matches!(vc.mode, Mode::Guest { task, .. } if !matches!(task, Task::Irq(_))),
+            "vCPU {v} runs {:?} inside a handler (IF clear)",
+            vc.mode
+        );
         let target = match vc.mode {
             Mode::Guest { .. } if vc.apic.irqs_off() => Target::InGuestIrqsOff,
             Mode::Guest { .. } => Target::InGuest,

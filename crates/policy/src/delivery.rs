@@ -18,9 +18,28 @@
 //! Fig. 1 and Fig. 3c (injection mode); `did` DID §4.2–4.5.
 //!
 //! Whatever the mode, an interrupt for a vCPU that is not in guest mode is recorded and taken at
-//! its next VM entry (`Pend`), and a halted vCPU is woken (`Wake`, or `PollWake` while its
-//! thread halt-polls). The IRR/ISR/PIR bits themselves are hardware state the caller keeps; this
-//! module decides only which path a vector takes and what follows.
+//! its next VM entry (`Pend`): one raised during an exit waits for that exit's end, with no exit
+//! of its own (KVM `kvm_vcpu_kick` sends no IPI to a vCPU outside guest mode). A halted vCPU is
+//! woken (`Wake`, or `PollWake` while its thread halt-polls). The IRR/ISR/PIR bits themselves are
+//! hardware state the caller keeps; this module decides only which path a vector takes and what
+//! follows.
+//!
+//! **The guest's interrupt flag.** A guest takes no interrupt while RFLAGS.IF is clear — in the
+//! model, a hard-irq handler from its injection (the interrupt gate clears IF; Linux runs
+//! hard-irq handlers with interrupts off) to its `iret`. The hardware holds a posted or direct
+//! vector in the (virtual) IRR and delivers it when IF is set again, with no exit. A
+//! software-injected vector cannot wait in hardware: KVM finds it pending at an entry while
+//! interrupts are off (`kvm_check_and_inject_events` → `interrupt_allowed` false), sets
+//! interrupt-window exiting (`vmx.c enable_irq_window`), and injects it after the exit that the
+//! guest's `iret` causes (`handle_interrupt_window`). That exit exists only without virtual-
+//! interrupt delivery: with APICv the hardware evaluates RVI when IF is set
+//! (`irq.c kvm_cpu_has_injectable_intr` returns 0 for LAPIC vectors when APICv is active).
+//! [`DeliveryMode::window_exit`] says which.
+//!
+//! Not modelled: re-injection after an exit that interrupts the delivery itself (IDT-vectoring
+//! information, `vmx_complete_interrupts`). Injection here is part of the entry and takes no
+//! time, and the model has no event that faults during it (an EPT violation on the guest's IDT
+//! or stack).
 
 /// Where an interrupt comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,8 +57,11 @@ pub enum Source {
 /// Where the target vCPU is when the interrupt arrives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target {
-    /// Running guest code.
+    /// Running guest code with interrupts enabled.
     InGuest,
+    /// Running guest code with interrupts disabled (IF clear): a hard-irq handler between its
+    /// injection and its `iret`.
+    InGuestIrqsOff,
     /// About to enter the guest (the entry in progress takes the interrupt).
     Entering,
     /// In the hypervisor on its core (an exit), or descheduled.
@@ -143,13 +165,17 @@ impl DeliveryMode {
         use Source::*;
         // Not in guest mode: every mode records it for the next entry, or wakes the vCPU.
         let off_guest = match target {
-            Target::InGuest => None,
+            Target::InGuest | Target::InGuestIrqsOff => None,
             Target::Entering | Target::InHypervisor => Some(Pend),
             Target::Halted => Some(Wake),
             Target::Polling => Some(PollWake),
         };
+        // Software injection exits whatever the guest's IF: KVM kicks a vCPU in guest mode
+        // (`__apic_accept_irq` → `kvm_vcpu_kick`) and external-interrupt exiting is
+        // unconditional. A vector the hardware holds waits for IF with no exit.
+        let in_guest = if target == Target::InGuestIrqsOff { Pend } else { TakeNow };
         let injected = |cause| Decision { path: Path::Injected, action: off_guest.unwrap_or(Exit(cause)) };
-        let direct = Decision { path: Path::Direct, action: off_guest.unwrap_or(TakeNow) };
+        let direct = Decision { path: Path::Direct, action: off_guest.unwrap_or(in_guest) };
         match (self, source) {
             (Native, _) => direct,
             // The software LAPIC: a virtual interrupt needs an IPI kick, a physical one exits on
@@ -158,7 +184,7 @@ impl DeliveryMode {
             (Emulated | Apicv, AssignedDevice | Timer) => injected(ExitCause::ExternalInterrupt),
             // Posting: the notification vector is taken in guest mode; a vCPU entering or in
             // the hypervisor has its PIR synced at entry (ES2 §3.2).
-            (Posted, VirtualDevice | Ipi | AssignedDevice) => Decision { path: Path::Posted, action: off_guest.unwrap_or(TakeNow) },
+            (Posted, VirtualDevice | Ipi | AssignedDevice) => Decision { path: Path::Posted, action: off_guest.unwrap_or(in_guest) },
             // The guest's LAPIC timer is a host hrtimer: its interrupt exits (DID §5.9).
             (Posted | Eli, Timer) => injected(ExitCause::ExternalInterrupt),
             // ELI: the shadow IDT lets assigned vectors through while no virtual interrupt is
@@ -184,6 +210,16 @@ impl DeliveryMode {
             // ELI turns direct EOI off while a virtual interrupt is in service (DID Fig. 3c).
             DeliveryMode::Eli => injection_mode,
         }
+    }
+
+    /// The guest sets IF again (its handler's `iret`) while a vector recorded on `path` is
+    /// deliverable and was held back only by IF: does it take an interrupt-window exit before
+    /// the vector is injected? Only software injection without virtual-interrupt delivery needs
+    /// one (KVM `enable_irq_window`, `handle_interrupt_window`): `emulated`, and ELI's injection
+    /// mode (KVM's software LAPIC, no APICv). APICv evaluates RVI itself (`apicv`, and `posted`
+    /// for its injected timer); posted and direct vectors wait in the (virtual) IRR.
+    pub fn window_exit(self, path: Path) -> bool {
+        path == Path::Injected && matches!(self, DeliveryMode::Emulated | DeliveryMode::Eli)
     }
 
     /// Does programming the LAPIC timer (a TMICT write) exit? Only DID passes the TMICT MSR
@@ -272,6 +308,36 @@ mod tests {
                 assert_eq!(m.raise(s, Target::Halted, false).action, Wake, "{m:?} {s:?}");
                 assert_eq!(m.raise(s, Target::Polling, false).action, PollWake, "{m:?} {s:?}");
             }
+        }
+    }
+
+    #[test]
+    fn with_interrupts_off_software_injection_still_exits_and_hardware_holds_the_rest() {
+        let masked = |m: DeliveryMode, s| m.raise(s, Target::InGuestIrqsOff, false);
+        // KVM kicks (or the physical interrupt exits) whatever the guest's IF.
+        assert_eq!(masked(Emulated, VirtualDevice), running(Emulated, VirtualDevice));
+        assert_eq!(masked(Emulated, Timer), running(Emulated, Timer));
+        assert_eq!(masked(Apicv, AssignedDevice), running(Apicv, AssignedDevice));
+        assert_eq!(masked(Eli, VirtualDevice), running(Eli, VirtualDevice));
+        // The (virtual) IRR holds a posted or direct vector until IF is set: no exit.
+        for s in [VirtualDevice, AssignedDevice, Ipi] {
+            assert_eq!(masked(Posted, s), Decision { path: Path::Posted, action: Pend }, "{s:?}");
+        }
+        for s in [VirtualDevice, AssignedDevice, Timer, Ipi] {
+            assert_eq!(masked(Did, s), Decision { path: Path::Direct, action: Pend }, "{s:?}");
+        }
+        assert_eq!(masked(Eli, AssignedDevice), Decision { path: Path::Direct, action: Pend });
+        assert_eq!(masked(Posted, Timer).action, Exit(ExitCause::ExternalInterrupt), "a host hrtimer");
+    }
+
+    #[test]
+    fn only_software_injection_without_virtual_interrupt_delivery_takes_a_window_exit() {
+        assert!(Emulated.window_exit(Path::Injected));
+        assert!(Eli.window_exit(Path::Injected), "ELI's injection mode is KVM's software LAPIC");
+        assert!(!Apicv.window_exit(Path::Injected), "APICv evaluates RVI when IF is set");
+        assert!(!Posted.window_exit(Path::Injected), "the timer goes through the vIRR too");
+        for m in [Emulated, Apicv, Posted, Eli, Did, Native] {
+            assert!(!m.window_exit(Path::Direct) && !m.window_exit(Path::Posted), "{m:?}");
         }
     }
 

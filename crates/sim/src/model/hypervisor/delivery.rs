@@ -3,8 +3,9 @@
 //! (software LAPIC and injection at entry, the posted-interrupt descriptor, or the core's own
 //! LAPIC) and whether the vCPU exits for it, for its EOI and for its timer writes; this module
 //! keeps the hardware state those paths write — the LAPIC's IRR/ISR, the PIR and ON bit, and
-//! which vectors were injected by software (ELI's injection mode, DID Fig. 3c) — and `irq.rs`
-//! carries the decisions out.
+//! which vectors were injected by software (ELI's injection mode, DID Fig. 3c), and whether the
+//! guest has interrupts off because a handler is in progress (the policy's interrupt window) —
+//! and `irq.rs` carries the decisions out.
 
 use crate::model::hw::lapic::{Lapic, Vector};
 use crate::model::hw::pi::{PiDesc, Posted};
@@ -21,6 +22,9 @@ pub struct Apic {
     pub pi: PiDesc,
     /// Vectors recorded by software injection and not yet completed by EOI (256 bits).
     injected: [u64; 4],
+    /// The guest's RFLAGS.IF is clear: a handler was started (the interrupt gate cleared IF)
+    /// and has not returned (`iret`). One at a time: nothing nests into a handler.
+    irqs_off: bool,
 }
 
 /// What recording a raised vector did.
@@ -81,6 +85,32 @@ impl Apic {
         }
     }
 
+    /// Start the deliverable vector's handler: IRR → ISR, and IF clear until its `iret`.
+    pub fn accept(&mut self) -> Option<Vector> {
+        let v = self.lapic.accept()?;
+        self.irqs_off = true;
+        Some(v)
+    }
+
+    /// A handler is in progress (IF clear): nothing is delivered until its `iret`.
+    pub fn irqs_off(&self) -> bool {
+        self.irqs_off
+    }
+
+    /// The handler returns (`iret`): IF is set again.
+    pub fn iret(&mut self) {
+        self.irqs_off = false;
+    }
+
+    /// How the vector the guest would take now was recorded: `Injected` if by software,
+    /// otherwise `Direct` (the core's LAPIC, or a posted vector synced into the vIRR: either
+    /// way the hardware delivers it).
+    pub fn deliverable_path(&self) -> Option<Path> {
+        let v = self.lapic.deliverable()? as u8;
+        let soft = self.injected[(v / 64) as usize] >> (v % 64) & 1 == 1;
+        Some(if soft { Path::Injected } else { Path::Direct })
+    }
+
     /// ELI's injection mode: a software-injected vector is pending or in service.
     pub fn injection_mode(&self) -> bool {
         self.injected.iter().any(|&w| w != 0)
@@ -113,15 +143,32 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_started_handler_keeps_interrupts_off_until_its_iret() {
+        let mut a = Apic::default();
+        a.record(Vector::NetRx, Path::Injected);
+        assert!(!a.irqs_off());
+        assert_eq!(a.accept(), Some(Vector::NetRx));
+        assert!(a.irqs_off(), "the interrupt gate clears IF");
+        a.eoi();
+        assert!(a.irqs_off(), "EOI is not the iret");
+        a.iret();
+        assert!(!a.irqs_off());
+        assert_eq!(a.accept(), None, "nothing pending: IF stays set");
+        assert!(!a.irqs_off());
+    }
+
+    #[test]
     fn an_injected_vector_holds_injection_mode_until_its_eoi() {
         let mut a = Apic::default();
         assert_eq!(a.record(Vector::Vf, Path::Direct), Recorded::New);
         assert!(!a.injection_mode(), "a direct vector is the hardware's");
         assert_eq!(a.record(Vector::Timer, Path::Injected), Recorded::New);
         assert!(a.injection_mode());
-        a.lapic.accept();
+        assert_eq!(a.deliverable_path(), Some(Path::Injected), "the timer is above the VF's class");
+        a.accept();
         a.eoi();
         assert!(!a.injection_mode());
+        assert_eq!(a.deliverable_path(), Some(Path::Direct));
         assert_eq!(a.record(Vector::NetRx, Path::Posted), Recorded::New);
         assert_eq!(a.record(Vector::NetTx, Path::Posted), Recorded::Quiet);
         assert_eq!(a.record(Vector::NetTx, Path::Posted), Recorded::Coalesced);

@@ -5,7 +5,13 @@
 //! handler ends in an EOI that exits or not by the same mode.
 //!
 //! Whichever the mode, the guest takes the interrupt only when its priority class is above the
-//! highest in-service vector's (the LAPIC's IRR/ISR rules, `lapic.rs`).
+//! highest in-service vector's (the LAPIC's IRR/ISR rules, `lapic.rs`), and only with its
+//! interrupts on: a handler runs with IF clear from its injection to its `iret` (after its EOI
+//! and, for the timer, its TMICT re-arm), so nothing nests into it and no softirq runs inside
+//! it. At the `iret` a vector that waited for IF is taken at once where the hardware holds it,
+//! and after an interrupt-window exit where software injects it (`emulated`, ELI's injection
+//! mode: `DeliveryMode::window_exit`). A TX interrupt's kick (softirq, after the `iret` in Linux)
+//! comes before that window exit here; the exits counted are the same.
 
 use crate::model::hw::lapic::Vector;
 use crate::model::hypervisor::delivery::{source_of, Recorded};
@@ -33,7 +39,13 @@ impl Host {
                 Mode::Halted | Mode::Polling => vc.target.halted += 1,
             }
         }
+        debug_assert!(
+            !vc.apic.irqs_off() || !matches!(vc.mode, Mode::Guest { task, .. } if !matches!(task, Task::Irq(_))),
+            "vCPU {v} runs {:?} inside a handler (IF clear)",
+            vc.mode
+        );
         let target = match vc.mode {
+            Mode::Guest { .. } if vc.apic.irqs_off() => Target::InGuestIrqsOff,
             Mode::Guest { .. } => Target::InGuest,
             Mode::Entering => Target::Entering,
             Mode::Exit { .. } | Mode::Waking => Target::InHypervisor,
@@ -76,12 +88,39 @@ impl Host {
         self.wake_thread(now, v, q);
     }
 
+    /// At VM entry, or the guest's next step, while a handler is in progress (IF clear): resume
+    /// the handler if an exit cut it short — it runs to its end before anything else; else it
+    /// has ended, and this is its `iret`: IF is set, and a software-injected vector that waited
+    /// for it costs an interrupt-window exit first (KVM `enable_irq_window` at the entry that
+    /// found it blocked, `handle_interrupt_window`; injected at that exit's entry). Returns
+    /// whether it took the vCPU.
+    pub(crate) fn handler_return(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) -> bool {
+        let vc = &mut self.vcpus[v as usize];
+        if !vc.apic.irqs_off() {
+            return false;
+        }
+        if let Some(&(task @ Task::Irq(_), left)) = vc.saved.last() {
+            vc.saved.pop();
+            self.run_task(now, v, task, left, q);
+            return true;
+        }
+        vc.apic.iret();
+        vc.ledger.coalesced += vc.apic.sync() as u64;
+        match vc.apic.deliverable_path() {
+            Some(path) if vc.delivery.window_exit(path) => {
+                self.exit(now, v, ExitReason::InterruptWindow, AfterExit::Resume, q);
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// At VM entry (or on a posted notification in guest mode): sync the PIR, accept the
     /// deliverable vector and start its handler. Returns whether a handler was started.
     pub(crate) fn inject(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) -> bool {
         let vc = &mut self.vcpus[v as usize];
         vc.ledger.coalesced += vc.apic.sync() as u64;
-        let Some(vec) = vc.apic.lapic.accept() else { return false };
+        let Some(vec) = vc.apic.accept() else { return false };
         vc.ledger.accepted += 1;
         vc.irqs += 1;
         let g = &self.profile.guest;

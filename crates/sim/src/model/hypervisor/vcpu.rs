@@ -420,11 +420,11 @@ impl Host {
         }
     }
 
-    /// VM entry: inject a deliverable interrupt, else run pending softirq work (NAPI), else
-    /// resume saved work, else ask the workload.
+    /// VM entry: finish a handler in progress (`irq.rs`), else inject a deliverable interrupt,
+    /// else run pending softirq work (NAPI), else resume saved work, else ask the workload.
     pub(crate) fn enter(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
         self.vcpus[v as usize].mode = Mode::Entering;
-        if self.inject(now, v, q) {
+        if self.handler_return(now, v, q) || self.inject(now, v, q) {
             return;
         }
         if self.napi_next(now, v, false, q) {

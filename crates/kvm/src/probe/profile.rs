@@ -78,7 +78,9 @@ fn render(v: &Value) -> String {
         out.push_str(&format!("\n[{name}]\n"));
         for (k, e) in t {
             match e {
-                Value::Table(param) if param.contains_key("value") => {
+                // A parameter with a number (a choice such as `nic_itr = { value = "i40e" }` is
+                // written as it is).
+                Value::Table(param) if matches!(param.get("value"), Some(Value::Integer(_) | Value::Float(_))) => {
                     let num = match param.get("value") {
                         Some(Value::Integer(i)) => *i as f64,
                         Some(Value::Float(f)) => *f,

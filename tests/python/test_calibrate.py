@@ -47,7 +47,7 @@ def test_an_interrupted_calibration_resumes_to_the_same_fit(tmp_path):
     ('profile = "es2"\ntargets = [{ experiment = "es2-fig4-udp", weight = 0 }]', "weight"),
     ('profile = "es2"\ntargets = [{ experiment = "es2-fig4-udp", rows = ["udp512-noPI/nope"] }]', "no such row"),
     # 4 free parameters need 12 targets; es2-fig4-udp has 2.
-    ('profile = "es2"\ntargets = [{ experiment = "es2-fig4-udp" }]', "at least 18 calibration targets"),
+    ('profile = "es2"\ntargets = [{ experiment = "es2-fig4-udp" }]', "at least 12 calibration targets"),
     ('profile = "elvis"\ntargets = []', "key `profile`"),
 ])
 def test_bad_targets_exit_2_with_one_line(cli, tmp_path, targets, needle):

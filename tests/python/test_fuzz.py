@@ -67,7 +67,9 @@ def test_fuzzed_scenarios_and_profiles_succeed_or_fail_with_one_line(tmp_path):
 
 
 def test_fuzzed_cases_through_the_cli_exit_0_or_2_with_one_line(cli, tmp_path):
-    cases = fuzzlib.make_cases(CLI_SAMPLE * 4, SEED + 1, tmp_path)[::4]
+    # Every other case (every fourth drew only refusals once the examples grew: the sample must
+    # hold runs that succeed as well).
+    cases = fuzzlib.make_cases(CLI_SAMPLE * 4, SEED + 1, tmp_path)[::2]
     codes = []
     for c in cases:
         args = ["run", c["scenario"], "--out", str(tmp_path / f"o{c['id']}")]

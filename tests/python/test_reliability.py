@@ -9,9 +9,9 @@ import eventpath
 from conftest import ROOT
 
 
-def _scale(n: int, duration: float) -> dict:
+def _scale(n: int, duration: float, warmup: float = 0.01) -> dict:
     vms = [{"name": f"vm{i}", "vcpus": 1, "workload": {"kind": "tcp_stream", "message_bytes": 1448}} for i in range(n)]
-    return {"name": f"scale{n}", "profile": "es2", "duration_s": duration, "warmup_s": 0.01,
+    return {"name": f"scale{n}", "profile": "es2", "duration_s": duration, "warmup_s": warmup,
             "host": {"pcpus": 64}, "profile_overrides": {"cpu": {"cores_per_socket": 64}}, "vm": vms}
 
 
@@ -25,7 +25,9 @@ def _held_to_invariants(s: dict) -> list[float]:
 
 
 def test_a_thousand_tcp_vms_on_64_pcpus_run_with_no_stalled_flow():
-    s = eventpath.run(_scale(1000, 0.05)).summary
+    # The start-up (1,000 first connections, the NICs' adaptive ITR and the idle states settling)
+    # takes tens of ms: measure after 0.1 s.
+    s = eventpath.run(_scale(1000, 0.3, warmup=0.1)).summary
     gbps = _held_to_invariants(s)
     assert len(gbps) == 1000 and min(gbps) > 0.0
     # es2's 40 GbE port is the bottleneck: nearly all of it, each VM a share of it.

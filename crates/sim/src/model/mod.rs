@@ -535,8 +535,7 @@ impl Host {
         let d = &mut self.devs[dev as usize];
         // The frame the client just put on the reverse link: its NIC's TX ring sent it, the
         // host NIC's RX ring will receive it (both count it for an adaptive ITR).
-        let sent = crate::model::hw::virtq::Buf::new(d.client.last_sent().map_or(0, |p| p.bytes), 0);
-        let wire_bytes = d.wire.wire_bytes(&sent);
+        let wire_bytes = d.wire.frames_bytes(d.client.last_sent().map_or(0, |p| p.bytes), 1);
         d.client.nic.on_tx(wire_bytes, 1);
         let irq = d.port_itr.irq_for(arrive, wire_bytes);
         let at = self.port.rx_path.deliver(irq, &mut d.tap_last);

@@ -162,10 +162,15 @@ impl Wire {
     /// Bytes a buffer occupies on the wire: a UDP datagram's IP fragments, or a TCP buffer's
     /// segments (a TSO skb's `segs` frames, each with its headers and framing).
     pub fn wire_bytes(&self, b: &Buf) -> u32 {
+        self.frames_bytes(b.bytes, b.segs)
+    }
+
+    /// Bytes `payload` occupies on the wire in `segs` TCP segments (ignored for UDP).
+    pub fn frames_bytes(&self, payload: u32, segs: u16) -> u32 {
         if self.tcp {
-            return b.bytes + u32::from(b.segs) * (TCP_IP_HDR + self.overhead);
+            return payload + u32::from(segs) * (TCP_IP_HDR + self.overhead);
         }
-        udp_wire_bytes(b.bytes, self.mtu, self.overhead)
+        udp_wire_bytes(payload, self.mtu, self.overhead)
     }
 
     /// Queue a datagram on the device's NIC TX queue of `port`. Returns its delivery time when

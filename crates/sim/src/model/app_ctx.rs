@@ -16,7 +16,7 @@ use crate::model::workload::ctx::Ctx;
 use crate::model::workload::{ClientEv, Held, Step};
 use crate::model::{Ev, Host};
 use crate::profile::Profile;
-use eventpath_policy::routing::{InterruptClass, InterruptRouter, RouteRequest};
+use eventpath_policy::routing::{InterruptClass, RouteRequest};
 use std::marker::PhantomData;
 
 /// VM `vm`'s application of type `A`, handling one event at `now`.
@@ -108,8 +108,7 @@ impl<A: Held> Ctx<A> for AppCtx<'_, A> {
     fn route_device_irq(&mut self, home: u32) -> u32 {
         // The device's TX source number, as the routing of its own interrupts keys it.
         let req = RouteRequest { irq: self.dev * 2, class: InterruptClass::Device, dest: home as usize };
-        let d = self.h.vms[self.vm].router.route(req);
-        (d.target % self.h.vms[self.vm].vcpus.len()) as u32
+        self.h.vms[self.vm].routing.route(req)
     }
     fn raise_msi(&mut self, local: u32) {
         let v = self.vcpu(local);

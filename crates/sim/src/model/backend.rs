@@ -4,6 +4,7 @@
 //! finishes (`complete`: the used ring, the wire, the guest's interrupt).
 
 use crate::model::io::queues::{DevRings, Notice, Work};
+use crate::model::io::moderation::Wanted;
 use crate::model::io::{Next, Signal, View};
 use crate::model::hw::lapic::Vector;
 use crate::model::hw::rxq::{RxPkt, RxRing};
@@ -165,5 +166,39 @@ impl Host {
                 }
             }
         }
+    }
+
+    /// Device `dev` would interrupt the guest with `vec` (its driver asked): through the queue's
+    /// moderator (`io/moderation.rs`).
+    pub(crate) fn moderated_irq(&mut self, now: Time, dev: u32, vec: Vector, q: &mut EventQueue<Ev>) {
+        let rx = vec == Vector::NetRx;
+        let d = &mut self.devs[dev as usize];
+        let m = if rx { &mut d.rx_moderation } else { &mut d.tx_moderation };
+        match m.wanted(now) {
+            Wanted::Fire => self.device_irq(now, dev, vec, q),
+            Wanted::Arm(t) => q.at(t, Ev::IrqDeadline { dev, rx }),
+            Wanted::Coalesced => {}
+        }
+    }
+
+    /// A queue's held interrupt is due.
+    pub(crate) fn irq_deadline(&mut self, now: Time, dev: u32, rx: bool, q: &mut EventQueue<Ev>) {
+        let d = &mut self.devs[dev as usize];
+        let m = if rx { &mut d.rx_moderation } else { &mut d.tx_moderation };
+        if m.deadline(now) {
+            self.device_irq(now, dev, if rx { Vector::NetRx } else { Vector::NetTx }, q);
+        }
+    }
+
+    /// Raise device `dev`'s interrupt `vec` on the vCPU its VM's routing picks.
+    fn device_irq(&mut self, now: Time, dev: u32, vec: Vector, q: &mut EventQueue<Ev>) {
+        let d = &mut self.devs[dev as usize];
+        if vec == Vector::NetRx {
+            d.rxq.interrupts += 1;
+        } else {
+            d.txq.interrupts += 1;
+        }
+        let target = self.vms[d.vm as usize].routing.route_device(dev, vec);
+        self.raise_irq(now, target, vec, q);
     }
 }

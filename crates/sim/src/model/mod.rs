@@ -201,7 +201,7 @@ pub(crate) struct VmState {
     /// Its virtio-net device (index into `Host::devs`).
     pub dev: u32,
     /// Which vCPU its device interrupts go to (`routing.rs`).
-    pub router: eventpath_policy::routing::Router,
+    pub routing: hypervisor::routing::IrqRouting,
 }
 
 /// A virtio-net device: TX and RX virtqueues, the vhost thread serving both, the guest's NAPI
@@ -308,12 +308,9 @@ impl Host {
                 let idle_poll = vm.guest_idle == crate::scenario::GuestIdle::Poll;
                 vcpus.push(Vcpu::new(vi as u32, delivery, vm.guest_cpu_burn, idle_poll, vm.halt_poll.clone()));
             }
-            let mut router = vm.interrupt_routing.build(vm.vcpus as usize).expect("a checked VM has vCPUs");
-            for j in 0..vm.vcpus as usize {
-                // Every vCPU thread starts runnable (`Mode::Waking`).
-                eventpath_policy::routing::InterruptRouter::on_run_state(&mut router, j, eventpath_policy::routing::RunState::Runnable);
-            }
-            vms.push(VmState { name: vm.name.clone(), vcpus: ids, dev: vi as u32, router });
+            let router = vm.interrupt_routing.build(vm.vcpus as usize).expect("a checked VM has vCPUs");
+            let routing = hypervisor::routing::IrqRouting::new(router, ids[0], vm.vcpus);
+            vms.push(VmState { name: vm.name.clone(), vcpus: ids, dev: vi as u32, routing });
         }
         for (vi, vm) in s.vm.iter().enumerate() {
             let w = vm.workload.as_ref();

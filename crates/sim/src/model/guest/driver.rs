@@ -5,6 +5,7 @@
 use crate::model::hypervisor::vcpu::AfterExit;
 use crate::model::hw::virtq::Buf;
 use crate::model::hypervisor::vcpu::Step;
+use crate::model::hw::lapic::Vector;
 use crate::model::{Ev, Host};
 use crate::engine::{EventQueue, Time};
 use crate::metrics::ExitReason;
@@ -116,5 +117,20 @@ impl Host {
         let was = std::mem::replace(&mut d.tx_stopped, stopped);
         self.senders[vm].set_stopped(stopped);
         was
+    }
+
+    /// A TX interrupt on vCPU `v` woke the queue (`netif_wake_queue`): the writers that halted
+    /// on it elsewhere — the application's vCPU, or every server worker's — get a reschedule
+    /// IPI (their ICR write is not charged: the EOI or kick exit of `v` follows).
+    pub(crate) fn wake_writers(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.vcpus[v as usize].vm as usize;
+        let all = self.senders[vm].on_every_vcpu();
+        let n = if all { self.vms[vm].vcpus.len() } else { 1 };
+        for i in 0..n {
+            let u = self.vms[vm].vcpus[i];
+            if u != v && self.vcpus[u as usize].wants_resched_ipi() {
+                self.raise_irq(now, u, Vector::Resched, q);
+            }
+        }
     }
 }

@@ -14,6 +14,7 @@
 pub const NETDEV_BUDGET: u32 = 300;
 
 use crate::model::hypervisor::vcpu::Task;
+use crate::model::hw::lapic::Vector;
 use crate::model::{Ev, Host};
 use crate::engine::{EventQueue, Time, round_ns};
 
@@ -168,5 +169,17 @@ impl Host {
             return;
         }
         self.enter(now, v, q);
+    }
+
+    /// NAPI on vCPU `v` is handing a packet to the VM's application thread (`try_to_wake_up`
+    /// across CPUs): if that thread's vCPU is another one, halted (or halting) or running only
+    /// the guest's CPU burn, it gets a reschedule IPI (the sender's ICR write is not charged:
+    /// its softirq carries on).
+    pub(crate) fn wake_app(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.vcpus[v as usize].vm as usize;
+        let app = self.vms[vm].vcpus[0];
+        if app != v && !self.senders[vm].on_every_vcpu() && self.vcpus[app as usize].wants_resched_ipi() {
+            self.raise_irq(now, app, Vector::Resched, q);
+        }
     }
 }

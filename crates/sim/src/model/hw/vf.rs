@@ -173,7 +173,7 @@ impl Host {
         let d = &mut self.devs[dev as usize];
         d.vf.as_mut().expect("a VF device").unmasked = false;
         d.rxq.interrupts += 1;
-        let target = self.route_device_irq(dev, Vector::Vf);
+        let target = self.vms[d.vm as usize].routing.route_device(dev, Vector::Vf);
         self.raise_irq(now, target, Vector::Vf, q);
     }
 

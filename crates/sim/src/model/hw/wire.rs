@@ -62,14 +62,14 @@ pub struct Port {
     /// Client → host.
     pub rx: Link,
     /// From the port to a device's tap queue.
-    pub rx_path: HostRxPath,
+    pub rx_path: PortToTap,
 }
 
 impl Port {
     /// Both directions at the profile's line rate for `devices` devices; `seed` is the
     /// scenario's.
     pub fn new(p: &Profile, seed: u64, devices: usize) -> Self {
-        Port { tx: TxPort::new(p, devices), rx: Link::new(p), rx_path: HostRxPath::new(p, seed) }
+        Port { tx: TxPort::new(p, devices), rx: Link::new(p), rx_path: PortToTap::new(p, seed) }
     }
 }
 
@@ -79,17 +79,17 @@ impl Port {
 /// idle state of the core that takes the interrupt and its cache state vary — and keeps each
 /// device's frames in order.
 #[derive(Debug)]
-pub struct HostRxPath {
+pub struct PortToTap {
     base_ns: f64,
     spread_ns: f64,
     rng: Rng,
 }
 
-impl HostRxPath {
+impl PortToTap {
     /// The profile's path latency and spread, with its own random stream.
     pub fn new(p: &Profile, seed: u64) -> Self {
         let base_ns = p.host.nic_rx_ns.value;
-        HostRxPath { base_ns, spread_ns: p.host.nic_rx_spread_ns.value, rng: Rng::for_component(seed, "host-nic-rx") }
+        PortToTap { base_ns, spread_ns: p.host.nic_rx_spread_ns.value, rng: Rng::for_component(seed, "host-nic-rx") }
     }
 
     /// When a frame that reached the port at `arrive` is on its tap queue; `last` is when the
@@ -228,11 +228,11 @@ impl Wire {
 mod tests {
     use super::*;
 
-    fn path(base: f64, spread: f64) -> HostRxPath {
+    fn path(base: f64, spread: f64) -> PortToTap {
         let mut p = Profile::load("es2").unwrap();
         p.host.nic_rx_ns.value = base;
         p.host.nic_rx_spread_ns.value = spread;
-        HostRxPath::new(&p, 7)
+        PortToTap::new(&p, 7)
     }
 
     #[test]

@@ -81,7 +81,7 @@ impl Host {
 
     fn wake_vcpu(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
         // kvm_vcpu_kick → wake_up: the host scheduler places and runs the vCPU thread.
-        self.end_halt(now, v, true);
+        self.vcpus[v as usize].halt.end(now, true);
         self.vcpus[v as usize].mode = Mode::Waking;
         self.vcpus[v as usize].from_halt = true;
         self.vcpu_run_state(v, eventpath_policy::routing::RunState::Runnable);

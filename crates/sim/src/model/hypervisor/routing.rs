@@ -3,58 +3,49 @@
 //! guest mode, runnable on a runqueue, blocked after HLT) and picks the vCPU of each device
 //! interrupt (`[vm] interrupt_routing`; default `fixed`, the guest's own affinity: vCPU 0).
 //!
-//! The guest's application thread stays on its vCPU (vCPU 0 for the stream and receive
-//! workloads). When an interrupt routed elsewhere makes work for it — data in its socket, room in
-//! the TX queue — while its vCPU is halted, the guest wakes it as Linux's `try_to_wake_up` does
-//! across CPUs: a reschedule IPI (vector 0xfd on the target; the sender's ICR write is charged
-//! only for the web server's workers, `workers.rs`).
+//! [`IrqRouting`] owns a VM's router and knows which host-wide vCPUs are the VM's (a VM's vCPUs
+//! have consecutive indices, `Host::build`); the thread model tells it run-state changes, the
+//! devices ask it for targets. What the guest does when routed work lands away from the thread
+//! that waits for it (a reschedule IPI) is the guest's: `guest/napi.rs`, `guest/driver.rs`.
 
 use crate::model::hw::lapic::Vector;
-use crate::model::{Ev, Host};
-use crate::engine::{EventQueue, Time};
-use eventpath_policy::routing::{InterruptClass, InterruptRouter, RouteRequest, RunState};
+use eventpath_policy::routing::{InterruptClass, InterruptRouter, RouteRequest, Router, RunState};
 
-impl Host {
-    /// The vCPU (host-wide) that device `dev`'s interrupt `vec` goes to.
-    pub(crate) fn route_device_irq(&mut self, dev: u32, vec: Vector) -> u32 {
-        let vm = &mut self.vms[self.devs[dev as usize].vm as usize];
+/// One VM's interrupt routing.
+pub(crate) struct IrqRouting {
+    router: Router,
+    /// Host-wide index of the VM's first vCPU.
+    first: u32,
+    /// Its number of vCPUs.
+    n: u32,
+}
+
+impl IrqRouting {
+    /// `router` over the VM's vCPUs `first .. first + n`, each runnable (a vCPU thread starts
+    /// runnable, `Mode::Waking`).
+    pub fn new(mut router: Router, first: u32, n: u32) -> Self {
+        assert!(n > 0, "a checked VM has vCPUs");
+        for j in 0..n as usize {
+            router.on_run_state(j, RunState::Runnable);
+        }
+        IrqRouting { router, first, n }
+    }
+
+    /// The vCPU (host-wide) that device `dev`'s interrupt `vec` goes to (each queue of a
+    /// device is its own interrupt source: TX `2·dev`, RX `2·dev + 1`).
+    pub fn route_device(&mut self, dev: u32, vec: Vector) -> u32 {
         let irq = dev * 2 + (vec == Vector::NetRx) as u32;
-        let d = vm.router.route(RouteRequest { irq, class: InterruptClass::Device, dest: 0 });
-        vm.vcpus[d.target % vm.vcpus.len()]
+        self.first + self.route(RouteRequest { irq, class: InterruptClass::Device, dest: 0 })
     }
 
-    /// vCPU `v`'s thread changed run state: tell its VM's router.
-    pub(crate) fn vcpu_run_state(&mut self, v: u32, state: RunState) {
-        let vm = &mut self.vms[self.vcpus[v as usize].vm as usize];
-        let local = (v - vm.vcpus[0]) as usize;
-        vm.router.on_run_state(local, state);
+    /// The VM-local vCPU a request goes to (its `dest` is the source's own affinity).
+    pub fn route(&mut self, req: RouteRequest) -> u32 {
+        (self.router.route(req).target % self.n as usize) as u32
     }
 
-    /// NAPI on vCPU `v` is handing a packet to the VM's application thread. If that thread's
-    /// vCPU is another one, halted (or halting) or running only the guest's CPU burn, the socket's wake-up sends it a reschedule IPI
-    /// (the sender's ICR write is not charged: its softirq carries on).
-    pub(crate) fn wake_app(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
-        let vm = self.vcpus[v as usize].vm as usize;
-        let app = self.vms[vm].vcpus[0];
-        if app != v && !self.senders[vm].on_every_vcpu() && self.vcpus[app as usize].wants_resched_ipi() {
-            self.raise_irq(now, app, Vector::Resched, q);
-        }
-    }
-
-    /// A TX interrupt on vCPU `v` woke the queue: the writers that halted on it elsewhere — the
-    /// application's vCPU, or every server worker's — get a reschedule IPI (their ICR write is
-    /// not charged: the EOI or kick exit of `v` follows).
-    pub(crate) fn wake_writers(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
-        let vm = self.vcpus[v as usize].vm as usize;
-        let writers: Vec<u32> = if self.senders[vm].on_every_vcpu() {
-            self.vms[vm].vcpus.clone()
-        } else {
-            vec![self.vms[vm].vcpus[0]]
-        };
-        for u in writers {
-            if u != v && self.vcpus[u as usize].wants_resched_ipi() {
-                self.raise_irq(now, u, Vector::Resched, q);
-            }
-        }
+    /// vCPU `v` (host-wide, one of this VM's) changed run state.
+    pub fn on_run_state(&mut self, v: u32, state: RunState) {
+        debug_assert!(v >= self.first && v < self.first + self.n, "vCPU {v} is not this VM's");
+        self.router.on_run_state((v - self.first) as usize, state);
     }
 }

@@ -102,7 +102,7 @@ impl Host {
                 // The reschedule IPI / tick interrupt forces the vCPU out of guest mode.
                 Mode::Guest { .. } => self.exit(now, v, ExitReason::ExternalInterrupt, crate::model::hypervisor::vcpu::AfterExit::Resume, q),
                 // A halt-polling thread stops polling when another thread wants the pCPU.
-                Mode::Polling => self.halt_poll_yield(now, v, q),
+                Mode::Polling => self.block(now, v, q),
                 _ => {}
             },
             Kind::Io(_) => {} // yields after the packet it is copying
@@ -172,5 +172,11 @@ impl Host {
             Ev::SchedIn { cpu, .. } | Ev::HostTick { cpu } => Some(cpu),
             _ => None,
         }
+    }
+
+    /// vCPU `v`'s thread changed run state: tell its VM's interrupt routing.
+    pub(crate) fn vcpu_run_state(&mut self, v: u32, state: RunState) {
+        let vm = self.vcpus[v as usize].vm as usize;
+        self.vms[vm].routing.on_run_state(v, state);
     }
 }

@@ -3,6 +3,7 @@
 //! virtual interrupts reach a vCPU (emulated or posted) is in `irq.rs`.
 
 use crate::model::hypervisor::delivery::Apic;
+use crate::model::hypervisor::halt::{Halt, HaltStart};
 use crate::model::hw::lapic::Vector;
 use crate::model::{Ev, Host};
 use crate::engine::{EventQueue, Time, round_ns};
@@ -148,18 +149,11 @@ pub struct Vcpu {
     pub target: TargetState,
     /// Interrupt conservation ledger (lifetime).
     pub ledger: IrqLedger,
-    /// KVM halt polling (`[vm.halt_poll]`), if on.
-    pub(crate) halt_poll: Option<eventpath_policy::halt_poll::HaltPoll>,
-    /// When the current halt began.
-    pub(crate) halt_start: Option<Time>,
-    /// Generation of the poll window's end event.
-    pub(crate) poll_gen: u32,
+    /// Its halt handling: KVM halt polling (`[vm.halt_poll]`) if on, the current halt, the
+    /// poll counters (`halt.rs`).
+    pub(crate) halt: Halt,
     /// Woken from a halt, its thread not yet back in the guest (pays `host.halt_wakeup_ns`).
     pub(crate) from_halt: bool,
-    /// Halts that polled (window).
-    pub halt_polls: u64,
-    /// Of those, halts in whose poll an interrupt came (window).
-    pub halt_polls_successful: u64,
     /// Indirect exit cost still owed by the next guest task (cache/TLB refill), ns.
     pollution_ns: Time,
     /// The running task's share of that cost, when the task started and its whole length (its
@@ -214,12 +208,8 @@ impl Vcpu {
             burn_work_ns: 0,
             window_start: 0,
             exit_until: 0,
-            halt_poll: halt_poll.map(eventpath_policy::halt_poll::HaltPoll::new),
-            halt_start: None,
-            poll_gen: 0,
+            halt: Halt::new(halt_poll),
             from_halt: false,
-            halt_polls: 0,
-            halt_polls_successful: 0,
         }
     }
 
@@ -229,8 +219,7 @@ impl Vcpu {
         self.busy.reset(now);
         self.irqs = 0;
         self.target = TargetState::default();
-        self.halt_polls = 0;
-        self.halt_polls_successful = 0;
+        self.halt.reset_metrics();
         self.burn_work_ns = 0;
         self.window_start = now;
     }
@@ -495,5 +484,51 @@ impl Host {
         }
         self.vcpus[v as usize].guest_time.set(now, false);
         self.halt(now, v, q)
+    }
+
+    /// The vCPU halts (nothing pending at the end of its HLT exit): poll, or block (`halt.rs`).
+    pub(crate) fn halt(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
+        let cpu = self.cpu_of(v);
+        let alone = self.sched.nr_running(cpu) == 1 && !self.should_yield(cpu);
+        match self.vcpus[v as usize].halt.begin(now, alone) {
+            HaltStart::Block => self.block(now, v, q),
+            HaltStart::Poll { until, gen } => {
+                let vc = &mut self.vcpus[v as usize];
+                vc.mode = Mode::Polling;
+                vc.busy.set(now, false);
+                q.at(until, Ev::HaltPollEnd { vcpu: v, gen });
+            }
+        }
+    }
+
+    /// kvm_vcpu_block: the vCPU thread sleeps until an interrupt wakes it. Also where a
+    /// halt-polling thread goes when another thread wants its pCPU.
+    pub(crate) fn block(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
+        self.vcpus[v as usize].mode = Mode::Halted;
+        let cpu = self.cpu_of(v);
+        self.leave_cpu(now, cpu, true, q);
+    }
+
+    /// The poll window of vCPU `v` ended (stale unless `gen` is current): block.
+    pub(crate) fn halt_poll_end(&mut self, now: Time, v: u32, gen: u32, q: &mut EventQueue<Ev>) {
+        let vc = &self.vcpus[v as usize];
+        if vc.mode == Mode::Polling && vc.halt.is_current(gen) {
+            self.block(now, v, q);
+        }
+    }
+
+    /// An interrupt reached the polling vCPU: the guest resumes with it, after
+    /// `host.halt_poll_wake_ns` (no wake-up, no idle-state exit).
+    pub(crate) fn halt_poll_wake(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
+        let resume = round_ns(self.profile.host.halt_poll_wake_ns.value);
+        let vc = &mut self.vcpus[v as usize];
+        vc.busy.set(now, true);
+        vc.halt.woken_in_poll(now);
+        if resume > 0 {
+            // The rest of the HLT exit, as host time of the vCPU thread (not another exit).
+            vc.mode = Mode::Exit { then: AfterExit::Resume };
+            return q.at(now + resume, Ev::ExitDone { vcpu: v });
+        }
+        self.enter(now, v, q);
     }
 }

@@ -5,10 +5,19 @@
 //! every completion since it last decided (packets, bytes), so CGR's and AIR's traffic windows
 //! measure the whole stream. Default `none`: every wanted interrupt fires at once.
 
-use crate::model::hw::lapic::Vector;
-use crate::model::{Ev, Host};
-use crate::engine::{EventQueue, Time};
+use crate::engine::Time;
 use eventpath_policy::moderation::{InterruptModerator, IrqDecision, ModerationConfig, Moderator};
+
+/// What becomes of an interrupt the driver wants (`QueueModeration::wanted`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wanted {
+    /// Raise it now.
+    Fire,
+    /// Hold it: its queue's deadline event is due at this time (`Ev::IrqDeadline`).
+    Arm(Time),
+    /// Hold it: it coalesces into the deadline already armed.
+    Coalesced,
+}
 
 /// One queue's moderator and the completions it has not yet seen.
 #[derive(Debug)]
@@ -34,56 +43,23 @@ impl QueueModeration {
         self.bytes += bytes;
     }
 
-    /// The driver wants an interrupt now: fire, or the deadline to fire at (None: coalesced
-    /// into one already armed).
-    fn decide(&mut self, now: Time) -> Result<(), Option<Time>> {
+    /// The driver wants an interrupt at `now` (its notification gate said so): the moderator,
+    /// having seen every completion since it last decided, fires it or holds it.
+    pub fn wanted(&mut self, now: Time) -> Wanted {
         let (p, b) = (std::mem::take(&mut self.packets), std::mem::take(&mut self.bytes));
-        match self.moderator.on_event(now, p, b) {
-            IrqDecision::FireNow => Ok(()),
-            IrqDecision::DelayUntil(t) => Err(Some(t)),
-            IrqDecision::Coalesced => Err(None),
-        }
-    }
-}
-
-impl Host {
-    /// Device `dev` would interrupt the guest with `vec` (its driver asked): through the queue's
-    /// moderator.
-    pub(crate) fn moderated_irq(&mut self, now: Time, dev: u32, vec: Vector, q: &mut EventQueue<Ev>) {
-        let rx = vec == Vector::NetRx;
-        let d = &mut self.devs[dev as usize];
-        let m = if rx { &mut d.rx_moderation } else { &mut d.tx_moderation };
-        match m.decide(now) {
-            Ok(()) => self.device_irq(now, dev, vec, q),
-            Err(deadline) => {
-                m.delayed += 1;
-                m.held = true;
-                if let Some(t) = deadline {
-                    q.at(t.max(now), Ev::IrqDeadline { dev, rx });
-                }
-            }
-        }
+        let w = match self.moderator.on_event(now, p, b) {
+            IrqDecision::FireNow => return Wanted::Fire,
+            IrqDecision::DelayUntil(t) => Wanted::Arm(t.max(now)),
+            IrqDecision::Coalesced => Wanted::Coalesced,
+        };
+        self.delayed += 1;
+        self.held = true;
+        w
     }
 
-    /// A queue's delayed interrupt is due.
-    pub(crate) fn irq_deadline(&mut self, now: Time, dev: u32, rx: bool, q: &mut EventQueue<Ev>) {
-        let d = &mut self.devs[dev as usize];
-        let m = if rx { &mut d.rx_moderation } else { &mut d.tx_moderation };
-        m.held = false;
-        if m.moderator.on_deadline(now) {
-            self.device_irq(now, dev, if rx { Vector::NetRx } else { Vector::NetTx }, q);
-        }
-    }
-
-    /// Raise device `dev`'s interrupt `vec` on the vCPU its router picks.
-    fn device_irq(&mut self, now: Time, dev: u32, vec: Vector, q: &mut EventQueue<Ev>) {
-        let d = &mut self.devs[dev as usize];
-        if vec == Vector::NetRx {
-            d.rxq.interrupts += 1;
-        } else {
-            d.txq.interrupts += 1;
-        }
-        let target = self.route_device_irq(dev, vec);
-        self.raise_irq(now, target, vec, q);
+    /// The queue's deadline came at `now`: whether the held interrupt fires.
+    pub fn deadline(&mut self, now: Time) -> bool {
+        self.held = false;
+        self.moderator.on_deadline(now)
     }
 }

@@ -16,7 +16,6 @@ const LAYERS: [&str; 5] = ["hw", "hypervisor", "io", "guest", "workload"];
 const STILL_ON_HOST: &[&str] = &[
     "guest/driver.rs",
     "guest/napi.rs",
-    "hw/vf.rs",
     "hypervisor/irq.rs",
     "hypervisor/threads.rs",
     "hypervisor/vcpu.rs",

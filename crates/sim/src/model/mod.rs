@@ -461,7 +461,11 @@ impl Model for Host {
             Ev::HaltPollEnd { vcpu, gen } => self.halt_poll_end(now, vcpu, gen, q),
             Ev::ClientNicIrq { dev } => self.client_nic_irq(now, dev, q),
             Ev::Ioeventfd { dev, rx, .. } => self.ioeventfd(now, dev, rx, q),
-            Ev::VfIrq { dev } => self.vf_irq_deadline(now, dev, q),
+            Ev::VfIrq { dev } => {
+                if self.devs[dev as usize].vf.as_mut().expect("a VF device").deadline(now) {
+                    self.vf_interrupt(now, dev, q);
+                }
+            }
             Ev::IoStep { thread } => self.io_step(now, thread, q),
             Ev::IoWake { thread, gen } => self.io_wake(now, thread, gen, q),
             Ev::IoPoll { thread, gen } => self.io_poll(now, thread, gen, q),
@@ -480,7 +484,11 @@ impl Host {
             q.at(t, Ev::WireDone { dev: next });
         }
         if self.devs[dev as usize].vf.is_some() {
-            self.vf_tx_done(now, dev, q);
+            // The NIC writes back the VF's TX descriptor and fetches those that waited for room.
+            self.devs[dev as usize].txq.put_used();
+            self.vf_cause(now, dev, q);
+            let d = &mut self.devs[dev as usize];
+            vf::fetch(now, dev, &mut d.txq, &mut d.wire, &mut self.port.tx, q);
         }
         let d = &mut self.devs[dev as usize];
         d.wire.arrive(now, b);
@@ -527,7 +535,8 @@ impl Host {
     /// the tap queue after the host's receive path.
     pub(crate) fn to_tap(&mut self, dev: u32, arrive: Time, q: &mut EventQueue<Ev>) {
         if self.devs[dev as usize].vf.is_some() {
-            return self.vf_from_port(dev, arrive, q);
+            // A VF's frame is in its RX ring after the NIC's L2 sort and DMA: no tap, no host path.
+            return q.at(arrive + self.vf_dma_ns, Ev::HostRx { dev });
         }
         let d = &mut self.devs[dev as usize];
         // The frame the client just put on the reverse link: its NIC's TX ring sent it, the
@@ -539,22 +548,46 @@ impl Host {
         q.at(at, Ev::HostRx { dev });
     }
 
-    /// A packet reached the tap socket: queue it (or drop it, queue full) and wake the vhost
-    /// thread for its RX handler.
+    /// A packet reached the device: on the tap socket, queue it (or drop it, queue full) and
+    /// wake the back end for its RX handler; a VF's NIC writes it into the VF's RX ring (or
+    /// drops it: no descriptor posted) and sets the queue's interrupt cause.
     fn host_rx(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
-        if self.devs[dev as usize].vf.is_some() {
-            return self.vf_rx(now, dev, q);
-        }
         let d = &mut self.devs[dev as usize];
         let pkt = d.client.arrive_at_host();
         d.rx_arrived_life += 1;
-        if d.rx_sock.len() >= workload::net::TAP_QUEUE_PACKETS {
+        let room = match d.vf {
+            Some(_) => d.rxq.posted > 0,
+            None => d.rx_sock.len() < workload::net::TAP_QUEUE_PACKETS,
+        };
+        if !room {
             d.tap_drops += u64::from(pkt.born >= self.window_start);
             d.tap_drops_life += 1;
             return self.app_tap_drop(now, dev, pkt, q);
         }
+        if d.vf.is_some() {
+            d.rxq.take();
+            d.rxq.put_used(pkt);
+            return self.vf_cause(now, dev, q);
+        }
         d.rx_sock.push_back(pkt);
         self.notify_backend(now, dev, io::queues::Notice::RxPacket, q);
+    }
+
+    /// A write-back of VF device `dev` set its queue's interrupt cause (`hw/vf.rs`).
+    fn vf_cause(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        if self.devs[dev as usize].vf.as_mut().expect("a VF device").cause(now, dev, q) {
+            self.vf_interrupt(now, dev, q);
+        }
+    }
+
+    /// VF device `dev`'s MSI-X message: the vector masks itself and goes to the vCPU the VM's
+    /// routing picks, as an assigned interrupt.
+    fn vf_interrupt(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        let d = &mut self.devs[dev as usize];
+        d.vf.as_mut().expect("a VF device").fire();
+        d.rxq.interrupts += 1;
+        let target = self.vms[d.vm as usize].routing.route_device(dev, hw::lapic::Vector::Vf);
+        self.raise_irq(now, target, hw::lapic::Vector::Vf, q);
     }
 
     // The VMs' applications, each called through its guest context (`AppCtx`), dispatched

@@ -1,9 +1,11 @@
 //! The guest's virtio-net driver on the TX side, shared by every workload: `start_xmit` (post a
 //! buffer, stop the queue when the ring fills, kick when the device wants it), the qdisc
-//! backlog while the queue is stopped, and the TX interrupt that wakes it.
+//! backlog while the queue is stopped, and the TX interrupt that wakes it; an SR-IOV VF's
+//! driver (ixgbevf) on the same side: its descriptor posts, its TX clean, its vector's unmask.
 
 use crate::model::hypervisor::vcpu::AfterExit;
 use crate::model::hw::virtq::Buf;
+use crate::model::hw::vf;
 use crate::model::hypervisor::vcpu::Step;
 use crate::model::hw::lapic::Vector;
 use crate::model::{Ev, Host};
@@ -132,5 +134,38 @@ impl Host {
                 self.raise_irq(now, u, Vector::Resched, q);
             }
         }
+    }
+
+    /// ixgbevf: the driver posts a TX descriptor and writes the tail (MMIO to the VF's BAR,
+    /// no exit); the NIC fetches what its queue for the VF has room for (`hw/vf.rs`).
+    fn vf_tx(&mut self, now: Time, dev: u32, b: Buf, q: &mut EventQueue<Ev>) {
+        let d = &mut self.devs[dev as usize];
+        d.vf.as_mut().expect("a VF device").on_tx(b.bytes);
+        d.txq.add(b);
+        vf::fetch(now, dev, &mut d.txq, &mut d.wire, &mut self.port.tx, q);
+    }
+
+    /// The NAPI poll's TX clean on vCPU `v` (`ixgbevf_clean_tx_irq`, first in
+    /// `ixgbevf_poll`): the descriptors the NIC wrote back are reclaimed, so send the qdisc's
+    /// backlog and wake a stopped queue — and the writers that halted on it on other vCPUs,
+    /// whichever of the interrupt or a poll round's clean finds the room.
+    pub(crate) fn vf_tx_clean(&mut self, now: Time, v: u32, dev: u32, q: &mut EventQueue<Ev>) {
+        let vm = self.devs[dev as usize].vm as usize;
+        while self.devs[dev as usize].txq.free() > 0 {
+            let Some(b) = self.devs[dev as usize].qdisc.pop_front() else { break };
+            self.vf_tx(now, dev, b, q);
+        }
+        let full = self.devs[dev as usize].txq.free() == 0;
+        if self.set_tx_stopped(vm, full) && !full {
+            self.wake_writers(now, v, q);
+        }
+    }
+
+    /// NAPI completed with the RX ring empty: its last round's TX clean, then unmask the
+    /// vector (the RX refills were tail writes). Write-backs while the vector was masked raise
+    /// no interrupt of their own: each poll round's clean is what finds them.
+    pub(crate) fn vf_unmask(&mut self, now: Time, v: u32, dev: u32, q: &mut EventQueue<Ev>) {
+        self.vf_tx_clean(now, v, dev, q);
+        self.devs[dev as usize].vf.as_mut().expect("a VF device").unmask();
     }
 }

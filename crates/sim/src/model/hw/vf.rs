@@ -22,11 +22,11 @@
 //! the vector's cause, and the driver reclaims it in the next NAPI poll, where it also wakes a
 //! queue stopped on a full ring and sends what waited in the qdisc (`ixgbevf_clean_tx_irq`).
 
-use crate::model::hw::lapic::Vector;
 use crate::model::hw::nic_itr::{Arrival, RxItr};
-use crate::model::hw::wire::TCP_IP_HDR;
-use crate::model::hw::virtq::Buf;
-use crate::model::{Ev, Host};
+use crate::model::hw::virtq::Virtq;
+use crate::model::hw::nic_tx::TxPort;
+use crate::model::hw::wire::{Wire, TCP_IP_HDR};
+use crate::model::Ev;
 use crate::engine::{EventQueue, Time};
 use crate::scenario::VfItr;
 use eventpath_policy::moderation::ixgbevf_itr::DynamicItr;
@@ -73,133 +73,68 @@ impl Vf {
         }
     }
 
-    /// NAPI completed: the dynamic throttle (if any) sets the next interval.
-    fn napi_complete(&mut self) {
+    /// The driver posted a TX descriptor of `payload` bytes.
+    pub fn on_tx(&mut self, payload: u32) {
+        if let Some(d) = &mut self.dynamic {
+            d.on_tx(1, u64::from(payload + self.hdr_bytes));
+        }
+    }
+
+    /// A write-back (RX frame, TX completion) of device `dev` set the queue's interrupt cause:
+    /// whether the vector fires now. Else it fires at the throttle's deadline (its `VfIrq`
+    /// scheduled here), or not at all while it is masked (NAPI will see the work).
+    pub fn cause(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) -> bool {
+        if !self.unmasked || self.armed {
+            return false;
+        }
+        match self.itr.arrive(now) {
+            Arrival::Now => true,
+            Arrival::Wait(t) => {
+                self.armed = true;
+                q.at(t, Ev::VfIrq { dev });
+                false
+            }
+            Arrival::Join => {
+                self.armed = true;
+                false
+            }
+        }
+    }
+
+    /// The throttle's interval ended: whether the cause pending fires (the vector unmasked).
+    pub fn deadline(&mut self, now: Time) -> bool {
+        self.armed = false;
+        self.itr.deadline(now) && self.unmasked
+    }
+
+    /// The MSI-X message is sent: the vector masks itself (82599 EIAM).
+    pub fn fire(&mut self) {
+        self.unmasked = false;
+    }
+
+    /// NAPI completed: the dynamic throttle (if any) sets the next interval and the driver
+    /// unmasks the vector (EIMS).
+    pub fn unmask(&mut self) {
         if let Some(gap) = self.dynamic.as_mut().and_then(DynamicItr::on_napi_complete) {
             self.itr.set_gap_ns(gap);
         }
+        self.unmasked = true;
     }
 }
 
-impl Host {
-    /// A frame for VF device `dev` reached the port at `arrive`: it is in the VF's ring after
-    /// the NIC's sort and DMA.
-    pub(crate) fn vf_from_port(&mut self, dev: u32, arrive: Time, q: &mut EventQueue<Ev>) {
-        let dma = self.vf_dma_ns;
-        q.at(arrive + dma, Ev::HostRx { dev });
-    }
-
-    /// The NIC wrote a frame into the VF's RX ring, or dropped it (no posted descriptor).
-    pub(crate) fn vf_rx(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
-        let d = &mut self.devs[dev as usize];
-        let pkt = d.client.arrive_at_host();
-        d.rx_arrived_life += 1;
-        if d.rxq.posted == 0 {
-            d.tap_drops += u64::from(pkt.born >= self.window_start);
-            d.tap_drops_life += 1;
-            return self.app_tap_drop(now, dev, pkt, q);
-        }
-        d.rxq.take();
-        d.rxq.put_used(pkt);
-        self.vf_cause(now, dev, q);
-    }
-
-    /// The guest driver posted a TX descriptor and wrote the tail: the NIC sends the frame.
-    pub(crate) fn vf_tx(&mut self, now: Time, dev: u32, b: Buf, q: &mut EventQueue<Ev>) {
-        let d = &mut self.devs[dev as usize];
-        let vf = d.vf.as_mut().expect("a VF device");
-        if let Some(dy) = &mut vf.dynamic {
-            dy.on_tx(1, u64::from(b.bytes + vf.hdr_bytes));
-        }
-        d.txq.add(b);
-        self.vf_fetch(now, dev, q);
-    }
-
-    /// The NIC fetches the VF's posted TX descriptors while its queue for the VF has room
-    /// ([`crate::model::hw::wire::Wire::vf_room`]); the rest wait in the ring. (A frame that did not fit
-    /// used to be dropped and its descriptor written back at once: a send that cost the guest
-    /// nothing then looped at one instant for good, and a VF flood dropped frames the NIC
-    /// never drops.)
-    fn vf_fetch(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
-        loop {
-            let d = &mut self.devs[dev as usize];
-            let Some(b) = d.txq.peek().copied() else { return };
-            if !d.wire.vf_room(&self.port.tx, &b) {
-                return;
-            }
-            let b = d.txq.take().expect("a posted descriptor");
-            if let Some(arrive) = d.wire.send_from_vf_ring(now, b, &mut self.port.tx) {
-                q.at(arrive, Ev::WireDone { dev });
-            }
-        }
-    }
-
-    /// The NIC finished a frame of VF device `dev`: write back its TX descriptor, and fetch
-    /// the descriptors that waited for room.
-    pub(crate) fn vf_tx_done(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
-        self.devs[dev as usize].txq.put_used();
-        self.vf_cause(now, dev, q);
-        self.vf_fetch(now, dev, q);
-    }
-
-    /// A write-back set the queue's interrupt cause: fire now, at the throttle's deadline, or
-    /// not at all while the vector is masked (NAPI will see the work).
-    fn vf_cause(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
-        let vf = self.devs[dev as usize].vf.as_mut().expect("a VF device");
-        if !vf.unmasked || vf.armed {
+/// The NIC fetches VF device `dev`'s posted TX descriptors from `txq` while its queue for the
+/// VF has room ([`Wire::vf_room`]); the rest wait in the ring. (A frame that did not fit used to
+/// be dropped and its descriptor written back at once: a send that cost the guest nothing then
+/// looped at one instant for good, and a VF flood dropped frames the NIC never drops.)
+pub(crate) fn fetch(now: Time, dev: u32, txq: &mut Virtq, wire: &mut Wire, port: &mut TxPort, q: &mut EventQueue<Ev>) {
+    while let Some(b) = txq.peek().copied() {
+        if !wire.vf_room(port, &b) {
             return;
         }
-        match vf.itr.arrive(now) {
-            Arrival::Now => self.vf_interrupt(now, dev, q),
-            Arrival::Wait(t) => {
-                vf.armed = true;
-                q.at(t, Ev::VfIrq { dev });
-            }
-            Arrival::Join => vf.armed = true,
+        let b = txq.take().expect("a posted descriptor");
+        if let Some(arrive) = wire.send_from_vf_ring(now, b, port) {
+            q.at(arrive, Ev::WireDone { dev });
         }
-    }
-
-    /// The throttle's interval ended with a cause pending: the vector fires.
-    pub(crate) fn vf_irq_deadline(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
-        let vf = self.devs[dev as usize].vf.as_mut().expect("a VF device");
-        vf.armed = false;
-        if vf.itr.deadline(now) && vf.unmasked {
-            self.vf_interrupt(now, dev, q);
-        }
-    }
-
-    /// The MSI-X message: the vector masks itself and goes to the vCPU the VM's router picks.
-    fn vf_interrupt(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
-        let d = &mut self.devs[dev as usize];
-        d.vf.as_mut().expect("a VF device").unmasked = false;
-        d.rxq.interrupts += 1;
-        let target = self.vms[d.vm as usize].routing.route_device(dev, Vector::Vf);
-        self.raise_irq(now, target, Vector::Vf, q);
-    }
-
-    /// The NAPI poll's TX clean on vCPU `v` (`ixgbevf_clean_tx_irq`, first in
-    /// `ixgbevf_poll`): the descriptors the NIC wrote back are reclaimed, so send the qdisc's
-    /// backlog and wake a stopped queue — and the writers that halted on it on other vCPUs,
-    /// whichever of the interrupt or a poll round's clean finds the room.
-    pub(crate) fn vf_tx_clean(&mut self, now: Time, v: u32, dev: u32, q: &mut EventQueue<Ev>) {
-        let vm = self.devs[dev as usize].vm as usize;
-        while self.devs[dev as usize].txq.free() > 0 {
-            let Some(b) = self.devs[dev as usize].qdisc.pop_front() else { break };
-            self.vf_tx(now, dev, b, q);
-        }
-        let full = self.devs[dev as usize].txq.free() == 0;
-        if self.set_tx_stopped(vm, full) && !full {
-            self.wake_writers(now, v, q);
-        }
-    }
-
-    /// NAPI completed with the RX ring empty: its last round's TX clean, then unmask the
-    /// vector (the RX refills were tail writes). Write-backs while the vector was masked raise
-    /// no interrupt of their own: each poll round's clean is what finds them.
-    pub(crate) fn vf_unmask(&mut self, now: Time, v: u32, dev: u32, q: &mut EventQueue<Ev>) {
-        self.vf_tx_clean(now, v, dev, q);
-        let vf = self.devs[dev as usize].vf.as_mut().expect("a VF device");
-        vf.napi_complete();
-        vf.unmasked = true;
     }
 }
+

@@ -30,18 +30,6 @@ pub(crate) struct Tracing {
     cpu_from: Vec<Option<(u32, Time)>>,
 }
 
-impl Host {
-    /// A guest task's name in the timeline; an application step is named by its workload.
-    fn task_name(&self, v: u32, t: Task) -> &'static str {
-        match t {
-            Task::App(s) => self.app_step_name(self.vcpus[v as usize].vm as usize, s),
-            Task::NapiRx => "napi rx",
-            Task::Irq(_) => "irq handler",
-            Task::Burn => "cpu burn",
-        }
-    }
-}
-
 fn exit_name(r: ExitReason) -> &'static str {
     match r {
         ExitReason::IoInstruction => "exit: io_instruction (kick)",
@@ -58,6 +46,16 @@ fn exit_name(r: ExitReason) -> &'static str {
 }
 
 impl Host {
+    /// A guest task's name in the timeline; an application step is named by its workload.
+    fn task_name(&self, v: u32, t: Task) -> &'static str {
+        match t {
+            Task::App(s) => self.app_step_name(self.vcpus[v as usize].vm as usize, s),
+            Task::NapiRx => "napi rx",
+            Task::Irq(_) => "irq handler",
+            Task::Burn => "cpu burn",
+        }
+    }
+
     /// Start recording events in [from, to] (ns), at most `limit` of them, written to `out` as
     /// a timeline titled `title`.
     pub fn enable_trace(&mut self, from: Time, to: Time, limit: usize, title: &str, out: Box<dyn std::io::Write + Send>) {

@@ -106,12 +106,10 @@ pub enum Ev {
         /// See `ClientEv`.
         b: u32,
     },
-    /// A halted vCPU's poll window ended (stale unless `gen` is current; `halt.rs`).
+    /// A halted vCPU's poll window timer fires (`halt.rs`: a restartable `engine::Timer`).
     HaltPollEnd {
         /// vCPU index.
         vcpu: u32,
-        /// Poll generation.
-        gen: u32,
     },
     /// A queue's moderated interrupt is due (`moderation.rs`).
     IrqDeadline {
@@ -458,7 +456,7 @@ impl Model for Host {
             Ev::HostRx { dev } => self.host_rx(now, dev, q),
             Ev::Client { dev, kind, x, a, b } => self.app_client_event(now, dev, workload::ClientEv { kind, x, a, b }, q),
             Ev::IrqDeadline { dev, rx } => self.irq_deadline(now, dev, rx, q),
-            Ev::HaltPollEnd { vcpu, gen } => self.halt_poll_end(now, vcpu, gen, q),
+            Ev::HaltPollEnd { vcpu } => self.halt_poll_end(now, vcpu, q),
             Ev::ClientNicIrq { dev } => self.client_nic_irq(now, dev, q),
             Ev::Ioeventfd { dev, rx, .. } => self.ioeventfd(now, dev, rx, q),
             Ev::VfIrq { dev } => {

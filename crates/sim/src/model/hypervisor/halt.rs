@@ -10,10 +10,12 @@
 //! outcome (its length, whether it blocked) grows or shrinks the poll time.
 //!
 //! [`Halt`] owns one vCPU's side of this — the policy, the current halt, the poll window's
-//! generation, the counters — and answers what the halt does; the vCPU model (`vcpu.rs`) carries
-//! it out (its mode, its thread leaving the pCPU, the window's end event).
+//! timer, the counters — and answers what the halt does; the vCPU model (`vcpu.rs`) carries it
+//! out (its mode, its thread leaving the pCPU, the window's end event). The window's end is a
+//! restartable timer (`engine::Timer`): a halt that ends early cancels it, and the next halt's
+//! window re-arms the one event still pending instead of adding another.
 
-use crate::engine::Time;
+use crate::engine::{Fired, Time, Timer};
 use eventpath_policy::halt_poll::{HaltOutcome, HaltPoll, HaltPollConfig};
 
 /// What a halt that begins does.
@@ -21,12 +23,11 @@ use eventpath_policy::halt_poll::{HaltOutcome, HaltPoll, HaltPollConfig};
 pub(crate) enum HaltStart {
     /// `kvm_vcpu_block`: the thread sleeps until an interrupt wakes it.
     Block,
-    /// Poll until `until`; the window's end event carries `gen` (stale once it moved on).
+    /// Poll until the window's end; schedule its event at `event`, if the one pending does not
+    /// come early enough.
     Poll {
-        /// End of the poll window.
-        until: Time,
-        /// The window's generation.
-        gen: u32,
+        /// When to schedule the window's `HaltPollEnd` (None: the pending one re-arms itself).
+        event: Option<Time>,
     },
 }
 
@@ -37,8 +38,8 @@ pub(crate) struct Halt {
     poll: Option<HaltPoll>,
     /// When the current halt began.
     start: Option<Time>,
-    /// Generation of the poll window's end event.
-    gen: u32,
+    /// The poll window's end.
+    window: Timer,
     /// Halts that polled (window).
     pub polls: u64,
     /// Of those, halts in whose poll an interrupt came (window).
@@ -48,7 +49,7 @@ pub(crate) struct Halt {
 impl Halt {
     /// A vCPU's halt handling, polling if `cfg` is set.
     pub fn new(cfg: Option<HaltPollConfig>) -> Self {
-        Halt { poll: cfg.map(HaltPoll::new), start: None, gen: 0, polls: 0, polls_successful: 0 }
+        Halt { poll: cfg.map(HaltPoll::new), start: None, window: Timer::default(), polls: 0, polls_successful: 0 }
     }
 
     /// The vCPU halts at `now` (nothing pending at the end of its HLT exit); `alone`: its thread
@@ -62,18 +63,24 @@ impl Halt {
         if poll == 0 {
             return HaltStart::Block;
         }
-        self.gen = self.gen.wrapping_add(1);
         self.polls += 1;
-        HaltStart::Poll { until: now + poll as Time, gen: self.gen }
+        HaltStart::Poll { event: self.window.arm(now + poll as Time) }
     }
 
-    /// Is `gen` the current poll window's (its end event not stale)?
-    pub fn is_current(&self, gen: u32) -> bool {
-        self.gen == gen
+    /// The window's end event fired at `now`: whether the poll ends now (else the timer was
+    /// re-armed, `Fired::Reschedule`, or cancelled).
+    pub fn window_fired(&mut self, now: Time) -> Fired {
+        self.window.fired(now)
+    }
+
+    /// The poll stops before its window's end: the vCPU blocks (another thread wants its pCPU).
+    pub fn stop_polling(&mut self) {
+        self.window.cancel();
     }
 
     /// An interrupt reached the vCPU while it polled: the halt ends without a wake-up.
     pub fn woken_in_poll(&mut self, now: Time) {
+        self.window.cancel();
         self.polls_successful += 1;
         self.end(now, false);
     }
@@ -114,20 +121,35 @@ mod tests {
     }
 
     #[test]
-    fn a_poll_that_ends_in_a_wake_up_grows_the_window_and_counts_as_successful() {
+    fn a_poll_that_ends_in_a_wake_up_keeps_its_window_and_counts_as_successful() {
         let mut h = Halt::new(Some(cfg()));
         // KVM starts at 0 and grows on the first short halt that blocked.
         let first = h.begin(0, true);
         if first == HaltStart::Block {
             h.end(5_000, true);
         }
-        let HaltStart::Poll { until, gen } = h.begin(10_000, true) else { panic!("no poll after a short blocked halt") };
-        assert!(until > 10_000 && h.is_current(gen));
+        let HaltStart::Poll { event: Some(end) } = h.begin(10_000, true) else { panic!("no poll after a short blocked halt") };
+        assert!(end > 10_000);
         h.woken_in_poll(12_000);
         assert_eq!((h.polls, h.polls_successful), (1, 1));
-        let HaltStart::Poll { gen: next, .. } = h.begin(20_000, true) else { panic!("the window shrank to nothing") };
-        assert!(!h.is_current(gen) && h.is_current(next), "a new window makes the old end event stale");
+        // The next halt's window ends later: the pending event re-arms itself when it fires.
+        let HaltStart::Poll { event } = h.begin(20_000, true) else { panic!("the window shrank to nothing") };
+        assert_eq!(event, None, "one window event pending, not two");
+        let Fired::Reschedule(later) = h.window_fired(end) else { panic!("the old event must re-arm") };
+        assert!(later > end);
+        assert_eq!(h.window_fired(later), Fired::Expired);
         h.reset_metrics();
         assert_eq!((h.polls, h.polls_successful), (0, 0));
+    }
+
+    #[test]
+    fn a_poll_stopped_early_leaves_its_event_idle() {
+        let mut h = Halt::new(Some(cfg()));
+        if h.begin(0, true) == HaltStart::Block {
+            h.end(5_000, true);
+        }
+        let HaltStart::Poll { event: Some(end) } = h.begin(10_000, true) else { panic!("no poll") };
+        h.stop_polling();
+        assert_eq!(h.window_fired(end), Fired::Idle);
     }
 }

@@ -6,7 +6,7 @@ use crate::model::hypervisor::delivery::Apic;
 use crate::model::hypervisor::halt::{Halt, HaltStart};
 use crate::model::hw::lapic::Vector;
 use crate::model::{Ev, Host};
-use crate::engine::{EventQueue, Time, round_ns};
+use crate::engine::{EventQueue, Fired, Time, round_ns};
 use crate::metrics::{BusyTime, ExitCounters, ExitReason};
 use crate::scenario::InterruptDelivery;
 
@@ -492,11 +492,13 @@ impl Host {
         let alone = self.sched.nr_running(cpu) == 1 && !self.should_yield(cpu);
         match self.vcpus[v as usize].halt.begin(now, alone) {
             HaltStart::Block => self.block(now, v, q),
-            HaltStart::Poll { until, gen } => {
+            HaltStart::Poll { event } => {
                 let vc = &mut self.vcpus[v as usize];
                 vc.mode = Mode::Polling;
                 vc.busy.set(now, false);
-                q.at(until, Ev::HaltPollEnd { vcpu: v, gen });
+                if let Some(t) = event {
+                    q.at(t, Ev::HaltPollEnd { vcpu: v });
+                }
             }
         }
     }
@@ -504,16 +506,21 @@ impl Host {
     /// kvm_vcpu_block: the vCPU thread sleeps until an interrupt wakes it. Also where a
     /// halt-polling thread goes when another thread wants its pCPU.
     pub(crate) fn block(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
+        self.vcpus[v as usize].halt.stop_polling();
         self.vcpus[v as usize].mode = Mode::Halted;
         let cpu = self.cpu_of(v);
         self.leave_cpu(now, cpu, true, q);
     }
 
-    /// The poll window of vCPU `v` ended (stale unless `gen` is current): block.
-    pub(crate) fn halt_poll_end(&mut self, now: Time, v: u32, gen: u32, q: &mut EventQueue<Ev>) {
-        let vc = &self.vcpus[v as usize];
-        if vc.mode == Mode::Polling && vc.halt.is_current(gen) {
-            self.block(now, v, q);
+    /// The poll window's timer of vCPU `v` fired: block if the window ended.
+    pub(crate) fn halt_poll_end(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
+        match self.vcpus[v as usize].halt.window_fired(now) {
+            Fired::Expired => {
+                debug_assert_eq!(self.vcpus[v as usize].mode, Mode::Polling, "a poll window expired outside its poll");
+                self.block(now, v, q)
+            }
+            Fired::Reschedule(t) => q.at(t, Ev::HaltPollEnd { vcpu: v }),
+            Fired::Idle => {}
         }
     }
 

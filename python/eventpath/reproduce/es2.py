@@ -236,6 +236,11 @@ register(Experiment(
         "alone on its joint thread sleeps 10 us between turns (ES2 §5.2), so polling holds only if the guest "
         "queues quota requests per ~10 us. Where the modelled guest sends more slowly than that, the switch "
         "returns to notification mode after each turn and the kicks remain (see the closing note of issue 14).",
+        "Measured (issue 28): the cycle is 10 us + ~2.5 us wake-up + quota x 0.75 us; the 1-vCPU guest needs "
+        "~3.4 us per UDP datagram and ~5 us per TCP segment once it stops exiting, so no turn fills the quota "
+        "(16 datagrams ~55 us vs 24.5 us; 4 segments ~20 us vs 15.5 us): every TX turn takes one request and "
+        "the kicks stay at one per packet. Quota 4 (UDP) or 2 (TCP), a 100 us sleep or a back end at >= 3.5 us "
+        "per request would hold polling; es2-fig7a's 4-stream VM does (90 I/O exits/s). docs/model.md, known gap.",
     ],
 ))
 

@@ -31,6 +31,7 @@ use std::collections::VecDeque;
 /// The run classes' names (`VmSummary::latency_by_target_state_us`).
 pub const RUN_CLASS_KEYS: [&str; 3] = eventpath_policy::routing::RunClass::KEYS;
 pub use hypervisor::sched;
+pub use io::es2_driver;
 pub use hypervisor::vcpu::{Mode as VcpuMode, Vcpu};
 pub use watchdog::Stall;
 use hw::virtq::Virtq;

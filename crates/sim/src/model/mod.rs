@@ -145,20 +145,16 @@ pub enum Ev {
         /// Back-end thread index.
         thread: u32,
     },
-    /// A back-end thread's timed sleep ends (stale unless `gen` is its current one).
+    /// A back-end thread's sleep timer fires (`io/thread.rs`: its timed sleep ends).
     IoWake {
         /// Back-end thread index.
         thread: u32,
-        /// Sleep generation.
-        gen: u32,
     },
-    /// A spinning back-end thread looks at its rings again: work was seen, or its spin's window
-    /// ends (stale unless `gen` is its current spin).
+    /// A back-end thread's spin timer fires: it looks at its rings again (work was seen, or its
+    /// spin's window ends).
     IoPoll {
         /// Back-end thread index.
         thread: u32,
-        /// Spin generation.
-        gen: u32,
     },
 }
 
@@ -467,8 +463,8 @@ impl Model for Host {
             Ev::Ioeventfd { dev, rx, .. } => self.ioeventfd(now, dev, rx, q),
             Ev::VfIrq { dev } => self.vf_irq_deadline(now, dev, q),
             Ev::IoStep { thread } => self.io_step(now, thread, q),
-            Ev::IoWake { thread, gen } => self.io_wake(now, thread, gen, q),
-            Ev::IoPoll { thread, gen } => self.io_poll(now, thread, gen, q),
+            Ev::IoWake { thread } => self.io_wake(now, thread, q),
+            Ev::IoPoll { thread } => self.io_poll(now, thread, q),
         }
         #[cfg(debug_assertions)]
         self.check_invariants();

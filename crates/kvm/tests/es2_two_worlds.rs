@@ -1,12 +1,12 @@
 //! One policy, two worlds (DESIGN §2): ES2's joint thread and TX mode switches
 //! (`eventpath_policy::es2`) exist once; each world's adapter turns its own state into the
 //! policy's observations and carries out its decisions.
-//! * Simulator (`crates/sim/src/model/io/es2.rs`, run by the I/O thread loop of `io/thread.rs`):
-//!   a TX kick is noticed when it arrives (`es2_notice`); a turn starts with `es2_decide`, takes
-//!   items (`es2_take`, `es2_after_item`) until it ends; the ring is the model's counters and its
-//!   `KickGate` over `eventpath_policy::notify`. That adapter is private to the simulator (and
-//!   being restructured), so [`SimWorld`] transcribes its calls into the policy function by
-//!   function; keep it in step with io/es2.rs.
+//! * Simulator: its adapter itself (`crates/sim/src/model/io/es2.rs`), run as the I/O thread of
+//!   `io/thread.rs` runs it by [`Es2Driver`](eventpath_sim::model::es2_driver::Es2Driver): a
+//!   TX kick is noticed (`notice`) as soon as no adapter call is under way; a turn starts with
+//!   `next` and `start` and takes items (`take`, `after_item`) until the adapter ends it. The
+//!   adapter sees its rings through `es2_driver::TxRings`, here the model's counters and its
+//!   `KickGate` over `eventpath_policy::notify` ([`SimWorld`]).
 //! * Testbed: the real adapter, [`JointAdapter`] (`crates/kvm/src/backend/joint.rs`), over real
 //!   split rings in memory ([`DeviceQueue`]: `enable_notification()` answers the re-check), fed
 //!   by a guest that publishes requests and kicks when `avail_event` asks (`driver_should_kick`);
@@ -121,7 +121,7 @@ fn es2(switch: Es2Switch, poll_count: Option<u32>) -> IoHandling {
 }
 
 fn both(io: &IoHandling, guest: Guest) -> (Trace, Trace) {
-    (SimWorld::new(io, guest.clone()).run(), TestbedWorld::new(guest, true).run(io))
+    (SimWorld::new(guest.clone()).run(io), TestbedWorld::new(guest, true).run(io))
 }
 
 fn assert_same(sim: &Trace, tb: &Trace) {
@@ -183,7 +183,7 @@ fn optimistic_same_events_same_decisions_in_both_worlds() {
 fn kicks_taken_in_device_order_would_part_the_worlds() {
     let guest = perceptive_script();
     let io = es2(Es2Switch::Perceptive, None);
-    let sim = SimWorld::new(&io, guest.clone()).run();
+    let sim = SimWorld::new(guest.clone()).run(&io);
     let tb = TestbedWorld::new(guest, false).run(&io);
     let k = sim.iter().zip(&tb).position(|(a, b)| a != b).expect("device order changes a decision");
     let (Rec::Next(JointDecision::Run(s, _)), Rec::Next(JointDecision::Run(t, _))) = (sim[k].1, tb[k].1) else {

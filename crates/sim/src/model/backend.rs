@@ -10,7 +10,7 @@ use crate::model::hw::lapic::Vector;
 use crate::model::hw::rxq::{RxPkt, RxRing};
 use crate::model::hw::virtq::Virtq;
 use super::{Ev, Host, NetDev};
-use crate::engine::{EventQueue, Time};
+use crate::engine::{EventQueue, Fired, Time};
 use std::collections::VecDeque;
 
 impl DevRings for [NetDev] {
@@ -59,7 +59,7 @@ impl Host {
     /// that ring, or waiting for a write to it, sees it.
     pub(crate) fn backend_written(&mut self, now: Time, dev: u32, n: Notice, q: &mut EventQueue<Ev>) {
         let Some((t, _)) = self.io.of_dev(dev) else { return };
-        let s = self.io.threads[t as usize].written(n);
+        let s = self.io.threads[t as usize].written(now, n);
         self.io_signal(now, t, s, q);
     }
 
@@ -70,23 +70,28 @@ impl Host {
                 let tid = self.io_thread_tid(t);
                 self.wake_thread(now, tid, q);
             }
-            Signal::EndSpin(gen) => q.at(now, Ev::IoPoll { thread: t, gen }),
+            Signal::EndSpin => q.at(now, Ev::IoPoll { thread: t }),
         }
     }
 
-    /// Thread `t`'s timed sleep ends (`host.timer_wakeup_ns` to run again from idle).
-    pub(crate) fn io_wake(&mut self, now: Time, t: u32, gen: u32, q: &mut EventQueue<Ev>) {
-        if self.io.threads[t as usize].sleep_over(gen) {
-            let tid = self.io_thread_tid(t);
-            self.sched.wake_by_timer(now, tid);
-            self.drain(now, q);
+    /// Thread `t`'s sleep timer fires: its timed sleep ends (`host.timer_wakeup_ns` to run
+    /// again from idle), or ends later.
+    pub(crate) fn io_wake(&mut self, now: Time, t: u32, q: &mut EventQueue<Ev>) {
+        match self.io.threads[t as usize].sleep_over(now) {
+            Fired::Expired => {
+                let tid = self.io_thread_tid(t);
+                self.sched.wake_by_timer(now, tid);
+                self.drain(now, q);
+            }
+            Fired::Reschedule(at) => q.at(at, Ev::IoWake { thread: t }),
+            Fired::Idle => {}
         }
     }
 
-    /// Thread `t`'s spin ends (its window, or work seen): it goes on.
-    pub(crate) fn io_poll(&mut self, now: Time, t: u32, gen: u32, q: &mut EventQueue<Ev>) {
+    /// Thread `t`'s spin timer fires (its window, or work seen): it goes on.
+    pub(crate) fn io_poll(&mut self, now: Time, t: u32, q: &mut EventQueue<Ev>) {
         let yield_wanted = self.should_yield(self.cpu_of(self.io_thread_tid(t)));
-        if let Some(n) = self.io.threads[t as usize].spin_over(now, gen, &mut view!(self, now, yield_wanted)) {
+        if let Some(n) = self.io.threads[t as usize].spin_over(now, &mut view!(self, now, yield_wanted)) {
             self.io_apply(now, t, n, q);
         }
     }
@@ -118,9 +123,9 @@ impl Host {
     fn io_apply(&mut self, now: Time, t: u32, n: Next, q: &mut EventQueue<Ev>) {
         match n {
             Next::Step(at) => q.at(at, Ev::IoStep { thread: t }),
-            Next::Spin(until, gen) => {
-                if let Some(at) = until {
-                    q.at(at, Ev::IoPoll { thread: t, gen });
+            Next::Spin(event) => {
+                if let Some(at) = event {
+                    q.at(at, Ev::IoPoll { thread: t });
                 }
             }
             Next::Yield => {
@@ -133,8 +138,8 @@ impl Host {
                 let cpu = self.cpu_of(self.io_thread_tid(t));
                 self.io.threads[t as usize].off_cpu(now);
                 self.tr_io(now, t, false);
-                if let Some((at, gen)) = timed {
-                    q.at(at, Ev::IoWake { thread: t, gen });
+                if let Some(at) = timed {
+                    q.at(at, Ev::IoWake { thread: t });
                 }
                 self.leave_cpu(now, cpu, true, q);
             }

@@ -31,6 +31,7 @@ use std::collections::VecDeque;
 /// The run classes' names (`VmSummary::latency_by_target_state_us`).
 pub const RUN_CLASS_KEYS: [&str; 3] = eventpath_policy::routing::RunClass::KEYS;
 pub use hypervisor::sched;
+pub use io::es2_driver;
 pub use hypervisor::vcpu::{Mode as VcpuMode, Vcpu};
 pub use watchdog::Stall;
 use hw::virtq::Virtq;
@@ -142,20 +143,16 @@ pub enum Ev {
         /// Back-end thread index.
         thread: u32,
     },
-    /// A back-end thread's timed sleep ends (stale unless `gen` is its current one).
+    /// A back-end thread's sleep timer fires (`io/thread.rs`: its timed sleep ends).
     IoWake {
         /// Back-end thread index.
         thread: u32,
-        /// Sleep generation.
-        gen: u32,
     },
-    /// A spinning back-end thread looks at its rings again: work was seen, or its spin's window
-    /// ends (stale unless `gen` is its current spin).
+    /// A back-end thread's spin timer fires: it looks at its rings again (work was seen, or its
+    /// spin's window ends).
     IoPoll {
         /// Back-end thread index.
         thread: u32,
-        /// Spin generation.
-        gen: u32,
     },
 }
 
@@ -465,8 +462,8 @@ impl Model for Host {
                 }
             }
             Ev::IoStep { thread } => self.io_step(now, thread, q),
-            Ev::IoWake { thread, gen } => self.io_wake(now, thread, gen, q),
-            Ev::IoPoll { thread, gen } => self.io_poll(now, thread, gen, q),
+            Ev::IoWake { thread } => self.io_wake(now, thread, q),
+            Ev::IoPoll { thread } => self.io_poll(now, thread, q),
         }
         #[cfg(debug_assertions)]
         self.check_invariants();

@@ -3,7 +3,9 @@
 //! (`JointThread`), each TX queue's perceptive (`PerceptiveHandler`) or optimistic
 //! (`OptimisticTx`) mode switch, and a regular vhost handler (`VhostHandler`) for every RX
 //! queue and for an optimistic TX queue in notification mode. The KVM testbed's back end drives
-//! the same machines (`crates/kvm/src/backend/serve/joint.rs`).
+//! the same machines (`crates/kvm/src/backend/serve/joint.rs`). The adapter sees its rings only
+//! through [`Queues`]: the I/O thread's view of the model's, or a driver's outside the model
+//! (`es2_driver.rs`, which the KVM crate's two-worlds test runs beside the testbed's adapter).
 //!
 //! A device's handlers are `2 × local` (TX) and `2 × local + 1` (RX), `local` its index among
 //! the joint thread's devices. What the adapter does with each action:
@@ -20,8 +22,8 @@
 //!   Taken during a notification-mode turn, the switch applies when that turn ends (kicks off,
 //!   a polling handler queued): the regular handler first finishes its own loop.
 
-use crate::model::io::queues::{recheck, DevRings, Notice, Notified, Work};
-use super::{Decision, Take, Turn, TurnMode, View};
+use crate::model::io::queues::{recheck, Notice, Notified, Queues, Work};
+use super::{Decision, Take, Turn, TurnMode};
 use crate::engine::Time;
 use crate::scenario::Es2Switch;
 use eventpath_policy::es2::{
@@ -60,7 +62,7 @@ impl Es2Io {
     }
 
     /// Work arrived for the joint thread's device `local`.
-    pub fn notice<R: DevRings + ?Sized>(&mut self, _now: Time, local: usize, _dev: u32, n: Notice, _v: &mut View<'_, R>) {
+    pub fn notice(&mut self, _now: Time, local: usize, _dev: u32, n: Notice, _v: &mut impl Queues) {
         match n {
             Notice::TxKick => {
                 let add = match &mut self.tx[local] {
@@ -78,24 +80,33 @@ impl Es2Io {
     }
 
     /// The joint thread's next handler, or its sleep; a chosen handler starts its turn.
-    pub fn decide<R: DevRings + ?Sized>(&mut self, now: Time, devs: &[u32], v: &mut View<'_, R>) -> Decision {
-        let h = match self.joint.next(now) {
-            JointDecision::Run(h, _kind) => h,
-            JointDecision::Sleep { until_ns } => return Decision::Sleep { until: Some(until_ns), notice: true, write: false },
-            JointDecision::Idle => return Decision::Sleep { until: None, notice: true, write: false },
-        };
+    pub fn decide(&mut self, now: Time, devs: &[u32], v: &mut impl Queues) -> Decision {
+        match self.next(now) {
+            JointDecision::Run(h, _kind) => Decision::Turn(self.start(h, devs[h / 2], v)),
+            JointDecision::Sleep { until_ns } => Decision::Sleep { until: Some(until_ns), notice: true, write: false },
+            JointDecision::Idle => Decision::Sleep { until: None, notice: true, write: false },
+        }
+    }
+
+    /// What the joint thread does next (`JointThread::next`): handler `2 × local` is device
+    /// `local`'s TX queue, `2 × local + 1` its RX queue.
+    pub fn next(&mut self, now: Time) -> JointDecision {
+        self.joint.next(now)
+    }
+
+    /// Handler `h`, chosen by [`Self::next`], starts its turn on its device `dev`.
+    pub fn start(&mut self, h: usize, dev: u32, v: &mut impl Queues) -> Turn {
         let (local, rx) = (h / 2, h % 2 == 1);
-        let dev = devs[local];
         let mode = if rx {
             if self.rx[local].step(VhostEvent::Run) == VhostAction::DisableNotifyAndDrain {
-                v.rings.rx(dev).disable_notification();
+                v.rx_ring(dev).disable_notification();
             }
             TurnMode::Regular
         } else {
             match &mut self.tx[local] {
                 Es2Tx::Perceptive(p) => match p.step(PerceptiveEvent::Scheduled) {
                     PerceptiveAction::DisableNotifyAndPoll => {
-                        v.rings.tx(dev).disable_notification();
+                        v.tx_ring(dev).disable_notification();
                         TurnMode::Perceptive
                     }
                     PerceptiveAction::PollNext => TurnMode::Perceptive,
@@ -105,28 +116,28 @@ impl Es2Io {
                 Es2Tx::Optimistic(o, _) if o.is_poll() => TurnMode::OptimisticPoll,
                 Es2Tx::Optimistic(_, h) => {
                     if h.step(VhostEvent::Run) == VhostAction::DisableNotifyAndDrain {
-                        v.rings.tx(dev).disable_notification();
+                        v.tx_ring(dev).disable_notification();
                     }
                     TurnMode::Regular
                 }
             }
         };
-        Decision::Turn(Turn { local, rx, taken: 0, mode })
+        Turn { local, rx, taken: 0, mode }
     }
 
     /// The turn's next item, or `End`.
-    pub fn take<R: DevRings + ?Sized>(&mut self, now: Time, turn: Turn, dev: u32, v: &mut View<'_, R>) -> Take {
+    pub fn take(&mut self, now: Time, turn: Turn, dev: u32, v: &mut impl Queues) -> Take {
         let h = handler(turn.local, turn.rx);
         loop {
             if turn.mode == TurnMode::Nothing {
                 return Take::End;
             }
             if turn.rx {
-                if let Some((w, cost)) = v.costs.take_rx(v.rings, dev) {
+                if let Some((w, cost)) = v.take_rx(dev) {
                     return Take::Item(w, cost);
                 }
                 let rx = &mut self.rx[turn.local];
-                if v.rings.sock(dev).is_empty() {
+                if v.sock_empty(dev) {
                     rx.step(VhostEvent::SourceEmpty);
                     return Take::End;
                 }
@@ -134,13 +145,13 @@ impl Es2Io {
                 if rx.step(VhostEvent::Empty { now_ns: now }) != VhostAction::EnableNotifyAndRecheck {
                     return Take::End;
                 }
-                if !recheck(v.rings.rx(dev), |has_work| rx.step(VhostEvent::Recheck { has_work }) == VhostAction::DisableNotifyAndDrain) {
+                if !recheck(&mut v.rx_ring(dev), |has_work| rx.step(VhostEvent::Recheck { has_work }) == VhostAction::DisableNotifyAndDrain) {
                     return Take::End;
                 }
                 continue;
             }
-            if turn.mode != TurnMode::OptimisticPoll || turn.taken < v.costs.weight_packets {
-                if let Some((w, cost)) = v.costs.take_tx(v.rings, dev) {
+            if turn.mode != TurnMode::OptimisticPoll || turn.taken < v.weight_packets() {
+                if let Some((w, cost)) = v.take_tx(dev) {
                     return Take::Item(w, cost);
                 }
             }
@@ -149,13 +160,13 @@ impl Es2Io {
                     if p.step(PerceptiveEvent::Empty) != PerceptiveAction::EnableNotifyAndRecheck {
                         return Take::End;
                     }
-                    recheck(v.rings.tx(dev), |has_work| p.step(PerceptiveEvent::Recheck { has_work }) == PerceptiveAction::DisableNotifyAndPoll)
+                    recheck(&mut v.tx_ring(dev), |has_work| p.step(PerceptiveEvent::Recheck { has_work }) == PerceptiveAction::DisableNotifyAndPoll)
                 }
                 (Es2Tx::Optimistic(o, _), TurnMode::OptimisticPoll) => {
                     match o.on_tx_polled() {
                         OptimisticAction::PollAgain => self.joint.requeue_polling(h),
                         OptimisticAction::EnableNotifyAndRecheck => {
-                            if v.rings.tx(dev).enable_notification() {
+                            if v.tx_ring(dev).enable_notification() {
                                 // Requests raced the re-enable: serve them as after a kick.
                                 self.joint.add(h, HandlerKind::Regular);
                             }
@@ -168,11 +179,11 @@ impl Es2Io {
                     if r.step(VhostEvent::Empty { now_ns: now }) != VhostAction::EnableNotifyAndRecheck {
                         return Take::End;
                     }
-                    let drain = recheck(v.rings.tx(dev), |has_work| r.step(VhostEvent::Recheck { has_work }) == VhostAction::DisableNotifyAndDrain);
+                    let drain = recheck(&mut v.tx_ring(dev), |has_work| r.step(VhostEvent::Recheck { has_work }) == VhostAction::DisableNotifyAndDrain);
                     if !drain && o.is_poll() {
                         // The switch to polling taken during this turn (a request's completion).
                         self.joint.add(h, HandlerKind::Polling);
-                        v.rings.tx(dev).disable_notification();
+                        v.tx_ring(dev).disable_notification();
                     }
                     drain
                 }
@@ -184,7 +195,7 @@ impl Es2Io {
     }
 
     /// An item of the current turn is done: the handler's machine counts it; true: the turn ends.
-    pub fn after_item<R: DevRings + ?Sized>(&mut self, now: Time, turn: Turn, dev: u32, w: Work, v: &mut View<'_, R>) -> bool {
+    pub fn after_item(&mut self, now: Time, turn: Turn, dev: u32, w: Work, v: &mut impl Queues) -> bool {
         let reply_due = matches!(w, Work::Tx(_)) && self.replies[turn.local];
         let (h_tx, h_rx) = (handler(turn.local, false), handler(turn.local, true));
         match (w, &mut self.tx[turn.local], turn.mode) {
@@ -198,7 +209,7 @@ impl Es2Io {
                     let disable = o.on_rx_packet() == OptimisticAction::DisableNotifyAndEnqueue;
                     self.joint.add(h_tx, HandlerKind::Polling);
                     if disable {
-                        v.rings.tx(dev).disable_notification();
+                        v.tx_ring(dev).disable_notification();
                     }
                 }
                 requeue

@@ -18,6 +18,7 @@
 
 mod elvis;
 mod es2;
+pub mod es2_driver;
 pub(crate) mod moderation;
 mod pmd;
 pub(crate) mod queues;

@@ -6,6 +6,7 @@
 //! [`DevRings`] (the model implements it for its devices) and hands each item it finishes back
 //! to the model, which applies the device's side of it (used ring, wire, interrupt).
 
+use super::View;
 use crate::model::hw::rxq::{RxPkt, RxRing};
 use crate::model::hw::virtq::{Buf, Virtq};
 use crate::engine::{round_ns, Time};
@@ -70,6 +71,57 @@ impl Notified for RxRing {
     }
     fn disable_notification(&mut self) {
         self.kick.device_disable();
+    }
+}
+
+/// A ring lent out by a [`Queues`] view (the model's `&mut Virtq`, `&mut RxRing`).
+impl<T: Notified + ?Sized> Notified for &mut T {
+    fn enable_notification(&mut self) -> bool {
+        (**self).enable_notification()
+    }
+    fn disable_notification(&mut self) {
+        (**self).disable_notification()
+    }
+}
+
+/// What an adapter does to its devices' queues: take the next item (with its cost), look at the
+/// tap socket, turn a ring's notifications off and on. The I/O thread's [`View`] does it on the
+/// model's rings ([`DevRings`], priced by [`Costs`]); a driver outside the model on rings of its
+/// own (`es2_driver.rs`: the KVM crate's two-worlds test runs the ES2 adapter over a script).
+pub(crate) trait Queues {
+    /// Device `dev`'s next TX buffer and its cost, if its ring has one.
+    fn take_tx(&mut self, dev: u32) -> Option<(Work, Time)>;
+    /// The next packet on `dev`'s tap socket in a posted guest buffer, and its cost, if there
+    /// are both.
+    fn take_rx(&mut self, dev: u32) -> Option<(Work, Time)>;
+    /// No packet waits on `dev`'s tap socket.
+    fn sock_empty(&mut self, dev: u32) -> bool;
+    /// `dev`'s TX ring, whose kicks a handler turns off and on.
+    fn tx_ring(&mut self, dev: u32) -> impl Notified + '_;
+    /// `dev`'s RX ring (the guest's refill kicks).
+    fn rx_ring(&mut self, dev: u32) -> impl Notified + '_;
+    /// vhost's packet weight (an ES2 optimistic poll's bound).
+    fn weight_packets(&self) -> u32;
+}
+
+impl<R: DevRings + ?Sized> Queues for View<'_, R> {
+    fn take_tx(&mut self, dev: u32) -> Option<(Work, Time)> {
+        self.costs.take_tx(self.rings, dev)
+    }
+    fn take_rx(&mut self, dev: u32) -> Option<(Work, Time)> {
+        self.costs.take_rx(self.rings, dev)
+    }
+    fn sock_empty(&mut self, dev: u32) -> bool {
+        self.rings.sock(dev).is_empty()
+    }
+    fn tx_ring(&mut self, dev: u32) -> impl Notified + '_ {
+        self.rings.tx(dev)
+    }
+    fn rx_ring(&mut self, dev: u32) -> impl Notified + '_ {
+        self.rings.rx(dev)
+    }
+    fn weight_packets(&self) -> u32 {
+        self.costs.weight_packets
     }
 }
 

@@ -13,7 +13,7 @@
 
 use crate::model::io::queues::{DevRings, Notice, Work};
 use super::{Decision, Policy, Take, Turn, View};
-use crate::engine::Time;
+use crate::engine::{Fired, Time, Timer};
 use crate::metrics::BusyTime;
 
 /// What the thread does now, for the model to carry out.
@@ -21,13 +21,15 @@ use crate::metrics::BusyTime;
 pub(crate) enum Next {
     /// It is busy until then (an item, or time it owes): its `IoStep`.
     Step(Time),
-    /// It spins on its rings, keeping its pCPU, until then (its `IoPoll` of this generation)
-    /// or until work is noticed; `None`: until work is noticed.
-    Spin(Option<Time>, u32),
+    /// It spins on its rings, keeping its pCPU, until its spin timer fires (or work is
+    /// noticed); `Some(at)`: schedule the timer's `IoPoll` then (`None`: an event already
+    /// pending serves, or the spin has no window).
+    Spin(Option<Time>),
     /// It yields its pCPU (another thread wants it) and goes on when it runs again.
     Yield,
-    /// It sleeps; `Some((at, gen))`: a timed sleep ending then (its `IoWake` of that generation).
-    Sleep(Option<(Time, u32)>),
+    /// It sleeps; `Some(at)`: schedule its sleep timer's `IoWake` then (`None`: an event
+    /// already pending serves, or the sleep is untimed).
+    Sleep(Option<Time>),
 }
 
 /// What a notice means for the thread.
@@ -37,8 +39,8 @@ pub(crate) enum Signal {
     None,
     /// Wake the sleeping thread.
     Wake,
-    /// End its spin now (its `IoPoll` of this generation).
-    EndSpin(u32),
+    /// End its spin now: schedule its spin timer's `IoPoll` now.
+    EndSpin,
 }
 
 /// How a sleeping thread may be woken.
@@ -62,13 +64,14 @@ pub(crate) struct IoThread {
     pub wake_pending: bool,
     /// That wake-up is the expiry of its own timed sleep.
     timer_wake: bool,
-    /// Generation of its timed sleep (an `IoWake` of another is stale).
-    sleep_gen: u32,
+    /// Its timed sleep's timer (a deadline: a wake-up by work cancels it).
+    sleep_timer: Timer,
     /// How its current sleep may end.
     wake_on: WakeOn,
-    /// Spinning on its rings, and the generation of that spin (an `IoPoll` of another is stale).
+    /// Spinning on its rings, and the timer that ends the spin (a deadline, its window;
+    /// re-armed for now when work is noticed).
     spinning: bool,
-    spin_gen: u32,
+    spin_timer: Timer,
     turn: Option<Turn>,
     /// The item being processed, and its device.
     current: Option<(u32, Work)>,
@@ -93,10 +96,10 @@ impl IoThread {
             running: false,
             wake_pending: false,
             timer_wake: false,
-            sleep_gen: 0,
+            sleep_timer: Timer::default(),
             wake_on: WakeOn { notice: true, write: false },
             spinning: false,
-            spin_gen: 0,
+            spin_timer: Timer::default(),
             turn: None,
             current: None,
             last_dev: None,
@@ -130,24 +133,26 @@ impl IoThread {
     pub fn notice<R: DevRings + ?Sized>(&mut self, now: Time, local: usize, n: Notice, v: &mut View<'_, R>) -> Signal {
         let dev = self.devs[local];
         self.policy.notice(now, local, dev, n, v);
-        self.signal(n, true)
+        self.signal(now, n, true)
     }
 
     /// Work became visible on its device without a notice (kicks are off): a spinning or
     /// monitoring thread sees it.
-    pub fn written(&mut self, n: Notice) -> Signal {
-        self.signal(n, false)
+    pub fn written(&mut self, now: Time, n: Notice) -> Signal {
+        self.signal(now, n, false)
     }
 
-    fn signal(&mut self, n: Notice, notice: bool) -> Signal {
+    fn signal(&mut self, now: Time, n: Notice, notice: bool) -> Signal {
         // A notice reaches any thread; work written without one only a thread that watches
         // that ring (a busy-polling vhost its TX ring, a PMD all of them).
         let seen = notice || self.policy.sees_write(n);
         if self.running || self.wake_pending {
             if self.spinning && seen {
                 self.spinning = false;
-                self.spin_gen = self.spin_gen.wrapping_add(1);
-                return Signal::EndSpin(self.spin_gen);
+                return match self.spin_timer.arm(now) {
+                    Some(_) => Signal::EndSpin,
+                    None => Signal::None, // its event is due now
+                };
             }
             return Signal::None;
         }
@@ -161,25 +166,33 @@ impl IoThread {
     fn wake(&mut self, timer: bool) {
         self.wake_pending = true;
         self.timer_wake = timer;
-        self.sleep_gen = self.sleep_gen.wrapping_add(1); // a timed sleep is over
+        self.sleep_timer.cancel(); // a timed sleep is over
     }
 
-    /// Its timed sleep of generation `gen` ends: wake it (by its timer) unless it is stale.
-    pub fn sleep_over(&mut self, gen: u32) -> bool {
-        if self.sleep_gen != gen || self.running || self.wake_pending {
-            return false;
+    /// Its sleep timer's event: `Expired`: the timed sleep ended and woke it; `Reschedule`:
+    /// the sleep now ends later (schedule the event again then); `Idle`: stale.
+    pub fn sleep_over(&mut self, now: Time) -> Fired {
+        match self.sleep_timer.fired(now) {
+            Fired::Expired if self.running || self.wake_pending => Fired::Idle,
+            Fired::Expired => {
+                self.wake(true);
+                Fired::Expired
+            }
+            f => f,
         }
-        self.wake(true);
-        true
     }
 
-    /// Its spin of generation `gen` ends (its window, or work noticed): go on with its turn.
-    pub fn spin_over<R: DevRings + ?Sized>(&mut self, now: Time, gen: u32, v: &mut View<'_, R>) -> Option<Next> {
-        if self.spin_gen != gen {
-            return None;
+    /// Its spin timer's event (its window's end, or work noticed): go on with its turn; or
+    /// `Spin(Some(at))`: the spin now ends later (its event again then); `None`: stale.
+    pub fn spin_over<R: DevRings + ?Sized>(&mut self, now: Time, v: &mut View<'_, R>) -> Option<Next> {
+        match self.spin_timer.fired(now) {
+            Fired::Expired => {
+                self.spinning = false;
+                Some(self.next(now, v))
+            }
+            Fired::Reschedule(at) => Some(Next::Spin(Some(at))),
+            Fired::Idle => None,
         }
-        self.spinning = false;
-        Some(self.next(now, v))
     }
 
     /// CPU it owes before its next item (its pCPU's idle-state exit: host.cstates wake_cpu_ns).
@@ -234,11 +247,7 @@ impl IoThread {
                         self.current = Some((dev, w));
                         return Next::Step(now + std::mem::take(&mut self.owed_ns) + cost);
                     }
-                    Take::Spin(until) => {
-                        self.spinning = true;
-                        self.spin_gen = self.spin_gen.wrapping_add(1);
-                        return Next::Spin(until, self.spin_gen);
-                    }
+                    Take::Spin(until) => return self.spin(until),
                     Take::End => {
                         if turn.taken == 0 && self.policy.empty_look_costs() {
                             self.empty_turns += 1;
@@ -264,16 +273,23 @@ impl IoThread {
                     self.turns += 1;
                     self.turn = Some(turn);
                 }
-                Decision::Spin(until) => {
-                    self.spinning = true;
-                    self.spin_gen = self.spin_gen.wrapping_add(1);
-                    return Next::Spin(until, self.spin_gen);
-                }
+                Decision::Spin(until) => return self.spin(until),
                 Decision::Sleep { until, notice, write } => {
                     self.running = false;
                     self.wake_on = WakeOn { notice, write };
-                    return Next::Sleep(until.map(|at| (at, self.sleep_gen)));
+                    return Next::Sleep(until.and_then(|at| self.sleep_timer.arm(at)));
                 }
+            }
+        }
+    }
+    /// It spins on its rings until `until` (or until work is noticed; for good if `None`).
+    fn spin(&mut self, until: Option<Time>) -> Next {
+        self.spinning = true;
+        match until {
+            Some(at) => Next::Spin(self.spin_timer.arm(at)),
+            None => {
+                self.spin_timer.cancel();
+                Next::Spin(None)
             }
         }
     }

@@ -24,7 +24,6 @@ mod irq_source;
 pub(crate) mod net;
 mod request_stream;
 mod tcp;
-mod tcp_conn;
 mod tcp_rr;
 mod tcp_rx;
 mod udp_ping;

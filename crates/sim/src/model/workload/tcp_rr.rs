@@ -22,7 +22,7 @@
 //!
 //! Connections are persistent (netperf, memaslap, ab `-k`) unless the web client says
 //! `keepalive = false` (ab's default): then each request opens and closes its own connection
-//! (`tcp_conn.rs`).
+//! (`tcp_rr/conn.rs`: the control segments' handlers at both ends).
 //!
 //! The guest ACKs a request by piggybacking on its response (responses come well within the
 //! 40 ms delayed-ACK timeout); requests span at most the initial window (ten segments), so the
@@ -42,6 +42,8 @@ use crate::profile::Profile;
 use crate::scenario::{HttpServer, Offload, Workload};
 use crate::model::guest::tso::SizeGoal;
 use std::collections::VecDeque;
+
+mod conn;
 
 /// memcached ASCII protocol framing (protocol.txt): `get <key>\r\n`.
 const GET_OVERHEAD: u32 = 6;
@@ -223,7 +225,7 @@ impl TcpServer {
 
     /// A transaction on `conn` completed at the client at `at`; when its next request goes out
     /// (at once in a closed loop, when it is due for a paced client).
-    pub(crate) fn complete(&mut self, conn: u32, at: Time) -> Time {
+    fn complete(&mut self, conn: u32, at: Time) -> Time {
         self.ops += 1;
         self.ops_life += 1;
         // Both callers schedule the connection's next request (ClientReq) then.
@@ -245,16 +247,16 @@ impl TcpServer {
 
 /// Its steps: serve the request on connection `a`; transmit a response segment of `a` bytes;
 /// transmit a control segment on connection `a` (`b`: its [`Ctl`], see [`ctl_code`]).
-pub(crate) const SERVE: u8 = 0;
-pub(crate) const SRV_XMIT: u8 = 1;
-pub(crate) const CTL_XMIT: u8 = 2;
+const SERVE: u8 = 0;
+const SRV_XMIT: u8 = 1;
+const CTL_XMIT: u8 = 2;
 /// Its client's events: the next request on connection `a`; the retransmission of a dropped
 /// segment on connection `a` (`b` bytes, `x` its [`Ctl`]).
-pub(crate) const REQ: u8 = 0;
+const REQ: u8 = 0;
 const RETX: u8 = 1;
 
 /// A control flag as a step or event argument.
-pub(crate) fn ctl_code(c: Ctl) -> u8 {
+fn ctl_code(c: Ctl) -> u8 {
     match c {
         Ctl::None => 0,
         Ctl::Syn => 1,
@@ -287,14 +289,14 @@ impl TcpServer {
         let born = if s.pace_ns.is_some() { due.min(at) } else { at };
         s.conns[conn as usize] = Conn { op, req_bytes: req, resp_bytes: resp, born, due, got: 0, resp_got: 0, unacked: 0 };
         if s.per_request_conn {
-            // connect(): the SYN first; the request follows the SYN-ACK (tcp_conn.rs).
-            return Self::client_ctl(g, at, conn, Ctl::Syn);
+            // connect(): the SYN first; the request follows the SYN-ACK (conn.rs).
+            return conn::client_send(g, at, conn, Ctl::Syn);
         }
         Self::client_send_request(g, at, conn);
     }
 
     /// Put the request of `conn` on the link at `at`, in MSS segments.
-    pub(crate) fn client_send_request(g: &mut impl Ctx<Self>, at: Time, conn: u32) {
+    fn client_send_request(g: &mut impl Ctx<Self>, at: Time, conn: u32) {
         let s = g.app();
         let (mss, req) = (s.mss, s.conns[conn as usize].req_bytes);
         let mut left = req;
@@ -311,7 +313,7 @@ impl TcpServer {
     }
 
     /// Put one client packet on the reverse link at `at`.
-    pub(crate) fn client_packet(g: &mut impl Ctx<Self>, at: Time, pkt: RxPkt) {
+    fn client_packet(g: &mut impl Ctx<Self>, at: Time, pkt: RxPkt) {
         let wire = pkt.bytes + TCP_IP_HDR + g.profile().nic.wire_overhead_bytes.value as u32;
         g.to_host(at, pkt, wire);
     }
@@ -387,7 +389,7 @@ impl App for TcpServer {
         match s.kind {
             SERVE => Self::serve_done(g, v, s.a),
             SRV_XMIT => Self::srv_xmit_done(g, v, s.a),
-            _ => Self::ctl_xmit_done(g, v, s.a, ctl_of(s.b)),
+            _ => conn::guest_sent(g, v, s.a, ctl_of(s.b)),
         }
     }
     fn step_name(s: Step) -> &'static str {
@@ -402,7 +404,7 @@ impl App for TcpServer {
     /// Returns whether a task (a control segment from softirq) or an exit (the IPI) was started.
     fn deliver(g: &mut impl Ctx<Self>, v: u32, pkt: RxPkt) -> bool {
         if pkt.ctl != Ctl::None {
-            return Self::ctl_rx(g, v, pkt);
+            return conn::guest_rx(g, v, pkt);
         }
         let local = v - g.vcpu(0);
         let s = g.app();
@@ -434,7 +436,7 @@ impl App for TcpServer {
         let s = g.app();
         let (conn, ctl) = s.in_path.pop_front().expect("response segment without a connection");
         if ctl != Ctl::None || b.bytes == 0 {
-            return Self::client_ctl_rx(g, at, conn, ctl);
+            return conn::client_rx(g, at, conn, ctl);
         }
         let per_request = s.per_request_conn;
         let c = &mut s.conns[conn as usize];

@@ -168,7 +168,7 @@ impl Host {
             | Ev::Ioeventfd { vcpu, .. } => {
                 Some(self.cpu_of(vcpu))
             }
-            Ev::IoStep { thread } | Ev::IoPoll { thread, .. } => Some(self.cpu_of(self.io_thread_tid(thread))),
+            Ev::IoStep { thread } | Ev::IoPoll { thread } => Some(self.cpu_of(self.io_thread_tid(thread))),
             Ev::SchedIn { cpu, .. } | Ev::HostTick { cpu } => Some(cpu),
             _ => None,
         }

@@ -183,7 +183,9 @@ fn a_cyclictest_interval_of_zero_is_refused() {
 #[test]
 fn the_drivers_dynamic_throttle_follows_the_traffic() {
     // ixgbevf's adaptive ITR: 10 kpps of 128-byte datagrams (2 bytes/µs) sit in the lowest-latency
-    // range, an interrupt per packet; 600 kpps (100 bytes/µs) in bulk, about 12 K interrupts/s.
+    // range, an interrupt per packet; 600 kpps (100 bytes/µs) in bulk, about 8 K interrupts/s
+    // (Linux 3.6's IXGBE_8K_ITR; the integer smoothing stops just short of 125 µs), plus the busy
+    // guest's 1 kHz tick.
     let dynamic = |pps: u32| {
         let sc = scenario("", "kind = \"sriov_vf\"\nitr_us = \"dynamic\"", IDLE_POLL, "")
             .edit_vm(0, |v| v.workload(&format!("rate_pps = {pps}")));
@@ -191,7 +193,7 @@ fn the_drivers_dynamic_throttle_follows_the_traffic() {
     };
     let (sparse, bulk) = (dynamic(10_000), dynamic(600_000));
     assert!(sparse > 9_000.0, "one interrupt per sparse packet: {sparse}");
-    assert!((11_000.0..=14_000.0).contains(&bulk), "80-84 µs apart in bulk (the smoothing approaches 84): {bulk}");
+    assert!((8_000.0..=10_000.0).contains(&bulk), "~122 µs apart in bulk (the smoothing approaches 125), and the tick: {bulk}");
     let m = scenario("", "kind = \"sriov_vf\"\nitr_us = \"adaptive\"", "", "").error();
     assert!(m.contains("itr_us") && m.contains("dynamic"), "{m}");
 }

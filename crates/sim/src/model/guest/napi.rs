@@ -14,6 +14,7 @@
 pub const NETDEV_BUDGET: u32 = 300;
 
 use crate::model::hypervisor::vcpu::Task;
+use crate::model::hw::rxq::RxRing;
 use crate::model::hw::lapic::Vector;
 use crate::model::{Ev, Host};
 use crate::engine::{EventQueue, Time, round_ns};
@@ -43,15 +44,28 @@ pub struct Napi {
     pub polls: u64,
 }
 
-impl Host {
-    /// The RX interrupt handler (`skb_recv_done`): disable callbacks, schedule NAPI.
-    pub(crate) fn napi_schedule(&mut self, v: u32) {
-        let vm = self.vcpus[v as usize].vm as usize;
-        let weight = self.profile.guest.napi_weight.value as u32;
-        let d = &mut self.devs[self.vms[vm].dev as usize];
-        d.rxq.irq.driver_disable();
-        if !d.napi.scheduled {
-            d.napi = Napi {
+/// What NAPI does next on a vCPU (`Napi::next`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NapiStep {
+    /// Nothing now: not scheduled on this vCPU, a receive under way, or deferred to ksoftirqd.
+    Wait,
+    /// The ring was empty: the poll completed and re-enabled the queue's interrupts
+    /// (`napi_complete` + `virtqueue_enable_cb_prepare`); the driver's re-check or unmask follows.
+    Complete,
+    /// Receive the ring's next packet (`Napi::start_receive`); a VF's driver cleans its TX ring
+    /// first when a round begins (`ixgbevf_poll`).
+    Receive {
+        /// A poll round begins here.
+        round_start: bool,
+    },
+}
+
+impl Napi {
+    /// The RX interrupt on vCPU `v` (`skb_recv_done` → `napi_schedule`): a poll with `weight`
+    /// packets per round, unless one is scheduled already.
+    pub(crate) fn schedule(&mut self, v: u32, weight: u32) {
+        if !self.scheduled {
+            *self = Napi {
                 scheduled: true,
                 running: false,
                 vcpu: v,
@@ -61,9 +75,74 @@ impl Host {
                 exhausted: false,
                 run_start: 0,
                 defer_until: 0,
-                polls: d.napi.polls,
+                polls: self.polls,
             };
         }
+    }
+
+    /// At `now`, vCPU `v` could run NAPI (`force`: it has nothing else to run, so ksoftirqd runs
+    /// even when deferred): what the poll does with `rxq`.
+    pub(crate) fn next(&mut self, now: Time, v: u32, force: bool, weight: u32, rxq: &mut RxRing) -> NapiStep {
+        if !self.scheduled || self.running || self.vcpu != v {
+            return NapiStep::Wait;
+        }
+        if self.exhausted {
+            // The softirq run spent its budget: the interrupted task gets as long again.
+            self.exhausted = false;
+            self.defer_until = now + (now - self.run_start);
+        }
+        if now < self.defer_until && !force {
+            return NapiStep::Wait;
+        }
+        if self.budget == 0 {
+            // Round over with work left: net_rx_action polls again.
+            self.budget = weight;
+            self.round_start = true;
+        }
+        if rxq.used.is_empty() {
+            rxq.enable_interrupts();
+            self.polls += 1;
+            self.scheduled = false;
+            return NapiStep::Complete;
+        }
+        NapiStep::Receive { round_start: self.round_start }
+    }
+
+    /// A packet's receive of `cost` ns starts at `now`; returns its cost with the round's
+    /// per-poll cost `poll_ns` if a round begins with it.
+    pub(crate) fn start_receive(&mut self, now: Time, mut cost: f64, poll_ns: f64) -> f64 {
+        if self.round_start {
+            self.round_start = false;
+            self.polls += 1;
+            cost += poll_ns;
+        }
+        self.running = true;
+        self.budget -= 1;
+        if self.softirq_left == NETDEV_BUDGET {
+            self.run_start = now;
+        }
+        self.softirq_left -= 1;
+        if self.softirq_left == 0 {
+            self.softirq_left = NETDEV_BUDGET;
+            self.exhausted = true;
+        }
+        cost
+    }
+
+    /// The packet's receive finished.
+    pub(crate) fn received(&mut self) {
+        self.running = false;
+    }
+}
+
+impl Host {
+    /// The RX interrupt handler (`skb_recv_done`): disable callbacks, schedule NAPI.
+    pub(crate) fn napi_schedule(&mut self, v: u32) {
+        let vm = self.vcpus[v as usize].vm as usize;
+        let weight = self.profile.guest.napi_weight.value as u32;
+        let d = &mut self.devs[self.vms[vm].dev as usize];
+        d.rxq.irq.driver_disable();
+        d.napi.schedule(v, weight);
     }
 
     /// At VM entry: run the next NAPI step on `v` if its poll is pending. Returns whether a
@@ -79,49 +158,33 @@ impl Host {
         let tcp_data = self.senders[vm].receives_tcp_data();
         let dev = self.vms[vm].dev;
         let d = &mut self.devs[dev as usize];
-        let n = &mut d.napi;
-        if !n.scheduled || n.running || n.vcpu != v {
-            return false;
-        }
-        if n.exhausted {
-            n.exhausted = false;
-            n.defer_until = now + (now - n.run_start);
-        }
-        if now < n.defer_until && !force {
-            return false;
-        }
-        if n.budget == 0 {
-            // Round over with work left: net_rx_action polls again.
-            n.budget = weight;
-            n.round_start = true;
-        }
-        if d.rxq.used.is_empty() {
-            // napi_complete + virtqueue_enable_cb_prepare, then the virtqueue_poll re-check.
-            d.rxq.enable_interrupts();
-            n.polls += 1;
-            n.scheduled = false;
-            if d.vf.is_some() {
-                // ixgbevf: napi_complete, then unmask the vector (EIMS); refills were tail writes.
-                self.vf_unmask(now, v, dev, q);
+        let round_start = match d.napi.next(now, v, force, weight, &mut d.rxq) {
+            NapiStep::Wait => return false,
+            NapiStep::Complete => {
+                if d.vf.is_some() {
+                    // ixgbevf: napi_complete, then unmask the vector (EIMS); refills were tail writes.
+                    self.vf_unmask(now, v, dev, q);
+                    return false;
+                }
+                // The virtqueue_poll re-check: try_fill_recv refilled a ring the device had
+                // run dry of: kick it.
+                if d.rxq.kick_prepare() {
+                    d.rxq.kicks += 1;
+                    self.kick_exit(now, v, dev, true, q);
+                    return true;
+                }
                 return false;
             }
-            if d.rxq.kick_prepare() {
-                // try_fill_recv refilled a ring the device had run dry of: kick it.
-                d.rxq.kicks += 1;
-                self.kick_exit(now, v, dev, true, q);
-                return true;
-            }
-            return false;
-        }
-        if n.round_start && d.vf.is_some() {
+            NapiStep::Receive { round_start } => round_start,
+        };
+        if round_start && d.vf.is_some() {
             // ixgbevf_poll cleans the TX ring first in every round, not only at completion:
             // under a receive flood that never completes, sends would otherwise stop for good.
             self.vf_tx_clean(now, v, dev, q);
         }
         let d = &mut self.devs[dev as usize];
-        let n = &mut d.napi;
         let front = *d.rxq.used.front().expect("non-empty");
-        let mut cost = if front.ctl == crate::model::hw::rxq::Ctl::Syn {
+        let cost = if front.ctl == crate::model::hw::rxq::Ctl::Syn {
             // A connection request: request sock, then the child socket and accept().
             pkt_ns + conn_ns
         } else if front.bytes == 0 {
@@ -131,21 +194,7 @@ impl Host {
         } else {
             udp_pkt_ns + udp_byte_ns * front.bytes as f64
         };
-        if n.round_start {
-            n.round_start = false;
-            n.polls += 1;
-            cost += poll_ns;
-        }
-        n.running = true;
-        n.budget -= 1;
-        if n.softirq_left == NETDEV_BUDGET {
-            n.run_start = now;
-        }
-        n.softirq_left -= 1;
-        if n.softirq_left == 0 {
-            n.softirq_left = NETDEV_BUDGET;
-            n.exhausted = true;
-        }
+        let cost = d.napi.start_receive(now, cost, poll_ns);
         self.run_task(now, v, Task::NapiRx, round_ns(cost), q);
         true
     }
@@ -156,7 +205,7 @@ impl Host {
         let dev = self.vms[vm].dev as usize;
         self.napi_polled_life[dev] += 1;
         let d = &mut self.devs[dev];
-        d.napi.running = false;
+        d.napi.received();
         let pkt = d.rxq.poll_and_refill().expect("NAPI receive without a used buffer");
         if let Some(vf) = &mut d.vf {
             vf.on_rx(pkt.bytes);
@@ -181,5 +230,93 @@ impl Host {
         if app != v && !self.senders[vm].on_every_vcpu() && self.vcpus[app as usize].wants_resched_ipi() {
             self.raise_irq(now, app, Vector::Resched, q);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::hw::rxq::{Ctl, RxPkt};
+    use eventpath_policy::notify::Suppression;
+
+    /// A ring with `n` received packets waiting in its used ring.
+    fn ring(n: u32) -> RxRing {
+        let mut r = RxRing::new(256, Suppression::EventIdx);
+        for _ in 0..n {
+            r.take();
+            r.put_used(RxPkt { bytes: 100, ack: 0, born: 0, conn: 0, ctl: Ctl::None });
+        }
+        r
+    }
+
+    /// Receive one packet as the model does: next, then the receive, then its end.
+    fn receive(n: &mut Napi, now: Time, r: &mut RxRing) -> NapiStep {
+        let step = n.next(now, 0, false, 2, r);
+        if let NapiStep::Receive { .. } = step {
+            n.start_receive(now, 1000.0, 500.0);
+            r.used.pop_front();
+            n.received();
+        }
+        step
+    }
+
+    #[test]
+    fn an_unscheduled_or_busy_poll_waits_and_another_vcpu_never_polls() {
+        let mut r = ring(1);
+        let mut n = Napi::default();
+        assert_eq!(n.next(0, 0, false, 2, &mut r), NapiStep::Wait);
+        n.schedule(0, 2);
+        assert_eq!(n.next(0, 1, false, 2, &mut r), NapiStep::Wait, "only the vCPU that took the interrupt polls");
+        assert_eq!(n.next(0, 0, false, 2, &mut r), NapiStep::Receive { round_start: true });
+        n.start_receive(0, 1000.0, 500.0);
+        assert_eq!(n.next(0, 0, false, 2, &mut r), NapiStep::Wait, "one receive at a time");
+    }
+
+    #[test]
+    fn a_round_pays_its_poll_cost_once_and_a_new_round_starts_after_weight_packets() {
+        let mut r = ring(3);
+        let mut n = Napi::default();
+        n.schedule(0, 2);
+        assert_eq!(n.next(0, 0, false, 2, &mut r), NapiStep::Receive { round_start: true });
+        assert_eq!(n.start_receive(0, 1000.0, 500.0), 1500.0);
+        n.received();
+        r.used.pop_front();
+        assert_eq!(n.next(0, 0, false, 2, &mut r), NapiStep::Receive { round_start: false });
+        assert_eq!(n.start_receive(0, 1000.0, 500.0), 1000.0);
+        n.received();
+        r.used.pop_front();
+        // Weight 2 spent with work left: net_rx_action polls again, a new round.
+        assert_eq!(receive(&mut n, 0, &mut r), NapiStep::Receive { round_start: true });
+        assert_eq!(n.polls, 2);
+    }
+
+    #[test]
+    fn an_empty_ring_completes_the_poll_and_a_second_interrupt_schedules_no_second_poll() {
+        let mut r = ring(1);
+        let mut n = Napi::default();
+        n.schedule(0, 2);
+        n.schedule(1, 2);
+        assert_eq!(n.vcpu, 0, "already scheduled: the second interrupt joins the poll");
+        assert!(matches!(receive(&mut n, 0, &mut r), NapiStep::Receive { .. }));
+        assert_eq!(n.next(0, 0, false, 2, &mut r), NapiStep::Complete);
+        assert!(!n.scheduled);
+        assert_eq!(n.next(0, 0, false, 2, &mut r), NapiStep::Wait);
+    }
+
+    #[test]
+    fn a_spent_softirq_budget_defers_the_rest_unless_the_vcpu_has_nothing_else() {
+        let mut r = ring(NETDEV_BUDGET + 1);
+        let mut n = Napi::default();
+        n.schedule(0, NETDEV_BUDGET + 1);
+        for i in 0..NETDEV_BUDGET {
+            assert!(matches!(n.next(i as Time * 10 + 100, 0, false, NETDEV_BUDGET + 1, &mut r), NapiStep::Receive { .. }));
+            n.start_receive(i as Time * 10 + 100, 1000.0, 500.0);
+            r.used.pop_front();
+            n.received();
+        }
+        // The run began at 100 and ends at 3,100: the interrupted task gets as long again.
+        assert_eq!(n.next(3_100, 0, false, NETDEV_BUDGET + 1, &mut r), NapiStep::Wait);
+        assert_eq!(n.next(6_099, 0, false, NETDEV_BUDGET + 1, &mut r), NapiStep::Wait);
+        assert!(matches!(n.next(6_099, 0, true, NETDEV_BUDGET + 1, &mut r), NapiStep::Receive { .. }), "ksoftirqd on an idle vCPU");
     }
 }

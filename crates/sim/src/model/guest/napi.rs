@@ -241,7 +241,7 @@ mod tests {
 
     /// A ring with `n` received packets waiting in its used ring.
     fn ring(n: u32) -> RxRing {
-        let mut r = RxRing::new(256, Suppression::EventIdx);
+        let mut r = RxRing::new(n.max(256), Suppression::EventIdx);
         for _ in 0..n {
             r.take();
             r.put_used(RxPkt { bytes: 100, ack: 0, born: 0, conn: 0, ctl: Ctl::None });

@@ -10,7 +10,10 @@ use crate::model::hw::lapic::Vector;
 use crate::model::hw::rxq::RxPkt;
 use crate::model::hw::virtq::{Buf, Virtq};
 use crate::model::hypervisor::vcpu::AfterExit;
-use crate::model::io::queues::Notice;
+use crate::model::cx::Cx;
+use crate::model::guest::driver::Driver;
+use crate::model::hypervisor::irq::Irqs;
+use crate::model::hypervisor::vcpu::Vcpus;
 use crate::model::workload::client::{AckAction, Client};
 use crate::model::workload::ctx::Ctx;
 use crate::model::workload::{ClientEv, Held, Step};
@@ -35,6 +38,13 @@ impl<'a, A> AppCtx<'a, A> {
     pub(crate) fn new(h: &'a mut Host, q: &'a mut EventQueue<Ev>, now: Time, vm: usize) -> Self {
         let dev = h.vms[vm].dev;
         AppCtx { h, q, now, vm, dev, app: PhantomData }
+    }
+}
+
+impl<A> AppCtx<'_, A> {
+    /// The lower layers' context over the same host and queue.
+    fn cx(&mut self) -> Cx<'_> {
+        self.h.cx(self.q)
     }
 }
 
@@ -66,16 +76,20 @@ impl<A: Held> Ctx<A> for AppCtx<'_, A> {
     }
 
     fn run_step(&mut self, v: u32, s: Step, cost: Time) {
-        self.h.run_step(self.now, v, s, cost, self.q)
+        let now = self.now;
+        self.cx().run_step(now, v, s, cost)
     }
     fn enter(&mut self, v: u32) {
-        self.h.enter(self.now, v, self.q)
+        let now = self.now;
+        self.cx().enter(now, v)
     }
     fn idle(&mut self, v: u32, until: Option<Time>) {
-        self.h.idle(self.now, v, until, self.q)
+        let now = self.now;
+        self.cx().idle(now, v, until)
     }
     fn paced_send(&mut self, v: u32, stopped: bool, next_at: f64, send: Step, cost: Time) {
-        self.h.paced_send(self.now, v, stopped, next_at, send, cost, self.q)
+        let now = self.now;
+        self.cx().paced_send(now, v, stopped, next_at, send, cost)
     }
     fn cut_step(&mut self, v: u32, kind: u8) {
         if self.h.vcpus[v as usize].cut_app_step(self.now, kind) {
@@ -83,26 +97,26 @@ impl<A: Held> Ctx<A> for AppCtx<'_, A> {
         }
     }
     fn resched_ipi(&mut self, from: u32, to: u32) {
-        self.h.raise_irq(self.now, to, Vector::Resched, self.q);
-        self.h.exit(self.now, from, ExitReason::Ipi, AfterExit::Resume, self.q)
+        let now = self.now;
+        let mut cx = self.cx();
+        cx.raise_irq(now, to, Vector::Resched);
+        cx.exit(now, from, ExitReason::Ipi, AfterExit::Resume)
     }
 
     fn post_tx(&mut self, v: u32, b: Buf) {
-        self.h.post_tx(self.now, v, self.vm, b, self.q)
+        let (now, vm) = (self.now, self.vm);
+        self.cx().post_tx(now, v, vm, b)
     }
     fn txq(&mut self) -> &mut Virtq {
         &mut self.h.devs[self.dev as usize].txq
     }
     fn set_tx_stopped(&mut self, stopped: bool) {
-        self.h.set_tx_stopped(self.vm, stopped);
+        let vm = self.vm;
+        self.cx().set_tx_stopped(vm, stopped);
     }
     fn notify_tx(&mut self, v: u32) {
-        if self.h.devs[self.dev as usize].txq.kick_prepare() {
-            return self.h.kick_tx(self.now, v, self.dev, self.q);
-        }
-        // No kick: a polling back end sees the buffers anyway.
-        self.h.backend_written(self.now, self.dev, Notice::TxKick, self.q);
-        self.h.enter(self.now, v, self.q)
+        let (now, dev) = (self.now, self.dev);
+        self.cx().notify_tx(now, v, dev)
     }
 
     fn route_device_irq(&mut self, home: u32) -> u32 {
@@ -111,8 +125,8 @@ impl<A: Held> Ctx<A> for AppCtx<'_, A> {
         self.h.vms[self.vm].routing.route(req)
     }
     fn raise_msi(&mut self, local: u32) {
-        let v = self.vcpu(local);
-        self.h.raise_irq(self.now, v, Vector::Msi, self.q)
+        let (now, v) = (self.now, self.vcpu(local));
+        self.cx().raise_irq(now, v, Vector::Msi)
     }
 
     fn client(&mut self) -> &mut Client {

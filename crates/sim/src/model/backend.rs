@@ -10,6 +10,8 @@ use crate::model::hw::lapic::Vector;
 use crate::model::hw::rxq::{RxPkt, RxRing};
 use crate::model::hw::virtq::Virtq;
 use super::{Ev, Host, NetDev};
+use crate::model::hypervisor::irq::Irqs;
+use crate::model::hypervisor::threads::Threads;
 use crate::engine::{EventQueue, Fired, Time};
 use std::collections::VecDeque;
 
@@ -43,6 +45,11 @@ impl Host {
         self.vcpus.len() as u32 + t
     }
 
+    /// Is a preemption of back-end thread `t` pending (it yields between items)?
+    fn io_yield_wanted(&self, t: u32) -> bool {
+        self.sched.need_resched(self.sched.thread_cpu(self.io_thread_tid(t)))
+    }
+
     /// Thread id of the back-end thread that serves device `dev`, if one does (not a VF's).
     pub(crate) fn backend_tid(&self, dev: u32) -> Option<u32> {
         self.io.of_dev(dev).map(|(t, _)| self.io_thread_tid(t))
@@ -68,7 +75,7 @@ impl Host {
             Signal::None => {}
             Signal::Wake => {
                 let tid = self.io_thread_tid(t);
-                self.wake_thread(now, tid, q);
+                self.cx(q).wake_thread(now, tid);
             }
             Signal::EndSpin => q.at(now, Ev::IoPoll { thread: t }),
         }
@@ -81,7 +88,7 @@ impl Host {
             Fired::Expired => {
                 let tid = self.io_thread_tid(t);
                 self.sched.wake_by_timer(now, tid);
-                self.drain(now, q);
+                self.cx(q).drain(now);
             }
             Fired::Reschedule(at) => q.at(at, Ev::IoWake { thread: t }),
             Fired::Idle => {}
@@ -90,7 +97,7 @@ impl Host {
 
     /// Thread `t`'s spin timer fires (its window, or work seen): it goes on.
     pub(crate) fn io_poll(&mut self, now: Time, t: u32, q: &mut EventQueue<Ev>) {
-        let yield_wanted = self.should_yield(self.cpu_of(self.io_thread_tid(t)));
+        let yield_wanted = self.io_yield_wanted(t);
         if let Some(n) = self.io.threads[t as usize].spin_over(now, &mut view!(self, now, yield_wanted)) {
             self.io_apply(now, t, n, q);
         }
@@ -100,7 +107,7 @@ impl Host {
     pub(crate) fn io_run(&mut self, now: Time, t: u32, wake_cpu: Time, q: &mut EventQueue<Ev>) {
         self.tr_io(now, t, true);
         self.io.threads[t as usize].owe(wake_cpu);
-        let yield_wanted = self.should_yield(self.cpu_of(self.io_thread_tid(t)));
+        let yield_wanted = self.io_yield_wanted(t);
         let n = self.io.threads[t as usize].run(now, &mut view!(self, now, yield_wanted));
         self.io_apply(now, t, n, q);
     }
@@ -112,7 +119,7 @@ impl Host {
             self.complete(now, dev, w, q);
             self.io.threads[t as usize].after_item(now, dev, w, &mut view!(self, now, false));
         }
-        if self.should_yield(self.cpu_of(self.io_thread_tid(t))) {
+        if self.io_yield_wanted(t) {
             return self.io_apply(now, t, Next::Yield, q);
         }
         let n = self.io.threads[t as usize].next(now, &mut view!(self, now, false));
@@ -129,19 +136,19 @@ impl Host {
                 }
             }
             Next::Yield => {
-                let cpu = self.cpu_of(self.io_thread_tid(t));
+                let cpu = self.sched.thread_cpu(self.io_thread_tid(t));
                 self.io.threads[t as usize].off_cpu(now);
                 self.tr_io(now, t, false);
-                self.leave_cpu(now, cpu, false, q);
+                self.cx(q).leave_cpu(now, cpu, false);
             }
             Next::Sleep(timed) => {
-                let cpu = self.cpu_of(self.io_thread_tid(t));
+                let cpu = self.sched.thread_cpu(self.io_thread_tid(t));
                 self.io.threads[t as usize].off_cpu(now);
                 self.tr_io(now, t, false);
                 if let Some(at) = timed {
                     q.at(at, Ev::IoWake { thread: t });
                 }
-                self.leave_cpu(now, cpu, true, q);
+                self.cx(q).leave_cpu(now, cpu, true);
             }
         }
     }
@@ -204,6 +211,6 @@ impl Host {
             d.txq.interrupts += 1;
         }
         let target = self.vms[d.vm as usize].routing.route_device(dev, vec);
-        self.raise_irq(now, target, vec, q);
+        self.cx(q).raise_irq(now, target, vec);
     }
 }

@@ -10,6 +10,7 @@
 
 mod app_ctx;
 mod backend;
+mod cx;
 pub(crate) mod guest;
 pub(crate) mod hw;
 pub(crate) mod hypervisor;
@@ -39,6 +40,10 @@ use hw::wire::{Port, Wire};
 use hw::{nic_itr, vf};
 use io::moderation;
 use app_ctx::AppCtx;
+use hypervisor::irq::Irqs;
+use hypervisor::threads::Threads;
+use hypervisor::vcpu::Vcpus;
+use guest::driver::Driver;
 use workload::{with_app, App, ClientEv, Sender, Step};
 
 /// Every event of the model. Small and `Copy`: the heap stores them inline.
@@ -252,8 +257,6 @@ pub struct Host {
     pub(crate) pcpu_busy: Vec<BusyTime>,
     /// Start of the measurement window.
     pub(crate) window_start: Time,
-    /// Per device: packets the guest NAPI received (lifetime, for conservation).
-    pub(crate) napi_polled_life: Vec<u64>,
     /// The host scheduler.
     pub(crate) sched: sched::Scheduler,
     /// Per pCPU: a thread is being switched in (its `SchedIn` is pending).
@@ -362,7 +365,6 @@ impl Host {
             senders,
             pcpu_busy: vec![BusyTime::default(); c.pcpus as usize],
             window_start: 0,
-            napi_polled_life: vec![0; s.vm.len()],
             sched,
             switching: vec![false; c.pcpus as usize],
             waker: None,
@@ -390,7 +392,7 @@ impl Host {
         for t in (0..host.vcpus.len() as u32).chain(pmds.collect::<Vec<_>>()).chain(hogs) {
             host.sched.start(0, t);
         }
-        host.drain(0, q);
+        host.cx(q).drain(0);
         for cpu in 0..c.pcpus {
             // Ticks of different pCPUs are staggered, as their local timers are.
             q.at(host.host_tick_ns * (cpu as Time + 1) / c.pcpus as Time, Ev::HostTick { cpu });
@@ -430,9 +432,23 @@ impl Host {
         self.sched.reset_metrics(now);
     }
 
-    /// Mark pCPU `p` busy or idle (time conservation: busy + idle = window).
-    pub(crate) fn set_pcpu_busy(&mut self, now: Time, p: u32, busy: bool) {
-        self.pcpu_busy[p as usize].set(now, busy);
+    /// The lower layers' context over this host for one event (`cx.rs`).
+    pub(crate) fn cx<'a>(&'a mut self, q: &'a mut EventQueue<Ev>) -> cx::Cx<'a> {
+        cx::Cx::new(self, q)
+    }
+
+    /// The pCPU whose thread handles event `ev` (the waker of anything it wakes).
+    fn event_cpu(&self, ev: &Ev) -> Option<u32> {
+        match *ev {
+            Ev::GuestDone { vcpu, .. }
+            | Ev::ExitDone { vcpu }
+            | Ev::Tick { vcpu }
+            | Ev::TimerFire { vcpu }
+            | Ev::Ioeventfd { vcpu, .. } => Some(self.sched.thread_cpu(vcpu)),
+            Ev::IoStep { thread } | Ev::IoPoll { thread } => Some(self.sched.thread_cpu(self.io_thread_tid(thread))),
+            Ev::SchedIn { cpu, .. } | Ev::HostTick { cpu } => Some(cpu),
+            _ => None,
+        }
     }
 }
 
@@ -443,19 +459,19 @@ impl Model for Host {
         self.waker = self.event_cpu(&ev);
         match ev {
             Ev::Warmup => self.start_window(now),
-            Ev::GuestDone { vcpu, epoch } => self.guest_done(now, vcpu, epoch, q),
-            Ev::ExitDone { vcpu } => self.exit_done(now, vcpu, q),
-            Ev::SchedIn { cpu, seq } => self.sched_in(now, cpu, seq, q),
-            Ev::HostTick { cpu } => self.host_tick(now, cpu, q),
-            Ev::TimerFire { vcpu } => self.timer_fire(now, vcpu, q),
+            Ev::GuestDone { vcpu, epoch } => self.cx(q).guest_done(now, vcpu, epoch),
+            Ev::ExitDone { vcpu } => self.cx(q).exit_done(now, vcpu),
+            Ev::SchedIn { cpu, seq } => self.cx(q).sched_in(now, cpu, seq),
+            Ev::HostTick { cpu } => self.cx(q).host_tick(now, cpu),
+            Ev::TimerFire { vcpu } => self.cx(q).timer_fire(now, vcpu),
             Ev::WireDone { dev } => self.wire_done(now, dev, q),
-            Ev::Tick { vcpu } => self.tick(now, vcpu, q),
+            Ev::Tick { vcpu } => self.cx(q).tick(now, vcpu),
             Ev::HostRx { dev } => self.host_rx(now, dev, q),
             Ev::Client { dev, kind, x, a, b } => self.app_client_event(now, dev, workload::ClientEv { kind, x, a, b }, q),
             Ev::IrqDeadline { dev, rx } => self.irq_deadline(now, dev, rx, q),
-            Ev::HaltPollEnd { vcpu } => self.halt_poll_end(now, vcpu, q),
+            Ev::HaltPollEnd { vcpu } => self.cx(q).halt_poll_end(now, vcpu),
             Ev::ClientNicIrq { dev } => self.client_nic_irq(now, dev, q),
-            Ev::Ioeventfd { dev, rx, .. } => self.ioeventfd(now, dev, rx, q),
+            Ev::Ioeventfd { dev, rx, .. } => self.cx(q).ioeventfd(now, dev, rx),
             Ev::VfIrq { dev } => {
                 if self.devs[dev as usize].vf.as_mut().expect("a VF device").deadline(now) {
                     self.vf_interrupt(now, dev, q);
@@ -582,7 +598,7 @@ impl Host {
         d.vf.as_mut().expect("a VF device").fire();
         d.rxq.interrupts += 1;
         let target = self.vms[d.vm as usize].routing.route_device(dev, hw::lapic::Vector::Vf);
-        self.raise_irq(now, target, hw::lapic::Vector::Vf, q);
+        self.cx(q).raise_irq(now, target, hw::lapic::Vector::Vf);
     }
 
     // The VMs' applications, each called through its guest context (`AppCtx`), dispatched
@@ -592,7 +608,7 @@ impl Host {
     pub(crate) fn workload_next(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
         let vm = self.vcpus[v as usize].vm as usize;
         if v != self.vms[vm].vcpus[0] && !self.senders[vm].on_every_vcpu() {
-            return self.idle(now, v, None, q);
+            return self.cx(q).idle(now, v, None);
         }
         with_app!(self.senders[vm].kind(), A => A::next(&mut AppCtx::<A>::new(self, q, now, vm), v))
     }
@@ -786,7 +802,7 @@ impl Host {
             c.irq_coalesced.push(v.ledger.coalesced);
             c.irq_pending.push(v.irqs_pending());
         }
-        c.rx_polled = self.napi_polled_life.clone();
+        c.rx_polled = self.devs.iter().map(|d| d.napi.received_life).collect();
         c.pcpu_busy_ns = self.pcpu_busy.iter().map(|b| b.busy_ns(now)).collect();
         c.pcpu_thread_ns = (0..self.pcpu_busy.len() as u32).map(|p| self.sched.busy_ns(now, p)).collect();
         c.thread_longest_wait_ns = (0..self.thread_names.len() as u32).map(|t| self.sched.longest_wait(now, t)).collect();

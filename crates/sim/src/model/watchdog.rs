@@ -136,7 +136,7 @@ impl Host {
     fn flow_progress(&self, vm: usize) -> Progress {
         let d = self.vms[vm].dev as usize;
         let dev = &self.devs[d];
-        let moved = dev.wire.delivered_life + self.napi_polled_life[d];
+        let moved = dev.wire.delivered_life + dev.napi.received_life;
         let in_device = if dev.vf.is_some() { 0 } else { dev.txq.in_device() };
         let waiting = dev.qdisc.len() as u64 + dev.txq.pending() as u64 + in_device + self.port.tx.in_flight(d as u32) as u64;
         Progress { count: moved + self.senders[vm].progress(), sent: dev.wire.delivered_life, sending: waiting > 0 }

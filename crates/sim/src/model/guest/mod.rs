@@ -2,6 +2,7 @@
 //! for application threads and a server's workers. It may use the hardware, hypervisor and
 //! back-end layers, never a workload by import (`tests/layers.rs`).
 
+pub(crate) mod ctx;
 pub(crate) mod driver;
 pub(crate) mod guest_sched;
 pub(crate) mod napi;

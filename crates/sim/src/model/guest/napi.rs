@@ -13,11 +13,14 @@
 /// Linux `net.core.netdev_budget` default: packets per softirq run before deferring.
 pub const NETDEV_BUDGET: u32 = 300;
 
-use crate::model::hypervisor::vcpu::Task;
-use crate::model::hw::rxq::RxRing;
+use crate::engine::{Time, round_ns};
+use crate::model::guest::ctx::Kernel;
+use crate::model::guest::driver::Driver;
 use crate::model::hw::lapic::Vector;
-use crate::model::{Ev, Host};
-use crate::engine::{EventQueue, Time, round_ns};
+use crate::model::hw::rxq::RxRing;
+use crate::model::hypervisor::irq::Irqs;
+use crate::model::hypervisor::vcpu::{Task, Vcpus};
+use crate::model::io::queues::Notice;
 
 /// The NAPI context of one RX queue.
 #[derive(Debug, Default)]
@@ -42,6 +45,8 @@ pub struct Napi {
     defer_until: Time,
     /// Poll rounds (window).
     pub polls: u64,
+    /// Packets received (lifetime, for conservation).
+    pub received_life: u64,
 }
 
 /// What NAPI does next on a vCPU (`Napi::next`).
@@ -76,6 +81,7 @@ impl Napi {
                 run_start: 0,
                 defer_until: 0,
                 polls: self.polls,
+                received_life: self.received_life,
             };
         }
     }
@@ -132,45 +138,64 @@ impl Napi {
     /// The packet's receive finished.
     pub(crate) fn received(&mut self) {
         self.running = false;
+        self.received_life += 1;
     }
 }
 
-impl Host {
+/// NAPI's operations, for every [`Kernel`].
+pub(crate) trait NapiOps {
     /// The RX interrupt handler (`skb_recv_done`): disable callbacks, schedule NAPI.
-    pub(crate) fn napi_schedule(&mut self, v: u32) {
-        let vm = self.vcpus[v as usize].vm as usize;
-        let weight = self.profile.guest.napi_weight.value as u32;
-        let d = &mut self.devs[self.vms[vm].dev as usize];
-        d.rxq.irq.driver_disable();
-        d.napi.schedule(v, weight);
-    }
+    fn napi_schedule(&mut self, v: u32);
 
     /// At VM entry: run the next NAPI step on `v` if its poll is pending. Returns whether a
     /// task (or an exit) was started. `force`: the vCPU has nothing else to run (ksoftirqd runs
     /// even when deferred).
-    pub(crate) fn napi_next(&mut self, now: Time, v: u32, force: bool, q: &mut EventQueue<Ev>) -> bool {
-        let vm = self.vcpus[v as usize].vm as usize;
-        let weight = self.profile.guest.napi_weight.value as u32;
-        let (poll_ns, pkt_ns) = (self.profile.guest.napi_poll_ns.value, self.profile.guest.tcp_rx_ack_ns.value);
-        let (udp_pkt_ns, udp_byte_ns) = (self.profile.guest.udp_rx_packet_ns.value, self.profile.guest.udp_rx_byte_ns.value);
-        let (tcp_seg_ns, tcp_byte_ns) = (self.profile.guest.tcp_rx_segment_ns.value, self.profile.guest.tcp_rx_byte_ns.value);
-        let conn_ns = self.profile.guest.tcp_conn_ns.value;
-        let tcp_data = self.senders[vm].receives_tcp_data();
-        let dev = self.vms[vm].dev;
-        let d = &mut self.devs[dev as usize];
-        let round_start = match d.napi.next(now, v, force, weight, &mut d.rxq) {
+    fn napi_next(&mut self, now: Time, v: u32, force: bool) -> bool;
+
+    /// One packet received: refill its buffer, hand the ACK to TCP.
+    fn napi_rx_done(&mut self, now: Time, v: u32);
+
+    /// NAPI on vCPU `v` is handing a packet to the VM's application thread (`try_to_wake_up`
+    /// across CPUs): if that thread's vCPU is another one, halted (or halting) or running only
+    /// the guest's CPU burn, it gets a reschedule IPI (the sender's ICR write is not charged:
+    /// its softirq carries on).
+    fn wake_app(&mut self, now: Time, v: u32);
+}
+
+impl<K: Kernel> NapiOps for K {
+    fn napi_schedule(&mut self, v: u32) {
+        let vm = self.vcpu_ref(v).vm as usize;
+        let weight = self.profile().guest.napi_weight.value as u32;
+        let dev = self.dev_of(vm);
+        let d = self.net(dev);
+        d.rxq.irq.driver_disable();
+        d.napi.schedule(v, weight);
+    }
+
+    fn napi_next(&mut self, now: Time, v: u32, force: bool) -> bool {
+        let vm = self.vcpu_ref(v).vm as usize;
+        let g = &self.profile().guest;
+        let weight = g.napi_weight.value as u32;
+        let (poll_ns, pkt_ns) = (g.napi_poll_ns.value, g.tcp_rx_ack_ns.value);
+        let (udp_pkt_ns, udp_byte_ns) = (g.udp_rx_packet_ns.value, g.udp_rx_byte_ns.value);
+        let (tcp_seg_ns, tcp_byte_ns) = (g.tcp_rx_segment_ns.value, g.tcp_rx_byte_ns.value);
+        let conn_ns = g.tcp_conn_ns.value;
+        let tcp_data = self.app_receives_tcp_data(vm);
+        let dev = self.dev_of(vm);
+        let d = self.net(dev);
+        let round_start = match d.napi.next(now, v, force, weight, d.rxq) {
             NapiStep::Wait => return false,
             NapiStep::Complete => {
                 if d.vf.is_some() {
                     // ixgbevf: napi_complete, then unmask the vector (EIMS); refills were tail writes.
-                    self.vf_unmask(now, v, dev, q);
+                    self.vf_unmask(now, v, dev);
                     return false;
                 }
                 // The virtqueue_poll re-check: try_fill_recv refilled a ring the device had
                 // run dry of: kick it.
                 if d.rxq.kick_prepare() {
                     d.rxq.kicks += 1;
-                    self.kick_exit(now, v, dev, true, q);
+                    self.kick_exit(now, v, dev, true);
                     return true;
                 }
                 return false;
@@ -180,9 +205,9 @@ impl Host {
         if round_start && d.vf.is_some() {
             // ixgbevf_poll cleans the TX ring first in every round, not only at completion:
             // under a receive flood that never completes, sends would otherwise stop for good.
-            self.vf_tx_clean(now, v, dev, q);
+            self.vf_tx_clean(now, v, dev);
         }
-        let d = &mut self.devs[dev as usize];
+        let d = self.net(dev);
         let front = *d.rxq.used.front().expect("non-empty");
         let cost = if front.ctl == crate::model::hw::rxq::Ctl::Syn {
             // A connection request: request sock, then the child socket and accept().
@@ -195,40 +220,35 @@ impl Host {
             udp_pkt_ns + udp_byte_ns * front.bytes as f64
         };
         let cost = d.napi.start_receive(now, cost, poll_ns);
-        self.run_task(now, v, Task::NapiRx, round_ns(cost), q);
+        self.run_task(now, v, Task::NapiRx, round_ns(cost));
         true
     }
 
-    /// One packet received: refill its buffer, hand the ACK to TCP.
-    pub(crate) fn napi_rx_done(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
-        let vm = self.vcpus[v as usize].vm as usize;
-        let dev = self.vms[vm].dev as usize;
-        self.napi_polled_life[dev] += 1;
-        let d = &mut self.devs[dev];
+    fn napi_rx_done(&mut self, now: Time, v: u32) {
+        let vm = self.vcpu_ref(v).vm as usize;
+        let dev = self.dev_of(vm);
+        let polls_rx = self.backend_polls_rx();
+        let d = self.net(dev);
         d.napi.received();
         let pkt = d.rxq.poll_and_refill().expect("NAPI receive without a used buffer");
-        if let Some(vf) = &mut d.vf {
+        if let Some(vf) = d.vf.as_mut() {
             vf.on_rx(pkt.bytes);
-        } else if self.io.polls_rx {
+        } else if polls_rx {
             // The refill is a write to the RX ring: a back end polling it (a PMD) sees it.
-            self.backend_written(now, dev as u32, crate::model::io::queues::Notice::RxKick, q);
+            self.backend_written(now, dev, Notice::RxKick);
         }
-        self.wake_app(now, v, q);
-        if self.app_deliver(now, v, vm, pkt, q) {
+        self.wake_app(now, v);
+        if self.app_deliver(now, v, vm, pkt) {
             return;
         }
-        self.enter(now, v, q);
+        self.enter(now, v);
     }
 
-    /// NAPI on vCPU `v` is handing a packet to the VM's application thread (`try_to_wake_up`
-    /// across CPUs): if that thread's vCPU is another one, halted (or halting) or running only
-    /// the guest's CPU burn, it gets a reschedule IPI (the sender's ICR write is not charged:
-    /// its softirq carries on).
-    pub(crate) fn wake_app(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
-        let vm = self.vcpus[v as usize].vm as usize;
-        let app = self.vms[vm].vcpus[0];
-        if app != v && !self.senders[vm].on_every_vcpu() && self.vcpus[app as usize].wants_resched_ipi() {
-            self.raise_irq(now, app, Vector::Resched, q);
+    fn wake_app(&mut self, now: Time, v: u32) {
+        let vm = self.vcpu_ref(v).vm as usize;
+        let app = self.vm_vcpus(vm)[0];
+        if app != v && !self.app_on_every_vcpu(vm) && self.vcpu_ref(app).wants_resched_ipi() {
+            self.raise_irq(now, app, Vector::Resched);
         }
     }
 }

@@ -17,20 +17,56 @@ use crate::model::hw::lapic::Vector;
 use crate::model::hypervisor::delivery::{source_of, Recorded};
 use eventpath_policy::delivery::{Action, ExitCause, Target};
 use crate::model::hypervisor::vcpu::{AfterExit, Mode, Task};
-use crate::model::{Ev, Host};
-use crate::engine::{EventQueue, Time, NS_PER_S, round_ns};
+use crate::model::hypervisor::ctx::Machine;
+use crate::model::hypervisor::threads::Threads;
+use crate::model::hypervisor::vcpu::Vcpus;
+use crate::model::Ev;
+use crate::engine::{Time, NS_PER_S, round_ns};
 use crate::metrics::ExitReason;
 
-impl Host {
+/// Interrupt delivery's operations, for every [`Machine`].
+pub(crate) trait Irqs {
     /// A device, timer or IPI raises `vec` for vCPU `v`.
-    pub(crate) fn raise_irq(&mut self, now: Time, v: u32, vec: Vector, q: &mut EventQueue<Ev>) {
+    fn raise_irq(&mut self, now: Time, v: u32, vec: Vector);
+
+    fn wake_vcpu(&mut self, now: Time, v: u32);
+
+    /// At VM entry, or the guest's next step, while a handler is in progress (IF clear): resume
+    /// the handler if an exit cut it short — it runs to its end before anything else; else it
+    /// has ended, and this is its `iret`: IF is set, and a software-injected vector that waited
+    /// for it costs an interrupt-window exit first (KVM `enable_irq_window` at the entry that
+    /// found it blocked, `handle_interrupt_window`; injected at that exit's entry). Returns
+    /// whether it took the vCPU.
+    fn handler_return(&mut self, now: Time, v: u32) -> bool;
+
+    /// At VM entry (or on a posted notification in guest mode): sync the PIR, accept the
+    /// deliverable vector and start its handler. Returns whether a handler was started.
+    fn inject(&mut self, now: Time, v: u32) -> bool;
+
+    /// The guest's handler for `vec` finished: its device-side effect, then the EOI.
+    fn irq_done(&mut self, now: Time, v: u32, vec: Vector);
+
+    /// The LAPIC timer the idle guest programmed expired.
+    fn timer_fire(&mut self, now: Time, v: u32);
+
+    /// The periodic scheduler tick of a busy vCPU (CONFIG_HZ). The guest's LAPIC timer is a
+    /// host hrtimer on the vCPU's pCPU: if the vCPU runs guest code, the host timer interrupt
+    /// causes an external-interrupt exit, and the timer vector is injected at the entry
+    /// (unless the delivery mode gives the guest its core's timer: DID §4.4).
+    /// A halted vCPU has its tick stopped (NO_HZ idle).
+    fn tick(&mut self, now: Time, v: u32);
+}
+
+impl<M: Machine> Irqs for M {
+    fn raise_irq(&mut self, now: Time, v: u32, vec: Vector) {
         let what = match vec {
             Vector::Timer => "timer irq raised",
             Vector::Resched => "reschedule ipi raised",
             Vector::NetTx | Vector::NetRx | Vector::Vf | Vector::Msi => "device irq raised",
         };
         self.tr_irq(now, v, what);
-        let vc = &mut self.vcpus[v as usize];
+        let exitless = self.exitless_io();
+        let vc = self.vcpu(v);
         vc.ledger.raised += 1;
         if matches!(vec, Vector::NetTx | Vector::NetRx | Vector::Vf | Vector::Msi) {
             match vc.mode {
@@ -52,7 +88,7 @@ impl Host {
             Mode::Halted => Target::Halted,
             Mode::Polling => Target::Polling,
         };
-        let d = vc.delivery.raise(source_of(vec, self.io.exitless), target, vc.apic.injection_mode());
+        let d = vc.delivery.raise(source_of(vec, exitless), target, vc.apic.injection_mode());
         match vc.apic.record(vec, d.path) {
             Recorded::New => {}
             Recorded::Quiet => return,
@@ -64,66 +100,59 @@ impl Host {
         }
         match d.action {
             Action::Pend => {}
-            Action::Exit(ExitCause::InterruptDelivery) => self.exit(now, v, ExitReason::InterruptDelivery, AfterExit::Resume, q),
-            Action::Exit(ExitCause::ExternalInterrupt) => self.exit(now, v, ExitReason::ExternalInterrupt, AfterExit::Resume, q),
+            Action::Exit(ExitCause::InterruptDelivery) => self.exit(now, v, ExitReason::InterruptDelivery, AfterExit::Resume),
+            Action::Exit(ExitCause::ExternalInterrupt) => self.exit(now, v, ExitReason::ExternalInterrupt, AfterExit::Resume),
             Action::TakeNow => {
-                let vc = &mut self.vcpus[v as usize];
+                let vc = self.vcpu(v);
                 vc.ledger.coalesced += vc.apic.sync() as u64;
                 if vc.apic.lapic.deliverable().is_some() {
                     vc.save_running(now);
-                    self.inject(now, v, q);
+                    self.inject(now, v);
                 }
             }
-            Action::Wake => self.wake_vcpu(now, v, q),
-            Action::PollWake => self.halt_poll_wake(now, v, q),
+            Action::Wake => self.wake_vcpu(now, v),
+            Action::PollWake => self.halt_poll_wake(now, v),
         }
     }
 
-    fn wake_vcpu(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
+    fn wake_vcpu(&mut self, now: Time, v: u32) {
         // kvm_vcpu_kick → wake_up: the host scheduler places and runs the vCPU thread.
-        self.vcpus[v as usize].halt.end(now, true);
-        self.vcpus[v as usize].mode = Mode::Waking;
-        self.vcpus[v as usize].from_halt = true;
-        self.vcpu_run_state(v, eventpath_policy::routing::RunState::Runnable);
-        self.wake_thread(now, v, q);
+        self.vcpu(v).halt.end(now, true);
+        self.vcpu(v).mode = Mode::Waking;
+        self.vcpu(v).from_halt = true;
+        self.on_run_state(v, eventpath_policy::routing::RunState::Runnable);
+        self.wake_thread(now, v);
     }
 
-    /// At VM entry, or the guest's next step, while a handler is in progress (IF clear): resume
-    /// the handler if an exit cut it short — it runs to its end before anything else; else it
-    /// has ended, and this is its `iret`: IF is set, and a software-injected vector that waited
-    /// for it costs an interrupt-window exit first (KVM `enable_irq_window` at the entry that
-    /// found it blocked, `handle_interrupt_window`; injected at that exit's entry). Returns
-    /// whether it took the vCPU.
-    pub(crate) fn handler_return(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) -> bool {
-        let vc = &mut self.vcpus[v as usize];
+    fn handler_return(&mut self, now: Time, v: u32) -> bool {
+        let vc = self.vcpu(v);
         if !vc.apic.irqs_off() {
             return false;
         }
         if let Some(&(task @ Task::Irq(_), left)) = vc.saved.last() {
             vc.saved.pop();
-            self.run_task(now, v, task, left, q);
+            self.run_task(now, v, task, left);
             return true;
         }
         vc.apic.iret();
         vc.ledger.coalesced += vc.apic.sync() as u64;
         match vc.apic.deliverable_path() {
             Some(path) if vc.delivery.window_exit(path) => {
-                self.exit(now, v, ExitReason::InterruptWindow, AfterExit::Resume, q);
+                self.exit(now, v, ExitReason::InterruptWindow, AfterExit::Resume);
                 true
             }
             _ => false,
         }
     }
 
-    /// At VM entry (or on a posted notification in guest mode): sync the PIR, accept the
-    /// deliverable vector and start its handler. Returns whether a handler was started.
-    pub(crate) fn inject(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) -> bool {
-        let vc = &mut self.vcpus[v as usize];
+    fn inject(&mut self, now: Time, v: u32) -> bool {
+        let p = self.parts();
+        let vc = &mut p.vcpus[v as usize];
         vc.ledger.coalesced += vc.apic.sync() as u64;
         let Some(vec) = vc.apic.accept() else { return false };
         vc.ledger.accepted += 1;
         vc.irqs += 1;
-        let g = &self.profile.guest;
+        let g = &p.profile.guest;
         let cost = match vec {
             // scheduler_ipi: a short handler that sets need_resched, like the timer's.
             Vector::Timer | Vector::Resched => g.timer_irq_ns.value,
@@ -131,39 +160,16 @@ impl Host {
             // The testbed guest's handler: count, EOI, return (its emulated CPL0 cost is in
             // the measured delivery latency; a timer-class handler's cost here).
             Vector::Msi => g.timer_irq_ns.value,
-            Vector::Vf => self.profile.sriov.as_ref().map_or(g.virtio_irq_ns.value, |s| s.vf_irq_ns.value),
+            Vector::Vf => p.profile.sriov.as_ref().map_or(g.virtio_irq_ns.value, |s| s.vf_irq_ns.value),
         };
-        self.run_task(now, v, Task::Irq(vec), round_ns(cost), q);
+        self.run_task(now, v, Task::Irq(vec), round_ns(cost));
         true
     }
 
-    /// The guest's handler for `vec` finished: its device-side effect, then the EOI.
-    pub(crate) fn irq_done(&mut self, now: Time, v: u32, vec: Vector, q: &mut EventQueue<Ev>) {
-        let mut kick = false;
-        match vec {
-            Vector::NetTx => {
-                let woke;
-                (kick, woke) = self.tx_irq(v);
-                let vm = self.vcpus[v as usize].vm as usize;
-                self.app_tx_interrupt(now, v, vm);
-                if woke {
-                    self.wake_writers(now, v, q);
-                }
-            }
-            Vector::NetRx => self.napi_schedule(v),
-            Vector::Vf => {
-                // ixgbevf: one vector per queue pair; NAPI cleans TX and receives RX.
-                let dev = self.vms[self.vcpus[v as usize].vm as usize].dev;
-                self.vf_tx_clean(now, v, dev, q);
-                self.napi_schedule(v);
-            }
-            Vector::Msi => {
-                let vm = self.vcpus[v as usize].vm as usize;
-                self.app_msi_handled(now, v, vm);
-            }
-            Vector::Timer | Vector::Resched => {}
-        }
-        let vc = &mut self.vcpus[v as usize];
+    fn irq_done(&mut self, now: Time, v: u32, vec: Vector) {
+        // The handler's work in the guest (a TX clean, NAPI scheduled, the application told).
+        let kick = self.guest_handled(now, v, vec);
+        let vc = self.vcpu(v);
         let injection_mode = vc.apic.injection_mode();
         vc.apic.eoi();
         // The timer handler re-arms the LAPIC timer (TMICT/TSC-deadline write), an exit unless
@@ -176,40 +182,31 @@ impl Host {
         };
         let delivery = vc.delivery;
         if delivery.eoi_exits(injection_mode) {
-            return self.exit(now, v, ExitReason::Eoi, then, q);
+            return self.exit(now, v, ExitReason::Eoi, then);
         }
         match then {
-            AfterExit::Rearm if delivery.timer_write_exits() => self.exit(now, v, ExitReason::Timer, AfterExit::Resume, q),
-            AfterExit::KickTx => {
-                let dev = self.vms[self.vcpus[v as usize].vm as usize].dev;
-                self.kick_tx(now, v, dev, q)
-            }
-            _ => self.enter(now, v, q),
+            AfterExit::Rearm if delivery.timer_write_exits() => self.exit(now, v, ExitReason::Timer, AfterExit::Resume),
+            AfterExit::KickTx => self.guest_kick_tx(now, v),
+            _ => self.enter(now, v),
         }
     }
 
-    /// The LAPIC timer the idle guest programmed expired.
-    pub(crate) fn timer_fire(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
-        self.vcpus[v as usize].burn_timer = None;
-        self.raise_irq(now, v, Vector::Timer, q);
+    fn timer_fire(&mut self, now: Time, v: u32) {
+        self.vcpu(v).burn_timer = None;
+        self.raise_irq(now, v, Vector::Timer);
     }
 
-    /// The periodic scheduler tick of a busy vCPU (CONFIG_HZ). The guest's LAPIC timer is a
-    /// host hrtimer on the vCPU's pCPU: if the vCPU runs guest code, the host timer interrupt
-    /// causes an external-interrupt exit, and the timer vector is injected at the entry
-    /// (unless the delivery mode gives the guest its core's timer: DID §4.4).
-    /// A halted vCPU has its tick stopped (NO_HZ idle).
-    pub(crate) fn tick(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
-        let hz = self.profile.guest.tick_hz.value;
-        q.at(now + round_ns(NS_PER_S as f64 / hz), Ev::Tick { vcpu: v });
-        match self.vcpus[v as usize].mode {
+    fn tick(&mut self, now: Time, v: u32) {
+        let hz = self.profile().guest.tick_hz.value;
+        self.q().at(now + round_ns(NS_PER_S as f64 / hz), Ev::Tick { vcpu: v });
+        match self.vcpu_ref(v).mode {
             Mode::Halted | Mode::Polling | Mode::Waking => return,
             // idle=poll: the idle loop stops the tick too (NO_HZ).
-            Mode::Guest { task: Task::Burn, .. } if self.vcpus[v as usize].idle_poll => return,
+            Mode::Guest { task: Task::Burn, .. } if self.vcpu_ref(v).idle_poll => return,
             Mode::Guest { .. } | Mode::Entering | Mode::Exit { .. } => {}
         }
         // The delivery mode decides whether it exits (a host hrtimer: external interrupt) or
         // the guest takes it on its own LAPIC (DID).
-        self.raise_irq(now, v, Vector::Timer, q);
+        self.raise_irq(now, v, Vector::Timer);
     }
 }

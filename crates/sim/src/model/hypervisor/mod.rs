@@ -3,6 +3,7 @@
 //! hardware layer, never a back end, the guest kernel or a workload by import
 //! (`tests/layers.rs`).
 
+pub(crate) mod ctx;
 pub(crate) mod delivery;
 pub(crate) mod halt;
 pub(crate) mod irq;

@@ -13,8 +13,10 @@
 
 use crate::model::hypervisor::sched::{Action, State};
 use crate::model::hypervisor::vcpu::Mode;
-use crate::model::{Ev, Host};
-use crate::engine::{round_ns, EventQueue, Time};
+use crate::model::hypervisor::ctx::Machine;
+use crate::model::hypervisor::vcpu::{AfterExit, Vcpus};
+use crate::model::Ev;
+use crate::engine::{round_ns, Time};
 use crate::metrics::ExitReason;
 use eventpath_policy::routing::RunState;
 
@@ -30,11 +32,40 @@ pub enum Kind {
     Hog(u32),
 }
 
-impl Host {
+/// The host threads' side of the scheduler's decisions, for every [`Machine`].
+pub(crate) trait Threads {
     /// The kind of thread `tid`.
-    pub(crate) fn kind(&self, tid: u32) -> Kind {
-        let nv = self.vcpus.len() as u32;
-        let nd = self.io.threads.len() as u32;
+    fn kind(&self, tid: u32) -> Kind;
+
+    /// The pCPU of thread `tid` (current, queued on, or last run on).
+    fn cpu_of(&self, tid: u32) -> u32;
+
+    /// Wake sleeping thread `tid`; the waker is the pCPU running the current event's thread.
+    fn wake_thread(&mut self, now: Time, tid: u32);
+
+    /// Thread on `cpu` leaves it (to sleep, or back to its runqueue at a preemption point).
+    fn leave_cpu(&mut self, now: Time, cpu: u32, sleep: bool);
+
+    /// Is a preemption of the thread on `cpu` pending?
+    fn should_yield(&self, cpu: u32) -> bool;
+
+    /// Carry out the scheduler's decisions, in order.
+    fn drain(&mut self, now: Time);
+
+    /// Bring the thread on `cpu` to its preemption point if a reschedule is pending.
+    fn poke(&mut self, now: Time, cpu: u32);
+
+    /// The switched-in thread starts running on `cpu`.
+    fn sched_in(&mut self, now: Time, cpu: u32, seq: u32);
+
+    /// The host's periodic tick on `cpu` (CONFIG_HZ): slice accounting and load balancing.
+    fn host_tick(&mut self, now: Time, cpu: u32);
+}
+
+impl<M: Machine> Threads for M {
+    fn kind(&self, tid: u32) -> Kind {
+        let nv = self.vcpu_count();
+        let nd = self.io_threads();
         if tid < nv {
             Kind::Vcpu(tid)
         } else if tid < nv + nd {
@@ -44,139 +75,113 @@ impl Host {
         }
     }
 
-    /// The pCPU of thread `tid` (current, queued on, or last run on).
-    pub(crate) fn cpu_of(&self, tid: u32) -> u32 {
-        self.sched.thread_cpu(tid)
+    fn cpu_of(&self, tid: u32) -> u32 {
+        self.sched_ref().thread_cpu(tid)
     }
 
-    /// Wake sleeping thread `tid`; the waker is the pCPU running the current event's thread.
-    pub(crate) fn wake_thread(&mut self, now: Time, tid: u32, q: &mut EventQueue<Ev>) {
-        self.sched.wake(now, tid, self.waker);
-        self.drain(now, q);
+    fn wake_thread(&mut self, now: Time, tid: u32) {
+        let waker = self.waker();
+        self.sched().wake(now, tid, waker);
+        self.drain(now);
     }
 
-    /// Thread on `cpu` leaves it (to sleep, or back to its runqueue at a preemption point).
-    pub(crate) fn leave_cpu(&mut self, now: Time, cpu: u32, sleep: bool, q: &mut EventQueue<Ev>) {
-        if let Some(Kind::Vcpu(v)) = self.sched.current(cpu).map(|t| self.kind(t)) {
-            self.vcpus[v as usize].busy.set(now, false);
-            self.vcpu_run_state(v, if sleep { RunState::Blocked } else { RunState::Runnable });
+    fn leave_cpu(&mut self, now: Time, cpu: u32, sleep: bool) {
+        if let Some(Kind::Vcpu(v)) = self.sched_ref().current(cpu).map(|t| self.kind(t)) {
+            self.vcpu(v).busy.set(now, false);
+            self.on_run_state(v, if sleep { RunState::Blocked } else { RunState::Runnable });
         }
-        self.sched.deschedule(now, cpu, sleep);
+        self.sched().deschedule(now, cpu, sleep);
         self.tr_cpu(now, cpu, None);
-        self.drain(now, q);
-        if self.sched.current(cpu).is_none() {
+        self.drain(now);
+        if self.sched_ref().current(cpu).is_none() {
             self.set_pcpu_busy(now, cpu, false);
         }
     }
 
-    /// Is a preemption of the thread on `cpu` pending?
-    pub(crate) fn should_yield(&self, cpu: u32) -> bool {
-        self.sched.need_resched(cpu)
+    fn should_yield(&self, cpu: u32) -> bool {
+        self.sched_ref().need_resched(cpu)
     }
 
-    /// Carry out the scheduler's decisions, in order.
-    pub(crate) fn drain(&mut self, now: Time, q: &mut EventQueue<Ev>) {
-        while let Some(a) = self.sched.next_action() {
+    fn drain(&mut self, now: Time) {
+        while let Some(a) = self.sched().next_action() {
             match a {
                 Action::SwitchIn { cpu, delay, from_idle, seq, .. } => {
                     if !from_idle {
                         self.set_pcpu_busy(now, cpu, true);
                     } // else busy from its SchedIn (sched_in)
-                    self.switching[cpu as usize] = true;
-                    q.at(now + delay, Ev::SchedIn { cpu, seq });
+                    let p = self.parts();
+                    p.switching[cpu as usize] = true;
+                    p.q.at(now + delay, Ev::SchedIn { cpu, seq });
                 }
-                Action::Resched { cpu } => self.poke(now, cpu, q),
+                Action::Resched { cpu } => self.poke(now, cpu),
             }
         }
     }
 
-    /// Bring the thread on `cpu` to its preemption point if a reschedule is pending.
-    fn poke(&mut self, now: Time, cpu: u32, q: &mut EventQueue<Ev>) {
-        if !self.sched.need_resched(cpu) || self.switching[cpu as usize] {
+    fn poke(&mut self, now: Time, cpu: u32) {
+        if !self.sched_ref().need_resched(cpu) || self.parts().switching[cpu as usize] {
             return;
         }
-        let Some(t) = self.sched.current(cpu) else { return };
+        let Some(t) = self.sched_ref().current(cpu) else { return };
         match self.kind(t) {
-            Kind::Hog(_) => self.leave_cpu(now, cpu, false, q),
-            Kind::Vcpu(v) => match self.vcpus[v as usize].mode {
+            Kind::Hog(_) => self.leave_cpu(now, cpu, false),
+            Kind::Vcpu(v) => match self.vcpu_ref(v).mode {
                 // The reschedule IPI / tick interrupt forces the vCPU out of guest mode.
-                Mode::Guest { .. } => self.exit(now, v, ExitReason::ExternalInterrupt, crate::model::hypervisor::vcpu::AfterExit::Resume, q),
+                Mode::Guest { .. } => self.exit(now, v, ExitReason::ExternalInterrupt, AfterExit::Resume),
                 // A halt-polling thread stops polling when another thread wants the pCPU.
-                Mode::Polling => self.block(now, v, q),
+                Mode::Polling => self.block(now, v),
                 _ => {}
             },
             Kind::Io(_) => {} // yields after the packet it is copying
         }
     }
 
-    /// The switched-in thread starts running on `cpu`.
-    pub(crate) fn sched_in(&mut self, now: Time, cpu: u32, seq: u32, q: &mut EventQueue<Ev>) {
-        if self.sched.switch_seq(cpu) != seq {
+    fn sched_in(&mut self, now: Time, cpu: u32, seq: u32) {
+        if self.sched_ref().switch_seq(cpu) != seq {
             return;
         }
-        self.switching[cpu as usize] = false;
+        self.parts().switching[cpu as usize] = false;
         self.set_pcpu_busy(now, cpu, true);
-        let t = self.sched.current(cpu).expect("SchedIn on an idle pCPU");
-        debug_assert_eq!(self.sched.thread_state(t), State::Running);
+        let t = self.sched_ref().current(cpu).expect("SchedIn on an idle pCPU");
+        debug_assert_eq!(self.sched_ref().thread_state(t), State::Running);
         self.tr_cpu(now, cpu, Some(t));
         // CPU for the wake-up from the idle state its pCPU left (host.cstates wake_cpu_ns):
         // a back end owes it before its first item, a vCPU thread before its VM entry; a CPU
         // hog's run is all work anyway.
-        let wake_cpu = self.sched.take_wake_cpu(cpu);
+        let wake_cpu = self.sched().take_wake_cpu(cpu);
         match self.kind(t) {
             Kind::Vcpu(v) => {
-                self.vcpus[v as usize].busy.set(now, true);
-                self.vcpu_run_state(v, RunState::Running);
-                let halt_wakeup = round_ns(self.profile.host.halt_wakeup_ns.value) + wake_cpu;
-                let vc = &mut self.vcpus[v as usize];
+                self.vcpu(v).busy.set(now, true);
+                self.on_run_state(v, RunState::Running);
+                let halt_wakeup = round_ns(self.profile().host.halt_wakeup_ns.value) + wake_cpu;
+                let p = self.parts();
+                let vc = &mut p.vcpus[v as usize];
                 if std::mem::take(&mut vc.from_halt) && halt_wakeup > 0 && vc.mode == Mode::Waking {
                     // Back from kvm_vcpu_block to VM entry: host time of the vCPU thread, as
                     // the rest of its HLT exit (not counted as another exit).
-                    vc.mode = Mode::Exit { then: crate::model::hypervisor::vcpu::AfterExit::Resume };
-                    q.at(now + halt_wakeup, Ev::ExitDone { vcpu: v });
-                    return self.poke(now, cpu, q);
+                    vc.mode = Mode::Exit { then: AfterExit::Resume };
+                    p.q.at(now + halt_wakeup, Ev::ExitDone { vcpu: v });
+                    return self.poke(now, cpu);
                 }
-                match self.vcpus[v as usize].mode {
-                    Mode::Exit { .. } => self.exit_done(now, v, q),
-                    _ => self.enter(now, v, q),
+                match self.vcpu_ref(v).mode {
+                    Mode::Exit { .. } => self.exit_done(now, v),
+                    _ => self.enter(now, v),
                 }
             }
-            Kind::Io(t) => self.io_run(now, t, wake_cpu, q),
+            Kind::Io(t) => self.io_run(now, t, wake_cpu),
             Kind::Hog(_) => {}
         }
-        self.poke(now, cpu, q);
+        self.poke(now, cpu);
     }
 
-    /// The host's periodic tick on `cpu` (CONFIG_HZ): slice accounting and load balancing.
-    pub(crate) fn host_tick(&mut self, now: Time, cpu: u32, q: &mut EventQueue<Ev>) {
-        q.at(now + self.host_tick_ns, Ev::HostTick { cpu });
+    fn host_tick(&mut self, now: Time, cpu: u32) {
+        let period = self.host_tick_ns();
+        self.q().at(now + period, Ev::HostTick { cpu });
         if cpu == 0 {
             self.watchdog_tick(now);
         }
-        self.sched.tick(now, cpu);
-        self.drain(now, q);
-        self.poke(now, cpu, q);
-    }
-
-    /// The pCPU whose thread handles event `ev` (the waker of anything it wakes).
-    pub(crate) fn event_cpu(&self, ev: &Ev) -> Option<u32> {
-        match *ev {
-            Ev::GuestDone { vcpu, .. }
-            | Ev::ExitDone { vcpu }
-            | Ev::Tick { vcpu }
-            | Ev::TimerFire { vcpu }
-            | Ev::Ioeventfd { vcpu, .. } => {
-                Some(self.cpu_of(vcpu))
-            }
-            Ev::IoStep { thread } | Ev::IoPoll { thread } => Some(self.cpu_of(self.io_thread_tid(thread))),
-            Ev::SchedIn { cpu, .. } | Ev::HostTick { cpu } => Some(cpu),
-            _ => None,
-        }
-    }
-
-    /// vCPU `v`'s thread changed run state: tell its VM's interrupt routing.
-    pub(crate) fn vcpu_run_state(&mut self, v: u32, state: RunState) {
-        let vm = self.vcpus[v as usize].vm as usize;
-        self.vms[vm].routing.on_run_state(v, state);
+        self.sched().tick(now, cpu);
+        self.drain(now);
+        self.poke(now, cpu);
     }
 }

@@ -5,8 +5,12 @@
 use crate::model::hypervisor::delivery::Apic;
 use crate::model::hypervisor::halt::{Halt, HaltStart};
 use crate::model::hw::lapic::Vector;
-use crate::model::{Ev, Host};
-use crate::engine::{EventQueue, Fired, Time, round_ns};
+use crate::model::hypervisor::ctx::Machine;
+use crate::model::hypervisor::irq::Irqs;
+use crate::model::hypervisor::threads::Threads;
+use crate::model::Ev;
+use crate::engine::{Fired, Time, round_ns};
+use crate::profile::Profile;
 use crate::metrics::{BusyTime, ExitCounters, ExitReason};
 use crate::scenario::InterruptDelivery;
 
@@ -328,10 +332,50 @@ impl Vcpu {
     }
 }
 
-impl Host {
+/// The vCPU model's operations, for every [`Machine`]: a task's start and end, exits, VM entry,
+/// idling and halting.
+pub(crate) trait Vcpus {
     /// Start `task` on `v` for `cost` ns of guest time.
-    pub(crate) fn run_task(&mut self, now: Time, v: u32, task: Task, cost: Time, q: &mut EventQueue<Ev>) {
-        let vc = &mut self.vcpus[v as usize];
+    fn run_task(&mut self, now: Time, v: u32, task: Task, cost: Time);
+
+    /// Run step `s` of the VM's application on `v` for `cost`.
+    fn run_step(&mut self, now: Time, v: u32, s: Step, cost: Time);
+
+    /// Take a VM exit on `v` now; the running task (if any) is saved and resumes after.
+    fn exit(&mut self, now: Time, v: u32, reason: ExitReason, then: AfterExit);
+
+    /// The exit of `v` was handled: what its handling said follows, else VM entry.
+    fn exit_done(&mut self, now: Time, v: u32);
+
+    /// VM entry: finish a handler in progress (`irq.rs`), else inject a deliverable interrupt,
+    /// else run pending softirq work (NAPI), else resume saved work, else ask the workload.
+    fn enter(&mut self, now: Time, v: u32);
+
+    /// A guest task completed (ignored if the task was cut short since).
+    fn guest_done(&mut self, now: Time, v: u32, epoch: u32);
+
+    /// Nothing to run: program the LAPIC timer for `until` (if any) and halt.
+    fn idle(&mut self, now: Time, v: u32, until: Option<Time>);
+
+    /// The vCPU halts (nothing pending at the end of its HLT exit): poll, or block (`halt.rs`).
+    fn halt(&mut self, now: Time, v: u32);
+
+    /// kvm_vcpu_block: the vCPU thread sleeps until an interrupt wakes it. Also where a
+    /// halt-polling thread goes when another thread wants its pCPU.
+    fn block(&mut self, now: Time, v: u32);
+
+    /// The poll window's timer of vCPU `v` fired: block if the window ended.
+    fn halt_poll_end(&mut self, now: Time, v: u32);
+
+    /// An interrupt reached the polling vCPU: the guest resumes with it, after
+    /// `host.halt_poll_wake_ns` (no wake-up, no idle-state exit).
+    fn halt_poll_wake(&mut self, now: Time, v: u32);
+}
+
+impl<M: Machine> Vcpus for M {
+    fn run_task(&mut self, now: Time, v: u32, task: Task, cost: Time) {
+        let p = self.parts();
+        let vc = &mut p.vcpus[v as usize];
         // The first guest work after an exit runs slower: it pays the indirect cost.
         let pollution = std::mem::take(&mut vc.pollution_ns);
         let cost = cost + pollution;
@@ -340,99 +384,75 @@ impl Host {
         vc.epoch = vc.epoch.wrapping_add(1);
         vc.mode = Mode::Guest { task, end: now + cost };
         vc.guest_time.set(now, true);
-        q.at(now + cost, Ev::GuestDone { vcpu: v, epoch: vc.epoch });
+        p.q.at(now + cost, Ev::GuestDone { vcpu: v, epoch: vc.epoch });
         self.tr_guest_start(now, v);
     }
 
-    /// Run step `s` of the VM's application on `v` for `cost`.
-    pub(crate) fn run_step(&mut self, now: Time, v: u32, s: Step, cost: Time, q: &mut EventQueue<Ev>) {
-        self.run_task(now, v, Task::App(s), cost, q)
+    fn run_step(&mut self, now: Time, v: u32, s: Step, cost: Time) {
+        self.run_task(now, v, Task::App(s), cost)
     }
 
-    /// Take a VM exit on `v` now; the running task (if any) is saved and resumes after.
-    pub(crate) fn exit(&mut self, now: Time, v: u32, reason: ExitReason, then: AfterExit, q: &mut EventQueue<Ev>) {
-        let cost = self.exit_cost(reason);
-        let indirect = round_ns(self.profile.exit.indirect_per_direct.value * cost as f64);
-        if let Mode::Guest { task, .. } = self.vcpus[v as usize].mode {
+    fn exit(&mut self, now: Time, v: u32, reason: ExitReason, then: AfterExit) {
+        let cost = exit_cost(self.profile(), reason);
+        let indirect = round_ns(self.profile().exit.indirect_per_direct.value * cost as f64);
+        if let Mode::Guest { task, .. } = self.vcpu_ref(v).mode {
             self.tr_guest_end(now, v, task);
         }
         self.tr_exit(now, v, reason, cost);
-        let vc = &mut self.vcpus[v as usize];
+        let p = self.parts();
+        let vc = &mut p.vcpus[v as usize];
         vc.pollution_ns = indirect;
         vc.save_running(now);
         vc.guest_time.set(now, false);
         vc.mode = Mode::Exit { then };
         vc.exits.record(reason, cost);
         vc.exit_until = now + cost;
-        q.at(now + cost, Ev::ExitDone { vcpu: v });
+        p.q.at(now + cost, Ev::ExitDone { vcpu: v });
     }
 
-    fn exit_cost(&self, r: ExitReason) -> Time {
-        let x = &self.profile.exit;
-        let p = match r {
-            ExitReason::IoInstruction => &x.io_instruction_ns,
-            ExitReason::InterruptDelivery => &x.interrupt_delivery_ns,
-            ExitReason::Eoi => &x.eoi_ns,
-            ExitReason::ExternalInterrupt => &x.external_interrupt_ns,
-            ExitReason::Timer => &x.timer_ns,
-            ExitReason::Hlt => &x.hlt_ns,
-            ExitReason::EptViolation => &x.ept_violation_ns,
-            ExitReason::InterruptWindow => &x.interrupt_window_ns,
-            ExitReason::Ipi => &x.ipi_ns,
-            ExitReason::Other => &x.other_ns,
-        };
-        round_ns(p.value)
-    }
-
-    pub(crate) fn exit_done(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
-        let Mode::Exit { then } = self.vcpus[v as usize].mode else { unreachable!("ExitDone outside an exit") };
-        let pending = self.vcpus[v as usize].has_deliverable();
+    fn exit_done(&mut self, now: Time, v: u32) {
+        let Mode::Exit { then } = self.vcpu_ref(v).mode else { unreachable!("ExitDone outside an exit") };
+        let pending = self.vcpu_ref(v).has_deliverable();
         match then {
             // An interrupt that arrived during the exit cancels the idle entry.
-            AfterExit::Hlt if !pending => self.exit(now, v, ExitReason::Hlt, AfterExit::Block, q),
+            AfterExit::Hlt if !pending => self.exit(now, v, ExitReason::Hlt, AfterExit::Block),
             // kvm_vcpu_halt: poll for an interrupt, or block until one wakes the thread.
-            AfterExit::Block if !pending => self.halt(now, v, q),
-            AfterExit::Rearm => self.exit(now, v, ExitReason::Timer, AfterExit::Resume, q),
-            AfterExit::KickTx => {
-                let dev = self.vms[self.vcpus[v as usize].vm as usize].dev;
-                self.kick_tx(now, v, dev, q)
-            }
+            AfterExit::Block if !pending => self.halt(now, v),
+            AfterExit::Rearm => self.exit(now, v, ExitReason::Timer, AfterExit::Resume),
+            AfterExit::KickTx => self.guest_kick_tx(now, v),
             _ => {
                 // vcpu_run checks need_resched() before VM entry: a preempted vCPU waits here,
                 // in exit mode, and this exit is finished again when it runs.
                 let cpu = self.cpu_of(v);
                 if self.should_yield(cpu) {
-                    return self.leave_cpu(now, cpu, false, q);
+                    return self.leave_cpu(now, cpu, false);
                 }
-                self.enter(now, v, q)
+                self.enter(now, v)
             }
         }
     }
 
-    /// VM entry: finish a handler in progress (`irq.rs`), else inject a deliverable interrupt,
-    /// else run pending softirq work (NAPI), else resume saved work, else ask the workload.
-    pub(crate) fn enter(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
-        self.vcpus[v as usize].mode = Mode::Entering;
-        if self.handler_return(now, v, q) || self.inject(now, v, q) {
+    fn enter(&mut self, now: Time, v: u32) {
+        self.vcpu(v).mode = Mode::Entering;
+        if self.handler_return(now, v) || self.inject(now, v) {
             return;
         }
-        if self.napi_next(now, v, false, q) {
+        if self.guest_softirq(now, v, false) {
             return;
         }
-        let vc = &mut self.vcpus[v as usize];
+        let vc = self.vcpu(v);
         if let Some((task, left)) = vc.saved.pop() {
             // The burn has the lowest priority: work woken meanwhile runs first, and the
             // workload chooses the burn again when it has nothing to do.
             if task != Task::Burn {
-                return self.run_task(now, v, task, left, q);
+                return self.run_task(now, v, task, left);
             }
         }
-        self.workload_next(now, v, q);
+        self.guest_next(now, v);
     }
 
-    /// A guest task completed (ignored if the task was cut short since).
-    pub(crate) fn guest_done(&mut self, now: Time, v: u32, epoch: u32, q: &mut EventQueue<Ev>) {
-        let vc = &mut self.vcpus[v as usize];
+    fn guest_done(&mut self, now: Time, v: u32, epoch: u32) {
+        let vc = self.vcpu(v);
         let Mode::Guest { task, .. } = vc.mode else { return };
         if vc.epoch != epoch {
             return;
@@ -440,102 +460,113 @@ impl Host {
         vc.mode = Mode::Entering;
         self.tr_guest_end(now, v, task);
         match task {
-            Task::App(s) => self.app_step_done(now, v, s, q),
-            Task::NapiRx => self.napi_rx_done(now, v, q),
-            Task::Irq(vec) => self.irq_done(now, v, vec, q),
+            Task::App(_) | Task::NapiRx => self.guest_task_done(now, v, task),
+            Task::Irq(vec) => self.irq_done(now, v, vec),
             Task::Burn => {
-                self.vcpus[v as usize].burn_ran(now);
-                self.workload_next(now, v, q)
+                self.vcpu(v).burn_ran(now);
+                self.guest_next(now, v)
             }
         }
     }
 
-    /// Nothing to run: program the LAPIC timer for `until` (if any) and halt.
-    pub(crate) fn idle(&mut self, now: Time, v: u32, until: Option<Time>, q: &mut EventQueue<Ev>) {
+    fn idle(&mut self, now: Time, v: u32, until: Option<Time>) {
         // Deferred softirq work (ksoftirqd) runs before the vCPU may halt.
-        if self.napi_next(now, v, true, q) {
+        if self.guest_softirq(now, v, true) {
             return;
         }
-        let delivery = self.vcpus[v as usize].delivery;
-        if self.vcpus[v as usize].burn {
+        let delivery = self.vcpu_ref(v).delivery;
+        if self.vcpu_ref(v).burn {
             // Busy guest: no HLT. A workload deadline still needs the LAPIC timer, once.
-            if let Some(t) = until.filter(|&t| self.vcpus[v as usize].burn_timer != Some(t)) {
-                self.vcpus[v as usize].burn_timer = Some(t);
-                q.at(t.max(now), Ev::TimerFire { vcpu: v });
+            if let Some(t) = until.filter(|&t| self.vcpu_ref(v).burn_timer != Some(t)) {
+                self.vcpu(v).burn_timer = Some(t);
+                self.q().at(t.max(now), Ev::TimerFire { vcpu: v });
                 if delivery.timer_write_exits() {
-                    return self.exit(now, v, ExitReason::Timer, AfterExit::Resume, q);
+                    return self.exit(now, v, ExitReason::Timer, AfterExit::Resume);
                 }
             }
-            return self.run_task(now, v, Task::Burn, BURN_CHUNK_NS, q);
+            return self.run_task(now, v, Task::Burn, BURN_CHUNK_NS);
         }
         if let Some(t) = until {
-            q.at(t.max(now), Ev::TimerFire { vcpu: v });
+            self.q().at(t.max(now), Ev::TimerFire { vcpu: v });
             if delivery.timer_write_exits() {
-                return self.exit(now, v, ExitReason::Timer, AfterExit::Hlt, q);
+                return self.exit(now, v, ExitReason::Timer, AfterExit::Hlt);
             }
         }
         if delivery.hlt_exits() {
-            return self.exit(now, v, ExitReason::Hlt, AfterExit::Block, q);
+            return self.exit(now, v, ExitReason::Hlt, AfterExit::Block);
         }
         // Bare metal: the CPU idles until an interrupt, with no exit — unless one arrived while
         // it was on its way (what the end of a HLT exit checks in the virtualized modes).
-        if self.vcpus[v as usize].has_deliverable() {
-            return self.enter(now, v, q);
+        if self.vcpu_ref(v).has_deliverable() {
+            return self.enter(now, v);
         }
-        self.vcpus[v as usize].guest_time.set(now, false);
-        self.halt(now, v, q)
+        self.vcpu(v).guest_time.set(now, false);
+        self.halt(now, v)
     }
 
-    /// The vCPU halts (nothing pending at the end of its HLT exit): poll, or block (`halt.rs`).
-    pub(crate) fn halt(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
+    fn halt(&mut self, now: Time, v: u32) {
         let cpu = self.cpu_of(v);
-        let alone = self.sched.nr_running(cpu) == 1 && !self.should_yield(cpu);
-        match self.vcpus[v as usize].halt.begin(now, alone) {
-            HaltStart::Block => self.block(now, v, q),
+        let alone = self.sched_ref().nr_running(cpu) == 1 && !self.should_yield(cpu);
+        match self.vcpu(v).halt.begin(now, alone) {
+            HaltStart::Block => self.block(now, v),
             HaltStart::Poll { event } => {
-                let vc = &mut self.vcpus[v as usize];
+                let vc = self.vcpu(v);
                 vc.mode = Mode::Polling;
                 vc.busy.set(now, false);
                 if let Some(t) = event {
-                    q.at(t, Ev::HaltPollEnd { vcpu: v });
+                    self.q().at(t, Ev::HaltPollEnd { vcpu: v });
                 }
             }
         }
     }
 
-    /// kvm_vcpu_block: the vCPU thread sleeps until an interrupt wakes it. Also where a
-    /// halt-polling thread goes when another thread wants its pCPU.
-    pub(crate) fn block(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
-        self.vcpus[v as usize].halt.stop_polling();
-        self.vcpus[v as usize].mode = Mode::Halted;
+    fn block(&mut self, now: Time, v: u32) {
+        self.vcpu(v).halt.stop_polling();
+        self.vcpu(v).mode = Mode::Halted;
         let cpu = self.cpu_of(v);
-        self.leave_cpu(now, cpu, true, q);
+        self.leave_cpu(now, cpu, true);
     }
 
-    /// The poll window's timer of vCPU `v` fired: block if the window ended.
-    pub(crate) fn halt_poll_end(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
-        match self.vcpus[v as usize].halt.window_fired(now) {
+    fn halt_poll_end(&mut self, now: Time, v: u32) {
+        match self.vcpu(v).halt.window_fired(now) {
             Fired::Expired => {
-                debug_assert_eq!(self.vcpus[v as usize].mode, Mode::Polling, "a poll window expired outside its poll");
-                self.block(now, v, q)
+                debug_assert_eq!(self.vcpu_ref(v).mode, Mode::Polling, "a poll window expired outside its poll");
+                self.block(now, v)
             }
-            Fired::Reschedule(t) => q.at(t, Ev::HaltPollEnd { vcpu: v }),
+            Fired::Reschedule(t) => self.q().at(t, Ev::HaltPollEnd { vcpu: v }),
             Fired::Idle => {}
         }
     }
 
-    /// An interrupt reached the polling vCPU: the guest resumes with it, after
-    /// `host.halt_poll_wake_ns` (no wake-up, no idle-state exit).
-    pub(crate) fn halt_poll_wake(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
-        let resume = round_ns(self.profile.host.halt_poll_wake_ns.value);
-        let vc = &mut self.vcpus[v as usize];
+    fn halt_poll_wake(&mut self, now: Time, v: u32) {
+        let resume = round_ns(self.profile().host.halt_poll_wake_ns.value);
+        let p = self.parts();
+        let vc = &mut p.vcpus[v as usize];
         vc.busy.set(now, true);
         vc.halt.woken_in_poll(now);
         if resume > 0 {
             // The rest of the HLT exit, as host time of the vCPU thread (not another exit).
             vc.mode = Mode::Exit { then: AfterExit::Resume };
-            return q.at(now + resume, Ev::ExitDone { vcpu: v });
+            return p.q.at(now + resume, Ev::ExitDone { vcpu: v });
         }
-        self.enter(now, v, q);
+        self.enter(now, v);
     }
+}
+
+/// The profile's cost of an exit for `r`.
+fn exit_cost(profile: &Profile, r: ExitReason) -> Time {
+    let x = &profile.exit;
+    let p = match r {
+        ExitReason::IoInstruction => &x.io_instruction_ns,
+        ExitReason::InterruptDelivery => &x.interrupt_delivery_ns,
+        ExitReason::Eoi => &x.eoi_ns,
+        ExitReason::ExternalInterrupt => &x.external_interrupt_ns,
+        ExitReason::Timer => &x.timer_ns,
+        ExitReason::Hlt => &x.hlt_ns,
+        ExitReason::EptViolation => &x.ept_violation_ns,
+        ExitReason::InterruptWindow => &x.interrupt_window_ns,
+        ExitReason::Ipi => &x.ipi_ns,
+        ExitReason::Other => &x.other_ns,
+    };
+    round_ns(p.value)
 }

@@ -1,0 +1,191 @@
+//! The model root's side of the lower layers' contexts: [`Cx`], through which the hypervisor
+//! (`hypervisor::ctx::Machine`) and the guest kernel (`guest::ctx::Kernel`) act on the host.
+//! Each method is one field or one call into the layer that owns it; the calls upward (what
+//! the guest runs at a VM entry, what a finished task means, a back-end thread's turn, the
+//! workload's part) are made here, so neither layer names one above it.
+//!
+//! Why one value holds the whole host: a VM entry runs guest work, which exits into the
+//! hypervisor, which may enter the guest again — the call chain crosses the layers both ways
+//! within one event, so no split of the host's fields could be handed out for its length
+//! (the workloads' `AppCtx` says the same).
+
+use crate::engine::{EventQueue, Time};
+use crate::metrics::ExitReason;
+use crate::model::guest::ctx::{DevView, Kernel};
+use crate::model::guest::driver::Driver;
+use crate::model::guest::napi::NapiOps;
+use crate::model::hw::lapic::Vector;
+use crate::model::hw::nic_tx::TxPort;
+use crate::model::hw::rxq::RxPkt;
+use crate::model::hypervisor::ctx::{Machine, Parts};
+use crate::model::hypervisor::sched::Scheduler;
+use crate::model::hypervisor::vcpu::{Task, Vcpu};
+use crate::model::io::queues::Notice;
+use crate::model::{Ev, Host, NetDev};
+use crate::profile::Profile;
+use eventpath_policy::routing::RunState;
+
+/// The host and the event queue, for one event's handling.
+pub(crate) struct Cx<'a> {
+    h: &'a mut Host,
+    q: &'a mut EventQueue<Ev>,
+}
+
+impl<'a> Cx<'a> {
+    /// The context of `h` for an event that schedules into `q`.
+    pub(crate) fn new(h: &'a mut Host, q: &'a mut EventQueue<Ev>) -> Self {
+        Cx { h, q }
+    }
+}
+
+impl Machine for Cx<'_> {
+    fn parts(&mut self) -> Parts<'_> {
+        let h = &mut *self.h;
+        Parts { vcpus: &mut h.vcpus, switching: &mut h.switching, profile: &h.profile, q: self.q }
+    }
+    fn vcpu(&mut self, v: u32) -> &mut Vcpu {
+        &mut self.h.vcpus[v as usize]
+    }
+    fn vcpu_ref(&self, v: u32) -> &Vcpu {
+        &self.h.vcpus[v as usize]
+    }
+    fn vcpu_count(&self) -> u32 {
+        self.h.vcpus.len() as u32
+    }
+    fn sched(&mut self) -> &mut Scheduler {
+        &mut self.h.sched
+    }
+    fn sched_ref(&self) -> &Scheduler {
+        &self.h.sched
+    }
+    fn profile(&self) -> &Profile {
+        &self.h.profile
+    }
+    fn q(&mut self) -> &mut EventQueue<Ev> {
+        self.q
+    }
+    fn waker(&self) -> Option<u32> {
+        self.h.waker
+    }
+    fn host_tick_ns(&self) -> Time {
+        self.h.host_tick_ns
+    }
+    fn io_threads(&self) -> u32 {
+        self.h.io.threads.len() as u32
+    }
+    fn exitless_io(&self) -> bool {
+        self.h.io.exitless
+    }
+    fn set_pcpu_busy(&mut self, now: Time, cpu: u32, busy: bool) {
+        self.h.pcpu_busy[cpu as usize].set(now, busy);
+    }
+    fn on_run_state(&mut self, v: u32, state: RunState) {
+        let vm = self.h.vcpus[v as usize].vm as usize;
+        self.h.vms[vm].routing.on_run_state(v, state);
+    }
+
+    fn guest_softirq(&mut self, now: Time, v: u32, force: bool) -> bool {
+        self.napi_next(now, v, force)
+    }
+    fn guest_next(&mut self, now: Time, v: u32) {
+        self.h.workload_next(now, v, self.q)
+    }
+    fn guest_task_done(&mut self, now: Time, v: u32, task: Task) {
+        match task {
+            Task::App(s) => self.h.app_step_done(now, v, s, self.q),
+            Task::NapiRx => self.napi_rx_done(now, v),
+            Task::Irq(_) | Task::Burn => unreachable!("the hypervisor ends its handlers and the burn"),
+        }
+    }
+    fn guest_handled(&mut self, now: Time, v: u32, vec: Vector) -> bool {
+        self.irq_handled(now, v, vec)
+    }
+    fn guest_kick_tx(&mut self, now: Time, v: u32) {
+        let dev = self.h.vms[self.h.vcpus[v as usize].vm as usize].dev;
+        self.kick_tx(now, v, dev)
+    }
+
+    fn io_run(&mut self, now: Time, t: u32, wake_cpu: Time) {
+        self.h.io_run(now, t, wake_cpu, self.q)
+    }
+    fn watchdog_tick(&mut self, now: Time) {
+        self.h.watchdog_tick(now)
+    }
+
+    fn tr_guest_start(&mut self, now: Time, v: u32) {
+        self.h.tr_guest_start(now, v)
+    }
+    fn tr_guest_end(&mut self, now: Time, v: u32, task: Task) {
+        self.h.tr_guest_end(now, v, task)
+    }
+    fn tr_exit(&mut self, now: Time, v: u32, reason: ExitReason, cost: Time) {
+        self.h.tr_exit(now, v, reason, cost)
+    }
+    fn tr_irq(&mut self, now: Time, v: u32, what: &'static str) {
+        self.h.tr_irq(now, v, what)
+    }
+    fn tr_cpu(&mut self, now: Time, cpu: u32, t: Option<u32>) {
+        self.h.tr_cpu(now, cpu, t)
+    }
+}
+
+impl Kernel for Cx<'_> {
+    fn vm_vcpus(&self, vm: usize) -> &[u32] {
+        &self.h.vms[vm].vcpus
+    }
+    fn dev_of(&self, vm: usize) -> u32 {
+        self.h.vms[vm].dev
+    }
+    fn net(&mut self, dev: u32) -> DevView<'_> {
+        view(&mut self.h.devs[dev as usize])
+    }
+    fn vf_parts(&mut self, dev: u32) -> (DevView<'_>, &mut TxPort, &mut EventQueue<Ev>) {
+        (view(&mut self.h.devs[dev as usize]), &mut self.h.port.tx, self.q)
+    }
+    fn io_signal_ns(&self) -> Time {
+        self.h.io_signal_ns
+    }
+
+    fn notify_backend(&mut self, now: Time, dev: u32, n: Notice) {
+        self.h.notify_backend(now, dev, n, self.q)
+    }
+    fn backend_written(&mut self, now: Time, dev: u32, n: Notice) {
+        self.h.backend_written(now, dev, n, self.q)
+    }
+    fn backend_polls_rx(&self) -> bool {
+        self.h.io.polls_rx
+    }
+
+    fn app_on_every_vcpu(&self, vm: usize) -> bool {
+        self.h.senders[vm].on_every_vcpu()
+    }
+    fn app_receives_tcp_data(&self, vm: usize) -> bool {
+        self.h.senders[vm].receives_tcp_data()
+    }
+    fn app_set_stopped(&mut self, vm: usize, stopped: bool) {
+        self.h.senders[vm].set_stopped(stopped)
+    }
+    fn app_deliver(&mut self, now: Time, v: u32, vm: usize, pkt: RxPkt) -> bool {
+        self.h.app_deliver(now, v, vm, pkt, self.q)
+    }
+    fn app_tx_interrupt(&mut self, now: Time, v: u32, vm: usize) {
+        self.h.app_tx_interrupt(now, v, vm)
+    }
+    fn app_msi_handled(&mut self, now: Time, v: u32, vm: usize) {
+        self.h.app_msi_handled(now, v, vm)
+    }
+}
+
+/// Device `d` as its guest driver sees it.
+fn view(d: &mut NetDev) -> DevView<'_> {
+    DevView {
+        vm: d.vm,
+        txq: &mut d.txq,
+        qdisc: &mut d.qdisc,
+        tx_stopped: &mut d.tx_stopped,
+        rxq: &mut d.rxq,
+        napi: &mut d.napi,
+        vf: &mut d.vf,
+        wire: &mut d.wire,
+    }
+}

@@ -1,0 +1,84 @@
+//! The guest kernel's context: what its virtio-net and ixgbevf drivers (`driver.rs`) and NAPI
+//! (`napi.rs`) may touch — the hypervisor below it whole (a [`Machine`]: its vCPUs run the
+//! kernel's tasks, take its kick exits and its IPIs), its VM's device (rings, queue state,
+//! NAPI context), the back end behind the rings, and the application above it only through
+//! named calls (a packet handed up, the TX queue's state, a handler's news).
+//!
+//! A trait here, implemented by the model root (`model/cx.rs`) beside the hypervisor's
+//! [`Machine`]: the guest kernel imports nothing above it. Its operations are the extension
+//! traits [`crate::model::guest::driver::Driver`] and [`crate::model::guest::napi::NapiOps`],
+//! implemented for every `Kernel`.
+
+use crate::engine::{EventQueue, Time};
+use crate::model::hw::nic_tx::TxPort;
+use crate::model::hw::rxq::RxPkt;
+use crate::model::hypervisor::ctx::Machine;
+use crate::model::io::queues::Notice;
+use crate::model::guest::napi::Napi;
+use crate::model::hw::rxq::RxRing;
+use crate::model::hw::vf::Vf;
+use crate::model::hw::virtq::{Buf, Virtq};
+use crate::model::hw::wire::Wire;
+use crate::model::Ev;
+use std::collections::VecDeque;
+
+/// A device as its guest driver sees it: the rings, the driver's own queue state and NAPI
+/// context, the VF behind it if it is one (and its link, which the VF's NIC queue feeds).
+pub(crate) struct DevView<'a> {
+    /// The VM the device belongs to.
+    pub vm: u32,
+    /// The TX virtqueue (a VF's TX descriptor ring).
+    pub txq: &'a mut Virtq,
+    /// Packets waiting while the TX queue is stopped (the qdisc backlog).
+    pub qdisc: &'a mut VecDeque<Buf>,
+    /// The driver stopped the TX queue (ring full).
+    pub tx_stopped: &'a mut bool,
+    /// The RX ring.
+    pub rxq: &'a mut RxRing,
+    /// The RX queue's NAPI context.
+    pub napi: &'a mut Napi,
+    /// The SR-IOV VF this device is, if it is one.
+    pub vf: &'a mut Option<Vf>,
+    /// The device's link (a VF's NIC queue puts its frames there).
+    pub wire: &'a mut Wire,
+}
+
+/// What the guest kernel may do (see the module doc). vCPUs are host-wide indices; `vm` is the
+/// VM's index, `dev` its device's.
+pub(crate) trait Kernel: Machine {
+    /// The VM's vCPUs (host-wide indices, local order).
+    fn vm_vcpus(&self, vm: usize) -> &[u32];
+    /// The VM's device.
+    fn dev_of(&self, vm: usize) -> u32;
+    /// Device `dev` as its driver sees it.
+    fn net(&mut self, dev: u32) -> DevView<'_>;
+    /// Device `dev`, the host port's TX side and the event queue (an SR-IOV VF's descriptors
+    /// go to the NIC, which fetches them: `hw::vf::fetch`).
+    fn vf_parts(&mut self, dev: u32) -> (DevView<'_>, &mut TxPort, &mut EventQueue<Ev>);
+    /// From a kick exit's start to its ioeventfd signal (ns).
+    fn io_signal_ns(&self) -> Time;
+
+    // The back end behind the rings.
+
+    /// Signal the back end serving `dev` (a kick's ioeventfd).
+    fn notify_backend(&mut self, now: Time, dev: u32, n: Notice);
+    /// The guest wrote one of `dev`'s rings without a kick: a back end polling it sees it.
+    fn backend_written(&mut self, now: Time, dev: u32, n: Notice);
+    /// The back ends poll the RX ring (a PMD): a refill is seen without a kick.
+    fn backend_polls_rx(&self) -> bool;
+
+    // The VM's application, above.
+
+    /// The application's threads run on every vCPU (a server's workers), not vCPU 0 alone.
+    fn app_on_every_vcpu(&self, vm: usize) -> bool;
+    /// The application receives TCP data (its receive costs are TCP's).
+    fn app_receives_tcp_data(&self, vm: usize) -> bool;
+    /// The driver stopped or woke the TX queue.
+    fn app_set_stopped(&mut self, vm: usize, stopped: bool);
+    /// NAPI on `v` received `pkt` for the application; returns whether a step started.
+    fn app_deliver(&mut self, now: Time, v: u32, vm: usize, pkt: RxPkt) -> bool;
+    /// The TX interrupt's handler ran on `v`.
+    fn app_tx_interrupt(&mut self, now: Time, v: u32, vm: usize);
+    /// The handler of an `Msi` vector ran on `v`.
+    fn app_msi_handled(&mut self, now: Time, v: u32, vm: usize);
+}

@@ -174,6 +174,24 @@ pub struct HostCosts {
     pub nic_rx_itr_ns: Param,
     /// The host NIC driver's throttle: fixed at `nic_rx_itr_ns`, or adaptive from there.
     pub nic_itr: ItrChoice,
+    /// The host's transmit path below a kernel back end, per skb, in the back end's own
+    /// context: the tap/macvtap side (`tun_get_user`/`macvtap_get_user`: skb allocation,
+    /// virtio-net header, hand-off to the bridge or macvlan).
+    pub tap_tx_ns: Param,
+    /// The rest of that path, per skb: `dev_queue_xmit` (qdisc) and the physical NIC driver's
+    /// transmit (descriptors, DMA mapping, the tail write).
+    pub dev_xmit_ns: Param,
+    /// The host NIC's interrupt work per interrupt of a queue, on the pCPU its IRQ affinity
+    /// names (`host.nic_irq_cpus`): the hard IRQ, NAPI scheduling, `net_rx_action`'s poll
+    /// entry and completion, the vector's re-enable.
+    pub nic_irq_ns: Param,
+    /// Per frame the host NIC receives for a virtio device, in that softirq: the driver's RX
+    /// clean, GRO, `netif_receive_skb`, the bridge or macvlan, the tap enqueue and the back
+    /// end's wake-up. (Its latency is inside `nic_rx_ns`; this is where its CPU goes.)
+    pub nic_rx_frame_ns: Param,
+    /// Per skb the host NIC sent for a virtio device, in that softirq: the driver's TX clean
+    /// (DMA unmap, skb free).
+    pub nic_tx_clean_ns: Param,
 }
 
 /// The processor idle states of the host (`intel_idle` tables, or a nested host's probed
@@ -610,6 +628,11 @@ impl Profile {
             ("host.nic_rx_ns", &self.host.nic_rx_ns, "ns"),
             ("host.nic_rx_spread_ns", &self.host.nic_rx_spread_ns, "ns"),
             ("host.nic_rx_itr_ns", &self.host.nic_rx_itr_ns, "ns"),
+            ("host.tap_tx_ns", &self.host.tap_tx_ns, "ns"),
+            ("host.dev_xmit_ns", &self.host.dev_xmit_ns, "ns"),
+            ("host.nic_irq_ns", &self.host.nic_irq_ns, "ns"),
+            ("host.nic_rx_frame_ns", &self.host.nic_rx_frame_ns, "ns"),
+            ("host.nic_tx_clean_ns", &self.host.nic_tx_clean_ns, "ns"),
             ("sched.latency_ns", &self.sched.latency_ns, "ns"),
             ("sched.min_granularity_ns", &self.sched.min_granularity_ns, "ns"),
             ("sched.wakeup_granularity_ns", &self.sched.wakeup_granularity_ns, "ns"),

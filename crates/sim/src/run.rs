@@ -208,6 +208,7 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
     let stats = h.sched.stats();
     let host = HostSummary {
         pcpu_util_pct: h.pcpu_busy.iter().map(|b| 100.0 * b.busy_ns(now) as f64 / window).collect(),
+        pcpu_softirq_pct: (0..h.pcpu_busy.len() as u32).map(|p| 100.0 * h.softirqs.ns(p, now) as f64 / window).collect::<Vec<_>>().into(),
         io_threads: h
             .io
             .threads

@@ -162,6 +162,9 @@ pub struct ThreadSummary {
 pub struct HostSummary {
     /// Busy % of each pCPU.
     pub pcpu_util_pct: Vec<f64>,
+    /// % of each pCPU spent on host interrupt work (the host NIC's interrupts, RX NAPI and TX
+    /// clean), whether it held up a thread there (inside `pcpu_util_pct`) or ran on an idle pCPU.
+    pub pcpu_softirq_pct: Measured<Vec<f64>>,
     /// Host I/O threads.
     pub io_threads: Vec<IoThreadSummary>,
     /// Every scheduled host thread and where it ran (added with the host scheduler).

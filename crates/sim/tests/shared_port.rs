@@ -58,11 +58,14 @@ fn vms_together_never_exceed_the_shared_port_and_one_vm_is_not_limited_by_it() {
     let one_gbps = aggregate_gbps(&one);
     // One VM is bound by its vCPU, far below the port (ELVIS §4: ~1.4 Gbit/s per VM).
     assert!(one_gbps < 0.5 * cap, "1 VM {one_gbps}");
-    // Below saturation the port adds no limit: 4 VMs carry 4× one VM.
-    let (four, c4) = run(&scenario(4, 16384));
-    assert_port_conserved(&c4);
-    let four_gbps = aggregate_gbps(&four);
-    assert!((four_gbps / (4.0 * one_gbps) - 1.0).abs() < 0.03, "4 VMs {four_gbps} vs 1 VM {one_gbps}");
+    // Below saturation the port adds no limit: 2 VMs carry 2× one VM. (One VM's ~3 Gbit/s:
+    // its back end, which pays the host's transmit path, lags the guest and keeps the ring's
+    // kicks off, so the guest runs without kick exits.)
+    let (two, c2) = run(&scenario(2, 16384));
+    assert_port_conserved(&c2);
+    let two_gbps = aggregate_gbps(&two);
+    assert!(2.0 * one_gbps < cap, "two VMs stay below the port: 1 VM {one_gbps}");
+    assert!((two_gbps / (2.0 * one_gbps) - 1.0).abs() < 0.03, "2 VMs {two_gbps} vs 1 VM {one_gbps}");
     // 8 and 14 VMs offer more than the port: it runs at line rate and no faster.
     for n in [8, 14] {
         let (o, c) = run(&scenario(n, 16384));

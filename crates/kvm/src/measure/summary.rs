@@ -283,6 +283,7 @@ pub fn build(s: &Scenario, w: &Window, wall: f64, gen: Option<&IrqGenResult>) ->
         vms: (0..s.vm.len()).map(|v| vm_summary(s, v, w, gen)).collect(),
         host: HostSummary {
             pcpu_util_pct,
+            pcpu_softirq_pct: Measured::not_measured(),
             io_threads,
             threads: Measured::not_measured(),
             context_switches_per_s: None,

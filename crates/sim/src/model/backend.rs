@@ -115,6 +115,9 @@ impl Host {
     /// Thread `t`'s item (or owed time) is done: complete the item, let its policy see it, and
     /// go on — or yield between items, as `vhost_worker` does.
     pub(crate) fn io_step(&mut self, now: Time, t: u32, q: &mut EventQueue<Ev>) {
+        if let Some(later) = self.io.threads[t as usize].step_due() {
+            return q.at(now + later, Ev::IoStep { thread: t });
+        }
         if let Some((dev, w)) = self.io.threads[t as usize].finish_item() {
             self.complete(now, dev, w, q);
             self.io.threads[t as usize].after_item(now, dev, w, &mut view!(self, now, false));
@@ -129,7 +132,10 @@ impl Host {
     /// Carry out what thread `t` does next.
     fn io_apply(&mut self, now: Time, t: u32, n: Next, q: &mut EventQueue<Ev>) {
         match n {
-            Next::Step(at) => q.at(at, Ev::IoStep { thread: t }),
+            Next::Step(at) => {
+                self.io.threads[t as usize].step_started();
+                q.at(at, Ev::IoStep { thread: t })
+            }
             Next::Spin(event) => {
                 if let Some(at) = event {
                     q.at(at, Ev::IoPoll { thread: t });

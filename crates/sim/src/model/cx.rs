@@ -19,6 +19,7 @@ use crate::model::hw::nic_tx::TxPort;
 use crate::model::hw::rxq::RxPkt;
 use crate::model::hypervisor::ctx::{Machine, Parts};
 use crate::model::hypervisor::sched::Scheduler;
+use crate::model::hypervisor::softirq::SoftirqCpus;
 use crate::model::hypervisor::vcpu::{Task, Vcpu};
 use crate::model::io::queues::Notice;
 use crate::model::{Ev, Host, NetDev};
@@ -78,6 +79,12 @@ impl Machine for Cx<'_> {
     }
     fn set_pcpu_busy(&mut self, now: Time, cpu: u32, busy: bool) {
         self.h.pcpu_busy[cpu as usize].set(now, busy);
+    }
+    fn softirqs(&mut self) -> &mut SoftirqCpus {
+        &mut self.h.softirqs
+    }
+    fn io_owe(&mut self, t: u32, ns: Time) {
+        self.h.io.threads[t as usize].interrupted(ns)
     }
     fn on_run_state(&mut self, v: u32, state: RunState) {
         let vm = self.h.vcpus[v as usize].vm as usize;

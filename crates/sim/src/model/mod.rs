@@ -41,6 +41,7 @@ use hw::{nic_itr, vf};
 use io::moderation;
 use app_ctx::AppCtx;
 use hypervisor::irq::Irqs;
+use hypervisor::softirq::Softirqs;
 use hypervisor::threads::Threads;
 use hypervisor::vcpu::Vcpus;
 use guest::driver::Driver;
@@ -236,6 +237,20 @@ pub(crate) struct NetDev {
     pub port_itr: nic_itr::RxItr,
     /// The SR-IOV VF this device is, if it is one (else virtio-net over vhost).
     pub vf: Option<vf::Vf>,
+    /// Per frame on its way to the tap, in order: whether it opened a host NIC interrupt
+    /// (whose per-interrupt work it then carries, `host_rx`).
+    pub port_irq_opened: VecDeque<bool>,
+}
+
+/// The host NIC's interrupt work for the virtio devices (profile `host.nic_*_ns`, rounded).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NicWork {
+    /// Per interrupt of a queue.
+    pub irq_ns: Time,
+    /// Per frame received for a device.
+    pub rx_frame_ns: Time,
+    /// Per skb sent for a device (its TX clean).
+    pub tx_clean_ns: Time,
 }
 
 /// The whole simulated host.
@@ -269,6 +284,12 @@ pub struct Host {
     pub(crate) io_signal_ns: Time,
     /// From a frame's arrival at the port to its write-back in a VF's ring (ns).
     pub(crate) vf_dma_ns: Time,
+    /// The host NIC's interrupt work per interrupt, received frame and sent skb.
+    pub(crate) nic_work: NicWork,
+    /// Per device: the pCPU its NIC queue's interrupts go to (`host.nic_irq_cpus`).
+    pub(crate) nic_irq_cpu: Vec<u32>,
+    /// The pCPUs' host interrupt work (`hypervisor/softirq.rs`).
+    pub(crate) softirqs: hypervisor::softirq::SoftirqCpus,
     /// Names of the scheduler's threads, by thread id.
     pub(crate) thread_names: Vec<String>,
     /// Timeline recording (`eventpath trace`), off unless asked for.
@@ -338,6 +359,7 @@ impl Host {
                     let sr = c.profile.sriov.as_ref().expect("a checked VF has a profile with [sriov]");
                     vf::Vf::new(vm.net.itr_us, sr.vf_itr_ns.value, tcp)
                 }),
+                port_irq_opened: VecDeque::new(),
             });
             let sender = Sender::new(w, vm.vcpus, &c.profile, s.seed, &vm.name, vm.net.offloads());
             senders.push(sender);
@@ -372,6 +394,19 @@ impl Host {
             // At most the exit's length: the profile check refuses more (`profile::NOT_ABOVE`).
             io_signal_ns: round_ns(c.profile.exit.io_signal_ns.value),
             vf_dma_ns: c.profile.sriov.as_ref().map_or(0, |s| round_ns(s.dma_ns.value)),
+            nic_work: NicWork {
+                irq_ns: round_ns(c.profile.host.nic_irq_ns.value),
+                rx_frame_ns: round_ns(c.profile.host.nic_rx_frame_ns.value),
+                tx_clean_ns: round_ns(c.profile.host.nic_tx_clean_ns.value),
+            },
+            nic_irq_cpu: {
+                // Default: every pCPU, from the last down (irqbalance favours the least loaded
+                // cores; the host scheduler fills idle pCPUs from the first).
+                let every: Vec<u32> = (0..c.pcpus).rev().collect();
+                let cpus = s.host.nic_irq_cpus.as_deref().unwrap_or(&every);
+                (0..s.vm.len()).map(|d| cpus[d * cpus.len() / s.vm.len()]).collect()
+            },
+            softirqs: hypervisor::softirq::SoftirqCpus::new(c.pcpus as usize),
             thread_names,
             trace: None,
             watchdog: watchdog::Watchdog::default(),
@@ -430,6 +465,7 @@ impl Host {
             b.reset(now);
         }
         self.sched.reset_metrics(now);
+        self.softirqs.reset_metrics();
     }
 
     /// The lower layers' context over this host for one event (`cx.rs`).
@@ -505,9 +541,13 @@ impl Host {
         d.wire.arrive(now, b);
         let wire_bytes = d.wire.wire_bytes(&b);
         if d.vf.is_none() {
-            // The host NIC's TX ring completed it (a VF's frames are not the PF queue's).
+            // The host NIC's TX ring completed it (a VF's frames are not the PF queue's); its
+            // TX clean runs in the queue's softirq.
             d.port_itr.on_tx(wire_bytes, b.segs);
+            let (cpu, ns) = (self.nic_irq_cpu[dev as usize], self.nic_work.tx_clean_ns);
+            self.cx(q).host_irq_work(now, cpu, ns);
         }
+        let d = &mut self.devs[dev as usize];
         match d.client.nic.receive(now, wire_bytes, b.segs) {
             nic_itr::Arrival::Now => self.app_at_client(now, dev, b, q),
             nic_itr::Arrival::Wait(t) => {
@@ -554,7 +594,9 @@ impl Host {
         // host NIC's RX ring will receive it (both count it for an adaptive ITR).
         let wire_bytes = d.wire.frames_bytes(d.client.last_sent().map_or(0, |p| p.bytes), 1);
         d.client.nic.on_tx(wire_bytes, 1);
+        let irqs = d.port_itr.irqs;
         let irq = d.port_itr.irq_for(arrive, wire_bytes);
+        d.port_irq_opened.push_back(d.port_itr.irqs != irqs);
         let at = self.port.rx_path.deliver(irq, &mut d.tap_last);
         q.at(at, Ev::HostRx { dev });
     }
@@ -563,6 +605,15 @@ impl Host {
     /// wake the back end for its RX handler; a VF's NIC writes it into the VF's RX ring (or
     /// drops it: no descriptor posted) and sets the queue's interrupt cause.
     fn host_rx(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        if self.devs[dev as usize].vf.is_none() {
+            // The host NIC's softirq received it (and its interrupt, if it opened one) on the
+            // queue's pCPU; it reached the tap as that work ended (its latency is nic_rx_ns).
+            let opened = self.devs[dev as usize].port_irq_opened.pop_front().expect("a frame on its way to the tap");
+            let w = self.nic_work;
+            let ns = w.rx_frame_ns + if opened { w.irq_ns } else { 0 };
+            let cpu = self.nic_irq_cpu[dev as usize];
+            self.cx(q).host_irq_work(now, cpu, ns);
+        }
         let d = &mut self.devs[dev as usize];
         let pkt = d.client.arrive_at_host();
         d.rx_arrived_life += 1;

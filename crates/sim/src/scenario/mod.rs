@@ -110,6 +110,13 @@ pub struct HostLayout {
     /// adaptive ITR, starting there). Default: the profile's.
     #[serde(default, deserialize_with = "de::variant_opt")]
     pub nic_itr: Option<NicItrDriver>,
+    /// The host NIC's IRQ affinity: the pCPUs its queues' interrupts (and their softirq work:
+    /// RX NAPI, TX clean) go to, the devices' queues split over them in order, in contiguous
+    /// groups (with two I/O cores, the first half of the VMs' queues on the first). Default:
+    /// every pCPU from the last down (irqbalance spreading the queues' vectors, favouring the
+    /// least loaded cores, where the host scheduler fills idle pCPUs from the first). ELVIS and
+    /// Baseline with affinity put them on the I/O cores (ELVIS §4.2).
+    pub nic_irq_cpus: Option<Vec<u32>>,
 }
 
 /// The host's idle loop (Linux `cpuidle`), a boot-time setting hosts tuned for latency change.
@@ -508,6 +515,14 @@ impl Scenario {
                         pcpus - 1
                     )));
                 }
+            }
+        }
+        if let Some(cpus) = &self.host.nic_irq_cpus {
+            if cpus.is_empty() {
+                return Err(err("key `host.nic_irq_cpus`: [] is not allowed; give at least one pCPU or omit the key".into()));
+            }
+            if let Some(&p) = cpus.iter().find(|&&p| p >= pcpus) {
+                return Err(err(format!("key `host.nic_irq_cpus`: pCPU {p} does not exist; the host has pCPUs 0..={}", pcpus - 1)));
             }
         }
         if self.vm.is_empty() {

@@ -14,6 +14,7 @@ use crate::engine::{EventQueue, Time};
 use crate::metrics::ExitReason;
 use crate::model::hw::lapic::Vector;
 use crate::model::hypervisor::sched::Scheduler;
+use crate::model::hypervisor::softirq::SoftirqCpus;
 use crate::model::hypervisor::vcpu::{Task, Vcpu};
 use crate::model::Ev;
 use crate::profile::Profile;
@@ -61,6 +62,11 @@ pub(crate) trait Machine {
     fn set_pcpu_busy(&mut self, now: Time, cpu: u32, busy: bool);
     /// vCPU `v`'s thread changed run state: its VM's interrupt routing hears it.
     fn on_run_state(&mut self, v: u32, state: RunState);
+    /// The pCPUs' host interrupt work (`softirq.rs`).
+    fn softirqs(&mut self) -> &mut SoftirqCpus;
+    /// Back-end thread `t` lost `ns` of its pCPU to host interrupt work: it owes them before
+    /// its next item.
+    fn io_owe(&mut self, t: u32, ns: Time);
 
     // The guest, above: what runs in the VM.
 

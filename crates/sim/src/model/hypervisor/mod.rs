@@ -9,5 +9,6 @@ pub(crate) mod halt;
 pub(crate) mod irq;
 pub(crate) mod routing;
 pub mod sched;
+pub(crate) mod softirq;
 pub(crate) mod threads;
 pub(crate) mod vcpu;

@@ -344,6 +344,10 @@ pub(crate) trait Vcpus {
     /// Take a VM exit on `v` now; the running task (if any) is saved and resumes after.
     fn exit(&mut self, now: Time, v: u32, reason: ExitReason, then: AfterExit);
 
+    /// An exit as [`Vcpus::exit`] that lasts `extra` ns longer than its reason's cost (host
+    /// interrupt work that runs inside it: `softirq.rs`).
+    fn exit_for(&mut self, now: Time, v: u32, reason: ExitReason, then: AfterExit, extra: Time);
+
     /// The exit of `v` was handled: what its handling said follows, else VM entry.
     fn exit_done(&mut self, now: Time, v: u32);
 
@@ -393,7 +397,11 @@ impl<M: Machine> Vcpus for M {
     }
 
     fn exit(&mut self, now: Time, v: u32, reason: ExitReason, then: AfterExit) {
-        let cost = exit_cost(self.profile(), reason);
+        self.exit_for(now, v, reason, then, 0)
+    }
+
+    fn exit_for(&mut self, now: Time, v: u32, reason: ExitReason, then: AfterExit, extra: Time) {
+        let cost = exit_cost(self.profile(), reason) + extra;
         let indirect = round_ns(self.profile().exit.indirect_per_direct.value * cost as f64);
         if let Mode::Guest { task, .. } = self.vcpu_ref(v).mode {
             self.tr_guest_end(now, v, task);

@@ -196,7 +196,7 @@ impl Backends {
                 }
                 threads.push(IoThread::new(name, devs, Policy::Vhost(vhost::VhostIo::new(cfg))));
             }
-            return Backends { threads, by_dev, exitless: false, costs: Costs::new(&c.profile, s.vm.iter().map(|v| v.net.offloads())), dev_vm: (0..s.vm.len() as u32).collect(), polls_rx: false };
+            return Backends { threads, by_dev, exitless: false, costs: Costs::new(&c.profile, s.vm.iter().map(|v| v.net.offloads()), true), dev_vm: (0..s.vm.len() as u32).collect(), polls_rx: false };
         }
         let virtio: Vec<u32> = (0..s.vm.len() as u32).filter(|&d| s.vm[d as usize].net.kind == NetKind::Virtio).collect();
         let cores = io.cores.clone().unwrap_or_default();
@@ -231,7 +231,7 @@ impl Backends {
             th.start();
         }
         let polls_rx = io.handling == Handling::Pmd;
-        Backends { threads, by_dev, exitless: io.handling == Handling::Elvis, costs: Costs::new(&c.profile, s.vm.iter().map(|v| v.net.offloads())), dev_vm: (0..s.vm.len() as u32).collect(), polls_rx }
+        Backends { threads, by_dev, exitless: io.handling == Handling::Elvis, costs: Costs::new(&c.profile, s.vm.iter().map(|v| v.net.offloads()), !polls_rx), dev_vm: (0..s.vm.len() as u32).collect(), polls_rx }
     }
 
     /// The thread serving device `dev` and the device's index among its devices, if any.

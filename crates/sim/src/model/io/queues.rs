@@ -138,7 +138,10 @@ pub(crate) fn recheck(ring: &mut impl Notified, decide: impl FnOnce(bool) -> boo
 }
 
 /// What a back end's steps cost (profile `[vhost]`): a taken buffer or packet costs its
-/// per-packet plus per-byte cost; a look that finds nothing, `poll_ns` (paid only by threads
+/// per-packet plus per-byte cost — for a kernel back end (vhost-net, ES2's joint threads,
+/// ELVIS's I/O cores) a TX buffer also the host's transmit path below it, which runs in the
+/// back end's own context (`host.tap_tx_ns`, `host.dev_xmit_ns`: the tap or macvtap, the
+/// qdisc, the NIC driver's xmit); a look that finds nothing, `poll_ns` (paid only by threads
 /// that poll); moving to another VM's queue, `queue_switch_ns`; a wake-up, its CPU.
 #[derive(Debug, Clone)]
 pub(crate) struct Costs {
@@ -158,13 +161,16 @@ pub(crate) struct Costs {
 }
 
 impl Costs {
-    /// The profile's costs for devices whose negotiated offloads are `offloads`.
-    pub fn new(p: &Profile, offloads: impl Iterator<Item = crate::scenario::Offload>) -> Self {
+    /// The profile's costs for devices whose negotiated offloads are `offloads`; `kernel_path`:
+    /// the back end hands TX buffers to the host's network stack (not a PMD, whose own driver
+    /// writes the NIC: its per-packet cost is `vhost.tx_packet_ns` alone).
+    pub fn new(p: &Profile, offloads: impl Iterator<Item = crate::scenario::Offload>, kernel_path: bool) -> Self {
         let v = &p.vhost;
+        let host_path = if kernel_path { p.host.tap_tx_ns.value + p.host.dev_xmit_ns.value } else { 0.0 };
         let csum = p.guest.csum_byte_ns.value;
         Costs {
             rx_csum_byte_ns: offloads.map(|o| if o.guest_csum { 0.0 } else { csum }).collect(),
-            tx_packet_ns: v.tx_packet_ns.value,
+            tx_packet_ns: v.tx_packet_ns.value + host_path,
             tx_byte_ns: v.tx_byte_ns.value,
             rx_packet_ns: v.rx_packet_ns.value,
             rx_byte_ns: v.rx_byte_ns.value,

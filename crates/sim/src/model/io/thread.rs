@@ -79,6 +79,10 @@ pub(crate) struct IoThread {
     last_dev: Option<u32>,
     /// Time owed before the next item or decision (wake-ups, ineffective looks, switches).
     owed_ns: Time,
+    /// A step (an item, or owed time) is under way: its `IoStep` is pending.
+    in_step: bool,
+    /// Time host interrupt work took from the step under way: it ends that much later.
+    stolen_ns: Time,
     /// Busy time (window).
     pub busy: BusyTime,
     /// Turns (window), and those that took nothing.
@@ -104,10 +108,40 @@ impl IoThread {
             current: None,
             last_dev: None,
             owed_ns: 0,
+            in_step: false,
+            stolen_ns: 0,
             busy: BusyTime::default(),
             turns: 0,
             empty_turns: 0,
             policy,
+        }
+    }
+
+    /// Host interrupt work took `ns` of its pCPU while it ran (`hypervisor/softirq.rs`): the
+    /// step under way (an item, or owed time) ends that much later. A thread spinning between
+    /// looks, or on its way to a wake-up or a sleep, loses nothing it would have used. (Not
+    /// owed before its next item: a decision to sleep must follow the end of its last turn at
+    /// once, or a kick merged in between would be lost.)
+    pub fn interrupted(&mut self, ns: Time) {
+        if self.in_step {
+            self.stolen_ns += ns;
+        }
+    }
+
+    /// A step began (its `IoStep` is scheduled).
+    pub fn step_started(&mut self) {
+        self.in_step = true;
+    }
+
+    /// Its step's `IoStep` fired: `Some(ns)` if interrupt work took that much of it (the step
+    /// ends `ns` later: schedule its event again), else `None` (it is over).
+    pub fn step_due(&mut self) -> Option<Time> {
+        match std::mem::take(&mut self.stolen_ns) {
+            0 => {
+                self.in_step = false;
+                None
+            }
+            ns => Some(ns),
         }
     }
 

@@ -1,0 +1,113 @@
+"""From runs to a ranked table: seeds summarised, cells ranked, differences judged against the
+seed-to-seed spread.
+
+A row is a distinct result (a :class:`~eventpath.compare.passes.Group`: the cells that ran the
+same simulation). Its numbers are the mean over seeds, with the seeds' minimum and maximum. A
+difference from the baseline (the scenario as given) is *beyond the spread* only when the two
+rows' seed ranges do not overlap: with a few seeds, the range is the spread they show, and an
+overlap means the seeds alone could explain the difference.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from eventpath.compare.metrics import COLUMNS
+from eventpath.compare.passes import Group
+
+#: The baseline's cell index in every workload's cell list.
+BASELINE = 0
+#: Metrics whose difference from the baseline the table judges (higher throughput is better;
+#: lower latency and CPU are).
+JUDGED = ("throughput", "p99_us", "cpu_host")
+
+
+@dataclass
+class Row:
+    workload: str
+    rank: int
+    members: list[int]
+    labels: list[str]
+    mean: dict[str, Any]
+    lo: dict[str, Any]
+    hi: dict[str, Any]
+    seeds: list[int]
+    #: metric -> (change from the baseline in %, beyond the seed spread?)
+    vs_base: dict[str, tuple[float, bool]] = field(default_factory=dict)
+
+    @property
+    def is_baseline(self) -> bool:
+        return BASELINE in self.members
+
+    @property
+    def label(self) -> str:
+        named = [lab for i, lab in zip(self.members, self.labels) if i != BASELINE]
+        return named[0] if named else self.labels[0]
+
+
+def _stats(rows: list[dict[str, Any]]) -> tuple[dict, dict, dict]:
+    mean, lo, hi = {}, {}, {}
+    for k in rows[0]:
+        if k == "seed":
+            continue
+        vals = [r[k] for r in rows]
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+            mean[k], lo[k], hi[k] = sum(vals) / len(vals), min(vals), max(vals)
+        else:  # a unit, or a latency a workload does not have (None)
+            mean[k] = lo[k] = hi[k] = vals[0] if len(set(map(repr, vals))) == 1 else None
+    return mean, lo, hi
+
+
+def rows(workload: str, groups: list[Group], labels: list[str]) -> list[Row]:
+    """The ranked rows of one workload: highest mean throughput first (less host CPU, then the
+    label, breaks a tie); ``labels`` names every cell index."""
+    out = []
+    for g in groups:
+        mean, lo, hi = _stats(g.rows)
+        out.append(Row(workload, 0, g.members, [labels[i] for i in g.members], mean, lo, hi, [r["seed"] for r in g.rows]))
+    out.sort(key=lambda r: (-(r.mean["throughput"] or 0.0), r.mean["cpu_host"], r.label))
+    base = next((r for r in out if r.is_baseline), None)
+    for i, r in enumerate(out, 1):
+        r.rank = i
+        if base is not None:
+            r.vs_base = {m: d for m in JUDGED if (d := _versus(r, base, m)) is not None}
+    return out
+
+
+def _versus(r: Row, base: Row, metric: str) -> tuple[float, bool] | None:
+    a, b = r.mean.get(metric), base.mean.get(metric)
+    if a is None or b is None or b == 0:
+        return None
+    beyond = r.lo[metric] > base.hi[metric] or r.hi[metric] < base.lo[metric]
+    return (100.0 * (a - b) / abs(b), beyond)
+
+
+def coverage(ranked: list[Row], cells: list[tuple]) -> dict[tuple[str, str], Row]:
+    """For each mechanism (family, name) that ran, its best-ranked row."""
+    best: dict[tuple[str, str], Row] = {}
+    for r in ranked:
+        for i in r.members:
+            if i == BASELINE:
+                continue
+            for c in cells[i]:
+                best.setdefault((c.family, c.name), r)
+    return best
+
+
+def flat(r: Row) -> dict[str, Any]:
+    """A row as a CSV line: means, seed ranges, the judged differences, the cells it stands for."""
+    out: dict[str, Any] = {"workload": r.workload, "rank": r.rank, "cells": r.label,
+                           "identical_cells": len(r.members), "baseline": r.is_baseline,
+                           "seeds": " ".join(map(str, r.seeds))}
+    for k in COLUMNS:
+        out[k] = r.mean.get(k)
+    for k in ("throughput", "p99_us", "cpu_host"):
+        out[f"{k}_min"], out[f"{k}_max"] = r.lo.get(k), r.hi.get(k)
+    for m in JUDGED:
+        d = r.vs_base.get(m)
+        out[f"{m}_vs_baseline_pct"] = None if d is None else round(d[0], 3)
+        out[f"{m}_beyond_spread"] = None if d is None else d[1]
+    out.update({k: v for k, v in r.mean.items() if k.startswith("exits_") and k != "exits_per_s"})
+    out["same_results_as"] = " | ".join(r.labels)
+    return out

@@ -75,6 +75,11 @@ def compare(inputs: dict[str, dict], out: Path, *, seeds: list[int] = list(SEEDS
             refused.setdefault(why, []).append(labels[w][i])
         best = rank.coverage(ranked[w], cell_lists[w])
         table.print_workload(w, list(fams[w]), ranked[w], best, refused, len(m.stalled[w]), len(cell_lists[w]), top, say)
+    same = rank.twins(cell_lists, ranked)
+    manifest["identical_everywhere"] = [{"family": f, "names": n} for f, n in same]
+    for fam, names in same:
+        say(f"\n{fam}: {' = '.join(names)} gave identical results in every cell (two names of one mechanism, or one "
+            "this comparison never exercised: a longer --warmup/--duration or another workload may tell them apart)")
     table.print_footer(say)
     manifest["wall_seconds"] = round(time.monotonic() - started, 3)
     with outdir.staged(out) as tmp:

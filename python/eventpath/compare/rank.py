@@ -111,3 +111,35 @@ def flat(r: Row) -> dict[str, Any]:
     out.update({k: v for k, v in r.mean.items() if k.startswith("exits_") and k != "exits_per_s"})
     out["same_results_as"] = " | ".join(r.labels)
     return out
+
+
+def twins(cells: dict[str, list[tuple]], ranked: dict[str, list[Row]]) -> list[tuple[str, list[str]]]:
+    """Names of one family that gave identical results in every cell of every workload, with the
+    other families held: two names of one mechanism (a scenario alias) or a mechanism this
+    comparison never exercised. [(family, [names])]"""
+    where = {(w, i): r.rank for w, rows in ranked.items() for r in rows for i in r.members}
+    families: dict[str, list[str]] = {}
+    for cl in cells.values():
+        for c in cl[1:]:
+            for ch in c:
+                names = families.setdefault(ch.family, [])
+                if ch.name not in names:
+                    names.append(ch.name)
+    out = []
+    for pos, (fam, names) in enumerate(families.items()):
+        # Each name's results, keyed by the rest of the cell: equal keys, same row.
+        sig = {n: {} for n in names}
+        for w, cl in cells.items():
+            for i, c in enumerate(cl[1:], 1):
+                rest = tuple(ch.name for j, ch in enumerate(c) if j != pos)
+                sig[c[pos].name][(w, rest)] = where.get((w, i), "not run")
+        seen: list[list[str]] = []
+        for n in names:
+            for bucket in seen:
+                if sig[bucket[0]] == sig[n] and any(v != "not run" for v in sig[n].values()):
+                    bucket.append(n)
+                    break
+            else:
+                seen.append([n])
+        out += [(fam, b) for b in seen if len(b) > 1]
+    return out

@@ -59,6 +59,15 @@ def run_job(workload: str, index: int, sc: dict, seeds: list[int], duration: flo
     return out
 
 
+def _run_chunk(jobs: list[tuple[str, int, dict]], seeds: list[int], duration: float | None) -> list[Outcome]:
+    return [run_job(w, i, sc, seeds, duration) for w, i, sc in jobs]
+
+
+#: Jobs sent to a worker at once: fewer round trips through the pool (a job is a few ms), yet
+#: small enough that the workers finish together and the bar moves.
+CHUNK = 16
+
+
 def run_all(jobs: list[tuple[str, int, dict]], seeds: list[int], duration: float | None, workers: int | None,
             note: Callable[[str], None] | None = None, what: str = "compare") -> list[Outcome]:
     """Run ``jobs`` (workload, cell index, scenario) on ``seeds``; outcomes in job order. A bar
@@ -83,10 +92,12 @@ def run_all(jobs: list[tuple[str, int, dict]], seeds: list[int], duration: float
                 finish(run_job(w, i, sc, seeds, duration))
         else:
             with ProcessPoolExecutor(max_workers=workers) as pool:
-                futs = [pool.submit(run_job, w, i, sc, seeds, duration) for w, i, sc in jobs]
+                size = max(1, min(CHUNK, len(jobs) // (4 * workers)))
+                futs = [pool.submit(_run_chunk, jobs[k:k + size], seeds, duration) for k in range(0, len(jobs), size)]
                 try:
                     for f in as_completed(futs):
-                        finish(f.result())
+                        for o in f.result():
+                            finish(o)
                 except BaseException:
                     pool.shutdown(wait=True, cancel_futures=True)
                     raise

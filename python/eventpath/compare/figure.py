@@ -31,8 +31,9 @@ def _panel(ax, rows: list[Row], metric: str, higher: bool, ylabel: str) -> None:
     front = frontier(pts, higher)
     ax.plot([p[0] for p in front], [p[1] for p in front], "-o", ms=4, color="tab:blue", label="Pareto frontier")
     step = max(1, -(-len(front) // MAX_NAMED))
-    for x, y, r in front[::step]:
-        ax.annotate(r.label, (x, y), fontsize=5, xytext=(3, 3), textcoords="offset points")
+    for k, (x, y, r) in enumerate(front[::step]):
+        # Alternate above and below the point: neighbours on a flat frontier do not overprint.
+        ax.annotate(r.label, (x, y), fontsize=5, xytext=(3, 4 if k % 2 == 0 else -8), textcoords="offset points")
     base = [p for p in pts if p[2].is_baseline]
     if base:
         ax.scatter([base[0][0]], [base[0][1]], marker="*", s=90, color="tab:red", zorder=3, label="as given")

@@ -42,8 +42,24 @@ class Row:
 
     @property
     def label(self) -> str:
-        named = [lab for i, lab in zip(self.members, self.labels) if i != BASELINE]
-        return named[0] if named else self.labels[0]
+        """The cells it stands for: ``a · x|y`` where they are every combination of the names at
+        each place (each name on the page), else the first cell's label."""
+        named = [lab.split(" · ") for i, lab in zip(self.members, self.labels) if i != BASELINE]
+        if not named:
+            return self.labels[0]
+        places = [list(dict.fromkeys(parts[k] for parts in named)) for k in range(len(named[0]))]
+        size = 1
+        for p in places:
+            size *= len(p)
+        if size == len(set(map(tuple, named))):
+            return " · ".join("|".join(p) for p in places)
+        return " · ".join(named[0])
+
+    @property
+    def spelled_out(self) -> bool:
+        """Whether :attr:`label` names every cell of the row."""
+        n = sum(1 for i in self.members if i != BASELINE)
+        return "|" in self.label or n <= 1
 
 
 def _stats(rows: list[dict[str, Any]]) -> tuple[dict, dict, dict]:

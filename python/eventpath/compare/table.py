@@ -41,7 +41,7 @@ def _line(r: Row, mark: str = "") -> str:
     m = r.mean
     cpu = (f"{m['cpu_host']:.2f} = {m['cpu_vcpus']:.2f}+{m['cpu_halt_poll']:.2f}+{m['cpu_backend']:.2f}"
            f"+{m['cpu_io_cores']:.2f}")
-    same = f" (+{len(r.members) - 1} identical)" if len(r.members) > 1 else ""
+    same = "" if r.spelled_out else f" (+{len(r.members) - 1} identical)"
     if r.is_baseline:
         mark += "as given = "
     return (f"{r.rank:>5} {_tp(r):>20} {_vs(r, 'throughput'):>9} {_num(m['p99_us'], 1):>8} {_num(m['p999_us'], 1):>8} "

@@ -333,6 +333,10 @@ def cmd_compare(a) -> int:
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
             _eventpath.check_file(a.scenario)  # raises the simulator's one-line error for the file
             raise
+        own = (sc.get("duration_s", 1.0), sc.get("warmup_s", 0.1))
+        if (a.duration, a.warmup) == (None, None) and own != (duration, warmup):
+            print(f"note: each run is {duration:g} s after {warmup:g} s of warm-up, the comparison's default (the "
+                  f"scenario says {own[0]:g} s after {own[1]:g} s); --duration and --warmup change it")
         sc.update(duration_s=duration, warmup_s=warmup)
         _eventpath.check_json(json.dumps(sc), a.scenario)
         inputs = {str(sc["name"]): sc}

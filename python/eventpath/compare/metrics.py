@@ -40,7 +40,6 @@ def of_run(summary: dict[str, Any], io_cores: list[int]) -> dict[str, Any]:
     Throughput is the workload's own measure: operations/s where it counts them, else Gbit/s.
     Latency is the worst VM's (a comparison of one VM: that VM's)."""
     vms = summary["vms"]
-    host = summary["host"]
     ops = _sum(vm["throughput"]["ops_per_s"] for vm in vms)
     gbps = _sum(vm["throughput"]["gbps"] for vm in vms)
     row: dict[str, Any] = {

@@ -22,7 +22,8 @@ def _num(v, digits: int = 0) -> str:
 
 def _tp(r: Row) -> str:
     unit = r.mean["throughput_unit"]
-    d = 0 if unit == "ops/s" else 2
+    # Whole ops/s; Gbit/s to two decimals, four below 1 (a starved stream is not "0.00").
+    d = 0 if unit == "ops/s" else 2 if r.mean["throughput"] >= 1 else 4
     spread = (r.hi["throughput"] - r.lo["throughput"]) / 2
     return f"{r.mean['throughput']:,.{d}f} ±{spread:,.{d}f}"
 

@@ -192,6 +192,22 @@ def test_compare_on_named_workloads_writes_table_csvs_figure_and_provenance(cli,
         assert name in r.stdout
 
 
+def test_every_choice_of_every_varied_family_is_on_the_printed_table(cli, tmp_path):
+    r = cli("compare", "--profile", "es2", "--workloads", "memcached", "--vary", "moderation", "--vary", "routing",
+            "--vary", "halt_poll", "--top", "1", "--out", str(tmp_path / "c"), *FAST, "--no-plots")
+    assert r.returncode == 0, r.stderr
+    man = json.loads((tmp_path / "c" / "compare.json").read_text())
+    fams = man["families"]["memcached"]
+    assert set(fams) == {"moderation", "routing", "halt_poll"}
+    shown = {fam: set() for fam in fams}
+    for line in r.stdout.splitlines():
+        label = re.search(r"((?:[\w/+|]+ · )+[\w/+|]+)", line) if re.match(r"\s+\d+ ", line) else None
+        for fam, part in zip(fams, label.group(1).split(" · ") if label else []):
+            shown[fam] |= set(part.split("|"))
+    for fam, names in fams.items():
+        assert len(names) >= 2 and set(names) <= shown[fam], (fam, names, shown[fam])
+
+
 def test_compare_runs_a_scenario_file_as_its_baseline(cli, tmp_path):
     sc = tmp_path / "s.toml"
     text = (ROOT / "examples/tcp-rr.toml").read_text().replace('vcpu_pins = [0]', 'vcpu_pins = [0]\ninterrupt_delivery = "posted"')

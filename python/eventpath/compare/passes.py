@@ -31,6 +31,9 @@ class Group:
 
 @dataclass
 class Matrix:
+    """What the matrix gave: each workload's distinct results, the refused and stalled cells
+    with their reasons, and the runs made (a refused cell's check counted as one)."""
+
     groups: dict[str, list[Group]]
     refused: dict[str, dict[int, str]]  # workload -> cell index -> the checker's reason
     stalled: dict[str, dict[int, str]]
@@ -44,7 +47,7 @@ def run(cells: dict[str, list[dict]], seeds: list[int], duration: float | None, 
     jobs = [(w, i, sc) for w, scs in cells.items() for i, sc in enumerate(scs)]
     m = Matrix({w: [] for w in cells}, {w: {} for w in cells}, {w: {} for w in cells}, len(jobs))
     by_digest: dict[tuple[str, str], list[Outcome]] = {}
-    for o in run_all(jobs, first, duration, workers, note, "seed 1"):
+    for o in run_all(jobs, first, duration, workers, note, f"seed {first[0]}"):
         if not _failed(m, o):
             by_digest.setdefault((o.workload, o.digests[0]), []).append(o)
     groups = list(by_digest.values())

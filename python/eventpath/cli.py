@@ -337,11 +337,13 @@ def cmd_compare(a) -> int:
         if (a.duration, a.warmup) == (None, None) and own != (duration, warmup):
             print(f"note: each run is {duration:g} s after {warmup:g} s of warm-up, the comparison's default (the "
                   f"scenario says {own[0]:g} s after {own[1]:g} s); --duration and --warmup change it")
+        workloads.check_warmup(str(sc.get("profile")), warmup)
         sc.update(duration_s=duration, warmup_s=warmup)
         _eventpath.check_json(json.dumps(sc), a.scenario)
         inputs = {str(sc["name"]): sc}
     else:
         api.profile(a.profile)  # an unknown profile: one line naming the built-in ones
+        workloads.check_warmup(a.profile, warmup)
         inputs = workloads.named(a.profile, [w for w in a.workloads.split(",")], duration, warmup)
     compare.compare(inputs, out, seeds=seeds, workers=a.workers, vary=vary, plots=not a.no_plots, top=a.top,
                     command="eventpath compare " + shlex.join(getattr(a, "argv", [])[1:]))

@@ -230,6 +230,8 @@ def test_compare_runs_a_scenario_file_as_its_baseline(cli, tmp_path):
     ([str(ROOT / "examples/tcp-rr.toml"), "--profile", "es2", "--workloads", "tcp_rr"], "not both"),
     ([str(ROOT / "examples/tcp-rr.toml"), "--seeds", "1,1"], "given twice"),
     ([str(ROOT / "examples/tcp-rr.toml"), "--duration", "-1"], "--duration"),
+    ([str(ROOT / "examples/tcp-rr.toml"), "--warmup", "nan"], "--warmup nan"),
+    (["--profile", "es2", "--workloads", "tcp_rr", "--warmup", "-1"], "--warmup -1: -1 is not allowed"),
 ])
 def test_bad_input_is_one_line_and_nothing_is_written(cli, tmp_path, args, needle):
     out = tmp_path / "c"

@@ -10,6 +10,7 @@ a vCPU to choose.
 
 from __future__ import annotations
 
+import math
 import tomllib
 from typing import Any
 
@@ -31,6 +32,15 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     # memaslap: --concurrency defaults to 16.
     "memcached": {"concurrency": 16},
 }
+
+
+def check_warmup(profile: str, warmup: float) -> None:
+    """``--warmup`` checked as the simulator checks a scenario's ``warmup_s``, named as the option."""
+    if not math.isfinite(warmup):
+        raise InputError(f"--warmup {warmup}: not allowed; expected a finite number of seconds")
+    why = seams.refusal({"name": "w", "profile": profile, "warmup_s": warmup, "vm": [{"name": "v", "vcpus": 1}]})
+    if why and "`warmup_s`" in why:
+        raise InputError(f"--warmup {warmup:g}: {why.split('`warmup_s`: ', 1)[1]}")
 
 
 def parse(spec: str, known: list[str]) -> tuple[str, dict[str, Any]]:

@@ -7,8 +7,10 @@ from pathlib import Path
 
 from eventpath.compare.rank import Row
 
-#: Frontier points named on the figure (the rest are in the CSV): more would overlap.
+#: Frontier points named on the figure, and the longest name (the rest are in the CSV): more
+#: would overlap.
 MAX_NAMED = 6
+MAX_LABEL = 60
 
 
 def frontier(points: list[tuple[float, float, Row]], higher_is_better: bool) -> list[tuple[float, float, Row]]:
@@ -33,7 +35,8 @@ def _panel(ax, rows: list[Row], metric: str, higher: bool, ylabel: str) -> None:
     step = max(1, -(-len(front) // MAX_NAMED))
     for k, (x, y, r) in enumerate(front[::step]):
         # Alternate above and below the point: neighbours on a flat frontier do not overprint.
-        ax.annotate(r.label, (x, y), fontsize=5, xytext=(3, 4 if k % 2 == 0 else -8), textcoords="offset points")
+        text = r.label if len(r.label) <= MAX_LABEL else r.label[:MAX_LABEL - 1] + "…"
+        ax.annotate(text, (x, y), fontsize=5, xytext=(3, 4 if k % 2 == 0 else -8), textcoords="offset points")
     base = [p for p in pts if p[2].is_baseline]
     if base:
         ax.scatter([base[0][0]], [base[0][1]], marker="*", s=90, color="tab:red", zorder=3, label="as given")

@@ -65,11 +65,6 @@ def _remove(sc: dict, path: str) -> None:
             node.pop(rest[-1], None)
 
 
-#: The families in table order, each with the seam's key (DESIGN §2's seams; the host scheduler
-#: and notification suppression are not varied: see docs/compare.md).
-FAMILIES = ("delivery", "handling", "moderation", "routing", "halt_poll")
-
-
 def _named(family: str, path: str, base: dict) -> list[Choice]:
     return [Choice(family, n, ((path, n),)) for n in seams.choices(base, path)]
 
@@ -100,11 +95,10 @@ def handling(base: dict) -> list[Choice]:
     out = []
     for h in seams.choices(base, "host.io.handling"):
         io: dict[str, Any] = {"handling": h}
-        trial = _variant(base, io)
-        if seams.refusal(trial) and "host.io.cores" in (seams.refusal(trial) or ""):
+        if "host.io.cores" in (seams.refusal(_variant(base, io)) or ""):
             io["cores"] = [_io_core(base)]
-        own = {k: v for k, v in sub_enums.items()
-               if not _only_for_other(seams.refusal(_variant(base, {**io, k: v[0]})) or "")}
+        # A sub-choice of another mode is refused as "only for handling = ...".
+        own = {k: v for k, v in sub_enums.items() if "only for" not in (seams.refusal(_variant(base, {**io, k: v[0]})) or "")}
         pins = () if h == "vhost" else (("vm.*.net.vhost_pin", REMOVE),)
         for combo in itertools.product(*own.values()):
             sub = dict(zip(own, combo))
@@ -116,10 +110,6 @@ def handling(base: dict) -> list[Choice]:
     return out
 
 
-def _only_for_other(msg: str) -> bool:
-    return "only for" in msg
-
-
 def _variant(base: dict, io: dict) -> dict:
     sc = copy.deepcopy(base)
     sc.setdefault("host", {})["io"] = dict(io)
@@ -127,7 +117,9 @@ def _variant(base: dict, io: dict) -> dict:
 
 
 def families(base: dict) -> dict[str, list[Choice]]:
-    """Every family's choices for scenario ``base`` (its VMs get each VM-side choice)."""
+    """Every family's choices for scenario ``base`` (its VMs get each VM-side choice), in table
+    order: one family per seam of DESIGN §2 (the host scheduler and notification suppression are
+    not varied: docs/compare.md)."""
     if not base.get("vm"):
         raise InputError("compare: the scenario has no VM; a comparison needs at least one")
     return {

@@ -298,6 +298,58 @@ def cmd_sweep(a) -> int:
     return 0
 
 
+def cmd_compare(a) -> int:
+    import shlex
+    import tomllib
+
+    from eventpath import _eventpath, api, compare
+    from eventpath.compare import outdir, workloads
+
+    if (a.scenario is None) == (a.workloads is None):
+        raise UsageError("compare: give a scenario file, or --profile P --workloads W1,W2,... (not both)")
+    if a.workloads is not None and a.profile is None:
+        raise UsageError("compare --workloads: give the host's --profile as well (e.g. --profile es2)")
+    if a.scenario is not None and a.profile is not None:
+        raise UsageError("compare: --profile goes with --workloads; a scenario file names its own profile")
+    if a.workers is not None and not 1 <= a.workers <= MAX_WORKERS:
+        raise UsageError(f"--workers {a.workers}: not allowed; expected 1..={MAX_WORKERS} processes")
+    if a.top < 1:
+        raise UsageError(f"--top {a.top}: not allowed; expected at least 1 row")
+    seeds = _seed_list(a.seeds) if a.seeds is not None else list(compare.SEEDS)
+    duration = compare.DURATION_S if a.duration is None else a.duration
+    warmup = compare.WARMUP_S if a.warmup is None else a.warmup
+    _check_duration(duration)
+    out = outdir.check(a.out)  # before anything runs: a refused --out leaves nothing behind
+    vary = {}
+    for spec in a.vary:
+        fam, eq, names = spec.partition("=")
+        vary[fam.strip()] = [n.strip() for n in names.split(",")] if eq else None
+        if eq and not all(vary[fam.strip()]):
+            raise UsageError(f"--vary {spec}: an empty name; expected FAMILY or FAMILY=NAME,NAME")
+    if a.scenario is not None:
+        try:
+            with open(a.scenario, "rb") as f:
+                sc = tomllib.load(f)
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            _eventpath.check_file(a.scenario)  # raises the simulator's one-line error for the file
+            raise
+        own = (sc.get("duration_s", 1.0), sc.get("warmup_s", 0.1))
+        if (a.duration, a.warmup) == (None, None) and own != (duration, warmup):
+            print(f"note: each run is {duration:g} s after {warmup:g} s of warm-up, the comparison's default (the "
+                  f"scenario says {own[0]:g} s after {own[1]:g} s); --duration and --warmup change it")
+        workloads.check_warmup(str(sc.get("profile")), warmup)
+        sc.update(duration_s=duration, warmup_s=warmup)
+        _eventpath.check_json(json.dumps(sc), a.scenario)
+        inputs = {str(sc["name"]): sc}
+    else:
+        api.profile(a.profile)  # an unknown profile: one line naming the built-in ones
+        workloads.check_warmup(a.profile, warmup)
+        inputs = workloads.named(a.profile, [w for w in a.workloads.split(",")], duration, warmup)
+    compare.compare(inputs, out, seeds=seeds, workers=a.workers, vary=vary, plots=not a.no_plots, top=a.top,
+                    command="eventpath compare " + shlex.join(getattr(a, "argv", [])[1:]))
+    return 0
+
+
 def _seed_list(text: str) -> list[int]:
     """``--seeds 1,2,3``: comma-separated integers 0 ≤ seed < 2^64, at least one, no repeats."""
     parts = [p.strip() for p in text.split(",")]
@@ -481,6 +533,23 @@ def parser() -> argparse.ArgumentParser:
     sw.add_argument("--duration", type=_seconds, help="override each run's measured seconds")
     sw.set_defaults(fn=cmd_sweep)
 
+    cp = sub.add_parser("compare", help="every mechanism combination head to head on a scenario or named workloads")
+    cp.add_argument("scenario", nargs="?", help="scenario TOML file (or give --profile and --workloads)")
+    cp.add_argument("--profile", help="the host the named --workloads run on (built-in name or path)")
+    cp.add_argument("--workloads", help="comma-separated workload kinds, e.g. tcp_stream,tcp_receive,memcached,tcp_rr; "
+                    "kind:key=value sets a parameter")
+    cp.add_argument("--out", required=True, help="output directory (compare.json, ranked.csv, cells.csv, pareto.png)")
+    cp.add_argument("--seeds", help="comma-separated seeds per cell (default 1,2,3)")
+    cp.add_argument("--duration", type=_seconds, help="measured simulated seconds of each run (default 0.02)")
+    cp.add_argument("--warmup", type=_seconds, help="simulated warm-up seconds of each run (default 0.01)")
+    cp.add_argument("--vary", action="append", default=[], metavar="FAMILY[=NAME,...]",
+                    help="vary only this mechanism family, or only these of its mechanisms (repeatable; default: "
+                         "every family: delivery, handling, moderation, routing, halt_poll)")
+    cp.add_argument("--workers", type=int, help="worker processes (default: all cores)")
+    cp.add_argument("--top", type=int, default=10, help="best rows printed per workload (default 10; the CSV has all)")
+    cp.add_argument("--no-plots", action="store_true", help="write no figure")
+    cp.set_defaults(fn=cmd_compare)
+
     t = sub.add_parser("trace", help="run a scenario and export a timeline (Chrome trace JSON, opens in Perfetto)")
     t.add_argument("scenario", help="scenario TOML file")
     t.add_argument("--out", required=True, help="trace file to write, e.g. trace.json")
@@ -569,6 +638,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         p = parser()
         a = p.parse_args(_negatives_as_values(p, sys.argv[1:] if argv is None else argv))
+        a.argv = list(sys.argv[1:] if argv is None else argv)
         return a.fn(a)
     except (UsageError, InputError) as e:
         print(f"eventpath: error: {e}", file=sys.stderr)

@@ -1,0 +1,104 @@
+"""Running the matrix: every cell's seeds in local worker processes, with a progress bar.
+
+A job is one cell of one workload with all its seeds: the first seed's run is also the cell's
+check (the checker refuses a pair the layout cannot run before anything is simulated), so a
+refused cell costs one check and its reason comes back instead of numbers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from eventpath._eventpath import InputError
+
+
+@dataclass
+class Outcome:
+    """What one job gave: per-seed rows, or the checker's refusal, or the watchdog's stall."""
+
+    workload: str
+    index: int
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    #: One digest per seed of the summary less its wall time: equal digests, equal results.
+    digests: list[str] = field(default_factory=list)
+    refused: str | None = None
+    stalled: str | None = None
+
+
+def _digest(summary: dict) -> str:
+    s = {k: v for k, v in summary.items() if k not in ("wall_seconds", "scenario")}
+    return hashlib.sha1(json.dumps(s, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def run_job(workload: str, index: int, sc: dict, seeds: list[int], duration: float | None) -> Outcome:
+    """Run one cell's seeds (in a worker). Bad input comes back as its message: the compiled
+    module's exceptions are pickled by name, which a worker's death would not carry."""
+    from eventpath import api
+    from eventpath.compare import metrics
+
+    out = Outcome(workload, index)
+    io_cores = list(((sc.get("host") or {}).get("io") or {}).get("cores") or [])
+    for seed in seeds:
+        try:
+            summary = api.run(sc, seed=seed, duration=duration).summary
+        except InputError as e:
+            out.refused = str(e).split(": ", 1)[-1] if str(e).startswith("scenario <") else str(e)
+            return out
+        if summary.get("stalled_flows"):
+            st = summary["stalled_flows"][0]
+            out.stalled = f"seed {seed}: the flow of VM {st['vm']} stalled from {st['stalled_from_s']:.4f} s"
+            return out
+        out.rows.append({"seed": seed, **metrics.of_run(summary, io_cores)})
+        out.digests.append(_digest(summary))
+    return out
+
+
+def _run_chunk(jobs: list[tuple[str, int, dict]], seeds: list[int], duration: float | None) -> list[Outcome]:
+    return [run_job(w, i, sc, seeds, duration) for w, i, sc in jobs]
+
+
+#: Jobs sent to a worker at once: fewer round trips through the pool (a job is a few ms), yet
+#: small enough that the workers finish together and the bar moves.
+CHUNK = 16
+
+
+def run_all(jobs: list[tuple[str, int, dict]], seeds: list[int], duration: float | None, workers: int | None,
+            note: Callable[[str], None] | None = None, what: str = "compare") -> list[Outcome]:
+    """Run ``jobs`` (workload, cell index, scenario) on ``seeds``; outcomes in job order. A bar
+    on a terminal; elsewhere ``note`` gets a line as each workload's jobs finish."""
+    from tqdm import tqdm
+
+    workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
+    done: dict[tuple[str, int], Outcome] = {}
+    left = {}
+    for w, _, _ in jobs:
+        left[w] = left.get(w, 0) + 1
+    with tqdm(total=len(jobs), desc=f"compare ({what})", unit="cell", disable=None, file=sys.stderr) as bar:
+        def finish(o: Outcome) -> None:
+            done[(o.workload, o.index)] = o
+            bar.update(1)
+            left[o.workload] -= 1
+            if not left[o.workload] and bar.disable and note:
+                note(f"{what}: {o.workload}: {sum(1 for j in jobs if j[0] == o.workload)} cells done")
+
+        if workers == 1:
+            for w, i, sc in jobs:
+                finish(run_job(w, i, sc, seeds, duration))
+        else:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                size = max(1, min(CHUNK, len(jobs) // (4 * workers)))
+                futs = [pool.submit(_run_chunk, jobs[k:k + size], seeds, duration) for k in range(0, len(jobs), size)]
+                try:
+                    for f in as_completed(futs):
+                        for o in f.result():
+                            finish(o)
+                except BaseException:
+                    pool.shutdown(wait=True, cancel_futures=True)
+                    raise
+    return [done[(w, i)] for w, i, _ in jobs]

@@ -41,13 +41,16 @@ def test_elvis_layouts_follow_section_4_2():
     from eventpath.reproduce.elvis import layout
     e = layout("elvis", 10, "netperf")
     # One I/O thread per socket: the prototype's devices_per_worker set to the first socket's 5.
-    assert e["host"] == {"pcpus": 16, "io": {"handling": "elvis", "cores": [7, 15], "devices_per_worker": 5}}
+    # The NIC's interrupts on the I/O cores (§4.2), each socket's VMs' queues on its own.
+    assert e["host"] == {"pcpus": 16, "nic_irq_cpus": [7, 15], "io": {"handling": "elvis", "cores": [7, 15], "devices_per_worker": 5}}
     assert "devices_per_worker" not in layout("elvis", 7, "netperf")["host"]["io"]  # the default 7
     assert [v["vcpu_pins"][0] for v in e["vm"]] == [0, 1, 2, 3, 4, 8, 9, 10, 11, 12]
     a = layout("affinity", 3, "netperf")
     assert a["host"]["pcpus"] == 4 and {v["net"]["vhost_pin"] for v in a["vm"]} == {3}
+    assert a["host"]["nic_irq_cpus"] == [3]
     b = layout("baseline", 3, "netperf")
     assert b["host"]["pcpus"] == 4 and all("vcpu_pins" not in v for v in b["vm"])
+    assert "nic_irq_cpus" not in b["host"]  # irqbalance's spread
     n = layout("nointerp", 10, "netperf")
     assert n["host"] == {"pcpus": 16}  # ELVIS's cores; each socket's I/O core left unused (§4.2)
     assert [v["vcpu_pins"][0] for v in n["vm"]] == [0, 1, 2, 3, 4, 8, 9, 10, 11, 12]

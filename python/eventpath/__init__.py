@@ -6,5 +6,9 @@ experiments, and the ``eventpath`` command line (:mod:`eventpath.cli`).
 """
 
 from eventpath.api import InputError, Interrupted, Result, profiles, run
+from eventpath.version import version as _version
 
-__all__ = ["InputError", "Interrupted", "Result", "profiles", "run"]
+#: The installed package's version (None when run from a tree that is not installed).
+__version__ = _version()
+
+__all__ = ["InputError", "Interrupted", "Result", "profiles", "run", "__version__"]

@@ -477,8 +477,22 @@ def _seed(s: str) -> int:
     return v
 
 
+class _Version(argparse.Action):
+    """``--version``: the line is made only when asked for (it runs git)."""
+
+    def __init__(self, option_strings, dest, **kw):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from eventpath.version import describe
+
+        print(describe())
+        parser.exit(0)
+
+
 def parser() -> argparse.ArgumentParser:
     p = _Parser(prog="eventpath", description="Simulate, reproduce and measure the virtual I/O event path.")
+    p.add_argument("--version", action=_Version, help="print eventpath's version and commit, and exit")
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
 
     r = sub.add_parser("run", help="run a scenario file")

@@ -309,3 +309,18 @@ def test_run_figures_are_the_files_the_cli_owns(tmp_path):
     r = eventpath.run(str(ROOT / "examples/udp-send.toml"), duration=0.01)
     assert tuple(p.name for p in run_figures(r, tmp_path)) == RUN_FIGURES
     assert tuple(r.tables()) == RUN_TABLES
+
+
+def test_version_names_the_package_version_and_its_commit(capsys):
+    import eventpath
+    from importlib import metadata
+
+    from eventpath import cli
+
+    assert eventpath.__version__ == metadata.version("eventpath")
+    with pytest.raises(SystemExit) as e:
+        cli.main(["--version"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out.strip()
+    assert out.startswith(f"eventpath {eventpath.__version__} (") and "\n" not in out, out
+    assert "commit " in out or "not a git checkout" in out, out

@@ -13,12 +13,12 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Iterator
 
 from eventpath._eventpath import InputError
+from eventpath.version import provenance  # noqa: F401  (compare's outputs record it)
 
 #: Every file a comparison writes.
 FILES = ("compare.json", "ranked.csv", "cells.csv", "pareto.png")
@@ -63,22 +63,3 @@ def staged(out: Path) -> Iterator[Path]:
                 (out / name).unlink()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-
-
-def provenance() -> dict:
-    """eventpath's version and, in a git checkout, its commit."""
-    from importlib import metadata
-
-    try:
-        version = metadata.version("eventpath")
-    except metadata.PackageNotFoundError:
-        version = None
-    here = Path(__file__).resolve().parent
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True,
-                                timeout=10).stdout.strip() or None
-        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--", "."], cwd=here, capture_output=True,
-                                    text=True, timeout=10).stdout.strip())
-    except (OSError, subprocess.SubprocessError):
-        commit, dirty = None, None
-    return {"version": version, "commit": commit, "uncommitted_changes": dirty}

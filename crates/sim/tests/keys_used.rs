@@ -150,3 +150,14 @@ fn a_profile_value_beyond_its_bound_is_refused_not_clamped() {
         Profile::load(name).unwrap();
     }
 }
+
+#[test]
+fn a_request_handling_with_no_virtio_device_to_serve_is_refused() {
+    // A VF has no back end: es2/elvis/pmd on a host of VFs only would be accepted and ignored.
+    for handling in ["es2", "pmd"] {
+        let m = error_of(&scenario().io(&format!("handling = \"{handling}\"\ncores = [1]")).vm(vf()));
+        has(&m, &["host.io.handling", handling, "sriov_vf"]);
+    }
+    // With a virtio device beside the VF it serves that device.
+    runs(&scenario().io("handling = \"es2\"\ncores = [3]").vm(vf()).vm(Vm::new("vm1", 2)));
+}

@@ -627,6 +627,14 @@ impl Scenario {
                 self.host.io.handling.key()
             )));
         }
+        if vfs == self.vm.len() && self.host.io.handling != Handling::Vhost {
+            // An SR-IOV VF has no back end: a request handling that serves no device would be
+            // accepted and ignored.
+            return Err(err(format!(
+                "key `host.io.handling`: \"{}\" has no effect here: every VM's [vm.net] kind is \"sriov_vf\" (a VF has no back end); omit [host.io] or give a VM a virtio device",
+                self.host.io.handling.key()
+            )));
+        }
         if self.host.virtualization == Virtualization::BareMetal && self.vm.len() != 1 {
             return Err(err(format!(
                 "key `host.virtualization`: bare_metal runs one OS, but {} [[vm]] tables are given; keep one",

@@ -68,8 +68,10 @@ class Result:
         }
 
     def frames(self):  # pragma: no cover - thin pandas wrapper
-        """The tidy tables as pandas DataFrames (needs pandas)."""
-        import pandas as pd
+        """The tidy tables as pandas DataFrames (needs the ``frames`` extra: pandas)."""
+        from eventpath.extras import need
+
+        pd = need("pandas", "frames", "Result.frames()")
 
         return {k: pd.DataFrame(v) for k, v in self.tables().items()}
 

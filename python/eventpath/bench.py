@@ -12,7 +12,9 @@ from eventpath import _eventpath
 
 
 def _simpy_events_per_s(sim_seconds: float, vms: int = 64, seed: int = 1) -> tuple[int, float]:
-    import simpy
+    from eventpath.extras import need
+
+    simpy = need("simpy", "bench", "eventpath bench's SimPy model")
 
     guest_ns, kick_ns, vhost_ns, irq_ns = _eventpath.bench_params()
     rng = random.Random(seed)

@@ -215,8 +215,11 @@ def calibrate(profile: str, out: Path, budget: int = 60, workers: int | None = N
     ``out/report.png``; return the report. The fit runs ``duration`` simulated seconds per run;
     the report's before/after and ±10 % moves run ``report_duration`` (default: each
     experiment's own, as ``eventpath reproduce`` runs it)."""
-    import cma
     from tqdm import tqdm
+
+    from eventpath.extras import need
+
+    cma = need("cma", "calibrate", "eventpath calibrate")
 
     if budget < 1:
         raise InputError(f"--budget {budget}: not allowed; expected at least 1 evaluation")

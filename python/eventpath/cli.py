@@ -540,7 +540,9 @@ def parser() -> argparse.ArgumentParser:
     sw = sub.add_parser("sweep", help="run a grid of scenario variants in parallel, resumable")
     sw.add_argument("scenario", help="base scenario TOML file")
     sw.add_argument("--param", action="append", default=[], metavar="KEY=V1,V2",
-                    help="dotted key and values, e.g. vm.0.workload.rate_pps=10000,20000 (repeatable)")
+                    help="dotted key and values (TOML literals; lists and inline tables keep their commas), "
+                         "e.g. vm.0.workload.rate_pps=10000,20000 or host.io.cores=[14,15],[13]; vm.*.KEY sets "
+                         "KEY on every VM (repeatable)")
     sw.add_argument("--seeds", help="comma-separated seeds (default: the scenario's)")
     sw.add_argument("--out", required=True, help="output directory (results.csv, runs/)")
     sw.add_argument("--workers", type=int, help="worker processes (default: all cores)")

@@ -31,14 +31,36 @@ from typing import Any
 from eventpath._eventpath import InputError
 
 
+def _split_values(vals: str) -> list[str]:
+    """The comma-separated values of ``--param``, split only at top level: a comma inside a
+    list, an inline table or a quoted string belongs to that value (``[14,15],[13]``)."""
+    out, depth, quote, start = [], 0, None, 0
+    for i, ch in enumerate(vals):
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append(vals[start:i])
+            start = i + 1
+    out.append(vals[start:])
+    return out
+
+
 def parse_param(spec: str) -> tuple[str, list[Any]]:
-    """``vm.0.workload.rate_pps=1e4,2e4`` → (path, [10000.0, 20000.0]); values are TOML literals."""
+    """``vm.0.workload.rate_pps=1e4,2e4`` → (path, [10000.0, 20000.0]); values are TOML literals,
+    lists and inline tables included (``host.io.cores=[14,15],[13]``); ``vm.*.KEY`` sets KEY
+    on every VM."""
     if "=" not in spec:
         raise InputError(f"--param {spec!r}: expected KEY=V1,V2,... (e.g. vm.0.workload.rate_pps=10000,20000)")
     key, vals = spec.split("=", 1)
     key = key.strip()
     out = []
-    for v in vals.split(","):
+    for v in _split_values(vals):
         v = v.strip()
         if not v:
             raise InputError(f"--param {spec!r}: an empty value; expected KEY=V1,V2,...")
@@ -56,12 +78,23 @@ def parse_param(spec: str) -> tuple[str, list[Any]]:
 
 
 def set_path(sc: dict, key: str, value: Any) -> None:
-    """Set a dotted key (list indices as numbers) in a scenario dict."""
+    """Set a dotted key (list indices as numbers; ``*`` for every element) in a scenario dict."""
     parts = key.split(".")
     node: Any = sc
     for i, p in enumerate(parts):
         here = ".".join(parts[:i + 1])
         last = i == len(parts) - 1
+        if p == "*":
+            if not isinstance(node, list) or not node:
+                what = "an empty list" if isinstance(node, list) else "not a list"
+                raise InputError(f"--param {key}: `{here}`: `*` names every element of a list, but "
+                                 f"`{'.'.join(parts[:i])}` is {what}")
+            if last:
+                raise InputError(f"--param {key}: cannot replace whole list elements; name a key inside them")
+            rest = ".".join(parts[i + 1:])
+            for j in range(len(node)):
+                set_path(node, f"{j}.{rest}", value)
+            return
         if isinstance(node, list):
             if not p.isdigit() or int(p) >= len(node):
                 raise InputError(f"--param {key}: `{here}` does not exist in the scenario "

@@ -135,3 +135,19 @@ def test_sweep_on_one_worker_matches_the_pool(cli, tmp_path, reference):
     r = cli(*args)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "results.csv").read_text() == reference
+
+
+def test_list_values_keep_their_commas_and_star_sets_every_vm():
+    from eventpath import sweep as sw
+
+    assert sw.parse_param("host.io.cores=[14,15],[13]") == ("host.io.cores", [[14, 15], [13]])
+    assert sw.parse_param('vm.*.net.moderation={kind = "fir", itr = 8000},{kind = "dim"}')[1] == [
+        {"kind": "fir", "itr": 8000}, {"kind": "dim"}]
+    sc = {"vm": [{"name": "a"}, {"name": "b", "net": {"queue_size": 256}}]}
+    sw.set_path(sc, "vm.*.net.queue_size", 512)
+    assert [v["net"]["queue_size"] for v in sc["vm"]] == [512, 512]
+    for bad in ({"vm": []}, {"vm": {"name": "a"}}):
+        with pytest.raises(InputError, match=r"`\*` names every element of a list"):
+            sw.set_path(bad, "vm.*.net.queue_size", 1)
+    with pytest.raises(InputError, match="whole list elements"):
+        sw.set_path({"vm": [{}]}, "vm.*", 1)

@@ -83,7 +83,7 @@ impl Machine for Cx<'_> {
     fn softirqs(&mut self) -> &mut SoftirqCpus {
         &mut self.h.softirqs
     }
-    fn io_owe(&mut self, t: u32, ns: Time) {
+    fn io_interrupted(&mut self, t: u32, ns: Time) {
         self.h.io.threads[t as usize].interrupted(ns)
     }
     fn on_run_state(&mut self, v: u32, state: RunState) {

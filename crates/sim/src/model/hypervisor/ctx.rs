@@ -64,9 +64,9 @@ pub(crate) trait Machine {
     fn on_run_state(&mut self, v: u32, state: RunState);
     /// The pCPUs' host interrupt work (`softirq.rs`).
     fn softirqs(&mut self) -> &mut SoftirqCpus;
-    /// Back-end thread `t` lost `ns` of its pCPU to host interrupt work: it owes them before
-    /// its next item.
-    fn io_owe(&mut self, t: u32, ns: Time);
+    /// Back-end thread `t` lost `ns` of its pCPU to host interrupt work: the step it has under
+    /// way ends that much later (`IoThread::interrupted`).
+    fn io_interrupted(&mut self, t: u32, ns: Time);
 
     // The guest, above: what runs in the VM.
 

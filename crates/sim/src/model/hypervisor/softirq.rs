@@ -3,11 +3,12 @@
 //! `host.nic_tx_clean_ns`) — charged where the kernel runs it: on the pCPU the NIC queue's IRQ
 //! affinity names (`host.nic_irq_cpus`), taking that pCPU from whatever runs there. A vCPU in
 //! guest mode takes an external-interrupt exit that lasts the work longer (VMX exits on every
-//! host interrupt; the handler and the softirq run before the VM entry); a back-end thread owes
-//! the time before its next item; an idle pCPU spends it without a thread. Work that lands
+//! host interrupt; the handler and the softirq run before the VM entry); a back-end thread's step
+//! under way ends that much later; an idle pCPU spends it without a thread. Work that lands
 //! while a vCPU is already in host mode or a thread is being switched in is counted, its delay
 //! not modelled (short next to the exits it would lengthen). A pCPU runs its interrupt work one
-//! piece after another ([`SoftirqCpus`]): work arriving while earlier work runs waits for it.
+//! piece after another ([`SoftirqCpus`]), which keeps its count within the window; the thread
+//! there is charged each piece's own time.
 
 use crate::engine::Time;
 use crate::metrics::ExitReason;
@@ -74,7 +75,7 @@ impl<M: Machine> Softirqs for M {
                     self.exit_for(now, v, ExitReason::ExternalInterrupt, AfterExit::Resume, ns);
                 }
             }
-            Kind::Io(t) => self.io_owe(t, ns),
+            Kind::Io(t) => self.io_interrupted(t, ns),
             Kind::Hog(_) => {}
         }
     }

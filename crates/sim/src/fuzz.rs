@@ -244,7 +244,7 @@ fn size(r: &mut Rng, lo: u32, hi: u32) -> u32 {
 }
 
 fn workload(r: &mut Rng) -> Option<String> {
-    let w = match r.below(11) {
+    let w = match r.below(12) {
         0 => {
             let rate = if r.chance(0.5) { format!("\nrate_pps = {}", 1 + r.below(300_000)) } else { String::new() };
             format!("kind = \"udp_stream\"\nmessage_bytes = {}{rate}", size(r, 1, 65507))
@@ -281,6 +281,10 @@ fn workload(r: &mut Rng) -> Option<String> {
             )
         }
         9 => format!("kind = \"udp_ping\"\nmessage_bytes = {}\ninterval_us = {}", size(r, 1, 65507), 1 + r.below(20_000)),
+        10 => {
+            let interval = if r.chance(0.5) { format!("\ninterval_us = {}", 1 + r.below(20_000)) } else { String::new() };
+            format!("kind = \"ping\"\nbytes = {}{interval}", size(r, 1, 65507))
+        }
         _ => return None, // no workload: the VM idles or burns
     };
     Some(w)

@@ -38,6 +38,17 @@ pub enum Workload {
         /// arrives (netperf UDP_RR).
         interval_us: Option<f64>,
     },
+    /// ping from the remote machine to the guest: ICMP echo requests of `bytes` payload, answered
+    /// by the guest kernel itself (`icmp_rcv` → `icmp_echo` → `icmp_reply`) in the NET_RX
+    /// softirq on the vCPU that took the interrupt — no application thread wakes.
+    Ping {
+        /// ICMP payload bytes (`ping -s`, default 56: a 64-byte ICMP message; 1..=65507).
+        #[serde(default = "default_ping_bytes")]
+        bytes: u32,
+        /// µs between echo requests (`ping -i`; ping's default is 1 s); absent: the next request
+        /// when the reply arrives (`ping -A` on an idle path).
+        interval_us: Option<f64>,
+    },
     /// A fixed-rate ping from the guest (sockperf under-load, `ping -i`): every `interval_us`
     /// the application sends a `message_bytes` datagram to an echo server on the client
     /// machine and reads the echoes; latency is the round trip the guest sees.
@@ -208,6 +219,11 @@ fn default_key() -> u32 {
     64
 }
 
+/// ping's default payload (`ping -s 56`: 64 bytes with the ICMP header).
+fn default_ping_bytes() -> u32 {
+    56
+}
+
 fn range(key: &str, k: &str, v: u32, lo: u32, hi: u32, what: &str) -> Result<(), String> {
     if (lo..=hi).contains(&v) {
         return Ok(());
@@ -258,6 +274,7 @@ impl Workload {
             Workload::UdpReceive { rate_pps, .. } => Some(rate_pps),
             Workload::UdpRr { interval_us, .. } => interval_us.map(|i| 1e6 / i),
             Workload::UdpPing { interval_us, .. } => Some(1e6 / interval_us),
+            Workload::Ping { interval_us, .. } => interval_us.map(|i| 1e6 / i),
             Workload::Cyclictest { interval_us } => Some(1e6 / interval_us),
             Workload::RequestStream { rate, .. } => rate,
             Workload::IrqSource { interval_us, .. } => Some(1e6 / interval_us),
@@ -296,6 +313,10 @@ impl Workload {
             Workload::UdpPing { message_bytes, interval_us } => {
                 range(key, "message_bytes", *message_bytes, 1, 65507, "UDP payload")?;
                 check_interval(key, *interval_us)
+            }
+            Workload::Ping { bytes, interval_us } => {
+                range(key, "bytes", *bytes, 1, 65507, "ICMP payload")?;
+                interval_us.map_or(Ok(()), |i| check_interval(key, i))
             }
             Workload::Cyclictest { interval_us } => check_interval(key, *interval_us),
             Workload::IrqSource { interval_us, .. } => check_interval(key, *interval_us),

@@ -19,7 +19,8 @@ use crate::model::guest::driver::Driver;
 use crate::model::hw::lapic::Vector;
 use crate::model::hw::rxq::RxRing;
 use crate::model::hypervisor::irq::Irqs;
-use crate::model::hypervisor::vcpu::{Task, Vcpus};
+use crate::metrics::ExitReason;
+use crate::model::hypervisor::vcpu::{AfterExit, Task, Vcpus};
 use crate::model::io::queues::Notice;
 
 /// The NAPI context of one RX queue.
@@ -155,11 +156,12 @@ pub(crate) trait NapiOps {
     /// One packet received: refill its buffer, hand the ACK to TCP.
     fn napi_rx_done(&mut self, now: Time, v: u32);
 
-    /// NAPI on vCPU `v` is handing a packet to the VM's application thread (`try_to_wake_up`
+    /// NAPI on vCPU `v` handed a packet to the VM's application thread (`try_to_wake_up`
     /// across CPUs): if that thread's vCPU is another one, halted (or halting) or running only
-    /// the guest's CPU burn, it gets a reschedule IPI (the sender's ICR write is not charged:
-    /// its softirq carries on).
-    fn wake_app(&mut self, now: Time, v: u32);
+    /// the guest's CPU burn, it gets a reschedule IPI, and the sender's ICR write exits (as a
+    /// server worker's wake-up does, `resched_ipi`); its softirq goes on after the exit.
+    /// Returns whether that exit was started.
+    fn wake_app(&mut self, now: Time, v: u32) -> bool;
 }
 
 impl<K: Kernel> NapiOps for K {
@@ -237,19 +239,21 @@ impl<K: Kernel> NapiOps for K {
             // The refill is a write to the RX ring: a back end polling it (a PMD) sees it.
             self.backend_written(now, dev, Notice::RxKick);
         }
-        self.wake_app(now, v);
-        if self.app_deliver(now, v, vm, pkt) {
+        if self.app_deliver(now, v, vm, pkt) || self.wake_app(now, v) {
             return;
         }
         self.enter(now, v);
     }
 
-    fn wake_app(&mut self, now: Time, v: u32) {
+    fn wake_app(&mut self, now: Time, v: u32) -> bool {
         let vm = self.vcpu_ref(v).vm as usize;
         let app = self.vm_vcpus(vm)[0];
-        if app != v && !self.app_on_every_vcpu(vm) && self.vcpu_ref(app).wants_resched_ipi() {
-            self.raise_irq(now, app, Vector::Resched);
+        if app == v || self.app_on_every_vcpu(vm) || !self.vcpu_ref(app).wants_resched_ipi() {
+            return false;
         }
+        self.raise_irq(now, app, Vector::Resched);
+        self.exit(now, v, ExitReason::Ipi, AfterExit::Resume);
+        true
     }
 }
 

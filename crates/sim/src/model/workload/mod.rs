@@ -171,6 +171,9 @@ impl Sender {
                 Some(response_bytes),
                 p,
             )),
+            Workload::Ping { bytes, interval_us } => {
+                Sender::UdpRx(UdpReceiver::icmp_echo(bytes, interval_us.map(|i| 1e6 / i), p))
+            }
         }
     }
 

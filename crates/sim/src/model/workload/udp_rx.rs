@@ -8,6 +8,11 @@
 //! The same receiver answers request/response traffic (netperf UDP_RR, ping): after each
 //! `recvfrom()` it sends a response through the TX path; the client sends its next request when
 //! the response arrives (closed loop) or at a fixed interval (open loop).
+//!
+//! ping (ICMP echo) is the same exchange without the application: the guest kernel answers an
+//! echo request in the NET_RX softirq that received it (`icmp_rcv` → `icmp_echo` →
+//! `icmp_reply`), on the vCPU that took the interrupt, so no thread wakes and nothing waits in a
+//! socket (issue 28 item 6: work where the kernel does it).
 
 use crate::model::workload::client::SockBacklog;
 use crate::model::hw::rxq::{Ctl, RxPkt};
@@ -28,6 +33,8 @@ pub struct UdpReceiver {
     interval: Option<Time>,
     /// Response payload, if this is a request/response workload.
     pub reply: Option<u32>,
+    /// ICMP echo: the kernel answers in softirq; no socket, no application thread.
+    icmp: bool,
     reply_cost: Time,
     /// Responses handed to the driver (window / lifetime).
     pub replies: u64,
@@ -76,6 +83,7 @@ impl UdpReceiver {
             bytes,
             interval: rate_pps.map(|r| (NS_PER_S as f64 / r).round().max(1.0) as Time),
             reply,
+            icmp: false,
             reply_cost: reply.map_or(0, |b| round_ns(g.udp_tx_packet_ns.value + g.udp_tx_byte_ns.value * b as f64)),
             replies: 0,
             replies_life: 0,
@@ -97,6 +105,21 @@ impl UdpReceiver {
             timeout: Timer::default(),
             timeout_ns: p.client.udp_rr_timeout_ns.value.round().max(1.0) as Time,
             timeouts: 0,
+        }
+    }
+
+    /// A guest answering ICMP echo requests of `bytes` payload sent at `rate_pps` (None: the
+    /// next on the reply). The reply's cost is one packet down the IP output path, as a TCP
+    /// segment's (`guest.tcp_tx_segment_ns`: `icmp_reply` → `ip_push_pending_frames` → qdisc →
+    /// virtio-net `start_xmit`), plus copying the echoed payload (`guest.udp_tx_byte_ns`); its
+    /// route lookup and skb allocation (a few hundred ns) are not charged.
+    pub fn icmp_echo(bytes: u32, rate_pps: Option<f64>, p: &Profile) -> Self {
+        let g = &p.guest;
+        UdpReceiver {
+            icmp: true,
+            reply_cost: round_ns(g.tcp_tx_segment_ns.value + g.udp_tx_byte_ns.value * f64::from(bytes)),
+            recv_cost: 0,
+            ..UdpReceiver::new(bytes, rate_pps, Some(bytes), p)
         }
     }
 
@@ -213,10 +236,21 @@ impl App for UdpReceiver {
     fn step_name(s: Step) -> &'static str {
         if s.kind == RECV { "recvfrom" } else { "reply" }
     }
-    /// NAPI hands the datagram to the UDP socket (or drops it: receive buffer full).
-    fn deliver(g: &mut impl Ctx<Self>, _v: u32, pkt: RxPkt) -> bool {
+    /// NAPI hands the datagram to the UDP socket (or drops it: receive buffer full); an ICMP
+    /// echo request is answered right here, in the softirq on `v`.
+    fn deliver(g: &mut impl Ctx<Self>, v: u32, pkt: RxPkt) -> bool {
         let in_window = pkt.born >= g.window_start();
+        let now = g.now();
         let r = g.app();
+        if r.icmp {
+            r.received += 1;
+            r.received_life += 1;
+            r.received_bytes += u64::from(pkt.bytes);
+            r.latency.record(now - pkt.born);
+            let c = r.reply_cost;
+            g.run_step(v, Step::new(REPLY, pkt.bytes, pkt.born), c);
+            return true;
+        }
         let charge = pkt.bytes as u64 + SKB_OVERHEAD_BYTES;
         if r.sock_bytes + charge > r.rcvbuf {
             r.sock_drops += u64::from(in_window);
@@ -265,6 +299,9 @@ impl App for UdpReceiver {
         self.rtt.clear();
     }
     fn describe(&self) -> String {
+        if self.icmp {
+            return format!("icmp echo answered {}", self.received_life);
+        }
         format!("udp rx queued {} reply {:?}", self.queued(), self.reply)
     }
     fn progress(&self) -> u64 {

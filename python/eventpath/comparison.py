@@ -44,6 +44,11 @@ class Tolerance:
             return None
         return "ok" if abs(self.miss(simulated, reference)) <= 1.0 else "miss"
 
+    def band(self, reference: float) -> tuple[float, float]:
+        """The values within the tolerance of ``reference`` (lowest, highest): what a figure
+        shades around a reference."""
+        raise NotImplementedError
+
 
 @dataclass(frozen=True)
 class Points(Tolerance):
@@ -53,6 +58,9 @@ class Points(Tolerance):
 
     def miss(self, simulated: float, reference: float) -> float:
         return (simulated - reference) / self.points
+
+    def band(self, reference: float) -> tuple[float, float]:
+        return reference - self.points, reference + self.points
 
 
 @dataclass(frozen=True)
@@ -71,6 +79,11 @@ class Relative(Tolerance):
         elif reference == 0:
             return 0.0 if simulated == 0 else 2.0
         return (simulated / reference - 1.0) / self.fraction
+
+    def band(self, reference: float) -> tuple[float, float]:
+        # A reference of 0 is met only by 0 ("exact"): the band is the point itself.
+        lo, hi = reference * (1.0 - self.fraction), reference * (1.0 + self.fraction)
+        return min(lo, hi), max(lo, hi)
 
 
 @dataclass(frozen=True)
@@ -94,6 +107,9 @@ class Factor(Tolerance):
         r = simulated / reference
         return "ok" if 1.0 / self.factor <= r <= self.factor else "miss"
 
+    def band(self, reference: float) -> tuple[float, float]:
+        return reference / self.factor, reference * self.factor
+
 
 @dataclass(frozen=True)
 class Floor(Tolerance):
@@ -112,6 +128,10 @@ class Floor(Tolerance):
                 and abs(simulated) < self.floor:
             return "ok"
         return self.inner.verdict(simulated, reference)
+
+    def band(self, reference: float) -> tuple[float, float]:
+        lo, hi = self.inner.band(reference)
+        return (min(lo, -self.floor), max(hi, self.floor)) if abs(reference) < self.floor else (lo, hi)
 
 
 #: reproduce's bar (the issue's): percentages within ±10 points, rates within ±25 %.

@@ -29,6 +29,8 @@ CONFIGS: dict[str, str] = {
     "KVM": GREY, "APICv": BLUE, "VT-d-PI": PURPLE, "DID": RED, "bare-metal": "#222222",
     "PV": GREY, "PV-DID": "#ff9896", "SRIOV": CYAN, "SRIOV-DID": RED, "SRIOV-NAPI-8": OLIVE,
     "SRIOV-NAPI-4": BROWN, "SRIOV-dynamic-ITR": "#aec7e8",
+    # A sensitivity study's unchanged run (es2-table1-sensitivity)
+    "default": GREY,
 }
 
 #: Exit reasons, in the simulator's order (``eventpath._eventpath.exit_reasons()``): darker and
@@ -53,6 +55,7 @@ PRIOR = "#bbbbbb"           # a value before a fit
 FRONTIER = BLUE             # compare's Pareto frontier
 OTHER_POINT = "#b0b0b0"     # a result not on the frontier
 BASELINE_MARK = RED         # the scenario as given
+VERDICT_OK, VERDICT_MISS, NO_VERDICT = GREEN, RED, "#999999"   # a compared row within / outside its tolerance
 
 
 def config_color(name: str) -> str:

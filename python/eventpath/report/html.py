@@ -46,7 +46,7 @@ def page(title: str, here: str, body: str, made: str, pages: Iterable[str]) -> s
             f"<p class=made>{made}</p></body></html>\n")
 
 
-def num(v, digits: int = 3) -> str:
+def num(v, digits: int = 4) -> str:
     """A number as a reader wants it: thousands separated, ``digits`` significant figures;
     an absent value is an empty cell, not "n/a"."""
     if v is None:

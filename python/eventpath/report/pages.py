@@ -118,9 +118,9 @@ def _params(table_: dict, prefix: str = "", inherited: str = ""):
             yield key, v["value"], v.get("unit", ""), str(v.get("source", "")) + note
         elif isinstance(v, dict):
             yield from _params(v, f"{key}.", src or inherited)
-        elif k != "source" or not prefix:
-            yield key, v if isinstance(v, (int, float, str)) else json.dumps(v), "", "" if k == "source" else \
-                (src or inherited)
+        elif k != "source" or not prefix:  # a table's own source is shown beside its values instead
+            plain = v if isinstance(v, (int, float, str)) else json.dumps(v)
+            yield key, plain, "", (src or inherited) if prefix else ""
 
 
 def profiles(ps: dict[str, dict]) -> tuple[str, str]:
@@ -131,8 +131,9 @@ def profiles(ps: dict[str, dict]) -> tuple[str, str]:
         body.append(f'<h2 id="{_esc(name)}">{_esc(name)}: {_esc(p.get("description", ""))}</h2>')
         rows = []
         for key, value, unit, source in _params(p):
-            rows.append([key, value if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value),
-                         unit, (_esc(source), "src")])
+            # As stored, never rounded: a profile value is an input, not a result.
+            exact = isinstance(value, (int, float)) and not isinstance(value, bool)
+            rows.append([key, (f"{value:,.12g}", "num") if exact else str(value), unit, (_esc(source), "src")])
         body.append(table(["parameter", "value", "unit", "source"], rows))
     return "Profiles", "\n".join(body)
 

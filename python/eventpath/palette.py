@@ -44,8 +44,8 @@ EXIT_REASONS: dict[str, str] = {
 
 #: Colours for names not listed (configurations only), hashed into: neither a listed
 #: configuration's nor an exit reason's.
-_SPARE = ("#3182bd", "#e6550d", "#31a354", "#756bb1", "#fd8d3c", "#74c476", "#9e9ac8", "#6baed6",
-          "#fdd0a2", "#c6dbef", "#a1d99b", "#bcbddc", "#f16913", "#08519c", "#006d2c", "#54278f")
+_SPARE = ("#ffbb78", "#98df8a", "#c5b0d5", "#c49c94", "#f7b6d2", "#dbdb8d", "#9edae5", "#08519c",
+          "#54278f", "#f16913", "#6baed6", "#fd8d3c")
 
 #: Roles that are not a configuration.
 SIMULATED = BLUE            # a simulated value with no configuration to name

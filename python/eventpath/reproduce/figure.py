@@ -202,8 +202,12 @@ def draw(doc: dict, path: Path, axis: Axis | None = None) -> None:
     grid = fig.add_gridspec(nrows, COLUMNS)
     for p, (r, c, span) in zip(ps, cells):
         ax = fig.add_subplot(grid[r, c:c + span])
-        {"lines": lambda: _draw_lines(ax, p, axis.xlabel if axis else ""), "bars": lambda: _draw_bars(ax, p),
-         "reasons": lambda: _draw_reasons(ax, p)}[p.kind]()
+        if p.kind == "lines":
+            _draw_lines(ax, p, axis.xlabel if axis else "")
+        elif p.kind == "reasons":
+            _draw_reasons(ax, p)
+        else:
+            _draw_bars(ax, p)
         ax.set_title(textwrap.shorten(p.title, 60), fontsize=9)
         ax.set_ylabel(p.unit, fontsize=8)
         ax.tick_params(axis="y", labelsize=7)

@@ -7,7 +7,7 @@ VENV   := .venv
 PIP    := $(VENV)/bin/pip
 PY     := $(VENV)/bin/python
 
-.PHONY: demo test install rust-test py-test bench clean
+.PHONY: demo test install browser rust-test py-test bench clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -22,7 +22,12 @@ demo: install
 rust-test:
 	cargo test --workspace --exclude eventpath-py
 
-py-test: install
+# The report's test opens every page in a real browser: Debian's chromium, driven by Playwright
+# (never `playwright install`, which downloads its own). Installed once; quiet when present.
+browser:
+	@command -v chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium >/dev/null)
+
+py-test: install browser
 	$(VENV)/bin/pytest -q
 
 test: install rust-test py-test

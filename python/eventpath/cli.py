@@ -350,6 +350,26 @@ def cmd_compare(a) -> int:
     return 0
 
 
+def cmd_report(a) -> int:
+    import shlex
+
+    from eventpath import report
+    from eventpath.report import gather, outdir
+
+    if a.workers is not None and not 1 <= a.workers <= MAX_WORKERS:
+        raise UsageError(f"--workers {a.workers}: not allowed; expected 1..={MAX_WORKERS} processes")
+    # Every input is checked before anything runs: a refused report leaves nothing behind.
+    out = outdir.check(a.out)
+    given = {"compare_dir": gather.check_dir(a.compare_dir, "--compare-dir", "compare.json"),
+             "reproduce_dir": gather.check_dir(a.reproduce_dir, "--reproduce-dir", "*.json"),
+             "kvm_dir": gather.check_dir(a.kvm_dir, "--kvm-dir", "**/compare.json")}
+    report.build(out, quick=a.quick, no_kvm=a.no_kvm, workers=a.workers, **given,
+                 command="eventpath report " + shlex.join(getattr(a, "argv", [])[1:]),
+                 say=lambda s: print(s, file=sys.stderr))
+    print(f"open {out.resolve()}/index.html")
+    return 0
+
+
 def _seed_list(text: str) -> list[int]:
     """``--seeds 1,2,3``: comma-separated integers 0 ≤ seed < 2^64, at least one, no repeats."""
     parts = [p.strip() for p in text.split(",")]
@@ -565,6 +585,19 @@ def parser() -> argparse.ArgumentParser:
     cp.add_argument("--top", type=int, default=10, help="best rows printed per workload (default 10; the CSV has all)")
     cp.add_argument("--no-plots", action="store_true", help="write no figure")
     cp.set_defaults(fn=cmd_compare)
+
+    rep = sub.add_parser("report", help="one static HTML site: scorecard, every reproduction's figure, the head "
+                         "to head, the testbed comparison and every profile value")
+    rep.add_argument("--out", required=True, help="output directory (index.html and the other pages)")
+    rep.add_argument("--quick", action="store_true",
+                     help="shorten every run and the head to head (docs/report.md): a smoke test of the site, "
+                          "not results")
+    rep.add_argument("--no-kvm", action="store_true", help="no testbed comparison even where /dev/kvm is usable")
+    rep.add_argument("--compare-dir", help="show this earlier `eventpath compare --out` instead of running one")
+    rep.add_argument("--reproduce-dir", help="show this earlier `eventpath reproduce all --out` instead of running it")
+    rep.add_argument("--kvm-dir", help="show this earlier `eventpath kvm compare --out` instead of running it")
+    rep.add_argument("--workers", type=int, help="worker processes (default: all cores)")
+    rep.set_defaults(fn=cmd_report)
 
     t = sub.add_parser("trace", help="run a scenario and export a timeline (Chrome trace JSON, opens in Perfetto)")
     t.add_argument("scenario", help="scenario TOML file")

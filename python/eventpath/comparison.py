@@ -15,8 +15,8 @@ missing. Each world keeps the tolerance it has always had:
   do not happen, an idle CPU: :data:`FLOORS`); a value <= 0 on either side misses.
 
 Verdicts are tallied (:func:`tally`) into per-experiment counts and scorecards
-(:func:`scorecard`); each world's figure is drawn here too (:func:`published_figure`,
-:func:`testbed_figure`). Published values are comparison data only: nothing here feeds a
+(:func:`scorecard`); the testbed's figure is drawn here too (:func:`testbed_figure`; a
+reproduction's, in its paper's form, is ``eventpath.reproduce.figure``'s). Published values are comparison data only: nothing here feeds a
 reference into a model.
 """
 
@@ -44,6 +44,11 @@ class Tolerance:
             return None
         return "ok" if abs(self.miss(simulated, reference)) <= 1.0 else "miss"
 
+    def band(self, reference: float) -> tuple[float, float]:
+        """The values within the tolerance of ``reference`` (lowest, highest): what a figure
+        shades around a reference."""
+        raise NotImplementedError
+
 
 @dataclass(frozen=True)
 class Points(Tolerance):
@@ -53,6 +58,9 @@ class Points(Tolerance):
 
     def miss(self, simulated: float, reference: float) -> float:
         return (simulated - reference) / self.points
+
+    def band(self, reference: float) -> tuple[float, float]:
+        return reference - self.points, reference + self.points
 
 
 @dataclass(frozen=True)
@@ -71,6 +79,11 @@ class Relative(Tolerance):
         elif reference == 0:
             return 0.0 if simulated == 0 else 2.0
         return (simulated / reference - 1.0) / self.fraction
+
+    def band(self, reference: float) -> tuple[float, float]:
+        # A reference of 0 is met only by 0 ("exact"): the band is the point itself.
+        lo, hi = reference * (1.0 - self.fraction), reference * (1.0 + self.fraction)
+        return min(lo, hi), max(lo, hi)
 
 
 @dataclass(frozen=True)
@@ -94,6 +107,9 @@ class Factor(Tolerance):
         r = simulated / reference
         return "ok" if 1.0 / self.factor <= r <= self.factor else "miss"
 
+    def band(self, reference: float) -> tuple[float, float]:
+        return reference / self.factor, reference * self.factor
+
 
 @dataclass(frozen=True)
 class Floor(Tolerance):
@@ -112,6 +128,10 @@ class Floor(Tolerance):
                 and abs(simulated) < self.floor:
             return "ok"
         return self.inner.verdict(simulated, reference)
+
+    def band(self, reference: float) -> tuple[float, float]:
+        lo, hi = self.inner.band(reference)
+        return (min(lo, -self.floor), max(hi, self.floor)) if abs(reference) < self.floor else (lo, hi)
 
 
 #: reproduce's bar (the issue's): percentages within ±10 points, rates within ±25 %.
@@ -293,53 +313,20 @@ def testbed_scorecard(docs: list[dict]) -> str:
 
 # --- figures -----------------------------------------------------------------------------------
 
-def published_figure(doc: dict, path: Path) -> None:
-    """One small panel per (metric, unit): simulated and published bars per config."""
-    from eventpath.plots import PUB_COLOR, SIM_COLOR, plt
-
-    groups: dict[tuple[str, str], list[dict]] = {}
-    for r in doc["rows"]:
-        groups.setdefault((r["metric"], r["unit"]), []).append(r)
-    n = len(groups)
-    cols = min(n, 4)
-    rows = (n + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.8 * rows), squeeze=False)
-    for ax, ((metric, unit), rs) in zip(axes.flat, groups.items()):
-        x = range(len(rs))
-        sim = [r["simulated"] or 0 for r in rs]
-        pub = [r["published"] if r["published"] is not None else float("nan") for r in rs]
-        ax.bar([i - 0.2 for i in x], sim, 0.4, label="simulated", color=SIM_COLOR)
-        ax.bar([i + 0.2 for i in x], pub, 0.4, label="published", color=PUB_COLOR, edgecolor="black", hatch="//")
-        for i, r in enumerate(rs):
-            if r["published"] is None:
-                ax.text(i + 0.2, 0, "n/a", ha="center", va="bottom", fontsize=7)
-        many = len(rs) > 4  # long config lists read better steeper and right-aligned
-        ax.set_xticks(list(x), [r["config"] for r in rs], rotation=40 if many else 20, fontsize=7,
-                      ha="right" if many else "center")
-        ax.set_title(metric, fontsize=9)
-        ax.set_ylabel(unit, fontsize=8)
-        ax.tick_params(axis="y", labelsize=7)
-    for ax in list(axes.flat)[n:]:
-        ax.axis("off")
-    axes.flat[0].legend(fontsize=7)
-    fig.suptitle(f"{doc['id']}: {doc['title']}\n{doc['source']}", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
 def testbed_figure(doc: dict, path: Path) -> None:
     """One bar per row: simulated / testbed on a log scale, the tolerance band shaded."""
+    from eventpath import palette
     from eventpath.plots import plt
 
     rows = [r for r in doc["rows"] if r["ratio"] is not None or r["verdict"]]
     fig, ax = plt.subplots(figsize=(8, 0.28 * len(rows) + 1.2))
     labels = [f'{r["config"]} · {r["metric"]}' for r in rows]
     ratios = [r["ratio"] if r["ratio"] else 1.0 for r in rows]
-    colors = ["tab:green" if r["verdict"] == "ok" else "tab:red" if r["verdict"] == "miss" else "0.6" for r in rows]
+    colors = [palette.VERDICT_OK if r["verdict"] == "ok" else palette.VERDICT_MISS if r["verdict"] == "miss"
+              else palette.NO_VERDICT for r in rows]
     ax.barh(range(len(rows)), [max(x, 1e-3) for x in ratios], color=colors, left=0)
     ax.set_xscale("log")
-    ax.axvspan(0.75, 1.25, color="tab:green", alpha=0.12)
+    ax.axvspan(0.75, 1.25, color=palette.TOLERANCE, alpha=0.12)
     ax.axvline(1.0, color="k", lw=0.8)
     ax.set_yticks(range(len(rows)), labels, fontsize=7)
     ax.invert_yaxis()

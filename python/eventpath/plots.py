@@ -1,5 +1,6 @@
-"""Figures of runs, sweeps, QoS searches and calibrations (the comparisons' figures, simulated
-beside published or testbed values, are ``eventpath.comparison``'s)."""
+"""Figures of runs, sweeps, QoS searches and calibrations (a reproduction's figure is
+``eventpath.reproduce.figure``'s, the testbed comparison's ``eventpath.comparison``'s); every
+colour that names a configuration or an exit reason is ``eventpath.palette``'s."""
 
 from __future__ import annotations
 
@@ -10,8 +11,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-SIM_COLOR = "#1f77b4"
-PUB_COLOR = "#bbbbbb"
+from eventpath import palette  # noqa: E402
 
 
 # Most labelled series a legend lists; most bars whose labels are written under them.
@@ -45,7 +45,7 @@ def exit_breakdown_figure(labels: list[str], exits: list[dict], path: Path, titl
     bottom = [0.0] * n
     for reason in reasons:
         vals = [(e.get(reason) or 0) / 1000 for e in exits]
-        ax.bar(x, vals, bottom=bottom, label=reason)
+        ax.bar(x, vals, bottom=bottom, label=reason, color=palette.exit_color(reason))
         bottom = [b + v for b, v in zip(bottom, vals)]
     step = max(1, -(-n // MAX_TICK_LABELS))
     ax.set_xticks(x[::step], labels[::step], fontsize=8 if n <= 12 else 6, rotation=0 if n <= 12 else 90)
@@ -76,7 +76,7 @@ def series_figure(xs: list[float], series: dict[str, list[float]], path: Path, x
     """Lines of a metric against a swept variable (e.g. throughput vs number of VMs)."""
     fig, ax = plt.subplots(figsize=(4.8, 3.4))
     for label, ys in series.items():
-        ax.plot(xs, ys, marker="o", label=label)
+        ax.plot(xs, ys, marker="o", label=label, color=palette.config_color(label))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     _finish(fig, ax, path, title, grid=True)
@@ -120,9 +120,10 @@ def calibration_figure(report: dict, path: Path) -> None:
     clip = lambda e: max(min(e, 4.0), -4.0) if e is not None else 0.0  # noqa: E731
     fig, ax = plt.subplots(figsize=(8.0, 1.6 + 0.28 * len(ts) + 0.15 * len(report["parameters"])))
     y = list(range(len(ts)))
-    ax.axvspan(-1, 1, color="#e8f4e8", label="within tolerance")
-    ax.barh([i + 0.2 for i in y], [clip(t["before"]["miss"]) for t in ts], 0.4, color="#bbbbbb", label="prior")
-    ax.barh([i - 0.2 for i in y], [clip(t["after"]["miss"]) for t in ts], 0.4, color=SIM_COLOR, label="calibrated")
+    ax.axvspan(-1, 1, color=palette.TOLERANCE, alpha=0.12, label="within tolerance")
+    ax.barh([i + 0.2 for i in y], [clip(t["before"]["miss"]) for t in ts], 0.4, color=palette.PRIOR, label="prior")
+    ax.barh([i - 0.2 for i in y], [clip(t["after"]["miss"]) for t in ts], 0.4, color=palette.SIMULATED,
+            label="calibrated")
     ax.set_yticks(y, labels, fontsize=7)
     ax.invert_yaxis()
     ax.set_xlim(-4, 4)

@@ -113,7 +113,9 @@ def test_tally_and_scorecard_count_judged_rows_per_group():
 def test_both_figures_are_drawn(tmp_path):
     pub = {"id": "x", "title": "t", "source": "s", "rows": [
         C.PublishedRow("a", "eht", "%", 30.0, 29.63).as_dict(), C.PublishedRow("a", "rate", "exits/s", 1.0, None).as_dict()]}
-    C.published_figure(pub, tmp_path / "p.png")
+    from eventpath.reproduce import figure
+
+    figure.draw(pub, tmp_path / "p.png")
     rows = [C.TestbedRow("a", "m", "us", 3.0, 2.0, kind="latency").as_dict()]
     ok, judged = C.tally(rows)
     C.testbed_figure({"experiment": "exp4", "within_tolerance": ok, "judged": judged, "rows": rows}, tmp_path / "t.png")

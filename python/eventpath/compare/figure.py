@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from eventpath import palette
 from eventpath.compare.rank import Row
 
 #: Frontier points named on the figure, and the longest name (the rest are in the CSV): more
@@ -29,9 +30,9 @@ def _panel(ax, rows: list[Row], metric: str, higher: bool, ylabel: str) -> None:
         ax.text(0.5, 0.5, "not measured by this workload", transform=ax.transAxes, ha="center", color="gray")
         ax.set_axis_off()
         return
-    ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=8, color="0.7", label="a distinct result")
+    ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=8, color=palette.OTHER_POINT, label="a distinct result")
     front = frontier(pts, higher)
-    ax.plot([p[0] for p in front], [p[1] for p in front], "-o", ms=4, color="tab:blue", label="Pareto frontier")
+    ax.plot([p[0] for p in front], [p[1] for p in front], "-o", ms=4, color=palette.FRONTIER, label="Pareto frontier")
     step = max(1, -(-len(front) // MAX_NAMED))
     for k, (x, y, r) in enumerate(front[::step]):
         # Alternate above and below the point: neighbours on a flat frontier do not overprint.
@@ -39,7 +40,8 @@ def _panel(ax, rows: list[Row], metric: str, higher: bool, ylabel: str) -> None:
         ax.annotate(text, (x, y), fontsize=5, xytext=(3, 4 if k % 2 == 0 else -8), textcoords="offset points")
     base = [p for p in pts if p[2].is_baseline]
     if base:
-        ax.scatter([base[0][0]], [base[0][1]], marker="*", s=90, color="tab:red", zorder=3, label="as given")
+        ax.scatter([base[0][0]], [base[0][1]], marker="*", s=90, color=palette.BASELINE_MARK, zorder=3,
+                   label="as given")
     ax.set_xlabel("host CPU (cores)", fontsize=7)
     ax.set_ylabel(ylabel, fontsize=7)
     ax.tick_params(labelsize=6)

@@ -26,7 +26,8 @@ from typing import Callable, Iterator
 
 from eventpath import comparison, targets
 from eventpath.comparison import PublishedRow as Row, published_miss as miss_ratio  # noqa: F401
-from eventpath.reproduce.experiment import EXPERIMENTS, Experiment, Measured, register  # noqa: F401
+from eventpath.reproduce import figure
+from eventpath.reproduce.experiment import EXPERIMENTS, Axis, Experiment, Measured, register  # noqa: F401
 from eventpath.reproduce.simulate import SCENARIOS, StalledFlow, simulate  # noqa: F401
 
 
@@ -50,7 +51,7 @@ def run(exp_id: str, out: Path, duration: float | None = None, progress: bool = 
     if e.notes:
         doc["notes"] = e.notes
     (out / f"{e.id}.json").write_text(json.dumps(doc, indent=2) + "\n")
-    comparison.published_figure(doc, out / f"{e.id}.png")
+    figure.draw(doc, out / f"{e.id}.png", e.axis)
     return doc
 
 

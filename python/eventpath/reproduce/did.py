@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from eventpath import api
-from eventpath.reproduce.experiment import SCENARIOS, Experiment, Measured, register
+from eventpath.reproduce.experiment import SCENARIOS, Axis, Experiment, Measured, register
 from eventpath.reproduce.simulate import REMOVE, load, runner, simulate
 
 #: DID §5.2, Fig. 4's UDP packet rates (packets/s).
 _FIG4_RATES = (100_000, 250_000, 400_000, 600_000)
+
+#: Figs. 4 and 5's x-axis, the UDP packet rate ("DID-250K").
+_RATE = Axis(r"(?P<series>.+)-(?P<x>\d+)K", "UDP packets/s (thousands)")
 
 #: The delivery modes compared: DID §5.2's two (vanilla KVM, DID) and, as further predictions
 #: without published values, KVM with APICv only and with VT-d posting.
@@ -55,6 +58,7 @@ register(Experiment(
         "modelled ([vm.net] itr_us = \"dynamic\") but lowers the rate as traffic grows, the opposite of Fig. 4 "
         "(docs/model.md, 'SR-IOV VFs').",
     ],
+    axis=_RATE,
 ))
 
 
@@ -249,4 +253,5 @@ register(Experiment(
         "receiving program (dropping datagrams at the socket instead); the guest scheduler of the request-"
         "handling issue is the missing piece.",
     ],
+    axis=_RATE,
 ))

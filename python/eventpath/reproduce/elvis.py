@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from eventpath.reproduce.experiment import SCENARIOS, Experiment, Measured, register
+from eventpath.reproduce.experiment import SCENARIOS, Axis, Experiment, Measured, register
 from eventpath.reproduce.simulate import simulate
 
 
@@ -138,6 +138,10 @@ def _run(config, n, workload, duration, step):
 _CONFIG_NAMES = {"baseline": "Baseline", "affinity": "Baseline with affinity", "elvis": "ELVIS",
                  "fine": "Fine-grained only", "nointerp": "No interposition"}
 
+#: Figs. 5 and 8's x-axis, the VMs ("3vm ELVIS"); Fig. 4's also per benchmark ("apache 3vm ELVIS").
+_VMS = Axis(r"(?P<x>\d+)vm (?P<series>.+)", "VMs")
+_BENCH_VMS = Axis(r"(?P<facet>\w+) (?P<x>\d+)vm (?P<series>.+)", "VMs")
+
 #: The configurations of ELVIS Fig. 8 (§4.7): No interposition is not among them.
 _FIG8_CONFIGS = ("baseline", "affinity", "elvis", "fine")
 
@@ -172,6 +176,7 @@ register(Experiment(
         "No interposition is not one of Fig. 8's configurations (§4.7 compares ELVIS, fine-grained I/O "
         "scheduling, Baseline and Baseline with affinity); it is in elvis-fig4 and elvis-fig5.",
     ],
+    axis=_VMS,
 ))
 
 
@@ -215,6 +220,7 @@ register(Experiment(
         "ELVIS §4.4 traces the VF's extra latency to the NIC (bare-metal UDP_RR 22 % slower on a VF than on "
         "the PF); the model's VF path (sriov.dma_ns) is not set from that figure.",
     ],
+    axis=_VMS,
 ))
 
 
@@ -305,4 +311,5 @@ register(Experiment(
         "dynamic throttle, which would move between 100K, 20K and 8K per second, is not what the model runs "
         "(sriov.vf_itr_ns).",
     ],
+    axis=_BENCH_VMS,
 ))

@@ -14,7 +14,7 @@ perceptive or optimistic switch), and each with "+R": ES2's intelligent interrup
 
 from __future__ import annotations
 
-from eventpath.reproduce.experiment import Experiment, Measured, register
+from eventpath.reproduce.experiment import Axis, Experiment, Measured, register
 from eventpath.reproduce.simulate import simulate
 
 #: (config, [host.io] table or None for stock vhost-net); a "+R" suffix adds ES2's redirection.
@@ -75,6 +75,10 @@ def _sweep(configs, workload, metric, unit, key, duration, step, counts):
     return rows
 
 
+#: Fig. 7a and 8a's x-axis: the tested VMs ("PI+H(P) 2VM", "PI+H(P) vs PI 2VM").
+_TESTED = Axis(r"(?P<series>.+?)(?: vs PI)? (?P<x>\d+)VM", "tested VMs")
+
+
 # --- Fig. 7a: netperf TCP send, 512 B, 4 threads per tested VM ---
 
 _NETPERF = {"kind": "tcp_stream", "message_bytes": 512, "streams": 4}
@@ -109,6 +113,7 @@ register(Experiment(
         "turn while its ring fills; the modelled vhost threads need ~0.85 us a request, so four VMs load the "
         "I/O core to ~50 % and each thread still catches its ring early. Same root cause as above.",
     ],
+    axis=_TESTED,
 ))
 
 
@@ -147,4 +152,5 @@ register(Experiment(
         "cost (epoll, the libevent loop, the socket paths of Linux 4.4) would make the kick a smaller share; "
         "not tuned here.",
     ],
+    axis=_TESTED,
 ))

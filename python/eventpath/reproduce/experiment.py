@@ -22,6 +22,19 @@ class Measured(NamedTuple):
     simulated: float | None
 
 
+@dataclass(frozen=True)
+class Axis:
+    """How an experiment's configurations lie on its paper's figure. ``pattern`` (a regular
+    expression the whole config name must match) names the ``series`` (one configuration: one
+    colour in every figure) and ``x``: a number puts the rows on lines against the paper's
+    x-axis (``xlabel``: VMs, packet rate), a name makes them a group of bars (the message kind);
+    an optional ``facet`` (the benchmark) gives each its own panels. A config the pattern does
+    not match is a summary value and is drawn apart."""
+
+    pattern: str
+    xlabel: str
+
+
 @dataclass
 class Experiment:
     """A reproducible experiment of a seed."""
@@ -36,6 +49,8 @@ class Experiment:
     notes: list[str] = field(default_factory=list)
     #: The runs it makes, for the progress bar.
     runs: int = 1
+    #: Where its rows lie on the paper's figure (None: each configuration is a bar of its own).
+    axis: Axis | None = None
 
     def compare(self, duration: float | None, step: Callable[[str], None]) -> list[PublishedRow]:
         """Run it; each simulated value beside its published one (``published/ID.toml``)."""

@@ -1,0 +1,7 @@
+"""``python -m eventpath``: the command line."""
+
+import sys
+
+from eventpath.cli import main
+
+sys.exit(main())

@@ -1,0 +1,159 @@
+"""The report's pages, each from what the commands wrote (:mod:`.gather`): the overview, the
+reproduction scorecard, a page per reproduction, the head-to-head, the testbed comparison and
+the profiles. Returns {file name: HTML body and title}; :mod:`eventpath.report` frames them."""
+
+from __future__ import annotations
+
+import json
+from html import escape as _esc
+
+from eventpath.report.gather import Gathered
+from eventpath.report.html import figure, link, para, table
+
+#: Head-to-head rows shown per workload (compare.json and ranked.csv have them all).
+COMPARE_TOP = 15
+
+
+def repro_page(doc: dict) -> str:
+    return f"repro-{doc['id']}.html"
+
+
+def _verdict(v: str | None):
+    return (v, v) if v in ("ok", "miss") else ""
+
+
+def _ratio(r: dict) -> float | None:
+    return r["simulated"] / r["published"] if r["simulated"] is not None and r["published"] else None
+
+
+def scorecard(g: Gathered) -> tuple[str, str]:
+    from eventpath import reproduce
+
+    cards = reproduce.scorecard(g.docs)
+    body = [para("Rows within tolerance of those the papers give a number for (percentages within ±10 points, "
+                 "rates within ±25 %). Calibration rows were fitted to (agreement there is by construction); "
+                 "predictions are the test of the model."),
+            table(["profile", "role", "within tolerance", "rows", "%"],
+                  [[c["profile"], c["role"], c["ok"], c["rows"], 100.0 * c["ok"] / c["rows"]] for c in cards])]
+    if g.missing:
+        body.append(para(f"Not run or not in the given directory: {', '.join(g.missing)}.", "note"))
+    body.append("<h2>Every row with a published value</h2>")
+    rows = []
+    for d in g.docs:
+        for r in d["rows"]:
+            if r["published"] is not None:
+                rows.append([(link(repro_page(d), d["id"]), ""), d["profile"], r["role"], r["config"], r["metric"],
+                             r["unit"], r["simulated"], r["published"], _ratio(r), _verdict(r["verdict"])])
+    body.append(table(["experiment", "profile", "role", "config", "metric", "unit", "simulated", "published",
+                       "sim/pub", "verdict"], rows))
+    return "Reproduction scorecard", "\n".join(body)
+
+
+def reproduction(doc: dict) -> tuple[str, str]:
+    ok = sum(r["verdict"] == "ok" for r in doc["rows"])
+    judged = sum(r["verdict"] is not None for r in doc["rows"])
+    body = [para(f"{doc['source']} · profile {doc['profile']} · {ok} of {judged} rows with a published value "
+                 "within tolerance"),
+            figure(f"reproduce/{doc['id']}.png", f"{doc['id']}: simulated beside published",
+                   "Simulated values as bars or lines (one colour per configuration), published values as diamonds "
+                   "whose whiskers span the tolerance.")]
+    if doc.get("notes"):
+        body.append("<h2>Notes</h2><ul>" + "".join(f"<li>{_esc(n)}</li>" for n in doc["notes"]) + "</ul>")
+    body.append("<h2>Rows</h2>")
+    body.append(table(["config", "metric", "unit", "simulated", "published", "sim/pub", "verdict", "role"],
+                      [[r["config"], r["metric"], r["unit"], r["simulated"], r["published"], _ratio(r),
+                        _verdict(r["verdict"]), r["role"]] for r in doc["rows"]]))
+    body.append(para(f"Data: reproduce/{doc['id']}.json", "note"))
+    return f"{doc['id']}: {doc['title']}", "\n".join(body)
+
+
+def compare(c: dict) -> tuple[str, str]:
+    body = [para(f"Made by: {c.get('command') or 'eventpath compare'} · eventpath {c.get('version')} · commit "
+                 f"{c.get('commit')} · {c.get('cells')} cells, {c.get('runs')} runs, seeds "
+                 f"{', '.join(map(str, c.get('seeds', [])))}"),
+            figure("compare/pareto.png", "throughput and p99 latency against host CPU per workload",
+                   "Throughput (top) and p99 latency (bottom) against host CPU; the Pareto frontier named, the "
+                   "scenario as given starred.")]
+    for same in c.get("identical_everywhere", []):
+        body.append(para(f"{same['family']}: {' = '.join(same['names'])} gave identical results in every cell.",
+                         "note"))
+    for w, rows in c.get("results", {}).items():
+        unit = rows[0].get("throughput_unit", "") if rows else ""
+        body.append(f"<h2>{_esc(w)}</h2>")
+        body.append(para(f"The {min(COMPARE_TOP, len(rows))} best of {len(rows)} distinct results by throughput "
+                         f"({unit}); compare/ranked.csv has every one.", "note"))
+        body.append(table(["rank", "delivery · handling · moderation · routing · halt_poll", "throughput",
+                           "vs base %", "p99 µs", "exits/s", "host CPU (cores)"],
+                          [[r["rank"], r["cells"] + (" (as given)" if r.get("baseline") else ""), r.get("throughput"),
+                            r.get("throughput_vs_baseline_pct"), r.get("p99_us"), r.get("exits_per_s"),
+                            r.get("cpu_host")] for r in rows[:COMPARE_TOP]]))
+    return "Head to head: every mechanism", "\n".join(body)
+
+
+def kvm(g: Gathered) -> tuple[str, str]:
+    from eventpath import kvm_compare
+
+    body = [para(f"How: {g.kvm_note}. Rates and CPU within ±25 %, latency medians within a factor 2.")]
+    if g.kvm:
+        body.append("<pre>" + _esc(kvm_compare.scorecard(g.kvm)) + "</pre>")
+    for d in g.kvm:
+        e = d["experiment"]
+        body.append(f"<h2>{_esc(e)}: {d['within_tolerance']} of {d['judged']} rows within tolerance</h2>")
+        body.append(figure(f"kvm/{e}/compare.png", f"{e}: simulated / testbed per row"))
+        body.append(table(["config", "metric", "unit", "testbed (median)", "min", "max", "simulated", "sim/testbed",
+                           "verdict"],
+                          [[r["config"], r["metric"], r["unit"], r["testbed"], r["testbed_min"], r["testbed_max"],
+                            r["simulated"], r["ratio"], _verdict(r["verdict"])] for r in d["rows"]]))
+    return "Testbed: KVM beside its simulator twins", "\n".join(body)
+
+
+def _params(table_: dict, prefix: str = "", inherited: str = ""):
+    """(key, value, unit, source) of every value of a profile table, nested tables flattened."""
+    src = table_.get("source", "") if isinstance(table_.get("source"), str) else ""
+    for k, v in table_.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict) and "value" in v:
+            free = v.get("free")
+            note = f" [free {free.get('min')}..{free.get('max')}, prior {free.get('prior')}]" if free else ""
+            yield key, v["value"], v.get("unit", ""), str(v.get("source", "")) + note
+        elif isinstance(v, dict):
+            yield from _params(v, f"{key}.", src or inherited)
+        elif k != "source" or not prefix:  # a table's own source is shown beside its values instead
+            plain = v if isinstance(v, (int, float, str)) else json.dumps(v)
+            yield key, plain, "", (src or inherited) if prefix else ""
+
+
+def profiles(ps: dict[str, dict]) -> tuple[str, str]:
+    body = [para("Every value of every built-in profile as the simulator reads it, with its unit and where it comes "
+                 "from (profiles/*.toml). A table's own source is given beside the values it covers."),
+            "<p>" + " · ".join(f'<a href="#{_esc(n)}">{_esc(n)}</a>' for n in ps) + "</p>"]
+    for name, p in ps.items():
+        body.append(f'<h2 id="{_esc(name)}">{_esc(name)}: {_esc(p.get("description", ""))}</h2>')
+        rows = []
+        for key, value, unit, source in _params(p):
+            # As stored, never rounded: a profile value is an input, not a result.
+            exact = isinstance(value, (int, float)) and not isinstance(value, bool)
+            rows.append([key, (f"{value:,.12g}", "num") if exact else str(value), unit, (_esc(source), "src")])
+        body.append(table(["parameter", "value", "unit", "source"], rows))
+    return "Profiles", "\n".join(body)
+
+
+def index(g: Gathered, pages: dict[str, str], quick: bool) -> tuple[str, str]:
+    from eventpath import reproduce
+
+    cards = reproduce.scorecard(g.docs)
+    body = []
+    if quick:
+        body.append(para("Built with --quick: every run was shortened; the numbers test the report, they are not "
+                         "results.", "note"))
+    body.append("<h2>Reproductions</h2>")
+    body.append(table(["profile", "role", "within tolerance", "rows"],
+                      [[c["profile"], c["role"], c["ok"], c["rows"]] for c in cards]))
+    body.append(table(["experiment", "title", "profile", "within tolerance", "rows with a published value"],
+                      [[(link(repro_page(d), d["id"]), ""), d["title"], d["profile"],
+                        sum(r["verdict"] == "ok" for r in d["rows"]), sum(r["verdict"] is not None for r in d["rows"])]
+                       for d in g.docs]))
+    body.append("<h2>Pages</h2><ul>" + "".join(f"<li>{link(f, t)}</li>" for f, t in pages.items()) + "</ul>")
+    body.append("<h2>How each part was made</h2><ul>" + "".join(f"<li>{_esc(n)}</li>" for n in g.notes) +
+                f"<li>testbed: {_esc(g.kvm_note)}</li></ul>")
+    return "eventpath report", "\n".join(body)

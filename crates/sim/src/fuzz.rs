@@ -263,11 +263,12 @@ fn workload(r: &mut Rng) -> Option<String> {
             size(r, 1, 64)
         ),
         6 => format!(
-            "kind = \"memcached\"\nconcurrency = {}\nget_ratio = {}\nvalue_bytes = {}\nkey_bytes = {}",
+            "kind = \"memcached\"\nconcurrency = {}\nget_ratio = {}\nvalue_bytes = {}\nkey_bytes = {}\nthreads = {}",
             size(r, 1, 256),
             r.below(11) as f64 / 10.0,
             size(r, 1, 14000),
-            size(r, 1, 250)
+            size(r, 1, 250),
+            size(r, 1, 64)
         ),
         7 | 8 => {
             let server = if r.chance(0.5) { "apache" } else { "nginx" };

@@ -142,6 +142,12 @@ pub enum Workload {
         /// waits for it, and latency counts from when it was due (DID §5.7's QoS search).
         #[serde(default)]
         rate_rps: Option<f64>,
+        /// Worker threads (memcached `-t`, default 4), 1..=64. The listener hands accepted
+        /// connections to them round robin, so connection `c` is served by thread
+        /// `c % threads`, homed on vCPU `thread % vcpus`; a request completed on another vCPU
+        /// wakes its thread there with a reschedule IPI.
+        #[serde(default = "default_memcached_threads")]
+        threads: u32,
     },
     /// A web server (Apache or nginx) in the guest serving one static file to an ab-like
     /// closed-loop client.
@@ -217,6 +223,11 @@ fn default_value() -> u32 {
 
 fn default_key() -> u32 {
     64
+}
+
+/// memcached's default number of worker threads (`-t 4`, `settings.num_threads`).
+fn default_memcached_threads() -> u32 {
+    4
 }
 
 /// ping's default payload (`ping -s 56`: 64 bytes with the ICMP header).
@@ -335,8 +346,9 @@ impl Workload {
                 range(key, "response_bytes", *response_bytes, 1, 1 << 20, "bytes")?;
                 range(key, "concurrency", *concurrency, 1, 1024, "transactions in flight")
             }
-            Workload::Memcached { concurrency, get_ratio, value_bytes, key_bytes, rate_rps } => {
+            Workload::Memcached { concurrency, get_ratio, value_bytes, key_bytes, rate_rps, threads } => {
                 range(key, "concurrency", *concurrency, 1, 1024, "requests in flight")?;
+                range(key, "threads", *threads, 1, 64, "memcached worker threads")?;
                 if let Some(r) = rate_rps {
                     check_rate(&format!("{key}.rate_rps"), *r, "requests/s")?;
                 }

@@ -3,21 +3,31 @@
 //! `w % vcpus`; a worker serves one request at a time (read, work, write, segments).
 //!
 //! Three ways to hand requests to workers:
-//! * per vCPU (no `workers` key): one worker per vCPU serves the requests completed by its own
-//!   vCPU's NAPI; work woken by an interrupt starts where the interrupt ran (DESIGN §3.5).
-//! * ports (`worker_ports`): connection `c` belongs to worker `c % workers`.
+//! * per vCPU (netperf TCP_RR; `http` without `workers`): one worker per vCPU serves the
+//!   requests completed by its own vCPU's NAPI; work woken by an interrupt starts where the
+//!   interrupt ran (DESIGN §3.5).
+//! * by connection (memcached's `threads`; `http` with `worker_ports`): connection `c` belongs
+//!   to worker `c % workers` — memcached's listener hands each accepted connection to the next
+//!   worker thread round robin (`dispatch_conn_new`), and that thread's event loop serves it
+//!   for its life, wherever the interrupt that completed a request ran.
 //! * shared socket: an idle worker is woken, preferring one homed on the NAPI vCPU, else the
 //!   lowest-numbered; with none idle the request waits for the next worker to finish.
 //!
+//! The workers homed on a vCPU share it as the guest's CFS shares it (`guest_sched.rs`: slices,
+//! wake-up preemption, `sched.context_switch_ns` per switch between two of them), so several
+//! memcached threads on one vCPU pay switches only when one blocks or its slice ends.
 //! Waking a sleeping worker homed on another vCPU costs a reschedule IPI (`irq.rs`).
 
+use crate::engine::Time;
+use crate::model::guest::guest_sched::GuestSched;
+use crate::profile::Profile;
 use crate::scenario::Workload;
 use std::collections::VecDeque;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Dispatch {
     PerVcpu,
-    Ports,
+    Connection,
     Shared,
 }
 
@@ -46,16 +56,19 @@ pub(crate) struct Workers {
     backlog: VecDeque<u32>,
     /// Per vCPU: the worker it runs (until that worker blocks).
     current: Vec<u32>,
+    /// The guest scheduler's run queue of each vCPU over the workers homed there.
+    sched: GuestSched,
     /// Per vCPU: requests served (lifetime).
     pub(crate) served: Vec<u64>,
 }
 
 impl Workers {
-    pub(crate) fn new(w: &Workload, vcpus: u32) -> Self {
+    pub(crate) fn new(w: &Workload, vcpus: u32, p: &Profile) -> Self {
         let (n, dispatch) = match *w {
-            Workload::Http { workers: Some(n), worker_ports: true, .. } => (n, Dispatch::Ports),
+            Workload::Memcached { threads, .. } => (threads, Dispatch::Connection),
+            Workload::Http { workers: Some(n), worker_ports: true, .. } => (n, Dispatch::Connection),
             Workload::Http { workers: Some(n), .. } => (n, Dispatch::Shared),
-            Workload::Http { worker_ports: true, .. } => (vcpus, Dispatch::Ports),
+            Workload::Http { worker_ports: true, .. } => (vcpus, Dispatch::Connection),
             _ => (vcpus, Dispatch::PerVcpu),
         };
         Workers {
@@ -64,6 +77,7 @@ impl Workers {
             w: vec![Worker::default(); n as usize],
             backlog: VecDeque::new(),
             current: (0..vcpus).collect(),
+            sched: GuestSched::new(n, vcpus, p),
             served: vec![0; vcpus as usize],
         }
     }
@@ -78,7 +92,7 @@ impl Workers {
         let n = self.w.len() as u32;
         let w = match self.dispatch {
             Dispatch::PerVcpu => napi,
-            Dispatch::Ports => conn % n,
+            Dispatch::Connection => conn % n,
             Dispatch::Shared => {
                 let idle = |w: &u32| !self.w[*w as usize].runnable();
                 let near = (napi..n).step_by(self.vcpus as usize).find(idle);
@@ -97,20 +111,23 @@ impl Workers {
         (sleeping && home != napi).then_some(home)
     }
 
-    /// The worker local vCPU `v` runs next: the current one while its response is in flight,
-    /// else the next runnable worker homed there after it (round robin per request: a fair
-    /// share between workers, as CFS gives, so no worker starves while another stays busy).
-    pub(crate) fn pick(&mut self, v: u32) -> Option<u32> {
+    /// The worker local vCPU `v` runs next and the guest time the switch to it costs: the
+    /// current one while its response is in flight, else the guest scheduler's choice among
+    /// the runnable workers homed there. None: none has work (the vCPU blocks).
+    pub(crate) fn pick(&mut self, v: u32) -> Option<(u32, Time)> {
         let cur = self.current[v as usize];
         if self.w.get(cur as usize).is_some_and(|w| w.tx.is_some()) {
-            return Some(cur);
+            return Some((cur, 0));
         }
-        let n = self.w.len() as u32;
-        let homed = n.saturating_sub(v).div_ceil(self.vcpus);
-        let k0 = cur / self.vcpus + 1;
-        let w = (0..homed).map(|k| v + ((k0 + k) % homed) * self.vcpus).find(|&w| self.w[w as usize].runnable())?;
-        self.current[v as usize] = w;
-        Some(w)
+        let w = &self.w;
+        let (next, switch) = self.sched.pick(v, |t| w[t as usize].runnable())?;
+        self.current[v as usize] = next;
+        Some((next, switch))
+    }
+
+    /// Worker `w` was given `ns` of guest time (its virtual runtime advances).
+    pub(crate) fn ran(&mut self, w: u32, ns: Time) {
+        self.sched.ran(w, ns);
     }
 
     /// The worker local vCPU `v` runs now (between `pick` and the end of its task).

@@ -159,7 +159,7 @@ impl TcpServer {
             csum_byte_ns: if off.csum { 0.0 } else { g.csum_byte_ns.value },
             conns: vec![c0; conc as usize],
             rng: Rng::for_component(seed, &format!("vm:{vm_name}/client")),
-            workers: Workers::new(w, vcpus),
+            workers: Workers::new(w, vcpus, p),
             in_path: VecDeque::new(),
             per_request_conn: matches!(*w, Workload::Http { keepalive: false, .. }),
             stopped: false,
@@ -367,23 +367,21 @@ impl App for TcpServer {
         if s.stopped {
             return g.idle(v, None);
         }
-        let Some(w) = s.workers.pick(local) else { return g.idle(v, None) };
+        let Some((w, switch)) = s.workers.pick(local) else { return g.idle(v, None) };
         let tx = s.workers.w[w as usize].tx;
-        if let Some((conn, 0)) = tx {
+        let (step, cost) = if let Some((conn, 0)) = tx {
             // close(): the FIN after the response.
-            let c = s.seg_ns;
-            return g.run_step(v, Step::new(CTL_XMIT, conn, ctl_code(Ctl::Fin) as u64), c);
-        }
-        if let Some((_, left)) = tx {
+            (Step::new(CTL_XMIT, conn, ctl_code(Ctl::Fin) as u64), s.seg_ns)
+        } else if let Some((_, left)) = tx {
             let bytes = left.min(s.goal.goal());
-            let c = s.seg_ns + round_ns(s.csum_byte_ns * f64::from(bytes));
-            return g.run_step(v, Step::new(SRV_XMIT, bytes, 0), c);
-        }
-        if let Some(conn) = s.workers.take(w, local) {
-            let c = s.serve_cost(conn);
-            return g.run_step(v, Step::new(SERVE, conn, 0), c);
-        }
-        g.idle(v, None)
+            (Step::new(SRV_XMIT, bytes, 0), s.seg_ns + round_ns(s.csum_byte_ns * f64::from(bytes)))
+        } else if let Some(conn) = s.workers.take(w, local) {
+            (Step::new(SERVE, conn, 0), s.serve_cost(conn))
+        } else {
+            return g.idle(v, None);
+        };
+        s.workers.ran(w, cost + switch);
+        g.run_step(v, step, cost + switch)
     }
     fn step_done(g: &mut impl Ctx<Self>, v: u32, s: Step) {
         match s.kind {

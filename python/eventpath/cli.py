@@ -224,7 +224,8 @@ def cmd_reproduce(a) -> int:
     _check_duration(a.duration)
     out = _out_dir(a.out)
     docs = []
-    for i, doc in zip(ids, reproduce.run_many(ids, out, duration=a.duration, workers=a.workers)):
+    for i, doc in zip(ids, reproduce.run_many(ids, out, duration=a.duration, workers=a.workers,
+                                              scheduler=a.scheduler)):
         reproduce.print_table(doc)
         print(f"wrote {out}/{i}.json and {out}/{i}.png")
         docs.append(doc)
@@ -271,7 +272,8 @@ def cmd_calibrate(a) -> int:
                        + (["--targets", a.targets] if a.targets else []))
     try:
         rep = calibrate.calibrate(a.profile, out, budget=a.budget, workers=a.workers, resume=a.resume, seeds=seeds,
-                                  duration=a.duration, targets=a.targets, command=command)
+                                  duration=a.duration, targets=a.targets, command=command,
+                                  scheduler=a.scheduler)
     except KeyboardInterrupt:
         print(f"eventpath: interrupted; finished evaluations are kept in {out}/evals.jsonl: "
               "run the same command with --resume to continue", file=sys.stderr)
@@ -357,7 +359,7 @@ def cmd_compare(a) -> int:
         workloads.check_warmup(a.profile, warmup)
         inputs = workloads.named(a.profile, [w for w in a.workloads.split(",")], duration, warmup)
     compare.compare(inputs, out, seeds=seeds, workers=a.workers, vary=vary, plots=not a.no_plots, top=a.top,
-                    command="eventpath compare " + shlex.join(getattr(a, "argv", [])[1:]))
+                    command="eventpath compare " + shlex.join(getattr(a, "argv", [])[1:]), scheduler=a.scheduler)
     return 0
 
 
@@ -373,7 +375,7 @@ def cmd_report(a) -> int:
     given = {"compare_dir": gather.check_dir(a.compare_dir, "--compare-dir", "compare.json"),
              "reproduce_dir": gather.check_dir(a.reproduce_dir, "--reproduce-dir", "*.json"),
              "kvm_dir": gather.check_dir(a.kvm_dir, "--kvm-dir", "**/compare.json")}
-    report.build(out, quick=a.quick, no_kvm=a.no_kvm, workers=a.workers, **given,
+    report.build(out, quick=a.quick, no_kvm=a.no_kvm, workers=a.workers, scheduler=a.scheduler, **given,
                  command="eventpath report " + shlex.join(getattr(a, "argv", [])[1:]),
                  say=lambda s: print(s, file=sys.stderr))
     print(f"open {out.resolve()}/index.html")
@@ -593,7 +595,8 @@ def parser() -> argparse.ArgumentParser:
     cp.add_argument("--profile", help="the host the named --workloads run on (built-in name or path)")
     cp.add_argument("--workloads", help="comma-separated workload kinds, e.g. tcp_stream,tcp_receive,memcached,tcp_rr; "
                     "kind:key=value sets a parameter")
-    cp.add_argument("--out", required=True, help="output directory (compare.json, ranked.csv, cells.csv, pareto.png)")
+    cp.add_argument("--out", required=True, help="output directory (compare.json, ranked.csv, ranked.parquet, cells.csv, "
+                    "pareto.png)")
     cp.add_argument("--seeds", help="comma-separated seeds per cell (default 1,2,3)")
     cp.add_argument("--duration", type=_seconds, help="measured simulated seconds of each run (default 0.02)")
     cp.add_argument("--warmup", type=_seconds, help="simulated warm-up seconds of each run (default 0.01)")

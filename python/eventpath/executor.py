@@ -73,6 +73,8 @@ class Executor:
     slots: int = 1
     #: Where jobs run, in words.
     where: str = "this process"
+    #: Jobs run in this process, one after the other (a caller may then report inside a job).
+    in_process: bool = True
 
     def map(self, fn: Callable[..., Any], jobs: Sequence[Job]) -> Iterator[tuple[int, Any]]:
         """``(index into jobs, fn(*job))`` for every job, as each finishes. A job's exception is
@@ -104,6 +106,8 @@ class Executor:
 class _Local(Executor):
     """This machine's worker processes (``concurrent.futures``), started at the first job."""
 
+    in_process = False
+
     def __init__(self, workers: int):
         self.slots, self.where, self.pool = workers, f"{workers} local processes", None
 
@@ -127,6 +131,8 @@ class _Local(Executor):
 
 class _Dask(Executor):
     """A Dask distributed cluster, through a :class:`distributed.Client`."""
+
+    in_process = False
 
     def __init__(self, client, distributed):
         self.client, self.distributed = client, distributed

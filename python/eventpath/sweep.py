@@ -208,15 +208,16 @@ def _append(path: Path, rows: list[dict], cols: list[str]) -> None:
         f.write(_csv_text(rows, cols, header=False))
 
 
-def _read_record(path: Path, point: dict[str, Any], fingerprint: str) -> dict | None:
+def _read_record(path: Path, point: dict[str, Any] | None, fingerprint: str) -> dict | None:
     """A run's summary from its record, or None when it has none (or an unreadable one, which
-    only a hand-edited or foreign file can be: records are renamed into place whole)."""
+    only a hand-edited or foreign file can be: records are renamed into place whole). A record
+    of another sweep (base scenario or duration) is refused. ``point`` None: only that check."""
     try:
         rec = json.loads(path.read_text())
         summary = rec["summary"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if rec.get("point") != point:
+    if point is not None and rec.get("point") != point:
         return None
     if rec.get("sweep", fingerprint) != fingerprint:
         raise InputError(f"--out {path.parent.parent}: holds runs of a different sweep (another base scenario or "
@@ -266,6 +267,12 @@ def sweep(scenario: Path, params: list[tuple[str, list[Any]]], seeds: list[int] 
         s = _read_record(runs / f"{rid}.json", p, fingerprint)
         if s is not None:
             done[rid] = s
+    # The other records: this sweep's under another build or of grid values not asked for now
+    # (kept, not used), or another sweep's (refused, so that no directory mixes two).
+    mine = set(ids)
+    for f in sorted(runs.glob("*.json")) if runs.is_dir() else []:
+        if f.stem not in mine:
+            _read_record(f, None, fingerprint)
     results = out / "results.csv"
 
     def rebuild() -> list[str]:

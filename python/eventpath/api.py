@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import copy
 import json
 import math
@@ -118,8 +119,10 @@ def check_duration(duration: Any, name: str = "duration") -> float | None:
         raise InputError(f"{name}: {_short(duration)} is not allowed; expected seconds in 1e-6..=86400") from None
 
 
-#: Set by :func:`overriding`: (profile name, {dotted key: value}, seed or None).
-_OVERRIDE: tuple[str, dict[str, float], int | None] | None = None
+#: Set by :func:`overriding`: (profile name, {dotted key: value}, seed or None). A context
+#: variable, so that threads (a Dask worker runs several jobs at once) each see their own.
+_OVERRIDE: contextvars.ContextVar[tuple[str, dict[str, float], int | None] | None] = contextvars.ContextVar(
+    "eventpath_override", default=None)
 
 
 @contextlib.contextmanager
@@ -129,7 +132,6 @@ def overriding(profile: str, values: dict[str, float], seed: int | None = None):
     ``seed`` unless the call gives one. This is how ``eventpath calibrate`` runs the
     reproductions at a candidate point; scenarios on other profiles run as given. Bad
     arguments raise :class:`InputError` here; a value out of its range, at the run."""
-    global _OVERRIDE
     if not isinstance(profile, str):
         raise InputError(f"overriding: profile {_short(profile)} is not allowed; expected a profile name (str)")
     if not isinstance(values, dict):
@@ -143,16 +145,16 @@ def overriding(profile: str, values: dict[str, float], seed: int | None = None):
             raise InputError(f"overriding: {key} = {_short(v)} is not allowed; expected a finite number in the "
                              "parameter's unit")
     seed = check_seed(seed)
-    old, _OVERRIDE = _OVERRIDE, (profile, dict(values), seed)
+    token = _OVERRIDE.set((profile, dict(values), seed))
     try:
         yield
     finally:
-        _OVERRIDE = old
+        _OVERRIDE.reset(token)
 
 
 def _overridden(scenario, seed):
     """``scenario`` (path or dict) and ``seed`` with :func:`overriding`'s values applied."""
-    profile, values, o_seed = _OVERRIDE
+    profile, values, o_seed = _OVERRIDE.get()
     if not isinstance(scenario, dict):
         import tomllib
 
@@ -184,7 +186,7 @@ def run(scenario: str | os.PathLike | dict, *, seed: int | None = None, duration
     """
     if not isinstance(scenario, dict):
         scenario = _scenario_path(scenario)
-    if _OVERRIDE is not None:
+    if _OVERRIDE.get() is not None:
         scenario, seed = _overridden(scenario, seed)
     seed = check_seed(seed)
     duration = check_duration(duration)

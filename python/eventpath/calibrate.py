@@ -22,7 +22,6 @@ import hashlib
 import json
 import os
 import re
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -210,13 +209,13 @@ class EvalLog:
 
 def calibrate(profile: str, out: Path, budget: int = 60, workers: int | None = None, resume: bool = False,
               seeds: list[int] | None = None, duration: float = 0.3, targets: str | None = None,
-              command: str = "", report_duration: float | None = None) -> dict:
+              command: str = "", report_duration: float | None = None, scheduler: str | None = None) -> dict:
     """Fit ``profile``'s free parameters; write ``out/PROFILE.toml``, ``out/report.json`` and
     ``out/report.png``; return the report. The fit runs ``duration`` simulated seconds per run;
     the report's before/after and ±10 % moves run ``report_duration`` (default: each
-    experiment's own, as ``eventpath reproduce`` runs it)."""
-    from tqdm import tqdm
-
+    experiment's own, as ``eventpath reproduce`` runs it). Evaluations run in ``workers`` local
+    processes, or on the Dask scheduler at ``scheduler``."""
+    from eventpath import executor
     from eventpath.extras import need
 
     cma = need("cma", "calibrate", "eventpath calibrate")
@@ -235,12 +234,11 @@ def calibrate(profile: str, out: Path, budget: int = 60, workers: int | None = N
     spec = load_targets(profile, targets)
     experiments = list(dict.fromkeys(t.experiment for t in spec))
     setup = Setup(profile, free, spec, experiments, seeds, duration)
-    workers = workers or os.cpu_count() or 1
-    out.mkdir(parents=True, exist_ok=True)
+    with executor.start(scheduler, workers) as ex:
+        out.mkdir(parents=True, exist_ok=True)
 
-    with ProcessPoolExecutor(max_workers=workers) as pool:
         def run_many(points: list[dict[str, float]], dur: float | None) -> list[dict]:
-            return list(pool.map(_eval_task, [(profile, v, experiments, seeds, dur) for v in points]))
+            return list(ex.ordered(_eval_task, [((profile, v, experiments, seeds, dur),) for v in points]))
 
         prior = {f.key: f.prior for f in free}
         before = run_many([prior], report_duration)[0]
@@ -251,18 +249,17 @@ def calibrate(profile: str, out: Path, budget: int = 60, workers: int | None = N
         log = EvalLog(out / "evals.jsonl", setup.fingerprint(), resume)
         search = _Grid(budget) if len(free) == 1 else cma.CMAEvolutionStrategy(
             setup.x_of(prior), 0.3, {"bounds": [0, 1], "seed": 1, "maxfevals": budget, "verbose": -9})
-        with tqdm(total=budget, initial=min(len(log.done), budget), desc=f"calibrate {profile}", unit="eval",
-                  disable=None) as bar:
+        with executor.Progress(budget, f"calibrate {profile}", "eval", initial=min(len(log.done), budget)) as bar:
             evaluated = 0
             while not search.stop() and evaluated < budget:
                 xs = search.ask()
                 todo = [x for x in xs if _key(x) not in log.done]
-                futures = {_key(x): pool.submit(_eval_task, (profile, setup.values(x), experiments, seeds, duration))
-                           for x in todo}
-                for x in todo:
-                    rows = futures[_key(x)].result()
-                    log.add(x, setup.values(x), objective(rows, rows_w))
-                    bar.update(1)
+                # Logged in the order asked (ties of the objective then resolve alike on a resume).
+                jobs = [((profile, setup.values(x), experiments, seeds, duration),) for x in todo]
+                for x, rows in zip(todo, ex.ordered(_eval_task, jobs)):
+                    f = objective(rows, rows_w)
+                    log.add(x, setup.values(x), f)
+                    bar.update(1, f"objective {f:.3g}")
                 search.tell(xs, [log.done[_key(x)] for x in xs])
                 evaluated += len(xs)
         best_key = min(log.done, key=log.done.get)

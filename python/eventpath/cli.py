@@ -193,6 +193,15 @@ def cmd_profiles(a) -> int:
     return 0
 
 
+def _check_workers(a) -> None:
+    """``--workers`` (local processes) and ``--scheduler`` (a Dask cluster's): one or the other."""
+    if a.workers is not None and not 1 <= a.workers <= MAX_WORKERS:
+        raise UsageError(f"--workers {a.workers}: not allowed; expected 1..={MAX_WORKERS} processes")
+    if a.workers is not None and a.scheduler is not None:
+        raise UsageError(f"--workers {a.workers} with --scheduler {a.scheduler}: give one; --workers counts this "
+                         "machine's processes, a cluster runs as many jobs at once as its workers have threads")
+
+
 def cmd_reproduce(a) -> int:
     from eventpath import reproduce
 
@@ -211,12 +220,12 @@ def cmd_reproduce(a) -> int:
     for i in ids:
         if i not in reproduce.EXPERIMENTS:
             raise UsageError(f"reproduce: unknown experiment {i!r}; known: {', '.join(reproduce.EXPERIMENTS)} (or 'all')")
-    if a.workers is not None and not 1 <= a.workers <= MAX_WORKERS:
-        raise UsageError(f"--workers {a.workers}: not allowed; expected 1..={MAX_WORKERS} processes")
+    _check_workers(a)
     _check_duration(a.duration)
     out = _out_dir(a.out)
     docs = []
-    for i, doc in zip(ids, reproduce.run_many(ids, out, duration=a.duration, workers=a.workers)):
+    for i, doc in zip(ids, reproduce.run_many(ids, out, duration=a.duration, workers=a.workers,
+                                              scheduler=a.scheduler)):
         reproduce.print_table(doc)
         print(f"wrote {out}/{i}.json and {out}/{i}.png")
         docs.append(doc)
@@ -254,8 +263,7 @@ def cmd_calibrate(a) -> int:
 
     if a.budget < 1:
         raise UsageError(f"--budget {a.budget}: not allowed; expected at least 1 evaluation")
-    if a.workers is not None and not 1 <= a.workers <= MAX_WORKERS:
-        raise UsageError(f"--workers {a.workers}: not allowed; expected 1..={MAX_WORKERS} processes")
+    _check_workers(a)
     seeds = _seed_list(a.seeds) if a.seeds is not None else [1, 2]
     _check_duration(a.duration)  # before anything is written: a failed start leaves no calibration
     out = _out_dir(a.out)
@@ -264,7 +272,8 @@ def cmd_calibrate(a) -> int:
                        + (["--targets", a.targets] if a.targets else []))
     try:
         rep = calibrate.calibrate(a.profile, out, budget=a.budget, workers=a.workers, resume=a.resume, seeds=seeds,
-                                  duration=a.duration, targets=a.targets, command=command)
+                                  duration=a.duration, targets=a.targets, command=command,
+                                  scheduler=a.scheduler)
     except KeyboardInterrupt:
         print(f"eventpath: interrupted; finished evaluations are kept in {out}/evals.jsonl: "
               "run the same command with --resume to continue", file=sys.stderr)
@@ -291,10 +300,15 @@ def cmd_sweep(a) -> int:
 
     params = [sweep.parse_param(p) for p in a.param]
     seeds = _seed_list(a.seeds) if a.seeds is not None else None
-    if a.workers is not None and not 1 <= a.workers <= MAX_WORKERS:
-        raise UsageError(f"--workers {a.workers}: not allowed; expected 1..={MAX_WORKERS} processes")
-    res = sweep.sweep(Path(a.scenario), params, seeds, _out_dir(a.out), workers=a.workers, duration=a.duration)
-    print(f"wrote {res}")
+    _check_workers(a)
+    res = sweep.sweep(Path(a.scenario), params, seeds, _out_dir(a.out), workers=a.workers, duration=a.duration,
+                      scheduler=a.scheduler)
+    from eventpath import tables
+
+    if tables.parquet_available():
+        print(f"wrote {res} and {res.with_suffix('.parquet')}")
+    else:
+        print(f"wrote {res} (results.parquet as well with pyarrow: pip install 'eventpath[cluster]')")
     return 0
 
 
@@ -311,8 +325,7 @@ def cmd_compare(a) -> int:
         raise UsageError("compare --workloads: give the host's --profile as well (e.g. --profile es2)")
     if a.scenario is not None and a.profile is not None:
         raise UsageError("compare: --profile goes with --workloads; a scenario file names its own profile")
-    if a.workers is not None and not 1 <= a.workers <= MAX_WORKERS:
-        raise UsageError(f"--workers {a.workers}: not allowed; expected 1..={MAX_WORKERS} processes")
+    _check_workers(a)
     if a.top < 1:
         raise UsageError(f"--top {a.top}: not allowed; expected at least 1 row")
     seeds = _seed_list(a.seeds) if a.seeds is not None else list(compare.SEEDS)
@@ -346,7 +359,7 @@ def cmd_compare(a) -> int:
         workloads.check_warmup(a.profile, warmup)
         inputs = workloads.named(a.profile, [w for w in a.workloads.split(",")], duration, warmup)
     compare.compare(inputs, out, seeds=seeds, workers=a.workers, vary=vary, plots=not a.no_plots, top=a.top,
-                    command="eventpath compare " + shlex.join(getattr(a, "argv", [])[1:]))
+                    command="eventpath compare " + shlex.join(getattr(a, "argv", [])[1:]), scheduler=a.scheduler)
     return 0
 
 
@@ -356,14 +369,13 @@ def cmd_report(a) -> int:
     from eventpath import report
     from eventpath.report import gather, outdir
 
-    if a.workers is not None and not 1 <= a.workers <= MAX_WORKERS:
-        raise UsageError(f"--workers {a.workers}: not allowed; expected 1..={MAX_WORKERS} processes")
+    _check_workers(a)
     # Every input is checked before anything runs: a refused report leaves nothing behind.
     out = outdir.check(a.out)
     given = {"compare_dir": gather.check_dir(a.compare_dir, "--compare-dir", "compare.json"),
              "reproduce_dir": gather.check_dir(a.reproduce_dir, "--reproduce-dir", "*.json"),
              "kvm_dir": gather.check_dir(a.kvm_dir, "--kvm-dir", "**/compare.json")}
-    report.build(out, quick=a.quick, no_kvm=a.no_kvm, workers=a.workers, **given,
+    report.build(out, quick=a.quick, no_kvm=a.no_kvm, workers=a.workers, scheduler=a.scheduler, **given,
                  command="eventpath report " + shlex.join(getattr(a, "argv", [])[1:]),
                  say=lambda s: print(s, file=sys.stderr))
     print(f"open {out.resolve()}/index.html")
@@ -529,6 +541,9 @@ def parser() -> argparse.ArgumentParser:
     rp.add_argument("--out", help="output directory (ID.json, ID.png)")
     rp.add_argument("--duration", type=_seconds, help="override each run's measured seconds")
     rp.add_argument("--workers", type=int, help="experiments run at once in separate processes (default: all cores)")
+    rp.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                    help="run on this Dask scheduler's workers instead of local processes (eventpath[cluster]; "
+                         "the README's 'Sweeps on a cluster')")
     rp.set_defaults(fn=cmd_reproduce)
 
     qs = sub.add_parser("qos", help="peak memcached request rate whose p95 latency stays within a bound (DID §5.7)")
@@ -549,6 +564,9 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--out", required=True, help="output directory (PROFILE.toml, report.json, report.png, evals.jsonl)")
     c.add_argument("--budget", type=int, default=60, help="simulator evaluations of the optimizer (default 60)")
     c.add_argument("--workers", type=int, help="worker processes (default: all cores)")
+    c.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                    help="run on this Dask scheduler's workers instead of local processes (eventpath[cluster]; "
+                         "the README's 'Sweeps on a cluster')")
     c.add_argument("--resume", action="store_true", help="continue the calibration in --out")
     c.add_argument("--seeds", help="seeds averaged per evaluation (default 1,2)")
     c.add_argument("--duration", type=_seconds, default=0.3,
@@ -566,6 +584,9 @@ def parser() -> argparse.ArgumentParser:
     sw.add_argument("--seeds", help="comma-separated seeds (default: the scenario's)")
     sw.add_argument("--out", required=True, help="output directory (results.csv, runs/)")
     sw.add_argument("--workers", type=int, help="worker processes (default: all cores)")
+    sw.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                    help="run on this Dask scheduler's workers instead of local processes (eventpath[cluster]; "
+                         "the README's 'Sweeps on a cluster')")
     sw.add_argument("--duration", type=_seconds, help="override each run's measured seconds")
     sw.set_defaults(fn=cmd_sweep)
 
@@ -574,7 +595,8 @@ def parser() -> argparse.ArgumentParser:
     cp.add_argument("--profile", help="the host the named --workloads run on (built-in name or path)")
     cp.add_argument("--workloads", help="comma-separated workload kinds, e.g. tcp_stream,tcp_receive,memcached,tcp_rr; "
                     "kind:key=value sets a parameter")
-    cp.add_argument("--out", required=True, help="output directory (compare.json, ranked.csv, cells.csv, pareto.png)")
+    cp.add_argument("--out", required=True, help="output directory (compare.json, ranked.csv, ranked.parquet, cells.csv, "
+                    "pareto.png)")
     cp.add_argument("--seeds", help="comma-separated seeds per cell (default 1,2,3)")
     cp.add_argument("--duration", type=_seconds, help="measured simulated seconds of each run (default 0.02)")
     cp.add_argument("--warmup", type=_seconds, help="simulated warm-up seconds of each run (default 0.01)")
@@ -582,6 +604,9 @@ def parser() -> argparse.ArgumentParser:
                     help="vary only this mechanism family, or only these of its mechanisms (repeatable; default: "
                          "every family: delivery, handling, moderation, routing, halt_poll)")
     cp.add_argument("--workers", type=int, help="worker processes (default: all cores)")
+    cp.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                    help="run on this Dask scheduler's workers instead of local processes (eventpath[cluster]; "
+                         "the README's 'Sweeps on a cluster')")
     cp.add_argument("--top", type=int, default=10, help="best rows printed per workload (default 10; the CSV has all)")
     cp.add_argument("--no-plots", action="store_true", help="write no figure")
     cp.set_defaults(fn=cmd_compare)
@@ -597,6 +622,9 @@ def parser() -> argparse.ArgumentParser:
     rep.add_argument("--reproduce-dir", help="show this earlier `eventpath reproduce all --out` instead of running it")
     rep.add_argument("--kvm-dir", help="show this earlier `eventpath kvm compare --out` instead of running it")
     rep.add_argument("--workers", type=int, help="worker processes (default: all cores)")
+    rep.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                    help="run on this Dask scheduler's workers instead of local processes (eventpath[cluster]; "
+                         "the README's 'Sweeps on a cluster')")
     rep.set_defaults(fn=cmd_report)
 
     t = sub.add_parser("trace", help="run a scenario and export a timeline (Chrome trace JSON, opens in Perfetto)")

@@ -10,7 +10,15 @@ complete record or none — never half of one. ``results.csv`` is derived from t
 is not atomic (a kill can leave a truncated last line, or a record whose rows were never appended),
 so every sweep first rebuilds it from the records (written to a temporary file and renamed) and
 rewrites it once more, in grid order, when it ends. A resumed sweep's results.csv therefore equals
-an uninterrupted sweep's, row for row.
+an uninterrupted sweep's, row for row. ``results.parquet`` (where pyarrow is installed) is
+written from the same rows at the same two moments.
+
+A run's ID (its record's name, the ``run`` column) hashes everything its result depends on
+(:func:`identity`): the scenario with the grid point's values set, the seed, the duration, the
+contents of its profile, and eventpath's build (version, commit, uncommitted changes, a digest
+of the compiled simulator). A run whose ID has a record is not run again; change any of these
+and it is. Runs go through :mod:`eventpath.executor`: local processes, or a Dask cluster
+(``--scheduler``), with the same rows either way.
 """
 
 from __future__ import annotations
@@ -24,10 +32,10 @@ import json
 import math
 import os
 import tomllib
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
+from eventpath import tables
 from eventpath._eventpath import InputError
 
 
@@ -120,8 +128,16 @@ def grid(params: list[tuple[str, list[Any]]], seeds: list[int]) -> list[dict[str
     return [dict(zip(keys + ["seed"], c)) for c in combos]
 
 
-def run_id(point: dict[str, Any]) -> str:
-    return hashlib.sha1(json.dumps(point, sort_keys=True).encode()).hexdigest()[:12]
+def identity(scenario: dict, seed: int, duration: float | None, profile: dict | None, build: dict) -> dict:
+    """Everything a run's result depends on: the scenario as run (the grid point's values set),
+    its seed and duration, its profile's contents (``profile_overrides`` are in the scenario)
+    and eventpath's build (:func:`eventpath.version.build`)."""
+    return {"scenario": scenario, "seed": seed, "duration": duration, "profile": profile, "build": build}
+
+
+def run_id(ident: dict) -> str:
+    """A run's ID: a digest of its :func:`identity`."""
+    return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def variant(base: dict, point: dict[str, Any]) -> dict:
@@ -147,10 +163,10 @@ def _one(base: dict, point: dict[str, Any], duration: float | None) -> dict | st
         return f"{_label(point)}: {e}"
 
 
-def _rows(point: dict[str, Any], summary: dict) -> list[dict]:
+def _rows(rid: str, point: dict[str, Any], summary: dict) -> list[dict]:
     from eventpath.api import Result
 
-    return [{"run": run_id(point), **point, **r} for r in Result(summary, []).vm_rows()]
+    return [{"run": rid, **point, **r} for r in Result(summary, []).vm_rows()]
 
 
 # The write steps, as functions so that a test can kill a sweep between any two of them.
@@ -192,15 +208,16 @@ def _append(path: Path, rows: list[dict], cols: list[str]) -> None:
         f.write(_csv_text(rows, cols, header=False))
 
 
-def _read_record(path: Path, point: dict[str, Any], fingerprint: str) -> dict | None:
+def _read_record(path: Path, point: dict[str, Any] | None, fingerprint: str) -> dict | None:
     """A run's summary from its record, or None when it has none (or an unreadable one, which
-    only a hand-edited or foreign file can be: records are renamed into place whole)."""
+    only a hand-edited or foreign file can be: records are renamed into place whole). A record
+    of another sweep (base scenario or duration) is refused. ``point`` None: only that check."""
     try:
         rec = json.loads(path.read_text())
         summary = rec["summary"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if rec.get("point") != point:
+    if point is not None and rec.get("point") != point:
         return None
     if rec.get("sweep", fingerprint) != fingerprint:
         raise InputError(f"--out {path.parent.parent}: holds runs of a different sweep (another base scenario or "
@@ -209,10 +226,10 @@ def _read_record(path: Path, point: dict[str, Any], fingerprint: str) -> dict | 
 
 
 def sweep(scenario: Path, params: list[tuple[str, list[Any]]], seeds: list[int] | None, out: Path,
-          workers: int | None = None, duration: float | None = None) -> Path:
-    """Run the grid; returns the path of ``results.csv``. ``seeds`` None: the scenario's seed."""
-    from eventpath import _eventpath, api
-    from tqdm import tqdm
+          workers: int | None = None, duration: float | None = None, scheduler: str | None = None) -> Path:
+    """Run the grid; returns the path of ``results.csv``. ``seeds`` None: the scenario's seed.
+    ``scheduler``: a Dask scheduler's address to run on instead of ``workers`` local processes."""
+    from eventpath import _eventpath, api, executor, version
 
     try:
         text = scenario.read_text()
@@ -224,6 +241,9 @@ def sweep(scenario: Path, params: list[tuple[str, list[Any]]], seeds: list[int] 
     if seeds is None:
         seeds = [base.get("seed", 1)]
     points = grid(params, seeds)
+    build = version.build()
+    profiles: dict[str, dict] = {}
+    ids: list[str] = []
     # Check every variant before starting any: a typo or a bad value fails fast, not after an hour.
     for p in points:
         sc = variant(base, p)
@@ -235,53 +255,57 @@ def sweep(scenario: Path, params: list[tuple[str, list[Any]]], seeds: list[int] 
             _eventpath.check_json(json.dumps(sc), "<sweep>", api.check_seed(p["seed"], "seed"), duration)
         except InputError as e:
             raise InputError(f"{_label(p)}: {e}") from None
+        name = sc.get("profile")
+        if isinstance(name, str) and name not in profiles:
+            profiles[name] = api.profile(name)
+        ids.append(run_id(identity(sc, p["seed"], duration, profiles.get(name) if isinstance(name, str) else None,
+                                   build)))
     fingerprint = hashlib.sha1(json.dumps([base, duration], sort_keys=True).encode()).hexdigest()[:12]
     runs = out / "runs"
-    runs.mkdir(parents=True, exist_ok=True)
     done: dict[str, dict] = {}
-    for p in points:
-        s = _read_record(runs / f"{run_id(p)}.json", p, fingerprint)
+    for rid, p in zip(ids, points):
+        s = _read_record(runs / f"{rid}.json", p, fingerprint)
         if s is not None:
-            done[run_id(p)] = s
+            done[rid] = s
+    # The other records: this sweep's under another build or of grid values not asked for now
+    # (kept, not used), or another sweep's (refused, so that no directory mixes two).
+    mine = set(ids)
+    for f in sorted(runs.glob("*.json")) if runs.is_dir() else []:
+        if f.stem not in mine:
+            _read_record(f, None, fingerprint)
     results = out / "results.csv"
 
     def rebuild() -> list[str]:
-        rows = [r for p in points if run_id(p) in done for r in _rows(p, done[run_id(p)])]
+        rows = [r for rid, p in zip(ids, points) if rid in done for r in _rows(rid, p, done[rid])]
         text = _csv_text(rows)
         _write_atomic(results, text)
-        return next(csv.reader([text.splitlines()[0]])) if rows else []
+        cols = next(csv.reader([text.splitlines()[0]])) if rows else []
+        tables.write_parquet(out / "results.parquet", rows, cols)
+        return cols
 
-    cols = rebuild()
-    todo = [p for p in points if run_id(p) not in done]
-    workers = workers or os.cpu_count() or 1
+    todo = [(rid, p) for rid, p in zip(ids, points) if rid not in done]
+    # Connected before anything is written: a scheduler that does not answer leaves --out as it was.
+    with executor.start(scheduler, workers, len(todo)) as ex:
+        runs.mkdir(parents=True, exist_ok=True)
+        cols = rebuild()
 
-    def finish(p: dict[str, Any], got: dict | str) -> None:
-        nonlocal cols
-        if isinstance(got, str):
-            raise InputError(got)
-        rows = _rows(p, got)
-        _write_atomic(runs / f"{run_id(p)}.json", json.dumps({"point": p, "sweep": fingerprint, "summary": got}) + "\n")
-        done[run_id(p)] = got
-        if not cols:
-            cols = rebuild()
-        else:
-            _append(results, rows, cols)
+        def finish(rid: str, p: dict[str, Any], got: dict | str) -> None:
+            nonlocal cols
+            if isinstance(got, str):
+                raise InputError(got)
+            rows = _rows(rid, p, got)
+            _write_atomic(runs / f"{rid}.json", json.dumps({"point": p, "sweep": fingerprint, "build": build,
+                                                            "summary": got}) + "\n")
+            done[rid] = got
+            if not cols:
+                cols = rebuild()
+            else:
+                _append(results, rows, cols)
 
-    with tqdm(total=len(points), initial=len(done), desc="sweep", unit="run", disable=None) as bar:
-        if workers == 1:
-            for p in todo:  # in this process: no pool to start, and Ctrl-C stops at once
-                finish(p, _one(base, p, duration))
-                bar.update(1)
-        else:
-            with ProcessPoolExecutor(max_workers=min(workers, max(len(todo), 1))) as pool:
-                futs = {pool.submit(_one, base, p, duration): p for p in todo}
-                try:
-                    for f in as_completed(futs):
-                        finish(futs[f], f.result())
-                        bar.update(1)
-                except BaseException:
-                    # Bad input or Ctrl-C: start no more runs; the finished ones are kept.
-                    pool.shutdown(wait=True, cancel_futures=True)
-                    raise
+        # Bad input or Ctrl-C stops the sweep and the runs not started; the finished ones are kept.
+        with executor.Progress(len(points), "sweep", "run", initial=len(done)) as bar:
+            for k, got in ex.map(_one, [(base, p, duration) for _, p in todo]):
+                finish(*todo[k], got)
+                bar.update(1, _label(todo[k][1]))
     rebuild()  # grid order, whatever order the runs finished in
     return results

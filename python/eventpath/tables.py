@@ -1,8 +1,11 @@
-"""Writing tidy tables as CSV (loads directly in pandas and polars)."""
+"""Writing tidy tables as CSV (loads directly in pandas and polars), and as Parquet beside it
+where pyarrow is installed (the ``cluster`` extra)."""
 
 from __future__ import annotations
 
 import csv
+import importlib.util
+import os
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -18,3 +21,38 @@ def write_csv(path: Path, rows: Iterable[dict[str, Any]]) -> None:
         w.writeheader()
         for r in rows:
             w.writerow({k: ("" if v is None else v) for k, v in r.items()})
+
+
+def parquet_available() -> bool:
+    return importlib.util.find_spec("pyarrow") is not None
+
+
+def write_parquet(path: Path, rows: Iterable[dict[str, Any]], cols: list[str] | None = None) -> bool:
+    """Write rows to ``path`` as Parquet (written beside and renamed into place, so a reader
+    never sees half a file); False, writing nothing, where pyarrow is not installed.
+
+    The columns and values are the CSV's: ``None`` is null, a number or a string keeps its type
+    (a column of ints and floats is float), and a value CSV writes with ``str()`` (a list such
+    as ``host.io.cores``, a dict, a column mixing strings and numbers) is that string."""
+    if not parquet_available():
+        return False
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = list(rows)
+    if cols is None:
+        cols = []
+        for r in rows:
+            cols.extend(k for k in r if k not in cols)
+    arrays = []
+    for c in cols:
+        vals = [r.get(c) for r in rows]
+        kinds = {type(v) for v in vals if v is not None}
+        if kinds and (kinds <= {int, float} or len(kinds) == 1 and kinds <= {bool, str}):
+            arrays.append(pa.array(vals, type=pa.float64() if float in kinds else None))
+        else:
+            arrays.append(pa.array([None if v is None else str(v) for v in vals], type=pa.string()))
+    tmp = path.with_name(f".{path.name}.tmp")
+    pq.write_table(pa.Table.from_arrays(arrays, names=cols), tmp)
+    os.replace(tmp, path)
+    return True

@@ -35,3 +35,15 @@ def describe() -> str:
     p = provenance()
     where = f"commit {p['commit'][:12]}{' with uncommitted changes' if p['uncommitted_changes'] else ''}" if p["commit"] else "not a git checkout"
     return f"eventpath {p['version'] or 'unknown (not installed)'} ({where})"
+
+
+def build() -> dict:
+    """What decides a run's result besides its input: :func:`provenance` and a digest of the
+    compiled simulator (which a rebuild without a commit changes). Part of a sweep run's identity."""
+    import hashlib
+
+    from eventpath import _eventpath
+
+    with open(_eventpath.__file__, "rb") as f:
+        engine = hashlib.sha256(f.read()).hexdigest()[:16]
+    return {**provenance(), "engine": engine}

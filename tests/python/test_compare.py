@@ -9,7 +9,7 @@ import re
 import pytest
 
 from conftest import ROOT
-from eventpath import InputError
+from eventpath import InputError, executor, tables
 from eventpath.compare import execute, figure, matrix, metrics, passes, rank, seams, workloads
 from test_input_errors import assert_exit_2_one_line
 
@@ -78,7 +78,7 @@ def fake_runs(digest_of):
     """A stand-in for the worker pool: cell i on seed s gives ``digest_of(i, s)``; records calls."""
     calls = []
 
-    def run_all(jobs, seeds, duration, workers, note=None, what=""):
+    def run_all(jobs, seeds, duration, ex, what=""):
         out = []
         for w, i, sc in jobs:
             calls.append((i, tuple(seeds)))
@@ -96,7 +96,7 @@ def fake_runs(digest_of):
 def test_cells_equal_on_the_first_seed_run_the_others_once_when_the_second_agrees(monkeypatch):
     run_all, calls = fake_runs(lambda i, s: f"same-{s}")
     monkeypatch.setattr(passes, "run_all", run_all)
-    m = passes.run({"w": [{}, {}, {}, {}]}, [1, 2, 3], None, 1)
+    m = passes.run({"w": [{}, {}, {}, {}]}, [1, 2, 3], None, executor.Executor())
     assert [g.members for g in m.groups["w"]] == [[0, 1, 2, 3]]
     assert [r["seed"] for r in m.groups["w"][0].rows] == [1, 2, 3]
     assert (0, (2, 3)) in calls and (3, (2,)) in calls
@@ -106,7 +106,7 @@ def test_cells_equal_on_the_first_seed_run_the_others_once_when_the_second_agree
 def test_a_group_whose_last_cell_differs_on_the_second_seed_splits(monkeypatch):
     run_all, calls = fake_runs(lambda i, s: "a" if s == 1 or i < 2 else "bb")
     monkeypatch.setattr(passes, "run_all", run_all)
-    m = passes.run({"w": [{}, {}, {}, {}]}, [1, 2], None, 1)
+    m = passes.run({"w": [{}, {}, {}, {}]}, [1, 2], None, executor.Executor())
     assert sorted(g.members for g in m.groups["w"]) == [[0, 1], [2, 3]]
     assert all((i, (2,)) in calls for i in range(4))
 
@@ -178,7 +178,8 @@ def test_compare_on_named_workloads_writes_table_csvs_figure_and_provenance(cli,
     r = cli("compare", "--profile", "es2", "--workloads", "tcp_rr,memcached:concurrency=4", "--vary", "handling",
             "--out", str(out), *FAST)
     assert r.returncode == 0, r.stderr
-    assert {p.name for p in out.iterdir()} == {"compare.json", "ranked.csv", "cells.csv", "pareto.png"}
+    assert {p.name for p in out.iterdir()} == {"compare.json", "ranked.csv", "cells.csv", "pareto.png"} | (
+        {"ranked.parquet"} if tables.parquet_available() else set())
     ranked = read(out / "ranked.csv")
     assert {row["workload"] for row in ranked} == {"tcp_rr", "memcached:concurrency=4"}
     assert sum(row["baseline"] == "True" for row in ranked) == 2
@@ -268,7 +269,8 @@ def test_a_failed_comparison_leaves_the_earlier_one_whole(tmp_path, monkeypatch)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     # A rerun without figures replaces every file: the old figure does not stay beside new tables.
     compare.compare(inputs, out, seeds=[2], vary={"halt_poll": None}, plots=False, say=lambda s: None)
-    assert sorted(p.name for p in out.iterdir()) == ["cells.csv", "compare.json", "ranked.csv"]
+    assert sorted(p.name for p in out.iterdir()) == ["cells.csv", "compare.json", "ranked.csv"] + (
+        ["ranked.parquet"] if tables.parquet_available() else [])
 
 
 def test_an_unknown_workload_from_the_api_names_the_schema_kinds():

@@ -12,7 +12,8 @@ drawn as a Pareto figure (:mod:`.figure`) and written with what produced them (:
 * ``compare.json`` — the command, eventpath's version and commit, the profiles, every
   workload's scenario as run, the families and their choices, and every ranked row;
 * ``ranked.csv`` — one row per distinct result per workload (means, seed ranges, exits/s by
-  reason, host CPU by who burns it, the differences from the baseline);
+  reason, host CPU by who burns it, the differences from the baseline); ``ranked.parquet``,
+  the same table, beside it where pyarrow is installed;
 * ``cells.csv`` — one row per cell: its mechanisms and its rank, or the checker's reason for
   refusing it;
 * ``pareto.png`` — throughput and p99 latency against host CPU, the frontier named.
@@ -39,9 +40,13 @@ WARMUP_S = 0.01
 
 def compare(inputs: dict[str, dict], out: Path, *, seeds: list[int] = list(SEEDS), workers: int | None = None,
             vary: dict[str, list[str] | None] | None = None, plots: bool = True, top: int = 10,
-            command: str | None = None, say: Callable[[str], None] = print) -> dict[str, Any]:
+            command: str | None = None, say: Callable[[str], None] = print,
+            scheduler: str | None = None) -> dict[str, Any]:
     """Run the matrix on ``inputs`` ({workload label: scenario dict}) and write ``out``'s files
-    (checked with :func:`outdir.check` by the caller before anything runs). Returns the manifest."""
+    (checked with :func:`outdir.check` by the caller before anything runs). Returns the manifest.
+    The runs go to ``workers`` local processes, or to the Dask scheduler at ``scheduler``."""
+    from eventpath import executor
+
     started = time.monotonic()
     fams = {w: matrix.restrict(matrix.families(sc), vary or {}) for w, sc in inputs.items()}
     cell_lists = {w: [()] + matrix.cells(f) for w, f in fams.items()}  # index 0: the baseline, as given
@@ -49,7 +54,8 @@ def compare(inputs: dict[str, dict], out: Path, *, seeds: list[int] = list(SEEDS
     total = sum(len(v) for v in scenarios.values())
     say(f"compare: {total} cells ({', '.join(f'{w} {len(v)}' for w, v in scenarios.items())}) x {len(seeds)} seeds; "
         f"each run {_seconds(inputs)}")
-    m = passes.run(scenarios, seeds, None, workers, note=lambda s: say(f"  {s}"))
+    with executor.start(scheduler, workers, total) as ex:
+        m = passes.run(scenarios, seeds, None, ex)
     labels = {w: [matrix.label(c) for c in cl] for w, cl in cell_lists.items()}
     ranked = {w: rank.rows(w, m.groups[w], labels[w]) for w in inputs}
     manifest = {
@@ -84,15 +90,17 @@ def compare(inputs: dict[str, dict], out: Path, *, seeds: list[int] = list(SEEDS
     manifest["wall_seconds"] = round(time.monotonic() - started, 3)
     with outdir.staged(out) as tmp:
         (tmp / "compare.json").write_text(json.dumps(manifest, indent=1) + "\n")
-        tables.write_csv(tmp / "ranked.csv", [r for rows in manifest["results"].values() for r in rows])
+        flat = [r for rows in manifest["results"].values() for r in rows]
+        tables.write_csv(tmp / "ranked.csv", flat)
+        tables.write_parquet(tmp / "ranked.parquet", flat)  # where pyarrow is installed
         tables.write_csv(tmp / "cells.csv", cell_rows)
         if plots:
             from eventpath.compare import figure
 
             figure.pareto(ranked, tmp / "pareto.png")
+        written = [f for f in outdir.FILES if (tmp / f).exists()]
     say(f"{m.runs} runs in {manifest['wall_seconds']:.1f} s ({time.monotonic() - started:.1f} s with the files); "
-        f"wrote {out}/" + ", ".join(
-        f for f in outdir.FILES if plots or f != "pareto.png"))
+        f"wrote {out}/" + ", ".join(written))
     return manifest
 
 

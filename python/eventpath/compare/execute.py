@@ -1,4 +1,5 @@
-"""Running the matrix: every cell's seeds in local worker processes, with a progress bar.
+"""Running the matrix: every cell's seeds through :mod:`eventpath.executor` (this process, local
+worker processes or a Dask cluster), with its progress display.
 
 A job is one cell of one workload with all its seeds: the first seed's run is also the cell's
 check (the checker refuses a pair the layout cannot run before anything is simulated), so a
@@ -9,13 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import sys
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from eventpath._eventpath import InputError
+from eventpath.executor import Executor, Progress
 
 
 @dataclass
@@ -68,37 +67,16 @@ def _run_chunk(jobs: list[tuple[str, int, dict]], seeds: list[int], duration: fl
 CHUNK = 16
 
 
-def run_all(jobs: list[tuple[str, int, dict]], seeds: list[int], duration: float | None, workers: int | None,
-            note: Callable[[str], None] | None = None, what: str = "compare") -> list[Outcome]:
-    """Run ``jobs`` (workload, cell index, scenario) on ``seeds``; outcomes in job order. A bar
-    on a terminal; elsewhere ``note`` gets a line as each workload's jobs finish."""
-    from tqdm import tqdm
-
-    workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
+def run_all(jobs: list[tuple[str, int, dict]], seeds: list[int], duration: float | None, ex: Executor,
+            what: str = "compare") -> list[Outcome]:
+    """Run ``jobs`` (workload, cell index, scenario) on ``seeds`` through ``ex``; outcomes in job
+    order. Jobs go out in chunks (one progress line or bar step per chunk)."""
+    size = max(1, min(CHUNK, len(jobs) // (4 * ex.slots)))
+    chunks = [(jobs[k:k + size], seeds, duration) for k in range(0, len(jobs), size)]
     done: dict[tuple[str, int], Outcome] = {}
-    left = {}
-    for w, _, _ in jobs:
-        left[w] = left.get(w, 0) + 1
-    with tqdm(total=len(jobs), desc=f"compare ({what})", unit="cell", disable=None, file=sys.stderr) as bar:
-        def finish(o: Outcome) -> None:
-            done[(o.workload, o.index)] = o
-            bar.update(1)
-            left[o.workload] -= 1
-            if not left[o.workload] and bar.disable and note:
-                note(f"{what}: {o.workload}: {sum(1 for j in jobs if j[0] == o.workload)} cells done")
-
-        if workers == 1:
-            for w, i, sc in jobs:
-                finish(run_job(w, i, sc, seeds, duration))
-        else:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                size = max(1, min(CHUNK, len(jobs) // (4 * workers)))
-                futs = [pool.submit(_run_chunk, jobs[k:k + size], seeds, duration) for k in range(0, len(jobs), size)]
-                try:
-                    for f in as_completed(futs):
-                        for o in f.result():
-                            finish(o)
-                except BaseException:
-                    pool.shutdown(wait=True, cancel_futures=True)
-                    raise
+    with Progress(len(jobs), f"compare ({what})", "cell") as bar:
+        for _, outcomes in ex.map(_run_chunk, chunks):
+            for o in outcomes:
+                done[(o.workload, o.index)] = o
+            bar.update(len(outcomes), ", ".join(dict.fromkeys(o.workload for o in outcomes)))
     return [done[(w, i)] for w, i, _ in jobs]

@@ -21,7 +21,7 @@ from eventpath._eventpath import InputError
 from eventpath.version import provenance  # noqa: F401  (compare's outputs record it)
 
 #: Every file a comparison writes.
-FILES = ("compare.json", "ranked.csv", "cells.csv", "pareto.png")
+FILES = ("compare.json", "ranked.csv", "ranked.parquet", "cells.csv", "pareto.png")
 _TMP_PREFIX = ".compare-"
 
 

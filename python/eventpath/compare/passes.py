@@ -14,9 +14,10 @@ other seeds' numbers are its first cell's.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from eventpath.compare.execute import Outcome, run_all
+from eventpath.executor import Executor
 
 
 @dataclass
@@ -40,19 +41,18 @@ class Matrix:
     runs: int
 
 
-def run(cells: dict[str, list[dict]], seeds: list[int], duration: float | None, workers: int | None,
-        note: Callable[[str], None] | None = None) -> Matrix:
+def run(cells: dict[str, list[dict]], seeds: list[int], duration: float | None, ex: Executor) -> Matrix:
     """``cells``: per workload, the cells' scenarios (index 0 is the baseline, as given)."""
     first, rest = seeds[:1], seeds[1:]
     jobs = [(w, i, sc) for w, scs in cells.items() for i, sc in enumerate(scs)]
     m = Matrix({w: [] for w in cells}, {w: {} for w in cells}, {w: {} for w in cells}, len(jobs))
     by_digest: dict[tuple[str, str], list[Outcome]] = {}
-    for o in run_all(jobs, first, duration, workers, note, f"seed {first[0]}"):
+    for o in run_all(jobs, first, duration, ex, f"seed {first[0]}"):
         if not _failed(m, o):
             by_digest.setdefault((o.workload, o.digests[0]), []).append(o)
     groups = list(by_digest.values())
     if rest:
-        groups = _other_seeds(m, cells, groups, rest, duration, workers, note)
+        groups = _other_seeds(m, cells, groups, rest, duration, ex)
     for g in groups:
         m.groups[g[0].workload].append(Group(g[0].workload, sorted(o.index for o in g), g[0].rows, tuple(g[0].digests)))
     return m
@@ -68,18 +68,18 @@ def _failed(m: Matrix, o: Outcome, members: list[Outcome] | None = None) -> bool
     return False
 
 
-def _other_seeds(m: Matrix, cells, groups: list[list[Outcome]], rest: list[int], duration, workers, note):
+def _other_seeds(m: Matrix, cells, groups: list[list[Outcome]], rest: list[int], duration, ex: Executor):
     """Run ``rest`` for each group's first cell and the second seed for its last; a group whose
     two differ runs every seed in every cell and splits by what they gave."""
     firsts = {_key(g[0]) for g in groups}
     lasts = {_key(g[-1]) for g in groups if len(g) > 1}
-    more = _extend(cells, firsts, rest, duration, workers, note, "seeds " + ",".join(map(str, rest)))
-    check = _extend(cells, lasts, rest[:1], duration, workers, note, f"seed {rest[0]}, confirming groups")
+    more = _extend(cells, firsts, rest, duration, ex, "seeds " + ",".join(map(str, rest)))
+    check = _extend(cells, lasts, rest[:1], duration, ex, f"seed {rest[0]}, confirming groups")
     m.runs += len(firsts) * len(rest) + len(lasts)
     split = [g for g in groups if len(g) > 1 and more[_key(g[0])].digests[:1] != check[_key(g[-1])].digests]
     todo = {_key(o) for g in split for o in g[1:]}
     if todo:
-        more.update(_extend(cells, todo, rest, duration, workers, note, "seeds of split groups"))
+        more.update(_extend(cells, todo, rest, duration, ex, "seeds of split groups"))
         m.runs += len(todo) * len(rest)
     out: list[list[Outcome]] = []
     for g in groups:
@@ -101,6 +101,6 @@ def _key(o: Outcome) -> tuple[str, int]:
     return (o.workload, o.index)
 
 
-def _extend(cells, keys, seeds, duration, workers, note, what) -> dict[tuple[str, int], Outcome]:
+def _extend(cells, keys, seeds, duration, ex: Executor, what) -> dict[tuple[str, int], Outcome]:
     jobs = [(w, i, cells[w][i]) for w, i in sorted(keys)]
-    return {_key(o): o for o in run_all(jobs, seeds, duration, workers, note, what)}
+    return {_key(o): o for o in run_all(jobs, seeds, duration, ex, what)}

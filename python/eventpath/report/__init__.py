@@ -25,17 +25,18 @@ from eventpath.version import provenance
 
 def build(out: Path, *, quick: bool = False, no_kvm: bool = False, compare_dir: Path | None = None,
           reproduce_dir: Path | None = None, kvm_dir: Path | None = None, workers: int | None = None,
-          command: str = "eventpath report", say: Callable[[str], None] = print) -> dict:
+          command: str = "eventpath report", say: Callable[[str], None] = print, scheduler: str | None = None) -> dict:
     """Build the site into ``out`` (checked with :func:`outdir.check` by the caller before
-    anything runs); return its manifest (``report.json``)."""
+    anything runs); return its manifest (``report.json``). The runs go to ``workers`` local
+    processes, or to the Dask scheduler at ``scheduler``."""
     prov = provenance()
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     made = (f"Made by <code>{escape(command)}</code> on {when} with eventpath {escape(str(prov['version']))}"
             + (f", commit {escape(prov['commit'][:12])}" if prov["commit"] else "")
             + (" (with uncommitted changes)" if prov["uncommitted_changes"] else "") + ".")
     with outdir.staged(out) as site:
-        g = gather.reproductions(site, quick, reproduce_dir, workers, say)
-        gather.head_to_head(site, g, quick, compare_dir, workers, say)
+        g = gather.reproductions(site, quick, reproduce_dir, workers, say, scheduler)
+        gather.head_to_head(site, g, quick, compare_dir, workers, say, scheduler)
         gather.testbed(site, g, quick, no_kvm, kvm_dir, say)
         body: dict[str, tuple[str, str]] = {"scorecard.html": pages.scorecard(g)}
         body.update({pages.repro_page(d): pages.reproduction(d) for d in g.docs})

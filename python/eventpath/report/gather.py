@@ -59,7 +59,8 @@ def check_dir(p: str | None, flag: str, needs: str) -> Path | None:
     return d
 
 
-def reproductions(site: Path, quick: bool, source: Path | None, workers: int | None, say: Callable) -> Gathered:
+def reproductions(site: Path, quick: bool, source: Path | None, workers: int | None, say: Callable,
+                  scheduler: str | None = None) -> Gathered:
     from eventpath import reproduce
     from eventpath.reproduce import figure
 
@@ -72,7 +73,8 @@ def reproductions(site: Path, quick: bool, source: Path | None, workers: int | N
         g.missing = [i for i in reproduce.EXPERIMENTS if i not in ids]
         say(f"report: reproduce {'all' if not quick else ' '.join(ids)}"
             f"{f' (--quick: {duration:g} s per run)' if quick else ''} ...")
-        g.docs = list(reproduce.run_many(ids, dest, duration=duration, workers=workers))
+        g.docs = list(reproduce.run_many(ids, dest, duration=duration, workers=workers,
+                                          scheduler=scheduler))
         g.notes.append("reproductions: `eventpath reproduce all` at each experiment's own run length" if not quick else
                        f"reproductions (--quick): {', '.join(ids)}, every run shortened to {duration:g} s: the numbers "
                        "are a smoke test of the site, not results")
@@ -94,7 +96,7 @@ def reproductions(site: Path, quick: bool, source: Path | None, workers: int | N
 
 
 def head_to_head(site: Path, g: Gathered, quick: bool, source: Path | None, workers: int | None,
-                 say: Callable) -> None:
+                 say: Callable, scheduler: str | None = None) -> None:
     dest = site / "compare"
     if source is not None:
         dest.mkdir()
@@ -113,7 +115,7 @@ def head_to_head(site: Path, g: Gathered, quick: bool, source: Path | None, work
                f"--seeds {','.join(map(str, spec['seeds']))} {vary}".strip())
         say(f"report: {cmd} ...")
         compare.compare(inputs, dest, seeds=spec["seeds"], workers=workers, vary=spec["vary"], command=cmd,
-                        say=lambda s: None)
+                        say=lambda s: None, scheduler=scheduler)
         g.notes.append(f"head to head: `{cmd}`" + (" (--quick: a small matrix)" if quick else ""))
     g.compare = json.loads((dest / "compare.json").read_text())
 

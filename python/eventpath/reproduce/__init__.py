@@ -31,17 +31,11 @@ from eventpath.reproduce.experiment import EXPERIMENTS, Axis, Experiment, Measur
 from eventpath.reproduce.simulate import SCENARIOS, StalledFlow, simulate  # noqa: F401
 
 
-def run(exp_id: str, out: Path, duration: float | None = None, progress: bool = True) -> dict:
-    """Run experiment ``exp_id``; write ``out/ID.json`` and ``out/ID.png``; return the doc."""
-    from tqdm import tqdm
-
+def measure(exp_id: str, duration: float | None = None, step: Callable[[str], None] | None = None) -> dict:
+    """Run experiment ``exp_id`` and return its doc (writes nothing: a cluster's worker runs this).
+    ``step(label)`` is called after each of its runs."""
     e = EXPERIMENTS[exp_id]
-    with tqdm(total=e.runs, desc=exp_id, unit="run", leave=False, disable=None if progress else True) as bar:
-        def step(label: str) -> None:
-            bar.set_postfix_str(label)
-            bar.update(1)
-
-        rows = e.compare(duration, step)
+    rows = e.compare(duration, step or (lambda _label: None))
     target = is_target(e.profile)
     for r in rows:
         if r.published is not None and target(e.id, r.config, r.metric):
@@ -50,35 +44,55 @@ def run(exp_id: str, out: Path, duration: float | None = None, progress: bool = 
            "rows": [r.as_dict() for r in rows]}
     if e.notes:
         doc["notes"] = e.notes
-    (out / f"{e.id}.json").write_text(json.dumps(doc, indent=2) + "\n")
-    figure.draw(doc, out / f"{e.id}.png", e.axis)
     return doc
 
 
-def _run_quiet(exp_id: str, out: Path, duration: float | None) -> dict:
-    return run(exp_id, out, duration, progress=False)
+def write(doc: dict, out: Path) -> None:
+    """Write ``out/ID.json`` and draw ``out/ID.png`` for an experiment's doc."""
+    (out / f"{doc['id']}.json").write_text(json.dumps(doc, indent=2) + "\n")
+    figure.draw(doc, out / f"{doc['id']}.png", EXPERIMENTS[doc["id"]].axis)
 
 
-def run_many(ids: list[str], out: Path, duration: float | None = None, workers: int | None = None) -> Iterator[dict]:
-    """Run the experiments ``ids``, up to ``workers`` at once in separate processes (default:
-    every core); yield their docs in the order of ``ids`` as each becomes available. One
-    bar counts the runs of all of them."""
-    import os
-    from concurrent.futures import ProcessPoolExecutor
+def run(exp_id: str, out: Path, duration: float | None = None, progress: bool = True) -> dict:
+    """Run experiment ``exp_id``; write ``out/ID.json`` and ``out/ID.png``; return the doc."""
     from tqdm import tqdm
 
-    workers = min(workers or os.cpu_count() or 1, len(ids))
-    if workers <= 1:
-        for i in ids:
-            yield run(i, out, duration)
-        return
-    with tqdm(total=sum(EXPERIMENTS[i].runs for i in ids), desc="reproduce", unit="run", disable=None) as bar, \
-            ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(_run_quiet, i, out, duration) for i in ids]
-        for i, f in zip(ids, futures):
-            doc = f.result()
-            bar.update(EXPERIMENTS[i].runs)
-            yield doc
+    with tqdm(total=EXPERIMENTS[exp_id].runs, desc=exp_id, unit="run", leave=False,
+              disable=None if progress else True) as bar:
+        def step(label: str) -> None:
+            bar.set_postfix_str(label)
+            bar.update(1)
+
+        doc = measure(exp_id, duration, step)
+    write(doc, out)
+    return doc
+
+
+def run_many(ids: list[str], out: Path, duration: float | None = None, workers: int | None = None,
+             scheduler: str | None = None) -> Iterator[dict]:
+    """Run the experiments ``ids``, up to ``workers`` at once in separate processes (default:
+    every core) or on the Dask scheduler at ``scheduler``; write each one's files and yield its
+    doc, in the order of ``ids``, as each becomes available. One progress display counts the
+    runs of all of them (in this process, run by run; elsewhere, experiment by experiment)."""
+    from eventpath import executor
+
+    with executor.start(scheduler, workers, len(ids)) as ex, \
+            executor.Progress(sum(EXPERIMENTS[i].runs for i in ids), "reproduce", "run") as bar:
+        if ex.in_process:
+            for i in ids:
+                doc = measure(i, duration, lambda label, i=i: bar.update(1, f"{i}: {label}"))
+                write(doc, out)
+                yield doc
+            return
+        held: dict[int, dict] = {}
+        nxt = 0
+        for k, doc in ex.map(measure, [(i, duration) for i in ids]):
+            bar.update(EXPERIMENTS[ids[k]].runs, ids[k])
+            held[k] = doc
+            while nxt in held:
+                write(held[nxt], out)
+                yield held.pop(nxt)
+                nxt += 1
 
 
 def profiles_of() -> dict[str, str]:

@@ -164,3 +164,32 @@ fn a_paced_memcached_client_offers_its_rate_and_counts_waiting_past_saturation()
     let m = Sc::new("t", "elvis").vm(Vm::new("vm0", 1).workload("kind = \"memcached\"\nconcurrency = 8\nrate_rps = 0")).error();
     assert!(m.contains("rate_rps") && m.contains("requests/s"), "{m}");
 }
+
+/// memcached's worker threads own connections (issue 28 item 6): on a 2-vCPU VM whose
+/// interrupts all go to vCPU 0, both vCPUs serve, the threads on vCPU 1 woken by reschedule
+/// IPIs; with one thread, only its home serves.
+#[test]
+fn memcached_threads_serve_on_every_vcpu() {
+    let served = |threads: u32| {
+        let w = format!("kind = \"memcached\"\nconcurrency = 8\nthreads = {threads}");
+        let vm = Vm::new("vm0", 2).pins(&[0, 1]).workload(&w);
+        let (o, l) = Sc::new("mc", "elvis").duration(0.05).warmup(0.01).pcpus(3).vm(vm.vhost_pin(2)).run_with_ledger();
+        l.check().unwrap();
+        (l.rr_served_by_vcpu.clone(), o.summary.vms[0].exits_per_s["ipi"].unwrap())
+    };
+    let (four, ipi) = served(4);
+    assert!(four[0] > 100 && four[1] > 100, "{four:?}");
+    assert!(ipi > 0.0, "threads on vCPU 1 are woken across vCPUs");
+    let (one, ipi1) = served(1);
+    assert!(one[0] > 100 && one[1] == 0, "{one:?}");
+    assert_eq!(ipi1, 0.0);
+}
+
+#[test]
+fn memcached_threads_out_of_range_are_refused() {
+    for t in [0, 65] {
+        let w = format!("kind = \"memcached\"\nconcurrency = 8\nthreads = {t}");
+        let err = Sc::new("mc", "elvis").vm(Vm::new("vm0", 1).workload(&w)).error();
+        assert!(err.contains("threads"), "{err}");
+    }
+}

@@ -203,3 +203,22 @@ fn tracing_does_not_perturb_the_run() {
         assert_eq!(strip(&plain.summary), strip(&traced.summary), "{example}");
     }
 }
+
+/// A vCPU track accounts for all the time its thread holds a pCPU (guest work and exits; a
+/// handler taken in guest mode with no exit — a posted interrupt — cuts the task it
+/// interrupts, which resumes after it), and more where host interrupt work took the pCPU from
+/// it during an exit.
+#[test]
+fn vcpu_tracks_account_for_their_pcpu_time() {
+    for example in ["tcp-send-posted.toml", "pmd.toml", "virtio-did.toml", "vf-posted.toml"] {
+        let t = Timeline::of(&checked(example, 0.005), 0.002, 0.003);
+        well_formed(&t, 2000.0, 3000.0);
+        let host = t.pid("host: *");
+        let pcpus = t.tracks_of(host, |n| n.starts_with("pCPU "));
+        for (tid, (_, thread)) in t.tracks.iter().filter(|(_, (_, n))| n.starts_with("vcpu:")) {
+            let on_track: f64 = t.on(*tid).iter().map(|e| e["dur"].as_f64().unwrap()).sum();
+            let on_cpu: f64 = t.spans.iter().filter(|e| pcpus.contains(&e["tid"].as_u64().unwrap()) && name(e) == thread).map(|e| e["dur"].as_f64().unwrap()).sum();
+            assert!(on_cpu > 0.0 && on_track >= on_cpu - 1e-3, "{example}: {thread}: {on_track} µs on its track, {on_cpu} µs on a pCPU");
+        }
+    }
+}

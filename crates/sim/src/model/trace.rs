@@ -26,7 +26,7 @@ mod writer;
 use crate::engine::Time;
 use crate::metrics::{ExitReason, Name};
 use crate::model::hw::lapic::Vector;
-use crate::model::hypervisor::vcpu::{Mode, Task};
+use crate::model::hypervisor::vcpu::Task;
 use crate::model::Host;
 use crate::run::TraceCounts;
 use writer::{FlowPart, TraceWriter};
@@ -72,8 +72,8 @@ pub(crate) struct Tracing {
     irq_name: Vec<[Name; 6]>,
     /// Per device: its TX and RX items' names.
     item_name: Vec<[Name; 2]>,
-    /// When each vCPU's current guest-mode span started.
-    guest_from: Vec<Option<Time>>,
+    /// Each vCPU's guest-mode span under way: since when, and its task.
+    guest_from: Vec<Option<(Time, Task)>>,
     /// The flow arriving at each vCPU's current guest span (its interrupt's handler).
     guest_flow: Vec<Option<Flow>>,
     /// Per vCPU: the device whose TX kick its next exit is (that exit starts the flow).
@@ -253,7 +253,7 @@ impl Host {
     pub fn finish_trace(&mut self, now: Time) -> Option<std::io::Result<TraceCounts>> {
         let mut tr = self.trace.take()?;
         for v in 0..self.vcpus.len() {
-            if let (Some(start), Mode::Guest { task, .. }) = (tr.guest_from[v].take(), self.vcpus[v].mode) {
+            if let Some((start, task)) = tr.guest_from[v].take() {
                 let mut flow = tr.guest_flow[v].take().filter(|f| f.begun);
                 tr.put(tr.vcpu_track[v], self.task_name(v as u32, task).into(), start, now, flow.as_mut(), false);
             }
@@ -269,8 +269,13 @@ impl Host {
     }
 
     pub(crate) fn tr_guest_start(&mut self, now: Time, v: u32, task: Task) {
+        // A handler the guest takes with no exit (a posted interrupt in guest mode) cuts the
+        // task under way: its span ends here (the rest runs after the handler, a span of its own).
+        if let Some((_, cut)) = self.trace.as_deref().and_then(|tr| tr.guest_from[v as usize]) {
+            self.tr_guest_end(now, v, cut);
+        }
         if let Some(tr) = self.trace.as_deref_mut() {
-            tr.guest_from[v as usize] = Some(now);
+            tr.guest_from[v as usize] = Some((now, task));
             if let Task::Irq(vec @ (Vector::NetTx | Vector::NetRx)) = task {
                 if let Some(f) = tr.at_handler[v as usize * 2 + (vec == Vector::NetRx) as usize].take() {
                     tr.guest_flow[v as usize] = Some(f);
@@ -285,7 +290,7 @@ impl Host {
         }
         let name = self.task_name(v, task);
         if let Some(tr) = self.trace.as_deref_mut() {
-            if let Some(start) = tr.guest_from[v as usize].take() {
+            if let Some((start, _)) = tr.guest_from[v as usize].take() {
                 let mut flow = tr.guest_flow[v as usize].take().filter(|f| f.begun);
                 tr.put(tr.vcpu_track[v as usize], name.into(), start, now, flow.as_mut(), false);
             }

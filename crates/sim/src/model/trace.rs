@@ -273,9 +273,10 @@ impl Host {
     }
 
     pub(crate) fn tr_guest_start(&mut self, now: Time, v: u32, task: Task) {
+        let Some(tr) = self.trace.as_deref() else { return };
         // A handler the guest takes with no exit (a posted interrupt in guest mode) cuts the
         // task under way: its span ends here (the rest runs after the handler, a span of its own).
-        if let Some((_, cut)) = self.trace.as_deref().and_then(|tr| tr.guest_from[v as usize]) {
+        if let Some((_, cut)) = tr.guest_from[v as usize] {
             self.tr_guest_end(now, v, cut);
         }
         if let Some(tr) = self.trace.as_deref_mut() {

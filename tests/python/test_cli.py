@@ -218,8 +218,23 @@ def test_trace_writes_perfetto_json(cli, tmp_path):
     assert r.returncode == 0, r.stderr
     assert "perfetto" in r.stdout
     j = json.loads(out.read_text())
-    names = {e["name"] for e in j["traceEvents"]}
-    assert "exit: io_instruction (kick)" in names and "vhost handler" in names
+    ev = j["traceEvents"]
+    names = {e["name"] for e in ev}
+    assert "exit: io_instruction (kick)" in names and "tx tcp-send" in names
+    # A process per VM and one for the host's pCPUs; the pCPU tracks show the vCPU thread.
+    procs = {e["pid"]: e["args"]["name"] for e in ev if e["name"] == "process_name"}
+    assert sorted(procs.values()) == ["VM tcp-send", "host: tcp-send"]
+    tracks = {e["tid"]: (procs[e["pid"]], e["args"]["name"]) for e in ev if e["name"] == "thread_name"}
+    spans = [e for e in ev if e["ph"] == "X"]
+    assert any(tracks[e["tid"]][1] == "pCPU 0" and e["name"] == "vcpu:tcp-send/0" for e in spans)
+    assert any(tracks[e["tid"]][1] == "vhost-tcp-send" and e["name"] == "rx tcp-send" for e in spans)
+    # Flow arrows: a kick's exit starts one that the vhost item takes in.
+    flows = {}
+    for e in spans:
+        if "bind_id" in e:
+            flows.setdefault(e["bind_id"], []).append(e)
+    assert any([p["name"] for p in sorted(f, key=lambda e: e["ts"])] == ["exit: io_instruction (kick)", "tx tcp-send"]
+               for f in flows.values())
     r = cli("trace", "examples/tcp-send.toml", "--out", str(out), "--from", "0.2", "--to", "0.1")
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "--from" in r.stderr
 

@@ -105,7 +105,7 @@ fn simulate_inner(
         }
     };
     let wall = t0.elapsed().as_secs_f64();
-    let trace = host.finish_trace();
+    let trace = host.finish_trace(now);
     (summarize(c, &host, now, q.handled(), wall), host.conservation(now), trace, completed)
 }
 

@@ -10,5 +10,5 @@ mod util;
 pub use exits::{ExitCounters, ExitReason};
 pub use histogram::Histogram;
 pub use series::Series;
-pub use trace::{Name, Trace};
+pub use trace::Name;
 pub use util::BusyTime;

@@ -105,7 +105,6 @@ impl Host {
 
     /// Thread `t` runs on its pCPU: after a wake-up, or resuming after a preemption.
     pub(crate) fn io_run(&mut self, now: Time, t: u32, wake_cpu: Time, q: &mut EventQueue<Ev>) {
-        self.tr_io(now, t, true);
         self.io.threads[t as usize].owe(wake_cpu);
         let yield_wanted = self.io_yield_wanted(t);
         let n = self.io.threads[t as usize].run(now, &mut view!(self, now, yield_wanted));
@@ -118,6 +117,7 @@ impl Host {
         if let Some(later) = self.io.threads[t as usize].step_due() {
             return q.at(now + later, Ev::IoStep { thread: t });
         }
+        self.tr_io_step_end(now, t);
         if let Some((dev, w)) = self.io.threads[t as usize].finish_item() {
             self.complete(now, dev, w, q);
             self.io.threads[t as usize].after_item(now, dev, w, &mut view!(self, now, false));
@@ -134,9 +134,11 @@ impl Host {
         match n {
             Next::Step(at) => {
                 self.io.threads[t as usize].step_started();
+                self.tr_io_step(now, t);
                 q.at(at, Ev::IoStep { thread: t })
             }
             Next::Spin(event) => {
+                self.tr_io_spin(now, t);
                 if let Some(at) = event {
                     q.at(at, Ev::IoPoll { thread: t });
                 }
@@ -144,13 +146,13 @@ impl Host {
             Next::Yield => {
                 let cpu = self.sched.thread_cpu(self.io_thread_tid(t));
                 self.io.threads[t as usize].off_cpu(now);
-                self.tr_io(now, t, false);
+                self.tr_io_off(now, t);
                 self.cx(q).leave_cpu(now, cpu, false);
             }
             Next::Sleep(timed) => {
                 let cpu = self.sched.thread_cpu(self.io_thread_tid(t));
                 self.io.threads[t as usize].off_cpu(now);
-                self.tr_io(now, t, false);
+                self.tr_io_off(now, t);
                 if let Some(at) = timed {
                     q.at(at, Ev::IoWake { thread: t });
                 }

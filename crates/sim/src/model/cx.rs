@@ -119,8 +119,8 @@ impl Machine for Cx<'_> {
         self.h.watchdog_tick(now)
     }
 
-    fn tr_guest_start(&mut self, now: Time, v: u32) {
-        self.h.tr_guest_start(now, v)
+    fn tr_guest_start(&mut self, now: Time, v: u32, task: Task) {
+        self.h.tr_guest_start(now, v, task)
     }
     fn tr_guest_end(&mut self, now: Time, v: u32, task: Task) {
         self.h.tr_guest_end(now, v, task)
@@ -128,11 +128,17 @@ impl Machine for Cx<'_> {
     fn tr_exit(&mut self, now: Time, v: u32, reason: ExitReason, cost: Time) {
         self.h.tr_exit(now, v, reason, cost)
     }
-    fn tr_irq(&mut self, now: Time, v: u32, what: &'static str) {
-        self.h.tr_irq(now, v, what)
+    fn tr_irq(&mut self, now: Time, v: u32, vec: Vector) {
+        self.h.tr_irq(now, v, vec)
+    }
+    fn tr_kick(&mut self, now: Time, v: u32, dev: u32, rx: bool, exit: bool) {
+        self.h.tr_kick(now, v, dev, rx, exit)
     }
     fn tr_cpu(&mut self, now: Time, cpu: u32, t: Option<u32>) {
         self.h.tr_cpu(now, cpu, t)
+    }
+    fn tr_softirq(&mut self, cpu: u32, start: Time, end: Time) {
+        self.h.tr_softirq(cpu, start, end)
     }
 }
 

@@ -115,6 +115,7 @@ impl<K: Kernel> Driver for K {
         if self.net(dev).txq.kick_prepare() {
             return self.kick_tx(now, v, dev);
         }
+        self.tr_kick(now, v, dev, false, false);
         self.backend_written(now, dev, Notice::TxKick);
         self.enter(now, v);
     }
@@ -136,6 +137,7 @@ impl<K: Kernel> Driver for K {
     }
 
     fn kick_exit(&mut self, now: Time, v: u32, dev: u32, rx: bool) {
+        self.tr_kick(now, v, dev, rx, true);
         let signal = self.io_signal_ns();
         if signal == 0 {
             self.ioeventfd(now, dev, rx);

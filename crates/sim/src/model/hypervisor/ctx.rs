@@ -94,14 +94,19 @@ pub(crate) trait Machine {
 
     // The timeline (`eventpath trace`); no-ops unless it records.
 
-    /// `v` started a guest task.
-    fn tr_guest_start(&mut self, now: Time, v: u32);
+    /// `v` started guest task `task`.
+    fn tr_guest_start(&mut self, now: Time, v: u32, task: Task);
     /// `v`'s guest task `task` ended.
     fn tr_guest_end(&mut self, now: Time, v: u32, task: Task);
     /// `v` took an exit for `reason` lasting `cost`.
     fn tr_exit(&mut self, now: Time, v: u32, reason: ExitReason, cost: Time);
-    /// An interrupt event of `v`.
-    fn tr_irq(&mut self, now: Time, v: u32, what: &'static str);
+    /// `vec` is raised for `v`.
+    fn tr_irq(&mut self, now: Time, v: u32, vec: Vector);
+    /// The guest on `v` tells device `dev`'s back end of new buffers in its RX (`rx`) or TX
+    /// queue: by an exit (`exit`: its `io_instruction` exit follows) or a ring write only.
+    fn tr_kick(&mut self, now: Time, v: u32, dev: u32, rx: bool, exit: bool);
     /// Thread `t` (or none) runs on `cpu` from now.
     fn tr_cpu(&mut self, now: Time, cpu: u32, t: Option<u32>);
+    /// Host interrupt work holds `cpu` over [start, end).
+    fn tr_softirq(&mut self, cpu: u32, start: Time, end: Time);
 }

@@ -59,12 +59,7 @@ pub(crate) trait Irqs {
 
 impl<M: Machine> Irqs for M {
     fn raise_irq(&mut self, now: Time, v: u32, vec: Vector) {
-        let what = match vec {
-            Vector::Timer => "timer irq raised",
-            Vector::Resched => "reschedule ipi raised",
-            Vector::NetTx | Vector::NetRx | Vector::Vf | Vector::Msi => "device irq raised",
-        };
-        self.tr_irq(now, v, what);
+        self.tr_irq(now, v, vec);
         let exitless = self.exitless_io();
         let vc = self.vcpu(v);
         vc.ledger.raised += 1;

@@ -64,7 +64,8 @@ impl<M: Machine> Softirqs for M {
         }
         // Counted where it runs; the thread there loses this piece's time (work already in
         // hand took its share when it came).
-        self.softirqs().run(now, cpu, ns);
+        let end = self.softirqs().run(now, cpu, ns);
+        self.tr_softirq(cpu, end - ns, end);
         let Some(t) = self.sched_ref().current(cpu) else { return };
         if self.parts().switching[cpu as usize] {
             return;

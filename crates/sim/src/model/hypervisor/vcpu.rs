@@ -389,7 +389,7 @@ impl<M: Machine> Vcpus for M {
         vc.mode = Mode::Guest { task, end: now + cost };
         vc.guest_time.set(now, true);
         p.q.at(now + cost, Ev::GuestDone { vcpu: v, epoch: vc.epoch });
-        self.tr_guest_start(now, v);
+        self.tr_guest_start(now, v, task);
     }
 
     fn run_step(&mut self, now: Time, v: u32, s: Step, cost: Time) {

@@ -244,13 +244,9 @@ impl Backends {
         self.threads[t as usize].wake_pending
     }
 
-    /// What thread `t`'s runs are called in a timeline.
-    pub fn label(&self, t: u32) -> &'static str {
-        match self.threads[t as usize].policy {
-            Policy::Vhost(_) => "vhost handler",
-            Policy::Es2(_) => "joint thread",
-            Policy::Elvis(_) => "elvis thread",
-            Policy::Pmd(_) => "pmd",
-        }
+    /// The VM whose own thread `t` is (a vhost worker: one per VM, in order), or `None` for a
+    /// thread shared by the host's VMs (ES2, ELVIS, PMD).
+    pub fn vm_of_thread(&self, t: u32) -> Option<u32> {
+        matches!(self.threads[t as usize].policy, Policy::Vhost(_)).then_some(t)
     }
 }

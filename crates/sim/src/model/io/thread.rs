@@ -266,6 +266,11 @@ impl IoThread {
         }
     }
 
+    /// The item of the step under way, if it is one: its device and whether it is RX.
+    pub fn current_item(&self) -> Option<(u32, bool)> {
+        self.current.map(|(dev, w)| (dev, matches!(w, Work::Rx(_))))
+    }
+
     /// It leaves its pCPU (yielding or asleep).
     pub fn off_cpu(&mut self, now: Time) {
         self.busy.set(now, false);

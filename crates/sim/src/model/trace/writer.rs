@@ -1,12 +1,17 @@
 //! The timeline streamed to its output as it is recorded, in the Chrome trace-event JSON format
-//! (Perfetto, chrome://tracing) that [`crate::metrics::Trace::to_json`] writes, byte for byte:
-//! memory stays constant whatever `--limit` is (issue 26: a trace that buffered every event in
-//! a `Vec` aborted the process when a large limit met a long window).
+//! (Perfetto, chrome://tracing): memory stays constant whatever `--limit` is (issue 26: a trace
+//! that buffered every event in a `Vec` aborted the process when a large limit met a long
+//! window).
 //!
-//! Layout: `{"traceEvents":[` metadata (process name, then per track its name and sort index),
-//! one event per recorded span or instant, `],"displayTimeUnit":"ns","otherData":{"dropped_events":N,"limit":L}}`.
-//! Past `limit` events the rest are counted, not written. The first write error stops the
-//! writing; [`TraceWriter::finish`] returns it.
+//! Layout: `{"traceEvents":[` metadata (per process its name and sort index, then per track —
+//! a thread of its process — its name and sort index), one event per recorded span (`X`; a
+//! mark is a span of no length, which flows can bind to, unlike an instant), then
+//! `],"displayTimeUnit":"ns","otherData":{"dropped_events":N,"limit":L}}`.
+//! Process ids count from 1 and thread ids (one per track, unique across processes, as
+//! Perfetto names threads by tid) from 1, in registration order. A span may carry a flow
+//! arrow (`bind_id` with `flow_in`/`flow_out`: Perfetto's v2 flow events, bound to the slice
+//! itself). Past `limit` events the rest are counted, not written. The first write error stops
+//! the writing; [`TraceWriter::finish`] returns it.
 
 use crate::engine::Time;
 use crate::metrics::Name;
@@ -14,11 +19,24 @@ use crate::run::TraceCounts;
 use serde_json::json;
 use std::io::{self, Write};
 
+/// A span's place in a flow (an arrow between slices): `flow_in` ends the arrow from the
+/// flow's previous slice here, `flow_out` starts one from here to its next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlowPart {
+    /// The flow's id (unique in the trace).
+    pub id: u64,
+    /// An arrow arrives here.
+    pub flow_in: bool,
+    /// An arrow leaves from here.
+    pub flow_out: bool,
+}
+
 /// A bounded timeline written as it is recorded.
 pub struct TraceWriter {
     out: Box<dyn Write + Send>,
-    title: String,
-    tracks: Vec<String>,
+    processes: Vec<String>,
+    /// Per track: its name and its process id.
+    tracks: Vec<(String, u32)>,
     names: Vec<String>,
     limit: u64,
     counts: TraceCounts,
@@ -28,16 +46,25 @@ pub struct TraceWriter {
 }
 
 impl TraceWriter {
-    /// A trace titled `title` that writes at most `limit` events to `out` (buffer it).
-    pub fn new(out: Box<dyn Write + Send>, title: &str, limit: usize) -> Self {
+    /// A trace that writes at most `limit` events to `out` (buffer it).
+    pub fn new(out: Box<dyn Write + Send>, limit: usize) -> Self {
         let counts = TraceCounts { written: 0, dropped: 0 };
-        Self { out, title: title.to_string(), tracks: Vec::new(), names: Vec::new(), limit: limit as u64, counts, started: false, error: None }
+        Self { out, processes: Vec::new(), tracks: Vec::new(), names: Vec::new(), limit: limit as u64, counts, started: false, error: None }
     }
 
-    /// Register a track (a row in the viewer) before the first event; returns its id.
-    pub fn track(&mut self, name: impl Into<String>) -> u32 {
+    /// Register a process (a group of tracks) before the first event; returns its pid.
+    pub fn process(&mut self, name: impl Into<String>) -> u32 {
+        debug_assert!(!self.started, "processes are registered before the first event");
+        self.processes.push(name.into());
+        self.processes.len() as u32
+    }
+
+    /// Register a track (a row in the viewer: a thread of process `pid`) before the first
+    /// event; returns its id.
+    pub fn track(&mut self, pid: u32, name: impl Into<String>) -> u32 {
         debug_assert!(!self.started, "tracks are registered before the first event");
-        self.tracks.push(name.into());
+        debug_assert!(1 <= pid && pid as usize <= self.processes.len(), "a registered process");
+        self.tracks.push((name.into(), pid));
         self.tracks.len() as u32 - 1
     }
 
@@ -59,6 +86,11 @@ impl TraceWriter {
         }
     }
 
+    /// (pid, tid) of a track.
+    fn ids(&self, track: u32) -> (u32, u32) {
+        (self.tracks[track as usize].1, track + 1)
+    }
+
     fn write(&mut self, f: impl FnOnce(&mut dyn Write) -> io::Result<()>) {
         if self.error.is_none() {
             if let Err(e) = f(&mut self.out) {
@@ -72,10 +104,16 @@ impl TraceWriter {
             return;
         }
         self.started = true;
-        let mut meta = vec![json!({"ph": "M", "name": "process_name", "pid": 1, "args": {"name": self.title}})];
-        for (i, t) in self.tracks.iter().enumerate() {
-            meta.push(json!({"ph": "M", "name": "thread_name", "pid": 1, "tid": i, "args": {"name": t}}));
-            meta.push(json!({"ph": "M", "name": "thread_sort_index", "pid": 1, "tid": i, "args": {"sort_index": i}}));
+        let mut meta = Vec::new();
+        for (i, p) in self.processes.iter().enumerate() {
+            let pid = i + 1;
+            meta.push(json!({"ph": "M", "name": "process_name", "pid": pid, "args": {"name": p}}));
+            meta.push(json!({"ph": "M", "name": "process_sort_index", "pid": pid, "args": {"sort_index": i}}));
+        }
+        for (i, (t, pid)) in self.tracks.iter().enumerate() {
+            let tid = i + 1;
+            meta.push(json!({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": t}}));
+            meta.push(json!({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": tid, "args": {"sort_index": i}}));
         }
         self.write(|w| {
             w.write_all(b"{\"traceEvents\":[")?;
@@ -90,8 +128,11 @@ impl TraceWriter {
     }
 
     fn event(&mut self, ev: serde_json::Value) {
+        let first = self.processes.is_empty() && self.tracks.is_empty() && self.counts.written == 1;
         self.write(|w| {
-            w.write_all(b",")?;
+            if !first {
+                w.write_all(b",")?;
+            }
             serde_json::to_writer(w, &ev).map_err(io::Error::from)
         });
     }
@@ -107,20 +148,25 @@ impl TraceWriter {
         }
     }
 
-    /// Record a span of `dur` ns starting at `start` on `track`.
-    pub fn span(&mut self, track: u32, name: impl Into<Name>, start: Time, dur: Time) {
-        if self.admit() {
-            let ev = json!({"ph": "X", "name": self.name(name.into()), "pid": 1, "tid": track, "ts": us(start), "dur": us(dur)});
-            self.event(ev);
+    /// Record a span of `dur` ns (none: a mark) starting at `start` on `track`, taking part in
+    /// a flow if `flow`; returns whether it was written (not past the limit).
+    pub fn span_flow(&mut self, track: u32, name: impl Into<Name>, start: Time, dur: Time, flow: Option<FlowPart>) -> bool {
+        if !self.admit() {
+            return false;
         }
-    }
-
-    /// Record a point event.
-    pub fn instant(&mut self, track: u32, name: impl Into<Name>, at: Time) {
-        if self.admit() {
-            let ev = json!({"ph": "i", "s": "t", "name": self.name(name.into()), "pid": 1, "tid": track, "ts": us(at)});
-            self.event(ev);
+        let (pid, tid) = self.ids(track);
+        let mut ev = json!({"ph": "X", "name": self.name(name.into()), "pid": pid, "tid": tid, "ts": us(start), "dur": us(dur)});
+        if let Some(f) = flow {
+            ev["bind_id"] = json!(f.id);
+            if f.flow_in {
+                ev["flow_in"] = json!(true);
+            }
+            if f.flow_out {
+                ev["flow_out"] = json!(true);
+            }
         }
+        self.event(ev);
+        true
     }
 
     /// Close the JSON document and flush; the counts, or the first write error.
@@ -148,7 +194,6 @@ fn us(t: Time) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::Trace;
     use std::sync::{Arc, Mutex};
 
     /// A `Write` whose bytes the test reads back.
@@ -163,34 +208,55 @@ mod tests {
         }
     }
 
-    /// The same calls on the in-memory `Trace` and on the writer give the same bytes.
+    fn parsed(buf: &Shared) -> serde_json::Value {
+        serde_json::from_slice(&buf.0.lock().unwrap()).unwrap()
+    }
+
+    /// Processes and their tracks are named and ordered by metadata; spans and marks land
+    /// on their track's (pid, tid); a flow's parts are on its spans; the limit counts the rest.
     #[test]
-    fn writes_what_the_in_memory_trace_wrote() {
+    fn writes_processes_tracks_spans_flows_and_counts() {
         for limit in [1, 3, 100] {
             let buf = Shared::default();
-            let (mut t, mut w) = (Trace::new(limit), TraceWriter::new(Box::new(buf.clone()), "demo \"x\"", limit));
-            let (a, b) = (t.track("vCPU 0"), w.track("vCPU 0"));
-            assert_eq!((a, t.track("pCPU 1")), (b, w.track("pCPU 1")));
-            let (n, m) = (t.intern("vhost-vm0"), w.intern("vhost-vm0"));
-            t.span(a, "exit: io_instruction", 1_000, 2_500);
-            w.span(b, "exit: io_instruction", 1_000, 2_500);
-            t.instant(a, "kick", 1_001);
-            w.instant(b, "kick", 1_001);
-            t.span(1, n, 3_000, 10);
-            w.span(1, m, 3_000, 10);
-            assert_eq!(w.finish().unwrap(), TraceCounts { written: 3.min(limit as u64), dropped: 3 - 3.min(limit as u64) });
-            assert_eq!(String::from_utf8(buf.0.lock().unwrap().clone()).unwrap(), t.to_json("demo \"x\""));
+            let mut w = TraceWriter::new(Box::new(buf.clone()), limit);
+            let (vm, host) = (w.process("vm a"), w.process("host \"x\""));
+            let (v, c) = (w.track(vm, "vCPU 0"), w.track(host, "pCPU 1"));
+            let n = w.intern("vhost-vm0");
+            let f = |flow_in, flow_out| Some(FlowPart { id: 7, flow_in, flow_out });
+            w.span_flow(v, "exit: io_instruction", 1_000, 2_500, f(false, true));
+            w.span_flow(v, "kick", 1_001, 0, None);
+            w.span_flow(c, n, 3_000, 10, f(true, false));
+            let written = 3.min(limit as u64);
+            assert_eq!(w.finish().unwrap(), TraceCounts { written, dropped: 3 - written });
+            let j = parsed(&buf);
+            let ev = j["traceEvents"].as_array().unwrap();
+            let meta: Vec<_> = ev.iter().filter(|e| e["ph"] == "M").collect();
+            assert_eq!(meta.len(), 8);
+            assert!(meta.iter().any(|e| e["name"] == "process_name" && e["pid"] == 2 && e["args"]["name"] == "host \"x\""));
+            assert!(meta.iter().any(|e| e["name"] == "thread_name" && e["pid"] == 2 && e["tid"] == 2 && e["args"]["name"] == "pCPU 1"));
+            let rec: Vec<_> = ev.iter().filter(|e| e["ph"] != "M").collect();
+            assert_eq!(rec.len() as u64, written);
+            assert_eq!((rec[0]["pid"].as_u64(), rec[0]["tid"].as_u64(), rec[0]["ts"].as_f64(), rec[0]["dur"].as_f64()), (Some(1), Some(1), Some(1.0), Some(2.5)));
+            assert_eq!((rec[0]["bind_id"].as_u64(), rec[0]["flow_out"].as_bool(), rec[0].get("flow_in")), (Some(7), Some(true), None));
+            if limit >= 3 {
+                assert_eq!((rec[1]["ph"].as_str(), rec[1]["dur"].as_f64(), rec[1].get("bind_id")), (Some("X"), Some(0.0), None));
+                assert_eq!((rec[2]["name"].as_str(), rec[2]["flow_in"].as_bool(), rec[2]["pid"].as_u64()), (Some("vhost-vm0"), Some(true), Some(2)));
+            }
         }
     }
 
     #[test]
     fn an_empty_trace_is_a_valid_document() {
         let buf = Shared::default();
-        let mut w = TraceWriter::new(Box::new(buf.clone()), "t", 10);
-        w.track("a");
+        let mut w = TraceWriter::new(Box::new(buf.clone()), 10);
+        let p = w.process("p");
+        w.track(p, "a");
         w.finish().unwrap();
-        let j: serde_json::Value = serde_json::from_slice(&buf.0.lock().unwrap()).unwrap();
-        assert_eq!(j["traceEvents"].as_array().unwrap().len(), 3);
+        assert_eq!(parsed(&buf)["traceEvents"].as_array().unwrap().len(), 4);
+        let buf = Shared::default();
+        let w = TraceWriter::new(Box::new(buf.clone()), 10);
+        w.finish().unwrap();
+        assert_eq!(parsed(&buf)["traceEvents"].as_array().unwrap().len(), 0);
     }
 
     #[test]
@@ -204,8 +270,10 @@ mod tests {
                 Ok(())
             }
         }
-        let mut w = TraceWriter::new(Box::new(Full), "t", 10);
-        w.instant(0, "x", 1);
+        let mut w = TraceWriter::new(Box::new(Full), 10);
+        let p = w.process("p");
+        let t = w.track(p, "a");
+        w.span_flow(t, "x", 1, 0, None);
         assert!(w.failed());
         assert!(w.finish().unwrap_err().to_string().contains("No space left"));
     }

@@ -10,14 +10,10 @@ comparison); an earlier report is replaced whole, so no page of it is left behin
 from __future__ import annotations
 
 import contextlib
-import os
 import re
-import shutil
-import tempfile
 from pathlib import Path
-from typing import Iterator
 
-from eventpath._eventpath import InputError
+from eventpath import outdir as shared
 
 #: What a report writes at the top of its directory: its pages, its manifest and the folders
 #: of what it shows (the reproductions, the head-to-head, the testbed comparison).
@@ -31,39 +27,9 @@ def _ours(name: str) -> bool:
 
 def check(p: str, flag: str = "--out") -> Path:
     """``--out`` as a directory a report may write; raises :class:`InputError` otherwise."""
-    if not p.strip():
-        raise InputError(f"{flag} {p!r}: not allowed; give a directory")
-    out = Path(p)
-    if out.exists() and not out.is_dir():
-        raise InputError(f"{flag} {p}: exists and is not a directory; give a new or empty directory for the report")
-    for parent in out.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise InputError(f"{flag} {p}: {parent} is a file, not a directory")
-            break
-    if out.is_dir():
-        foreign = sorted(e.name for e in out.iterdir() if not _ours(e.name))
-        if foreign:
-            shown = ", ".join(foreign[:4]) + (", ..." if len(foreign) > 4 else "")
-            raise InputError(f"{flag} {p}: holds files a report does not write ({shown}); give an empty or new "
-                             "directory, so that no page shows another run's results")
-    return out
+    return shared.check(p, _ours, "a report", flag)
 
 
-@contextlib.contextmanager
-def staged(out: Path) -> Iterator[Path]:
+def staged(out: Path) -> contextlib.AbstractContextManager[Path]:
     """A directory to build the site in; on success it replaces ``out``'s earlier report."""
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=_TMP_PREFIX, dir=out))
-    except OSError as e:
-        raise InputError(f"--out {out}: cannot write there ({e.strerror or e})") from None
-    try:
-        yield tmp
-        for old in out.iterdir():
-            if old != tmp and _ours(old.name) and not old.name.startswith(_TMP_PREFIX):
-                shutil.rmtree(old) if old.is_dir() else old.unlink()
-        for new in tmp.iterdir():
-            os.replace(new, out / new.name)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    return shared.staged(out, _TMP_PREFIX, _ours)

@@ -59,14 +59,16 @@ class Result:
         return list(self.summary["host"]["io_threads"])
 
     def tables(self) -> dict[str, list[dict[str, Any]]]:
-        """Every tidy table by file stem."""
-        return {
+        """Every tidy table by file stem; every row starts with ``scenario`` and ``seed``, so
+        that the tables of several runs concatenate."""
+        run = {"scenario": self.summary["scenario"], "seed": self.summary["seed"]}
+        return {stem: [{**run, **row} for row in rows] for stem, rows in {
             "vms": self.vm_rows(),
             "exits": self.exit_rows(),
             "pcpus": self.pcpu_rows(),
             "io_threads": self.io_thread_rows(),
             "latency_cdf": self.latency_cdf,
-        }
+        }.items()}
 
     def frames(self):  # pragma: no cover - thin pandas wrapper
         """The tidy tables as pandas DataFrames (needs the ``frames`` extra: pandas)."""

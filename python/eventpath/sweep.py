@@ -163,10 +163,27 @@ def _one(base: dict, point: dict[str, Any], duration: float | None) -> dict | st
         return f"{_label(point)}: {e}"
 
 
-def _rows(rid: str, point: dict[str, Any], summary: dict) -> list[dict]:
+def host_cpu(summary: dict, io_cores: list[int]) -> dict[str, float]:
+    """A run's host CPU in cores (a pCPU busy the whole window is 1.0), by who burns it —
+    :func:`eventpath.compare.metrics.cpu_split`'s parts, coarser: ``host_cpu_vcpus`` is every
+    vCPU thread's time (running and halt polling), ``host_cpu_backend`` the back end's (I/O
+    threads on shared pCPUs and dedicated I/O cores), ``host_cpu_other`` the rest; the three
+    add up to ``host_cpu_cores``, the sum of ``host.pcpu_util_pct`` / 100."""
+    from eventpath.compare.metrics import cpu_split
+
+    c = cpu_split(summary, io_cores)
+    return {"host_cpu_cores": c["cpu_host"], "host_cpu_vcpus": c["cpu_vcpus"] + c["cpu_halt_poll"],
+            "host_cpu_backend": c["cpu_backend"] + c["cpu_io_cores"], "host_cpu_other": c["cpu_other"]}
+
+
+def _rows(rid: str, point: dict[str, Any], summary: dict, io_cores: list[int]) -> list[dict]:
+    """One row per VM: ``scenario`` and ``seed`` first (so that sweeps concatenate), the run's
+    ID, the grid point, the VM's metrics, then the run's host CPU (the same on each VM's row)."""
     from eventpath.api import Result
 
-    return [{"run": rid, **point, **r} for r in Result(summary, []).vm_rows()]
+    cpu = host_cpu(summary, io_cores)
+    return [{"scenario": summary["scenario"], "seed": summary["seed"], "run": rid, **point, **r, **cpu}
+            for r in Result(summary, []).vm_rows()]
 
 
 # The write steps, as functions so that a test can kill a sweep between any two of them.
@@ -230,6 +247,7 @@ def sweep(scenario: Path, params: list[tuple[str, list[Any]]], seeds: list[int] 
     """Run the grid; returns the path of ``results.csv``. ``seeds`` None: the scenario's seed.
     ``scheduler``: a Dask scheduler's address to run on instead of ``workers`` local processes."""
     from eventpath import _eventpath, api, executor, version
+    from eventpath.compare import metrics
 
     try:
         text = scenario.read_text()
@@ -244,6 +262,7 @@ def sweep(scenario: Path, params: list[tuple[str, list[Any]]], seeds: list[int] 
     build = version.build()
     profiles: dict[str, dict] = {}
     ids: list[str] = []
+    cores: dict[str, list[int]] = {}  # run ID -> its dedicated I/O pCPUs, for host_cpu_backend
     # Check every variant before starting any: a typo or a bad value fails fast, not after an hour.
     for p in points:
         sc = variant(base, p)
@@ -260,6 +279,7 @@ def sweep(scenario: Path, params: list[tuple[str, list[Any]]], seeds: list[int] 
             profiles[name] = api.profile(name)
         ids.append(run_id(identity(sc, p["seed"], duration, profiles.get(name) if isinstance(name, str) else None,
                                    build)))
+        cores[ids[-1]] = metrics.io_cores(sc)
     fingerprint = hashlib.sha1(json.dumps([base, duration], sort_keys=True).encode()).hexdigest()[:12]
     runs = out / "runs"
     done: dict[str, dict] = {}
@@ -276,7 +296,7 @@ def sweep(scenario: Path, params: list[tuple[str, list[Any]]], seeds: list[int] 
     results = out / "results.csv"
 
     def rebuild() -> list[str]:
-        rows = [r for rid, p in zip(ids, points) if rid in done for r in _rows(rid, p, done[rid])]
+        rows = [r for rid, p in zip(ids, points) if rid in done for r in _rows(rid, p, done[rid], cores[rid])]
         text = _csv_text(rows)
         _write_atomic(results, text)
         cols = next(csv.reader([text.splitlines()[0]])) if rows else []
@@ -293,7 +313,7 @@ def sweep(scenario: Path, params: list[tuple[str, list[Any]]], seeds: list[int] 
             nonlocal cols
             if isinstance(got, str):
                 raise InputError(got)
-            rows = _rows(rid, p, got)
+            rows = _rows(rid, p, got, cores[rid])
             _write_atomic(runs / f"{rid}.json", json.dumps({"point": p, "sweep": fingerprint, "build": build,
                                                             "summary": got}) + "\n")
             done[rid] = got

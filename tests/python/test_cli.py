@@ -39,8 +39,12 @@ def test_run_writes_summary_contract_and_tidy_tables(cli, tmp_path):
     with open(tmp_path / "exits.csv") as f:
         rows = list(csv.DictReader(f))
     assert {r["reason"] for r in rows} == REASONS
-    for stem in ("vms", "pcpus", "io_threads", "latency_cdf"):
-        assert (tmp_path / f"{stem}.csv").stat().st_size > 0
+    for stem in ("vms", "exits", "pcpus", "io_threads", "latency_cdf"):
+        # Every table starts with scenario and seed, so the tables of several runs concatenate.
+        with open(tmp_path / f"{stem}.csv") as f:
+            table = list(csv.DictReader(f))
+        assert table and list(table[0])[:2] == ["scenario", "seed"], stem
+        assert {(r["scenario"], r["seed"]) for r in table} == {(s["scenario"], str(s["seed"]))}, stem
     for fig in ("exits.png", "latency_cdf.png"):
         assert (tmp_path / fig).read_bytes()[:4] == b"\x89PNG"
 

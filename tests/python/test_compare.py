@@ -184,6 +184,13 @@ def test_compare_on_named_workloads_writes_table_csvs_figure_and_provenance(cli,
     assert {row["workload"] for row in ranked} == {"tcp_rr", "memcached:concurrency=4"}
     assert sum(row["baseline"] == "True" for row in ranked) == 2
     assert {"exits_eoi_per_s", "cpu_halt_poll", "p999_us", "throughput_beyond_spread"} <= set(ranked[0])
+    # Rows that summarise seeds start with scenario and seeds, the list of them.
+    assert list(ranked[0])[:2] == ["scenario", "seeds"] and {row["seeds"] for row in ranked} == {"1;2"}
+    assert {row["scenario"] for row in ranked} == {"tcp_rr", "memcached_concurrency-4"}
+    cells = read(out / "cells.csv")
+    assert list(cells[0])[:2] == ["scenario", "seeds"]
+    assert {c["seeds"] for c in cells if c["status"] == "ran"} == {"1;2"}
+    assert all(c["seeds"] == "" for c in cells if c["status"] != "ran")
     man = json.loads((out / "compare.json").read_text())
     assert man["command"].startswith("eventpath compare --profile es2 --workloads tcp_rr")
     assert man["version"] and man["seeds"] == [1, 2] and "es2" in man["profiles"]

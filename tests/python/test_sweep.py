@@ -151,3 +151,30 @@ def test_list_values_keep_their_commas_and_star_sets_every_vm():
             sw.set_path(bad, "vm.*.net.queue_size", 1)
     with pytest.raises(InputError, match="whole list elements"):
         sw.set_path({"vm": [{}]}, "vm.*", 1)
+
+
+# --- Columns: scenario and seed first, host CPU by who burns it (issue 29, item 5) ---
+
+def test_results_start_with_scenario_and_seed_and_carry_host_cpu(tmp_path):
+    path = sweep.sweep(ROOT / "examples/udp-send.toml", [("vm.0.workload.rate_pps", [10000])], [1, 2], tmp_path,
+                       workers=1, duration=0.002)
+    rows = read_rows(path)
+    assert len(rows) == 2
+    assert list(rows[0])[:3] == ["scenario", "seed", "run"]
+    assert {r["scenario"] for r in rows} == {"udp-send"} and [r["seed"] for r in rows] == ["1", "2"]
+    for r in rows:
+        cores = float(r["host_cpu_cores"])
+        parts = [float(r[k]) for k in ("host_cpu_vcpus", "host_cpu_backend", "host_cpu_other")]
+        assert cores > 0 and parts[0] > 0 and parts[1] > 0, r
+        assert sum(parts) == pytest.approx(cores, abs=1e-6)
+
+
+def test_host_cpu_counts_dedicated_io_cores_as_back_end():
+    summary = {"vms": [{"name": "a", "cpu_util_pct": 50.0}],
+               "host": {"pcpu_util_pct": [60.0, 100.0, 10.0],
+                        "threads": [{"name": "vcpu:a/0", "pcpu_pct": [60.0, 0.0, 0.0]},
+                                    {"name": "io", "pcpu_pct": [0.0, 100.0, 0.0]}],
+                        "io_threads": [{"name": "io"}]}}
+    cpu = sweep.host_cpu(summary, [1])
+    assert cpu == pytest.approx({"host_cpu_cores": 1.7, "host_cpu_vcpus": 0.6, "host_cpu_backend": 1.0,
+                                 "host_cpu_other": 0.1})

@@ -64,14 +64,18 @@ def compare(inputs: dict[str, dict], out: Path, *, seeds: list[int] = list(SEEDS
         "seeds": seeds, "scenarios": inputs,
         "families": {w: {k: [c.name for c in v] for k, v in f.items()} for w, f in fams.items()},
         "cells": total, "runs": m.runs, "reproduction_flags": table.REPRO_FLAGS,
-        "results": {w: [rank.flat(r) for r in rows] for w, rows in ranked.items()},
+        "results": {w: [rank.flat(r, inputs[w].get("name", w)) for r in rows] for w, rows in ranked.items()},
     }
     cell_rows = []
     for w in inputs:
         where = {i: r for r in ranked[w] for i in r.members}
         for i, c in enumerate(cell_lists[w]):
             reason = m.refused[w].get(i) or m.stalled[w].get(i)
-            cell_rows.append({"workload": w, "cell": labels[w][i], **{ch.family: ch.name for ch in c},
+            # A cell's row summarises its seeds: ``seeds`` is their list ("1;2;3"; empty where
+            # the cell never ran), in the place where a row of one run has ``seed``.
+            cell_rows.append({"scenario": inputs[w].get("name", w),
+                              "seeds": rank.seed_list(where[i].seeds) if i in where else None,
+                              "workload": w, "cell": labels[w][i], **{ch.family: ch.name for ch in c},
                               "rank": where[i].rank if i in where else None,
                               "status": "ran" if i in where else "refused" if i in m.refused[w] else "stalled",
                               "reason": reason})

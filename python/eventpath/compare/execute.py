@@ -42,7 +42,7 @@ def run_job(workload: str, index: int, sc: dict, seeds: list[int], duration: flo
     from eventpath.compare import metrics
 
     out = Outcome(workload, index)
-    io_cores = list(((sc.get("host") or {}).get("io") or {}).get("cores") or [])
+    io_cores = metrics.io_cores(sc)
     for seed in seeds:
         try:
             summary = api.run(sc, seed=seed, duration=duration).summary

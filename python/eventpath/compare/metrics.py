@@ -58,6 +58,11 @@ def of_run(summary: dict[str, Any], io_cores: list[int]) -> dict[str, Any]:
     return row
 
 
+def io_cores(scenario: dict[str, Any]) -> list[int]:
+    """A scenario's dedicated I/O pCPUs (``[host.io] cores``), what :func:`cpu_split` needs."""
+    return list(((scenario.get("host") or {}).get("io") or {}).get("cores") or [])
+
+
 def cpu_split(summary: dict[str, Any], io_cores: list[int]) -> dict[str, float]:
     host = summary["host"]
     threads = {t["name"]: t["pcpu_pct"] for t in host["threads"]}

@@ -111,11 +111,14 @@ def coverage(ranked: list[Row], cells: list[tuple]) -> dict[tuple[str, str], Row
     return best
 
 
-def flat(r: Row) -> dict[str, Any]:
-    """A row as a CSV line: means, seed ranges, the judged differences, the cells it stands for."""
-    out: dict[str, Any] = {"workload": r.workload, "rank": r.rank, "cells": r.label,
-                           "identical_cells": len(r.members), "baseline": r.is_baseline,
-                           "seeds": " ".join(map(str, r.seeds))}
+def flat(r: Row, scenario: str | None = None) -> dict[str, Any]:
+    """A row as a CSV line: means, seed ranges, the judged differences, the cells it stands for.
+    ``scenario`` and ``seeds`` come first, as every eventpath CSV starts with the scenario and
+    its seed; a ranked row summarises several seeds, so it has ``seeds``, their list ("1;2;3"),
+    where a row of one run has ``seed``."""
+    out: dict[str, Any] = {"scenario": scenario, "seeds": seed_list(r.seeds), "workload": r.workload,
+                           "rank": r.rank, "cells": r.label, "identical_cells": len(r.members),
+                           "baseline": r.is_baseline}
     for k in COLUMNS:
         out[k] = r.mean.get(k)
     for k in ("throughput", "p99_us", "cpu_host"):
@@ -159,3 +162,8 @@ def twins(cells: dict[str, list[tuple]], ranked: dict[str, list[Row]]) -> list[t
                 seen.append([n])
         out += [(fam, b) for b in seen if len(b) > 1]
     return out
+
+
+def seed_list(seeds: list[int]) -> str:
+    """Seeds as one CSV cell: "1;2;3"."""
+    return ";".join(map(str, seeds))

@@ -13,6 +13,10 @@ rewrites it once more, in grid order, when it ends. A resumed sweep's results.cs
 an uninterrupted sweep's, row for row. ``results.parquet`` (where pyarrow is installed) is
 written from the same rows at the same two moments.
 
+``results.csv`` has one row per VM per run: ``scenario`` and ``seed`` first (as in every CSV
+eventpath writes, so that sweeps concatenate), ``run``, the grid point, the VM's columns, then
+the run's host CPU in cores (:func:`host_cpu`).
+
 A run's ID (its record's name, the ``run`` column) hashes everything its result depends on
 (:func:`identity`): the scenario with the grid point's values set, the seed, the duration, the
 contents of its profile, and eventpath's build (version, commit, uncommitted changes, a digest

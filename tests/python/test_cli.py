@@ -7,7 +7,8 @@ import pytest
 
 from conftest import ROOT
 
-VM_KEYS = {"name", "exits_per_s", "exits_total_per_s", "eht_pct", "tig_pct", "interrupts_per_s", "kicks_per_s",
+VM_KEYS = {"name", "exits_per_s", "exits_total_per_s", "eht_pct", "tig_pct", "interrupts_per_s",
+           "interrupts_by_source_per_s", "kicks_per_s",
            "throughput", "latency_us", "loss_pct", "cpu_util_pct"}
 REASONS = {"io_instruction", "interrupt_delivery", "eoi", "external_interrupt", "timer", "hlt", "ept_violation",
            "interrupt_window", "ipi", "other"}

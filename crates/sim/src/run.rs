@@ -147,6 +147,7 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
     for (i, vm) in h.vms.iter().enumerate() {
         let mut exits = crate::metrics::ExitCounters::default();
         let (mut guest_ns, mut busy_ns, mut irqs, mut burn_ns) = (0u64, 0u64, 0u64, 0u64);
+        let mut by_source = [0u64; 3];
         // Of the exits' recorded time, the part of one still running past the window's end.
         let mut exit_overrun = 0u64;
         let mut target = [0u64; 3];
@@ -156,6 +157,9 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
             guest_ns += vc.guest_time.busy_ns(now);
             busy_ns += vc.busy.busy_ns(now);
             irqs += vc.irqs;
+            for (n, k) in by_source.iter_mut().zip(vc.irqs_by_source) {
+                *n += k;
+            }
             burn_ns += vc.burn_work_ns;
             if matches!(vc.mode, crate::model::VcpuMode::Exit { .. }) {
                 exit_overrun += vc.exit_until.saturating_sub(now);
@@ -184,6 +188,7 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
             eht_pct: pct(exits.total_time_ns().saturating_sub(exit_overrun) as f64, vcpu_ns),
             tig_pct: pct(guest_ns as f64, vcpu_ns),
             interrupts_per_s: rate(irqs),
+            interrupts_by_source_per_s: crate::model::IRQ_SOURCES.iter().zip(by_source).map(|(&k, n)| (k, rate(n))).collect::<BTreeMap<_, _>>().into(),
             kicks_per_s: rate(d.txq.kicks + d.rxq.kicks),
             // A VM with no application has no throughput, latency or loss (null, not zero).
             throughput: if idle { Throughput::default() } else { Throughput {

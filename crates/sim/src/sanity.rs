@@ -59,6 +59,9 @@ pub fn violations<X, V>(s: &Summary<X, V>) -> Vec<String> {
         }
         rate(format!("vm {n} exits_total_per_s"), vm.exits_total_per_s);
         rate(format!("vm {n} interrupts_per_s"), vm.interrupts_per_s);
+        for (src, &v) in vm.interrupts_by_source_per_s.iter() {
+            rate(format!("vm {n} interrupts_by_source_per_s.{src}"), v);
+        }
         rate(format!("vm {n} kicks_per_s"), vm.kicks_per_s);
         rate(format!("vm {n} throughput.gbps"), vm.throughput.gbps);
         rate(format!("vm {n} throughput.pps"), vm.throughput.pps);

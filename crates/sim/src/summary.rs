@@ -106,8 +106,11 @@ pub struct VmSummary<V = ()> {
     pub eht_pct: Option<f64>,
     /// Time in guest mode as % of the VM's vCPU time.
     pub tig_pct: Option<f64>,
-    /// Virtual interrupts delivered per second.
+    /// Virtual interrupts delivered per second (all sources).
     pub interrupts_per_s: Option<f64>,
+    /// The same by source: `device` (virtio, VF, MSI), `timer` (the LAPIC timer), `ipi` (another
+    /// vCPU's reschedule IPI). Null where the world does not tell them apart.
+    pub interrupts_by_source_per_s: Measured<BTreeMap<&'static str, Option<f64>>>,
     /// Virtqueue kicks per second.
     pub kicks_per_s: Option<f64>,
     /// Workload throughput.
@@ -280,6 +283,7 @@ mod tests {
             eht_pct: None,
             tig_pct: None,
             interrupts_per_s: None,
+            interrupts_by_source_per_s: Measured::not_measured(),
             kicks_per_s: None,
             throughput: Throughput::default(),
             latency_us: Latency::default(),
@@ -294,10 +298,10 @@ mod tests {
         }
         let sim = serde_json::to_value(vm(())).unwrap();
         let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
-        assert_eq!(keys(&sim).len(), 15);
+        assert_eq!(keys(&sim).len(), 16);
         let bed = serde_json::to_value(vm(Extra { counters: 3 })).unwrap();
         assert_eq!(bed["counters"], 3);
-        assert_eq!(keys(&bed).len(), 16);
+        assert_eq!(keys(&bed).len(), 17);
         assert!(bed["device_interrupts_by_target_state_per_s"].is_null());
     }
 }

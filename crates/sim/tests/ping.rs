@@ -40,3 +40,17 @@ fn bad_ping_keys_are_refused() {
         assert!(err.contains(key), "{w}: {err}");
     }
 }
+
+/// summary.json splits the interrupts by source (issue 29 item 5): the UDP echo server's
+/// cross-vCPU wake-ups are `ipi`, its device interrupts `device`; the parts sum to the total.
+#[test]
+fn interrupts_are_split_by_source() {
+    let vm = Vm::new("vm0", 2).routing("lowest_priority_rr").workload("kind = \"udp_rr\"\nrequest_bytes = 56\nresponse_bytes = 56\ninterval_us = 200");
+    let o = Sc::new("ping", "es2").duration(0.2).warmup(0.02).vm(vm).run();
+    let v = &o.summary.vms[0];
+    let by = |k: &str| v.interrupts_by_source_per_s.iter().find(|(s, _)| **s == k).and_then(|(_, r)| *r).unwrap();
+    assert!(by("device") > 4000.0, "{:?}", v.interrupts_by_source_per_s);
+    assert!(by("ipi") > 1000.0, "{:?}", v.interrupts_by_source_per_s);
+    let sum = by("device") + by("timer") + by("ipi");
+    assert!((sum - v.interrupts_per_s.unwrap()).abs() < 1e-6, "{sum} vs {:?}", v.interrupts_per_s);
+}

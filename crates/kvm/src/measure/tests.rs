@@ -70,7 +70,7 @@ fn testbed_summary_has_every_simulator_key_null_where_it_cannot_measure() {
         ".host.pcpu_softirq_pct", ".host.threads", ".host.wake_affine_per_s", ".profile", ".seed", ".stalled_flows",
         ".vms[].device_interrupts_by_target_state_per_s", ".vms[].eht_pct", ".vms[].exits_per_s.interrupt_delivery",
         ".vms[].exits_per_s.ipi", ".vms[].exits_per_s.timer", ".vms[].guest_burn_pct", ".vms[].interrupt_delivery",
-        ".vms[].latency_by_target_state_us", ".vms[].tig_pct",
+        ".vms[].interrupts_by_source_per_s", ".vms[].latency_by_target_state_us", ".vms[].tig_pct",
     ];
     assert_eq!(nulls, want);
 }

@@ -33,7 +33,7 @@ use std::collections::VecDeque;
 pub const RUN_CLASS_KEYS: [&str; 3] = eventpath_policy::routing::RunClass::KEYS;
 pub use hypervisor::sched;
 pub use io::es2_driver;
-pub use hypervisor::vcpu::{Mode as VcpuMode, Vcpu};
+pub use hypervisor::vcpu::{Mode as VcpuMode, Vcpu, IRQ_SOURCES};
 pub use watchdog::Stall;
 use hw::virtq::Virtq;
 use hw::wire::{Port, Wire};

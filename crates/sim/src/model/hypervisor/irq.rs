@@ -147,6 +147,11 @@ impl<M: Machine> Irqs for M {
         let Some(vec) = vc.apic.accept() else { return false };
         vc.ledger.accepted += 1;
         vc.irqs += 1;
+        vc.irqs_by_source[match vec {
+            Vector::Timer => 1,
+            Vector::Resched => 2,
+            Vector::NetTx | Vector::NetRx | Vector::Vf | Vector::Msi => 0,
+        }] += 1;
         let g = &p.profile.guest;
         let cost = match vec {
             // scheduler_ipi: a short handler that sets need_resched, like the timer's.

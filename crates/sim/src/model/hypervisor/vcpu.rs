@@ -55,6 +55,10 @@ pub enum Task {
     Burn,
 }
 
+/// The keys of [`Vcpu::irqs_by_source`], in its order (summary.json's
+/// `interrupts_by_source_per_s`).
+pub const IRQ_SOURCES: [&str; 3] = ["device", "timer", "ipi"];
+
 /// What happens when an exit's handling is done.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AfterExit {
@@ -149,6 +153,9 @@ pub struct Vcpu {
     pub busy: BusyTime,
     /// Virtual interrupts injected (window).
     pub irqs: u64,
+    /// Of those, by source: a device's (virtio, VF, MSI), the LAPIC timer's, another vCPU's
+    /// reschedule IPI (window; [`IRQ_SOURCES`] names them).
+    pub irqs_by_source: [u64; 3],
     /// State of the vCPU when each interrupt was raised (window).
     pub target: TargetState,
     /// Interrupt conservation ledger (lifetime).
@@ -205,6 +212,7 @@ impl Vcpu {
             guest_time: BusyTime::default(),
             busy: BusyTime::default(),
             irqs: 0,
+            irqs_by_source: [0; 3],
             target: TargetState::default(),
             ledger: IrqLedger::default(),
             guest_ns_life: 0,
@@ -222,6 +230,7 @@ impl Vcpu {
         self.guest_time.reset(now);
         self.busy.reset(now);
         self.irqs = 0;
+        self.irqs_by_source = [0; 3];
         self.target = TargetState::default();
         self.halt.reset_metrics();
         self.burn_work_ns = 0;

@@ -188,9 +188,44 @@ def cmd_trace(a) -> int:
 def cmd_profiles(a) -> int:
     from eventpath import api
 
-    for name, desc in api.profiles():
-        print(f"{name:8s} {desc}")
+    if a.name is None:
+        for name, desc in api.profiles():
+            print(f"{name:8s} {desc}")
+        return 0
+    _print_profile(api.profile(a.name), full=a.full)
     return 0
+
+
+#: `profiles NAME`: the widest value column before a longer value pushes the rest of its row right.
+PROFILE_VALUE_WIDTH = 12
+
+
+def _print_profile(p: dict, full: bool = False, width: int | None = None) -> None:
+    """Every value of a profile, one row per dotted key: value, unit and source, a free
+    parameter's range and prior before its source (like ns-3's PrintAttributes). The source is cut
+    to the terminal's width (``...``) unless ``full``, which wraps it whole under its column."""
+    import textwrap
+
+    from eventpath import profile_values
+
+    width = width or shutil.get_terminal_size().columns
+    rows = [(v.key, profile_values.exact(v.value), v.unit,
+             (f"[{profile_values.free_note(v.free)}] " if v.free else "") + v.source)
+            for v in profile_values.values(p)]
+    head = ("key", "value", "unit", "source")
+    w = [max(len(r[i]) for r in [head, *rows]) for i in range(3)]
+    w[1] = min(w[1], PROFILE_VALUE_WIDTH)
+    for r in [head, *rows]:
+        left = "  ".join(c.ljust(w[i]) for i, c in enumerate(r[:3])) + "  "
+        room = max(width - len(left), 24)
+        src = r[3]
+        if full:
+            lines = textwrap.wrap(src, room) or [""]
+            print((left + lines[0]).rstrip())
+            for line in lines[1:]:
+                print(" " * len(left) + line)
+        else:
+            print((left + (src if len(src) <= room else src[: room - 3] + "...")).rstrip())
 
 
 def _check_workers(a) -> None:
@@ -638,7 +673,10 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--duration", type=_seconds, help="override the measured simulated seconds")
     t.set_defaults(fn=cmd_trace)
 
-    pr = sub.add_parser("profiles", help="list the built-in profiles")
+    pr = sub.add_parser("profiles", help="list the built-in profiles, or every value of one with unit and source")
+    pr.add_argument("name", nargs="?", help="a built-in profile (or a profile .toml): print every value with its "
+                    "unit, free range and source")
+    pr.add_argument("--full", action="store_true", help="whole sources, wrapped (default: cut to the terminal width)")
     pr.set_defaults(fn=cmd_profiles)
 
     b = sub.add_parser("bench", help="engine events/s vs a SimPy model of the same event path, and the full model's")

@@ -80,21 +80,85 @@ def _out_file(p: str, flag: str = "--out") -> Path:
     return out
 
 
-def _print_summary(s: dict) -> None:
-    """A few lines per run; a testbed summary has no seed, profile or event count (null)."""
+#: Workload kinds whose own metric is packets/s and Gbit/s (a workload that counts operations,
+#: memcached, tcp_rr, http, udp_rr, ping, reports ops/s; docs/summary.md ``vms[].throughput``).
+PPS_KINDS = ("udp_stream", "udp_receive", "packet_gen", "udp_ping")
+GBPS_KINDS = ("tcp_stream", "tcp_receive")
+#: docs/summary.md's definitions, printed under the VMs that show them.
+EHT_TIG = ("EHT: exit handling time (the direct cost of exits, in the host); TIG: time in guest mode; "
+           "both % of measured time x vCPUs")
+
+
+def _scenario_facts(scenario) -> tuple[list[str | None], list[int]]:
+    """The workload kind of each VM (None where it has none) and the dedicated I/O cores
+    (``[host.io] cores``) of a scenario file; nothing where it cannot be read."""
+    import tomllib
+
+    from eventpath.compare import metrics
+
+    try:
+        with open(scenario, "rb") as f:
+            sc = tomllib.load(f)
+        kinds = [((vm.get("workload") or {}).get("kind") if isinstance(vm, dict) else None) for vm in sc.get("vm") or []]
+        return kinds, metrics.io_cores(sc)
+    except (OSError, ValueError, TypeError, AttributeError):
+        return [], []
+
+
+def _vm_metric(vm: dict, kind: str | None) -> str:
+    """A VM's own metric: pkt/s for UDP streams, Gbit/s for TCP streams, else ops/s where the
+    workload counts operations (memcached, tcp_rr, http)."""
+    tp = vm.get("throughput") or {}
+    if kind in PPS_KINDS:
+        return f"{_f(tp.get('pps'), 0)} pkt/s"
+    if kind in GBPS_KINDS:
+        return f"{_f(tp.get('gbps'), 3)} Gbit/s"
+    if tp.get("ops_per_s") is not None:
+        return f"{_f(tp['ops_per_s'], 0)} ops/s"
+    if tp.get("gbps") is not None:
+        return f"{_f(tp['gbps'], 3)} Gbit/s"
+    if tp.get("pps") is not None:
+        return f"{_f(tp['pps'], 0)} pkt/s"
+    return "no throughput (no network workload)"
+
+
+def _cpu_line(s: dict, io_cores: list[int]) -> str | None:
+    """Host CPU in cores (a pCPU busy the whole window is 1.0) by who burns it; None where the
+    summary lacks the per-thread times (a testbed's)."""
+    from eventpath.compare.metrics import cpu_split
+
+    try:
+        c = cpu_split(s, io_cores)
+    except (KeyError, TypeError, ValueError):
+        return None
+    return (f"host CPU {c['cpu_host']:.2f} cores: vCPUs {c['cpu_vcpus']:.2f} (+ halt polling {c['cpu_halt_poll']:.2f}), "
+            f"back-end threads {c['cpu_backend']:.2f}, I/O cores {c['cpu_io_cores']:.2f}, other {c['cpu_other']:.2f}")
+
+
+def _print_summary(s: dict, kinds: list[str | None] | None = None, io_cores: list[int] | None = None) -> None:
+    """A few lines per run; a testbed summary has no seed, profile or event count (null).
+    ``kinds``: each VM's workload kind (picks its own metric); ``io_cores``: the dedicated I/O
+    cores, which the host CPU line counts apart."""
     what = ", ".join(x for x in (s.get("profile") and f"profile {s['profile']}",
                                  s.get("seed") is not None and f"seed {s['seed']}") if x)
     events = f", {s['events']:,} events" if s.get("events") is not None else ""
     print(f"{s['scenario']}: {s['sim_seconds']:.3g} s {'simulated' if s.get('profile') else 'measured'}"
           f"{f' ({what})' if what else ''} in {s['wall_seconds']:.2f} s wall{events}")
-    for vm in s["vms"]:
+    kinds = kinds or []
+    for i, vm in enumerate(s["vms"]):
+        kind = kinds[i] if i < len(kinds) else None
         ex = {k: v for k, v in vm["exits_per_s"].items() if v}
         parts = ", ".join(f"{k} {v:,.0f}" for k, v in sorted(ex.items(), key=lambda kv: -kv[1]))
-        tp = vm["throughput"]
-        print(f"  {vm['name']}: exits/s {_f(vm['exits_total_per_s'], 0)} ({parts or 'none'})")
+        print(f"  {vm['name']}{f' ({kind})' if kind else ''}: {_vm_metric(vm, kind)}")
+        print(f"    exits/s {_f(vm['exits_total_per_s'], 0)} ({parts or 'none'})")
         print(f"    EHT {_f(vm['eht_pct'])} %, TIG {_f(vm['tig_pct'])} %, kicks/s {_f(vm['kicks_per_s'], 0)}, "
-              f"interrupts/s {_f(vm['interrupts_per_s'], 0)}, {_f(tp['gbps'], 3)} Gbit/s, {_f(tp['pps'], 0)} pkt/s, "
+              f"interrupts/s {_f(vm['interrupts_per_s'], 0)}, "
               f"latency p50 {_f(vm['latency_us']['p50'])} us p99 {_f(vm['latency_us']['p99'])} us")
+    cpu = _cpu_line(s, io_cores or []) if s.get("host") else None
+    if cpu:
+        print(cpu)
+    if s["vms"]:
+        print(EHT_TIG)
     for st in s.get("stalled_flows") or []:
         # The liveness watchdog: a stall is a model bug, never a result (docs/model.md).
         print(f"warning: MODEL BUG, not a result: the flow of VM {st['vm']} made no progress from "
@@ -130,7 +194,7 @@ def cmd_run(a) -> int:
         from eventpath.plots import run_figures
 
         figs = run_figures(r, out)
-    _print_summary(r.summary)
+    _print_summary(r.summary, *_scenario_facts(a.scenario))
     print(f"wrote {out}/summary.json, tables {', '.join(f'{k}.csv' for k in r.tables())}, "
           f"figures {', '.join(f.name for f in figs) or 'none (--no-plots)'}")
     if interrupted:
@@ -188,9 +252,49 @@ def cmd_trace(a) -> int:
 def cmd_profiles(a) -> int:
     from eventpath import api
 
-    for name, desc in api.profiles():
-        print(f"{name:8s} {desc}")
+    if a.name is None:
+        for name, desc in api.profiles():
+            print(f"{name:8s} {desc}")
+        return 0
+    _print_profile(api.profile(a.name), full=a.full)
     return 0
+
+
+#: `profiles NAME`: the widest value column before a longer value pushes the rest of its row right.
+PROFILE_VALUE_WIDTH = 12
+
+
+def _print_profile(p: dict, full: bool = False, width: int | None = None) -> None:
+    """Every value of a profile, one row per dotted key: value, unit and source, a free
+    parameter's range and prior before its source (like ns-3's PrintAttributes). The source is cut
+    to the terminal's width (``...``) unless ``full``, which wraps it whole under its column."""
+    import textwrap
+
+    from eventpath import profile_values
+
+    width = width or shutil.get_terminal_size().columns
+    rows = [(v.key, profile_values.exact(v.value), v.unit,
+             (f"[{profile_values.free_note(v.free)}] " if v.free else "") + v.source)
+            for v in profile_values.values(p)]
+    head = ("key", "value", "unit", "source")
+    w = [max(len(r[i]) for r in [head, *rows]) for i in range(3)]
+    w[1] = min(w[1], PROFILE_VALUE_WIDTH)
+    indent = sum(w) + 6  # where the source column starts
+    for r in [head, *rows]:
+        left = "  ".join(c.ljust(w[i]) for i, c in enumerate(r[:3])) + "  "
+        room = max(width - len(left), 24)
+        src = r[3]
+        if full:
+            # A value wider than its column gets its row to itself; the source follows in its column.
+            if len(left) > indent and src:
+                print(left.rstrip())
+                left = " " * indent
+            lines = textwrap.wrap(src, max(width - indent, 24)) or [""]
+            print((left + lines[0]).rstrip())
+            for line in lines[1:]:
+                print(" " * indent + line)
+        else:
+            print((left + (src if len(src) <= room else src[: room - 3] + "...")).rstrip())
 
 
 def _check_workers(a) -> None:
@@ -441,7 +545,7 @@ def cmd_kvm(a) -> int:
             return EXIT_PROBE_REFUSED
     else:
         text = _eventpath.kvm_run(a.scenario, str(out))
-        _print_summary(json.loads(text))
+        _print_summary(json.loads(text), *_scenario_facts(a.scenario))
         print(f"wrote {out}/summary.json")
     return 0
 
@@ -638,7 +742,10 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--duration", type=_seconds, help="override the measured simulated seconds")
     t.set_defaults(fn=cmd_trace)
 
-    pr = sub.add_parser("profiles", help="list the built-in profiles")
+    pr = sub.add_parser("profiles", help="list the built-in profiles, or every value of one with unit and source")
+    pr.add_argument("name", nargs="?", help="a built-in profile (or a profile .toml): print every value with its "
+                    "unit, free range and source")
+    pr.add_argument("--full", action="store_true", help="whole sources, wrapped (default: cut to the terminal width)")
     pr.set_defaults(fn=cmd_profiles)
 
     b = sub.add_parser("bench", help="engine events/s vs a SimPy model of the same event path, and the full model's")

@@ -25,7 +25,7 @@ def test_run_no_plots_writes_tables_but_no_figures(cli, tmp_path):
 def test_run_writes_summary_contract_and_tidy_tables(cli, tmp_path):
     r = cli("run", "examples/udp-send.toml", "--out", str(tmp_path), "--duration", "0.05")
     assert r.returncode == 0, r.stderr
-    assert "exits/s" in r.stdout
+    assert "exits/s" in r.stdout and "vm0 (udp_stream): 50,000 pkt/s" in r.stdout
     s = json.loads((tmp_path / "summary.json").read_text())
     assert {"scenario", "seed", "profile", "sim_seconds", "wall_seconds", "events", "vms", "host"} <= s.keys()
     vm = s["vms"][0]
@@ -147,6 +147,67 @@ def test_profiles_lists_one_line_each(cli):
     assert r.returncode == 0
     names = [line.split()[0] for line in r.stdout.splitlines()]
     assert {"es2", "elvis"} <= set(names)
+
+
+def test_profiles_name_prints_every_value_with_unit_and_source(cli):
+    """issue 29 item 5: one row per dotted key, value, unit, a free parameter's range, source."""
+    from eventpath import api, profile_values
+
+    r = cli("profiles", "es2")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].split() == ["key", "value", "unit", "source"]
+    keys = [line.split()[0] for line in lines[1:]]
+    assert keys == [v.key for v in profile_values.values(api.profile("es2"))]
+    row = next(line for line in lines if line.startswith("exit.io_instruction_ns "))
+    assert row.split()[1:3] == ["3,000", "ns"] and "costs.md" in row
+    row = next(line for line in lines if line.startswith("exit.indirect_per_direct "))
+    assert "ratio" in row and "[free 0..1.5" in row
+
+
+def test_profiles_name_cuts_sources_to_the_width_unless_full(capsys):
+    from eventpath import api
+    from eventpath.cli import _print_profile
+
+    p = api.profile("elvis")
+    _print_profile(p, width=100)
+    cut = capsys.readouterr().out.splitlines()
+    assert any(line.endswith("...") for line in cut)
+    long_values = ("description", "host.cstates.states")  # a value is never cut: it pushes its row wider
+    assert all(len(line) <= 100 for line in cut if not line.startswith(long_values))
+    _print_profile(p, full=True, width=100)
+    full = capsys.readouterr().out
+    assert len(full.splitlines()) > len(cut)
+    assert all(len(line) <= 100 for line in full.splitlines() if not line.startswith(long_values))
+    src = p["exit"]["io_instruction_ns"]["source"]
+    assert " ".join(full.split()).count(" ".join(src.split())) == 1, "--full gives the whole source"
+
+
+def test_profiles_unknown_name_is_one_line_exit_2_naming_the_built_ins(cli):
+    r = cli("profiles", "no-such-profile")
+    assert r.returncode == 2 and r.stdout == ""
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert "no-such-profile" in r.stderr and all(n in r.stderr for n in ("es2", "elvis", "did")), r.stderr
+
+
+def test_run_summary_shows_each_vms_metric_host_cpu_and_eht_tig(cli, tmp_path):
+    r = cli("run", "examples/pmd.toml", "--out", str(tmp_path), "--duration", "0.02", "--no-plots")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert "vm0 (tcp_stream): " in out and " Gbit/s" in out and "vm2 (memcached): " in out and " ops/s" in out
+    cpu = next(line for line in out.splitlines() if line.startswith("host CPU "))
+    assert "vCPUs" in cpu and "back-end threads" in cpu and "I/O cores 1.00" in cpu and "other" in cpu
+    assert "EHT: exit handling time" in out and "TIG: time in guest mode" in out
+
+
+def test_summary_metric_follows_the_workload(capsys):
+    from eventpath.cli import _vm_metric
+
+    vm = {"throughput": {"gbps": 0.2, "pps": 50000.0, "ops_per_s": None}}
+    assert _vm_metric(vm, "udp_stream") == "50,000 pkt/s"
+    assert _vm_metric(vm, "tcp_stream") == "0.200 Gbit/s"
+    assert _vm_metric({"throughput": {"gbps": 1e-4, "pps": 100.0, "ops_per_s": 100.0}}, "tcp_rr") == "100 ops/s"
+    assert _vm_metric({"throughput": {"gbps": None, "pps": None, "ops_per_s": None}}, None).startswith("no throughput")
 
 
 def test_reproduce_list_and_run_write_contract_and_figure(cli, tmp_path):

@@ -4,9 +4,9 @@ the profiles. Returns {file name: HTML body and title}; :mod:`eventpath.report` 
 
 from __future__ import annotations
 
-import json
 from html import escape as _esc
 
+from eventpath import profile_values
 from eventpath.report.gather import Gathered
 from eventpath.report.html import figure, link, para, table
 
@@ -107,22 +107,6 @@ def kvm(g: Gathered) -> tuple[str, str]:
     return "Testbed: KVM beside its simulator twins", "\n".join(body)
 
 
-def _params(table_: dict, prefix: str = "", inherited: str = ""):
-    """(key, value, unit, source) of every value of a profile table, nested tables flattened."""
-    src = table_.get("source", "") if isinstance(table_.get("source"), str) else ""
-    for k, v in table_.items():
-        key = f"{prefix}{k}"
-        if isinstance(v, dict) and "value" in v:
-            free = v.get("free")
-            note = f" [free {free.get('min')}..{free.get('max')}, prior {free.get('prior')}]" if free else ""
-            yield key, v["value"], v.get("unit", ""), str(v.get("source", "")) + note
-        elif isinstance(v, dict):
-            yield from _params(v, f"{key}.", src or inherited)
-        elif k != "source" or not prefix:  # a table's own source is shown beside its values instead
-            plain = v if isinstance(v, (int, float, str)) else json.dumps(v)
-            yield key, plain, "", (src or inherited) if prefix else ""
-
-
 def profiles(ps: dict[str, dict]) -> tuple[str, str]:
     body = [para("Every value of every built-in profile as the simulator reads it, with its unit and where it comes "
                  "from (profiles/*.toml). A table's own source is given beside the values it covers."),
@@ -130,10 +114,11 @@ def profiles(ps: dict[str, dict]) -> tuple[str, str]:
     for name, p in ps.items():
         body.append(f'<h2 id="{_esc(name)}">{_esc(name)}: {_esc(p.get("description", ""))}</h2>')
         rows = []
-        for key, value, unit, source in _params(p):
-            # As stored, never rounded: a profile value is an input, not a result.
-            exact = isinstance(value, (int, float)) and not isinstance(value, bool)
-            rows.append([key, (f"{value:,.12g}", "num") if exact else str(value), unit, (_esc(source), "src")])
+        for v in profile_values.values(p):
+            source = v.source + (f" [{profile_values.free_note(v.free)}]" if v.free else "")
+            number = isinstance(v.value, (int, float)) and not isinstance(v.value, bool)
+            rows.append([v.key, (profile_values.exact(v.value), "num") if number else str(v.value), v.unit,
+                         (_esc(source), "src")])
         body.append(table(["parameter", "value", "unit", "source"], rows))
     return "Profiles", "\n".join(body)
 

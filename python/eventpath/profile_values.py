@@ -1,0 +1,46 @@
+"""A profile's values flattened to rows: one per dotted key (``section.key``) with its value,
+unit, free range (``free = {min, max, prior}`` of a calibrated parameter) and source. Shared by
+``eventpath profiles NAME`` and the report's profiles page."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterator, NamedTuple
+
+
+class Value(NamedTuple):
+    key: str
+    value: Any
+    unit: str
+    free: dict | None
+    source: str
+
+
+def free_note(free: dict | None) -> str:
+    """A free parameter's calibration range and prior (``free 0.0..1.5, prior 0.2``); '' if fixed."""
+    if not free:
+        return ""
+    n = {k: f"{free[k]:g}" if isinstance(free.get(k), (int, float)) else str(free.get(k)) for k in ("min", "max", "prior")}
+    return f"free {n['min']}..{n['max']}, prior {n['prior']}"
+
+
+def values(table: dict, prefix: str = "", inherited: str = "") -> Iterator[Value]:
+    """Every value of a profile (as :func:`eventpath.api.profile` returns it), nested tables
+    flattened. A value without its own source (a plain key of a table) takes its table's."""
+    src = table.get("source", "") if isinstance(table.get("source"), str) else ""
+    for k, v in table.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict) and "value" in v:
+            yield Value(key, v["value"], v.get("unit", ""), v.get("free") or None, str(v.get("source", "")))
+        elif isinstance(v, dict):
+            yield from values(v, f"{key}.", src or inherited)
+        elif k != "source" or not prefix:  # a table's own source is shown beside its values instead
+            plain = v if isinstance(v, (int, float, str)) else json.dumps(v)
+            yield Value(key, plain, "", None, (src or inherited) if prefix else "")
+
+
+def exact(value: Any) -> str:
+    """A value as stored, never rounded: a profile value is an input, not a result."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{value:,.12g}"
+    return str(value)

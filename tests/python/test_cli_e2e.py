@@ -59,7 +59,7 @@ def test_sweep(cli, tmp_path):
                "--seeds", "3", "--duration", "0.005", "--workers", "2", "--out", str(tmp_path)))
     assert "results.csv" in r.stdout
     lines = (tmp_path / "results.csv").read_text().splitlines()
-    assert len(lines) == 3 and lines[0].startswith("run,vm.0.workload.message_bytes,seed,")
+    assert len(lines) == 3 and lines[0].startswith("scenario,seed,run,vm.0.workload.message_bytes,")
     assert len(list((tmp_path / "runs").glob("*.json"))) == 2
 
 

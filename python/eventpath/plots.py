@@ -71,17 +71,6 @@ def latency_cdf_figure(curves: dict[str, list[tuple[float, float]]], path: Path,
     _finish(fig, ax, path, title, grid=True)
 
 
-def series_figure(xs: list[float], series: dict[str, list[float]], path: Path, xlabel: str, ylabel: str,
-                  title: str) -> None:
-    """Lines of a metric against a swept variable (e.g. throughput vs number of VMs)."""
-    fig, ax = plt.subplots(figsize=(4.8, 3.4))
-    for label, ys in series.items():
-        ax.plot(xs, ys, marker="o", label=label, color=palette.config_color(label))
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    _finish(fig, ax, path, title, grid=True)
-
-
 def qos_figure(search: dict, path: Path, title: str) -> None:
     """A QoS search's runs: 95th-percentile latency against the offered rate, the bound dashed."""
     fig, ax = plt.subplots(figsize=(4.8, 3.4))

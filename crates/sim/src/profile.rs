@@ -189,6 +189,10 @@ pub struct HostCosts {
     /// clean, GRO, `netif_receive_skb`, the bridge or macvlan, the tap enqueue and the back
     /// end's wake-up. (Its latency is inside `nic_rx_ns`; this is where its CPU goes.)
     pub nic_rx_frame_ns: Param,
+    /// Of `nic_rx_frame_ns`, the part paid once per skb handed up the stack
+    /// (`netif_receive_skb`, the bridge or macvlan, the tap enqueue and the back end's
+    /// wake-up): a frame the host's GRO appends to a held skb pays only the rest.
+    pub nic_rx_skb_ns: Param,
     /// Per skb the host NIC sent for a virtio device, in that softirq: the driver's TX clean
     /// (DMA unmap, skb free).
     pub nic_tx_clean_ns: Param,
@@ -317,6 +321,14 @@ pub struct Guest {
     pub tcp_rx_segment_ns: Param,
     /// Per TCP payload byte received in NAPI (checksum, copy into the skb).
     pub tcp_rx_byte_ns: Param,
+    /// Per data packet the guest's GRO appends to a held skb (instead of
+    /// `tcp_rx_segment_ns`): the driver's receive of its buffer, the GRO flow match and
+    /// append, the buffer's refill.
+    pub gro_segment_ns: Param,
+    /// Per receive buffer of a packet beyond its first (mergeable RX buffers, a GSO skb into
+    /// the guest): the driver's `virtqueue_get_buf`, the page frag added to the skb, the
+    /// buffer's refill.
+    pub rx_buffer_ns: Param,
     /// Per TCP connection a server accepts and closes, beyond its packets: request sock on the
     /// SYN, child socket, `accept()`, `close()`, TIME_WAIT (charged on the SYN).
     pub tcp_conn_ns: Param,
@@ -483,10 +495,11 @@ impl Bounds {
 
 /// Parameters bounded by another of the profile: (key, its bound's key, why). The model reads
 /// each pair as one quantity, so a value beyond its bound is refused, never clamped.
-pub const NOT_ABOVE: [(&str, &str, &str); 3] = [
+pub const NOT_ABOVE: [(&str, &str, &str); 4] = [
     ("exit.io_signal_ns", "exit.io_instruction_ns", "the ioeventfd is signalled within the kick's exit"),
     ("host.thread_wakeup_spread_ns", "host.thread_wakeup_ns", "the half-width of the wake-up's uniform spread; a wider one would make a wake-up take negative time"),
     ("host.nic_rx_spread_ns", "host.nic_rx_ns", "the half-width of the path's uniform spread; a wider one would make a frame arrive before it was sent"),
+    ("host.nic_rx_skb_ns", "host.nic_rx_frame_ns", "the part of a frame's receive work paid once per skb"),
 ];
 
 /// Refuse an array where the profile has a table (serde's derived structs would read
@@ -632,6 +645,7 @@ impl Profile {
             ("host.dev_xmit_ns", &self.host.dev_xmit_ns, "ns"),
             ("host.nic_irq_ns", &self.host.nic_irq_ns, "ns"),
             ("host.nic_rx_frame_ns", &self.host.nic_rx_frame_ns, "ns"),
+            ("host.nic_rx_skb_ns", &self.host.nic_rx_skb_ns, "ns"),
             ("host.nic_tx_clean_ns", &self.host.nic_tx_clean_ns, "ns"),
             ("sched.latency_ns", &self.sched.latency_ns, "ns"),
             ("sched.min_granularity_ns", &self.sched.min_granularity_ns, "ns"),
@@ -661,6 +675,8 @@ impl Profile {
             ("guest.tcp_rx_ack_ns", &g.tcp_rx_ack_ns, "ns"),
             ("guest.tcp_rx_segment_ns", &g.tcp_rx_segment_ns, "ns"),
             ("guest.tcp_rx_byte_ns", &g.tcp_rx_byte_ns, "ns"),
+            ("guest.gro_segment_ns", &g.gro_segment_ns, "ns"),
+            ("guest.rx_buffer_ns", &g.rx_buffer_ns, "ns"),
             ("guest.tcp_read_ns", &g.tcp_read_ns, "ns"),
             ("guest.tcp_conn_ns", &g.tcp_conn_ns, "ns"),
             ("guest.udp_rx_packet_ns", &g.udp_rx_packet_ns, "ns"),

@@ -206,7 +206,7 @@ pub fn profile_toml(probe: &ProbeReport) -> Result<String, String> {
     // The testbed's back end answers its guest's requests itself: no tap, no bridge, no
     // physical NIC below it, so the host network path's stages cost nothing there (its
     // measured vhost.tx_packet_ns is the whole per-request cost).
-    for key in ["tap_tx_ns", "dev_xmit_ns", "nic_irq_ns", "nic_rx_frame_ns", "nic_tx_clean_ns"] {
+    for key in ["tap_tx_ns", "dev_xmit_ns", "nic_irq_ns", "nic_rx_frame_ns", "nic_rx_skb_ns", "nic_tx_clean_ns"] {
         set(&mut v, "host", key, 0.0, "first principles for this host's testbed: its back end hands its guest's requests to no host network stack (no tap or macvtap, no bridge, no physical NIC); vhost.tx_packet_ns is measured whole".into())?;
     }
     let date = &probe.date;

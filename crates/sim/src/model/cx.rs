@@ -200,5 +200,6 @@ fn view(d: &mut NetDev) -> DevView<'_> {
         napi: &mut d.napi,
         vf: &mut d.vf,
         wire: &mut d.wire,
+        guest_gro: d.guest_gro,
     }
 }

@@ -237,9 +237,16 @@ pub(crate) struct NetDev {
     pub port_itr: nic_itr::RxItr,
     /// The SR-IOV VF this device is, if it is one (else virtio-net over vhost).
     pub vf: Option<vf::Vf>,
-    /// Per frame on its way to the tap, in order: whether it opened a host NIC interrupt
-    /// (whose per-interrupt work it then carries, `host_rx`).
-    pub port_irq_opened: VecDeque<bool>,
+    /// The skbs on their way from the port to the tap, in order: each one frame, or the
+    /// frames of one poll that the host's GRO merged (`hw/gro.rs`).
+    pub port_skbs: VecDeque<hw::gro::PortSkb>,
+    /// The host's GRO for this device's flow.
+    pub host_gro: hw::gro::HostGro,
+    /// `VIRTIO_NET_F_GUEST_TSO4`: packets reach the guest in mergeable buffers as large as
+    /// they are.
+    pub guest_tso4: bool,
+    /// The guest's GRO (its driver's `napi_gro_receive`).
+    pub guest_gro: bool,
 }
 
 /// The host NIC's interrupt work for the virtio devices (profile `host.nic_*_ns`, rounded).
@@ -249,6 +256,9 @@ pub(crate) struct NicWork {
     pub irq_ns: Time,
     /// Per frame received for a device.
     pub rx_frame_ns: Time,
+    /// Of `rx_frame_ns`, the part paid once per skb handed up the stack: a frame GRO appends
+    /// to a held skb costs `rx_frame_ns - rx_skb_ns`.
+    pub rx_skb_ns: Time,
     /// Per skb sent for a device (its TX clean).
     pub tx_clean_ns: Time,
 }
@@ -334,6 +344,11 @@ impl Host {
         for (vi, vm) in s.vm.iter().enumerate() {
             let w = vm.workload.as_ref();
             let tcp = w.is_some_and(Workload::is_tcp);
+            let off = vm.net.offloads();
+            let virtio = vm.net.kind != crate::scenario::NetKind::SriovVf;
+            // GRO's 64 KB, and no more than the guest's ring holds as one packet.
+            let gro_max = (c.profile.nic.gso_max_size_bytes.value as u32)
+                .min(vm.net.queue_size * hw::gro::MERGEABLE_BUF_BYTES);
             devs.push(NetDev {
                 vm: vi as u32,
                 txq: Virtq::new(vm.net.queue_size, vm.net.suppression()),
@@ -359,7 +374,10 @@ impl Host {
                     let sr = c.profile.sriov.as_ref().expect("a checked VF has a profile with [sriov]");
                     vf::Vf::new(vm.net.itr_us, sr.vf_itr_ns.value, tcp)
                 }),
-                port_irq_opened: VecDeque::new(),
+                port_skbs: VecDeque::new(),
+                host_gro: hw::gro::HostGro { enabled: tcp && virtio && off.guest_tso4 && off.host_gro, max_bytes: gro_max },
+                guest_tso4: virtio && off.guest_tso4,
+                guest_gro: off.gro,
             });
             let sender = Sender::new(w, vm.vcpus, &c.profile, s.seed, &vm.name, vm.net.offloads());
             senders.push(sender);
@@ -397,6 +415,7 @@ impl Host {
             nic_work: NicWork {
                 irq_ns: round_ns(c.profile.host.nic_irq_ns.value),
                 rx_frame_ns: round_ns(c.profile.host.nic_rx_frame_ns.value),
+                rx_skb_ns: round_ns(c.profile.host.nic_rx_skb_ns.value),
                 tx_clean_ns: round_ns(c.profile.host.nic_tx_clean_ns.value),
             },
             nic_irq_cpu: {
@@ -592,11 +611,17 @@ impl Host {
         let d = &mut self.devs[dev as usize];
         // The frame the client just put on the reverse link: its NIC's TX ring sent it, the
         // host NIC's RX ring will receive it (both count it for an adaptive ITR).
-        let wire_bytes = d.wire.frames_bytes(d.client.last_sent().map_or(0, |p| p.bytes), 1);
+        let pkt = *d.client.last_sent().expect("a frame on the reverse link");
+        let wire_bytes = d.wire.frames_bytes(pkt.bytes, 1);
         d.client.nic.on_tx(wire_bytes, 1);
         let irqs = d.port_itr.irqs;
         let irq = d.port_itr.irq_for(arrive, wire_bytes);
-        d.port_irq_opened.push_back(d.port_itr.irqs != irqs);
+        let opened = d.port_itr.irqs != irqs;
+        if d.host_gro.joins(d.port_skbs.back(), irq, &pkt) {
+            // GRO appends it to the skb its poll holds: it reaches the tap with that skb.
+            return hw::gro::merge(&mut d.port_skbs.back_mut().expect("joined").pkt, &pkt);
+        }
+        d.port_skbs.push_back(hw::gro::PortSkb { opened, irq, pkt });
         let at = self.port.rx_path.deliver(irq, &mut d.tap_last);
         q.at(at, Ev::HostRx { dev });
     }
@@ -605,31 +630,44 @@ impl Host {
     /// wake the back end for its RX handler; a VF's NIC writes it into the VF's RX ring (or
     /// drops it: no descriptor posted) and sets the queue's interrupt cause.
     fn host_rx(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
-        if self.devs[dev as usize].vf.is_none() {
-            // The host NIC's softirq received it (and its interrupt, if it opened one) on the
-            // queue's pCPU; it reached the tap as that work ended (its latency is nic_rx_ns).
-            let opened = self.devs[dev as usize].port_irq_opened.pop_front().expect("a frame on its way to the tap");
+        let mut pkt = if self.devs[dev as usize].vf.is_none() {
+            // The host NIC's softirq received its frames (and its interrupt, if it opened one)
+            // on the queue's pCPU; it reached the tap as that work ended (its latency is
+            // nic_rx_ns). Frames GRO appended pay only their per-frame part.
+            let skb = self.devs[dev as usize].port_skbs.pop_front().expect("an skb on its way to the tap");
             let w = self.nic_work;
-            let ns = w.rx_frame_ns + if opened { w.irq_ns } else { 0 };
+            let merged = Time::from(skb.pkt.segs - 1);
+            let ns = w.rx_frame_ns + merged * (w.rx_frame_ns - w.rx_skb_ns) + if skb.opened { w.irq_ns } else { 0 };
             let cpu = self.nic_irq_cpu[dev as usize];
             self.cx(q).host_irq_work(now, cpu, ns);
-        }
+            let d = &mut self.devs[dev as usize];
+            for _ in 0..skb.pkt.segs {
+                d.client.arrive_at_host();
+            }
+            skb.pkt
+        } else {
+            self.devs[dev as usize].client.arrive_at_host()
+        };
         let d = &mut self.devs[dev as usize];
-        let pkt = d.client.arrive_at_host();
-        d.rx_arrived_life += 1;
+        pkt.bufs = hw::gro::buffers(pkt.bytes, d.guest_tso4);
+        let segs = u64::from(pkt.segs);
+        d.rx_arrived_life += segs;
         let room = match d.vf {
             Some(_) => d.rxq.posted > 0,
             None => d.rx_sock.len() < workload::net::TAP_QUEUE_PACKETS,
         };
         if !room {
-            d.tap_drops += u64::from(pkt.born >= self.window_start);
-            d.tap_drops_life += 1;
+            d.tap_drops += segs * u64::from(pkt.born >= self.window_start);
+            d.tap_drops_life += segs;
             return self.app_tap_drop(now, dev, pkt, q);
         }
         if d.vf.is_some() {
-            d.rxq.take();
+            d.rxq.take(&pkt);
             d.rxq.put_used(pkt);
             return self.vf_cause(now, dev, q);
+        }
+        if d.rx_sock.is_empty() {
+            d.rxq.head_bufs = u32::from(pkt.bufs);
         }
         d.rx_sock.push_back(pkt);
         self.notify_backend(now, dev, io::queues::Notice::RxPacket, q);
@@ -820,8 +858,10 @@ impl Host {
             c.tx_on_link.push(on_link);
             c.rx_arrived.push(d.rx_arrived_life);
             c.rx_tap_dropped.push(d.tap_drops_life);
-            let in_vhost = (d.rxq.size() - d.rxq.posted) as u64 - d.rxq.used.len() as u64;
-            c.rx_queued.push(d.rx_sock.len() as u64 + in_vhost + d.rxq.used.len() as u64);
+            // Frames (a GRO skb counts its own): on the tap socket and in the ring. Those on
+            // their way to the tap are still the client's, on the reverse link.
+            let in_sock = d.rx_sock.iter().map(|p| u64::from(p.segs)).sum::<u64>();
+            c.rx_queued.push(in_sock + d.rxq.queued_segs());
             c.rx_on_link.push(d.client.rev_in_flight() as u64);
             let dl = workload::DevLedger {
                 rx_arrived: d.rx_arrived_life,

@@ -298,13 +298,21 @@ pub struct Offload {
     /// `VIRTIO_NET_F_HOST_TSO4`: the device takes TSO skbs (the guest TCP's size goal is
     /// `nic.gso_max_size_bytes`, not one MSS); requires `csum`.
     pub host_tso4: bool,
-    // `VIRTIO_NET_F_GUEST_TSO4` (GRO'd skbs into the guest) is not offered: the host's GRO is
-    // not modelled, every packet reaches the guest as one MSS (docs/model.md).
+    /// `VIRTIO_NET_F_GUEST_TSO4`: the guest takes GSO skbs, in mergeable RX buffers, so what
+    /// the host's GRO merged reaches it whole (`model/hw/gro.rs`); requires `guest_csum`.
+    pub guest_tso4: bool,
+    /// The host NIC's GRO for this device's frames (`ethtool -K <port> gro`): a poll's
+    /// segments of one flow become one skb to the tap. Without `guest_tso4` the host cuts
+    /// such an skb back into frames for the tap, so it has no effect there.
+    pub host_gro: bool,
+    /// The guest's GRO (`ethtool -K eth0 gro` in the guest; a netdev feature, not negotiated):
+    /// its NAPI poll hands one flow's run of data packets up the stack as one skb.
+    pub gro: bool,
 }
 
 impl Default for Offload {
     fn default() -> Self {
-        Offload { csum: true, guest_csum: true, host_tso4: true }
+        Offload { csum: true, guest_csum: true, host_tso4: true, guest_tso4: true, host_gro: true, gro: true }
     }
 }
 
@@ -314,6 +322,9 @@ impl Offload {
     pub fn forbidden(&self) -> Option<(&'static str, &'static str)> {
         if self.host_tso4 && !self.csum {
             return Some(("host_tso4", "csum"));
+        }
+        if self.guest_tso4 && !self.guest_csum {
+            return Some(("guest_tso4", "guest_csum"));
         }
         None
     }

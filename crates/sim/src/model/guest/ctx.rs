@@ -41,6 +41,8 @@ pub(crate) struct DevView<'a> {
     pub vf: &'a mut Option<Vf>,
     /// The device's link (a VF's NIC queue puts its frames there).
     pub wire: &'a mut Wire,
+    /// The guest's GRO is on (`[vm.net.offload] gro`).
+    pub guest_gro: bool,
 }
 
 /// What the guest kernel may do (see the module doc). vCPUs are host-wide indices; `vm` is the

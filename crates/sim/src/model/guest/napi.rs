@@ -17,6 +17,7 @@ use crate::engine::{Time, round_ns};
 use crate::model::guest::ctx::Kernel;
 use crate::model::guest::driver::Driver;
 use crate::model::hw::lapic::Vector;
+use crate::model::hw::gro;
 use crate::model::hw::rxq::RxRing;
 use crate::model::hypervisor::irq::Irqs;
 use crate::metrics::ExitReason;
@@ -44,9 +45,11 @@ pub struct Napi {
     run_start: Time,
     /// Polling waits (unless the vCPU is otherwise idle) until then.
     defer_until: Time,
+    /// Packets the receive under way takes off the ring (more than one when GRO merges them).
+    merging: u32,
     /// Poll rounds (window).
     pub polls: u64,
-    /// Packets received (lifetime, for conservation).
+    /// Frames received (lifetime, for conservation; a GRO skb counts its frames).
     pub received_life: u64,
 }
 
@@ -81,6 +84,7 @@ impl Napi {
                 exhausted: false,
                 run_start: 0,
                 defer_until: 0,
+                merging: 0,
                 polls: self.polls,
                 received_life: self.received_life,
             };
@@ -115,20 +119,29 @@ impl Napi {
         NapiStep::Receive { round_start: self.round_start }
     }
 
-    /// A packet's receive of `cost` ns starts at `now`; returns its cost with the round's
-    /// per-poll cost `poll_ns` if a round begins with it.
-    pub(crate) fn start_receive(&mut self, now: Time, mut cost: f64, poll_ns: f64) -> f64 {
+    /// Packets this poll may still take in one receive: its round's and its softirq run's
+    /// budget left.
+    pub(crate) fn room(&self) -> u32 {
+        self.budget.min(self.softirq_left).max(1)
+    }
+
+    /// The receive of `pkts` packets (one, or a GRO run, at most [`Napi::room`]) costing
+    /// `cost` ns starts at `now`; returns its cost with the round's per-poll cost `poll_ns` if
+    /// a round begins with it.
+    pub(crate) fn start_receive(&mut self, now: Time, mut cost: f64, poll_ns: f64, pkts: u32) -> f64 {
+        debug_assert!(pkts >= 1 && pkts <= self.room());
         if self.round_start {
             self.round_start = false;
             self.polls += 1;
             cost += poll_ns;
         }
         self.running = true;
-        self.budget -= 1;
+        self.merging = pkts;
+        self.budget -= pkts;
         if self.softirq_left == NETDEV_BUDGET {
             self.run_start = now;
         }
-        self.softirq_left -= 1;
+        self.softirq_left -= pkts;
         if self.softirq_left == 0 {
             self.softirq_left = NETDEV_BUDGET;
             self.exhausted = true;
@@ -136,10 +149,10 @@ impl Napi {
         cost
     }
 
-    /// The packet's receive finished.
-    pub(crate) fn received(&mut self) {
+    /// The receive finished: how many packets it takes off the ring.
+    pub(crate) fn received(&mut self) -> u32 {
         self.running = false;
-        self.received_life += 1;
+        std::mem::take(&mut self.merging)
     }
 }
 
@@ -181,6 +194,8 @@ impl<K: Kernel> NapiOps for K {
         let (poll_ns, pkt_ns) = (g.napi_poll_ns.value, g.tcp_rx_ack_ns.value);
         let (udp_pkt_ns, udp_byte_ns) = (g.udp_rx_packet_ns.value, g.udp_rx_byte_ns.value);
         let (tcp_seg_ns, tcp_byte_ns) = (g.tcp_rx_segment_ns.value, g.tcp_rx_byte_ns.value);
+        let (gro_ns, buf_ns) = (g.gro_segment_ns.value, g.rx_buffer_ns.value);
+        let gro_max = self.profile().nic.gso_max_size_bytes.value as u32;
         let conn_ns = g.tcp_conn_ns.value;
         let tcp_data = self.app_receives_tcp_data(vm);
         let dev = self.dev_of(vm);
@@ -211,17 +226,26 @@ impl<K: Kernel> NapiOps for K {
         }
         let d = self.net(dev);
         let front = *d.rxq.used.front().expect("non-empty");
+        let mut pkts = 1;
         let cost = if front.ctl == crate::model::hw::rxq::Ctl::Syn {
             // A connection request: request sock, then the child socket and accept().
             pkt_ns + conn_ns
         } else if front.bytes == 0 {
             pkt_ns
         } else if tcp_data {
-            tcp_seg_ns + tcp_byte_ns * front.bytes as f64
+            // The guest's GRO takes the run of this flow's data at the ring's head as one skb
+            // up the stack: each packet after the first costs its driver receive and the merge,
+            // each buffer after a packet's first its frag (`receive_mergeable`).
+            if d.guest_gro {
+                pkts = gro::guest_run(d.rxq.used.iter(), gro_max, d.napi.room());
+            }
+            let run = d.rxq.used.iter().take(pkts as usize);
+            let (bytes, extra_bufs) = run.fold((0u64, 0u64), |(b, x), p| (b + u64::from(p.bytes), x + u64::from(p.bufs) - 1));
+            tcp_seg_ns + gro_ns * f64::from(pkts - 1) + buf_ns * extra_bufs as f64 + tcp_byte_ns * bytes as f64
         } else {
             udp_pkt_ns + udp_byte_ns * front.bytes as f64
         };
-        let cost = d.napi.start_receive(now, cost, poll_ns);
+        let cost = d.napi.start_receive(now, cost, poll_ns, pkts);
         self.run_task(now, v, Task::NapiRx, round_ns(cost));
         true
     }
@@ -231,11 +255,20 @@ impl<K: Kernel> NapiOps for K {
         let dev = self.dev_of(vm);
         let polls_rx = self.backend_polls_rx();
         let d = self.net(dev);
-        d.napi.received();
-        let pkt = d.rxq.poll_and_refill().expect("NAPI receive without a used buffer");
+        let pkts = d.napi.received();
+        let mut pkt = d.rxq.poll_and_refill().expect("NAPI receive without a used buffer");
         if let Some(vf) = d.vf.as_mut() {
             vf.on_rx(pkt.bytes);
-        } else if polls_rx {
+        }
+        for _ in 1..pkts {
+            let next = d.rxq.poll_and_refill().expect("a GRO run of used packets");
+            if let Some(vf) = d.vf.as_mut() {
+                vf.on_rx(next.bytes);
+            }
+            gro::merge(&mut pkt, &next);
+        }
+        d.napi.received_life += u64::from(pkt.segs);
+        if d.vf.is_none() && polls_rx {
             // The refill is a write to the RX ring: a back end polling it (a PMD) sees it.
             self.backend_written(now, dev, Notice::RxKick);
         }
@@ -267,8 +300,9 @@ mod tests {
     fn ring(n: u32) -> RxRing {
         let mut r = RxRing::new(n.max(256), Suppression::EventIdx);
         for _ in 0..n {
-            r.take();
-            r.put_used(RxPkt { bytes: 100, ack: 0, born: 0, conn: 0, ctl: Ctl::None });
+            let p = RxPkt::new(100, 0, 0, 0, Ctl::None);
+            r.take(&p);
+            r.put_used(p);
         }
         r
     }
@@ -277,7 +311,7 @@ mod tests {
     fn receive(n: &mut Napi, now: Time, r: &mut RxRing) -> NapiStep {
         let step = n.next(now, 0, false, 2, r);
         if let NapiStep::Receive { .. } = step {
-            n.start_receive(now, 1000.0, 500.0);
+            n.start_receive(now, 1000.0, 500.0, 1);
             r.used.pop_front();
             n.received();
         }
@@ -292,7 +326,7 @@ mod tests {
         n.schedule(0, 2);
         assert_eq!(n.next(0, 1, false, 2, &mut r), NapiStep::Wait, "only the vCPU that took the interrupt polls");
         assert_eq!(n.next(0, 0, false, 2, &mut r), NapiStep::Receive { round_start: true });
-        n.start_receive(0, 1000.0, 500.0);
+        n.start_receive(0, 1000.0, 500.0, 1);
         assert_eq!(n.next(0, 0, false, 2, &mut r), NapiStep::Wait, "one receive at a time");
     }
 
@@ -302,16 +336,30 @@ mod tests {
         let mut n = Napi::default();
         n.schedule(0, 2);
         assert_eq!(n.next(0, 0, false, 2, &mut r), NapiStep::Receive { round_start: true });
-        assert_eq!(n.start_receive(0, 1000.0, 500.0), 1500.0);
+        assert_eq!(n.start_receive(0, 1000.0, 500.0, 1), 1500.0);
         n.received();
         r.used.pop_front();
         assert_eq!(n.next(0, 0, false, 2, &mut r), NapiStep::Receive { round_start: false });
-        assert_eq!(n.start_receive(0, 1000.0, 500.0), 1000.0);
+        assert_eq!(n.start_receive(0, 1000.0, 500.0, 1), 1000.0);
         n.received();
         r.used.pop_front();
         // Weight 2 spent with work left: net_rx_action polls again, a new round.
         assert_eq!(receive(&mut n, 0, &mut r), NapiStep::Receive { round_start: true });
         assert_eq!(n.polls, 2);
+    }
+
+    #[test]
+    fn a_gro_run_spends_one_budget_unit_per_packet_it_merges() {
+        let mut r = ring(3);
+        let mut n = Napi::default();
+        n.schedule(0, 2);
+        assert!(matches!(n.next(0, 0, false, 2, &mut r), NapiStep::Receive { round_start: true }));
+        assert_eq!(n.room(), 2);
+        n.start_receive(0, 1000.0, 500.0, 2);
+        assert_eq!(n.received(), 2, "the receive takes both packets off the ring");
+        r.used.pop_front();
+        r.used.pop_front();
+        assert_eq!(n.next(0, 0, false, 2, &mut r), NapiStep::Receive { round_start: true }, "the round's weight is spent");
     }
 
     #[test]
@@ -334,7 +382,7 @@ mod tests {
         n.schedule(0, NETDEV_BUDGET + 1);
         for i in 0..NETDEV_BUDGET {
             assert!(matches!(n.next(i as Time * 10 + 100, 0, false, NETDEV_BUDGET + 1, &mut r), NapiStep::Receive { .. }));
-            n.start_receive(i as Time * 10 + 100, 1000.0, 500.0);
+            n.start_receive(i as Time * 10 + 100, 1000.0, 500.0, 1);
             r.used.pop_front();
             n.received();
         }

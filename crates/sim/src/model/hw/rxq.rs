@@ -6,7 +6,11 @@
 //! `virtqueue_enable_cb_prepare` at `napi_complete`). With `VIRTIO_RING_F_EVENT_IDX` the device
 //! signals once per re-enable (used_event), which `interrupt_wanted` models.
 //!
-//! Invariant: `posted + used.len() + in_device == size`.
+//! A packet larger than one buffer (a GRO skb with `VIRTIO_NET_F_GUEST_TSO4`, `hw/gro.rs`)
+//! fills several mergeable buffers; each is a used-ring entry, so the used index, the driver's
+//! poll count and the refill each move by the packet's buffers.
+//!
+//! Invariant: `posted + used_bufs + in_device == size` (buffers).
 
 use crate::model::hw::notify::{IrqGate, KickGate};
 use crate::engine::Time;
@@ -37,6 +41,19 @@ pub struct RxPkt {
     pub conn: u32,
     /// Connection set-up / close flag.
     pub ctl: Ctl,
+    /// Wire frames it carries (more than one after GRO merged a flow's segments).
+    pub segs: u16,
+    /// Receive buffers it takes in the guest's ring (`hw/gro.rs` [`buffers`]).
+    ///
+    /// [`buffers`]: crate::model::hw::gro::buffers
+    pub bufs: u16,
+}
+
+impl RxPkt {
+    /// One frame's packet of `bytes` payload, one buffer.
+    pub fn new(bytes: u32, ack: u64, born: Time, conn: u32, ctl: Ctl) -> Self {
+        RxPkt { bytes, ack, born, conn, ctl, segs: 1, bufs: 1 }
+    }
 }
 
 /// One RX virtqueue.
@@ -45,8 +62,14 @@ pub struct RxRing {
     size: u32,
     /// Empty buffers available to the device.
     pub posted: u32,
-    /// Filled buffers not yet polled by the guest.
+    /// Filled packets not yet polled by the guest (each `bufs` buffers).
     pub used: VecDeque<RxPkt>,
+    /// Buffers the packets in `used` fill.
+    used_bufs: u32,
+    /// Frames the device holds between taking their buffers and returning them.
+    device_segs: u64,
+    /// Buffers the device needs for the next packet it will receive (its tap socket's head).
+    pub head_bufs: u32,
     /// Buffers the driver has made available (free-running avail index).
     avail: u64,
     /// Buffers the device has taken.
@@ -72,6 +95,9 @@ impl RxRing {
             size,
             posted: size,
             used: VecDeque::with_capacity(size as usize),
+            used_bufs: 0,
+            device_segs: 0,
+            head_bufs: 1,
             avail: size as u64,
             consumed: 0,
             used_idx: 0,
@@ -83,32 +109,44 @@ impl RxRing {
         }
     }
 
-    /// Ring size.
-    pub fn size(&self) -> u32 {
-        self.size
+    /// Are enough buffers posted for the packet the device would receive next?
+    pub fn has_room(&self) -> bool {
+        self.posted >= self.head_bufs
     }
 
-    /// Device: take a posted buffer for a packet.
-    pub fn take(&mut self) {
-        debug_assert!(self.posted > 0);
-        self.posted -= 1;
-        self.consumed += 1;
+    /// Device: take the posted buffers for `pkt` (`pkt.bufs` of them).
+    pub fn take(&mut self, pkt: &RxPkt) {
+        let n = u32::from(pkt.bufs);
+        debug_assert!(self.posted >= n);
+        self.posted -= n;
+        self.consumed += u64::from(n);
+        self.device_segs += u64::from(pkt.segs);
     }
 
-    /// Device: return the filled buffer; returns whether to interrupt the driver.
+    /// Device: return the filled buffers; returns whether to interrupt the driver.
     pub fn put_used(&mut self, pkt: RxPkt) -> bool {
+        self.device_segs -= u64::from(pkt.segs);
+        self.used_bufs += u32::from(pkt.bufs);
+        self.used_idx += u64::from(pkt.bufs);
         self.used.push_back(pkt);
-        self.used_idx += 1;
+        debug_assert!(self.posted + self.used_bufs <= self.size, "more buffers posted and used than the ring has");
         self.irq.device_publish(self.used_idx)
     }
 
-    /// Driver (NAPI): poll one used buffer and post a fresh one in its place (`try_fill_recv`).
+    /// Driver (NAPI): poll one used packet and post fresh buffers in its place (`try_fill_recv`).
     pub fn poll_and_refill(&mut self) -> Option<RxPkt> {
         let pkt = self.used.pop_front()?;
-        self.polled += 1;
-        self.posted += 1;
-        self.avail += 1;
+        let n = u32::from(pkt.bufs);
+        self.used_bufs -= n;
+        self.polled += u64::from(n);
+        self.posted += n;
+        self.avail += u64::from(n);
         Some(pkt)
+    }
+
+    /// Frames in the ring: held by the device or filled and not yet polled.
+    pub fn queued_segs(&self) -> u64 {
+        self.device_segs + self.used.iter().map(|p| u64::from(p.segs)).sum::<u64>()
     }
 
     /// Driver (`napi_complete` → `virtqueue_enable_cb_prepare`): interrupt me at the next used

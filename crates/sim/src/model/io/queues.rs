@@ -64,10 +64,10 @@ impl Notified for Virtq {
 }
 
 impl Notified for RxRing {
-    /// An RX handler waits for guest buffers: the work is a posted buffer.
+    /// An RX handler waits for guest buffers: the work is room for the next packet.
     fn enable_notification(&mut self) -> bool {
         self.enable_kicks();
-        self.posted > 0
+        self.has_room()
     }
     fn disable_notification(&mut self) {
         self.kick.device_disable();
@@ -188,14 +188,17 @@ impl Costs {
         Some((Work::Tx(b), round_ns(self.tx_packet_ns + self.tx_byte_ns * b.bytes as f64)))
     }
 
-    /// Take the next packet on device `dev`'s tap socket into a posted guest buffer, and its
-    /// cost, if there are both.
+    /// Take the next packet on device `dev`'s tap socket into posted guest buffers (as many as
+    /// it needs, `hw/gro.rs`), and its cost, if there are both.
     pub fn take_rx(&self, rings: &mut (impl DevRings + ?Sized), dev: u32) -> Option<(Work, Time)> {
-        if rings.rx(dev).posted == 0 {
+        if !rings.rx(dev).has_room() {
             return None;
         }
         let pkt = rings.sock(dev).pop_front()?;
-        rings.rx(dev).take();
+        let head = rings.sock(dev).front().map_or(1, |p| u32::from(p.bufs));
+        let rx = rings.rx(dev);
+        rx.take(&pkt);
+        rx.head_bufs = head;
         let per_byte = self.rx_byte_ns + self.rx_csum_byte_ns[dev as usize];
         Some((Work::Rx(pkt), round_ns(self.rx_packet_ns + per_byte * pkt.bytes as f64)))
     }

@@ -154,7 +154,7 @@ impl VhostIo {
                     // `vhost_poll_queue` does, so an empty ring still gets its refill
                     // notification enabled on the next pass instead of the thread sleeping deaf).
                     let rx_requeued = self.rx.state() == VhostState::Requeued;
-                    let rx_more = !v.rings.sock(dev).is_empty() && (v.rings.rx(dev).posted > 0 || rx_requeued);
+                    let rx_more = !v.rings.sock(dev).is_empty() && (v.rings.rx(dev).has_room() || rx_requeued);
                     // TX work left, or a TX handler that stopped at its weight runs again.
                     if v.rings.tx(dev).pending() > 0 || self.tx.state() == VhostState::Requeued {
                         self.start(Handler::Tx, dev, v);

@@ -157,7 +157,7 @@ impl TcpStreams {
             AckAction::None => {}
             AckAction::Arm(at) => g.client_at(at, ClientEv::new(DELACK, u32::from(flow))),
             AckAction::Ack(at, ack) => {
-                let pkt = RxPkt { bytes: 0, ack, born: at, conn: u32::from(flow), ctl: Ctl::None };
+                let pkt = RxPkt::new(0, ack, at, u32::from(flow), Ctl::None);
                 let wire = TCP_IP_HDR + g.profile().nic.wire_overhead_bytes.value as u32;
                 g.to_host(at, pkt, wire);
             }

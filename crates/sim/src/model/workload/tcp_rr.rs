@@ -309,7 +309,7 @@ impl TcpServer {
 
     /// Put one request segment of `bytes` on the reverse link at `at`.
     fn client_segment(g: &mut impl Ctx<Self>, at: Time, conn: u32, bytes: u32) {
-        Self::client_packet(g, at, RxPkt { bytes, ack: 0, born: at, conn, ctl: Ctl::None });
+        Self::client_packet(g, at, RxPkt::new(bytes, 0, at, conn, Ctl::None));
     }
 
     /// Put one client packet on the reverse link at `at`.
@@ -324,7 +324,7 @@ impl TcpServer {
         let s = g.app();
         s.retransmits += 1;
         s.retx_armed -= 1;
-        Self::client_packet(g, now, RxPkt { bytes, ack: 0, born: now, conn, ctl });
+        Self::client_packet(g, now, RxPkt::new(bytes, 0, now, conn, ctl));
     }
 
     /// The application served `conn`'s request and wrote the response into the socket.
@@ -460,15 +460,21 @@ impl App for TcpServer {
             _ => Self::client_retx(g, e.a, e.b, ctl_of(e.x as u64)),
         }
     }
-    /// A request segment was dropped at the tap queue: the client retransmits it after the RTO.
+    /// A request segment (or a GRO skb of several) was dropped at the tap queue: the client
+    /// retransmits each segment after the RTO.
     fn tap_drop(g: &mut impl Ctx<Self>, pkt: RxPkt) {
         let now = g.now();
-        if pkt.bytes > 0 || pkt.ctl != Ctl::None {
-            g.app().retx_armed += 1;
-        }
         if pkt.bytes > 0 {
-            g.client_at(now + TCP_RTO_MIN_NS, ClientEv { kind: RETX, x: ctl_code(Ctl::None), a: pkt.conn, b: pkt.bytes });
+            let mss = g.app().mss;
+            let mut left = pkt.bytes;
+            while left > 0 {
+                let b = left.min(mss);
+                left -= b;
+                g.app().retx_armed += 1;
+                g.client_at(now + TCP_RTO_MIN_NS, ClientEv { kind: RETX, x: ctl_code(Ctl::None), a: pkt.conn, b });
+            }
         } else if pkt.ctl != Ctl::None {
+            g.app().retx_armed += 1;
             // A lost SYN or FIN: resent after the RTO (a SYN's initial RTO is 1 s, RFC 6298).
             let rto = if pkt.ctl == Ctl::Syn { 5 * TCP_RTO_MIN_NS } else { TCP_RTO_MIN_NS };
             g.client_at(now + rto, ClientEv { kind: RETX, x: ctl_code(pkt.ctl), a: pkt.conn, b: 0 });

@@ -164,16 +164,21 @@ impl TcpReceiver {
         let tx_ns = g.client().tx_ns;
         let at = g.client_cpu(now, tx_ns);
         let wire = mss + TCP_IP_HDR + ovh;
-        let arrive = g.to_host(at, RxPkt { bytes: mss, ack: 0, born: at, conn: 0, ctl: Ctl::None }, wire);
+        let arrive = g.to_host(at, RxPkt::new(mss, 0, at, 0, Ctl::None), wire);
         g.app().on_link.add(arrive, wire);
         g.client_at(at, ClientEv::new(SEND, 0));
     }
 
-    /// A client segment was dropped at the tap queue: resend it at the next ACK or the RTO.
+    /// A client segment (or a GRO skb of several) was dropped at the tap queue: resend each
+    /// segment at the next ACK or the RTO.
     fn lost(g: &mut impl Ctx<Self>, pkt: RxPkt) {
         let now = g.now();
         let r = g.app();
-        r.lost.push_back(pkt.bytes);
+        let segs = u32::from(pkt.segs);
+        for i in 0..segs {
+            // The client sends whole MSS; a resent one may be shorter only if it was.
+            r.lost.push_back(pkt.bytes / segs + u32::from(i < pkt.bytes % segs));
+        }
         if !r.rto_armed {
             r.rto_armed = true;
             g.client_at(now + TCP_RTO_MIN_NS, ClientEv::new(RTO, 0));
@@ -194,7 +199,7 @@ impl TcpReceiver {
             g.app().sent_life += 1;
             let tx_ns = g.client().tx_ns;
             let at = g.client_cpu(now, tx_ns);
-            let pkt = RxPkt { bytes, ack: 0, born: at, conn: 0, ctl: Ctl::None };
+            let pkt = RxPkt::new(bytes, 0, at, 0, Ctl::None);
             g.to_host(at, pkt, bytes + TCP_IP_HDR + ovh);
         }
     }
@@ -245,14 +250,16 @@ impl App for TcpReceiver {
     fn step_name(s: Step) -> &'static str {
         if s.kind == ACK_XMIT { "ack xmit" } else { "tcp read" }
     }
-    /// NAPI received a segment on `v`: queue it; ACK every `delack_segments`. Returns whether
+    /// NAPI received a segment (or a GRO skb) on `v`: queue it; ACK every `delack_segments`. Returns whether
     /// an ACK task was started (else the caller re-enters).
     fn deliver(g: &mut impl Ctx<Self>, v: u32, pkt: RxPkt) -> bool {
         let delack = g.profile().client.delack_segments.value as u32;
         let r = g.app();
         r.rcv_nxt += pkt.bytes as u64;
-        r.segments += 1;
-        r.unacked += 1;
+        // A GRO skb of several segments is ACKed at once (`__tcp_ack_snd_check`: more than
+        // one full-sized segment received).
+        r.segments += u64::from(pkt.segs);
+        r.unacked += u32::from(pkt.segs);
         if r.unacked < delack {
             return false;
         }

@@ -141,7 +141,7 @@ impl App for UdpPing {
         // A receive and a send on the client's core (`client.rx_packet_ns` each).
         let ns = 2 * g.client().tx_ns;
         let at = g.client_cpu(g.now(), ns);
-        let echo = RxPkt { bytes: b.bytes, ack: 0, born: b.born, conn: 0, ctl: Ctl::None };
+        let echo = RxPkt::new(b.bytes, 0, b.born, 0, Ctl::None);
         g.to_host(at, echo, udp_wire_bytes(b.bytes, mtu, ovh));
     }
 

@@ -151,13 +151,13 @@ impl UdpReceiver {
                 g.client_at(at, ClientEv::new(TIMEOUT, 0));
             }
             let born = *g.app().outstanding.get_or_insert(now);
-            let pkt = RxPkt { bytes, ack: 0, born, conn: 0, ctl: Ctl::None };
+            let pkt = RxPkt::new(bytes, 0, born, 0, Ctl::None);
             g.to_host(now, pkt, udp_wire_bytes(bytes, mtu, ovh));
             return;
         }
         // The client's own CPU bounds its rate.
         let wire = udp_wire_bytes(bytes, mtu, ovh);
-        let arrive = g.to_host(now, RxPkt { bytes, ack: 0, born: now, conn: 0, ctl: Ctl::None }, wire);
+        let arrive = g.to_host(now, RxPkt::new(bytes, 0, now, 0, Ctl::None), wire);
         let tx_ns = g.client().tx_ns;
         if let Some(i) = interval {
             // The client's CPU bounds its rate, and so does the link: sendto() blocks while its

@@ -30,7 +30,7 @@ use crate::engine::Time;
 
 /// The client sends a control packet (SYN, FIN, or a pure ACK) on `conn` at `at`.
 pub(super) fn client_send(g: &mut impl Ctx<TcpServer>, at: Time, conn: u32, ctl: Ctl) {
-    TcpServer::client_packet(g, at, RxPkt { bytes: 0, ack: 0, born: at, conn, ctl });
+    TcpServer::client_packet(g, at, RxPkt::new(0, 0, at, conn, ctl));
 }
 
 /// NAPI received a SYN or a FIN for the server on `v`: the kernel answers from softirq

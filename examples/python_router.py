@@ -7,7 +7,8 @@ its last one while that vCPU runs (its cache is warm), else behave as ``running_
 
     PYTHONPATH=python python examples/python_router.py [duration_s]
 
-asserts the copy's summary equals the built-in one and prints the three runs side by side.
+asserts the copy's summary equals the built-in one and prints the three runs side by side;
+``--slowdown`` measures what the Python router costs (docs/python-policy.md).
 """
 
 from __future__ import annotations
@@ -100,5 +101,42 @@ def main(duration: float = 0.2) -> dict[str, eventpath.Result]:
     return {"builtin": builtin, "copy": copy, "sticky": sticky}
 
 
+def slowdown(duration: float = 0.5, repeat: int = 5) -> None:
+    """Wall time of the built-in ``running_first`` and of its Python copy on the same runs
+    (best of ``repeat``, alternated), and the Python calls the copy answers (counted in one
+    more run): the cost per call is the difference over the calls. Two loads: the example's
+    UDP receive, and memcached with 16 connections on 4 vCPUs (many halts and wake-ups)."""
+    calls = [0]
+
+    class Counted(RunningFirst):
+        def on_run_state(self, vcpu, state):
+            calls[0] += 1
+            super().on_run_state(vcpu, state)
+
+        def route(self, req):
+            calls[0] += 1
+            return super().route(req)
+
+    memcached = scenario()
+    memcached["host"]["pcpus"] = 5
+    memcached["vm"][0].update(vcpus=4, vcpu_pins=[0, 1, 2, 3], net={"vhost_pin": 4},
+                              workload={"kind": "memcached", "concurrency": 16})
+    print(f"{'load':26} {'Rust s':>7} {'Python s':>9} {'slowdown':>9} {'calls/sim s':>12} {'µs/call':>8}")
+    for name, base in [("udp_receive 50 kpps, 2 vCPU", scenario()), ("memcached 16 conns, 4 vCPU", memcached)]:
+        builtin = dict(base, vm=[dict(base["vm"][0], interrupt_routing="running_first")])
+        rust, py = [], []
+        for _ in range(repeat):
+            rust.append(timed(builtin, duration)[1])
+            py.append(timed(base, duration, routing={"vm0": RunningFirst})[1])
+        calls[0] = 0
+        timed(base, duration, routing={"vm0": Counted})
+        r, p = min(rust), min(py)
+        per_sim_s = calls[0] / (duration + base["warmup_s"])
+        print(f"{name:26} {r:7.3f} {p:9.3f} {p / r:8.2f}x {per_sim_s:12,.0f} {(p - r) / calls[0] * 1e6:8.2f}")
+
+
 if __name__ == "__main__":
-    main(float(sys.argv[1]) if len(sys.argv) > 1 else 0.2)
+    if sys.argv[1:2] == ["--slowdown"]:
+        slowdown(*(float(a) for a in sys.argv[2:3]))
+    else:
+        main(float(sys.argv[1]) if len(sys.argv) > 1 else 0.2)

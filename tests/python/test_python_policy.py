@@ -10,7 +10,7 @@ import pytest
 import eventpath
 from conftest import ROOT
 from eventpath import InputError
-from eventpath._eventpath import RouteRequest
+from eventpath import RouteRequest
 from test_input_errors import assert_exit_2_one_line, one_line_error
 
 

@@ -9,10 +9,24 @@ class InputError(ValueError):
 # Simulator (crates/py/src/sim.rs); results are JSON text in the summary.json contract:
 # {"summary": ..., "latency_cdf": [...], "interrupted": bool}. progress(simulated_s, end_s) is
 # called every ~25 ms of wall time; Ctrl-C stops a run and returns what was simulated.
+# routing: (VM name, router class) pairs, routers written in Python (docs/python-policy.md).
 def run_file(path: str, seed: int | None = None, duration: float | None = None,
-             progress: Callable[[float, float], object] | None = None) -> str: ...
+             progress: Callable[[float, float], object] | None = None,
+             routing: list[tuple[str, Callable[[int], object]]] = []) -> str: ...
 def run_json(text: str, origin: str = "<dict>", seed: int | None = None, duration: float | None = None,
-             progress: Callable[[float, float], object] | None = None) -> str: ...
+             progress: Callable[[float, float], object] | None = None,
+             routing: list[tuple[str, Callable[[int], object]]] = []) -> str: ...
+
+class RouteRequest:
+    """What a Python router's route(req) is given (crates/py/src/pyrouter.rs)."""
+    def __init__(self, irq: int, dest: int, kind: str = "device") -> None: ...
+    @property
+    def irq(self) -> int: ...  # the interrupt source: device queue TX 2·dev, RX 2·dev + 1
+    @property
+    def dest(self) -> int: ...  # the vCPU the guest programmed (VM-local)
+    @property
+    def kind(self) -> str: ...  # "device", "timer" or "ipi"
+
 def check_file(path: str) -> None: ...
 def check_duration(key: str, seconds: float) -> None: ...  # raises InputError naming key
 def check_json(text: str, origin: str = "<dict>", seed: int | None = None, duration: float | None = None) -> None: ...

@@ -178,13 +178,19 @@ def _overridden(scenario, seed):
 
 
 def run(scenario: str | os.PathLike | dict, *, seed: int | None = None, duration: float | None = None,
-        progress: Callable[[float, float], Any] | None = None) -> Result:
+        progress: Callable[[float, float], Any] | None = None,
+        routing: dict[str, Callable[[int], Any]] | None = None) -> Result:
     """Run a scenario: a path to a TOML file, or a dict with the same structure.
 
     ``progress(simulated_s, end_s)``, if given, is called every ~25 ms of wall time (warm-up
-    included in both). Raises :class:`InputError` (a ``ValueError``) with a one-line message on
-    bad input, and :class:`Interrupted` (a ``KeyboardInterrupt`` carrying the partial result)
-    on Ctrl-C.
+    included in both). ``routing``, if given, maps VM names to interrupt routers written in
+    Python: a class called with the VM's vCPU count, whose instances have the Rust router's
+    methods, ``route(req)`` and optionally ``on_run_state(vcpu, state)`` and ``n_vcpus()``
+    (docs/python-policy.md); it replaces the VM's ``interrupt_routing``, which must be left out.
+    Raises :class:`InputError` (a ``ValueError``) with a one-line message on bad input — a
+    Python router that raises or answers anything but a vCPU of its VM included: the run stops
+    and returns nothing — and :class:`Interrupted` (a ``KeyboardInterrupt`` carrying the
+    partial result) on Ctrl-C.
     """
     if not isinstance(scenario, dict):
         scenario = _scenario_path(scenario)
@@ -193,6 +199,7 @@ def run(scenario: str | os.PathLike | dict, *, seed: int | None = None, duration
     seed = check_seed(seed)
     duration = check_duration(duration)
     _check_progress(progress)
+    routers = _check_routing(routing)
     if isinstance(scenario, dict):
         bad = _non_finite(scenario, "")
         if bad:
@@ -202,8 +209,8 @@ def run(scenario: str | os.PathLike | dict, *, seed: int | None = None, duration
         except (TypeError, ValueError, RecursionError) as e:
             raise InputError(f"scenario <dict>: {_one_line(str(e))}; expected TOML-like values "
                              "(str, int, float, bool, list, dict)") from None
-        return _result(_eventpath.run_json(text, "<dict>", seed, duration, progress))
-    return _result(_eventpath.run_file(scenario, seed, duration, progress))
+        return _result(_eventpath.run_json(text, "<dict>", seed, duration, progress, routers))
+    return _result(_eventpath.run_file(scenario, seed, duration, progress, routers))
 
 
 def _scenario_path(scenario: Any) -> str:
@@ -241,6 +248,24 @@ def _check_progress(progress: Any) -> None:
     except TypeError as e:
         raise InputError(f"progress: {getattr(progress, '__name__', type(progress).__name__)}{sig} is not allowed "
                          f"({e}); {want}") from None
+
+
+def _check_routing(routing: Any) -> list[tuple[str, Callable[[int], Any]]]:
+    """``routing`` as (VM name, router class) pairs; the simulator checks the VMs."""
+    if routing is None:
+        return []
+    want = "expected a dict {VM name: router class}, e.g. {'vm0': MyRouter}"
+    if not isinstance(routing, dict):
+        raise InputError(f"routing: {_short(routing)} is not allowed; {want}")
+    for vm, factory in routing.items():
+        if not isinstance(vm, str):
+            raise InputError(f"routing: key {_short(vm)} is not allowed; {want}")
+        if not callable(factory):
+            fresh = (" (a router object: give its class, so that every run starts from a fresh router)"
+                     if hasattr(factory, "route") else "")
+            raise InputError(f"routing: {vm} = {_short(factory)} is not allowed{fresh}; expected a class (or "
+                             "callable) that makes the VM's router from its vCPU count")
+    return list(routing.items())
 
 
 def _one_line(s: str) -> str:

@@ -175,11 +175,14 @@ def cmd_run(a) -> int:
     from eventpath import api
     from eventpath.tables import write_csv
 
+    from eventpath import policy_file
+
+    routing = policy_file.routers(a.routing)
     out = _out_dir(a.out)
     interrupted = False
     with _progress_bar() as progress:
         try:
-            r = api.run(a.scenario, seed=a.seed, duration=a.duration, progress=progress)
+            r = api.run(a.scenario, seed=a.seed, duration=a.duration, progress=progress, routing=routing)
         except api.Interrupted as e:
             # Ctrl-C: keep what was simulated, marked as such ("interrupted": true).
             r, interrupted = e.result, True
@@ -637,6 +640,9 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--seed", type=_seed, help="override the scenario's seed")
     r.add_argument("--duration", type=_seconds, help="override the measured simulated seconds")
     r.add_argument("--no-plots", action="store_true", help="write no figures (the tables and summary only; faster)")
+    r.add_argument("--routing", action="append", metavar="VM=FILE.py:CLASS",
+                   help="route VM's device interrupts with the Python router CLASS of FILE.py instead of its "
+                        "interrupt_routing (docs/python-policy.md); once per VM")
     r.set_defaults(fn=cmd_run)
 
     rp = sub.add_parser("reproduce", help="reproduce a seed experiment (published values beside ours)")

@@ -8,6 +8,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 mod kvm;
+mod pyrouter;
 mod sim;
 
 // Named by its full import path, so that pickle finds the class when an error crosses a
@@ -23,6 +24,7 @@ pub(crate) fn input_error(e: impl std::fmt::Display) -> PyErr {
 fn _eventpath(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InputError", m.py().get_type::<InputError>())?;
     sim::register(m)?;
+    pyrouter::register(m)?;
     kvm::register(m)?;
     Ok(())
 }

@@ -3,7 +3,8 @@
 
 use crate::input_error;
 use eventpath_sim::engine::{Time, NS_PER_S};
-use eventpath_sim::run::{simulate_observed, simulate_traced_to_file, RunOptions, RunOutput, TraceOptions};
+use crate::pyrouter;
+use eventpath_sim::run::{simulate_observed_with, simulate_traced_to_file, RunOptions, RunOutput, TraceOptions};
 use eventpath_sim::scenario::Scenario;
 use pyo3::prelude::*;
 use std::time::{Duration, Instant};
@@ -33,29 +34,53 @@ const VISIT_EVERY: Duration = Duration::from_millis(25);
 /// Parse-free part of every run: apply the options, check, simulate with the GIL released,
 /// visiting Python every ~25 ms of wall time to honour Ctrl-C (stop, keep what was simulated:
 /// `"interrupted": true`) and to call `progress(simulated_s, end_s)`.
-fn run_scenario(py: Python<'_>, mut sc: Scenario, origin: &str, opts: &RunOptions, progress: Option<Py<PyAny>>) -> PyResult<String> {
+///
+/// `routing`: (VM name, factory) pairs, each VM's router written in Python (`pyrouter.rs`).
+/// With any, the run keeps the GIL (each router call would take it otherwise) and stops at the
+/// first chunk after a router fails, raising its `InputError` and returning nothing.
+fn run_scenario(
+    py: Python<'_>,
+    mut sc: Scenario,
+    origin: &str,
+    opts: &RunOptions,
+    progress: Option<Py<PyAny>>,
+    routing: Vec<(String, Py<PyAny>)>,
+) -> PyResult<String> {
     opts.apply(&mut sc).map_err(input_error)?;
     let c = sc.check(origin).map_err(input_error)?;
+    let policy_failure = pyrouter::Failure::default();
+    let ext = pyrouter::external(py, &c, routing, &policy_failure)?;
+    let python_policies = !ext.is_empty();
     let mut failure: Option<PyErr> = None;
     let mut last = Instant::now();
     let mut reached: Time = 0;
-    let (out, completed) = py.detach(|| {
-        simulate_observed(&c, CHUNK_NS, &mut |now, end| {
-            reached = now;
-            if now < end && last.elapsed() < VISIT_EVERY {
-                return true;
-            }
-            last = Instant::now();
-            Python::attach(|py| {
-                let s = |ns: Time| ns as f64 / NS_PER_S as f64;
-                let visit = py.check_signals().and_then(|()| match &progress {
-                    Some(f) => f.call1(py, (s(now), s(end))).map(drop),
-                    None => Ok(()),
-                });
-                visit.map_err(|e| failure = Some(e)).is_ok()
-            })
+    let mut observe = |now: Time, end: Time| {
+        reached = now;
+        if policy_failure.is_set() {
+            return false;
+        }
+        if now < end && last.elapsed() < VISIT_EVERY {
+            return true;
+        }
+        last = Instant::now();
+        Python::attach(|py| {
+            let s = |ns: Time| ns as f64 / NS_PER_S as f64;
+            let visit = py.check_signals().and_then(|()| match &progress {
+                Some(f) => f.call1(py, (s(now), s(end))).map(drop),
+                None => Ok(()),
+            });
+            visit.map_err(|e| failure = Some(e)).is_ok()
         })
-    });
+    };
+    let (out, completed) = if python_policies {
+        simulate_observed_with(&c, ext, CHUNK_NS, &mut observe)
+    } else {
+        py.detach(|| simulate_observed_with(&c, ext, CHUNK_NS, &mut observe))
+    };
+    // A policy's failure (its Ctrl-C included) comes first: the run went on after it.
+    if let Some(e) = policy_failure.take() {
+        failure = Some(e);
+    }
     match failure {
         Some(e) if !e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) => Err(e),
         // Stopped in the warm-up: nothing was measured, there is nothing to keep.
@@ -67,18 +92,26 @@ fn run_scenario(py: Python<'_>, mut sc: Scenario, origin: &str, opts: &RunOption
 /// Run the scenario file at `path`; returns `{"summary": ..., "latency_cdf": [...],
 /// "interrupted": bool}` as JSON. `progress(simulated_s, end_s)`, if given, is called every
 /// ~25 ms of wall time (warm-up included in both). Ctrl-C stops the run and returns what was
-/// simulated with `"interrupted": true`.
+/// simulated with `"interrupted": true`. `routing`: (VM name, router class) pairs, routers
+/// written in Python (docs/python-policy.md).
 #[pyfunction]
-#[pyo3(signature = (path, seed=None, duration=None, progress=None))]
-fn run_file(py: Python<'_>, path: &str, seed: Option<u64>, duration: Option<f64>, progress: Option<Py<PyAny>>) -> PyResult<String> {
+#[pyo3(signature = (path, seed=None, duration=None, progress=None, routing=Vec::new()))]
+fn run_file(
+    py: Python<'_>,
+    path: &str,
+    seed: Option<u64>,
+    duration: Option<f64>,
+    progress: Option<Py<PyAny>>,
+    routing: Vec<(String, Py<PyAny>)>,
+) -> PyResult<String> {
     let sc = Scenario::from_file(path).map_err(input_error)?;
-    run_scenario(py, sc, path, &RunOptions { seed, duration_s: duration }, progress)
+    run_scenario(py, sc, path, &RunOptions { seed, duration_s: duration }, progress, routing)
 }
 
 /// Run a scenario given as JSON text (a Python dict serialized); `origin` names it in errors.
 /// Returns what [`run_file`] returns.
 #[pyfunction]
-#[pyo3(signature = (text, origin="<dict>", seed=None, duration=None, progress=None))]
+#[pyo3(signature = (text, origin="<dict>", seed=None, duration=None, progress=None, routing=Vec::new()))]
 fn run_json(
     py: Python<'_>,
     text: &str,
@@ -86,9 +119,10 @@ fn run_json(
     seed: Option<u64>,
     duration: Option<f64>,
     progress: Option<Py<PyAny>>,
+    routing: Vec<(String, Py<PyAny>)>,
 ) -> PyResult<String> {
     let sc = Scenario::from_json(origin, text).map_err(input_error)?;
-    run_scenario(py, sc, origin, &RunOptions { seed, duration_s: duration }, progress)
+    run_scenario(py, sc, origin, &RunOptions { seed, duration_s: duration }, progress, routing)
 }
 
 /// Run the scenario file at `path` while writing a timeline of simulated seconds

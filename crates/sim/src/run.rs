@@ -8,7 +8,9 @@ use crate::scenario::{Checked, Scenario};
 use crate::summary::*;
 use std::collections::BTreeMap;
 
+mod external;
 mod trace;
+pub use external::{External, ExternalRouter};
 pub use trace::{simulate_traced, simulate_traced_to, simulate_traced_to_file, TraceCounts, TraceOptions};
 
 /// Overrides given on the command line.
@@ -64,7 +66,7 @@ pub fn simulate(c: &Checked) -> RunOutput {
 
 /// Simulate a checked scenario and also return the conservation ledger at the end (tests).
 pub fn simulate_with_ledger(c: &Checked) -> (RunOutput, Conservation) {
-    let (out, ledger, _, _) = simulate_inner(c, None, Time::MAX, &mut |_, _| true);
+    let (out, ledger, _, _) = simulate_inner(c, None, External::none(), Time::MAX, &mut |_, _| true);
     (out, ledger)
 }
 
@@ -74,7 +76,19 @@ pub fn simulate_with_ledger(c: &Checked) -> (RunOutput, Conservation) {
 /// how much of the measured window) and the flag is false. Chunking changes nothing else: the
 /// events handled, and so the summary of a completed run, are those of [`simulate`].
 pub fn simulate_observed(c: &Checked, every_ns: Time, observer: &mut dyn FnMut(Time, Time) -> bool) -> (RunOutput, bool) {
-    let (out, _, _, completed) = simulate_inner(c, None, every_ns, observer);
+    simulate_observed_with(c, External::none(), every_ns, observer)
+}
+
+/// [`simulate_observed`] with the policies `ext` supplies in place of those the scenario names
+/// ([`External`]). An external policy that fails (a Python router that raises) cannot stop the
+/// run itself: it tells its embedder, whose `observer` then returns false.
+pub fn simulate_observed_with(
+    c: &Checked,
+    ext: External,
+    every_ns: Time,
+    observer: &mut dyn FnMut(Time, Time) -> bool,
+) -> (RunOutput, bool) {
+    let (out, _, _, completed) = simulate_inner(c, None, ext, every_ns, observer);
     (out, completed)
 }
 
@@ -84,12 +98,13 @@ type TraceTo = (TraceOptions, Box<dyn std::io::Write + Send>);
 fn simulate_inner(
     c: &Checked,
     t: Option<TraceTo>,
+    ext: External,
     every_ns: Time,
     observer: &mut dyn FnMut(Time, Time) -> bool,
 ) -> (RunOutput, Conservation, Option<std::io::Result<TraceCounts>>, bool) {
     let t0 = std::time::Instant::now();
     let mut q = EventQueue::new();
-    let mut host = Host::build(c, &mut q);
+    let mut host = Host::build_with(c, &mut q, ext);
     if let Some((t, out)) = t {
         host.enable_trace(secs_to_ns(t.from_s), secs_to_ns(t.to_s), t.limit, &c.scenario.name, out);
     }

@@ -311,6 +311,12 @@ pub struct Host {
 impl Host {
     /// Build the model from a checked scenario and schedule its first events.
     pub fn build(c: &Checked, q: &mut EventQueue<Ev>) -> Host {
+        Self::build_with(c, q, crate::run::External::none())
+    }
+
+    /// [`Host::build`], with the policies `ext` supplies in place of those the scenario names
+    /// (`run::External`, whose checks `ext` has passed).
+    pub fn build_with(c: &Checked, q: &mut EventQueue<Ev>, mut ext: crate::run::External) -> Host {
         let s = &c.scenario;
         let mut vms = Vec::new();
         let mut vcpus = Vec::new();
@@ -337,7 +343,10 @@ impl Host {
                 let idle_poll = vm.guest_idle == crate::scenario::GuestIdle::Poll;
                 vcpus.push(Vcpu::new(vi as u32, delivery, vm.guest_cpu_burn, idle_poll, vm.halt_poll.clone()));
             }
-            let router = vm.interrupt_routing.build(vm.vcpus as usize).expect("a checked VM has vCPUs");
+            let router = match ext.take_router(&vm.name) {
+                Some(r) => hypervisor::routing::VmRouter::External(r),
+                None => hypervisor::routing::VmRouter::Builtin(vm.interrupt_routing.build(vm.vcpus as usize).expect("a checked VM has vCPUs")),
+            };
             let routing = hypervisor::routing::IrqRouting::new(router, ids[0], vm.vcpus);
             vms.push(VmState { name: vm.name.clone(), vcpus: ids, dev: vi as u32, routing });
         }

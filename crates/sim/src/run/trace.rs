@@ -57,7 +57,7 @@ fn check(c: &Checked, t: &TraceOptions) -> InputResult<()> {
 /// run and what the trace holds, or the first write error.
 pub fn simulate_traced_to(c: &Checked, t: TraceOptions, out: Box<dyn Write + Send>) -> InputResult<(RunOutput, std::io::Result<TraceCounts>)> {
     check(c, &t)?;
-    let (run, _, trace, _) = simulate_inner(c, Some((t, out)), CHUNK_NS, &mut |_, _| true);
+    let (run, _, trace, _) = simulate_inner(c, Some((t, out)), super::External::none(), CHUNK_NS, &mut |_, _| true);
     Ok((run, trace.expect("tracing was enabled")))
 }
 

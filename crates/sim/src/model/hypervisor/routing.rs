@@ -7,13 +7,43 @@
 //! have consecutive indices, `Host::build`); the thread model tells it run-state changes, the
 //! devices ask it for targets. What the guest does when routed work lands away from the thread
 //! that waits for it (a reschedule IPI) is the guest's: `guest/napi.rs`, `guest/driver.rs`.
+//!
+//! A VM's router is a built-in one ([`Router`], dispatched without boxing) or one the embedding
+//! program supplied (`run::External`, e.g. a router written in Python).
 
 use crate::model::hw::lapic::Vector;
-use eventpath_policy::routing::{InterruptClass, InterruptRouter, RouteRequest, Router, RunState};
+use crate::run::ExternalRouter;
+use eventpath_policy::routing::{InterruptClass, InterruptRouter, RouteDecision, RouteRequest, Router, RunState};
+
+/// A VM's router: built in, or supplied at run time.
+pub(crate) enum VmRouter {
+    /// A router the scenario names (`interrupt_routing`).
+    Builtin(Router),
+    /// A router given to the run (`run::External`).
+    External(ExternalRouter),
+}
+
+impl VmRouter {
+    #[inline]
+    fn route(&mut self, req: RouteRequest) -> RouteDecision {
+        match self {
+            VmRouter::Builtin(r) => r.route(req),
+            VmRouter::External(r) => r.route(req),
+        }
+    }
+
+    #[inline]
+    fn on_run_state(&mut self, vcpu: usize, state: RunState) {
+        match self {
+            VmRouter::Builtin(r) => r.on_run_state(vcpu, state),
+            VmRouter::External(r) => r.on_run_state(vcpu, state),
+        }
+    }
+}
 
 /// One VM's interrupt routing.
 pub(crate) struct IrqRouting {
-    router: Router,
+    router: VmRouter,
     /// Host-wide index of the VM's first vCPU.
     first: u32,
     /// Its number of vCPUs.
@@ -23,7 +53,7 @@ pub(crate) struct IrqRouting {
 impl IrqRouting {
     /// `router` over the VM's vCPUs `first .. first + n`, each runnable (a vCPU thread starts
     /// runnable, `Mode::Waking`).
-    pub fn new(mut router: Router, first: u32, n: u32) -> Self {
+    pub fn new(mut router: VmRouter, first: u32, n: u32) -> Self {
         assert!(n > 0, "a checked VM has vCPUs");
         for j in 0..n as usize {
             router.on_run_state(j, RunState::Runnable);

@@ -5,10 +5,24 @@ user's entry point: :func:`run` for scenarios, :mod:`eventpath.reproduce` for th
 experiments, and the ``eventpath`` command line (:mod:`eventpath.cli`).
 """
 
-from eventpath.api import InputError, Interrupted, Result, profiles, run
+from eventpath.api import InputError, Interrupted, Result, Sweep, Trace, keys, profiles, resolve, run, trace
 from eventpath.version import version as _version
 
 #: The installed package's version (None when run from a tree that is not installed).
 __version__ = _version()
 
-__all__ = ["InputError", "Interrupted", "Result", "profiles", "run", "__version__"]
+
+def __getattr__(name: str):
+    """``eventpath.sweep`` and ``eventpath.reproduce`` are the submodules of those names, imported
+    on first use; each is callable as its API function (:func:`eventpath.api.sweep`,
+    :func:`eventpath.api.reproduce`), so that ``eventpath.sweep(...)`` works whichever was imported
+    first (a function of the same name here would be replaced by the submodule on its import)."""
+    if name in ("sweep", "reproduce"):
+        import importlib
+
+        return importlib.import_module(f"eventpath.{name}")
+    raise AttributeError(f"module 'eventpath' has no attribute {name!r}")
+
+
+__all__ = ["InputError", "Interrupted", "Result", "Sweep", "Trace", "keys", "profiles", "reproduce", "resolve", "run",
+           "sweep", "trace", "__version__"]

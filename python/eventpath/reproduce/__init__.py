@@ -21,6 +21,8 @@ published (or a published rate is 0 and only the simulated value's 0 can match).
 from __future__ import annotations
 
 import json
+import sys
+import types
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -119,3 +121,15 @@ from eventpath.reproduce import es2  # noqa: E402,F401
 from eventpath.reproduce import es2_multi  # noqa: E402,F401
 from eventpath.reproduce import elvis  # noqa: E402,F401
 from eventpath.reproduce import did  # noqa: E402,F401
+
+
+class _CallableModule(types.ModuleType):
+    """This module called is :func:`eventpath.api.reproduce`: ``eventpath.reproduce(...)``."""
+
+    def __call__(self, *args, **kwargs):
+        from eventpath import api
+
+        return api.reproduce(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

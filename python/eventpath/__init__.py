@@ -5,7 +5,7 @@ user's entry point: :func:`run` for scenarios, :mod:`eventpath.reproduce` for th
 experiments, and the ``eventpath`` command line (:mod:`eventpath.cli`).
 """
 
-from eventpath.api import InputError, Interrupted, Result, Sweep, Trace, keys, profiles, resolve, run, trace
+from eventpath.api import InputError, Interrupted, Result, Trace, keys, profiles, resolve, run, trace
 from eventpath.version import version as _version
 
 #: The installed package's version (None when run from a tree that is not installed).
@@ -14,9 +14,10 @@ __version__ = _version()
 
 def __getattr__(name: str):
     """``eventpath.sweep`` and ``eventpath.reproduce`` are the submodules of those names, imported
-    on first use; each is callable as its API function (:func:`eventpath.api.sweep`,
-    :func:`eventpath.api.reproduce`), so that ``eventpath.sweep(...)`` works whichever was imported
-    first (a function of the same name here would be replaced by the submodule on its import)."""
+    on first use; each is callable as its API function (:func:`eventpath.sweep.run_sweep`,
+    :func:`eventpath.reproduce.run_reproductions`), so that ``eventpath.sweep(...)`` works
+    whichever was imported first (a function of that name here would be replaced by the
+    submodule when it is imported)."""
     if name in ("sweep", "reproduce"):
         import importlib
 
@@ -24,5 +25,5 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'eventpath' has no attribute {name!r}")
 
 
-__all__ = ["InputError", "Interrupted", "Result", "Sweep", "Trace", "keys", "profiles", "reproduce", "resolve", "run",
+__all__ = ["InputError", "Interrupted", "Result", "Trace", "keys", "profiles", "reproduce", "resolve", "run",
            "sweep", "trace", "__version__"]

@@ -37,11 +37,13 @@ import io
 import itertools
 import json
 import math
+import numbers
 import os
 import sys
 import tomllib
 import types
 from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 from eventpath import tables
@@ -376,13 +378,65 @@ def sweep(scenario: Path | dict, params: list[tuple[str, list[Any]]], seeds: lis
     return results
 
 
+@dataclass
+class Sweep:
+    """What :func:`run_sweep` wrote: ``results.csv`` and its rows (one per VM per run, as dicts:
+    ``scenario``, ``seed``, ``run``, the grid point, the VM's metrics, the host CPU)."""
+
+    results: Path
+    rows: list[dict[str, Any]]
+
+
+def run_sweep(scenario: str | os.PathLike | dict, params: dict[str, list] | None = None, *,
+              out: str | os.PathLike, seeds: list[int] | None = None, duration: float | None = None,
+              workers: int | None = None, scheduler: str | None = None) -> Sweep:
+    """``eventpath.sweep(...)``: run every combination of ``params`` (dotted key → list of
+    values, ``vm.*.KEY`` for every VM, as ``eventpath sweep --param``) and ``seeds`` (default:
+    the scenario's) on a scenario (a path or a dict), in ``workers`` local processes or on the
+    Dask scheduler at ``scheduler``; resumable in ``out`` as the command is. Bad arguments raise
+    :class:`InputError` before anything runs."""
+    from eventpath import api
+    from eventpath.api import _short, check_seed
+
+    params = {} if params is None else params
+    if not isinstance(params, dict):
+        raise InputError(f"sweep: params {_short(params)} is not allowed; expected a dict of "
+                         "{'dotted.key': [value, ...]}")
+    grid = []
+    for k, vals in params.items():
+        if not isinstance(k, str) or not k or any(not p for p in k.split(".")):
+            raise InputError(f"sweep: key {_short(k)} is not allowed; expected a dotted key such as "
+                             "vm.0.workload.rate_pps")
+        if not isinstance(vals, (list, tuple)) or not vals:
+            raise InputError(f"sweep: {k} = {_short(vals)} is not allowed; expected a non-empty list of values")
+        grid.append((k, list(vals)))
+    if seeds is not None:
+        if not isinstance(seeds, (list, tuple)) or not seeds:
+            raise InputError(f"sweep: seeds {_short(seeds)} is not allowed; expected a non-empty list of integers")
+        seeds = [check_seed(x, "seeds") for x in seeds]
+        if len(set(seeds)) != len(seeds):
+            raise InputError(f"sweep: seeds {_short(seeds)}: a seed is given twice; each run of the grid must differ")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, numbers.Integral)
+                                or not 1 <= workers <= 1024):
+        raise InputError(f"sweep: workers {_short(workers)} is not allowed; expected 1..=1024 processes")
+    if workers is not None and scheduler is not None:
+        raise InputError("sweep: give workers or scheduler, not both")
+    if isinstance(scenario, dict):
+        base: Any = scenario
+        api._dict_text(scenario)  # values JSON cannot carry: one line now
+    else:
+        base = Path(api._scenario_path(scenario))
+    rows: list[dict[str, Any]] = []
+    path = sweep(base, grid, seeds, out_dir(out), workers=workers, duration=duration, scheduler=scheduler,
+                 rows_out=rows)
+    return Sweep(results=path, rows=rows)
+
+
 class _CallableModule(types.ModuleType):
-    """This module called is :func:`eventpath.api.sweep`: ``eventpath.sweep(...)``."""
+    """This module called is :func:`run_sweep`: ``eventpath.sweep(...)``."""
 
-    def __call__(self, *args, **kwargs):
-        from eventpath import api
-
-        return api.sweep(*args, **kwargs)
+    def __call__(self, *args, **kwargs) -> Sweep:
+        return run_sweep(*args, **kwargs)
 
 
 sys.modules[__name__].__class__ = _CallableModule

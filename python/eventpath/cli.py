@@ -324,7 +324,8 @@ def cmd_keys(a) -> int:
     for k in keys:
         kind = f"  [kind = \"{k['kind']}\"]" if k["kind"] else ""
         unit = f", {k['unit']}" if k["unit"] else ""
-        print(f"{k['key']}{kind}  {k['type']}{unit}; default: {k['default']}")
+        default = k["default"] if k["default"].startswith("absent: ") else f"default: {k['default']}"
+        print(f"{k['key']}{kind}  {k['type']}{unit}; {default}")
         for line in textwrap.wrap(k["meaning"], width - 4):
             print(f"    {line}")
     return 0

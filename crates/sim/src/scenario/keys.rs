@@ -46,7 +46,7 @@ pub const KEYS: &[Key] = &[
     k("seed", "", I, "", "1", "Seed of all random streams (0..2^63 in a file; up to 2^64-1 with --seed).", "1"),
     k("duration_s", "", F, "s", "1.0", "Simulated seconds measured, after the warm-up (1e-6..=86400).", "0.5"),
     k("warmup_s", "", F, "s", "0.1", "Simulated seconds run before measuring.", "0.1"),
-    k("profile_overrides", "", "table", "the parameter's", "none", "Profile parameters replaced for this scenario, nested like the profile ([profile_overrides.exit] eoi_ns = 1500); `eventpath profiles NAME` lists them. The C-state table cannot be overridden.", "{ exit = { eoi_ns = 1500 } }"),
+    k("profile_overrides", "", "table", "each parameter's own", "none", "Profile parameters replaced for this scenario, nested like the profile ([profile_overrides.exit] eoi_ns = 1500); `eventpath profiles NAME` lists them. The C-state table cannot be overridden.", "{ exit = { eoi_ns = 1500 } }"),
     // [host]
     k("host.pcpus", "", I, "pCPUs", "all of the profile's cores", "pCPUs the host uses (1..=the profile's cores, at most 64).", "4"),
     k("host.idle", "", S, "", "\"menu\"", "What an idle pCPU does: `menu` (cpuidle picks one of the profile's C-states) or `poll` (Linux idle=poll: no C-state exit on wake-up).", "\"poll\""),

@@ -7,7 +7,8 @@ class InputError(ValueError):
     """Bad input: the message (one line) says what to fix."""
 
 # Simulator (crates/py/src/sim.rs); results are JSON text in the summary.json contract:
-# {"summary": ..., "latency_cdf": [...], "interrupted": bool}. progress(simulated_s, end_s) is
+# {"summary": ..., "latency_cdf": [...], "exit_stats": [...], "interrupted": bool}.
+# progress(simulated_s, end_s) is
 # called every ~25 ms of wall time; Ctrl-C stops a run and returns what was simulated.
 # routing: (VM name, router class) pairs, routers written in Python (docs/python-policy.md).
 def run_file(path: str, seed: int | None = None, duration: float | None = None,
@@ -33,6 +34,13 @@ def check_json(text: str, origin: str = "<dict>", seed: int | None = None, durat
 # Writes the trace to `out` as it is recorded; returns (run JSON, events written, events dropped).
 def trace_file(path: str, out: str, from_s: float, to_s: float, limit: int = 1000000, seed: int | None = None,
                duration: float | None = None) -> tuple[str, int, int]: ...
+def trace_json(text: str, out: str, from_s: float, to_s: float, limit: int = 1000000, seed: int | None = None,
+               duration: float | None = None, origin: str = "<dict>") -> tuple[str, int, int]: ...
+# The scenario checked and resolved (every default filled in), as JSON text:
+# {"scenario": dict, "toml": scenario file text, "profile": the profile as run}.
+def resolve_file(path: str, seed: int | None = None, duration: float | None = None) -> str: ...
+def resolve_json(text: str, origin: str = "<dict>", seed: int | None = None, duration: float | None = None) -> str: ...
+def scenario_keys() -> str: ...  # JSON list of {"key", "kind", "type", "unit", "default", "meaning"}
 def profiles() -> list[tuple[str, str]]: ...
 def exit_reasons() -> list[str]: ...  # keys of exits_per_s, in contract order
 def profile_json(name: str) -> str: ...

@@ -9,7 +9,8 @@ import json
 import math
 import numbers
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 from eventpath import _eventpath
@@ -25,6 +26,9 @@ class Result:
 
     summary: dict[str, Any]
     latency_cdf: list[dict[str, Any]]
+    #: Exits of the measured window by VM, vCPU and reason (reasons without exits left out):
+    #: ``{"vm", "vcpu", "reason", "count", "time_ns"}``; see :meth:`kvm_exit_rows`.
+    exit_stats: list[dict[str, Any]] = field(default_factory=list)
 
     # Tidy tables: one observation per row, one variable per column.
     def vm_rows(self) -> list[dict[str, Any]]:
@@ -50,6 +54,28 @@ class Result:
             for r in EXIT_REASONS
         ]
 
+    def kvm_exit_rows(self) -> list[dict[str, Any]]:
+        """``perf kvm stat``'s table: one row per (VM, vCPU, exit reason) with exits, their rate,
+        their direct handling time in the hypervisor (µs in the measured window, and per exit),
+        and the reason's shares of the vCPU's exits and exit time (%). The handling times of a
+        VM add up to its ``eht_pct`` of (measured time x vCPUs)."""
+        secs = self.summary["sim_seconds"]
+        totals: dict[tuple[str, int], tuple[int, int]] = {}
+        for r in self.exit_stats:
+            n, t = totals.get((r["vm"], r["vcpu"]), (0, 0))
+            totals[(r["vm"], r["vcpu"])] = (n + r["count"], t + r["time_ns"])
+        rows = []
+        for r in self.exit_stats:
+            n, t = totals[(r["vm"], r["vcpu"])]
+            rows.append({"vm": r["vm"], "vcpu": r["vcpu"], "reason": r["reason"], "exits": r["count"],
+                         "exits_per_s": r["count"] / secs if secs > 0 else None,
+                         "exits_pct": 100.0 * r["count"] / n if n else None,
+                         "time_us": r["time_ns"] / 1e3,
+                         "time_pct": 100.0 * r["time_ns"] / t if t else None,
+                         "avg_us": r["time_ns"] / 1e3 / r["count"] if r["count"] else None,
+                         "vcpu_time_pct": 100.0 * r["time_ns"] / (secs * 1e9) if secs > 0 else None})
+        return rows
+
     def pcpu_rows(self) -> list[dict[str, Any]]:
         """One row per pCPU."""
         return [{"pcpu": i, "util_pct": u} for i, u in enumerate(self.summary["host"]["pcpu_util_pct"])]
@@ -65,6 +91,7 @@ class Result:
         return {stem: [{**run, **row} for row in rows] for stem, rows in {
             "vms": self.vm_rows(),
             "exits": self.exit_rows(),
+            "kvm_exits": self.kvm_exit_rows(),
             "pcpus": self.pcpu_rows(),
             "io_threads": self.io_thread_rows(),
             "latency_cdf": self.latency_cdf,
@@ -90,7 +117,7 @@ class Interrupted(KeyboardInterrupt):
 
 def _result(text: str) -> Result:
     d = json.loads(text)
-    res = Result(summary=d["summary"], latency_cdf=d["latency_cdf"])
+    res = Result(summary=d["summary"], latency_cdf=d["latency_cdf"], exit_stats=d.get("exit_stats", []))
     if d.get("interrupted"):
         raise Interrupted(res)
     return res
@@ -201,16 +228,81 @@ def run(scenario: str | os.PathLike | dict, *, seed: int | None = None, duration
     _check_progress(progress)
     routers = _check_routing(routing)
     if isinstance(scenario, dict):
-        bad = _non_finite(scenario, "")
-        if bad:
-            raise InputError(f"scenario <dict>: key `{bad[0]}`: {bad[1]} is not allowed; expected a finite number")
-        try:
-            text = json.dumps(scenario, allow_nan=False)
-        except (TypeError, ValueError, RecursionError) as e:
-            raise InputError(f"scenario <dict>: {_one_line(str(e))}; expected TOML-like values "
-                             "(str, int, float, bool, list, dict)") from None
-        return _result(_eventpath.run_json(text, "<dict>", seed, duration, progress, routers))
+        return _result(_eventpath.run_json(_dict_text(scenario), "<dict>", seed, duration, progress, routers))
     return _result(_eventpath.run_file(scenario, seed, duration, progress, routers))
+
+
+def _dict_text(scenario: dict) -> str:
+    """A scenario dict as the JSON text the simulator reads; a value JSON cannot carry is an
+    :class:`InputError`."""
+    bad = _non_finite(scenario, "")
+    if bad:
+        raise InputError(f"scenario <dict>: key `{bad[0]}`: {bad[1]} is not allowed; expected a finite number")
+    try:
+        return json.dumps(scenario, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as e:
+        raise InputError(f"scenario <dict>: {_one_line(str(e))}; expected TOML-like values "
+                         "(str, int, float, bool, list, dict)") from None
+
+
+def resolve(scenario: str | os.PathLike | dict, *, seed: int | None = None,
+            duration: float | None = None) -> dict[str, Any]:
+    """The scenario as :func:`run` would run it, checked, with every default filled in:
+    ``{"scenario": dict (runs as given), "toml": the same as a scenario file, "profile": the
+    profile as run (its ``[profile_overrides]`` applied), every value with unit and source}``.
+    Raises :class:`InputError` where :func:`run` would."""
+    seed, duration = check_seed(seed), check_duration(duration)
+    if isinstance(scenario, dict):
+        return json.loads(_eventpath.resolve_json(_dict_text(scenario), "<dict>", seed, duration))
+    return json.loads(_eventpath.resolve_file(_scenario_path(scenario), seed, duration))
+
+
+@dataclass
+class Trace:
+    """What :func:`trace` wrote: the trace file, its events, the events past ``limit`` that
+    were dropped, and the run's :class:`Result`."""
+
+    path: Path
+    events: int
+    dropped: int
+    result: Result
+
+
+#: Most events :func:`trace` writes (~100 bytes each).
+MAX_TRACE_EVENTS = 100_000_000
+
+
+def trace(scenario: str | os.PathLike | dict, out: str | os.PathLike, *, from_s: float = 0.1,
+          to_s: float | None = None, limit: int = 1_000_000, seed: int | None = None,
+          duration: float | None = None) -> Trace:
+    """Run a scenario (a path or a dict) and write the timeline of simulated seconds
+    [``from_s``, ``to_s``] (default ``from_s`` + 0.005; warm-up included) to the file ``out``
+    as Chrome trace-event JSON (opens in https://ui.perfetto.dev), at most ``limit`` events."""
+    if not isinstance(out, (str, os.PathLike)) or not os.fspath(out).strip():
+        raise InputError(f"trace: out {_short(out)} is not allowed; expected the path of the trace file to write")
+    for name, v in (("from_s", from_s), ("to_s", to_s)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v)):
+            raise InputError(f"trace: {name} {_short(v)} is not allowed; expected simulated seconds (a number)")
+    if isinstance(limit, bool) or not isinstance(limit, numbers.Integral) or not 1 <= limit <= MAX_TRACE_EVENTS:
+        raise InputError(f"trace: limit {_short(limit)} is not allowed; expected 1..={MAX_TRACE_EVENTS:,} events")
+    path = Path(os.fspath(out))
+    if path.is_dir():
+        raise InputError(f"trace: out {path}: is a directory; give the trace file's path (e.g. trace.json)")
+    seed, duration = check_seed(seed), check_duration(duration)
+    to = float(to_s) if to_s is not None else float(from_s) + 0.005
+    if isinstance(scenario, dict):
+        text, n, dropped = _eventpath.trace_json(_dict_text(scenario), str(path), float(from_s), to, int(limit), seed,
+                                                 duration)
+    else:
+        text, n, dropped = _eventpath.trace_file(_scenario_path(scenario), str(path), float(from_s), to, int(limit),
+                                                 seed, duration)
+    return Trace(path=path, events=n, dropped=dropped, result=_result(text))
+
+
+def keys() -> list[dict[str, str]]:
+    """Every scenario key: ``{"key", "kind", "type", "unit", "default", "meaning"}``, ``kind``
+    naming the workload or moderation scheme a key belongs to (empty for the others)."""
+    return json.loads(_eventpath.scenario_keys())
 
 
 def _scenario_path(scenario: Any) -> str:

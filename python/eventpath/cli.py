@@ -20,9 +20,13 @@ MAX_WORKERS = 1024
 # What `eventpath run` writes into --out (plots.run_figures writes the figures). A run removes
 # them all before writing its own, so no file of an earlier run (a figure that a --no-plots run
 # does not rewrite) is left beside the new results.
-RUN_TABLES = ("vms", "exits", "pcpus", "io_threads", "latency_cdf")
+RUN_TABLES = ("vms", "exits", "kvm_exits", "pcpus", "io_threads", "latency_cdf")
 RUN_FIGURES = ("exits.png", "latency_cdf.png")
-RUN_FILES = ("summary.json", *(f"{t}.csv" for t in RUN_TABLES), *RUN_FIGURES)
+# What a run records so that it can be trusted and re-run: the scenario as it ran (every default
+# filled in; `eventpath run` on it gives the same summary.json), the profile as it ran (every
+# value with unit and source) and eventpath's version, commit and the command line.
+RUN_RECORDS = ("scenario.resolved.toml", "profile.json", "provenance.json")
+RUN_FILES = ("summary.json", *(f"{t}.csv" for t in RUN_TABLES), *RUN_FIGURES, *RUN_RECORDS)
 
 
 class UsageError(Exception):
@@ -135,10 +139,38 @@ def _cpu_line(s: dict, io_cores: list[int]) -> str | None:
             f"back-end threads {c['cpu_backend']:.2f}, I/O cores {c['cpu_io_cores']:.2f}, other {c['cpu_other']:.2f}")
 
 
-def _print_summary(s: dict, kinds: list[str | None] | None = None, io_cores: list[int] | None = None) -> None:
+#: docs/summary.md's exit time, printed under the exit tables.
+EXIT_TIME = ("exit time: the direct handling time of the exits in the hypervisor (perf kvm stat's Time); "
+             "'% of exit time' is a reason's share of the VM's, 'in exits' a vCPU's share of measured time; "
+             "kvm_exits.csv has every VM, vCPU and reason")
+
+
+def _exit_lines(vm: str, rows: list[dict]) -> list[str]:
+    """``perf kvm stat``-style lines of one VM: exit time by reason, then by vCPU."""
+    mine = [r for r in rows if r["vm"] == vm]
+    if not mine:
+        return []
+    by_reason: dict[str, list[float]] = {}
+    for r in mine:
+        n, t = by_reason.get(r["reason"], [0, 0.0])
+        by_reason[r["reason"]] = [n + r["exits"], t + r["time_us"]]
+    total = sum(t for _, t in by_reason.values())
+    parts = [f"{k} {100 * t / total:.1f} % (avg {t / n:.2f} us)" if total else f"{k} 0 %"
+             for k, (n, t) in sorted(by_reason.items(), key=lambda kv: -kv[1][1])]
+    vcpus: dict[int, list[float]] = {}
+    for r in mine:
+        e, p = vcpus.get(r["vcpu"], [0.0, 0.0])
+        vcpus[r["vcpu"]] = [e + (r["exits_per_s"] or 0.0), p + (r["vcpu_time_pct"] or 0.0)]
+    per = [f"vCPU{v} {e:,.0f}/s, {p:.1f} % in exits" for v, (e, p) in sorted(vcpus.items())]
+    return [f"    exit time by reason: {', '.join(parts)}", f"    exits by vCPU: {'; '.join(per)}"]
+
+
+def _print_summary(s: dict, kinds: list[str | None] | None = None, io_cores: list[int] | None = None,
+                   exit_rows: list[dict] | None = None) -> None:
     """A few lines per run; a testbed summary has no seed, profile or event count (null).
     ``kinds``: each VM's workload kind (picks its own metric); ``io_cores``: the dedicated I/O
-    cores, which the host CPU line counts apart."""
+    cores, which the host CPU line counts apart; ``exit_rows``: :meth:`Result.kvm_exit_rows`
+    (the exit time by reason and vCPU lines; none for a testbed's summary)."""
     what = ", ".join(x for x in (s.get("profile") and f"profile {s['profile']}",
                                  s.get("seed") is not None and f"seed {s['seed']}") if x)
     events = f", {s['events']:,} events" if s.get("events") is not None else ""
@@ -151,6 +183,8 @@ def _print_summary(s: dict, kinds: list[str | None] | None = None, io_cores: lis
         parts = ", ".join(f"{k} {v:,.0f}" for k, v in sorted(ex.items(), key=lambda kv: -kv[1]))
         print(f"  {vm['name']}{f' ({kind})' if kind else ''}: {_vm_metric(vm, kind)}")
         print(f"    exits/s {_f(vm['exits_total_per_s'], 0)} ({parts or 'none'})")
+        for line in _exit_lines(vm["name"], exit_rows or []):
+            print(line)
         print(f"    EHT {_f(vm['eht_pct'])} %, TIG {_f(vm['tig_pct'])} %, kicks/s {_f(vm['kicks_per_s'], 0)}, "
               f"interrupts/s {_f(vm['interrupts_per_s'], 0)}, "
               f"latency p50 {_f(vm['latency_us']['p50'])} us p99 {_f(vm['latency_us']['p99'])} us")
@@ -159,6 +193,8 @@ def _print_summary(s: dict, kinds: list[str | None] | None = None, io_cores: lis
         print(cpu)
     if s["vms"]:
         print(EHT_TIG)
+    if exit_rows:
+        print(EXIT_TIME)
     for st in s.get("stalled_flows") or []:
         # The liveness watchdog: a stall is a model bug, never a result (docs/model.md).
         print(f"warning: MODEL BUG, not a result: the flow of VM {st['vm']} made no progress from "
@@ -171,6 +207,20 @@ def _f(v, nd: int = 1) -> str:
     return "n/a" if v is None else f"{v:,.{nd}f}"
 
 
+def _write_records(out: Path, resolved: dict, argv: list[str]) -> None:
+    """RUN_RECORDS: the resolved scenario, the profile as run, and provenance."""
+    import shlex
+
+    from eventpath.version import provenance
+
+    (out / "scenario.resolved.toml").write_text(resolved["toml"])
+    (out / "profile.json").write_text(json.dumps(resolved["profile"], indent=2) + "\n")
+    (out / "provenance.json").write_text(json.dumps({
+        **provenance(), "command": "eventpath " + shlex.join(argv), "argv": argv, "cwd": os.getcwd(),
+        "python": sys.version.split()[0],
+        "rerun": f"eventpath run {out / 'scenario.resolved.toml'} --out DIR"}, indent=2) + "\n")
+
+
 def cmd_run(a) -> int:
     from eventpath import api
     from eventpath.tables import write_csv
@@ -179,6 +229,8 @@ def cmd_run(a) -> int:
 
     routing = policy_file.routers(a.routing)
     out = _out_dir(a.out)
+    # Checked and resolved before anything runs or is removed: a bad scenario leaves --out as it was.
+    resolved = api.resolve(a.scenario, seed=a.seed, duration=a.duration)
     interrupted = False
     with _progress_bar() as progress:
         try:
@@ -191,15 +243,17 @@ def cmd_run(a) -> int:
     (out / "summary.json").write_text(json.dumps(r.summary, indent=2) + "\n")
     for stem, rows in r.tables().items():
         write_csv(out / f"{stem}.csv", rows)
+    _write_records(out, resolved, getattr(a, "argv", None) or ["run", a.scenario])
     figs = []
     if not a.no_plots:
         # matplotlib is imported only here: most of a short run's wall time is figure writing.
         from eventpath.plots import run_figures
 
         figs = run_figures(r, out)
-    _print_summary(r.summary, *_scenario_facts(a.scenario))
+    _print_summary(r.summary, *_scenario_facts(a.scenario), exit_rows=r.kvm_exit_rows())
     print(f"wrote {out}/summary.json, tables {', '.join(f'{k}.csv' for k in r.tables())}, "
-          f"figures {', '.join(f.name for f in figs) or 'none (--no-plots)'}")
+          f"figures {', '.join(f.name for f in figs) or 'none (--no-plots)'}, "
+          f"records {', '.join(RUN_RECORDS)} (eventpath run {out}/scenario.resolved.toml reruns it)")
     if interrupted:
         print(f"eventpath: interrupted: the results cover the {r.summary['sim_seconds']:.3g} s of the measured "
               "window simulated before Ctrl-C (summary.json has \"interrupted\": true)", file=sys.stderr)
@@ -249,6 +303,34 @@ def cmd_trace(a) -> int:
     print(f"wrote {out}: {n:,} events of simulated [{a.from_:g}, {to:g}] s"
           + (f" ({dropped:,} more dropped: raise --limit or narrow the window)" if dropped else "")
           + "; open it in https://ui.perfetto.dev")
+    return 0
+
+
+def cmd_keys(a) -> int:
+    import textwrap
+
+    from eventpath import api
+
+    keys = api.keys()
+    if a.prefix is not None:
+        want = a.prefix.strip()
+        keys = [k for k in keys if k["key"] == want or k["key"].startswith(want.rstrip(".") + ".") or k["kind"] == want]
+        if not want or not keys:
+            tops = sorted({k["key"].split(".")[0] for k in api.keys()})
+            kinds = sorted({k["kind"] for k in api.keys() if k["kind"]})
+            raise UsageError(f"keys {a.prefix!r}: no scenario key is or starts with that; give a key or section "
+                             f"({', '.join(tops)}), or a workload or moderation kind ({', '.join(kinds)})")
+    if a.json:
+        print(json.dumps(keys, indent=2))
+        return 0
+    width = max(shutil.get_terminal_size().columns, 60)
+    for k in keys:
+        kind = f"  [kind = \"{k['kind']}\"]" if k["kind"] else ""
+        unit = f", {k['unit']}" if k["unit"] else ""
+        default = k["default"] if k["default"].startswith("absent: ") else f"default: {k['default']}"
+        print(f"{k['key']}{kind}  {k['type']}{unit}; {default}")
+        for line in textwrap.wrap(k["meaning"], width - 4):
+            print(f"    {line}")
     return 0
 
 
@@ -408,8 +490,10 @@ def cmd_sweep(a) -> int:
     params = [sweep.parse_param(p) for p in a.param]
     seeds = _seed_list(a.seeds) if a.seeds is not None else None
     _check_workers(a)
+    import shlex
+
     res = sweep.sweep(Path(a.scenario), params, seeds, _out_dir(a.out), workers=a.workers, duration=a.duration,
-                      scheduler=a.scheduler)
+                      scheduler=a.scheduler, command="eventpath " + shlex.join(getattr(a, "argv", None) or ["sweep"]))
     from eventpath import tables
 
     if tables.parquet_available():
@@ -747,6 +831,12 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--seed", type=_seed, help="override the scenario's seed")
     t.add_argument("--duration", type=_seconds, help="override the measured simulated seconds")
     t.set_defaults(fn=cmd_trace)
+
+    ky = sub.add_parser("keys", help="every scenario key with its type, unit, default and meaning")
+    ky.add_argument("prefix", nargs="?", help="only this key, section (host.io, vm.net) or workload / moderation "
+                    "kind (memcached, air)")
+    ky.add_argument("--json", action="store_true", help="print a JSON list")
+    ky.set_defaults(fn=cmd_keys)
 
     pr = sub.add_parser("profiles", help="list the built-in profiles, or every value of one with unit and source")
     pr.add_argument("name", nargs="?", help="a built-in profile (or a profile .toml): print every value with its "

@@ -11,7 +11,10 @@ is not atomic (a kill can leave a truncated last line, or a record whose rows we
 so every sweep first rebuilds it from the records (written to a temporary file and renamed) and
 rewrites it once more, in grid order, when it ends. A resumed sweep's results.csv therefore equals
 an uninterrupted sweep's, row for row. ``results.parquet`` (where pyarrow is installed) is
-written from the same rows at the same two moments.
+written from the same rows at the same two moments. Records of runs outside the grid (a
+second sweep into the same directory with other values) are removed when it starts, so
+``runs/`` never holds runs that ``results.csv`` does not show; ``provenance.json`` records
+eventpath's version and commit, the command line, the base scenario, the grid and the seeds.
 
 ``results.csv`` has one row per VM per run: ``scenario`` and ``seed`` first (as in every CSV
 eventpath writes, so that sweeps concatenate), ``run``, the grid point, the VM's columns, then
@@ -34,9 +37,13 @@ import io
 import itertools
 import json
 import math
+import numbers
 import os
+import sys
 import tomllib
+import types
 from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 from eventpath import tables
@@ -246,19 +253,45 @@ def _read_record(path: Path, point: dict[str, Any] | None, fingerprint: str) -> 
     return summary
 
 
-def sweep(scenario: Path, params: list[tuple[str, list[Any]]], seeds: list[int] | None, out: Path,
-          workers: int | None = None, duration: float | None = None, scheduler: str | None = None) -> Path:
-    """Run the grid; returns the path of ``results.csv``. ``seeds`` None: the scenario's seed.
-    ``scheduler``: a Dask scheduler's address to run on instead of ``workers`` local processes."""
+def out_dir(p: str | os.PathLike) -> Path:
+    """``p`` as a sweep's output directory, created; a file or an unwritable place is an
+    :class:`InputError`."""
+    out = Path(os.fspath(p))
+    if not os.fspath(p).strip():
+        raise InputError(f"out {os.fspath(p)!r}: not allowed; give a directory")
+    if out.exists() and not out.is_dir():
+        raise InputError(f"out {out}: exists and is not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"out {out}: cannot write there ({e.strerror or e})") from None
+    return out
+
+
+def sweep(scenario: Path | dict, params: list[tuple[str, list[Any]]], seeds: list[int] | None, out: Path,
+          workers: int | None = None, duration: float | None = None, scheduler: str | None = None,
+          command: str | None = None, rows_out: list[dict] | None = None) -> Path:
+    """Run the grid; returns the path of ``results.csv``. ``scenario``: a TOML file or a scenario
+    dict. ``seeds`` None: the scenario's seed. ``scheduler``: a Dask scheduler's address to run
+    on instead of ``workers`` local processes. ``command``: the command line, recorded in
+    ``provenance.json``. ``rows_out``, if given, receives results.csv's rows.
+
+    Records in ``runs/`` of runs not in this grid (other grid values, an earlier build) are
+    removed, so that ``runs/`` holds exactly the runs results.csv shows; records of another
+    sweep (another base scenario or duration) are refused."""
     from eventpath import _eventpath, api, executor, version
     from eventpath.compare import metrics
 
-    try:
-        text = scenario.read_text()
-        base = tomllib.loads(text)
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        _eventpath.check_file(os.fspath(scenario))  # raises the usual one-line error
-        raise
+    if isinstance(scenario, dict):
+        base = copy.deepcopy(scenario)
+        scenario = Path("<dict>")
+    else:
+        try:
+            text = scenario.read_text()
+            base = tomllib.loads(text)
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            _eventpath.check_file(os.fspath(scenario))  # raises the usual one-line error
+            raise
     duration = api.check_duration(duration, "--duration")
     if seeds is None:
         seeds = [base.get("seed", 1)]
@@ -291,12 +324,15 @@ def sweep(scenario: Path, params: list[tuple[str, list[Any]]], seeds: list[int] 
         s = _read_record(runs / f"{rid}.json", p, fingerprint)
         if s is not None:
             done[rid] = s
-    # The other records: this sweep's under another build or of grid values not asked for now
-    # (kept, not used), or another sweep's (refused, so that no directory mixes two).
+    # The other records: another sweep's are refused (no directory mixes two); this sweep's
+    # under another build or of grid values not asked for now are stale, removed below once the
+    # executor is up (a refused start leaves --out as it was).
     mine = set(ids)
+    stale = []
     for f in sorted(runs.glob("*.json")) if runs.is_dir() else []:
         if f.stem not in mine:
             _read_record(f, None, fingerprint)
+            stale.append(f)
     results = out / "results.csv"
 
     def rebuild() -> list[str]:
@@ -311,6 +347,11 @@ def sweep(scenario: Path, params: list[tuple[str, list[Any]]], seeds: list[int] 
     # Connected before anything is written: a scheduler that does not answer leaves --out as it was.
     with executor.start(scheduler, workers, len(todo)) as ex:
         runs.mkdir(parents=True, exist_ok=True)
+        for f in stale:
+            f.unlink(missing_ok=True)
+        _write_atomic(out / "provenance.json", json.dumps({
+            **version.provenance(), "command": command, "scenario": base, "params": [[k, v] for k, v in params],
+            "seeds": seeds, "duration": duration}, indent=2) + "\n")
         cols = rebuild()
 
         def finish(rid: str, p: dict[str, Any], got: dict | str) -> None:
@@ -332,4 +373,70 @@ def sweep(scenario: Path, params: list[tuple[str, list[Any]]], seeds: list[int] 
                 finish(*todo[k], got)
                 bar.update(1, _label(todo[k][1]))
     rebuild()  # grid order, whatever order the runs finished in
+    if rows_out is not None:
+        rows_out.extend(r for rid, p in zip(ids, points) if rid in done for r in _rows(rid, p, done[rid], cores[rid]))
     return results
+
+
+@dataclass
+class Sweep:
+    """What :func:`run_sweep` wrote: ``results.csv`` and its rows (one per VM per run, as dicts:
+    ``scenario``, ``seed``, ``run``, the grid point, the VM's metrics, the host CPU)."""
+
+    results: Path
+    rows: list[dict[str, Any]]
+
+
+def run_sweep(scenario: str | os.PathLike | dict, params: dict[str, list] | None = None, *,
+              out: str | os.PathLike, seeds: list[int] | None = None, duration: float | None = None,
+              workers: int | None = None, scheduler: str | None = None) -> Sweep:
+    """``eventpath.sweep(...)``: run every combination of ``params`` (dotted key → list of
+    values, ``vm.*.KEY`` for every VM, as ``eventpath sweep --param``) and ``seeds`` (default:
+    the scenario's) on a scenario (a path or a dict), in ``workers`` local processes or on the
+    Dask scheduler at ``scheduler``; resumable in ``out`` as the command is. Bad arguments raise
+    :class:`InputError` before anything runs."""
+    from eventpath import api
+    from eventpath.api import _short, check_seed
+
+    params = {} if params is None else params
+    if not isinstance(params, dict):
+        raise InputError(f"sweep: params {_short(params)} is not allowed; expected a dict of "
+                         "{'dotted.key': [value, ...]}")
+    grid = []
+    for k, vals in params.items():
+        if not isinstance(k, str) or not k or any(not p for p in k.split(".")):
+            raise InputError(f"sweep: key {_short(k)} is not allowed; expected a dotted key such as "
+                             "vm.0.workload.rate_pps")
+        if not isinstance(vals, (list, tuple)) or not vals:
+            raise InputError(f"sweep: {k} = {_short(vals)} is not allowed; expected a non-empty list of values")
+        grid.append((k, list(vals)))
+    if seeds is not None:
+        if not isinstance(seeds, (list, tuple)) or not seeds:
+            raise InputError(f"sweep: seeds {_short(seeds)} is not allowed; expected a non-empty list of integers")
+        seeds = [check_seed(x, "seeds") for x in seeds]
+        if len(set(seeds)) != len(seeds):
+            raise InputError(f"sweep: seeds {_short(seeds)}: a seed is given twice; each run of the grid must differ")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, numbers.Integral)
+                                or not 1 <= workers <= 1024):
+        raise InputError(f"sweep: workers {_short(workers)} is not allowed; expected 1..=1024 processes")
+    if workers is not None and scheduler is not None:
+        raise InputError("sweep: give workers or scheduler, not both")
+    if isinstance(scenario, dict):
+        base: Any = scenario
+        api._dict_text(scenario)  # values JSON cannot carry: one line now
+    else:
+        base = Path(api._scenario_path(scenario))
+    rows: list[dict[str, Any]] = []
+    path = sweep(base, grid, seeds, out_dir(out), workers=workers, duration=duration, scheduler=scheduler,
+                 rows_out=rows)
+    return Sweep(results=path, rows=rows)
+
+
+class _CallableModule(types.ModuleType):
+    """This module called is :func:`run_sweep`: ``eventpath.sweep(...)``."""
+
+    def __call__(self, *args, **kwargs) -> Sweep:
+        return run_sweep(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -23,7 +23,7 @@ fn output_json(out: &RunOutput, interrupted: Option<f64>) -> String {
         summary["interrupted"] = serde_json::Value::Bool(true);
         summary["interrupted_at_s"] = serde_json::json!(at);
     }
-    serde_json::json!({"summary": summary, "latency_cdf": cdf, "interrupted": interrupted.is_some()}).to_string()
+    serde_json::json!({"summary": summary, "latency_cdf": cdf, "exit_stats": out.exit_stats, "interrupted": interrupted.is_some()}).to_string()
 }
 
 /// Simulated time per chunk of a run: Python is visited between chunks.
@@ -150,6 +150,63 @@ fn trace_file(
     Ok((output_json(&run, None), n.written, n.dropped))
 }
 
+/// Run a scenario given as JSON text (a Python dict) while writing its timeline to `out`;
+/// otherwise as [`trace_file`].
+#[pyfunction]
+#[pyo3(signature = (text, out, from_s, to_s, limit=1_000_000, seed=None, duration=None, origin="<dict>"))]
+#[allow(clippy::too_many_arguments)]
+fn trace_json(
+    py: Python<'_>,
+    text: &str,
+    out: &str,
+    from_s: f64,
+    to_s: f64,
+    limit: usize,
+    seed: Option<u64>,
+    duration: Option<f64>,
+    origin: &str,
+) -> PyResult<(String, u64, u64)> {
+    let mut sc = Scenario::from_json(origin, text).map_err(input_error)?;
+    RunOptions { seed, duration_s: duration }.apply(&mut sc).map_err(input_error)?;
+    let c = sc.check(origin).map_err(input_error)?;
+    let t = TraceOptions { from_s, to_s, limit };
+    let (run, n) = py.detach(|| simulate_traced_to_file(&c, t, std::path::Path::new(out))).map_err(input_error)?;
+    Ok((output_json(&run, None), n.written, n.dropped))
+}
+
+/// What a checked scenario records in an output directory: `{"scenario": the resolved scenario
+/// (a dict), "toml": the same as a scenario file, "profile": the profile as run (overrides
+/// applied), every value with unit and source}`.
+fn resolved_json(c: &eventpath_sim::scenario::Checked) -> String {
+    serde_json::json!({"scenario": c.resolved(), "toml": c.resolved_toml(), "profile": c.profile}).to_string()
+}
+
+/// The scenario file at `path` with the run options applied, checked and resolved (every
+/// default filled in); see [`resolved_json`].
+#[pyfunction]
+#[pyo3(signature = (path, seed=None, duration=None))]
+fn resolve_file(path: &str, seed: Option<u64>, duration: Option<f64>) -> PyResult<String> {
+    let mut sc = Scenario::from_file(path).map_err(input_error)?;
+    RunOptions { seed, duration_s: duration }.apply(&mut sc).map_err(input_error)?;
+    Ok(resolved_json(&sc.check(path).map_err(input_error)?))
+}
+
+/// [`resolve_file`] for a scenario given as JSON text.
+#[pyfunction]
+#[pyo3(signature = (text, origin="<dict>", seed=None, duration=None))]
+fn resolve_json(text: &str, origin: &str, seed: Option<u64>, duration: Option<f64>) -> PyResult<String> {
+    let mut sc = Scenario::from_json(origin, text).map_err(input_error)?;
+    RunOptions { seed, duration_s: duration }.apply(&mut sc).map_err(input_error)?;
+    Ok(resolved_json(&sc.check(origin).map_err(input_error)?))
+}
+
+/// Every scenario key (`eventpath_sim::scenario::keys::KEYS`) as JSON: a list of
+/// `{"key", "kind", "type", "unit", "default", "meaning"}`.
+#[pyfunction]
+fn scenario_keys() -> String {
+    serde_json::to_string(eventpath_sim::scenario::keys::KEYS).expect("keys serialize")
+}
+
 /// Parse and check a scenario given as JSON text, with the run options, without running it
 /// (a sweep checks every variant before starting any).
 #[pyfunction]
@@ -251,6 +308,10 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_json, m)?)?;
     m.add_function(wrap_pyfunction!(check_duration, m)?)?;
     m.add_function(wrap_pyfunction!(trace_file, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_json, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_file, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_json, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_keys, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(profile_json, m)?)?;
     m.add_function(wrap_pyfunction!(bench_engine, m)?)?;

@@ -29,6 +29,26 @@ pub struct RunOutput {
     pub summary: Summary,
     /// Latency CDF points per VM: (vm, latency µs, fraction ≤).
     pub latency_cdf: Vec<(String, f64, f64)>,
+    /// Exits of the measured window by VM, vCPU and reason (`perf kvm stat`'s table; reasons
+    /// with no exit left out). Not part of summary.json: its per-VM `exits_per_s` are these
+    /// counts summed over vCPUs, and the VM's `eht_pct` is these times summed.
+    pub exit_stats: Vec<ExitStat>,
+}
+
+/// One row of the exit table: a vCPU's exits of one reason in the measured window.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ExitStat {
+    /// VM name.
+    pub vm: String,
+    /// vCPU index within the VM.
+    pub vcpu: u32,
+    /// The reason's key (as in summary.json's `exits_per_s`).
+    pub reason: &'static str,
+    /// Exits.
+    pub count: u64,
+    /// Their direct handling time in the hypervisor (ns), the part inside the window: an exit
+    /// still running at its end counts up to the end (as `eht_pct` does).
+    pub time_ns: u64,
 }
 
 /// Load a scenario file, apply options, and run it.
@@ -159,6 +179,7 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
     let rate = |n: u64| Some(n as f64 / secs);
     let mut vms = Vec::new();
     let mut cdf = Vec::new();
+    let mut exit_stats = Vec::new();
     for (i, vm) in h.vms.iter().enumerate() {
         let mut exits = crate::metrics::ExitCounters::default();
         let (mut guest_ns, mut busy_ns, mut irqs, mut burn_ns) = (0u64, 0u64, 0u64, 0u64);
@@ -166,9 +187,19 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
         // Of the exits' recorded time, the part of one still running past the window's end.
         let mut exit_overrun = 0u64;
         let mut target = [0u64; 3];
-        for &v in &vm.vcpus {
+        for (j, &v) in vm.vcpus.iter().enumerate() {
             let vc = &h.vcpus[v as usize];
             exits.add(&vc.exits);
+            let running = matches!(vc.mode, crate::model::VcpuMode::Exit { .. }).then(|| vc.exit_until.saturating_sub(now));
+            for &r in &ExitReason::ALL {
+                let mut t = vc.exits.time_ns(r);
+                if vc.exits.last() == Some(r) {
+                    t = t.saturating_sub(running.unwrap_or(0));
+                }
+                if vc.exits.count(r) > 0 {
+                    exit_stats.push(ExitStat { vm: vm.name.clone(), vcpu: j as u32, reason: r.key(), count: vc.exits.count(r), time_ns: t });
+                }
+            }
             guest_ns += vc.guest_time.busy_ns(now);
             busy_ns += vc.busy.busy_ns(now);
             irqs += vc.irqs;
@@ -296,6 +327,7 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
             extra: (),
         },
         latency_cdf: cdf,
+        exit_stats,
     };
     // A percentage past 100, a negative rate, shares of a pCPU above it: a bug, never a result.
     #[cfg(debug_assertions)]
@@ -304,4 +336,35 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
         assert!(v.is_empty(), "metric invariants broken (a model bug): {v:#?}");
     }
     out
+}
+
+#[cfg(test)]
+mod exit_stats_tests {
+    use super::*;
+
+    /// The exit table is the summary's exits split by vCPU: per VM its counts add up to
+    /// `exits_total_per_s` and its times to `eht_pct`'s numerator.
+    #[test]
+    fn exit_table_adds_up_to_the_summary() {
+        let text = include_str!("../../../examples/es2-4vm-netperf-threads.toml");
+        let mut sc = Scenario::from_toml("t", text).unwrap();
+        sc.duration_s = 0.02;
+        sc.warmup_s = 0.01;
+        let c = sc.check("t").unwrap();
+        let out = simulate(&c);
+        let secs = out.summary.sim_seconds;
+        assert!(!out.exit_stats.is_empty());
+        for (i, vm) in out.summary.vms.iter().enumerate() {
+            let rows: Vec<_> = out.exit_stats.iter().filter(|r| r.vm == vm.name).collect();
+            let vcpus = c.scenario.vm[i].vcpus;
+            assert!(rows.iter().all(|r| r.vcpu < vcpus && r.count > 0));
+            for (reason, rate) in &vm.exits_per_s {
+                let n: u64 = rows.iter().filter(|r| r.reason == *reason).map(|r| r.count).sum();
+                assert!((n as f64 / secs - rate.unwrap()).abs() < 1e-6, "{} {reason}", vm.name);
+            }
+            let t: u64 = rows.iter().map(|r| r.time_ns).sum();
+            let eht = 100.0 * t as f64 / (secs * 1e9 * vcpus as f64);
+            assert!((eht - vm.eht_pct.unwrap()).abs() < 1e-6, "{}: {eht} vs {:?}", vm.name, vm.eht_pct);
+        }
+    }
 }

@@ -21,8 +21,13 @@ published (or a published rate is 0 and only the simulated value's 0 can match).
 from __future__ import annotations
 
 import json
+import sys
+import types
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
+
+if TYPE_CHECKING:
+    import os
 
 from eventpath import comparison, targets
 from eventpath.comparison import PublishedRow as Row, published_miss as miss_ratio  # noqa: F401
@@ -119,3 +124,52 @@ from eventpath.reproduce import es2  # noqa: E402,F401
 from eventpath.reproduce import es2_multi  # noqa: E402,F401
 from eventpath.reproduce import elvis  # noqa: E402,F401
 from eventpath.reproduce import did  # noqa: E402,F401
+
+
+def run_reproductions(experiments: str | list[str], out: str | os.PathLike, *, duration: float | None = None,
+                      workers: int | None = None, scheduler: str | None = None) -> list[dict]:
+    """``eventpath.reproduce(...)``: run reproductions by ID (``"es2-table1"``, a list of IDs,
+    or ``"all"``; see ``eventpath reproduce --list``), writing ``ID.json`` and ``ID.png`` into
+    ``out``, in ``workers`` local processes or on the Dask scheduler at ``scheduler``; returns
+    each one's document (our values beside the published ones) in the order asked. Bad
+    arguments raise :class:`eventpath.InputError` before anything runs."""
+    import numbers
+    import os
+
+    from eventpath import _eventpath
+    from eventpath._eventpath import InputError
+    from eventpath.api import _short, check_duration
+
+    ids = list(EXPERIMENTS) if experiments == "all" else [experiments] if isinstance(experiments, str) else experiments
+    if not isinstance(ids, (list, tuple)) or not ids:
+        raise InputError(f"reproduce: {_short(experiments)} is not allowed; expected an experiment ID, a list of "
+                         "them or 'all'")
+    for i in ids:
+        if i not in EXPERIMENTS:
+            raise InputError(f"reproduce: unknown experiment {_short(i)}; known: {', '.join(EXPERIMENTS)} (or 'all')")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, numbers.Integral)
+                                or not 1 <= workers <= 1024):
+        raise InputError(f"reproduce: workers {_short(workers)} is not allowed; expected 1..=1024 processes")
+    duration = check_duration(duration)
+    if duration is not None:
+        _eventpath.check_duration("duration", duration)
+    if not isinstance(out, (str, os.PathLike)) or not os.fspath(out).strip():
+        raise InputError(f"reproduce: out {_short(out)} is not allowed; expected a directory")
+    d = Path(os.fspath(out))
+    if d.exists() and not d.is_dir():
+        raise InputError(f"reproduce: out {d}: exists and is not a directory")
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"reproduce: out {d}: cannot write there ({e.strerror or e})") from None
+    return list(run_many(list(ids), d, duration=duration, workers=workers, scheduler=scheduler))
+
+
+class _CallableModule(types.ModuleType):
+    """This module called is :func:`run_reproductions`: ``eventpath.reproduce(...)``."""
+
+    def __call__(self, *args, **kwargs) -> list[dict]:
+        return run_reproductions(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -66,6 +66,8 @@ impl ExitReason {
 pub struct ExitCounters {
     count: [u64; 10],
     time_ns: [u64; 10],
+    /// The reason of the last exit recorded (the one a vCPU may still be in).
+    last: Option<ExitReason>,
 }
 
 impl ExitCounters {
@@ -74,6 +76,18 @@ impl ExitCounters {
     pub fn record(&mut self, reason: ExitReason, cost_ns: u64) {
         self.count[reason as usize] += 1;
         self.time_ns[reason as usize] += cost_ns;
+        self.last = Some(reason);
+    }
+
+    /// Handling time of the exits of `reason` (ns), as recorded (an exit still running at the
+    /// end of the window counts whole; see [`ExitCounters::last`]).
+    pub fn time_ns(&self, reason: ExitReason) -> u64 {
+        self.time_ns[reason as usize]
+    }
+
+    /// The reason of the last exit recorded.
+    pub fn last(&self) -> Option<ExitReason> {
+        self.last
     }
 
     /// Exits of `reason`.

@@ -99,7 +99,7 @@ pub fn tables<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Ve
 
 /// The allowed names of enum `T`, as serde words them (`` one of `a`, `b`, `c` `` or
 /// `` `a` or `b` ``): from the message of a name no enum has.
-fn allowed_names<'de, T: Deserialize<'de>>() -> String {
+pub(super) fn allowed_names<'de, T: Deserialize<'de>>() -> String {
     let probe: serde::de::value::StringDeserializer<serde::de::value::Error> = "\u{1}".to_string().into_deserializer();
     match T::deserialize(probe) {
         Err(e) => e.to_string().split_once(", expected ").map_or_else(|| "a name".to_string(), |(_, names)| names.to_string()),

@@ -5,10 +5,10 @@
 use eventpath_policy::elvis::ElvisConfig;
 use eventpath_policy::es2::{JointConfig, OptimisticConfig, PerceptiveConfig};
 use eventpath_policy::pmd::{PmdConfig, PmdIdle};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// The request-handling mode of the host's virtio devices.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Handling {
     /// Stock vhost-net: one worker thread per device, woken by kicks ("Baseline").
@@ -39,7 +39,7 @@ impl Handling {
 }
 
 /// ES2's TX mode switch (`[host.io] switch`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Es2Switch {
     /// Perceptive (Algorithm 1, §4.2.2): poll while each turn fills the quota.
@@ -50,7 +50,7 @@ pub enum Es2Switch {
 }
 
 /// `[host.io]` as written.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct IoHandling {
     /// `vhost` (default), `es2` or `elvis`.

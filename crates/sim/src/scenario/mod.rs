@@ -24,7 +24,9 @@
 
 mod de;
 mod io;
+pub mod keys;
 mod layout;
+mod resolve;
 pub mod limits;
 mod workload;
 
@@ -34,7 +36,7 @@ pub use workload::{Consume, HttpServer, Workload};
 use crate::error::{describe_json_error, describe_toml_error, policy_error, InputError, InputResult};
 use crate::profile::Profile;
 use eventpath_policy::moderation::NicItrDriver;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 fn default_seed() -> u64 {
     1
@@ -50,7 +52,7 @@ fn default_queue_size() -> u32 {
 }
 
 /// A whole scenario.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// Name used in outputs.
@@ -84,7 +86,7 @@ pub struct Scenario {
 }
 
 /// Host layout: overrides of the profile's hardware facts, and host-only threads.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct HostLayout {
     /// Number of pCPUs to use (default: all of the profile's cores; at most 64).
@@ -120,7 +122,7 @@ pub struct HostLayout {
 }
 
 /// The host's idle loop (Linux `cpuidle`), a boot-time setting hosts tuned for latency change.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum IdlePolicy {
     /// The menu governor over the profile's C-states (a distribution kernel's default).
@@ -131,7 +133,7 @@ pub enum IdlePolicy {
 }
 
 /// The remote client machine that runs every VM's peer (netperf, memaslap, ab; DESIGN §3.2).
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClientMachine {
     /// Cores of the client machine that serve the VMs' flows. Each VM's flow is steered to
@@ -150,7 +152,7 @@ fn default_hog_nice() -> i32 {
 }
 
 /// A host thread that never sleeps (a CPU burn), scheduled by the host scheduler.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CpuHog {
     /// Nice value, −20..=19; default 19 (lowest priority).
@@ -161,7 +163,7 @@ pub struct CpuHog {
 }
 
 /// One virtual machine.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Vm {
     /// Unique name.
@@ -201,7 +203,7 @@ pub struct Vm {
     pub net: Net,
     /// What the VM runs. Absent: no application — its vCPUs idle (halt), or run only the CPU
     /// burn with `guest_cpu_burn` (ES2 §6.3's background VMs).
-    #[serde(default, deserialize_with = "workload::by_kind_opt")]
+    #[serde(default, deserialize_with = "workload::by_kind_opt", serialize_with = "workload::ser_by_kind_opt")]
     pub workload: Option<Workload>,
 }
 
@@ -210,7 +212,7 @@ pub struct Vm {
 pub use eventpath_policy::delivery::DeliveryMode as InterruptDelivery;
 
 /// What the host runs under its guests (`[host] virtualization`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Virtualization {
     /// KVM: every VM behind its delivery mode.
@@ -222,7 +224,7 @@ pub enum Virtualization {
 }
 
 /// What a guest's idle loop does (`[vm] guest_idle`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum GuestIdle {
     /// HLT (an exit unless bare metal).
@@ -234,7 +236,7 @@ pub enum GuestIdle {
 }
 
 /// The VM's network device kind (`[vm.net] kind`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NetKind {
     /// virtio-net served by a vhost thread.
@@ -246,7 +248,7 @@ pub enum NetKind {
 }
 
 /// A virtio-net device served by a vhost thread.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Net {
     /// `virtio` (default) or `sriov_vf`.
@@ -257,7 +259,7 @@ pub struct Net {
     /// driver's adaptive throttle (`eventpath_policy::moderation::ixgbevf_itr`, ixgbevf's
     /// `rx-usecs` 1). Absent: a fixed interval of `sriov.vf_itr_ns` of the profile. Only for
     /// `kind = "sriov_vf"`.
-    #[serde(default, deserialize_with = "vf_itr")]
+    #[serde(default, deserialize_with = "vf_itr", serialize_with = "ser_vf_itr")]
     pub itr_us: Option<VfItr>,
     /// Descriptors per virtqueue (power of two, 2..=32768, as virtio requires).
     #[serde(default = "default_queue_size")]
@@ -286,7 +288,7 @@ pub struct Net {
 }
 
 /// virtio-net offload features (virtio 1.x §5.1.3), each on by default.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Offload {
     /// `VIRTIO_NET_F_CSUM`: the device takes packets with partial checksums (the guest does not
@@ -337,6 +339,15 @@ pub enum VfItr {
     Fixed(f64),
     /// The driver's dynamic throttle.
     Dynamic,
+}
+
+/// `itr_us` as a scenario writes it.
+fn ser_vf_itr<S: serde::Serializer>(v: &Option<VfItr>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        None => s.serialize_none(),
+        Some(VfItr::Fixed(us)) => s.serialize_f64(*us),
+        Some(VfItr::Dynamic) => s.serialize_str("dynamic"),
+    }
 }
 
 /// `itr_us`: a number of µs or `"dynamic"`.

@@ -2,11 +2,11 @@
 //! `model::workload`; adding one touches this enum and its behaviour, never the engine.
 
 use super::limits::{check_rate, MAX_RATE_PPS, MIN_RATE_PPS};
-use serde::{de::Error as _, Deserialize, Deserializer};
+use serde::{de::Error as _, Deserialize, Deserializer, Serialize};
 
 /// What a VM runs, chosen by `kind`. Written in a scenario as a table with a `kind` key and the
 /// kind's parameters (see [`by_kind`]).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum Workload {
     /// netperf UDP_STREAM from the guest: send datagrams of `message_bytes`.
@@ -184,7 +184,7 @@ pub enum Workload {
 }
 
 /// A web server in the guest.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum HttpServer {
     /// Apache httpd (`app.http_request_ns`).
@@ -195,7 +195,7 @@ pub enum HttpServer {
 }
 
 /// How the testbed guest consumes completions (`request_stream`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Consume {
     /// Its loop polls the used ring (the device never interrupts).
@@ -397,4 +397,21 @@ pub fn by_kind<'de, D: Deserializer<'de>>(d: D) -> Result<Workload, D::Error> {
 /// [`by_kind`] for an optional `[vm.workload]` table (absent: the VM runs no application).
 pub fn by_kind_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Workload>, D::Error> {
     by_kind(d).map(Some)
+}
+
+/// A `[vm.workload]` table as a scenario writes it: `kind` and the kind's parameters (the
+/// inverse of [`by_kind`]); an unset optional parameter is null.
+pub fn ser_by_kind_opt<S: serde::Serializer>(w: &Option<Workload>, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::Error;
+    let Some(w) = w else { return s.serialize_none() };
+    let tagged = serde_json::to_value(w).map_err(S::Error::custom)?;
+    let serde_json::Value::Object(tagged) = tagged else { return Err(S::Error::custom("a workload serializes as a table")) };
+    let mut table = serde_json::Map::new();
+    for (kind, params) in tagged {
+        table.insert("kind".into(), serde_json::Value::String(kind));
+        if let serde_json::Value::Object(p) = params {
+            table.extend(p);
+        }
+    }
+    table.serialize(s)
 }

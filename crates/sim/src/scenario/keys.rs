@@ -1,0 +1,284 @@
+//! Every scenario key with its type, unit, default and meaning: the list `eventpath keys`
+//! prints. One source of truth checked against the parser: the tests below set every listed key
+//! in a scenario that must parse, and every key the parsed scenario holds must be listed — a key
+//! added to the scenario types and not here (or listed and not accepted) fails them.
+//!
+//! Keys are dotted paths as a scenario file writes them, an array of tables without its index
+//! (`vm.net.queue_size` is `queue_size` under `[vm.net]` of each `[[vm]]`). A workload's or a
+//! moderation scheme's own keys name their `kind`.
+
+/// One scenario key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Key {
+    /// Dotted path (`vm.net.queue_size`).
+    pub key: &'static str,
+    /// For a key of one workload (`vm.workload.*`) or moderation scheme
+    /// (`vm.net.moderation.*`): that `kind`; else empty.
+    pub kind: &'static str,
+    /// Value type: `string`, `integer`, `float`, `bool`, `array of integers`, `table`, ...
+    #[serde(rename = "type")]
+    pub ty: &'static str,
+    /// Unit ("" where it has none).
+    pub unit: &'static str,
+    /// Default: a value, `required`, or what its absence means (`absent: ...`).
+    pub default: &'static str,
+    /// What it sets, the values allowed, and where it applies.
+    pub meaning: &'static str,
+    /// A value the parser accepts (a TOML literal), used by the tests.
+    #[serde(skip)]
+    pub example: &'static str,
+}
+
+const fn k(key: &'static str, kind: &'static str, ty: &'static str, unit: &'static str, default: &'static str, meaning: &'static str, example: &'static str) -> Key {
+    Key { key, kind, ty, unit, default, meaning, example }
+}
+
+const S: &str = "string";
+const I: &str = "integer";
+const F: &str = "float";
+const B: &str = "bool";
+const PCPUS: &str = "array of integers";
+
+/// Every key, in the order a scenario file is usually written.
+pub const KEYS: &[Key] = &[
+    k("name", "", S, "", "required", "Name used in outputs (1..=64 characters).", "\"x\""),
+    k("profile", "", S, "", "required", "The host: a built-in profile (`eventpath profiles`) or the path of a profile .toml.", "\"es2\""),
+    k("seed", "", I, "", "1", "Seed of all random streams (0..2^63 in a file; up to 2^64-1 with --seed).", "1"),
+    k("duration_s", "", F, "s", "1.0", "Simulated seconds measured, after the warm-up (1e-6..=86400).", "0.5"),
+    k("warmup_s", "", F, "s", "0.1", "Simulated seconds run before measuring.", "0.1"),
+    k("profile_overrides", "", "table", "each parameter's own", "none", "Profile parameters replaced for this scenario, nested like the profile ([profile_overrides.exit] eoi_ns = 1500); `eventpath profiles NAME` lists them. The C-state table cannot be overridden.", "{ exit = { eoi_ns = 1500 } }"),
+    // [host]
+    k("host.pcpus", "", I, "pCPUs", "all of the profile's cores", "pCPUs the host uses (1..=the profile's cores, at most 64).", "4"),
+    k("host.idle", "", S, "", "\"menu\"", "What an idle pCPU does: `menu` (cpuidle picks one of the profile's C-states) or `poll` (Linux idle=poll: no C-state exit on wake-up).", "\"poll\""),
+    k("host.virtualization", "", S, "", "\"kvm\"", "`kvm`, or `bare_metal`: no hypervisor, one VM that is the machine's OS on an `sriov_vf` NIC with the default delivery.", "\"kvm\""),
+    k("host.nic_itr", "", S, "", "the profile's host.nic_itr", "The host NIC driver's receive interrupt throttle: `fixed` (at the profile's host.nic_rx_itr_ns), `ixgbe` or `i40e` (that driver's adaptive ITR).", "\"fixed\""),
+    k("host.nic_irq_cpus", "", PCPUS, "pCPUs", "absent: every pCPU from the last down (irqbalance)", "pCPUs the host NIC's queue interrupts and their softirq work (RX NAPI, TX clean) go to, the queues split over them in order.", "[0]"),
+    k("host.cpu_hog.nice", "", I, "", "19", "[[host.cpu_hog]], a host thread that never sleeps: its nice value, -20..=19.", "19"),
+    k("host.cpu_hog.pins", "", PCPUS, "pCPUs", "absent: every pCPU", "[[host.cpu_hog]]: the pCPUs it may run on.", "[0]"),
+    // [host.io]
+    k("host.io.handling", "", S, "", "\"vhost\"", "Which host threads serve the virtio queues: `vhost` (a vhost-net worker per device), `es2` (ES2's joint threads, §4.2), `elvis` (ELVIS's I/O cores, §3), `pmd` (a poll-mode back end on dedicated cores).", "\"vhost\""),
+    k("host.io.cores", "", PCPUS, "pCPUs", "absent: es2's threads unpinned (required for elvis and pmd)", "es2, elvis, pmd: the I/O cores the threads are pinned to in turn; no vCPU may be pinned to one.", "[1]"),
+    k("host.io.switch", "", S, "", "\"perceptive\" (es2)", "es2: the TX mode switch, `perceptive` (Algorithm 1) or `optimistic` (Algorithm 2).", "\"perceptive\""),
+    k("host.io.quota", "", I, "requests per turn", "4 (es2 perceptive)", "es2 perceptive: requests per turn that keep a TX queue polled, 1..=4096 (ES2 §5.2's TCP value; 16 for UDP).", "4"),
+    k("host.io.poll_count", "", I, "polls", "1000 (es2 optimistic)", "es2 optimistic: polls of a TX queue after each received packet, 1..=1000000 (ES2 §5.3).", "1000"),
+    k("host.io.combining_level", "", I, "devices", "4 (es2)", "es2: devices per joint thread, 1..=64 (ES2 §5.1).", "4"),
+    k("host.io.sleep_us", "", I, "µs", "10 (es2)", "es2: the joint thread's interruptible sleep, 1..=1000 (ES2 §5.2-5.3).", "10"),
+    k("host.io.exitless_requests", "", B, "", "true (elvis)", "elvis: poll a queue whose kick rate reaches the threshold; false is fine-grained I/O scheduling only (ELVIS §4.7).", "true"),
+    k("host.io.max_work", "", I, "requests", "64 (elvis)", "elvis: requests after which the I/O thread always leaves a queue, 1..=1000000 (our choice).", "64"),
+    k("host.io.min_work", "", I, "requests", "8 (elvis, with stuck_us)", "elvis, with stuck_us only: requests before which the thread never leaves a non-empty queue (our choice).", "8"),
+    k("host.io.stuck_us", "", I, "µs", "absent: the stuck rule off (the prototype's -1)", "elvis: a queue with pending work is stuck when no new work arrived for this long, 1..=1000000.", "100"),
+    k("host.io.poll_start_per_jiffy", "", I, "kicks per jiffy", "1 (elvis)", "elvis, exitless requests: kicks within one jiffy that start polling a queue (the prototype's poll_start_rate).", "1"),
+    k("host.io.jiffy_us", "", I, "µs", "4000 (elvis)", "elvis, exitless requests: the jiffy kicks are counted over, 1..=100000 (HZ = 250).", "4000"),
+    k("host.io.poll_idle_us", "", I, "µs of wall time", "3000000 (elvis)", "elvis, exitless requests: a polled queue without work this long returns to notifications (the prototype's poll_stop_idle).", "3000000"),
+    k("host.io.devices_per_worker", "", I, "devices", "7 (elvis)", "elvis: devices an I/O thread serves before the next one is created, 1..=4096.", "7"),
+    k("host.io.poll_start_rate", "", I, "kicks/s", "none", "Removed: refused with the poll_start_per_jiffy value that replaces it.", "1000"),
+    k("host.io.burst", "", I, "packets", "32 (pmd)", "pmd: packets taken from a queue per look, 1..=1024 (DPDK's burst).", "32"),
+    k("host.io.idle", "", S, "", "\"busy\" (pmd)", "pmd: `busy` (never idles), `sleep` (OVS-DPDK's load-based sleep) or `monitor` (DPDK's wait for a write after empty_polls empty iterations).", "\"busy\""),
+    k("host.io.max_sleep_us", "", I, "µs", "250 (pmd, idle = sleep)", "pmd, idle = sleep: the longest sleep, 1..=10000.", "250"),
+    k("host.io.empty_polls", "", I, "iterations", "512 (pmd, idle = monitor)", "pmd, idle = monitor: empty iterations before it waits, 1..=1000000.", "512"),
+    // [client]
+    k("client.cores", "", I, "cores", "one per VM", "Cores of the remote client machine; VM i's flow runs on core i mod cores (fewer cores than VMs: they share), 1..=1024.", "1"),
+    k("client.nic_itr", "", S, "", "the profile's client.nic_itr", "The client NIC driver's receive interrupt throttle: `fixed`, `ixgbe` or `i40e`.", "\"fixed\""),
+    // [[vm]]
+    k("vm.name", "", S, "", "required", "[[vm]], one per VM: its unique name.", "\"vm0\""),
+    k("vm.vcpus", "", I, "vCPUs", "required", "Number of vCPUs, 1..=288 (KVM_MAX_VCPUS).", "2"),
+    k("vm.vcpu_pins", "", PCPUS, "pCPUs", "absent: unpinned, placed by the host scheduler", "The pCPU each vCPU thread is pinned to, one entry per vCPU.", "[0, 1]"),
+    k("vm.interrupt_delivery", "", S, "", "\"emulated\"", "How interrupts reach the vCPUs: `emulated` (software LAPIC), `apicv` (EOI virtualized), `posted` (CPU and VT-d posted interrupts), `eli` (ELI exitless) and `did` (DID), these two for an sriov_vf or with handling = elvis.", "\"posted\""),
+    k("vm.guest_cpu_burn", "", B, "", "false", "Run a lowest-priority busy loop on every vCPU beside the workload: the vCPUs never halt.", "false"),
+    k("vm.guest_idle", "", S, "", "\"halt\"", "The guest's idle loop: `halt` (an exit unless bare metal) or `poll` (Linux idle=poll: spins in guest mode).", "\"halt\""),
+    k("vm.interrupt_routing", "", S, "", "\"fixed\"", "Which vCPU a device interrupt goes to: `fixed` (the programmed vCPU 0), `lowest_priority_rr`, `running_first`, `es2` (ES2 §4.3 redirection), `h_balance` (hBalance Algorithm 1). Not for a one-vCPU VM.", "\"fixed\""),
+    k("vm.halt_poll.max_halt_poll_ns", "", I, "ns", "200000", "[vm.halt_poll] (absent: a halting vCPU blocks at once): KVM's halt_poll_ns, the longest poll per halt; 0 disables.", "200000"),
+    k("vm.halt_poll.grow", "", I, "factor", "2", "[vm.halt_poll]: halt_poll_ns_grow, the multiplier on growth; 0 disables growth.", "2"),
+    k("vm.halt_poll.grow_start", "", I, "ns", "10000", "[vm.halt_poll]: halt_poll_ns_grow_start, the first non-zero poll time (at least 1).", "10000"),
+    k("vm.halt_poll.shrink", "", I, "divisor", "0", "[vm.halt_poll]: halt_poll_ns_shrink, the divisor on shrink; 0 resets to 0.", "0"),
+    // [vm.net]
+    k("vm.net.kind", "", S, "", "\"virtio\"", "The VM's NIC: `virtio` (virtio-net served by a host thread) or `sriov_vf` (an SR-IOV VF assigned to the VM; the profile needs [sriov]).", "\"virtio\""),
+    k("vm.net.itr_us", "", "float or \"dynamic\"", "µs", "absent: the profile's sriov.vf_itr_ns", "sriov_vf only: the VF's interrupt throttle (EITR), an interval (0 < value <= sriov.vf_itr_max_ns), or \"dynamic\" (ixgbevf's adaptive throttle).", "\"dynamic\""),
+    k("vm.net.queue_size", "", I, "descriptors", "256", "Descriptors per virtqueue: a power of two in 2..=32768 (a VF: 64..=4096).", "256"),
+    k("vm.net.vhost_pin", "", I, "pCPU", "absent: unpinned", "handling = vhost: the pCPU the device's vhost thread is pinned to.", "1"),
+    k("vm.net.busyloop_timeout_us", "", I, "µs", "0", "handling = vhost: vhost-net busy polling (busyloop_timeout), 0..=1000000; 0 is off.", "0"),
+    k("vm.net.event_idx", "", B, "", "true (virtio)", "virtio only: notification suppression by event indices (VIRTIO_RING_F_EVENT_IDX); false: the rings' flags only.", "true"),
+    k("vm.net.offload.csum", "", B, "", "true (virtio)", "[vm.net.offload], virtio only: VIRTIO_NET_F_CSUM, the guest does not checksum what it sends.", "true"),
+    k("vm.net.offload.guest_csum", "", B, "", "true (virtio)", "[vm.net.offload]: VIRTIO_NET_F_GUEST_CSUM, the host does not checksum what it delivers.", "true"),
+    k("vm.net.offload.host_tso4", "", B, "", "true (virtio)", "[vm.net.offload]: VIRTIO_NET_F_HOST_TSO4, the guest sends TSO skbs; requires csum.", "true"),
+    k("vm.net.offload.guest_tso4", "", B, "", "true (virtio)", "[vm.net.offload]: VIRTIO_NET_F_GUEST_TSO4, the guest takes GSO skbs in mergeable RX buffers (what the host's GRO merged reaches it whole); requires guest_csum.", "true"),
+    k("vm.net.offload.host_gro", "", B, "", "true (virtio)", "[vm.net.offload]: the host NIC's GRO for this device's frames; without guest_tso4 it changes nothing (the host cuts the skb back).", "true"),
+    k("vm.net.offload.gro", "", B, "", "true (virtio)", "[vm.net.offload]: the guest's own GRO (a netdev feature, not negotiated): one flow's run of data packets in a poll goes up as one skb.", "true"),
+    // [vm.net.moderation]
+    k("vm.net.moderation.kind", "", S, "", "\"none\"", "[vm.net.moderation], virtio only: the device's interrupt moderation, `none` (every interrupt fires at once), `fir`, `cgr`, `air` or `dim`, with the scheme's keys below.", "\"none\""),
+    k("vm.net.moderation.itr", "fir", I, "interrupts/s", "8000", "FIR: at most this many interrupts per second (CGR/AIR paper §4.1: Linux's 8,000).", "8000"),
+    k("vm.net.moderation.timeslice_ns", "cgr", I, "ns", "100000000", "CGR: the interval traffic is measured over (§4.2: 100 ms).", "100000000"),
+    k("vm.net.moderation.full_bulk_min_bytes", "cgr", F, "bytes", "1200", "CGR: smallest average packet of full bulk traffic (§4.2).", "1200.0"),
+    k("vm.net.moderation.intermediate_min_bytes", "cgr", F, "bytes", "300", "CGR: smallest average packet of intermediate bulk traffic (§4.2).", "300.0"),
+    k("vm.net.moderation.critical_max_pps", "cgr", F, "packets/s", "20000", "CGR: small-packet traffic below this rate is latency critical (our choice).", "20000.0"),
+    k("vm.net.moderation.itr_full_bulk", "cgr", I, "interrupts/s", "4000", "CGR: the rate of full bulk traffic (§4.2).", "4000"),
+    k("vm.net.moderation.itr_intermediate", "cgr", I, "interrupts/s", "8000", "CGR: the rate of intermediate bulk traffic (§4.2).", "8000"),
+    k("vm.net.moderation.itr_latency_sensitive", "cgr", I, "interrupts/s", "20000", "CGR: the rate of latency-sensitive traffic (§4.2).", "20000"),
+    k("vm.net.moderation.itr_latency_critical", "cgr", I, "interrupts/s", "100000", "CGR: the rate of latency-critical traffic (§4.2).", "100000"),
+    k("vm.net.moderation.initial_itr", "cgr", I, "interrupts/s", "8000", "CGR: the rate before the first timeslice closes.", "8000"),
+    k("vm.net.moderation.interval_ns", "air", I, "ns", "100000000", "AIR: the measurement interval (not given by the paper; our choice, CGR's timeslice).", "100000000"),
+    k("vm.net.moderation.k", "air", I, "packets", "512", "AIR: k, packets per interrupt, the VF RX ring (ixgbevf's default).", "512"),
+    k("vm.net.moderation.c_cycles_per_s", "air", F, "cycles/s", "the profile's: cpu.ghz x 1e9 (one core)", "AIR: C, the CPU capacity of the VM (§4.3.3: one core's cycles); > 0.", "2.6e9"),
+    k("vm.net.moderation.c_pkt_cycles", "air", F, "cycles", "the profile's: guest.udp_rx_packet_ns x cpu.ghz", "AIR: C_pkt, the CPU cost of one received packet; > 0.", "3000.0"),
+    k("vm.net.moderation.c_int_cycles", "air", F, "cycles", "the profile's: (exit.interrupt_delivery_ns + exit.eoi_ns + guest.virtio_irq_ns + guest.napi_poll_ns) x cpu.ghz", "AIR: C_int, the CPU cost of one interrupt (an emulated LAPIC's, the paper's KVM setting); > 0.", "9000.0"),
+    k("vm.net.moderation.offset", "air", F, "interrupts/s", "1000", "AIR: added to the target rate before the clamps (not given; our choice).", "1000.0"),
+    k("vm.net.moderation.threshold", "air", F, "interrupts/s", "500", "AIR: the smallest change applied (not given; our choice).", "500.0"),
+    k("vm.net.moderation.i_min", "air", F, "interrupts/s", "956", "AIR: I_min, the lowest rate the VF supports (ixgbe's IXGBE_MIN_INT_RATE).", "956.0"),
+    k("vm.net.moderation.initial_rate", "air", I, "interrupts/s", "8000", "AIR: the rate before the first interval closes.", "8000"),
+    k("vm.net.moderation.profiles", "dim", S, "", "\"rx_eqe\"", "DIM: Linux net DIM's profile table, `rx_eqe`, `rx_cqe`, `tx_eqe` or `tx_cqe`.", "\"rx_eqe\""),
+    k("vm.net.moderation.start_ix", "dim", I, "", "1", "DIM: the starting profile index, 0..=4 (NET_DIM_DEF_PROFILE_*).", "1"),
+    // [vm.workload]
+    k("vm.workload.kind", "", S, "", "absent: no application (the vCPUs idle, or run the CPU burn)", "[vm.workload]: what the VM runs, one of the kinds below (`packet_gen` is udp_receive).", "\"udp_stream\""),
+    k("vm.workload.message_bytes", "udp_stream", I, "bytes", "required", "netperf UDP_STREAM from the guest: payload per datagram, 1..=65507.", "512"),
+    k("vm.workload.rate_pps", "udp_stream", F, "datagrams/s", "absent: as fast as the vCPU can", "Open-loop send rate.", "100000.0"),
+    k("vm.workload.message_bytes", "udp_receive", I, "bytes", "required", "netperf UDP_STREAM to the guest: payload per datagram, 1..=65507.", "512"),
+    k("vm.workload.rate_pps", "udp_receive", F, "datagrams/s", "required", "The client's send rate (> 0).", "100000.0"),
+    k("vm.workload.request_bytes", "udp_rr", I, "bytes", "required", "netperf UDP_RR: request payload, 1..=65507.", "64"),
+    k("vm.workload.response_bytes", "udp_rr", I, "bytes", "required", "Response payload, 1..=65507.", "64"),
+    k("vm.workload.interval_us", "udp_rr", F, "µs", "absent: the next request when the reply arrives", "A request every interval_us (ping-like open loop).", "100.0"),
+    k("vm.workload.bytes", "ping", I, "bytes", "56", "ping from the client, answered by the guest kernel: ICMP payload (ping -s), 1..=65507.", "56"),
+    k("vm.workload.interval_us", "ping", F, "µs", "absent: the next request when the reply arrives", "Time between echo requests (ping -i).", "1000.0"),
+    k("vm.workload.message_bytes", "udp_ping", I, "bytes", "required", "A fixed-rate ping from the guest to an echo server: payload per datagram, 1..=65507.", "64"),
+    k("vm.workload.interval_us", "udp_ping", F, "µs", "required", "Time between sends (open loop).", "1000.0"),
+    k("vm.workload.interval_us", "cyclictest", F, "µs", "required", "cyclictest: time between timer wake-ups of its thread (DID runs 1000).", "1000.0"),
+    k("vm.workload.rate", "request_stream", F, "requests/s", "one of rate and window is required", "The KVM testbed's guest: open-loop rate of 64-byte requests into the TX queue, 1..=1e8.", "10000.0"),
+    k("vm.workload.window", "request_stream", I, "requests", "one of rate and window is required", "Requests outstanding (closed loop), 1..=4096.", "8"),
+    k("vm.workload.consume", "request_stream", S, "", "\"poll\"", "How the guest sees completions: `poll` (its loop polls the used ring) or `irq` (on the device's interrupts).", "\"poll\""),
+    k("vm.workload.interval_us", "irq_source", F, "µs", "required", "The testbed's interrupt generator: mean time between MSIs (each gap uniform in 0.5..1.5 x).", "100.0"),
+    k("vm.workload.vcpu", "irq_source", I, "", "0", "The vCPU the interrupts are aimed at (then routed by interrupt_routing).", "0"),
+    k("vm.workload.message_bytes", "tcp_stream", I, "bytes", "required", "netperf TCP_STREAM from the guest: bytes per write(), 1..=1048576.", "16384"),
+    k("vm.workload.window_bytes", "tcp_stream", I, "bytes", "4194304", "Send window per connection, 65536..=1073741824.", "4194304"),
+    k("vm.workload.streams", "tcp_stream", I, "threads", "1", "netperf threads, each with its own connection, 1..=64; thread s runs on vCPU s mod vcpus.", "1"),
+    k("vm.workload.message_bytes", "tcp_receive", I, "bytes", "required", "netperf TCP_STREAM to the guest: bytes per recv(), 1..=1048576.", "16384"),
+    k("vm.workload.window_bytes", "tcp_receive", I, "bytes", "4194304", "The guest's receive buffer (advertised window), 65536..=1073741824.", "4194304"),
+    k("vm.workload.request_bytes", "tcp_rr", I, "bytes", "required", "netperf TCP_RR: request payload, 1..=14480 (the initial window).", "64"),
+    k("vm.workload.response_bytes", "tcp_rr", I, "bytes", "required", "Response payload, 1..=1048576.", "64"),
+    k("vm.workload.concurrency", "tcp_rr", I, "transactions", "1", "Transactions in flight (connections), 1..=1024.", "1"),
+    k("vm.workload.concurrency", "memcached", I, "requests", "required", "memcached with a memaslap-like client: outstanding requests (one per connection), 1..=1024.", "16"),
+    k("vm.workload.get_ratio", "memcached", F, "fraction", "0.9", "Fraction of gets, 0..=1.", "0.9"),
+    k("vm.workload.value_bytes", "memcached", I, "bytes", "1024", "Value size, 1..=14000.", "1024"),
+    k("vm.workload.key_bytes", "memcached", I, "bytes", "64", "Key size, 1..=250.", "64"),
+    k("vm.workload.rate_rps", "memcached", F, "requests/s", "absent: closed loop", "Offered rate: each connection's requests are due at Poisson times (mutilate -q-like; latency counts from when due).", "10000.0"),
+    k("vm.workload.threads", "memcached", I, "threads", "4", "memcached worker threads (-t), 1..=64; connection c is served by thread c mod threads.", "4"),
+    k("vm.workload.concurrency", "http", I, "requests", "required", "A web server with an ab-like client: outstanding requests (ab -c), 1..=1024.", "8"),
+    k("vm.workload.file_bytes", "http", I, "bytes", "required", "Size of the served file, 1..=1048576.", "4096"),
+    k("vm.workload.server", "http", S, "", "\"apache\"", "`apache` or `nginx` (they differ in per-request CPU).", "\"nginx\""),
+    k("vm.workload.keepalive", "http", B, "", "false", "Reuse connections (ab -k); false: a TCP connection per request.", "false"),
+    k("vm.workload.workers", "http", I, "threads", "absent: one per vCPU, each serving its own vCPU's interrupts", "Server workers, 1..=64; worker w is homed on vCPU w mod vcpus.", "2"),
+    k("vm.workload.worker_ports", "http", B, "", "false", "Each worker listens on its own port (connection c to worker c mod workers); false: one shared socket.", "false"),
+];
+
+/// The workload kinds and moderation schemes the list names, in its order.
+pub fn kinds(prefix: &str) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for key in KEYS.iter().filter(|x| !x.kind.is_empty() && x.key.starts_with(prefix)) {
+        if !out.contains(&key.kind) {
+            out.push(key.kind);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+    use std::collections::BTreeSet;
+
+    fn value(example: &str) -> toml::Value {
+        let t: toml::Table = toml::from_str(&format!("v = {example}")).unwrap_or_else(|e| panic!("example {example}: {e}"));
+        t["v"].clone()
+    }
+
+    /// Set the dotted `key` in `t`; `vm` and `cpu_hog` are arrays of one table.
+    fn set(t: &mut toml::Table, key: &str, v: toml::Value) {
+        let Some((head, rest)) = key.split_once('.') else {
+            t.insert(key.into(), v);
+            return;
+        };
+        let array = matches!(head, "vm" | "cpu_hog");
+        let e = t.entry(head).or_insert_with(|| {
+            let one = toml::Value::Table(toml::Table::new());
+            if array { toml::Value::Array(vec![one]) } else { one }
+        });
+        let sub = match e {
+            toml::Value::Array(a) => a[0].as_table_mut().unwrap(),
+            toml::Value::Table(t) => t,
+            other => panic!("{key}: {other} is not a table"),
+        };
+        set(sub, rest, v);
+    }
+
+    /// The dotted keys a parsed scenario holds (an unset optional key too: serialized as null).
+    fn flatten(prefix: &str, v: &Value, out: &mut BTreeSet<String>) {
+        match v {
+            Value::Object(m) if prefix != "profile_overrides" => {
+                for (k, x) in m {
+                    flatten(&if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") }, x, out);
+                }
+            }
+            Value::Array(a) if a.first().is_some_and(Value::is_object) => flatten(prefix, &a[0], out),
+            _ => {
+                out.insert(prefix.to_string());
+            }
+        }
+    }
+
+    const KINDLESS: [&str; 2] = ["vm.workload.kind", "vm.net.moderation.kind"];
+
+    /// A scenario setting every listed key of workload `w` and moderation scheme `m` and every
+    /// key of no kind: it parses, and the keys it holds are exactly the listed ones.
+    fn check(w: &str, m: &str) {
+        let mine: Vec<&Key> = KEYS
+            .iter()
+            .filter(|x| if x.key.starts_with("vm.workload.") { x.kind == w } else if x.key.starts_with("vm.net.moderation.") { x.kind == m } else { true })
+            .filter(|x| !KINDLESS.contains(&x.key))
+            .chain(KEYS.iter().filter(|x| KINDLESS.contains(&x.key)))
+            .collect();
+        let mut t = toml::Table::new();
+        for x in &mine {
+            set(&mut t, x.key, value(x.example));
+        }
+        set(&mut t, "vm.workload.kind", toml::Value::String(w.into()));
+        set(&mut t, "vm.net.moderation.kind", toml::Value::String(m.into()));
+        let text = toml::to_string(&t).unwrap();
+        let sc = super::super::Scenario::from_toml("keys", &text).unwrap_or_else(|e| panic!("kind {w}, {m}: a listed key is not accepted: {e}\n{text}"));
+        let mut got = BTreeSet::new();
+        flatten("", &serde_json::to_value(&sc).unwrap(), &mut got);
+        let listed: BTreeSet<String> = mine.iter().map(|x| x.key.to_string()).collect();
+        let unlisted: Vec<_> = got.difference(&listed).collect();
+        let unread: Vec<_> = listed.difference(&got).collect();
+        assert!(unlisted.is_empty(), "kind {w}, {m}: keys the parser accepts that `eventpath keys` does not list: {unlisted:?}");
+        assert!(unread.is_empty(), "kind {w}, {m}: listed keys the scenario does not hold: {unread:?}");
+    }
+
+    #[test]
+    fn every_listed_key_is_accepted_and_every_accepted_key_listed() {
+        for w in kinds("vm.workload.") {
+            check(w, "none");
+        }
+        for m in kinds("vm.net.moderation.") {
+            check("udp_stream", m);
+        }
+    }
+
+    #[test]
+    fn every_workload_kind_and_moderation_scheme_is_listed() {
+        let names = super::super::de::allowed_names::<super::super::Workload>();
+        let enum_kinds: BTreeSet<&str> = names.split('`').skip(1).step_by(2).filter(|n| *n != "packet_gen").collect();
+        let listed: BTreeSet<&str> = kinds("vm.workload.").into_iter().collect();
+        assert_eq!(enum_kinds, listed, "workload kinds ({names})");
+        let schemes: BTreeSet<&str> = eventpath_policy::moderation::ModerationConfig::KINDS.into_iter().filter(|k| *k != "none").collect();
+        assert_eq!(schemes, kinds("vm.net.moderation.").into_iter().collect());
+    }
+
+    #[test]
+    fn each_key_is_listed_once_with_its_meaning() {
+        let mut seen = BTreeSet::new();
+        for x in KEYS {
+            assert!(seen.insert((x.key, x.kind)), "{} ({}) listed twice", x.key, x.kind);
+            assert!(!x.meaning.is_empty() && x.meaning.ends_with('.'), "{}: meaning", x.key);
+            assert!(!x.default.is_empty(), "{}: default", x.key);
+        }
+    }
+}

@@ -214,9 +214,11 @@ register(Experiment(
         "priors, none fitted). latency_vs_nointerp is ELVIS's latency relative to it: §4.4 says ELVIS stays "
         "'1% or less far' from it and is faster below 6 VMs (published 1 at 7, 10 and 14 VMs, a bound compared "
         "with the ±10-point bar; below 6 VMs a negative value is the published direction, no number).",
-        "Every configuration's latency is one 50 us receive-throttle interval (the client's; without it the "
-        "host NIC's or the VF's fixed EITR): the latency_vs_nointerp rows agree only because nothing moves "
-        "(docs/model.md, ELVIS No interposition).",
+        "Every configuration's latency stays within about one receive-throttle interval of the others (the "
+        "NICs' adaptive ITR, ixgbe's classes, and the VF's EITR set it), so the published order (ELVIS about "
+        "No interposition, below Baseline, far below Baseline with affinity's 400 us) is not reproduced: "
+        "Baseline comes out fastest, and no configuration queues for long (docs/model.md, ELVIS No "
+        "interposition).",
         "ELVIS §4.4 traces the VF's extra latency to the NIC (bare-metal UDP_RR 22 % slower on a VF than on "
         "the PF); the model's VF path (sriov.dma_ns) is not set from that figure.",
     ],

@@ -133,3 +133,20 @@ fn the_hosts_gro_without_guest_tso4_or_without_gro_changes_nothing() {
         assert_eq!((s.events, s.vms[0].throughput.pps), (base.events, base.vms[0].throughput.pps), "{off}");
     }
 }
+
+/// Regression (found by `eventpath compare`'s tcp_receive matrix): with GRO every skb carries
+/// two or more segments, so TCP's ACK follows every delivery from softirq; the reader's wake-up
+/// on the other vCPU must still be raised (it used to be skipped whenever the softirq started
+/// its ACK, and a reader asleep beside a full socket stalled the stream for good).
+#[test]
+fn a_reader_on_another_vcpu_is_woken_though_every_gro_skb_is_acked_from_softirq() {
+    let sc = Sc::new("rx-wake", "es2")
+        .duration(0.3)
+        .warmup(0.01)
+        .io("handling = \"pmd\"\ncores = [7]\nidle = \"monitor\"")
+        .vm(Vm::new("vm0", 2).pins(&[0, 1]).delivery("apicv").routing("es2").halt_poll("max_halt_poll_ns = 200000").workload("kind = \"tcp_receive\"\nmessage_bytes = 16384"));
+    let (out, ledger) = sc.run_with_ledger();
+    ledger.check().expect("ledgers close");
+    assert!(out.summary.stalled_flows.is_empty(), "{:?}", out.summary.stalled_flows);
+    assert!(out.summary.vms[0].throughput.gbps.unwrap() > 5.0, "{:?}", out.summary.vms[0].throughput);
+}

@@ -47,6 +47,9 @@ pub struct Napi {
     defer_until: Time,
     /// Packets the receive under way takes off the ring (more than one when GRO merges them).
     merging: u32,
+    /// Data was delivered while the softirq started a step of its own (TCP's ACK): the reader's
+    /// wake-up (`sk_data_ready`) is raised when that step is done.
+    wake_due: bool,
     /// Poll rounds (window).
     pub polls: u64,
     /// Frames received (lifetime, for conservation; a GRO skb counts its frames).
@@ -85,6 +88,7 @@ impl Napi {
                 run_start: 0,
                 defer_until: 0,
                 merging: 0,
+                wake_due: false,
                 polls: self.polls,
                 received_life: self.received_life,
             };
@@ -200,6 +204,10 @@ impl<K: Kernel> NapiOps for K {
         let tcp_data = self.app_receives_tcp_data(vm);
         let dev = self.dev_of(vm);
         let d = self.net(dev);
+        if d.napi.vcpu == v && std::mem::take(&mut d.napi.wake_due) && self.wake_app(now, v) {
+            return true;
+        }
+        let d = self.net(dev);
         let round_start = match d.napi.next(now, v, force, weight, d.rxq) {
             NapiStep::Wait => return false,
             NapiStep::Complete => {
@@ -272,7 +280,16 @@ impl<K: Kernel> NapiOps for K {
             // The refill is a write to the RX ring: a back end polling it (a PMD) sees it.
             self.backend_written(now, dev, Notice::RxKick);
         }
-        if self.app_deliver(now, v, vm, pkt) || self.wake_app(now, v) {
+        let data = pkt.bytes > 0;
+        if self.app_deliver(now, v, vm, pkt) {
+            // The softirq went on with a step of its own (TCP's ACK); Linux wakes the reader
+            // before it (`sk_data_ready`, then `__tcp_ack_snd_check`): the wake-up follows the
+            // step here, before NAPI's next packet. (A reader left asleep with its socket
+            // full never reads again: the stream stalls.)
+            self.net(dev).napi.wake_due = data;
+            return;
+        }
+        if self.wake_app(now, v) {
             return;
         }
         self.enter(now, v);

@@ -42,6 +42,21 @@ def check(p: str, ours: Callable[[str], bool], what: str, flag: str = "--out") -
     return out
 
 
+def made(p: str | os.PathLike, flag: str = "out") -> Path:
+    """``p`` as a directory, created if need be (a run's records go straight into it); a file
+    there or an unwritable place is an :class:`InputError` whose line starts with ``flag``."""
+    out = Path(os.fspath(p))
+    if not os.fspath(p).strip():
+        raise InputError(f"{flag} {os.fspath(p)!r}: not allowed; give a directory")
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{flag} {out}: exists and is not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"{flag} {out}: cannot write there ({e.strerror or e})") from None
+    return out
+
+
 @contextlib.contextmanager
 def staged(out: Path, prefix: str, ours: Callable[[str], bool]) -> Iterator[Path]:
     """A hidden directory (named ``prefix``…) to write in; on success its entries replace every

@@ -256,16 +256,9 @@ def _read_record(path: Path, point: dict[str, Any] | None, fingerprint: str) -> 
 def out_dir(p: str | os.PathLike) -> Path:
     """``p`` as a sweep's output directory, created; a file or an unwritable place is an
     :class:`InputError`."""
-    out = Path(os.fspath(p))
-    if not os.fspath(p).strip():
-        raise InputError(f"out {os.fspath(p)!r}: not allowed; give a directory")
-    if out.exists() and not out.is_dir():
-        raise InputError(f"out {out}: exists and is not a directory")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise InputError(f"out {out}: cannot write there ({e.strerror or e})") from None
-    return out
+    from eventpath.outdir import made
+
+    return made(p)
 
 
 def sweep(scenario: Path | dict, params: list[tuple[str, list[Any]]], seeds: list[int] | None, out: Path,

@@ -138,6 +138,7 @@ def run_reproductions(experiments: str | list[str], out: str | os.PathLike, *, d
 
     from eventpath import _eventpath
     from eventpath._eventpath import InputError
+    from eventpath.outdir import made
     from eventpath.api import _short, check_duration
 
     ids = list(EXPERIMENTS) if experiments == "all" else [experiments] if isinstance(experiments, str) else experiments
@@ -155,13 +156,7 @@ def run_reproductions(experiments: str | list[str], out: str | os.PathLike, *, d
         _eventpath.check_duration("duration", duration)
     if not isinstance(out, (str, os.PathLike)) or not os.fspath(out).strip():
         raise InputError(f"reproduce: out {_short(out)} is not allowed; expected a directory")
-    d = Path(os.fspath(out))
-    if d.exists() and not d.is_dir():
-        raise InputError(f"reproduce: out {d}: exists and is not a directory")
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise InputError(f"reproduce: out {d}: cannot write there ({e.strerror or e})") from None
+    d = made(out, "reproduce: out")
     return list(run_many(list(ids), d, duration=duration, workers=workers, scheduler=scheduler))
 
 

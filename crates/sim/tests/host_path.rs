@@ -45,6 +45,7 @@ fn the_work_follows_the_profile_costs_and_vanishes_without_them() {
     let without = stream("nic_irq_cpus = [2]")
         .profile_override("host.nic_irq_ns", 0)
         .profile_override("host.nic_rx_frame_ns", 0)
+        .profile_override("host.nic_rx_skb_ns", 0)
         .profile_override("host.nic_tx_clean_ns", 0)
         .run()
         .summary;

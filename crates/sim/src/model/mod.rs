@@ -658,7 +658,9 @@ impl Host {
             self.devs[dev as usize].client.arrive_at_host()
         };
         let d = &mut self.devs[dev as usize];
-        pkt.bufs = hw::gro::buffers(pkt.bytes, d.guest_tso4);
+        // Only a TCP skb the host's GRO built can outgrow one buffer: the model's UDP datagram
+        // (up to 64 KB) stands for its IP fragments, each a frame of one buffer.
+        pkt.bufs = if d.host_gro.enabled { hw::gro::buffers(pkt.bytes, d.guest_tso4) } else { 1 };
         let segs = u64::from(pkt.segs);
         d.rx_arrived_life += segs;
         let room = match d.vf {

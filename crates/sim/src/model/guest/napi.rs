@@ -280,7 +280,8 @@ impl<K: Kernel> NapiOps for K {
             // The refill is a write to the RX ring: a back end polling it (a PMD) sees it.
             self.backend_written(now, dev, Notice::RxKick);
         }
-        let data = pkt.bytes > 0;
+        // TCP data wakes its reader; an ICMP echo answered here wakes nobody.
+        let data = pkt.bytes > 0 && self.app_receives_tcp_data(vm);
         if self.app_deliver(now, v, vm, pkt) {
             // The softirq went on with a step of its own (TCP's ACK); Linux wakes the reader
             // before it (`sk_data_ready`, then `__tcp_ack_snd_check`): the wake-up follows the

@@ -160,9 +160,12 @@ impl RxRing {
         self.kick.driver_kick_prepare(self.avail)
     }
 
-    /// Device (`vhost_enable_notify`, out of buffers): kick me at the next posted buffer.
+    /// Device (`vhost_enable_notify`, short of buffers): kick me at the next buffer posted
+    /// after those it has seen (`avail_event` = the avail index it read). Out of buffers that is
+    /// the next one at all; a packet that needs more buffers than are posted (mergeable
+    /// buffers) waits for one beyond them — an index behind them would never be crossed.
     pub fn enable_kicks(&mut self) {
-        self.kick.device_enable(self.consumed);
+        self.kick.device_enable(self.avail);
     }
 
     /// Start a new measurement window.

@@ -9,6 +9,8 @@
 //! * [`cgr`]: coarse-grained classes by average packet size (§4.2);
 //! * [`air`]: the adaptive model and Algorithm 1 (§4.3);
 //! * [`dim`]: Linux net DIM (lib/dim/net_dim.c), whose profile sets the throttle's rate;
+//! * [`notf_coal`]: virtio notification coalescing (`VIRTIO_NET_F_NOTF_COAL`'s device side:
+//!   max µs / max packets per queue);
 //! * [`ixgbevf_itr`]: the SR-IOV VF driver's own dynamic throttle (ixgbevf's default);
 //! * [`nic_itr`]: a physical NIC's receive throttle as its driver runs it — fixed, or the
 //!   adaptive ITR of ixgbe ([`ixgbe_itr`], shared with ixgbevf) or i40e ([`i40e_itr`]).
@@ -23,6 +25,7 @@ pub mod i40e_itr;
 pub mod ixgbe_itr;
 pub mod ixgbevf_itr;
 pub mod nic_itr;
+pub mod notf_coal;
 mod throttle;
 mod window;
 
@@ -31,6 +34,7 @@ pub use cgr::{Cgr, CgrConfig, CgrControl, TrafficClass};
 pub use dim::{DimConfig, DimModerator};
 pub use fir::FirConfig;
 pub use nic_itr::{AdaptiveItr, NicItrDriver};
+pub use notf_coal::{NotfCoal, NotfCoalConfig};
 pub use throttle::Throttle;
 pub use window::{Window, WindowControl, WindowSample, Windowed};
 
@@ -58,6 +62,27 @@ pub trait InterruptModerator {
     fn advance(&mut self, now_ns: u64);
     /// The currently allowed rate in interrupts per second (`None`: unlimited).
     fn allowed_rate(&self) -> Option<u32>;
+    /// Counts completions (`packets`, `bytes`) at `now_ns` without asking for an interrupt: how
+    /// a scheme runs as a *rate controller* over a throttle it does not own — the CGR/AIR
+    /// paper's host-side controller reading a VF's traffic and writing its EITR (§4.2, §4.3:
+    /// "setInterruptRate") — and reports the rate through [`Self::allowed_rate`]. A fixed rate
+    /// measures nothing (default).
+    fn observe(&mut self, now_ns: u64, packets: u32, bytes: u64) {
+        let _ = (now_ns, packets, bytes);
+    }
+    /// A completion (`packets`, `bytes`) while this scheme holds an interrupt: true when it
+    /// fires the held interrupt now (notification coalescing's frame limit). The event index
+    /// does not ask again before the driver is interrupted, so a limit on packets must see the
+    /// device's completions. Default: false (the adapter hands them to the next decision).
+    fn on_completion(&mut self, now_ns: u64, packets: u32, bytes: u64) -> bool {
+        let _ = (now_ns, packets, bytes);
+        false
+    }
+    /// The throttle this scheme controls (not its own) sent an interrupt at `now_ns`: a scheme
+    /// that measures per interrupt (net DIM's event counter) counts it. Default: nothing.
+    fn fired(&mut self, now_ns: u64) {
+        let _ = now_ns;
+    }
 }
 
 /// No moderation: every event interrupts.
@@ -96,11 +121,13 @@ pub enum ModerationConfig {
     Air(AirConfig),
     /// Linux net DIM's profiles as a rate.
     Dim(DimConfig),
+    /// Virtio notification coalescing (virtio devices only).
+    NotfCoal(NotfCoalConfig),
 }
 
 impl ModerationConfig {
     /// The `kind` of each scheme, as a scenario names it.
-    pub const KINDS: [&'static str; 5] = ["none", "fir", "cgr", "air", "dim"];
+    pub const KINDS: [&'static str; 6] = ["none", "fir", "cgr", "air", "dim", "notf_coal"];
 
     /// Checks the chosen scheme's parameters.
     pub fn validate(&self) -> Result<(), ConfigError> {
@@ -110,6 +137,7 @@ impl ModerationConfig {
             ModerationConfig::Cgr(c) => c.validate(),
             ModerationConfig::Air(c) => c.validate(),
             ModerationConfig::Dim(c) => c.validate(),
+            ModerationConfig::NotfCoal(c) => c.validate(),
         }
     }
 
@@ -122,6 +150,7 @@ impl ModerationConfig {
             ModerationConfig::Cgr(c) => Moderator::Cgr(Cgr::new(c.clone(), now_ns)),
             ModerationConfig::Air(c) => Moderator::Air(Air::new(c.clone(), now_ns)),
             ModerationConfig::Dim(c) => Moderator::Dim(DimModerator::new(c)?),
+            ModerationConfig::NotfCoal(c) => Moderator::NotfCoal(NotfCoal::new(c.clone())),
         })
     }
 }
@@ -139,6 +168,8 @@ pub enum Moderator {
     Air(Air),
     /// See [`DimModerator`].
     Dim(DimModerator),
+    /// See [`NotfCoal`].
+    NotfCoal(NotfCoal),
 }
 
 impl Moderator {
@@ -149,6 +180,7 @@ impl Moderator {
             Moderator::Cgr(m) => m,
             Moderator::Air(m) => m,
             Moderator::Dim(m) => m,
+            Moderator::NotfCoal(m) => m,
         }
     }
 }
@@ -170,7 +202,17 @@ impl InterruptModerator for Moderator {
             Moderator::Cgr(m) => m.allowed_rate(),
             Moderator::Air(m) => m.allowed_rate(),
             Moderator::Dim(m) => m.allowed_rate(),
+            Moderator::NotfCoal(m) => m.allowed_rate(),
         }
+    }
+    fn observe(&mut self, now_ns: u64, packets: u32, bytes: u64) {
+        self.inner().observe(now_ns, packets, bytes)
+    }
+    fn fired(&mut self, now_ns: u64) {
+        self.inner().fired(now_ns)
+    }
+    fn on_completion(&mut self, now_ns: u64, packets: u32, bytes: u64) -> bool {
+        self.inner().on_completion(now_ns, packets, bytes)
     }
 }
 
@@ -189,6 +231,48 @@ mod tests {
         // AIR's cost constants must come from a profile.
         let e = ModerationConfig::Air(AirConfig::default()).build(0).unwrap_err();
         assert_eq!(e.param, "air.c_cycles_per_s");
+    }
+
+    /// AIR as the paper's host-side controller (§4.3): fed by `observe`, its rate follows the
+    /// load (Î = 1e9 / (100·100 + 10_000) = 50_000/s, as in air.rs's tests).
+    #[test]
+    fn a_scheme_as_rate_controller_follows_the_traffic_it_observes() {
+        let cfg = AirConfig { k: 100, c_cycles_per_s: Some(1e9), c_pkt_cycles: Some(100.0), c_int_cycles: Some(10_000.0), ..Default::default() };
+        let mut m = ModerationConfig::Air(cfg).build(0).unwrap();
+        // 100 k packets/s of 1000 B for 100 ms: B = 1e8 B/s, I = 1e8 / (100·1000) + 1000 = 2000.
+        for i in 0..10_000u64 {
+            m.observe(i * 10_000, 1, 1000);
+        }
+        m.observe(100_000_000, 0, 0);
+        assert_eq!(m.allowed_rate(), Some(2000));
+        // Ten times the load: I = 1e9 / 1e5 + 1000 = 11_000.
+        for i in 0..100_000u64 {
+            m.observe(100_000_000 + i * 1000, 1, 1000);
+        }
+        m.observe(200_000_000, 0, 0);
+        assert_eq!(m.allowed_rate(), Some(11_000));
+        // A fixed rate observes nothing.
+        let mut f = ModerationConfig::Fir(FirConfig { itr: 3000 }).build(0).unwrap();
+        f.observe(0, 1000, 1_000_000);
+        f.fired(1);
+        assert_eq!(f.allowed_rate(), Some(3000));
+    }
+
+    /// Net DIM as a rate controller: fed by `observe` and told of each interrupt by `fired`,
+    /// it leaves its starting profile.
+    #[test]
+    fn dim_as_rate_controller_counts_interrupts_it_is_told_of() {
+        let mut m = ModerationConfig::Dim(DimConfig::default()).build(0).unwrap();
+        let mut t = 0;
+        // A load that keeps rising: each measurement is better than the last.
+        for i in 0..20_000u32 {
+            t += 20_000;
+            let p = 1 + i / 500;
+            m.observe(t, p, u64::from(p) * 1500);
+            m.fired(t);
+        }
+        let Moderator::Dim(d) = &m else { unreachable!() };
+        assert!(d.changes > 0, "net_dim applied no profile");
     }
 
     #[test]

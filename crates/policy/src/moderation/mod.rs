@@ -70,12 +70,13 @@ pub trait InterruptModerator {
     fn observe(&mut self, now_ns: u64, packets: u32, bytes: u64) {
         let _ = (now_ns, packets, bytes);
     }
-    /// A completion (`packets`, `bytes`) while this scheme holds an interrupt: true when it
-    /// fires the held interrupt now (notification coalescing's frame limit). The event index
-    /// does not ask again before the driver is interrupted, so a limit on packets must see the
-    /// device's completions. Default: false (the adapter hands them to the next decision).
+    /// A completion (`packets`, `bytes`) at `now_ns` while this scheme holds an interrupt: the
+    /// scheme counts it (the driver's event index does not ask again before it is interrupted,
+    /// so what completes meanwhile reaches the scheme here, not through [`Self::on_event`]);
+    /// true when that fires the held interrupt now (notification coalescing's frame limit).
+    /// Default: [`Self::observe`], never fires.
     fn on_completion(&mut self, now_ns: u64, packets: u32, bytes: u64) -> bool {
-        let _ = (now_ns, packets, bytes);
+        self.observe(now_ns, packets, bytes);
         false
     }
     /// The throttle this scheme controls (not its own) sent an interrupt at `now_ns`: a scheme

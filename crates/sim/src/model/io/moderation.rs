@@ -1,9 +1,12 @@
 //! Device-side interrupt moderation, the simulator's adapter of `eventpath_policy::moderation`
-//! (FIR, CGR, AIR — the moderators the KVM testbed drives too): each queue of a device has one.
-//! When the notification gate says the driver wants an interrupt, the moderator decides: fire
-//! now, or arm a deadline (the ITR's minimum gap) into which later requests coalesce. It sees
-//! every completion since it last decided (packets, bytes), so CGR's and AIR's traffic windows
-//! measure the whole stream. Default `none`: every wanted interrupt fires at once.
+//! (FIR, CGR, AIR, net DIM, NOTF_COAL — the moderators the KVM testbed drives too): each queue
+//! of a virtio device has one. When the notification gate says the driver wants an interrupt,
+//! the moderator decides: fire now, or arm a deadline (the ITR's minimum gap, NOTF_COAL's
+//! max_usecs) into which later requests coalesce. It sees every completion exactly once: those
+//! since it last decided with the next decision, those while it holds an interrupt as they
+//! complete (`on_completion`: NOTF_COAL's frame limit fires the held interrupt then), so CGR's
+//! and AIR's traffic windows measure the whole stream. Default `none`: every wanted interrupt
+//! fires at once.
 
 use crate::engine::Time;
 use eventpath_policy::moderation::{InterruptModerator, IrqDecision, ModerationConfig, Moderator};
@@ -37,10 +40,19 @@ impl QueueModeration {
         QueueModeration { moderator: cfg.build(0).expect("validated with the scenario"), packets: 0, bytes: 0, delayed: 0, held: false }
     }
 
-    /// A completion of `bytes` left the queue.
-    pub fn completed(&mut self, bytes: u64) {
+    /// A completion of `bytes` left the queue at `now`: true when it fires the held interrupt
+    /// now (the caller raises it).
+    pub fn completed(&mut self, now: Time, bytes: u64) -> bool {
+        if self.held {
+            if self.moderator.on_completion(now, 1, bytes) {
+                self.held = false;
+                return true;
+            }
+            return false;
+        }
         self.packets = self.packets.saturating_add(1);
         self.bytes += bytes;
+        false
     }
 
     /// The driver wants an interrupt at `now` (its notification gate said so): the moderator,

@@ -52,6 +52,18 @@ pub enum IrqDecision {
     Coalesced,
 }
 
+/// What a scheme did with a completion while it held an interrupt
+/// ([`InterruptModerator::on_completion`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completion {
+    /// Not counted: hand it to the next decision.
+    Keep,
+    /// Counted; the interrupt stays held.
+    Counted,
+    /// Counted, and the held interrupt fires now.
+    Fire,
+}
+
 /// A moderation scheme: observations at time `now_ns` in, interrupt decisions out.
 pub trait InterruptModerator {
     /// The device has new completions (`packets`, `bytes`) to signal at `now_ns`.
@@ -70,14 +82,14 @@ pub trait InterruptModerator {
     fn observe(&mut self, now_ns: u64, packets: u32, bytes: u64) {
         let _ = (now_ns, packets, bytes);
     }
-    /// A completion (`packets`, `bytes`) at `now_ns` while this scheme holds an interrupt: the
-    /// scheme counts it (the driver's event index does not ask again before it is interrupted,
-    /// so what completes meanwhile reaches the scheme here, not through [`Self::on_event`]);
-    /// true when that fires the held interrupt now (notification coalescing's frame limit).
-    /// Default: [`Self::observe`], never fires.
-    fn on_completion(&mut self, now_ns: u64, packets: u32, bytes: u64) -> bool {
-        self.observe(now_ns, packets, bytes);
-        false
+    /// A completion (`packets`, `bytes`) at `now_ns` while this scheme holds an interrupt. The
+    /// driver's event index does not ask again before it is interrupted, so a limit on packets
+    /// must count completions as they come: notification coalescing's frame limit does
+    /// ([`Completion::Counted`], or [`Completion::Fire`] when it fires the held interrupt now).
+    /// Default: [`Completion::Keep`], the caller hands it to the next [`Self::on_event`].
+    fn on_completion(&mut self, now_ns: u64, packets: u32, bytes: u64) -> Completion {
+        let _ = (now_ns, packets, bytes);
+        Completion::Keep
     }
     /// The throttle this scheme controls (not its own) sent an interrupt at `now_ns`: a scheme
     /// that measures per interrupt (net DIM's event counter) counts it. Default: nothing.
@@ -212,7 +224,7 @@ impl InterruptModerator for Moderator {
     fn fired(&mut self, now_ns: u64) {
         self.inner().fired(now_ns)
     }
-    fn on_completion(&mut self, now_ns: u64, packets: u32, bytes: u64) -> bool {
+    fn on_completion(&mut self, now_ns: u64, packets: u32, bytes: u64) -> Completion {
         self.inner().on_completion(now_ns, packets, bytes)
     }
 }

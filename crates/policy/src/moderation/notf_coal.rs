@@ -17,7 +17,7 @@
 //! spec's rule): that is no coalescing, and [`NotfCoalConfig::validate`] refuses it — a scenario
 //! writes `kind = "none"` instead.
 
-use super::{InterruptModerator, IrqDecision};
+use super::{Completion, InterruptModerator, IrqDecision};
 use crate::error::ConfigError;
 
 /// `kind = "notf_coal"` parameters: one queue's coalescing.
@@ -129,8 +129,14 @@ impl InterruptModerator for NotfCoal {
             }
         }
     }
-    fn on_completion(&mut self, _now_ns: u64, packets: u32, _bytes: u64) -> bool {
-        self.count(packets)
+    fn on_completion(&mut self, _now_ns: u64, packets: u32, _bytes: u64) -> Completion {
+        if self.state == CoalState::Idle {
+            Completion::Keep
+        } else if self.count(packets) {
+            Completion::Fire
+        } else {
+            Completion::Counted
+        }
     }
     fn on_deadline(&mut self, now_ns: u64) -> bool {
         match self.state {
@@ -173,9 +179,9 @@ mod tests {
         let mut c = coal(1000, 10);
         assert_eq!(c.on_event(0, 1, 64), IrqDecision::DelayUntil(1_000_000));
         for i in 1..9 {
-            assert!(!c.on_completion(i * 1000, 1, 64), "{} counted", i + 1);
+            assert_eq!(c.on_completion(i * 1000, 1, 64), Completion::Counted, "{} counted", i + 1);
         }
-        assert!(c.on_completion(9_000, 1, 64), "the tenth packet notifies");
+        assert_eq!(c.on_completion(9_000, 1, 64), Completion::Fire, "the tenth packet notifies");
         assert_eq!(c.by_frames, 1);
         assert!(!c.on_deadline(1_000_000), "its deadline is stale");
         // The next batch counts afresh.
@@ -192,7 +198,7 @@ mod tests {
     #[test]
     fn completions_without_a_held_notification_are_not_counted() {
         let mut c = coal(1000, 2);
-        assert!(!c.on_completion(0, 5, 64), "idle: the driver did not ask");
+        assert_eq!(c.on_completion(0, 5, 64), Completion::Keep, "idle: for the next decision");
         assert_eq!(c.on_event(1, 1, 64), IrqDecision::DelayUntil(1_000_001));
     }
 
@@ -210,7 +216,7 @@ mod tests {
         let mut c = coal(1000, 64);
         c.on_event(0, 1, 64);
         c.set(NotfCoalConfig { max_usecs: 8, max_frames: 2 });
-        assert!(c.on_completion(1, 1, 64));
+        assert_eq!(c.on_completion(1, 1, 64), Completion::Fire);
         assert_eq!(c.on_event(10, 1, 64), IrqDecision::DelayUntil(8_010));
     }
 }

@@ -2,14 +2,14 @@
 //! (FIR, CGR, AIR, net DIM, NOTF_COAL — the moderators the KVM testbed drives too): each queue
 //! of a virtio device has one. When the notification gate says the driver wants an interrupt,
 //! the moderator decides: fire now, or arm a deadline (the ITR's minimum gap, NOTF_COAL's
-//! max_usecs) into which later requests coalesce. It sees every completion exactly once: those
-//! since it last decided with the next decision, those while it holds an interrupt as they
-//! complete (`on_completion`: NOTF_COAL's frame limit fires the held interrupt then), so CGR's
-//! and AIR's traffic windows measure the whole stream. Default `none`: every wanted interrupt
+//! max_usecs) into which later requests coalesce. It sees every completion exactly once: with
+//! the next decision, or — NOTF_COAL's frame limit, while it holds an interrupt — as it
+//! completes (`on_completion`, which may fire the held interrupt then), so CGR's and AIR's
+//! traffic windows measure the whole stream. Default `none`: every wanted interrupt
 //! fires at once.
 
 use crate::engine::Time;
-use eventpath_policy::moderation::{InterruptModerator, IrqDecision, ModerationConfig, Moderator};
+use eventpath_policy::moderation::{Completion, InterruptModerator, IrqDecision, ModerationConfig, Moderator};
 
 /// What becomes of an interrupt the driver wants (`QueueModeration::wanted`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,11 +44,14 @@ impl QueueModeration {
     /// now (the caller raises it).
     pub fn completed(&mut self, now: Time, bytes: u64) -> bool {
         if self.held {
-            if self.moderator.on_completion(now, 1, bytes) {
-                self.held = false;
-                return true;
+            match self.moderator.on_completion(now, 1, bytes) {
+                Completion::Fire => {
+                    self.held = false;
+                    return true;
+                }
+                Completion::Counted => return false,
+                Completion::Keep => {}
             }
-            return false;
         }
         self.packets = self.packets.saturating_add(1);
         self.bytes += bytes;

@@ -11,6 +11,8 @@
 //! * [`dim`]: Linux net DIM (lib/dim/net_dim.c), whose profile sets the throttle's rate;
 //! * [`notf_coal`]: virtio notification coalescing (`VIRTIO_NET_F_NOTF_COAL`'s device side:
 //!   max µs / max packets per queue);
+//! * [`dim::guest`]: virtio-net DIM in the guest (Linux 6.8), net DIM's profiles written to the
+//!   device's notification coalescing;
 //! * [`ixgbevf_itr`]: the SR-IOV VF driver's own dynamic throttle (ixgbevf's default);
 //! * [`nic_itr`]: a physical NIC's receive throttle as its driver runs it — fixed, or the
 //!   adaptive ITR of ixgbe ([`ixgbe_itr`], shared with ixgbevf) or i40e ([`i40e_itr`]).
@@ -31,6 +33,7 @@ mod window;
 
 pub use air::{Air, AirConfig, AirControl};
 pub use cgr::{Cgr, CgrConfig, CgrControl, TrafficClass};
+pub use dim::guest::{GuestDim, GuestDimConfig};
 pub use dim::{DimConfig, DimModerator};
 pub use fir::FirConfig;
 pub use nic_itr::{AdaptiveItr, NicItrDriver};
@@ -136,11 +139,13 @@ pub enum ModerationConfig {
     Dim(DimConfig),
     /// Virtio notification coalescing (virtio devices only).
     NotfCoal(NotfCoalConfig),
+    /// Virtio-net DIM in the guest driving the notification coalescing (virtio devices only).
+    GuestDim(GuestDimConfig),
 }
 
 impl ModerationConfig {
     /// The `kind` of each scheme, as a scenario names it.
-    pub const KINDS: [&'static str; 6] = ["none", "fir", "cgr", "air", "dim", "notf_coal"];
+    pub const KINDS: [&'static str; 7] = ["none", "fir", "cgr", "air", "dim", "notf_coal", "guest_dim"];
 
     /// Checks the chosen scheme's parameters.
     pub fn validate(&self) -> Result<(), ConfigError> {
@@ -151,6 +156,7 @@ impl ModerationConfig {
             ModerationConfig::Air(c) => c.validate(),
             ModerationConfig::Dim(c) => c.validate(),
             ModerationConfig::NotfCoal(c) => c.validate(),
+            ModerationConfig::GuestDim(c) => c.validate(),
         }
     }
 
@@ -164,6 +170,7 @@ impl ModerationConfig {
             ModerationConfig::Air(c) => Moderator::Air(Air::new(c.clone(), now_ns)),
             ModerationConfig::Dim(c) => Moderator::Dim(DimModerator::new(c)?),
             ModerationConfig::NotfCoal(c) => Moderator::NotfCoal(NotfCoal::new(c.clone())),
+            ModerationConfig::GuestDim(c) => Moderator::GuestDim(GuestDim::new(c)),
         })
     }
 }
@@ -183,6 +190,8 @@ pub enum Moderator {
     Dim(DimModerator),
     /// See [`NotfCoal`].
     NotfCoal(NotfCoal),
+    /// See [`GuestDim`].
+    GuestDim(GuestDim),
 }
 
 impl Moderator {
@@ -194,6 +203,7 @@ impl Moderator {
             Moderator::Air(m) => m,
             Moderator::Dim(m) => m,
             Moderator::NotfCoal(m) => m,
+            Moderator::GuestDim(m) => m,
         }
     }
 }
@@ -216,6 +226,7 @@ impl InterruptModerator for Moderator {
             Moderator::Air(m) => m.allowed_rate(),
             Moderator::Dim(m) => m.allowed_rate(),
             Moderator::NotfCoal(m) => m.allowed_rate(),
+            Moderator::GuestDim(m) => m.allowed_rate(),
         }
     }
     fn observe(&mut self, now_ns: u64, packets: u32, bytes: u64) {

@@ -211,12 +211,13 @@ pub fn scenario(case: u64) -> String {
         }
         // Then any scheme on a VF's EITR (not with itr_us), or NOTF_COAL on virtio.
         if !moderated && !vf_itr && m.chance(0.4) {
-            let kinds = if vf { 4 } else { 5 };
+            let kinds = if vf { 4 } else { 6 };
             let _ = match m.below(kinds) {
                 0 => writeln!(s, "[vm.net.moderation]\nkind = \"fir\"\nitr = {}", 1000 + m.below(200_000)),
                 1 => writeln!(s, "[vm.net.moderation]\nkind = \"cgr\""),
                 2 => writeln!(s, "[vm.net.moderation]\nkind = \"air\"\ninterval_ns = {}", 1_000_000 + m.below(100_000_000)),
                 3 => writeln!(s, "[vm.net.moderation]\nkind = \"dim\"\nstart_ix = {}", m.below(5)),
+                4 => writeln!(s, "[vm.net.moderation]\nkind = \"guest_dim\"\nstart_ix = {}", m.below(5)),
                 _ => writeln!(s, "[vm.net.moderation]\nkind = \"notf_coal\"\nmax_usecs = {}\nmax_frames = {}", 1 + m.below(2000), 1 + m.below(64)),
             };
         }

@@ -106,3 +106,17 @@ fn bad_coalescing_and_vf_schemes_are_one_line_naming_the_key() {
     let e = vf(1000, "kind = \"air\"\nc_int_cycles = -1.0").check_error();
     one_line(&e, &["c_int_cycles"]);
 }
+
+/// Virtio-net DIM in the guest runs on a virtio queue and keeps the stream (its profile walk is
+/// unit-tested in `eventpath_policy::moderation::dim::guest`); refused on a VF and with a
+/// profile index outside the table.
+#[test]
+fn guest_dim_drives_the_coalescing_and_keeps_the_stream() {
+    let (irqs, pps) = rates(&run(&virtio("kind = \"guest_dim\"")));
+    assert!(pps > 97_000.0, "{pps}");
+    assert!(irqs > 0.0, "{irqs}");
+    let e = vf(1000, "kind = \"guest_dim\"").check_error();
+    one_line(&e, &["net.moderation.kind", "guest_dim", "virtqueue"]);
+    let e = virtio("kind = \"guest_dim\"\nstart_ix = 7").check_error();
+    one_line(&e, &["vm[0].net.moderation", "start_ix", "0..=4"]);
+}

@@ -72,7 +72,7 @@ fn air_alone_runs_with_costs_from_the_profile() {
 
 #[test]
 fn every_moderation_scheme_runs_with_its_defaults() {
-    for kind in ["none", "fir", "cgr", "air", "dim", "notf_coal"] {
+    for kind in ["none", "fir", "cgr", "air", "dim", "notf_coal", "guest_dim"] {
         let vm = virtio().moderation(&format!("kind = \"{kind}\"")).workload("kind = \"udp_receive\"\nmessage_bytes = 64\nrate_pps = 50000");
         runs(&scenario().vm(vm));
     }

@@ -288,6 +288,7 @@ pub fn moderation<'de, D: Deserializer<'de>>(d: D) -> Result<eventpath_policy::m
         "air" => scheme(&kind, t).map(M::Air),
         "dim" => scheme(&kind, t).map(M::Dim),
         "notf_coal" => scheme(&kind, t).map(M::NotfCoal),
+        "guest_dim" => scheme(&kind, t).map(M::GuestDim),
         other => Err(format!("kind \"{other}\" is not allowed; expected one of {kinds}")),
     };
     m.map_err(D::Error::custom)

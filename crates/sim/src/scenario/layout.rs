@@ -35,9 +35,10 @@ pub(super) fn check_used(vm: &Vm, key: &dyn Fn(&str) -> String, host: &HostLayou
                     key("net.itr_us")
                 ));
             }
-            if let ModerationConfig::NotfCoal(_) = vm.net.moderation {
+            if let ModerationConfig::NotfCoal(_) | ModerationConfig::GuestDim(_) = vm.net.moderation {
+                let kind = if matches!(vm.net.moderation, ModerationConfig::NotfCoal(_)) { "notf_coal" } else { "guest_dim" };
                 return Err(format!(
-                    "key `{}`: \"notf_coal\" is virtio's notification coalescing (VIRTIO_NET_F_NOTF_COAL); a VF has no virtqueue; choose fir, cgr, air or dim, or set {} = \"virtio\"",
+                    "key `{}`: \"{kind}\" is virtio's notification coalescing (VIRTIO_NET_F_NOTF_COAL); a VF has no virtqueue; choose fir, cgr, air or dim, or set {} = \"virtio\"",
                     key("net.moderation.kind"),
                     key("net.kind")
                 ));

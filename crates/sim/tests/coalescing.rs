@@ -70,7 +70,9 @@ fn notf_coal_gives_fewer_interrupts_per_packet() {
     let (free, free_pps) = rates(&run(&virtio("")));
     let (coal, coal_pps) = rates(&run(&virtio("kind = \"notf_coal\"\nmax_usecs = 1000\nmax_frames = 10")));
     assert!((coal_pps - free_pps).abs() < 0.03 * free_pps, "{coal_pps} vs {free_pps}");
-    assert!(coal / coal_pps < 0.5 * free / free_pps, "per packet: {} coalesced vs {} free", coal / coal_pps, free / free_pps);
+    // Without coalescing NAPI's batching gives about one interrupt per five packets here; with
+    // max_frames = 10, one per ten.
+    assert!(coal / coal_pps < 0.75 * free / free_pps, "per packet: {} coalesced vs {} free", coal / coal_pps, free / free_pps);
     // At most one device interrupt per ten packets (timer interrupts come on top).
     assert!(coal < 100_000.0 / 10.0 * 1.05 + 1_500.0, "{coal}/s");
 }

@@ -73,8 +73,13 @@ impl QueueModeration {
     }
 
     /// The queue's deadline came at `now`: whether the held interrupt fires.
+    /// A deadline that does not fire is stale (NOTF_COAL's frame limit sent the notification
+    /// before it; a new batch may be held since): the queue's hold is left as it is.
     pub fn deadline(&mut self, now: Time) -> bool {
-        self.held = false;
-        self.moderator.on_deadline(now)
+        let fired = self.moderator.on_deadline(now);
+        if fired {
+            self.held = false;
+        }
+        fired
     }
 }

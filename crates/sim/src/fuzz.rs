@@ -114,6 +114,9 @@ pub fn scenario(case: u64) -> String {
     // The testbed twins' draws (issue 15: request_stream, irq_source, netperf threads, busy vCPUs
     // sharing one pCPU): a fourth stream, so that earlier cases keep their layouts.
     let mut t = Rng::for_component(case, "layout-fuzz-twins");
+    // The moderation schemes on a VF's EITR and virtio's notification coalescing (issue 30):
+    // a fifth stream, so that earlier cases keep their layouts.
+    let mut m = Rng::for_component(case, "layout-fuzz-moderation");
     let off_io_core = |pins: String| match io_core {
         Some(c) => {
             let v: Vec<String> = pins.trim_matches(['[', ']']).split(", ").map(|p| {
@@ -180,10 +183,12 @@ pub fn scenario(case: u64) -> String {
         if !vf {
             let _ = writeln!(s, "event_idx = {event_idx}");
         }
+        let mut vf_itr = false;
         if vf {
             let _ = writeln!(s, "kind = \"sriov_vf\"");
             if d.chance(0.5) {
                 let _ = writeln!(s, "itr_us = {}", 1 + d.below(300));
+                vf_itr = true;
             }
         }
         if !vf && !shared && d.chance(0.2) {
@@ -192,7 +197,8 @@ pub fn scenario(case: u64) -> String {
         if r.chance(0.5) && !vf && !shared {
             let _ = writeln!(s, "vhost_pin = {}", r.below(pcpus as u64));
         }
-        // A VF has its own throttle (itr_us): no moderation scheme on it.
+        // The first draws: FIR or CGR on virtio queues.
+        let mut moderated = !vf;
         match r.below(4) {
             0 => {
                 let itr = 1 + r.below(200_000);
@@ -201,7 +207,19 @@ pub fn scenario(case: u64) -> String {
                 }
             }
             1 if !vf => { let _ = writeln!(s, "[vm.net.moderation]\nkind = \"cgr\""); }
-            _ => {}
+            _ => moderated = false,
+        }
+        // Then any scheme on a VF's EITR (not with itr_us), or NOTF_COAL on virtio.
+        if !moderated && !vf_itr && m.chance(0.4) {
+            let kinds = if vf { 4 } else { 6 };
+            let _ = match m.below(kinds) {
+                0 => writeln!(s, "[vm.net.moderation]\nkind = \"fir\"\nitr = {}", 1000 + m.below(200_000)),
+                1 => writeln!(s, "[vm.net.moderation]\nkind = \"cgr\""),
+                2 => writeln!(s, "[vm.net.moderation]\nkind = \"air\"\ninterval_ns = {}", 1_000_000 + m.below(100_000_000)),
+                3 => writeln!(s, "[vm.net.moderation]\nkind = \"dim\"\nstart_ix = {}", m.below(5)),
+                4 => writeln!(s, "[vm.net.moderation]\nkind = \"guest_dim\"\nstart_ix = {}", m.below(5)),
+                _ => writeln!(s, "[vm.net.moderation]\nkind = \"notf_coal\"\nmax_usecs = {}\nmax_frames = {}", 1 + m.below(2000), 1 + m.below(64)),
+            };
         }
         let w = workload(&mut r);
         let w = if t.chance(0.25) { twin_workload(&mut t, vcpus) } else { w };

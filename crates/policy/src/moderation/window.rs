@@ -137,4 +137,8 @@ impl<C: WindowControl> super::InterruptModerator for Windowed<C> {
     fn allowed_rate(&self) -> Option<u32> {
         self.throttle.allowed_rate()
     }
+    fn observe(&mut self, now_ns: u64, packets: u32, bytes: u64) {
+        self.advance(now_ns);
+        self.window.add(packets, bytes);
+    }
 }

@@ -168,20 +168,25 @@ impl Host {
         let d = &mut self.devs[dev as usize];
         match w {
             Work::Tx(b) => {
-                d.tx_moderation.completed(b.bytes as u64);
+                let due = d.tx_moderation.completed(now, b.bytes as u64);
                 let interrupt = d.txq.put_used();
                 self.app_tx_used(now, dev, b, q);
                 let d = &mut self.devs[dev as usize];
                 if let Some(arrive) = d.wire.send(now, b, &mut self.port.tx) {
                     q.at(arrive, Ev::WireDone { dev });
                 }
-                if interrupt {
+                if due {
+                    self.device_irq(now, dev, Vector::NetTx, q);
+                } else if interrupt {
                     self.moderated_irq(now, dev, Vector::NetTx, q);
                 }
             }
             Work::Rx(pkt) => {
-                d.rx_moderation.completed(pkt.bytes as u64);
-                if d.rxq.put_used(pkt) {
+                let due = d.rx_moderation.completed(now, pkt.bytes as u64);
+                let interrupt = d.rxq.put_used(pkt);
+                if due {
+                    self.device_irq(now, dev, Vector::NetRx, q);
+                } else if interrupt {
                     self.moderated_irq(now, dev, Vector::NetRx, q);
                 }
             }

@@ -39,6 +39,7 @@ use hw::virtq::Virtq;
 use hw::wire::{Port, Wire};
 use hw::{nic_itr, vf};
 use io::moderation;
+use eventpath_policy::moderation::ModerationConfig;
 use app_ctx::AppCtx;
 use hypervisor::irq::Irqs;
 use hypervisor::softirq::Softirqs;
@@ -363,8 +364,9 @@ impl Host {
                 txq: Virtq::new(vm.net.queue_size, vm.net.suppression()),
                 qdisc: VecDeque::new(),
                 tx_stopped: false,
-                tx_moderation: moderation::QueueModeration::new(&vm.net.moderation),
-                rx_moderation: moderation::QueueModeration::new(&vm.net.moderation),
+                // A VF's scheme drives its EITR (`hw/vf.rs`), not a virtqueue's interrupts.
+                tx_moderation: moderation::QueueModeration::new(if virtio { &vm.net.moderation } else { &ModerationConfig::None }),
+                rx_moderation: moderation::QueueModeration::new(if virtio { &vm.net.moderation } else { &ModerationConfig::None }),
                 rxq: RxRing::new(vm.net.queue_size, vm.net.suppression()),
                 rx_sock: VecDeque::new(),
                 rx_arrived_life: 0,
@@ -381,7 +383,7 @@ impl Host {
                 ),
                 vf: (vm.net.kind == crate::scenario::NetKind::SriovVf).then(|| {
                     let sr = c.profile.sriov.as_ref().expect("a checked VF has a profile with [sriov]");
-                    vf::Vf::new(vm.net.itr_us, sr.vf_itr_ns.value, tcp)
+                    vf::Vf::new(vm.net.itr_us, &vm.net.moderation, sr.vf_itr_ns.value, sr.vf_itr_max_ns.value, tcp)
                 }),
                 port_skbs: VecDeque::new(),
                 host_gro: hw::gro::HostGro { enabled: tcp && virtio && off.guest_tso4 && off.host_gro, max_bytes: gro_max },
@@ -672,7 +674,8 @@ impl Host {
             d.tap_drops_life += segs;
             return self.app_tap_drop(now, dev, pkt, q);
         }
-        if d.vf.is_some() {
+        if let Some(vf) = d.vf.as_mut() {
+            vf.written_back(now, pkt.segs.into(), pkt.bytes.into());
             d.rxq.take(&pkt);
             d.rxq.put_used(pkt);
             return self.vf_cause(now, dev, q);
@@ -695,7 +698,7 @@ impl Host {
     /// routing picks, as an assigned interrupt.
     fn vf_interrupt(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
         let d = &mut self.devs[dev as usize];
-        d.vf.as_mut().expect("a VF device").fire();
+        d.vf.as_mut().expect("a VF device").fire(now);
         d.rxq.interrupts += 1;
         let target = self.vms[d.vm as usize].routing.route_device(dev, hw::lapic::Vector::Vf);
         self.cx(q).raise_irq(now, target, hw::lapic::Vector::Vf);

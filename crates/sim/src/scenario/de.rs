@@ -287,6 +287,8 @@ pub fn moderation<'de, D: Deserializer<'de>>(d: D) -> Result<eventpath_policy::m
         "cgr" => scheme(&kind, t).map(M::Cgr),
         "air" => scheme(&kind, t).map(M::Air),
         "dim" => scheme(&kind, t).map(M::Dim),
+        "notf_coal" => scheme(&kind, t).map(M::NotfCoal),
+        "guest_dim" => scheme(&kind, t).map(M::GuestDim),
         other => Err(format!("kind \"{other}\" is not allowed; expected one of {kinds}")),
     };
     m.map_err(D::Error::custom)

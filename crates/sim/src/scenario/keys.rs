@@ -93,7 +93,7 @@ pub const KEYS: &[Key] = &[
     k("vm.halt_poll.shrink", "", I, "divisor", "0", "[vm.halt_poll]: halt_poll_ns_shrink, the divisor on shrink; 0 resets to 0.", "0"),
     // [vm.net]
     k("vm.net.kind", "", S, "", "\"virtio\"", "The VM's NIC: `virtio` (virtio-net served by a host thread) or `sriov_vf` (an SR-IOV VF assigned to the VM; the profile needs [sriov]).", "\"virtio\""),
-    k("vm.net.itr_us", "", "float or \"dynamic\"", "µs", "absent: the profile's sriov.vf_itr_ns", "sriov_vf only: the VF's interrupt throttle (EITR), an interval (0 < value <= sriov.vf_itr_max_ns), or \"dynamic\" (ixgbevf's adaptive throttle).", "\"dynamic\""),
+    k("vm.net.itr_us", "", "float or \"dynamic\"", "µs", "absent: the profile's sriov.vf_itr_ns", "sriov_vf only: the VF's interrupt throttle (EITR), an interval (0 < value <= sriov.vf_itr_max_ns), or \"dynamic\" (ixgbevf's adaptive throttle); not with [vm.net.moderation], which drives the EITR instead.", "\"dynamic\""),
     k("vm.net.queue_size", "", I, "descriptors", "256", "Descriptors per virtqueue: a power of two in 2..=32768 (a VF: 64..=4096).", "256"),
     k("vm.net.vhost_pin", "", I, "pCPU", "absent: unpinned", "handling = vhost: the pCPU the device's vhost thread is pinned to.", "1"),
     k("vm.net.busyloop_timeout_us", "", I, "µs", "0", "handling = vhost: vhost-net busy polling (busyloop_timeout), 0..=1000000; 0 is off.", "0"),
@@ -105,7 +105,7 @@ pub const KEYS: &[Key] = &[
     k("vm.net.offload.host_gro", "", B, "", "true (virtio)", "[vm.net.offload]: the host NIC's GRO for this device's frames; without guest_tso4 it changes nothing (the host cuts the skb back).", "true"),
     k("vm.net.offload.gro", "", B, "", "true (virtio)", "[vm.net.offload]: the guest's own GRO (a netdev feature, not negotiated): one flow's run of data packets in a poll goes up as one skb.", "true"),
     // [vm.net.moderation]
-    k("vm.net.moderation.kind", "", S, "", "\"none\"", "[vm.net.moderation], virtio only: the device's interrupt moderation, `none` (every interrupt fires at once), `fir`, `cgr`, `air` or `dim`, with the scheme's keys below.", "\"none\""),
+    k("vm.net.moderation.kind", "", S, "", "\"none\"", "[vm.net.moderation]: the device's interrupt moderation, `none` (every interrupt fires at once), `fir`, `cgr`, `air`, `dim` (on a virtio queue, or the host driving an SR-IOV VF's EITR; not with net.itr_us) or `notf_coal` and `guest_dim` (virtio only), with the scheme's keys below.", "\"none\""),
     k("vm.net.moderation.itr", "fir", I, "interrupts/s", "8000", "FIR: at most this many interrupts per second (CGR/AIR paper §4.1: Linux's 8,000).", "8000"),
     k("vm.net.moderation.timeslice_ns", "cgr", I, "ns", "100000000", "CGR: the interval traffic is measured over (§4.2: 100 ms).", "100000000"),
     k("vm.net.moderation.full_bulk_min_bytes", "cgr", F, "bytes", "1200", "CGR: smallest average packet of full bulk traffic (§4.2).", "1200.0"),
@@ -127,6 +127,9 @@ pub const KEYS: &[Key] = &[
     k("vm.net.moderation.initial_rate", "air", I, "interrupts/s", "8000", "AIR: the rate before the first interval closes.", "8000"),
     k("vm.net.moderation.profiles", "dim", S, "", "\"rx_eqe\"", "DIM: Linux net DIM's profile table, `rx_eqe`, `rx_cqe`, `tx_eqe` or `tx_cqe`.", "\"rx_eqe\""),
     k("vm.net.moderation.start_ix", "dim", I, "", "1", "DIM: the starting profile index, 0..=4 (NET_DIM_DEF_PROFILE_*).", "1"),
+    k("vm.net.moderation.start_ix", "guest_dim", I, "", "1", "Guest DIM (virtio only; Linux 6.8 virtio-net): the starting profile of net DIM's RX EQE table, 0..=4 (NET_DIM_DEF_PROFILE_EQE), written to the device's notification coalescing as max_usecs/max_packets.", "1"),
+    k("vm.net.moderation.max_usecs", "notf_coal", I, "µs", "1000", "NOTF_COAL (virtio only): the longest a queue's notification waits after the first packet it covers (>= 1; QEMU device patch's RX value).", "1000"),
+    k("vm.net.moderation.max_frames", "notf_coal", I, "packets", "10", "NOTF_COAL: packets that make the notification at once (>= 1; QEMU device patch's RX value; 0 in either key is no coalescing: use kind = \"none\").", "10"),
     // [vm.workload]
     k("vm.workload.kind", "", S, "", "absent: no application (the vCPUs idle, or run the CPU burn)", "[vm.workload]: what the VM runs, one of the kinds below (`packet_gen` is udp_receive).", "\"udp_stream\""),
     k("vm.workload.message_bytes", "udp_stream", I, "bytes", "required", "netperf UDP_STREAM from the guest: payload per datagram, 1..=65507.", "512"),

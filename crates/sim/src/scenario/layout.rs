@@ -25,13 +25,24 @@ pub(super) fn fill_from_profile(vm: &mut Vm, profile: &Profile) {
 pub(super) fn check_used(vm: &Vm, key: &dyn Fn(&str) -> String, host: &HostLayout) -> Result<(), String> {
     let bare = host.virtualization == Virtualization::BareMetal;
     if vm.net.kind == NetKind::SriovVf {
+        // The host's controller writes the VF's EITR (CGR/AIR paper §4.2–4.3): one throttle
+        // setting, so a scheme and a fixed or driver-run interval are one too many.
         if vm.net.moderation != ModerationConfig::None {
-            return Err(format!(
-                "key `{}`: an SR-IOV VF throttles its interrupts with its EITR (`{}`, fixed µs or \"dynamic\"); moderation schemes on a VF are not built yet; remove [vm.net.moderation] or set {} = \"virtio\"",
-                key("net.moderation"),
-                key("net.itr_us"),
-                key("net.kind")
-            ));
+            if vm.net.itr_us.is_some() {
+                return Err(format!(
+                    "key `{}`: [vm.net.moderation] already drives this VF's EITR; remove {} or [vm.net.moderation]",
+                    key("net.itr_us"),
+                    key("net.itr_us")
+                ));
+            }
+            if let ModerationConfig::NotfCoal(_) | ModerationConfig::GuestDim(_) = vm.net.moderation {
+                let kind = if matches!(vm.net.moderation, ModerationConfig::NotfCoal(_)) { "notf_coal" } else { "guest_dim" };
+                return Err(format!(
+                    "key `{}`: \"{kind}\" is virtio's notification coalescing (VIRTIO_NET_F_NOTF_COAL); a VF has no virtqueue; choose fir, cgr, air or dim, or set {} = \"virtio\"",
+                    key("net.moderation.kind"),
+                    key("net.kind")
+                ));
+            }
         }
         if vm.net.event_idx.is_some() {
             return Err(format!("key `{}`: an SR-IOV VF has no virtqueue (event indices are virtio's); remove the key", key("net.event_idx")));
@@ -140,6 +151,20 @@ pub(super) fn check_device(vm: &Vm, key: &dyn Fn(&str) -> String, profile: &Prof
         let max_us = sr.vf_itr_max_ns.value / 1e3;
         if !(us.is_finite() && us > 0.0 && us <= max_us) {
             return Err(format!("key `{}`: {us} is not allowed; expected 0 < interval <= {max_us} µs (the EITR register's maximum)", key("net.itr_us")));
+        }
+    }
+    // A fixed rate the EITR cannot hold: its longest interval is sriov.vf_itr_max_ns. (The
+    // adaptive schemes' rates are written as the longest interval when below it, as a driver
+    // clamps rx-usecs.)
+    if let ModerationConfig::Fir(f) = &vm.net.moderation {
+        let min_rate = (1e9 / sr.vf_itr_max_ns.value).ceil();
+        if f64::from(f.itr) < min_rate {
+            return Err(format!(
+                "key `{}`: {} interrupts/s is not allowed on this VF; expected at least {min_rate} (the EITR's longest interval, {} µs)",
+                key("net.moderation.itr"),
+                f.itr,
+                sr.vf_itr_max_ns.value / 1e3
+            ));
         }
     }
     if vm.net.vhost_pin.is_some() || vm.net.busyloop_timeout_us > 0 {

@@ -12,6 +12,7 @@
 //! [`DimModerator`] (in `moderator.rs`) maps the chosen profile to an interrupt rate, so that a
 //! device drives DIM like any other [`InterruptModerator`](super::InterruptModerator).
 
+pub mod guest;
 mod moderator;
 
 pub use moderator::{profile_rate, DimConfig, DimModerator, TABLES};

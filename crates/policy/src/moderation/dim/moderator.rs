@@ -90,7 +90,7 @@ impl DimModerator {
     }
 
     /// An interrupt was sent at `now_ns`: feed `net_dim()` and apply a new profile at once.
-    fn fired(&mut self, now_ns: u64) {
+    fn count_interrupt(&mut self, now_ns: u64) {
         self.event_ctr = self.event_ctr.wrapping_add(1);
         let s = DimSample { time_ns: now_ns, pkt_ctr: self.pkt_ctr, byte_ctr: self.byte_ctr, event_ctr: self.event_ctr };
         if let Some(ix) = self.dim.net_dim(s) {
@@ -107,20 +107,27 @@ impl InterruptModerator for DimModerator {
         self.byte_ctr = self.byte_ctr.wrapping_add(bytes as u32);
         let d = self.throttle.on_event(now_ns, packets, bytes);
         if d == IrqDecision::FireNow {
-            self.fired(now_ns);
+            self.count_interrupt(now_ns);
         }
         d
     }
     fn on_deadline(&mut self, now_ns: u64) -> bool {
         let fire = self.throttle.on_deadline(now_ns);
         if fire {
-            self.fired(now_ns);
+            self.count_interrupt(now_ns);
         }
         fire
     }
     fn advance(&mut self, _now_ns: u64) {}
     fn allowed_rate(&self) -> Option<u32> {
         self.throttle.allowed_rate()
+    }
+    fn observe(&mut self, _now_ns: u64, packets: u32, bytes: u64) {
+        self.pkt_ctr = self.pkt_ctr.wrapping_add(packets);
+        self.byte_ctr = self.byte_ctr.wrapping_add(bytes as u32);
+    }
+    fn fired(&mut self, now_ns: u64) {
+        self.count_interrupt(now_ns)
     }
 }
 

@@ -14,6 +14,15 @@
 //! external-interrupt exit and injection, a VT-d posted interrupt, direct delivery — is the VM's
 //! delivery mode's (`delivery.rs`).
 //!
+//! Or the host drives the EITR (`[vm.net.moderation]` on a VF): a moderation scheme of
+//! `eventpath_policy::moderation` runs as the CGR/AIR paper's host-side controller (§4.2, §4.3:
+//! it reads the VF's per-VM packet and byte counts and "setInterruptRate" writes the VF's
+//! throttle). It observes each frame the NIC writes back to the VF's RX ring (the VF's
+//! statistics registers count them whether or not the vector is masked) and each interrupt
+//! the vector sends; whenever its rate changes, the EITR interval becomes `1/rate`, held
+//! within what the register can hold (`sriov.vf_itr_max_ns`; a longer interval is written as
+//! the longest). The throttle stays the VF's: a new interval applies from the next interrupt.
+//!
 //! RX descriptors are refilled by NAPI as it receives (a tail write: no exit). A TX descriptor
 //! stays in the NIC's hands until its frame is through (the model's completion time is the
 //! frame's arrival at the far end of the link, a propagation delay late); the NIC fetches a
@@ -30,6 +39,7 @@ use crate::model::Ev;
 use crate::engine::{EventQueue, Time};
 use crate::scenario::VfItr;
 use eventpath_policy::moderation::ixgbevf_itr::DynamicItr;
+use eventpath_policy::moderation::{InterruptModerator, ModerationConfig, Moderator};
 
 /// Ethernet, IPv4 and UDP headers: a UDP datagram's frame bytes beyond its payload.
 const UDP_FRAME_HDR: u32 = 14 + 20 + 8;
@@ -45,14 +55,47 @@ pub struct Vf {
     pub(crate) armed: bool,
     /// The driver's dynamic throttle, if the VF runs it.
     dynamic: Option<DynamicItr>,
+    /// The host's rate controller writing the EITR, if a moderation scheme drives it.
+    host: Option<HostItr>,
     /// Frame bytes beyond a packet's payload (the driver counts whole frames).
     hdr_bytes: u32,
 }
 
+/// A moderation scheme run by the host as the VF's EITR controller.
+#[derive(Debug)]
+struct HostItr {
+    scheme: Moderator,
+    /// The rate last written to the EITR (interrupts/s).
+    rate: Option<u32>,
+    /// The longest interval the EITR holds (ns).
+    max_ns: u64,
+}
+
+impl HostItr {
+    /// Writes the scheme's rate to the EITR if it changed.
+    fn write(&mut self, itr: &mut RxItr) {
+        let rate = self.scheme.allowed_rate();
+        if rate != self.rate {
+            self.rate = rate;
+            if let Some(r) = rate {
+                itr.set_gap_ns((1_000_000_000 / u64::from(r.max(1))).clamp(1, self.max_ns));
+            }
+        }
+    }
+}
+
 impl Vf {
-    /// A VF with the scenario's throttle `setting` (absent: fixed at `default_ns`), carrying
+    /// A VF with the scenario's throttle `setting` (absent: fixed at `default_ns`), or driven by
+    /// the host's moderation `scheme` (not `none`; the EITR holds at most `max_ns`), carrying
     /// TCP (else UDP) frames.
-    pub fn new(setting: Option<VfItr>, default_ns: f64, tcp: bool) -> Self {
+    pub fn new(setting: Option<VfItr>, scheme: &ModerationConfig, default_ns: f64, max_ns: f64, tcp: bool) -> Self {
+        let hdr_bytes = if tcp { 14 + TCP_IP_HDR } else { UDP_FRAME_HDR };
+        if *scheme != ModerationConfig::None {
+            let mut host = HostItr { scheme: scheme.build(0).expect("validated with the scenario"), rate: None, max_ns: max_ns.round() as u64 };
+            let mut itr = RxItr::new(default_ns);
+            host.write(&mut itr);
+            return Vf { itr, unmasked: true, armed: false, dynamic: None, host: Some(host), hdr_bytes };
+        }
         let (itr, dynamic) = match setting {
             None => (RxItr::new(default_ns), None),
             Some(VfItr::Fixed(us)) => (RxItr::new(us * 1e3), None),
@@ -61,8 +104,16 @@ impl Vf {
                 (RxItr::new(d.interval_ns() as f64), Some(d))
             }
         };
-        let hdr_bytes = if tcp { 14 + TCP_IP_HDR } else { UDP_FRAME_HDR };
-        Vf { itr, unmasked: true, armed: false, dynamic, hdr_bytes }
+        Vf { itr, unmasked: true, armed: false, dynamic, host: None, hdr_bytes }
+    }
+
+    /// The NIC wrote `frames` frames of `payload` bytes in all back to the RX ring at `now`:
+    /// the host's controller (if any) counts them and may rewrite the EITR.
+    pub fn written_back(&mut self, now: Time, frames: u32, payload: u64) {
+        if let Some(h) = &mut self.host {
+            h.scheme.observe(now, frames, payload + u64::from(frames) * u64::from(self.hdr_bytes));
+            h.write(&mut self.itr);
+        }
     }
 
     /// NAPI received a packet of `payload` bytes from the RX ring.
@@ -107,9 +158,14 @@ impl Vf {
         self.itr.deadline(now) && self.unmasked
     }
 
-    /// The MSI-X message is sent: the vector masks itself (82599 EIAM).
-    pub fn fire(&mut self) {
+    /// The MSI-X message is sent at `now`: the vector masks itself (82599 EIAM); the host's
+    /// controller (net DIM counts interrupts) is told.
+    pub fn fire(&mut self, now: Time) {
         self.unmasked = false;
+        if let Some(h) = &mut self.host {
+            h.scheme.fired(now);
+            h.write(&mut self.itr);
+        }
     }
 
     /// NAPI completed: the dynamic throttle (if any) sets the next interval and the driver

@@ -244,12 +244,10 @@ impl<K: Kernel> NapiOps for K {
             // The guest's GRO takes the run of this flow's data at the ring's head as one skb
             // up the stack: each packet after the first costs its driver receive and the merge,
             // each buffer after a packet's first its frag (`receive_mergeable`).
-            if d.guest_gro {
-                pkts = gro::guest_run(d.rxq.used.iter(), gro_max, d.napi.room());
-            }
-            let run = d.rxq.used.iter().take(pkts as usize);
-            let (bytes, extra_bufs) = run.fold((0u64, 0u64), |(b, x), p| (b + u64::from(p.bytes), x + u64::from(p.bufs) - 1));
-            tcp_seg_ns + gro_ns * f64::from(pkts - 1) + buf_ns * extra_bufs as f64 + tcp_byte_ns * bytes as f64
+            let limit = if d.guest_gro { d.napi.room() } else { 1 };
+            let run = gro::guest_run(d.rxq.used.iter(), gro_max, limit);
+            pkts = run.pkts;
+            tcp_seg_ns + gro_ns * f64::from(pkts - 1) + buf_ns * run.extra_bufs as f64 + tcp_byte_ns * run.bytes as f64
         } else {
             udp_pkt_ns + udp_byte_ns * front.bytes as f64
         };

@@ -92,20 +92,33 @@ impl HostGro {
     }
 }
 
-/// How many packets at the head of `used` the guest's GRO merges into one skb: a run of one
-/// flow's data within `gro_max` bytes, at most `limit` (the poll's budget left).
-pub fn guest_run<'a>(mut used: impl Iterator<Item = &'a RxPkt>, gro_max: u32, limit: u32) -> u32 {
-    let Some(first) = used.next() else { return 0 };
+/// The run of packets at the head of `used` the guest's GRO merges into one skb: one flow's
+/// data within `gro_max` bytes, at most `limit` packets (the poll's budget left).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GuestRun {
+    /// Packets in the run.
+    pub pkts: u32,
+    /// Their payload bytes.
+    pub bytes: u64,
+    /// Their receive buffers beyond each packet's first.
+    pub extra_bufs: u64,
+}
+
+/// The guest GRO's run at the head of `used` (see [`GuestRun`]); one pass over the ring.
+pub fn guest_run<'a>(mut used: impl Iterator<Item = &'a RxPkt>, gro_max: u32, limit: u32) -> GuestRun {
+    let Some(first) = used.next() else { return GuestRun { pkts: 0, bytes: 0, extra_bufs: 0 } };
     let mut held = *first;
-    let mut n = 1;
+    let mut run = GuestRun { pkts: 1, bytes: u64::from(first.bytes), extra_bufs: u64::from(first.bufs) - 1 };
     for p in used {
-        if n >= limit || !fits(&held, p, gro_max) {
+        if run.pkts >= limit || !fits(&held, p, gro_max) {
             break;
         }
         merge(&mut held, p);
-        n += 1;
+        run.pkts += 1;
+        run.bytes += u64::from(p.bytes);
+        run.extra_bufs += u64::from(p.bufs) - 1;
     }
-    n
+    run
 }
 
 #[cfg(test)]
@@ -141,10 +154,10 @@ mod tests {
     #[test]
     fn the_guests_run_stops_at_another_flow_and_at_the_budget() {
         let used = [seg(1448, 0), seg(1448, 0), seg(1448, 1), seg(1448, 1)];
-        assert_eq!(guest_run(used.iter(), 65536, 64), 2);
-        assert_eq!(guest_run(used[2..].iter(), 65536, 64), 2);
-        assert_eq!(guest_run(used.iter(), 65536, 1), 1);
-        assert_eq!(guest_run([].iter(), 65536, 64), 0);
+        assert_eq!(guest_run(used.iter(), 65536, 64), GuestRun { pkts: 2, bytes: 2 * 1448, extra_bufs: 0 });
+        assert_eq!(guest_run(used[2..].iter(), 65536, 64).pkts, 2);
+        assert_eq!(guest_run(used.iter(), 65536, 1).pkts, 1);
+        assert_eq!(guest_run([].iter(), 65536, 64).pkts, 0);
     }
 
     #[test]

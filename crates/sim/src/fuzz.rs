@@ -117,6 +117,8 @@ pub fn scenario(case: u64) -> String {
     // The moderation schemes on a VF's EITR and virtio's notification coalescing (issue 30):
     // a fifth stream, so that earlier cases keep their layouts.
     let mut m = Rng::for_component(case, "layout-fuzz-moderation");
+    // Its own stream, so that earlier keys' draws stay as they were.
+    let mut mt = Rng::for_component(case, "layout-fuzz-mtvd");
     let off_io_core = |pins: String| match io_core {
         Some(c) => {
             let v: Vec<String> = pins.trim_matches(['[', ']']).split(", ").map(|p| {
@@ -189,6 +191,9 @@ pub fn scenario(case: u64) -> String {
             if d.chance(0.5) {
                 let _ = writeln!(s, "itr_us = {}", 1 + d.below(300));
                 vf_itr = true;
+            }
+            if vcpus > 1 && mt.chance(0.4) {
+                let _ = writeln!(s, "mtvd = true");
             }
         }
         if !vf && !shared && d.chance(0.2) {

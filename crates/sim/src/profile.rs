@@ -329,6 +329,10 @@ pub struct Guest {
     /// the guest): the driver's `virtqueue_get_buf`, the page frag added to the skb, the
     /// buffer's refill.
     pub rx_buffer_ns: Param,
+    /// MTVD's dispatcher (`[vm.net] mtvd`): handing one received packet to a worker thread's
+    /// queue on another vCPU (the queue's lock, the list add, the wake-up check), charged to
+    /// the NAPI poll instead of the stack's receive, which the worker pays.
+    pub rx_dispatch_ns: Param,
     /// Per TCP connection a server accepts and closes, beyond its packets: request sock on the
     /// SYN, child socket, `accept()`, `close()`, TIME_WAIT (charged on the SYN).
     pub tcp_conn_ns: Param,
@@ -677,6 +681,7 @@ impl Profile {
             ("guest.tcp_rx_byte_ns", &g.tcp_rx_byte_ns, "ns"),
             ("guest.gro_segment_ns", &g.gro_segment_ns, "ns"),
             ("guest.rx_buffer_ns", &g.rx_buffer_ns, "ns"),
+            ("guest.rx_dispatch_ns", &g.rx_dispatch_ns, "ns"),
             ("guest.tcp_read_ns", &g.tcp_read_ns, "ns"),
             ("guest.tcp_conn_ns", &g.tcp_conn_ns, "ns"),
             ("guest.udp_rx_packet_ns", &g.udp_rx_packet_ns, "ns"),

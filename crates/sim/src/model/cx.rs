@@ -13,6 +13,7 @@ use crate::engine::{EventQueue, Time};
 use crate::metrics::ExitReason;
 use crate::model::guest::ctx::{DevView, Kernel};
 use crate::model::guest::driver::Driver;
+use crate::model::guest::mtvd::MtvdOps;
 use crate::model::guest::napi::NapiOps;
 use crate::model::hw::lapic::Vector;
 use crate::model::hw::nic_tx::TxPort;
@@ -92,7 +93,7 @@ impl Machine for Cx<'_> {
     }
 
     fn guest_softirq(&mut self, now: Time, v: u32, force: bool) -> bool {
-        self.napi_next(now, v, force)
+        self.napi_next(now, v, force) || self.mtvd_next(now, v)
     }
     fn guest_next(&mut self, now: Time, v: u32) {
         self.h.workload_next(now, v, self.q)
@@ -101,6 +102,7 @@ impl Machine for Cx<'_> {
         match task {
             Task::App(s) => self.h.app_step_done(now, v, s, self.q),
             Task::NapiRx => self.napi_rx_done(now, v),
+            Task::Backlog => self.mtvd_done(now, v),
             Task::Irq(_) | Task::Burn => unreachable!("the hypervisor ends its handlers and the burn"),
         }
     }
@@ -199,6 +201,7 @@ fn view(d: &mut NetDev) -> DevView<'_> {
         rxq: &mut d.rxq,
         napi: &mut d.napi,
         vf: &mut d.vf,
+        mtvd: &mut d.mtvd,
         wire: &mut d.wire,
         guest_gro: d.guest_gro,
     }

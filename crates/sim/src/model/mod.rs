@@ -248,6 +248,8 @@ pub(crate) struct NetDev {
     pub guest_tso4: bool,
     /// The guest's GRO (its driver's `napi_gro_receive`).
     pub guest_gro: bool,
+    /// The multi-threaded VF driver (`[vm.net] mtvd`).
+    pub mtvd: Option<guest::mtvd::Mtvd>,
 }
 
 /// The host NIC's interrupt work for the virtio devices (profile `host.nic_*_ns`, rounded).
@@ -389,6 +391,7 @@ impl Host {
                 host_gro: hw::gro::HostGro { enabled: tcp && virtio && off.guest_tso4 && off.host_gro, max_bytes: gro_max },
                 guest_tso4: virtio && off.guest_tso4,
                 guest_gro: off.gro,
+                mtvd: vm.net.mtvd.then(|| guest::mtvd::Mtvd::new(vm.vcpus as usize)),
             });
             let sender = Sender::new(w, vm.vcpus, &c.profile, s.seed, &vm.name, vm.net.offloads());
             senders.push(sender);
@@ -880,7 +883,8 @@ impl Host {
             let dl = workload::DevLedger {
                 rx_arrived: d.rx_arrived_life,
                 rx_tap_dropped: d.tap_drops_life,
-                rx_queued: *c.rx_queued.last().expect("pushed above"),
+                // Frames NAPI took off the ring that an MTVD thread has not yet taken up.
+                rx_queued: *c.rx_queued.last().expect("pushed above") + d.mtvd.as_ref().map_or(0, |m| m.queued_segs()),
                 rx_on_link: d.client.rev_in_flight() as u64,
             };
             let l = self.senders[i].ledger(&dl);

@@ -174,6 +174,7 @@ impl Host {
         match t {
             Task::App(s) => self.app_step_name(self.vcpus[v as usize].vm as usize, s),
             Task::NapiRx => "napi rx",
+            Task::Backlog => "mtvd rx",
             Task::Irq(_) => "irq handler",
             Task::Burn => "cpu burn",
         }

@@ -133,6 +133,12 @@ pub(super) fn check_device(vm: &Vm, key: &dyn Fn(&str) -> String, profile: &Prof
     if vm.net.busyloop_timeout_us > 1_000_000 {
         return Err(format!("key `{}`: {} is not allowed; expected 0..=1000000 µs", key("net.busyloop_timeout_us"), vm.net.busyloop_timeout_us));
     }
+    if vm.net.mtvd && !vf {
+        return Err(format!("key `{}`: MTVD spreads an SR-IOV VF driver's receive work over the vCPUs; set {} = \"sriov_vf\" or remove the key", key("net.mtvd"), key("net.kind")));
+    }
+    if vm.net.mtvd && vm.vcpus < 2 {
+        return Err(format!("key `{}`: a VM with one vCPU has no other vCPU to hand receive work to; give it vcpus >= 2 or remove the key", key("net.mtvd")));
+    }
     if !vf {
         if vm.net.itr_us.is_some() {
             return Err(format!("key `{}`: only an SR-IOV VF has an interrupt throttle; set {} = \"sriov_vf\" or remove the key", key("net.itr_us"), key("net.kind")));

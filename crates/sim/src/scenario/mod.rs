@@ -285,6 +285,13 @@ pub struct Net {
     /// Linux's vhost-net offers and virtio-net accepts them. Only for virtio (a VF's offloads
     /// are its NIC's: ixgbevf turns TSO and checksums on).
     pub offload: Option<Offload>,
+    /// The multi-threaded VF driver (MTVD, CGR/AIR/MTVD paper §4.4, Fig. 7): the VF driver's
+    /// NAPI poll only dispatches each received packet, round robin, to a pool of kernel threads,
+    /// one bound to each of the VM's vCPUs, which take it up the stack. Default false: NAPI
+    /// takes every packet up the stack on the vCPU that took the interrupt. Only for
+    /// `kind = "sriov_vf"` on a VM of two or more vCPUs.
+    #[serde(default)]
+    pub mtvd: bool,
 }
 
 /// virtio-net offload features (virtio 1.x §5.1.3), each on by default.
@@ -372,6 +379,7 @@ impl Default for Net {
             event_idx: None,
             moderation: Default::default(),
             offload: None,
+            mtvd: false,
         }
     }
 }

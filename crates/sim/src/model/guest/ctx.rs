@@ -14,6 +14,7 @@ use crate::model::hw::nic_tx::TxPort;
 use crate::model::hw::rxq::RxPkt;
 use crate::model::hypervisor::ctx::Machine;
 use crate::model::io::queues::Notice;
+use crate::model::guest::mtvd::Mtvd;
 use crate::model::guest::napi::Napi;
 use crate::model::hw::rxq::RxRing;
 use crate::model::hw::vf::Vf;
@@ -39,6 +40,8 @@ pub(crate) struct DevView<'a> {
     pub napi: &'a mut Napi,
     /// The SR-IOV VF this device is, if it is one.
     pub vf: &'a mut Option<Vf>,
+    /// The multi-threaded VF driver's dispatcher and threads, if the VM runs it.
+    pub mtvd: &'a mut Option<Mtvd>,
     /// The device's link (a VF's NIC queue puts its frames there).
     pub wire: &'a mut Wire,
     /// The guest's GRO is on (`[vm.net.offload] gro`).

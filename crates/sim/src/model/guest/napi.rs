@@ -18,7 +18,8 @@ use crate::model::guest::ctx::Kernel;
 use crate::model::guest::driver::Driver;
 use crate::model::hw::lapic::Vector;
 use crate::model::hw::gro;
-use crate::model::hw::rxq::RxRing;
+use crate::model::hw::rxq::{Ctl, RxPkt, RxRing};
+use crate::model::guest::mtvd::MtvdOps;
 use crate::model::hypervisor::irq::Irqs;
 use crate::metrics::ExitReason;
 use crate::model::hypervisor::vcpu::{AfterExit, Task, Vcpus};
@@ -160,6 +161,45 @@ impl Napi {
     }
 }
 
+/// The guest's per-packet receive costs up the stack (`profile.guest`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StackCosts {
+    ack_ns: f64,
+    conn_ns: f64,
+    tcp_segment_ns: f64,
+    tcp_byte_ns: f64,
+    udp_packet_ns: f64,
+    udp_byte_ns: f64,
+}
+
+impl StackCosts {
+    pub(crate) fn of(g: &crate::profile::Guest) -> Self {
+        StackCosts {
+            ack_ns: g.tcp_rx_ack_ns.value,
+            conn_ns: g.tcp_conn_ns.value,
+            tcp_segment_ns: g.tcp_rx_segment_ns.value,
+            tcp_byte_ns: g.tcp_rx_byte_ns.value,
+            udp_packet_ns: g.udp_rx_packet_ns.value,
+            udp_byte_ns: g.udp_rx_byte_ns.value,
+        }
+    }
+}
+
+/// What taking one packet `p` up the stack costs (ns), the driver's receive included; `tcp`:
+/// the application receives TCP data.
+pub(crate) fn stack_cost(p: &RxPkt, tcp: bool, c: &StackCosts) -> f64 {
+    if p.ctl == Ctl::Syn {
+        // A connection request: request sock, then the child socket and accept().
+        c.ack_ns + c.conn_ns
+    } else if p.bytes == 0 {
+        c.ack_ns
+    } else if tcp {
+        c.tcp_segment_ns + c.tcp_byte_ns * f64::from(p.bytes)
+    } else {
+        c.udp_packet_ns + c.udp_byte_ns * f64::from(p.bytes)
+    }
+}
+
 /// NAPI's operations, for every [`Kernel`].
 pub(crate) trait NapiOps {
     /// The RX interrupt handler (`skb_recv_done`): disable callbacks, schedule NAPI.
@@ -195,12 +235,11 @@ impl<K: Kernel> NapiOps for K {
         let vm = self.vcpu_ref(v).vm as usize;
         let g = &self.profile().guest;
         let weight = g.napi_weight.value as u32;
-        let (poll_ns, pkt_ns) = (g.napi_poll_ns.value, g.tcp_rx_ack_ns.value);
-        let (udp_pkt_ns, udp_byte_ns) = (g.udp_rx_packet_ns.value, g.udp_rx_byte_ns.value);
+        let poll_ns = g.napi_poll_ns.value;
         let (tcp_seg_ns, tcp_byte_ns) = (g.tcp_rx_segment_ns.value, g.tcp_rx_byte_ns.value);
-        let (gro_ns, buf_ns) = (g.gro_segment_ns.value, g.rx_buffer_ns.value);
+        let (gro_ns, buf_ns, dispatch_ns) = (g.gro_segment_ns.value, g.rx_buffer_ns.value, g.rx_dispatch_ns.value);
+        let costs = StackCosts::of(g);
         let gro_max = self.profile().nic.gso_max_size_bytes.value as u32;
-        let conn_ns = g.tcp_conn_ns.value;
         let tcp_data = self.app_receives_tcp_data(vm);
         let dev = self.dev_of(vm);
         let d = self.net(dev);
@@ -235,12 +274,11 @@ impl<K: Kernel> NapiOps for K {
         let d = self.net(dev);
         let front = *d.rxq.used.front().expect("non-empty");
         let mut pkts = 1;
-        let cost = if front.ctl == crate::model::hw::rxq::Ctl::Syn {
-            // A connection request: request sock, then the child socket and accept().
-            pkt_ns + conn_ns
-        } else if front.bytes == 0 {
-            pkt_ns
-        } else if tcp_data {
+        let cost = if d.mtvd.is_some() {
+            // MTVD: the driver's descriptor work and the hand-over; a thread takes it up the
+            // stack (`mtvd.rs`), one packet at a time (no GRO before the dispatch).
+            buf_ns + dispatch_ns
+        } else if tcp_data && front.bytes > 0 && front.ctl != Ctl::Syn {
             // The guest's GRO takes the run of this flow's data at the ring's head as one skb
             // up the stack: each packet after the first costs its driver receive and the merge,
             // each buffer after a packet's first its frag (`receive_mergeable`).
@@ -249,7 +287,7 @@ impl<K: Kernel> NapiOps for K {
             pkts = run.pkts;
             tcp_seg_ns + gro_ns * f64::from(pkts - 1) + buf_ns * run.extra_bufs as f64 + tcp_byte_ns * run.bytes as f64
         } else {
-            udp_pkt_ns + udp_byte_ns * front.bytes as f64
+            stack_cost(&front, tcp_data, &costs)
         };
         let cost = d.napi.start_receive(now, cost, poll_ns, pkts);
         self.run_task(now, v, Task::NapiRx, round_ns(cost));
@@ -277,6 +315,12 @@ impl<K: Kernel> NapiOps for K {
         if d.vf.is_none() && polls_rx {
             // The refill is a write to the RX ring: a back end polling it (a PMD) sees it.
             self.backend_written(now, dev, Notice::RxKick);
+        }
+        if self.net(dev).mtvd.is_some() {
+            if !self.mtvd_dispatch(now, v, pkt) {
+                self.enter(now, v);
+            }
+            return;
         }
         // TCP data wakes its reader; an ICMP echo answered here wakes nobody.
         let data = pkt.bytes > 0 && self.app_receives_tcp_data(vm);

@@ -48,6 +48,8 @@ pub enum Task {
     App(Step),
     /// NAPI (softirq): receive one packet from the RX queue.
     NapiRx,
+    /// An MTVD thread takes one packet the VF driver handed it up the stack (`guest/mtvd.rs`).
+    Backlog,
     /// An interrupt handler for a vector.
     Irq(Vector),
     /// The lowest-priority CPU burn (scenario `guest_cpu_burn`): runs whenever nothing else
@@ -329,7 +331,7 @@ impl Vcpu {
         let irq = match task {
             Task::App(s) => s.softirq,
             Task::Irq(_) | Task::NapiRx => true,
-            Task::Burn => false,
+            Task::Backlog | Task::Burn => false,
         };
         if run {
             self.guest_ns_life += ns;
@@ -477,7 +479,7 @@ impl<M: Machine> Vcpus for M {
         vc.mode = Mode::Entering;
         self.tr_guest_end(now, v, task);
         match task {
-            Task::App(_) | Task::NapiRx => self.guest_task_done(now, v, task),
+            Task::App(_) | Task::NapiRx | Task::Backlog => self.guest_task_done(now, v, task),
             Task::Irq(vec) => self.irq_done(now, v, vec),
             Task::Burn => {
                 self.vcpu(v).burn_ran(now);

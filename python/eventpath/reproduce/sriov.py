@@ -186,7 +186,6 @@ def _fig11(duration, step):
         per_vm = [v["throughput"]["ops_per_s"] for v in s["vms"]]
         rate = sum(per_vm) / len(per_vm) if all(x for x in per_vm) else None
         rows.append(Measured(c, "requests_per_vm", "req/s", rate))
-        rows.append(Measured(c, "latency_p99", "us", max(v["latency_us"]["p99"] or 0.0 for v in s["vms"]) or None))
         rows.append(Measured(c, "host_cpu", "%", _host_cpu(s)))
         for n in _FIG11_REQUESTS:
             # ab's 'time taken for tests' of n requests at the closed loop's steady rate.

@@ -1,0 +1,290 @@
+"""CGR / AIR / MTVD (seed 003_9988edc85599e763.txt) experiments, and a head-to-head of interrupt
+coalescing on SR-IOV VFs and virtio that no paper has.
+
+Every scenario runs on the ``sriov`` profile (CGR/AIR §5.1's testbed). Until the simulator lists
+it among its built-in profiles, the scenarios name the profile file of the source tree instead
+(:func:`profile_ref`); the experiments' ``profile`` stays ``"sriov"``, whose calibration targets
+are ``profiles/calibration/sriov.toml``.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+from eventpath import _eventpath
+from eventpath.reproduce.experiment import SCENARIOS, Axis, Experiment, Measured, register
+from eventpath.reproduce.simulate import REMOVE, load, simulate
+
+#: The profile's name.
+PROFILE = "sriov"
+#: The source tree's profile file, used while the simulator has no built-in "sriov".
+PROFILE_FILE = Path(__file__).resolve().parents[3] / "profiles" / "sriov.toml"
+
+
+def profile_ref() -> str:
+    """What a scenario names as its profile: ``"sriov"`` once the simulator has it built in, the
+    source tree's ``profiles/sriov.toml`` until then."""
+    return PROFILE if _eventpath.builtin_profile_text(PROFILE) is not None else str(PROFILE_FILE)
+
+
+def layout(base: str, vms: int, changes: dict | None = None, duration: float | None = None) -> dict:
+    """Scenario ``base`` (a file of ``reproduce/scenarios/``, one VM) with ``changes`` applied to
+    it and its VM copied ``vms`` times (vm0 .. vmN-1, each with its own VF or virtio device),
+    on the sriov profile."""
+    if vms < 1:
+        raise ValueError(f"layout: {vms} VMs; expected at least 1")
+    sc = load(SCENARIOS / base, {"profile": profile_ref(), **(changes or {})})
+    one = sc["vm"][0]
+    sc["vm"] = [{**copy.deepcopy(one), "name": f"vm{i}"} for i in range(vms)]
+    if duration is not None:
+        sc["duration_s"] = duration
+    return sc
+
+
+def _host_cpu(summary: dict) -> float:
+    """The host's CPU in % of one core (CGR/AIR §5.2: 800 % is all 8 pCPUs)."""
+    return sum(summary["host"]["pcpu_util_pct"])
+
+
+def _guest_cpu(summary: dict, vcpus: int) -> float:
+    """Time in guest mode of all VMs in % of one core (TIG is % of measured time x vCPUs)."""
+    return sum(v["tig_pct"] * vcpus for v in summary["vms"])
+
+
+def _gbps(summary: dict) -> float:
+    """Aggregate receive throughput of all VMs (Gbit/s of TCP payload)."""
+    return sum(v["throughput"]["gbps"] or 0.0 for v in summary["vms"])
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a is not None and b else None
+
+
+# --- Fig. 4: throughput and CPU against a fixed interrupt rate ------------------------------
+
+#: CGR/AIR §3.2: the interrupt rates Fig. 4 tests (interrupts/s).
+_FIG4_RATES = (1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 48_000, 64_000, 80_000)
+
+
+def _fig4(duration, step):
+    rows = []
+    best = (None, -1.0)
+    for rate in _FIG4_RATES:
+        cfg = f"ITR-{rate // 1000}K"
+        r = simulate(layout("sriov-fig4.toml", 1, {"vm.0.net.itr_us": 1e6 / rate}), what=f"sriov-fig4 {cfg}",
+                     duration=duration)
+        step(cfg)
+        s, vm = r.summary, r.summary["vms"][0]
+        gbps = _gbps(s)
+        rows.append(Measured(cfg, "throughput", "Gbit/s", gbps))
+        rows.append(Measured(cfg, "cpu", "%", _host_cpu(s)))
+        rows.append(Measured(cfg, "interrupts", "irq/s", vm["interrupts_per_s"]))
+        rows.append(Measured(cfg, "exits_total", "exits/s", vm["exits_total_per_s"]))
+        if gbps > best[1]:
+            best = (rate, gbps)
+    rows.append(Measured("peak", "itr_at_max_throughput", "irq/s", float(best[0])))
+    return rows
+
+
+register(Experiment(
+    id="sriov-fig4",
+    title="Throughput and CPU of one VM receiving TCP through an SR-IOV VF against its fixed interrupt rate",
+    source="CGR/AIR §3.2, Fig. 4; §3.3 (seed 003_9988edc85599e763.txt)",
+    profile=PROFILE,
+    rows=_fig4,
+    runs=len(_FIG4_RATES),
+    notes=[
+        "Calibration: where the throughput peaks (48K), the throughput there and the CPU at 100 % from 48K up are the "
+        "sriov profile's targets (profiles/calibration/sriov.toml); the other rows have no published number.",
+        "CPU is the host's, in % of one core: the VM's two vCPU threads (the paper's 'CPU utilization is 100 percent' "
+        "at and above 48K, §3.3's '100 percent (1 processor core)'); the VF driver's single NAPI context keeps it to "
+        "one vCPU.",
+        "The guest's receive buffer is Linux 2.6.32's default (tcp_rmem[1], 87380 bytes, netperf without -S), and "
+        "netserver reads 87380 bytes a recv() (netperf's default receive size; the paper's 1,472 bytes is the sender's "
+        "-m). Below ~16K the stream is window-bound (about one window per interrupt interval), so throughput and CPU "
+        "rise with the rate as in the paper. The model has no receive-buffer autotuning (tcp_rcv_space_adjust), "
+        "which would widen the window at low rates.",
+        "Known gap: above ~16K the model's throughput is flat (~6.7-7 Gbit/s, bound by the window over the round trip "
+        "through the client's own NIC throttle) and its CPU stays at 80-90 %: the VF's interrupt rate stops following "
+        "the throttle at ~20-29K/s because NAPI keeps the vector masked while it polls. The paper's decline past 48K "
+        "with the CPU at 100 % needs a higher cost per interrupt than the profile's exits and handler give; the one "
+        "free parameter, exit.indirect_per_direct, went to its bound (2.0) and moved the objective only from 1.38 to "
+        "1.29 (the peak row is decided by noise on a flat top).",
+    ],
+    axis=Axis(r"(?P<series>ITR)-(?P<x>\d+)K", "VF interrupt throttle rate (thousands of interrupts/s)"),
+))
+
+
+# --- Fig. 8a: FIR, CGR, AIR on 1-16 VMs -----------------------------------------------------
+
+#: The interrupt-rate controllers of §4 as the VF's moderation (host-side, driving its EITR).
+_CONTROLLERS = {
+    "FIR": {"kind": "fir", "itr": 8000},  # §4.1: the driver's default 8,000 interrupts/s
+    "CGR": {"kind": "cgr"},              # §4.2: 4K / 8K / 20K / 100K by traffic class
+    "AIR": {"kind": "air"},              # §4.3, Algorithm 1
+}
+#: Fig. 8a's VM counts (CGR/AIR §5.2.1: 1, 4, 8, 12, 16 VMs).
+_FIG8_VMS = (1, 4, 8, 12, 16)
+#: Simulated seconds and warm-up of a Fig. 8a run: AIR and CGR decide every 100 ms, so the
+#: warm-up covers their first decision.
+_FIG8_DURATION, _FIG8_WARMUP = 0.5, 0.2
+
+
+def _vf(controller: str) -> dict:
+    return {"vm.0.net.itr_us": REMOVE, "vm.0.net.moderation": dict(_CONTROLLERS[controller]),
+            "warmup_s": _FIG8_WARMUP}
+
+
+def _fig8a(duration, step, counts=_FIG8_VMS):
+    rows = []
+    for n in counts:
+        gbps = {}
+        for c in _CONTROLLERS:
+            cfg = f"{c}-{n}"
+            r = simulate(layout("sriov-fig4.toml", n, _vf(c), _FIG8_DURATION), what=f"sriov-fig8a {cfg}",
+                         duration=duration)
+            step(cfg)
+            s = r.summary
+            gbps[c] = _gbps(s)
+            rows.append(Measured(cfg, "throughput", "Gbit/s", gbps[c]))
+            rows.append(Measured(cfg, "host_cpu", "%", _host_cpu(s)))
+            rows.append(Measured(cfg, "interrupts_per_vm", "irq/s", sum(v["interrupts_per_s"] for v in s["vms"]) / n))
+        for c in ("CGR", "AIR"):
+            rows.append(Measured(f"{c}/FIR-{n}", "throughput_ratio", "x", _ratio(gbps[c], gbps["FIR"])))
+    return rows
+
+
+register(Experiment(
+    id="sriov-fig8a",
+    title="TCP_STREAM (1,472 B) into 1-16 VMs of 2 vCPUs on 8 pCPUs, each with a VF: FIR vs CGR vs AIR",
+    source="CGR/AIR §5.2.1, Fig. 8a (seed 003_9988edc85599e763.txt)",
+    profile=PROFILE,
+    rows=_fig8a,
+    runs=len(_FIG8_VMS) * len(_CONTROLLERS),
+    notes=[
+        "Every row is a prediction (the sriov profile is calibrated on sriov-fig4 only). The paper gives Fig. 8a's "
+        "gains only as ranges, CGR 1.22-2.26x and AIR 1.31-2.97x FIR, the highest at 16 VMs: the ranges' maxima are "
+        "compared at 16 VMs; where their minima lie is not said. Its 'CPU under 600 percent' is a bound, not a row.",
+        "Each VM is the Fig. 4 VM (2 vCPUs, the VF's 512-descriptor ring, a 87380-byte receive window), placed by the "
+        "host's CFS on 8 pCPUs (32 vCPUs at 16 VMs). FIR is 8,000 interrupts/s (§4.1); CGR and AIR use the "
+        "policies' defaults (CGR §4.2's classes over 100 ms; AIR's k = 512, the ring, and C_pkt and C_int taken from "
+        "the profile's costs, as the paper 'obtains them from experiments'). The model has no MTVD (§4.4).",
+        "Known gap: in the model 4 or more VMs fill the 10 Gbit/s link under every controller while the host uses "
+        "1-2 of its 8 cores (the paper: up to 6), so nothing is CPU-starved at 16 VMs and the ratios stay ~1 where the "
+        "paper has 2.26x and 2.97x. With one VM the model's stream is window-bound below ~16K interrupts/s, so CGR "
+        "(4K for full-size frames) and AIR (B/(k S) + offset with k = 512, ~1-2K/s) lose throughput against FIR's 8K: "
+        "AIR's Eq. 1 assumes up to k = 512 packets per interrupt, which a TCP window of 60 segments never delivers.",
+    ],
+    axis=Axis(r"(?P<series>.+)-(?P<x>\d+)", "VMs"),
+))
+
+
+# --- Fig. 11: Apache Bench completion time ----------------------------------------------------
+
+#: Fig. 11's request counts (1K-10K, §5.4).
+_FIG11_REQUESTS = tuple(range(1_000, 10_001, 1_000))
+#: The VMs Fig. 11 runs: not stated by the paper; §5.5's four co-hosted VMs are taken.
+_FIG11_VMS = 4
+
+
+def _fig11(duration, step):
+    rows = []
+    for c in _CONTROLLERS:
+        changes = {"vm.0.net.moderation": dict(_CONTROLLERS[c])}
+        s = simulate(layout("sriov-fig11.toml", _FIG11_VMS, changes), what=f"sriov-fig11 {c}",
+                     duration=duration).summary
+        step(c)
+        per_vm = [v["throughput"]["ops_per_s"] for v in s["vms"]]
+        rate = sum(per_vm) / len(per_vm) if all(x for x in per_vm) else None
+        rows.append(Measured(c, "requests_per_vm", "req/s", rate))
+        rows.append(Measured(c, "host_cpu", "%", _host_cpu(s)))
+        for n in _FIG11_REQUESTS:
+            # ab's 'time taken for tests' of n requests at the closed loop's steady rate.
+            rows.append(Measured(f"{c}-{n // 1000}K", "completion_time", "s", n / rate if rate else None))
+    return rows
+
+
+register(Experiment(
+    id="sriov-fig11",
+    title="Apache Bench (concurrency 500) completion time of 1K-10K requests per VM: FIR vs CGR vs AIR",
+    source="CGR/AIR §5.4, Fig. 11 (seed 003_9988edc85599e763.txt)",
+    profile=PROFILE,
+    rows=_fig11,
+    runs=len(_CONTROLLERS),
+    notes=[
+        "Every row is a prediction, and none has a published number: §5.4 gives Fig. 11 only in words (FIR's time "
+        "grows fastest, CGR and AIR 'slightly better', AIR+MTVD best). The model has no MTVD.",
+        "Four VMs (§5.5's co-hosted four; Fig. 11's count is not stated), each serving a 45-byte page to an ab-like "
+        "closed loop of 500 requests, a connection per request. Completion time of n requests is n over the VM's "
+        "steady request rate: ab's start-up and its last, draining requests are not modelled.",
+    ],
+    axis=Axis(r"(?P<series>[A-Z]+)-(?P<x>\d+)K", "requests (thousands)"),
+))
+
+
+# --- coalescing head to head ------------------------------------------------------------------
+
+#: Each configuration's device: an SR-IOV VF under a moderation scheme, or virtio-net.
+_H2H = {
+    "VF-FIR": {"vm.0.net.itr_us": REMOVE, "vm.0.net.moderation": dict(_CONTROLLERS["FIR"])},
+    "VF-CGR": {"vm.0.net.itr_us": REMOVE, "vm.0.net.moderation": dict(_CONTROLLERS["CGR"])},
+    "VF-AIR": {"vm.0.net.itr_us": REMOVE, "vm.0.net.moderation": dict(_CONTROLLERS["AIR"])},
+    "VF-ixgbevf-dynamic": {"vm.0.net.itr_us": "dynamic"},
+    "VF-DIM": {"vm.0.net.itr_us": REMOVE, "vm.0.net.moderation": {"kind": "dim"}},
+    "virtio-event-idx": {"vm.0.net": {"kind": "virtio"}},
+    "virtio-NOTF_COAL": {"vm.0.net": {"kind": "virtio", "moderation": {"kind": "notf_coal"}}},
+    "virtio-guest-DIM": {"vm.0.net": {"kind": "virtio", "moderation": {"kind": "guest_dim"}}},
+}
+#: The VM counts of the head-to-head.
+_H2H_VMS = (1, 4, 8, 16)
+#: Its simulated seconds and warm-up (the controllers' first decisions inside the warm-up).
+_H2H_DURATION, _H2H_WARMUP = 0.4, 0.15
+#: The request/response load: netperf TCP_RR, 1-byte request and response, one in flight per VM.
+_RR = {"kind": "tcp_rr", "request_bytes": 1, "response_bytes": 1, "concurrency": 1}
+
+
+def _h2h(duration, step, counts=_H2H_VMS, configs=tuple(_H2H)):
+    rows = []
+    for cfg in configs:
+        for n in counts:
+            c = f"{cfg}-{n}"
+            base = {**_H2H[cfg], "warmup_s": _H2H_WARMUP}
+            s = simulate(layout("sriov-fig4.toml", n, base, _H2H_DURATION), what=f"head-to-head {c} stream",
+                         duration=duration).summary
+            rows.append(Measured(c, "stream_throughput", "Gbit/s", _gbps(s)))
+            rows.append(Measured(c, "stream_host_cpu", "%", _host_cpu(s)))
+            rows.append(Measured(c, "stream_guest_cpu", "%", _guest_cpu(s, 2)))
+            rr = simulate(layout("sriov-fig4.toml", n, {**base, "vm.0.workload": dict(_RR)}, _H2H_DURATION),
+                          what=f"head-to-head {c} tcp_rr", duration=duration).summary
+            step(c)
+            rows.append(Measured(c, "rr_transactions", "trans/s", sum(v["throughput"]["ops_per_s"] or 0.0
+                                                                     for v in rr["vms"])))
+            rows.append(Measured(c, "rr_p99", "us", max(v["latency_us"]["p99"] or 0.0 for v in rr["vms"]) or None))
+            rows.append(Measured(c, "rr_host_cpu", "%", _host_cpu(rr)))
+            rows.append(Measured(c, "rr_guest_cpu", "%", _guest_cpu(rr, 2)))
+    return rows
+
+
+register(Experiment(
+    id="coalescing-head-to-head",
+    title="Interrupt coalescing head to head on the CGR/AIR testbed: VF (FIR, CGR, AIR, ixgbevf adaptive, "
+          "net DIM) and virtio (event index, NOTF_COAL, guest DIM), TCP stream and TCP_RR",
+    source="no paper: the sriov profile (CGR/AIR §5.1 testbed) with the mechanisms of CGR/AIR §4, Linux ixgbevf, "
+           "net DIM, virtio event index, virtio notification coalescing and virtio-net guest DIM",
+    profile=PROFILE,
+    rows=_h2h,
+    runs=len(_H2H) * len(_H2H_VMS),
+    notes=[
+        "Every row is a prediction without a published value. Each configuration runs 1-16 VMs of 2 vCPUs on the 8 "
+        "pCPUs twice: netperf TCP_STREAM into every VM (1,472-byte messages, Fig. 4's VM and window), then netperf "
+        "TCP_RR (1 byte each way, one transaction in flight per VM). Throughput and transactions/s are aggregates; "
+        "rr_p99 is the worst VM's 99th percentile; host CPU is every pCPU's busy time (vCPU threads, and the vhost "
+        "threads of virtio), guest CPU the VMs' time in guest mode, both in % of one core.",
+        "VF rows: FIR 8,000/s, CGR and AIR with the policies' defaults, ixgbevf's own adaptive ITR (itr_us = "
+        "\"dynamic\"), net DIM driving the EITR. virtio rows: virtio-net over vhost-net with the event index only "
+        "(no moderation), virtio notification coalescing (1,000 us / 10 frames), the guest's virtio-net DIM. "
+        "Interrupts are delivered by emulation (the E5607 has neither APICv nor posted interrupts).",
+    ],
+    axis=Axis(r"(?P<series>.+)-(?P<x>\d+)", "VMs"),
+))

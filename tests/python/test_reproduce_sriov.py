@@ -1,0 +1,118 @@
+"""CGR/AIR reproductions (§3.2 Fig. 4, §5.2.1 Fig. 8a, §5.4 Fig. 11) and the coalescing
+head-to-head: the directions the paper states hold, and the published data fit the rows."""
+
+import tomllib
+
+import pytest
+
+reproduce = pytest.importorskip("eventpath.reproduce")
+from eventpath.reproduce import published, sriov  # noqa: E402
+
+EXPERIMENTS = ("sriov-fig4", "sriov-fig8a", "sriov-fig11", "coalescing-head-to-head")
+
+
+def _rows(doc):
+    return {(r["config"], r["metric"]): r for r in doc["rows"]}
+
+
+def _measured(rows):
+    return {(m.config, m.metric): m.simulated for m in rows}
+
+
+def test_sriov_experiments_are_registered_on_the_sriov_profile():
+    for e in EXPERIMENTS:
+        assert reproduce.EXPERIMENTS[e].profile == "sriov"
+
+
+def test_sriov_profile_states_the_testbed_and_a_source_for_every_value():
+    doc = tomllib.loads(sriov.PROFILE_FILE.read_text())
+    assert doc["cpu"]["sockets"]["value"] * doc["cpu"]["cores_per_socket"]["value"] == 8
+    assert doc["cpu"]["ghz"]["value"] == 2.27
+    # CGR/AIR §3.2, §4.1: the VF driver's default InterruptThrottleRate, 8,000/s.
+    assert doc["sriov"]["vf_itr_ns"]["value"] == 125_000
+    params = [(s, k, p) for s, t in doc.items() if isinstance(t, dict) for k, p in t.items()
+              if isinstance(p, dict) and "value" in p]
+    assert len(params) > 60
+    for s, k, p in params:
+        assert p.get("source", "").strip(), f"{s}.{k} has no source"
+        if "free" in p:
+            assert p["free"]["min"] <= p["value"] <= p["free"]["max"], f"{s}.{k} outside its free range"
+    # The scenarios' profile loads in the simulator (built in, or the file until it is).
+    from eventpath import _eventpath
+
+    assert "sriov" in _eventpath.profile_json(sriov.profile_ref())
+
+
+def test_sriov_fig4_throughput_and_cpu_rise_with_the_rate_while_window_bound(tmp_path):
+    doc = reproduce.run("sriov-fig4", tmp_path, duration=0.05, progress=False)
+    assert (tmp_path / "sriov-fig4.png").stat().st_size > 0
+    rows = _rows(doc)
+    low = ("ITR-1K", "ITR-2K", "ITR-4K", "ITR-8K")
+    thr = [rows[(c, "throughput")]["simulated"] for c in low]
+    cpu = [rows[(c, "cpu")]["simulated"] for c in low]
+    # §3.2: below the optimum 'the throughput and the CPU utilization are increasing with the rate'.
+    assert thr == sorted(thr) and thr[-1] > 2 * thr[0], thr
+    assert cpu == sorted(cpu) and cpu[-1] > 2 * cpu[0], cpu
+    # A fixed throttle caps the interrupt rate.
+    for c, rate in (("ITR-1K", 1000), ("ITR-8K", 8000)):
+        assert rows[(c, "interrupts")]["simulated"] <= 1.02 * rate
+    assert rows[("peak", "itr_at_max_throughput")]["role"] == "calibration"
+    assert rows[("ITR-48K", "cpu")]["role"] == "calibration"
+    assert rows[("ITR-8K", "throughput")]["published"] is None
+
+
+def test_sriov_fig8a_air_takes_fewer_interrupts_and_no_less_throughput_at_16_vms():
+    rows = _measured(sriov._fig8a(0.05, lambda _label: None, counts=(16,)))
+    fir, air = rows[("FIR-16", "throughput")], rows[("AIR-16", "throughput")]
+    assert air >= 0.95 * fir, (air, fir)
+    assert rows[("AIR-16", "interrupts_per_vm")] < rows[("FIR-16", "interrupts_per_vm")]
+    assert rows[("AIR-16", "host_cpu")] < rows[("FIR-16", "host_cpu")]
+    assert rows[("AIR/FIR-16", "throughput_ratio")] == pytest.approx(air / fir)
+    # 8 pCPUs: never more than 800 % of one core.
+    assert all(rows[(f"{c}-16", "host_cpu")] <= 800.0 + 1e-6 for c in ("FIR", "CGR", "AIR"))
+
+
+def test_every_published_sriov_value_meets_a_row_of_its_experiment():
+    for e in ("sriov-fig4", "sriov-fig8a", "sriov-fig11"):
+        values = published.load(e)
+        doc = reproduce.measure(e, duration=0.05)
+        rows = _rows(doc)
+        for v in values:
+            assert (v.config, v.metric) in rows, f"{e}: {v.config}/{v.metric} has no row"
+            assert rows[(v.config, v.metric)]["published"] == v.value
+            assert rows[(v.config, v.metric)]["simulated"] is not None
+    assert published.load("sriov-fig8a") and published.load("sriov-fig4")
+    # §5.4 gives Fig. 11 in words only: no data file (the framework wants values in every one).
+    assert not published.load("sriov-fig11")
+
+
+def test_sriov_fig11_completion_time_grows_with_the_requests():
+    rows = _measured(sriov._fig11(0.05, lambda _label: None))
+    for c in ("FIR", "CGR", "AIR"):
+        times = [rows[(f"{c}-{n}K", "completion_time")] for n in range(1, 11)]
+        assert all(t is not None and t > 0 for t in times)
+        assert times == sorted(times) and times[-1] == pytest.approx(10 * times[0])
+        assert rows[(c, "requests_per_vm")] == pytest.approx(1000 / times[0])
+
+
+def test_head_to_head_fixed_throttle_bounds_request_response_and_adaptive_ones_do_not():
+    rows = _measured(sriov._h2h(0.05, lambda _label: None, counts=(1,),
+                                configs=("VF-FIR", "VF-ixgbevf-dynamic", "virtio-event-idx")))
+    # One transaction in flight: a fixed 8,000/s throttle allows at most one per interval.
+    assert rows[("VF-FIR-1", "rr_transactions")] <= 8000 * 1.02
+    assert rows[("VF-ixgbevf-dynamic-1", "rr_transactions")] > 2 * rows[("VF-FIR-1", "rr_transactions")]
+    assert rows[("VF-ixgbevf-dynamic-1", "rr_p99")] < rows[("VF-FIR-1", "rr_p99")]
+    # virtio's vhost thread runs on the host beside the vCPUs; a VF has none.
+    v = "virtio-event-idx-1"
+    assert rows[(v, "stream_host_cpu")] > rows[(v, "stream_guest_cpu")] + 5
+    for c in ("VF-FIR-1", "VF-ixgbevf-dynamic-1", v):
+        assert rows[(c, "stream_throughput")] > 0
+
+
+def test_layout_copies_the_vm_and_refuses_no_vms():
+    sc = sriov.layout("sriov-fig4.toml", 3, {"vm.0.net.itr_us": 50.0})
+    assert [v["name"] for v in sc["vm"]] == ["vm0", "vm1", "vm2"]
+    assert all(v["net"]["itr_us"] == 50.0 for v in sc["vm"])
+    assert sc["profile"] == sriov.profile_ref()
+    with pytest.raises(ValueError, match="at least 1"):
+        sriov.layout("sriov-fig4.toml", 0)

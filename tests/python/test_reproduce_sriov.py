@@ -1,4 +1,4 @@
-"""CGR/AIR reproductions (§3.2 Fig. 4, §5.2.1 Fig. 8a, §5.4 Fig. 11) and the coalescing
+"""CGR/AIR reproductions (§3.2 Fig. 4, §5.2.1 Fig. 8a, §5.4 Fig. 11, §5.5 Fig. 12) and the coalescing
 head-to-head: the directions the paper states hold, and the published data fit the rows."""
 
 import tomllib
@@ -7,8 +7,9 @@ import pytest
 
 reproduce = pytest.importorskip("eventpath.reproduce")
 from eventpath.reproduce import published, sriov  # noqa: E402
+from eventpath import _eventpath  # noqa: E402
 
-EXPERIMENTS = ("sriov-fig4", "sriov-fig8a", "sriov-fig11", "coalescing-head-to-head")
+EXPERIMENTS = ("sriov-fig4", "sriov-fig8a", "sriov-fig11", "sriov-fig12", "coalescing-head-to-head")
 
 
 def _rows(doc):
@@ -25,7 +26,7 @@ def test_sriov_experiments_are_registered_on_the_sriov_profile():
 
 
 def test_sriov_profile_states_the_testbed_and_a_source_for_every_value():
-    doc = tomllib.loads(sriov.PROFILE_FILE.read_text())
+    doc = tomllib.loads(_eventpath.builtin_profile_text("sriov")[0])
     assert doc["cpu"]["sockets"]["value"] * doc["cpu"]["cores_per_socket"]["value"] == 8
     assert doc["cpu"]["ghz"]["value"] == 2.27
     # CGR/AIR §3.2, §4.1: the VF driver's default InterruptThrottleRate, 8,000/s.
@@ -37,10 +38,9 @@ def test_sriov_profile_states_the_testbed_and_a_source_for_every_value():
         assert p.get("source", "").strip(), f"{s}.{k} has no source"
         if "free" in p:
             assert p["free"]["min"] <= p["value"] <= p["free"]["max"], f"{s}.{k} outside its free range"
-    # The scenarios' profile loads in the simulator (built in, or the file until it is).
-    from eventpath import _eventpath
-
-    assert "sriov" in _eventpath.profile_json(sriov.profile_ref())
+    # The simulator has it built in.
+    assert _eventpath.builtin_profile_text("sriov") is not None
+    assert "sriov" in _eventpath.profile_json("sriov")
 
 
 def test_sriov_fig4_throughput_and_cpu_rise_with_the_rate_while_window_bound(tmp_path):
@@ -73,7 +73,7 @@ def test_sriov_fig8a_air_takes_fewer_interrupts_and_no_less_throughput_at_16_vms
 
 
 def test_every_published_sriov_value_meets_a_row_of_its_experiment():
-    for e in ("sriov-fig4", "sriov-fig8a", "sriov-fig11"):
+    for e in ("sriov-fig4", "sriov-fig8a", "sriov-fig11", "sriov-fig12"):
         values = published.load(e)
         doc = reproduce.measure(e, duration=0.05)
         rows = _rows(doc)
@@ -113,6 +113,16 @@ def test_layout_copies_the_vm_and_refuses_no_vms():
     sc = sriov.layout("sriov-fig4.toml", 3, {"vm.0.net.itr_us": 50.0})
     assert [v["name"] for v in sc["vm"]] == ["vm0", "vm1", "vm2"]
     assert all(v["net"]["itr_us"] == 50.0 for v in sc["vm"])
-    assert sc["profile"] == sriov.profile_ref()
+    assert sc["profile"] == "sriov"
     with pytest.raises(ValueError, match="at least 1"):
         sriov.layout("sriov-fig4.toml", 0)
+
+
+def test_sriov_fig12_mtvd_spends_more_cpu_for_the_same_link():
+    rows = _measured(sriov._fig12(0.05, lambda _label: None))
+    # The other vCPU's threads and their wake-ups cost CPU the single-threaded driver does not.
+    assert rows[("MTVD-tcp", "host_cpu")] > rows[("FIR-tcp", "host_cpu")]
+    assert rows[("MTVD-vs-FIR-tcp", "cpu_added")] == pytest.approx(rows[("MTVD-tcp", "host_cpu")] - rows[("FIR-tcp", "host_cpu")])
+    assert rows[("FIR-tcp", "ipi_exits_per_vm")] == 0 < rows[("MTVD-tcp", "ipi_exits_per_vm")]
+    # Four VMs at FIR already fill the 10 GbE link in the model: no throughput to gain.
+    assert rows[("FIR-tcp", "throughput")] <= 9.5

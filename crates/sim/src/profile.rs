@@ -530,6 +530,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("es2", include_str!("../../../profiles/es2.toml")),
     ("elvis", include_str!("../../../profiles/elvis.toml")),
     ("did", include_str!("../../../profiles/did.toml")),
+    ("sriov", include_str!("../../../profiles/sriov.toml")),
 ];
 
 /// The built-in profiles' calibration targets (`eventpath calibrate`): (name, file contents).
@@ -537,6 +538,7 @@ pub const CALIBRATION: &[(&str, &str)] = &[
     ("es2", include_str!("../../../profiles/calibration/es2.toml")),
     ("elvis", include_str!("../../../profiles/calibration/elvis.toml")),
     ("did", include_str!("../../../profiles/calibration/did.toml")),
+    ("sriov", include_str!("../../../profiles/calibration/sriov.toml")),
 ];
 
 impl Profile {

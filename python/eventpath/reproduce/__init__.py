@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 if TYPE_CHECKING:
     import os
 
-from eventpath import _eventpath, comparison, targets
+from eventpath import comparison, targets
 from eventpath.comparison import PublishedRow as Row, published_miss as miss_ratio  # noqa: F401
 from eventpath.reproduce import figure
 from eventpath.reproduce.experiment import EXPERIMENTS, Axis, Experiment, Measured, register  # noqa: F401
@@ -109,14 +109,7 @@ def is_target(profile: str) -> Callable[[str, str, str], bool]:
     """A test of (experiment, config, metric) against built-in ``profile``'s calibration
     targets (``profiles/calibration/PROFILE.toml``; an entry without ``rows`` takes every row of
     its experiment). No targets: every row is a prediction."""
-    if not profile:
-        return targets.is_target([])
-    path = None
-    if _eventpath.builtin_profile_text(profile) is None:
-        # A profile the simulator does not have built in yet (sriov, until it is added to
-        # crates/sim/src/profile.rs BUILTIN): its targets from the source tree's file.
-        path = Path(__file__).resolve().parents[3] / "profiles" / "calibration" / f"{profile}.toml"
-    return targets.is_target(targets.load_targets(profile, profiles_of(), path))
+    return targets.is_target(targets.load_targets(profile, profiles_of()) if profile else [])
 
 
 #: Per profile and role: rows within tolerance of those with a published value, and the misses.

@@ -120,7 +120,7 @@ pub const KEYS: &[Key] = &[
     k("vm.net.moderation.interval_ns", "air", I, "ns", "100000000", "AIR: the measurement interval (not given by the paper; our choice, CGR's timeslice).", "100000000"),
     k("vm.net.moderation.k", "air", I, "packets", "512", "AIR: k, packets per interrupt, the VF RX ring (ixgbevf's default).", "512"),
     k("vm.net.moderation.c_cycles_per_s", "air", F, "cycles/s", "the profile's: cpu.ghz x 1e9 (one core)", "AIR: C, the CPU capacity of the VM (§4.3.3: one core's cycles); > 0.", "2.6e9"),
-    k("vm.net.moderation.c_pkt_cycles", "air", F, "cycles", "the profile's: guest.udp_rx_packet_ns x cpu.ghz", "AIR: C_pkt, the CPU cost of one received packet; > 0.", "3000.0"),
+    k("vm.net.moderation.c_pkt_cycles", "air", F, "cycles", "the profile's: guest.tcp_rx_segment_ns (a TCP workload) or guest.udp_rx_packet_ns x cpu.ghz", "AIR: C_pkt, the CPU cost of one received packet; > 0.", "3000.0"),
     k("vm.net.moderation.c_int_cycles", "air", F, "cycles", "the profile's: (exit.interrupt_delivery_ns + exit.eoi_ns + guest.virtio_irq_ns + guest.napi_poll_ns) x cpu.ghz", "AIR: C_int, the CPU cost of one interrupt (an emulated LAPIC's, the paper's KVM setting); > 0.", "9000.0"),
     k("vm.net.moderation.offset", "air", F, "interrupts/s", "1000", "AIR: added to the target rate before the clamps (not given; our choice).", "1000.0"),
     k("vm.net.moderation.threshold", "air", F, "interrupts/s", "500", "AIR: the smallest change applied (not given; our choice).", "500.0"),

@@ -9,15 +9,18 @@ use eventpath_policy::moderation::ModerationConfig;
 /// AIR's costs from the profile, where the scenario leaves them unset (CGR/AIR paper §4.3,
 /// Eq. 1-5, which gives no values): `C` is one core's clock (§4.3.3: "the available CPU
 /// cycles of one processor core", the VF driver being single-threaded), `C_pkt` the guest's
-/// receive of one packet (`guest.udp_rx_packet_ns`), `C_int` an interrupt with an emulated
-/// LAPIC, the paper's KVM setting (`exit.interrupt_delivery_ns` + `exit.eoi_ns` +
+/// receive of one packet of the VM's workload (a TCP segment, `guest.tcp_rx_segment_ns`, for a
+/// TCP workload, else a datagram, `guest.udp_rx_packet_ns`), `C_int` an interrupt with an
+/// emulated LAPIC, the paper's KVM setting (`exit.interrupt_delivery_ns` + `exit.eoi_ns` +
 /// `guest.virtio_irq_ns` + `guest.napi_poll_ns`), each in cycles at `cpu.ghz`.
 pub(super) fn fill_from_profile(vm: &mut Vm, profile: &Profile) {
+    let tcp = vm.workload.as_ref().is_some_and(Workload::is_tcp);
     if let ModerationConfig::Air(a) = &mut vm.net.moderation {
         let ghz = profile.cpu.ghz.value;
         let (x, g) = (&profile.exit, &profile.guest);
         let int_ns = x.interrupt_delivery_ns.value + x.eoi_ns.value + g.virtio_irq_ns.value + g.napi_poll_ns.value;
-        *a = a.clone().with_costs(ghz * 1e9, g.udp_rx_packet_ns.value * ghz, int_ns * ghz);
+        let pkt_ns = if tcp { g.tcp_rx_segment_ns.value } else { g.udp_rx_packet_ns.value };
+        *a = a.clone().with_costs(ghz * 1e9, pkt_ns * ghz, int_ns * ghz);
     }
 }
 

@@ -11,8 +11,12 @@
 //! handed away from the interrupted vCPU, which keeps the interrupts, the poll and the
 //! dispatch); §4.4 does not say whether the polling CPU's own thread takes a share.
 //!
-//! Handing over to a thread asleep on a halted vCPU costs a reschedule IPI (the sender's ICR
-//! write exits unless the delivery mode virtualizes it). The threads run at the priority of
+//! The dispatcher wakes a thread asleep on a halted vCPU with a reschedule IPI (the sender's ICR
+//! write exits unless the delivery mode virtualizes it) once per poll round, when the round's
+//! packets are handed out — at the round's end or the poll's completion — as Linux RPS sends
+//! its IPIs at the end of `net_rx_action`, not one per packet (§4.4 does not say when its
+//! threads are woken; one IPI per packet would wake a thread for every few packets). One exit
+//! is charged for the IPIs of a round, however many threads it wakes. The threads run at the priority of
 //! the guest's receive work (after NAPI, before the application's steps), as ksoftirqd does;
 //! a thread on the dispatcher's own vCPU runs when the poll is done or deferred. The packets
 //! of one flow reach the socket out of order across threads; the model's TCP receiver counts
@@ -97,9 +101,13 @@ impl Mtvd {
 
 /// MTVD's operations, for every [`Kernel`].
 pub(crate) trait MtvdOps {
-    /// NAPI on `v` took `pkt` off the VF's ring: hand it to the next thread, waking it with
-    /// a reschedule IPI if it sleeps on a halted vCPU. Returns whether that IPI's exit started.
-    fn mtvd_dispatch(&mut self, now: Time, v: u32, pkt: RxPkt) -> bool;
+    /// NAPI on `v` took `pkt` off the VF's ring: hand it to the next thread (woken at the
+    /// round's end, [`MtvdOps::mtvd_wake`]).
+    fn mtvd_dispatch(&mut self, v: u32, pkt: RxPkt);
+    /// NAPI on `v` ended a round or completed: wake every thread with packets handed to it
+    /// that sleeps on a halted vCPU, with a reschedule IPI. Returns whether the IPIs' exit
+    /// started.
+    fn mtvd_wake(&mut self, now: Time, v: u32) -> bool;
     /// At VM entry: run the next packet of `v`'s thread if it has one. Returns whether a task
     /// (or an exit) was started.
     fn mtvd_next(&mut self, now: Time, v: u32) -> bool;
@@ -115,16 +123,27 @@ fn thread_of<K: Kernel>(k: &K, v: u32) -> (usize, u32, usize) {
 }
 
 impl<K: Kernel> MtvdOps for K {
-    fn mtvd_dispatch(&mut self, now: Time, v: u32, pkt: RxPkt) -> bool {
-        let (vm, dev, from) = thread_of(self, v);
-        let (w, asleep) = self.net(dev).mtvd.as_mut().expect("an MTVD device").dispatch(pkt, from);
-        let u = self.vm_vcpus(vm)[w];
-        if asleep && self.vcpu_ref(u).wants_resched_ipi() {
-            self.raise_irq(now, u, Vector::Resched);
-            self.exit(now, v, ExitReason::Ipi, AfterExit::Resume);
-            return true;
+    fn mtvd_dispatch(&mut self, v: u32, pkt: RxPkt) {
+        let (_, dev, from) = thread_of(self, v);
+        self.net(dev).mtvd.as_mut().expect("an MTVD device").dispatch(pkt, from);
+    }
+
+    fn mtvd_wake(&mut self, now: Time, v: u32) -> bool {
+        let (vm, dev, _) = thread_of(self, v);
+        let Some(m) = self.net(dev).mtvd.as_ref() else { return false };
+        let waiting: Vec<usize> = (0..m.queues.len()).filter(|&w| !m.queues[w].is_empty() && !m.running[w]).collect();
+        let mut sent = false;
+        for w in waiting {
+            let u = self.vm_vcpus(vm)[w];
+            if u != v && self.vcpu_ref(u).wants_resched_ipi() {
+                self.raise_irq(now, u, Vector::Resched);
+                sent = true;
+            }
         }
-        false
+        if sent {
+            self.exit(now, v, ExitReason::Ipi, AfterExit::Resume);
+        }
+        sent
     }
 
     fn mtvd_next(&mut self, now: Time, v: u32) -> bool {

@@ -251,9 +251,10 @@ impl<K: Kernel> NapiOps for K {
             NapiStep::Wait => return false,
             NapiStep::Complete => {
                 if d.vf.is_some() {
-                    // ixgbevf: napi_complete, then unmask the vector (EIMS); refills were tail writes.
+                    // ixgbevf: napi_complete, then unmask the vector (EIMS); refills were tail
+                    // writes. MTVD's threads are woken for what this poll handed them.
                     self.vf_unmask(now, v, dev);
-                    return false;
+                    return self.mtvd_wake(now, v);
                 }
                 // The virtqueue_poll re-check: try_fill_recv refilled a ring the device had
                 // run dry of: kick it.
@@ -266,6 +267,12 @@ impl<K: Kernel> NapiOps for K {
             }
             NapiStep::Receive { round_start } => round_start,
         };
+        // A new round: MTVD's threads are woken for what the last one handed them (an IPI
+        // exit, after which the round begins).
+        if round_start && d.mtvd.is_some() && self.mtvd_wake(now, v) {
+            return true;
+        }
+        let d = self.net(dev);
         if round_start && d.vf.is_some() {
             // ixgbevf_poll cleans the TX ring first in every round, not only at completion:
             // under a receive flood that never completes, sends would otherwise stop for good.
@@ -317,10 +324,8 @@ impl<K: Kernel> NapiOps for K {
             self.backend_written(now, dev, Notice::RxKick);
         }
         if self.net(dev).mtvd.is_some() {
-            if !self.mtvd_dispatch(now, v, pkt) {
-                self.enter(now, v);
-            }
-            return;
+            self.mtvd_dispatch(v, pkt);
+            return self.enter(now, v);
         }
         // TCP data wakes its reader; an ICMP echo answered here wakes nobody.
         let data = pkt.bytes > 0 && self.app_receives_tcp_data(vm);

@@ -96,6 +96,8 @@ pub struct Sriov {
     pub vf_itr_ns: Param,
     /// The largest interval the EITR register can hold.
     pub vf_itr_max_ns: Param,
+    /// The shortest interval the EITR throttles to: the highest interrupt rate the NIC takes.
+    pub vf_itr_min_ns: Param,
     /// From a frame's arrival at the port to its descriptor written back in the VF's ring
     /// (L2 sort, DMA, write-back).
     pub dma_ns: Param,
@@ -477,7 +479,7 @@ impl Bounds {
             "client.delack_segments" => b(1.0, 1024.0, true, "segments per delayed ACK; Linux ACKs every 2nd"),
             "nic.txqueuelen_packets" => b(1.0, 1e6, true, "the qdisc limit; Linux's default is 1000"),
             "sriov.max_vfs" => b(1.0, 256.0, true, "PCIe SR-IOV: at most 256 functions per device"),
-            "sriov.vf_itr_ns" | "sriov.vf_itr_max_ns" => b(1.0, MAX_NS, false, "an interrupt interval; 0 would not throttle"),
+            "sriov.vf_itr_ns" | "sriov.vf_itr_max_ns" | "sriov.vf_itr_min_ns" => b(1.0, MAX_NS, false, "an interrupt interval; 0 would not throttle"),
             "guest.udp_rcvbuf_bytes" => b(2304.0, 2_147_483_647.0, true, "Linux SOCK_MIN_RCVBUF to the largest int"),
             "client.udp_sndbuf_bytes" => b(1.0, 2_147_483_647.0, true, "a socket buffer; Linux's default is 212992"),
             "client.tsq_limit_bytes" => b(1.0, 2_147_483_647.0, true, "a per-socket byte limit; Linux's default is 262144"),
@@ -715,6 +717,7 @@ impl Profile {
                 ("sriov.max_vfs", &v.max_vfs, "count"),
                 ("sriov.vf_itr_ns", &v.vf_itr_ns, "ns"),
                 ("sriov.vf_itr_max_ns", &v.vf_itr_max_ns, "ns"),
+                ("sriov.vf_itr_min_ns", &v.vf_itr_min_ns, "ns"),
                 ("sriov.dma_ns", &v.dma_ns, "ns"),
                 ("sriov.vf_irq_ns", &v.vf_irq_ns, "ns"),
             ]);

@@ -103,6 +103,8 @@ fn bad_coalescing_and_vf_schemes_are_one_line_naming_the_key() {
     one_line(&e, &["net.moderation.kind", "virtqueue"]);
     let e = vf(1000, "kind = \"fir\"\nitr = 500").check_error();
     one_line(&e, &["net.moderation.itr", "979"]);
+    let e = vf(1000, "kind = \"fir\"\nitr = 500000").check_error();
+    one_line(&e, &["net.moderation.itr", "488281"]);
     let e = Sc::new("m", "did").pcpus(2).vm(Vm::new("vm0", 1).net("kind = \"sriov_vf\"\nitr_us = 20").moderation("kind = \"cgr\"")).check_error();
     one_line(&e, &["net.itr_us", "[vm.net.moderation]"]);
     let e = vf(1000, "kind = \"air\"\nc_int_cycles = -1.0").check_error();

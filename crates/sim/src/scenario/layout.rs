@@ -162,17 +162,19 @@ pub(super) fn check_device(vm: &Vm, key: &dyn Fn(&str) -> String, profile: &Prof
             return Err(format!("key `{}`: {us} is not allowed; expected 0 < interval <= {max_us} µs (the EITR register's maximum)", key("net.itr_us")));
         }
     }
-    // A fixed rate the EITR cannot hold: its longest interval is sriov.vf_itr_max_ns. (The
-    // adaptive schemes' rates are written as the longest interval when below it, as a driver
-    // clamps rx-usecs.)
+    // A fixed rate the EITR cannot hold: its longest interval is sriov.vf_itr_max_ns, its
+    // shortest sriov.vf_itr_min_ns. (The adaptive schemes' rates are written as the longest
+    // interval when below it, as a driver clamps rx-usecs.)
     if let ModerationConfig::Fir(f) = &vm.net.moderation {
         let min_rate = (1e9 / sr.vf_itr_max_ns.value).ceil();
-        if f64::from(f.itr) < min_rate {
+        let max_rate = (1e9 / sr.vf_itr_min_ns.value).floor();
+        if !(min_rate..=max_rate).contains(&f64::from(f.itr)) {
             return Err(format!(
-                "key `{}`: {} interrupts/s is not allowed on this VF; expected at least {min_rate} (the EITR's longest interval, {} µs)",
+                "key `{}`: {} interrupts/s is not allowed on this VF; expected {min_rate}..={max_rate} (the EITR's longest and shortest intervals, {} and {} µs)",
                 key("net.moderation.itr"),
                 f.itr,
-                sr.vf_itr_max_ns.value / 1e3
+                sr.vf_itr_max_ns.value / 1e3,
+                sr.vf_itr_min_ns.value / 1e3
             ));
         }
     }

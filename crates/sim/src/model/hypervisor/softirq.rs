@@ -8,7 +8,12 @@
 //! while a vCPU is already in host mode or a thread is being switched in is counted, its delay
 //! not modelled (short next to the exits it would lengthen). A pCPU runs its interrupt work one
 //! piece after another ([`SoftirqCpus`]), which keeps its count within the window; the thread
-//! there is charged each piece's own time.
+//! there is charged each piece's own time — while the work in hand fits one softirq run. Linux
+//! ends a run after `MAX_SOFTIRQ_TIME` (2 ms, `__do_softirq`) and leaves the rest to ksoftirqd,
+//! a thread the scheduler shares the pCPU with: beyond 2 ms of work in hand the thread there is
+//! held up at most half the time since (fair sharing with ksoftirqd). Without that bound a pCPU
+//! whose NIC work came faster than it could run it never gave its thread back
+//! (`tests/fuzz-open/` case 475, now `fuzz-regressions/softirq-overload-thread-keeps-half.toml`).
 
 use crate::engine::Time;
 use crate::metrics::ExitReason;
@@ -16,27 +21,44 @@ use crate::model::hypervisor::ctx::Machine;
 use crate::model::hypervisor::threads::{Kind, Threads};
 use crate::model::hypervisor::vcpu::{AfterExit, Mode, Vcpus};
 
+/// Linux `MAX_SOFTIRQ_TIME`: the longest one softirq run goes on before ksoftirqd takes over.
+const MAX_SOFTIRQ_NS: Time = 2_000_000;
+
 /// Each pCPU's host interrupt work: when the work in hand ends, and how much ran.
 #[derive(Debug)]
 pub(crate) struct SoftirqCpus {
     until: Vec<Time>,
     /// Work charged since the window began (ns), per pCPU.
     charged: Vec<Time>,
+    /// Per pCPU: since when the work in hand has been beyond one softirq run (ksoftirqd's), and
+    /// how long the thread there has been held up since.
+    ksoftirqd: Vec<Option<(Time, Time)>>,
 }
 
 impl SoftirqCpus {
     /// `pcpus` pCPUs with no work.
     pub fn new(pcpus: usize) -> Self {
-        SoftirqCpus { until: vec![0; pcpus], charged: vec![0; pcpus] }
+        SoftirqCpus { until: vec![0; pcpus], charged: vec![0; pcpus], ksoftirqd: vec![None; pcpus] }
     }
 
-    /// `ns` of work arrives on `cpu` at `now`: it runs after the work in hand; returns when it
-    /// ends.
-    pub fn run(&mut self, now: Time, cpu: u32, ns: Time) -> Time {
+    /// `ns` of work arrives on `cpu` at `now`: it runs after the work in hand. Returns when it
+    /// ends and how long it holds up the thread on `cpu`: all of it within one softirq run,
+    /// else what keeps the thread's share of the pCPU at half since ksoftirqd took over.
+    pub fn run(&mut self, now: Time, cpu: u32, ns: Time) -> (Time, Time) {
         let c = cpu as usize;
+        let in_hand = self.until[c].saturating_sub(now);
         self.until[c] = self.until[c].max(now) + ns;
         self.charged[c] += ns;
-        self.until[c]
+        let held = if in_hand < MAX_SOFTIRQ_NS {
+            self.ksoftirqd[c] = None;
+            ns
+        } else {
+            let (since, held_since) = self.ksoftirqd[c].get_or_insert((now, 0));
+            let held = ns.min(((now - *since) / 2).saturating_sub(*held_since));
+            *held_since += held;
+            held
+        };
+        (self.until[c], held)
     }
 
     /// The measurement window starts: count from zero.
@@ -63,8 +85,8 @@ impl<M: Machine> Softirqs for M {
             return;
         }
         // Counted where it runs; the thread there loses this piece's time (work already in
-        // hand took its share when it came).
-        let end = self.softirqs().run(now, cpu, ns);
+        // hand took its share when it came), or ksoftirqd's share of it.
+        let (end, held) = self.softirqs().run(now, cpu, ns);
         self.tr_softirq(cpu, end - ns, end);
         let Some(t) = self.sched_ref().current(cpu) else { return };
         if self.parts().switching[cpu as usize] {
@@ -73,10 +95,10 @@ impl<M: Machine> Softirqs for M {
         match self.kind(t) {
             Kind::Vcpu(v) => {
                 if let Mode::Guest { .. } = self.vcpu_ref(v).mode {
-                    self.exit_for(now, v, ExitReason::ExternalInterrupt, AfterExit::Resume, ns);
+                    self.exit_for(now, v, ExitReason::ExternalInterrupt, AfterExit::Resume, held);
                 }
             }
-            Kind::Io(t) => self.io_interrupted(t, ns),
+            Kind::Io(t) => self.io_interrupted(t, held),
             Kind::Hog(_) => {}
         }
     }
@@ -89,10 +111,23 @@ mod tests {
     #[test]
     fn work_on_a_pcpu_runs_after_the_work_in_hand_and_other_pcpus_are_apart() {
         let mut s = SoftirqCpus::new(2);
-        assert_eq!(s.run(1_000, 0, 500), 1_500, "an idle pCPU runs it at once");
-        assert_eq!(s.run(1_200, 0, 300), 1_800, "it waits for the work in hand");
-        assert_eq!(s.run(1_200, 1, 300), 1_500, "another pCPU's work is its own");
-        assert_eq!(s.run(5_000, 0, 100), 5_100, "after a gap it starts when it arrives");
+        assert_eq!(s.run(1_000, 0, 500), (1_500, 500), "an idle pCPU runs it at once");
+        assert_eq!(s.run(1_200, 0, 300), (1_800, 300), "it waits for the work in hand");
+        assert_eq!(s.run(1_200, 1, 300), (1_500, 300), "another pCPU's work is its own");
+        assert_eq!(s.run(5_000, 0, 100), (5_100, 100), "after a gap it starts when it arrives");
+    }
+
+    #[test]
+    fn beyond_one_softirq_run_the_thread_keeps_half_its_pcpu() {
+        let mut s = SoftirqCpus::new(1);
+        // 3 ms of work at once: the first piece finds nothing in hand and holds the thread up
+        // fully; the pCPU's work in hand is then beyond 2 ms.
+        assert_eq!(s.run(0, 0, 3_000_000), (3_000_000, 3_000_000));
+        // Work keeps coming faster than the pCPU runs it: ksoftirqd's from now on.
+        assert_eq!(s.run(1_000_000, 0, 1_000_000).1, 0, "ksoftirqd has had no time yet");
+        assert_eq!(s.run(2_000_000, 0, 1_000_000).1, 500_000, "half of the 1 ms since");
+        assert_eq!(s.run(2_100_000, 0, 1_000_000).1, 50_000);
+        assert_eq!(s.run(10_000_000, 0, 10).1, 10, "in hand below 2 ms again: all of it");
     }
 
     #[test]

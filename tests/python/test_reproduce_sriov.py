@@ -9,7 +9,7 @@ reproduce = pytest.importorskip("eventpath.reproduce")
 from eventpath.reproduce import published, sriov  # noqa: E402
 from eventpath import _eventpath  # noqa: E402
 
-EXPERIMENTS = ("sriov-fig4", "sriov-fig8a", "sriov-fig11", "sriov-fig12", "coalescing-head-to-head")
+EXPERIMENTS = ("sriov-fig4", "sriov-fig5", "sriov-fig8a", "sriov-fig11", "sriov-fig12", "coalescing-head-to-head")
 
 
 def _rows(doc):
@@ -73,7 +73,7 @@ def test_sriov_fig8a_air_takes_fewer_interrupts_and_no_less_throughput_at_16_vms
 
 
 def test_every_published_sriov_value_meets_a_row_of_its_experiment():
-    for e in ("sriov-fig4", "sriov-fig8a", "sriov-fig11", "sriov-fig12"):
+    for e in ("sriov-fig4", "sriov-fig5", "sriov-fig8a", "sriov-fig11", "sriov-fig12"):
         values = published.load(e)
         doc = reproduce.measure(e, duration=0.05)
         rows = _rows(doc)
@@ -126,3 +126,16 @@ def test_sriov_fig12_mtvd_spends_more_cpu_for_the_same_link():
     assert rows[("FIR-tcp", "ipi_exits_per_vm")] == 0 < rows[("MTVD-tcp", "ipi_exits_per_vm")]
     # Four VMs at FIR already fill the 10 GbE link in the model: no throughput to gain.
     assert rows[("FIR-tcp", "throughput")] <= 9.5
+
+
+def test_sriov_fig5_more_vfs_fill_the_link_and_vf_1_is_a_calibration_target(tmp_path):
+    doc = reproduce.run("sriov-fig5", tmp_path, duration=0.05, progress=False)
+    rows = _rows(doc)
+    thr = [rows[(f"VF-{n}", "throughput")]["simulated"] for n in (1, 2, 3, 4)]
+    # §3.3: 'the overall throughput is easily improved ... by increasing the number of VFs'.
+    assert thr[1] > 1.3 * thr[0] and thr[3] >= 0.95 * thr[1], thr
+    assert all(t <= 9.5 for t in thr), "never above the 10 GbE link's TCP payload rate"
+    assert rows[("VF-1", "throughput")]["role"] == "calibration"
+    assert rows[("VF-4", "throughput")]["role"] == "prediction"
+    # One VF's interrupts stay within its fixed 8,000/s throttle.
+    assert rows[("VF-1", "interrupts_per_vf")]["simulated"] <= 8000 * 1.02

@@ -49,7 +49,7 @@ fn ipiv_removes_the_senders_icr_exit_and_leaves_every_other_kind() {
     let base = run(&with_ipiv(workers("es2", "posted", "")));
     let ipiv = run(&with_ipiv(workers("es2", "posted", "ipiv = true")));
     let ipi = exits(&base, "ipi");
-    eprintln!("posted: {:?}\nposted + ipiv: {:?}", base.summary.vms[0].exits_per_s, ipiv.summary.vms[0].exits_per_s);
+    eprintln!("posted: {:?} {:?}\nposted + ipiv: {:?} {:?}", base.summary.vms[0].exits_per_s, base.summary.vms[0].throughput, ipiv.summary.vms[0].exits_per_s, ipiv.summary.vms[0].throughput);
     assert!(ipi > 1000.0, "workers on vCPU 1 are woken by reschedule IPIs: {:?}", base.summary.vms[0].exits_per_s);
     assert_eq!(exits(&ipiv, "ipi"), 0.0, "{:?}", ipiv.summary.vms[0].exits_per_s);
     let mut left = kinds(&base);

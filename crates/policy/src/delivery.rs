@@ -40,6 +40,11 @@
 //! information, `vmx_complete_interrupts`). Injection here is part of the entry and takes no
 //! time, and the model has no event that faults during it (an EPT violation on the guest's IDT
 //! or stack).
+//!
+//! The optional APIC features of today's hosts on top of a mode (IPI virtualization, PV EOI,
+//! PV IPI) are [`features`].
+
+pub mod features;
 
 /// Where an interrupt comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

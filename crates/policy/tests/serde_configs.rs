@@ -1,6 +1,7 @@
 //! Scenario files embed policy configs: defaults fill missing keys, unknown keys are errors.
 #![cfg(feature = "serde")]
 
+use eventpath_policy::delivery::features::ApicFeatures;
 use eventpath_policy::elvis::ElvisConfig;
 use eventpath_policy::es2::{JointConfig, OptimisticConfig, PerceptiveConfig};
 use eventpath_policy::halt_poll::HaltPollConfig;
@@ -22,6 +23,7 @@ fn empty_objects_give_defaults() {
     assert_eq!(serde_json::from_str::<AirConfig>("{}").unwrap(), AirConfig::default());
     assert_eq!(serde_json::from_str::<DimConfig>("{}").unwrap(), DimConfig::default());
     assert_eq!(serde_json::from_str::<PmdConfig>("{}").unwrap(), PmdConfig::default());
+    assert_eq!(serde_json::from_str::<ApicFeatures>("{}").unwrap(), ApicFeatures::default());
     let p: PmdConfig = serde_json::from_str(r#"{"idle": "sleep"}"#).unwrap();
     assert_eq!((p.idle, p.max_sleep_us), (PmdIdle::Sleep, 250));
 }

@@ -2,8 +2,9 @@
 //! random pins (many vCPUs on one pCPU included), host CPU hogs, guest burns, every workload
 //! kind, every delivery mode and SR-IOV VFs (on the `did` profile, the one with `[sriov]`),
 //! guest idle polling, vhost busy polling, tiny and large rings, random profile overrides (zeros included),
-//! the KVM testbed's twins (`request_stream`, `irq_source`), netperf threads and every vCPU of a
-//! VM on one pCPU —
+//! the KVM testbed's twins (`request_stream`, `irq_source`), netperf threads, every vCPU of a
+//! VM on one pCPU, and the APIC features of `[vm.apic]` (IPIv on posted VMs of a CPU given it
+//! by override, PV EOI on emulated ones) —
 //! each run for 0.1 simulated seconds and held to three properties:
 //!
 //! 1. it runs to its end (no panic; debug builds also check every vCPU's mode against its
@@ -119,6 +120,11 @@ pub fn scenario(case: u64) -> String {
     let mut m = Rng::for_component(case, "layout-fuzz-moderation");
     // Its own stream, so that earlier keys' draws stay as they were.
     let mut mt = Rng::for_component(case, "layout-fuzz-mtvd");
+    // [vm.apic] (IPIv, PV EOI): a stream of its own, so that earlier keys' draws stay as they
+    // were. Half the cases get a CPU with IPIv (no built-in profile's has it: the override
+    // below), and IPIv is drawn only there, on posted VMs; PV EOI only on emulated VMs.
+    let mut ap = Rng::for_component(case, "layout-fuzz-apic");
+    let ipiv_cpu = ap.chance(0.5);
     let off_io_core = |pins: String| match io_core {
         Some(c) => {
             let v: Vec<String> = pins.trim_matches(['[', ']']).split(", ").map(|p| {
@@ -169,6 +175,12 @@ pub fn scenario(case: u64) -> String {
             s += "guest_idle = \"poll\"\n";
         }
         let _ = writeln!(s, "interrupt_delivery = \"{delivery}\"\nguest_cpu_burn = {burn}");
+        let (ipiv, pv_eoi) = (ap.chance(0.5), ap.chance(0.5));
+        if ipiv && ipiv_cpu && delivery == "posted" {
+            s += "apic = { ipiv = true }\n";
+        } else if pv_eoi && delivery == "emulated" {
+            s += "apic = { pv_eoi = true }\n";
+        }
         let routing = ["fixed", "lowest_priority_rr", "running_first", "es2", "h_balance"][r.below(5) as usize];
         if vcpus > 1 {
             let _ = writeln!(s, "interrupt_routing = \"{routing}\"");
@@ -231,6 +243,10 @@ pub fn scenario(case: u64) -> String {
         if let Some(w) = w {
             let _ = writeln!(s, "[vm.workload]\n{w}");
         }
+    }
+    if ipiv_cpu {
+        // After every VM: a table of its own (overrides() never writes [profile_overrides.cpu]).
+        s += "\n[profile_overrides.cpu]\nipiv = 1\n";
     }
     s
 }
@@ -317,7 +333,9 @@ fn workload(r: &mut Rng) -> Option<String> {
 /// Up to three profile parameters replaced by 0 or by their value × 0.25..4.
 fn overrides(r: &mut Rng, profile: &str, s: &mut String) {
     let p = Profile::load(profile).expect("built-in profile");
-    let params = p.params();
+    // cpu.ipiv (a CPU feature, not a cost) is drawn by the apic stream: left out here so that
+    // the list, and every draw from it, stays as it was before the key existed.
+    let params: Vec<_> = p.params().into_iter().filter(|(k, _, _)| *k != "cpu.ipiv").collect();
     let n = r.below(4);
     if n == 0 {
         return;

@@ -64,6 +64,11 @@ pub struct Cpu {
     pub cores_per_socket: Param,
     /// Core clock.
     pub ghz: Param,
+    /// The CPU has Intel IPI virtualization (1) or not (0): the tertiary VM-execution control
+    /// of Sapphire Rapids and later (KVM uses it from Linux 5.19). Absent: not stated, taken as
+    /// 0 — a scenario's `[vm.apic] ipiv` is then refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipiv: Option<Param>,
 }
 
 /// The physical NIC and link.
@@ -469,6 +474,7 @@ impl Bounds {
         match key {
             "cpu.sockets" => b(1.0, 16.0, true, "the largest servers have 16 sockets"),
             "cpu.cores_per_socket" => b(1.0, 512.0, true, "cores of one CPU package"),
+            "cpu.ipiv" => b(0.0, 1.0, true, "a CPU feature: 0 (absent) or 1 (present)"),
             "nic.mtu_bytes" => b(68.0, 65535.0, true, "IPv4's minimum MTU (RFC 791) to the largest IP packet"),
             "nic.wire_overhead_bytes" => b(0.0, 1024.0, true, "framing bytes per packet; Ethernet's are 38"),
             "nic.gso_max_size_bytes" => b(1500.0, 524288.0, true, "GSO_MAX_SIZE 64 KiB to BIG TCP's 512 KiB"),
@@ -712,6 +718,9 @@ impl Profile {
             ("app.http_request_ns", &self.app.http_request_ns, "ns"),
             ("app.nginx_request_ns", &self.app.nginx_request_ns, "ns"),
         ];
+        if let Some(f) = &c.ipiv {
+            p.insert(3, ("cpu.ipiv", f, "bool"));
+        }
         if let Some(v) = &self.sriov {
             p.extend([
                 ("sriov.max_vfs", &v.max_vfs, "count"),
@@ -870,6 +879,11 @@ impl Profile {
             }
             (GovernorKind::Menu, None) => Ok(()),
         }
+    }
+
+    /// The CPU has IPI virtualization (`cpu.ipiv = 1`; absent is 0).
+    pub fn has_ipiv(&self) -> bool {
+        self.cpu.ipiv.as_ref().is_some_and(|p| p.value == 1.0)
     }
 
     /// Number of pCPUs the profile's host has.

@@ -36,3 +36,17 @@ fn layouts_the_fuzzer_once_broke_stay_fixed() {
     }
     assert!(n >= 9);
 }
+
+#[test]
+fn the_apic_draws_reach_both_features_and_ipiv_only_on_a_cpu_given_it() {
+    let (mut ipiv, mut pv_eoi) = (0, 0);
+    for case in 0..200 {
+        let s = eventpath_sim::fuzz::scenario(case);
+        if s.contains("apic = { ipiv = true }") {
+            ipiv += 1;
+            assert!(s.contains("[profile_overrides.cpu]\nipiv = 1"), "case {case}: IPIv drawn on a CPU without it\n{s}");
+        }
+        pv_eoi += usize::from(s.contains("apic = { pv_eoi = true }"));
+    }
+    assert!(ipiv >= 5 && pv_eoi >= 5, "ipiv in {ipiv} cases, pv_eoi in {pv_eoi} of 200");
+}

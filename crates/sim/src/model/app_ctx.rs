@@ -5,11 +5,9 @@
 //! driver, the client and the link).
 
 use crate::engine::{EventQueue, Time};
-use crate::metrics::ExitReason;
 use crate::model::hw::lapic::Vector;
 use crate::model::hw::rxq::RxPkt;
 use crate::model::hw::virtq::{Buf, Virtq};
-use crate::model::hypervisor::vcpu::AfterExit;
 use crate::model::cx::Cx;
 use crate::model::guest::driver::Driver;
 use crate::model::hypervisor::irq::Irqs;
@@ -96,11 +94,11 @@ impl<A: Held> Ctx<A> for AppCtx<'_, A> {
             self.h.workload_next(self.now, v, self.q)
         }
     }
-    fn resched_ipi(&mut self, from: u32, to: u32) {
+    fn resched_ipi(&mut self, from: u32, to: u32) -> bool {
         let now = self.now;
         let mut cx = self.cx();
         cx.raise_irq(now, to, Vector::Resched);
-        cx.exit(now, from, ExitReason::Ipi, AfterExit::Resume)
+        cx.ipi_sent(now, from)
     }
 
     fn post_tx(&mut self, v: u32, b: Buf) {

@@ -344,7 +344,9 @@ impl Host {
                     crate::scenario::Virtualization::Kvm => vm.interrupt_delivery,
                 };
                 let idle_poll = vm.guest_idle == crate::scenario::GuestIdle::Poll;
-                vcpus.push(Vcpu::new(vi as u32, delivery, vm.guest_cpu_burn, idle_poll, vm.halt_poll.clone()));
+                let mut vc = Vcpu::new(vi as u32, delivery, vm.guest_cpu_burn, idle_poll, vm.halt_poll.clone());
+                vc.features = vm.apic;
+                vcpus.push(vc);
             }
             let router = match ext.take_router(&vm.name) {
                 Some(r) => hypervisor::routing::VmRouter::External(r),

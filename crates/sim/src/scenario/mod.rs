@@ -178,6 +178,13 @@ pub struct Vm {
     /// interrupts), `eli` (ELI/ELVIS exitless, needs an `sriov_vf`), `did` (DID).
     #[serde(default, deserialize_with = "de::variant")]
     pub interrupt_delivery: InterruptDelivery,
+    /// Optional APIC features on top of the delivery mode (`[vm.apic]`,
+    /// `eventpath_policy::delivery::features`): `ipiv` (Intel IPI virtualization: `posted`
+    /// and a profile with `cpu.ipiv = 1`), `pv_eoi` (KVM PV EOI: `emulated`); `pv_ipi` and
+    /// `pv_sched_yield` are refused, saying why (they change no IPI this model sends).
+    /// Default: none.
+    #[serde(default, deserialize_with = "de::table")]
+    pub apic: eventpath_policy::delivery::features::ApicFeatures,
     /// Run a CPU burn (a busy loop at the lowest guest priority, like a SCHED_IDLE or nice-19
     /// `while(1)`) on every vCPU beside the workload: the vCPU never halts, and any other guest
     /// work runs before the burn continues. Default false.

@@ -24,13 +24,12 @@
 //! modelled (docs/model.md).
 
 use crate::engine::{round_ns, Time};
-use crate::metrics::ExitReason;
 use crate::model::guest::ctx::Kernel;
 use crate::model::guest::napi::{stack_cost, NapiOps, StackCosts};
 use crate::model::hypervisor::irq::Irqs;
 use crate::model::hw::lapic::Vector;
 use crate::model::hw::rxq::RxPkt;
-use crate::model::hypervisor::vcpu::{AfterExit, Task, Vcpus};
+use crate::model::hypervisor::vcpu::{Task, Vcpus};
 use std::collections::VecDeque;
 
 /// The dispatcher's and the thread pool's state of one VF.
@@ -140,10 +139,9 @@ impl<K: Kernel> MtvdOps for K {
                 sent = true;
             }
         }
-        if sent {
-            self.exit(now, v, ExitReason::Ipi, AfterExit::Resume);
-        }
-        sent
+        // One exit for the round's wake-ups, as before `[vm.apic]` (each is its own
+        // try_to_wake_up in Linux; see docs/model.md); none where the CPU virtualizes them.
+        sent && self.ipi_sent(now, v)
     }
 
     fn mtvd_next(&mut self, now: Time, v: u32) -> bool {

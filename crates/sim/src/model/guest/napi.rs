@@ -21,8 +21,7 @@ use crate::model::hw::gro;
 use crate::model::hw::rxq::{Ctl, RxPkt, RxRing};
 use crate::model::guest::mtvd::MtvdOps;
 use crate::model::hypervisor::irq::Irqs;
-use crate::metrics::ExitReason;
-use crate::model::hypervisor::vcpu::{AfterExit, Task, Vcpus};
+use crate::model::hypervisor::vcpu::{Task, Vcpus};
 use crate::model::io::queues::Notice;
 
 /// The NAPI context of one RX queue.
@@ -350,8 +349,7 @@ impl<K: Kernel> NapiOps for K {
             return false;
         }
         self.raise_irq(now, app, Vector::Resched);
-        self.exit(now, v, ExitReason::Ipi, AfterExit::Resume);
-        true
+        self.ipi_sent(now, v)
     }
 }
 

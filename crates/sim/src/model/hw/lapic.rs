@@ -92,6 +92,11 @@ impl Lapic {
         self.irr.iter().map(|w| w.count_ones()).sum()
     }
 
+    /// Vectors in service (ISR bits set): accepted and not yet completed by EOI.
+    pub fn in_service(&self) -> u32 {
+        self.isr.iter().map(|w| w.count_ones()).sum()
+    }
+
     /// True if any interrupt is requested or in service.
     pub fn busy(&self) -> bool {
         self.irr.iter().chain(&self.isr).any(|&w| w != 0)

@@ -15,6 +15,7 @@
 
 use crate::model::hw::lapic::Vector;
 use crate::model::hypervisor::delivery::{source_of, Recorded};
+use eventpath_policy::delivery::features::{IpiKind, IpiSend};
 use eventpath_policy::delivery::{Action, ExitCause, Target};
 use crate::model::hypervisor::vcpu::{AfterExit, Mode, Task};
 use crate::model::hypervisor::ctx::Machine;
@@ -30,6 +31,11 @@ pub(crate) trait Irqs {
     fn raise_irq(&mut self, now: Time, v: u32, vec: Vector);
 
     fn wake_vcpu(&mut self, now: Time, v: u32);
+
+    /// vCPU `v` has just sent a unicast reschedule IPI (raised at its targets): its ICR write
+    /// exits unless the VM's features say otherwise (IPIv: the CPU posts it, no exit). Returns
+    /// whether `v` exits (the exit then takes the vCPU).
+    fn ipi_sent(&mut self, now: Time, v: u32) -> bool;
 
     /// At VM entry, or the guest's next step, while a handler is in progress (IF clear): resume
     /// the handler if an exit cut it short — it runs to its end before anything else; else it
@@ -119,6 +125,19 @@ impl<M: Machine> Irqs for M {
         self.wake_thread(now, v);
     }
 
+    fn ipi_sent(&mut self, now: Time, v: u32) -> bool {
+        let vc = self.vcpu_ref(v);
+        match vc.features.ipi_send(vc.delivery, IpiKind::Unicast) {
+            IpiSend::Exitless => false,
+            // A PV IPI hypercall would be this exit with the hypercall's path; the model's
+            // unicast IPIs never take it (the policy keeps them ICR writes).
+            IpiSend::IcrWrites(_) | IpiSend::Hypercall => {
+                self.exit(now, v, ExitReason::Ipi, AfterExit::Resume);
+                true
+            }
+        }
+    }
+
     fn handler_return(&mut self, now: Time, v: u32) -> bool {
         let vc = self.vcpu(v);
         if !vc.apic.irqs_off() {
@@ -171,6 +190,10 @@ impl<M: Machine> Irqs for M {
         let kick = self.guest_handled(now, v, vec);
         let vc = self.vcpu(v);
         let injection_mode = vc.apic.injection_mode();
+        // PV EOI's flag, as KVM set it at the last entry: clear if anything besides this vector
+        // was requested or in service (an interrupt raised since in emulated mode kicked the
+        // vCPU out and back in, so the state now is the state KVM saw).
+        let others = vc.apic.lapic.requested() > 0 || vc.apic.lapic.in_service() > 1;
         vc.apic.eoi();
         // The timer handler re-arms the LAPIC timer (TMICT/TSC-deadline write), an exit unless
         // the mode passes TMICT through (DID). A TX interrupt that moved the qdisc backlog into
@@ -181,7 +204,7 @@ impl<M: Machine> Irqs for M {
             _ => AfterExit::Resume,
         };
         let delivery = vc.delivery;
-        if delivery.eoi_exits(injection_mode) {
+        if vc.features.eoi_exits(delivery, injection_mode, others) {
             return self.exit(now, v, ExitReason::Eoi, then);
         }
         match then {

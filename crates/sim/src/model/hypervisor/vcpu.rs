@@ -140,6 +140,8 @@ pub struct Vcpu {
     pub mode: Mode,
     /// Interrupt delivery mode of its VM.
     pub delivery: InterruptDelivery,
+    /// Its VM's optional APIC features (`[vm.apic]`: IPIv, PV EOI) on top of `delivery`.
+    pub features: eventpath_policy::delivery::features::ApicFeatures,
     /// Bumped whenever a scheduled `GuestDone` must be ignored.
     epoch: u32,
     /// Tasks cut short by an exit or an interrupt handler, with the ns they still need.
@@ -207,6 +209,7 @@ impl Vcpu {
             // must not take exits (ticks, interrupt kicks) before it first enters the guest.
             mode: Mode::Waking,
             delivery,
+            features: Default::default(),
             epoch: 0,
             saved: Vec::with_capacity(8),
             apic: Apic::default(),

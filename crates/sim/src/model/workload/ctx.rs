@@ -75,8 +75,9 @@ pub(crate) trait Ctx<A> {
     /// an event cuts short); a running one makes `v` choose its next task.
     fn cut_step(&mut self, v: u32, kind: u8);
     /// `try_to_wake_up` on another vCPU: a reschedule IPI to `to`, whose ICR write is an exit
-    /// of `from` (the step in progress resumes after it).
-    fn resched_ipi(&mut self, from: u32, to: u32);
+    /// of `from` (the step in progress resumes after it). Returns whether `from` exits: not
+    /// where the CPU virtualizes the write (`[vm.apic] ipiv`), and `from` goes on at once.
+    fn resched_ipi(&mut self, from: u32, to: u32) -> bool;
 
     /// Hand frame `b` to the driver on `v` (`start_xmit`; the vCPU goes on after it).
     fn post_tx(&mut self, v: u32, b: Buf);

@@ -227,8 +227,7 @@ impl App for TcpStreams {
         if home == v || !g.wants_resched_ipi(home) {
             return false;
         }
-        g.resched_ipi(v, home);
-        true
+        g.resched_ipi(v, home)
     }
 
     /// A segment reached the client, which ACKs (delayed ACKs) from its core.

@@ -418,8 +418,7 @@ impl App for TcpServer {
             Some(home) => {
                 // try_to_wake_up on another vCPU: a reschedule IPI through the ICR.
                 let target = g.vcpu(home);
-                g.resched_ipi(v, target);
-                true
+                g.resched_ipi(v, target)
             }
             None => false,
         }

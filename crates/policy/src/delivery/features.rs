@@ -1,0 +1,269 @@
+//! Optional APIC features of a VM on today's KVM hosts (`[vm.apic]`), on top of its
+//! [`DeliveryMode`]: which guest IPI sends and EOI writes still exit.
+//!
+//! | feature    | what it removes                                   | what it leaves                               |
+//! |------------|---------------------------------------------------|----------------------------------------------|
+//! | `ipiv`     | the sender's ICR-write exit of a unicast physical-mode IPI (the CPU posts it to the target's PID) | logical/shorthand IPIs; a halted target still woken by the host |
+//! | `pv_eoi`   | an EOI exit when KVM flagged, at the last entry, that nothing else is pending or in service | EOIs with another vector in the IRR or ISR   |
+//! | `pv_ipi`   | one ICR-write exit per destination of a multi-destination send: one hypercall exit instead | single-destination sends (reschedule IPIs)   |
+//!
+//! Sources:
+//! - **IPIv**: Intel SDM Vol. 3C §30.1.6 "IPI virtualization" (tertiary processor-based
+//!   control; Sapphire Rapids and later); KVM patch series "IPI virtualization support for VM"
+//!   (Zeng Guang, merged for Linux 5.19): `vmx.c` sets `TERTIARY_EXEC_IPI_VIRT` only with APICv
+//!   and posted interrupts (`enable_ipiv` requires `enable_apicv` and the PID table), and only
+//!   for physical-destination, no-shorthand ICR writes — the rest still trap (`handle_apic_write`).
+//!   A blocked target's PID carries the wake-up vector (`vmx/posted_intr.c` `pi_wakeup_handler`).
+//!   The patch's kvm-unit-tests IPI round trip: −22.21 % cycles (xAPIC), −15.98 % (x2APIC).
+//! - **PV EOI**: `KVM_FEATURE_PV_EOI` (Michael S. Tsirkin, Linux 3.6): `lapic.c`
+//!   `apic_sync_pv_eoi_to_guest` sets the guest's flag at entry only when no IRR bit is set and
+//!   exactly one vector is in service (`highest_isr_cache != -1`); the guest's
+//!   `kvm_guest_apic_eoi_write` skips the EOI write when it clears the flag;
+//!   `apic_sync_pv_eoi_from_guest` at the next exit completes that ISR bit. Under APICv
+//!   `highest_isr_cache` stays -1 (the ISR is the hardware's), so the flag is never set.
+//! - **PV IPI**: `KVM_HC_SEND_IPI` (Wanpeng Li, Linux 4.19): `arch/x86/kernel/kvm.c`
+//!   `kvm_setup_pv_ipi` replaces `apic->send_IPI_mask` (and `_allbutself`), one hypercall per
+//!   128 destinations; `apic->send_IPI`, which `smp_send_reschedule` uses for one CPU, keeps
+//!   its ICR write.
+//! - **PV sched yield** (`KVM_HC_SCHED_YIELD`, Linux 5.3): issued from
+//!   `kvm_smp_send_call_func_ipi` only, after a call-function IPI to a preempted vCPU.
+
+use super::DeliveryMode;
+
+/// The VM's optional APIC features. Default: none (every existing scenario unchanged).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields, default))]
+pub struct ApicFeatures {
+    /// Intel IPI virtualization (IPIv).
+    pub ipiv: bool,
+    /// KVM paravirtual EOI (`KVM_FEATURE_PV_EOI`).
+    pub pv_eoi: bool,
+    /// KVM paravirtual IPIs (`KVM_HC_SEND_IPI`).
+    pub pv_ipi: bool,
+    /// KVM paravirtual sched yield (`KVM_HC_SCHED_YIELD`).
+    pub pv_sched_yield: bool,
+}
+
+/// What the host's CPU offers that a feature needs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuCaps {
+    /// The CPU has IPI virtualization (the tertiary VM-execution control).
+    pub ipiv: bool,
+}
+
+/// The IPIs a guest sends, as far as the features distinguish them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IpiKind {
+    /// One destination in physical mode (`apic->send_IPI`: a reschedule IPI,
+    /// `smp_send_reschedule`).
+    Unicast,
+    /// `n` destinations at once (`apic->send_IPI_mask`: a call-function IPI, a TLB shootdown).
+    Multicast(u32),
+}
+
+/// What sending an IPI costs the sender.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IpiSend {
+    /// The CPU virtualizes the ICR write: no exit.
+    Exitless,
+    /// ICR-write exits, one per destination.
+    IcrWrites(u32),
+    /// One `KVM_HC_SEND_IPI` hypercall exit for every destination.
+    Hypercall,
+}
+
+/// A feature this VM cannot have, and why (the scenario names the key).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct Refused {
+    /// The feature's key under `[vm.apic]`.
+    pub feature: &'static str,
+    /// Why, with what would allow it.
+    pub reason: String,
+}
+
+impl ApicFeatures {
+    /// Can a VM in `mode` on a CPU with `cpu` have these features? `multicast_ipis`: the guest
+    /// sends IPIs to several CPUs at once (call-function IPIs, TLB shootdowns); without them
+    /// `pv_ipi` and `pv_sched_yield` change nothing and are refused rather than ignored.
+    pub fn check(self, mode: DeliveryMode, cpu: CpuCaps, multicast_ipis: bool) -> Result<(), Refused> {
+        let no = |feature, reason: String| Err(Refused { feature, reason });
+        if !mode.virtualized() && self != ApicFeatures::default() {
+            return no(self.first(), "a bare-metal host has no hypervisor: every IPI and EOI is native".into());
+        }
+        if self.ipiv {
+            // vmx.c: enable_ipiv needs APICv and posted interrupts (the PID table IPIv writes).
+            if mode != DeliveryMode::Posted {
+                return no(
+                    "ipiv",
+                    format!(
+                        "IPI virtualization posts the IPI into the target's posted-interrupt descriptor and needs APICv with posted interrupts; set interrupt_delivery = \"posted\" (not \"{}\")",
+                        mode.key()
+                    ),
+                );
+            }
+            if !cpu.ipiv {
+                return no("ipiv", "the profile's CPU has no IPI virtualization (cpu.ipiv = 0 or absent; Intel Sapphire Rapids and later have it); use a profile whose cpu.ipiv = 1 or set it in [profile_overrides.cpu]".into());
+            }
+        }
+        if self.pv_eoi && mode != DeliveryMode::Emulated {
+            let why = match mode {
+                DeliveryMode::Eli => "ELI passes the x2APIC EOI MSR through and owns the guest's EOI path",
+                DeliveryMode::Did => "DID passes the EOI MSR through: the EOI never exits",
+                // lapic.c: with APICv, highest_isr_cache stays -1 and the flag is never set.
+                _ => "with APICv the EOI is virtualized and never exits (KVM never sets the PV EOI flag: highest_isr_cache stays -1)",
+            };
+            return no("pv_eoi", format!("{why}; PV EOI removes only the emulated LAPIC's EOI exit: set interrupt_delivery = \"emulated\" or remove the key"));
+        }
+        if !multicast_ipis && (self.pv_ipi || self.pv_sched_yield) {
+            let (feature, why) = if self.pv_ipi {
+                ("pv_ipi", "PV IPI (KVM_HC_SEND_IPI) replaces only multi-destination sends (apic->send_IPI_mask)")
+            } else {
+                ("pv_sched_yield", "PV sched yield (KVM_HC_SCHED_YIELD) follows only a call-function IPI to a preempted vCPU")
+            };
+            return no(feature, format!("{why}, and this model's guests send only single-destination reschedule IPIs (smp_send_reschedule -> apic->send_IPI, still an ICR write): it would change nothing; remove the key"));
+        }
+        Ok(())
+    }
+
+    /// The first feature set, for a refusal that concerns them all.
+    fn first(self) -> &'static str {
+        [(self.ipiv, "ipiv"), (self.pv_eoi, "pv_eoi"), (self.pv_ipi, "pv_ipi"), (self.pv_sched_yield, "pv_sched_yield")]
+            .into_iter()
+            .find_map(|(on, k)| on.then_some(k))
+            .unwrap_or("ipiv")
+    }
+
+    /// What the sender of an IPI of `kind` pays in `mode`.
+    pub fn ipi_send(self, mode: DeliveryMode, kind: IpiKind) -> IpiSend {
+        let n = match kind {
+            IpiKind::Unicast => 1,
+            IpiKind::Multicast(n) => n,
+        };
+        if !mode.virtualized() {
+            return IpiSend::Exitless;
+        }
+        match kind {
+            // kvm.c replaces send_IPI_mask whatever else the CPU offers: the guest's choice is
+            // by the CPUID feature bit, so a multicast is one hypercall even with IPIv.
+            IpiKind::Multicast(_) if self.pv_ipi => IpiSend::Hypercall,
+            // IPIv virtualizes each physical-mode ICR write (send_IPI_mask loops over them).
+            _ if self.ipiv && mode == DeliveryMode::Posted => IpiSend::Exitless,
+            _ => IpiSend::IcrWrites(n),
+        }
+    }
+
+    /// Does the guest's EOI exit? `injection_mode` as [`DeliveryMode::eoi_exits`];
+    /// `others`: at the last VM entry another vector was requested (IRR) or in service beside
+    /// the one this EOI completes (KVM `apic_sync_pv_eoi_to_guest` then leaves the flag clear).
+    pub fn eoi_exits(self, mode: DeliveryMode, injection_mode: bool, others: bool) -> bool {
+        if self.pv_eoi && mode == DeliveryMode::Emulated && !others {
+            // kvm_guest_apic_eoi_write: the flag was set; the guest clears it and skips the write.
+            return false;
+        }
+        mode.eoi_exits(injection_mode)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use DeliveryMode::*;
+
+    const ALL: [DeliveryMode; 5] = [Emulated, Apicv, Posted, Eli, Did];
+    const MODERN: CpuCaps = CpuCaps { ipiv: true };
+    fn with(f: impl FnOnce(&mut ApicFeatures)) -> ApicFeatures {
+        let mut a = ApicFeatures::default();
+        f(&mut a);
+        a
+    }
+
+    #[test]
+    fn no_features_change_nothing() {
+        let none = ApicFeatures::default();
+        for m in ALL {
+            assert!(none.check(m, CpuCaps::default(), false).is_ok());
+            assert_eq!(none.ipi_send(m, IpiKind::Unicast), IpiSend::IcrWrites(1), "{m:?}");
+            assert_eq!(none.ipi_send(m, IpiKind::Multicast(3)), IpiSend::IcrWrites(3), "{m:?}");
+            for inj in [false, true] {
+                for others in [false, true] {
+                    assert_eq!(none.eoi_exits(m, inj, others), m.eoi_exits(inj), "{m:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ipiv_removes_the_senders_icr_exit_in_posted_mode_only() {
+        let f = with(|a| a.ipiv = true);
+        assert_eq!(f.ipi_send(Posted, IpiKind::Unicast), IpiSend::Exitless);
+        assert_eq!(f.ipi_send(Posted, IpiKind::Multicast(4)), IpiSend::Exitless, "each physical-mode write virtualized");
+        assert!(f.check(Posted, MODERN, false).is_ok());
+        // The target side is posted mode's own: posted to a running vCPU, a halted one woken.
+        assert_eq!(Posted.raise(super::super::Source::Ipi, super::super::Target::InGuest, false).action, super::super::Action::TakeNow);
+        assert_eq!(Posted.raise(super::super::Source::Ipi, super::super::Target::Halted, false).action, super::super::Action::Wake);
+    }
+
+    #[test]
+    fn ipiv_is_refused_without_posted_interrupts_or_on_an_older_cpu() {
+        let f = with(|a| a.ipiv = true);
+        for m in [Emulated, Apicv, Eli, Did] {
+            let e = f.check(m, MODERN, false).unwrap_err();
+            assert_eq!(e.feature, "ipiv");
+            assert!(e.reason.contains("\"posted\"") && e.reason.contains(m.key()), "{e}");
+        }
+        let e = f.check(Posted, CpuCaps::default(), false).unwrap_err();
+        assert!(e.reason.contains("cpu.ipiv"), "{e}");
+    }
+
+    #[test]
+    fn pv_eoi_skips_the_exit_only_when_nothing_else_is_pending_or_in_service() {
+        let f = with(|a| a.pv_eoi = true);
+        assert!(f.check(Emulated, CpuCaps::default(), false).is_ok());
+        assert!(!f.eoi_exits(Emulated, false, false), "flag set at entry: no exit");
+        assert!(f.eoi_exits(Emulated, false, true), "another vector pending: the real EOI write");
+        assert_eq!(f.ipi_send(Emulated, IpiKind::Unicast), IpiSend::IcrWrites(1), "IPIs unchanged");
+    }
+
+    #[test]
+    fn pv_eoi_is_refused_where_the_eoi_does_not_exit_as_an_emulated_lapics() {
+        let f = with(|a| a.pv_eoi = true);
+        for m in [Apicv, Posted, Eli, Did] {
+            let e = f.check(m, MODERN, false).unwrap_err();
+            assert_eq!(e.feature, "pv_eoi", "{m:?}");
+            assert!(e.reason.contains("\"emulated\""), "{e}");
+        }
+    }
+
+    #[test]
+    fn pv_ipi_makes_a_multicast_one_hypercall_and_leaves_unicast_icr_writes() {
+        let f = with(|a| a.pv_ipi = true);
+        for m in ALL {
+            assert_eq!(f.ipi_send(m, IpiKind::Multicast(8)), IpiSend::Hypercall, "{m:?}");
+            assert_eq!(f.ipi_send(m, IpiKind::Unicast), IpiSend::IcrWrites(1), "{m:?}: apic->send_IPI is not replaced");
+            assert!(f.check(m, CpuCaps::default(), true).is_ok());
+        }
+        let both = with(|a| {
+            a.pv_ipi = true;
+            a.ipiv = true
+        });
+        assert_eq!(both.ipi_send(Posted, IpiKind::Multicast(2)), IpiSend::Hypercall, "the guest picks the hypercall by CPUID");
+        assert_eq!(both.ipi_send(Posted, IpiKind::Unicast), IpiSend::Exitless);
+    }
+
+    #[test]
+    fn pv_ipi_and_sched_yield_are_refused_without_multicast_ipis() {
+        for (f, k) in [(with(|a| a.pv_ipi = true), "pv_ipi"), (with(|a| a.pv_sched_yield = true), "pv_sched_yield")] {
+            let e = f.check(Posted, MODERN, false).unwrap_err();
+            assert_eq!(e.feature, k);
+            assert!(e.reason.contains("single-destination"), "{e}");
+        }
+    }
+
+    #[test]
+    fn bare_metal_refuses_every_feature() {
+        let e = with(|a| a.pv_eoi = true).check(Native, MODERN, true).unwrap_err();
+        assert_eq!(e.feature, "pv_eoi");
+        assert_eq!(ApicFeatures::default().ipi_send(Native, IpiKind::Unicast), IpiSend::Exitless);
+    }
+}

@@ -1,0 +1,1 @@
+//! Unit tests of the credit scheduler: priorities, runqueue order, accounting, stealing.

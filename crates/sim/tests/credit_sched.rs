@@ -105,12 +105,15 @@ fn a_shorter_slice_switches_more() {
     assert!(s1 > 10.0 * s30, "{s1} vs {s30}");
 }
 
-/// Three unpinned hogs on pCPUs 0-1 (the VM on pCPU 2): credits rotate them so that each gets
-/// two thirds of a pCPU over a long run, not one a whole pCPU and two halves.
+/// Three hogs on a 2-pCPU host (its VM idle): two start on one pCPU, one alone on the other.
+/// The lone one burns a pCPU's credits while it earns two thirds of one, goes OVER and steals
+/// an UNDER hog at its slice's end: credits rotate them, each gets two thirds of a pCPU over a
+/// long run, not one a whole pCPU and two halves. (Credits are the pCPUs' time: on a host
+/// with an idle third pCPU the three hogs would never go OVER, and would keep 1 : ½ : ½.)
 #[test]
 fn credits_give_equal_hogs_a_fair_share() {
-    let vm = Vm::new("vm0", 1).pins(&[2]).vhost_pin(2);
-    let sc = credit(Sc::new("fair", "es2").pcpus(3).duration(3.0).warmup(0.1).hog(&[0, 1]).hog(&[0, 1]).hog(&[0, 1]).vm(vm), None);
+    let vm = Vm::new("vm0", 1).pins(&[1]).vhost_pin(1);
+    let sc = credit(Sc::new("fair", "es2").pcpus(2).duration(3.0).warmup(0.1).hog(&[]).hog(&[]).hog(&[]).vm(vm), None);
     let (o, c) = sc.run_with_ledger();
     assert_time_conserved(&c);
     for h in ["hog0", "hog1", "hog2"] {

@@ -41,7 +41,7 @@ impl Credit {
     }
 
     /// `__csched_vcpu_acct_start`: `t` (its domain) goes to the head of the active list.
-    fn acct_start(&mut self, t: u32) {
+    pub(super) fn acct_start(&mut self, t: u32) {
         self.threads[t as usize].active = true;
         self.weight += DEFAULT_WEIGHT;
         self.active.insert(0, t);

@@ -364,6 +364,10 @@ impl Credit {
     /// The pCPU was idle (`from_idle`) when a wake-up tickled it.
     fn pick(&mut self, now: Time, cpu: u32, from_idle: bool, prev: Option<u32>) {
         let pc = &self.pcpus[cpu as usize];
+        // A pCPU that went idle at this very instant (a migration's wake-up tickling the pCPU
+        // it left) has entered no idle state: no wake-up to pay, and the host still counts it
+        // busy.
+        let from_idle = from_idle && pc.idle.since != now;
         let head = pc.runq.first().copied();
         let head_pri = head.map_or(Pri::Idle, |h| self.threads[h as usize].pri);
         let next = if head_pri > Pri::Over {

@@ -170,3 +170,21 @@ fn bad_keys_are_refused_naming_the_key() {
     // Accepted: every slice in range, and a hog without nice.
     credit(ping(true, false), Some(1000)).check();
 }
+
+/// UDP_RR into a vCPU sharing pCPU 0 with a busy VM: each request comes well within 1 ms of
+/// the busy VM's switch-in (after the previous response), so `sched_ratelimit_us` keeps it
+/// there for 1 ms though the woken vCPU is BOOSTed: about one transaction per ms, where CFS
+/// preempts at once.
+#[test]
+fn the_rate_limit_holds_a_boosted_request_for_a_millisecond() {
+    let rr = Vm::new("rr", 1).pins(&[0]).vhost_pin(1).delivery("posted").workload("kind = \"udp_rr\"\nrequest_bytes = 1\nresponse_bytes = 1");
+    let busy = Vm::new("busy", 1).pins(&[0]).vhost_pin(1).burn(true);
+    let sc = Sc::new("rl", "es2").pcpus(2).duration(0.3).warmup(0.05).vm(rr).vm(busy);
+    let cfs = sc.clone().run();
+    let (o, c) = credit(sc, None).run_with_ledger();
+    assert_time_conserved(&c);
+    let (l, tps) = (&o.summary.vms[0].latency_us, o.summary.vms[0].throughput.pps.unwrap());
+    assert!(l.p50.unwrap() > 1000.0 && l.p50.unwrap() < 1100.0, "{l:?}");
+    assert!(tps > 900.0 && tps < 1000.0, "{tps} transactions/s");
+    assert!(cfs.summary.vms[0].throughput.pps.unwrap() > 5.0 * tps, "CFS {:?}", cfs.summary.vms[0].throughput);
+}

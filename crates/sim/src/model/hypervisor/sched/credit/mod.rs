@@ -256,7 +256,7 @@ impl Credit {
         });
         let n = self.threads.len();
         self.run_ns.resize(n * self.pcpus.len(), 0);
-        self.active.reserve(1);
+        self.active.reserve(n - self.active.len());
         for pc in &mut self.pcpus {
             pc.runq.reserve(n - pc.runq.len());
         }

@@ -71,6 +71,14 @@ pub fn scenario(case: u64) -> String {
     if r.chance(0.2) {
         s += "idle = \"poll\"\n";
     }
+    // Xen's credit scheduler (issue 31) in a quarter of the cases, with a slice of 1, 10 or
+    // 30 ms: a stream of its own, so that every other draw stays as it was.
+    let mut xs = Rng::for_component(case, "layout-fuzz-sched");
+    let credit = xs.chance(0.25);
+    let tslice = [1, 10, 30][xs.below(3) as usize];
+    if credit {
+        let _ = writeln!(s, "scheduler = \"xen_credit\"\ntslice_ms = {tslice}");
+    }
     // Request handling: a third stream, so that earlier cases keep their layouts. With an I/O
     // core (the last pCPU), vCPU pins that land on it move off it.
     let mut io = Rng::for_component(case, "layout-fuzz-io");
@@ -136,7 +144,12 @@ pub fn scenario(case: u64) -> String {
         None => pins,
     };
     for _ in 0..r.below(3) {
-        let _ = writeln!(s, "[[host.cpu_hog]]\nnice = {}", r.below(40) as i32 - 20);
+        // (Credit has no nice: the key is left out, its draw kept.)
+        let nice = r.below(40) as i32 - 20;
+        s += "[[host.cpu_hog]]\n";
+        if !credit {
+            let _ = writeln!(s, "nice = {nice}");
+        }
         if r.chance(0.6) {
             let n = 1 + r.below(2) as u32;
             let _ = writeln!(s, "pins = {}", pins(&mut r, pcpus, n));

@@ -160,14 +160,20 @@ pub enum Ev {
     IoPoll {
         /// Back-end thread index.
         thread: u32,
+    },    /// A timer the host scheduler asked for fires (`sched::Action::Timer`: Xen credit's tick,
+    /// slice end and accounting).
+    SchedTimer {
+        /// pCPU.
+        cpu: u32,
     },
 }
 
 impl Ev {
     /// The kinds' names, indexed by [`Ev::kind`] (the benchmark's events-by-kind census).
-    pub const KINDS: [&'static str; 18] = [
+    pub const KINDS: [&'static str; 19] = [
         "Warmup", "GuestDone", "ExitDone", "SchedIn", "HostTick", "TimerFire", "WireDone", "Tick",
         "HostRx", "Client", "HaltPollEnd", "IrqDeadline", "ClientNicIrq", "Ioeventfd", "VfIrq", "IoStep", "IoWake", "IoPoll",
+        "SchedTimer",
     ];
 
     /// This event's kind, an index into [`Ev::KINDS`].
@@ -191,6 +197,7 @@ impl Ev {
             Ev::IoStep { .. } => 15,
             Ev::IoWake { .. } => 16,
             Ev::IoPoll { .. } => 17,
+            Ev::SchedTimer { .. } => 18,
         }
     }
 }
@@ -325,7 +332,14 @@ impl Host {
         let mut vcpus = Vec::new();
         let mut devs = Vec::new();
         let mut senders = Vec::new();
-        let mut sched = sched::Scheduler::Cfs(sched::Sched::new(sched::Params::from_profile(&c.profile, c.pcpus), c.pcpus));
+        let params = sched::Params::from_profile(&c.profile, c.pcpus);
+        let mut sched = match s.host.scheduler {
+            crate::scenario::HostScheduler::Cfs => sched::Scheduler::Cfs(sched::Sched::new(params, c.pcpus)),
+            crate::scenario::HostScheduler::XenCredit => {
+                let tslice = s.host.tslice_ms.unwrap_or(sched::credit::DEFAULT_TSLICE_MS);
+                sched::Scheduler::Credit(sched::Credit::new(params, sched::CreditParams::new(tslice), c.pcpus))
+            }
+        };
         let all: u64 = if c.pcpus >= 64 { u64::MAX } else { (1u64 << c.pcpus) - 1 };
         let mask = |pin: Option<u32>| pin.map_or(all, |p| 1u64 << p);
         let rng = |name: &str| crate::engine::Rng::for_component(s.seed, &format!("sched:{name}"));
@@ -406,7 +420,7 @@ impl Host {
         let mut hogs = Vec::new();
         for (h, hog) in s.host.cpu_hog.iter().enumerate() {
             let allowed = hog.pins.as_ref().map_or(all, |ps| ps.iter().fold(0u64, |m, &p| m | 1u64 << p));
-            hogs.push(sched.add(hog.nice, allowed, rng(&format!("hog{h}"))));
+            hogs.push(sched.add(hog.nice.unwrap_or(crate::scenario::DEFAULT_HOG_NICE), allowed, rng(&format!("hog{h}"))));
             thread_names.push(format!("hog{h}"));
         }
         let host_hz = c.profile.sched.tick_hz.value;
@@ -517,7 +531,7 @@ impl Host {
             | Ev::TimerFire { vcpu }
             | Ev::Ioeventfd { vcpu, .. } => Some(self.sched.thread_cpu(vcpu)),
             Ev::IoStep { thread } | Ev::IoPoll { thread } => Some(self.sched.thread_cpu(self.io_thread_tid(thread))),
-            Ev::SchedIn { cpu, .. } | Ev::HostTick { cpu } => Some(cpu),
+            Ev::SchedIn { cpu, .. } | Ev::HostTick { cpu } | Ev::SchedTimer { cpu } => Some(cpu),
             _ => None,
         }
     }
@@ -551,6 +565,7 @@ impl Model for Host {
             Ev::IoStep { thread } => self.io_step(now, thread, q),
             Ev::IoWake { thread } => self.io_wake(now, thread, q),
             Ev::IoPoll { thread } => self.io_poll(now, thread, q),
+            Ev::SchedTimer { cpu } => self.cx(q).sched_timer(now, cpu),
         }
         #[cfg(debug_assertions)]
         self.check_invariants();

@@ -53,7 +53,9 @@ pub const KEYS: &[Key] = &[
     k("host.virtualization", "", S, "", "\"kvm\"", "`kvm`, or `bare_metal`: no hypervisor, one VM that is the machine's OS on an `sriov_vf` NIC with the default delivery.", "\"kvm\""),
     k("host.nic_itr", "", S, "", "the profile's host.nic_itr", "The host NIC driver's receive interrupt throttle: `fixed` (at the profile's host.nic_rx_itr_ns), `ixgbe` or `i40e` (that driver's adaptive ITR).", "\"fixed\""),
     k("host.nic_irq_cpus", "", PCPUS, "pCPUs", "absent: every pCPU from the last down (irqbalance)", "pCPUs the host NIC's queue interrupts and their softirq work (RX NAPI, TX clean) go to, the queues split over them in order.", "[0]"),
-    k("host.cpu_hog.nice", "", I, "", "19", "[[host.cpu_hog]], a host thread that never sleeps: its nice value, -20..=19.", "19"),
+    k("host.scheduler", "", S, "", "\"cfs\"", "The host scheduler: `cfs` (Linux CFS, KVM's host) or `xen_credit` (Xen 4.2's credit scheduler: 30 ms slices, UNDER/OVER/BOOST priorities, credits by weight; hBalance's host).", "\"xen_credit\""),
+    k("host.tslice_ms", "", I, "ms", "30 with xen_credit", "Xen's credit time slice (sched_credit_tslice_ms), 1..=1000; only with scheduler = \"xen_credit\".", "10"),
+    k("host.cpu_hog.nice", "", I, "", "19 (cfs); absent with xen_credit", "[[host.cpu_hog]], a host thread that never sleeps: its nice value, -20..=19. Refused with xen_credit (Xen has no nice: every thread has weight 256).", "19"),
     k("host.cpu_hog.pins", "", PCPUS, "pCPUs", "absent: every pCPU", "[[host.cpu_hog]]: the pCPUs it may run on.", "[0]"),
     // [host.io]
     k("host.io.handling", "", S, "", "\"vhost\"", "Which host threads serve the virtio queues: `vhost` (a vhost-net worker per device), `es2` (ES2's joint threads, §4.2), `elvis` (ELVIS's I/O cores, §3), `pmd` (a poll-mode back end on dedicated cores).", "\"vhost\""),

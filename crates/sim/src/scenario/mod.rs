@@ -103,6 +103,13 @@ pub struct HostLayout {
     /// `sriov_vf` NIC; its delivery mode must be left at the default).
     #[serde(default, deserialize_with = "de::variant")]
     pub virtualization: Virtualization,
+    /// The host scheduler of the vCPU, back-end and hog threads: `cfs` (default: Linux CFS,
+    /// KVM's host) or `xen_credit` (Xen 4.2's credit scheduler, hBalance's host).
+    #[serde(default, deserialize_with = "de::variant")]
+    pub scheduler: HostScheduler,
+    /// Xen's credit time slice in ms (`sched_credit_tslice_ms`, 1..=1000; default 30): only
+    /// with `scheduler = "xen_credit"`.
+    pub tslice_ms: Option<u32>,
     /// Which threads serve the virtio queues (`[host.io]`, `io.rs`): stock vhost-net (default),
     /// ES2's joint threads, or ELVIS's I/O cores.
     #[serde(default, deserialize_with = "de::table")]
@@ -147,17 +154,16 @@ pub struct ClientMachine {
     pub nic_itr: Option<NicItrDriver>,
 }
 
-fn default_hog_nice() -> i32 {
-    19
-}
+/// A CPU hog's nice value where the scenario gives none (the lowest priority).
+pub const DEFAULT_HOG_NICE: i32 = 19;
 
 /// A host thread that never sleeps (a CPU burn), scheduled by the host scheduler.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CpuHog {
-    /// Nice value, −20..=19; default 19 (lowest priority).
-    #[serde(default = "default_hog_nice")]
-    pub nice: i32,
+    /// Nice value, −20..=19; default 19 (lowest priority) under CFS. Xen's credit scheduler
+    /// has no nice (every thread has its default weight): refused there.
+    pub nice: Option<i32>,
     /// pCPUs it may run on (its affinity mask); default all.
     pub pins: Option<Vec<u32>>,
 }
@@ -217,6 +223,27 @@ pub struct Vm {
 /// Virtual interrupt delivery mode of a VM (`eventpath_policy::delivery`): `emulated`,
 /// `apicv`, `posted`, `eli`, `did`. (`native` is the bare-metal host mode, not a VM setting.)
 pub use eventpath_policy::delivery::DeliveryMode as InterruptDelivery;
+
+/// The host scheduler (`[host] scheduler`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HostScheduler {
+    /// Linux CFS (`kernel/sched/fair.c`), KVM's host scheduler.
+    #[default]
+    Cfs,
+    /// Xen 4.2's credit scheduler (`xen/common/sched_credit.c`).
+    XenCredit,
+}
+
+impl HostScheduler {
+    /// Its name in a scenario.
+    pub fn name(self) -> &'static str {
+        match self {
+            HostScheduler::Cfs => "cfs",
+            HostScheduler::XenCredit => "xen_credit",
+        }
+    }
+}
 
 /// What the host runs under its guests (`[host] virtualization`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -538,9 +565,32 @@ impl Scenario {
                 limits::MAX_CPU_HOGS
             )));
         }
+        let credit = self.host.scheduler == HostScheduler::XenCredit;
+        match self.host.tslice_ms {
+            Some(ms) if !credit => {
+                return Err(err(format!(
+                    "key `host.tslice_ms`: {ms} is not allowed with host.scheduler = \"cfs\"; it is Xen's credit time slice: set scheduler = \"xen_credit\" or omit the key"
+                )))
+            }
+            Some(ms) if !crate::model::sched::credit::TSLICE_MS_RANGE.contains(&ms) => {
+                return Err(err(format!("key `host.tslice_ms`: {ms} is not allowed; expected 1..=1000 ms (Xen's XEN_SYSCTL_CSCHED_TSLICE_MIN..=MAX)")))
+            }
+            _ => {}
+        }
+        if credit && self.host.virtualization == Virtualization::BareMetal {
+            return Err(err("key `host.scheduler`: \"xen_credit\" is not allowed with host.virtualization = \"bare_metal\" (no hypervisor); use \"cfs\" or omit the key".into()));
+        }
         for (h, hog) in self.host.cpu_hog.iter().enumerate() {
-            if !(-20..=19).contains(&hog.nice) {
-                return Err(err(format!("key `host.cpu_hog[{h}].nice`: {} is not allowed; expected -20..=19", hog.nice)));
+            match hog.nice {
+                Some(n) if credit => {
+                    return Err(err(format!(
+                        "key `host.cpu_hog[{h}].nice`: {n} is not allowed with host.scheduler = \"xen_credit\"; Xen's credit scheduler has no nice (every thread has weight 256): omit the key"
+                    )))
+                }
+                Some(n) if !(-20..=19).contains(&n) => {
+                    return Err(err(format!("key `host.cpu_hog[{h}].nice`: {n} is not allowed; expected -20..=19")));
+                }
+                _ => {}
             }
             if let Some(pins) = &hog.pins {
                 if pins.is_empty() {

@@ -3,13 +3,13 @@
 //!
 //! Filled in: every key with a default value, where the scenario's layout reads it — the host's
 //! pCPUs, the client's cores, both NIC drivers' throttles (the profile's), a virtio device's
-//! event indices and offloads, the chosen `[host.io]` mode's parameters (only its own: the other
+//! event indices and offloads, a hog's nice (cfs) or the credit slice (xen_credit), the chosen `[host.io]` mode's parameters (only its own: the other
 //! modes' keys are refused by [`Scenario::check`]), AIR's costs (from the profile). Left absent:
 //! keys whose absence is itself the setting (`vcpu_pins`, `vhost_pin`, `nic_irq_cpus`,
 //! `[host.io] cores` and `stuck_us`, `[vm.halt_poll]`, a workload's open-loop rate or
 //! `workers`): each documented as "absent: ..." in `eventpath keys`.
 
-use super::{Checked, Es2Switch, Handling, IoHandling, NetKind, Offload, Scenario};
+use super::{Checked, Es2Switch, Handling, HostScheduler, IoHandling, NetKind, Offload, Scenario};
 use eventpath_policy::pmd::PmdIdle;
 
 impl IoHandling {
@@ -82,6 +82,10 @@ impl Checked {
         s.host.nic_itr = Some(self.profile.host.nic_itr.value);
         s.client.nic_itr = Some(self.profile.client.nic_itr.value);
         s.host.io = s.host.io.resolved();
+        match s.host.scheduler {
+            HostScheduler::Cfs => s.host.cpu_hog.iter_mut().for_each(|h| _ = h.nice.get_or_insert(super::DEFAULT_HOG_NICE)),
+            HostScheduler::XenCredit => _ = s.host.tslice_ms.get_or_insert(crate::model::sched::credit::DEFAULT_TSLICE_MS),
+        }
         for vm in &mut s.vm {
             if vm.net.kind == NetKind::Virtio {
                 vm.net.event_idx.get_or_insert(true);

@@ -60,6 +60,9 @@ pub(crate) trait Threads {
 
     /// The host's periodic tick on `cpu` (CONFIG_HZ): slice accounting and load balancing.
     fn host_tick(&mut self, now: Time, cpu: u32);
+
+    /// A timer the scheduler asked for fires on `cpu` (Xen credit's tick, slice, accounting).
+    fn sched_timer(&mut self, now: Time, cpu: u32);
 }
 
 impl<M: Machine> Threads for M {
@@ -114,6 +117,7 @@ impl<M: Machine> Threads for M {
                     p.q.at(now + delay, Ev::SchedIn { cpu, seq });
                 }
                 Action::Resched { cpu } => self.poke(now, cpu),
+                Action::Timer { cpu, at } => self.parts().q.at(at, Ev::SchedTimer { cpu }),
             }
         }
     }
@@ -181,6 +185,12 @@ impl<M: Machine> Threads for M {
             self.watchdog_tick(now);
         }
         self.sched().tick(now, cpu);
+        self.drain(now);
+        self.poke(now, cpu);
+    }
+
+    fn sched_timer(&mut self, now: Time, cpu: u32) {
+        self.sched().timer(now, cpu);
         self.drain(now);
         self.poke(now, cpu);
     }

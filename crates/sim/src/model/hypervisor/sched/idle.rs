@@ -8,7 +8,7 @@
 //! spends for the wake-up (`wake_cpu_ns`). Which state is paid is the policy's decision
 //! ([`Governor::wake`]); this file only keeps each pCPU's governor and when it went idle.
 
-use crate::engine::{round_ns, Time};
+use crate::engine::{round_ns, Rng, Time};
 use eventpath_policy::idle::{Governor, GovernorKind, HaltpollConfig, IdleState, StateTable};
 
 pub use crate::profile::MAX_CSTATES;
@@ -82,4 +82,26 @@ impl IdleHistory {
     pub fn wake_index(&mut self, t: &CStateTable, now: Time) -> usize {
         self.gov.wake(&t.table, now - self.since)
     }
+}
+
+/// A thread switched in on an idle pCPU: the delay before it runs (the wake-up IPI and idle
+/// exit, `host.thread_wakeup_ns` or, for the expiry of its own timed sleep, `timer_wakeup_ns`,
+/// spread by the thread's stream, plus the exit latency of the idle state the governor had
+/// chosen) and the CPU it then owes for that state (`wake_cpu_ns`). Every host scheduler charges
+/// an idle pCPU's wake-up through this one function; `cstate_wakeups` counts the state left.
+pub(super) fn idle_wakeup(p: &super::Params, idle: &mut IdleHistory, rng: &mut Rng, timer: bool, now: Time, cstate_wakeups: &mut [u64; MAX_CSTATES]) -> (Time, Time) {
+    let mean = if timer { p.timer_wakeup_ns } else { p.idle_wakeup_ns };
+    // The profile bounds the spread by the kick wake-up (`profile::NOT_ABOVE`); a timer
+    // wake-up (`host.timer_wakeup_ns`) shorter than it takes the spread only as far as 0.
+    let s = p.idle_wakeup_spread_ns.min(mean);
+    let wake = round_ns(mean - s + 2.0 * s * rng.uniform());
+    if p.cstates.is_empty() {
+        return (wake, 0);
+    }
+    // The governor's decision (eventpath_policy::idle): the state this idle period is paid
+    // from, its exit before the thread runs, its CPU after.
+    let i = idle.wake_index(&p.cstates, now);
+    cstate_wakeups[i] += 1;
+    let state = p.cstates.table.state(i);
+    (wake + state.exit_latency_ns, state.wake_cpu_ns)
 }

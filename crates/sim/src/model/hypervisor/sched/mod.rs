@@ -13,6 +13,7 @@
 //! packets, a CPU hog at once). Decisions come out as [`Action`]s in a reusable buffer.
 
 mod balance;
+pub mod credit;
 mod idle;
 mod load;
 mod place;
@@ -22,6 +23,7 @@ mod tests;
 
 use crate::engine::{Rng, Time, round_ns};
 pub use idle::{CStateTable, IdleHistory, MAX_CSTATES};
+pub use credit::{Credit, CreditParams};
 pub use seam::{SchedStats, Scheduler};
 
 /// Linux `NICE_0_LOAD` (scale of vruntime: ns of a nice-0 thread).
@@ -200,7 +202,11 @@ impl Rq {
     }
 }
 
-/// Why a thread moved to another pCPU.
+/// Why a thread moved to another pCPU. Xen's credit scheduler reuses the causes for its own
+/// moves (`credit/`): it never moves a thread at wake-up; an idle pCPU tickled by a busy one's
+/// wake-up steals (`csched_load_balance` from `__runq_tickle`: `NohzBalance`), a pCPU going idle
+/// steals (`IdleBalance`), and a pCPU whose best local thread is OVER steals, or the tick moves
+/// a running thread to a more idle pCPU (`csched_vcpu_acct`): `PeriodicBalance`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Migration {
     /// Wake-up placement (`select_task_rq_fair`).
@@ -251,6 +257,14 @@ pub enum Action {
         from_idle: bool,
         /// Sequence number to pass back.
         seq: u32,
+    },
+    /// Call the scheduler's `timer(cpu)` at `at` (Xen credit's tick, slice and accounting
+    /// timers; CFS runs from the host tick and never asks).
+    Timer {
+        /// The pCPU whose timer it is.
+        cpu: u32,
+        /// When it fires.
+        at: Time,
     },
 }
 
@@ -631,24 +645,10 @@ impl Sched {
         let timer = std::mem::take(&mut th.timer_woken);
         self.rqs[cpu as usize].wake_cpu = 0;
         let mut delay = if from_idle {
-            let mean = if timer { p.timer_wakeup_ns } else { p.idle_wakeup_ns };
-            // The profile bounds the spread by the kick wake-up (`profile::NOT_ABOVE`); a timer
-            // wake-up (`host.timer_wakeup_ns`) shorter than it takes the spread only as far as 0.
-            let s = p.idle_wakeup_spread_ns.min(mean);
-            let wake = round_ns(mean - s + 2.0 * s * th.rng.uniform());
             let rq = &mut self.rqs[cpu as usize];
-            let exit = if p.cstates.is_empty() {
-                0
-            } else {
-                // The governor's decision (eventpath_policy::idle): the state this idle period
-                // is paid from, its exit before the thread runs, its CPU after.
-                let i = rq.idle.wake_index(&p.cstates, now);
-                self.cstate_wakeups[i] += 1;
-                let state = p.cstates.table.state(i);
-                rq.wake_cpu = state.wake_cpu_ns;
-                state.exit_latency_ns
-            };
-            wake + exit
+            let (delay, wake_cpu) = idle::idle_wakeup(&p, &mut rq.idle, &mut th.rng, timer, now, &mut self.cstate_wakeups);
+            rq.wake_cpu = wake_cpu;
+            delay
         } else {
             p.context_switch_ns
         };

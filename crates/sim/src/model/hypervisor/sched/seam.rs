@@ -1,10 +1,10 @@
 //! The host-scheduler seam: what the host model asks of a scheduler. [`Scheduler`] selects the
-//! implementation — Linux CFS ([`Sched`], the default and only one so far); Xen's credit
-//! scheduler (hBalance's host) would be another variant with its own module. The host model
+//! implementation — Linux CFS ([`Sched`], the default) or Xen 4.2's credit scheduler
+//! ([`Credit`], hBalance's host; `[host] scheduler = "xen_credit"`). The host model
 //! (`threads.rs`) only decides *when* a thread can leave its pCPU; placement, slices,
 //! preemption and balancing are the scheduler's, and its decisions come out as [`Action`]s.
 
-use super::{Action, Migration, Sched, State};
+use super::{Action, Credit, Migration, Sched, State};
 use crate::engine::{Rng, Time};
 
 /// Counters of a scheduler over the measurement window.
@@ -25,12 +25,15 @@ pub struct SchedStats {
 pub enum Scheduler {
     /// Linux CFS (kernel/sched/fair.c), see [`Sched`].
     Cfs(Sched),
+    /// Xen 4.2's credit scheduler (xen/common/sched_credit.c), see [`Credit`].
+    Credit(Credit),
 }
 
 macro_rules! each {
     ($self:ident, $s:ident => $e:expr) => {
         match $self {
             Scheduler::Cfs($s) => $e,
+            Scheduler::Credit($s) => $e,
         }
     };
 }
@@ -74,7 +77,7 @@ impl Scheduler {
     }
     /// The current thread of `cpu`.
     pub fn current(&self, cpu: u32) -> Option<u32> {
-        each!(self, s => s.rqs[cpu as usize].curr)
+        each!(self, s => s.current(cpu))
     }
     /// The wake-up CPU the thread switched in on `cpu` owes for its pCPU's idle-state exit
     /// (taken once; see `Sched::take_wake_cpu`).
@@ -83,19 +86,19 @@ impl Scheduler {
     }
     /// `cpu`'s switch sequence number (a switch-in of another number is stale).
     pub fn switch_seq(&self, cpu: u32) -> u32 {
-        each!(self, s => s.rqs[cpu as usize].seq)
+        each!(self, s => s.switch_seq(cpu))
     }
     /// Threads on `cpu`'s runqueue, the running one included.
     pub fn nr_running(&self, cpu: u32) -> usize {
-        each!(self, s => s.rqs[cpu as usize].nr_running())
+        each!(self, s => s.nr_running(cpu))
     }
     /// Thread `t`'s pCPU: current, queued on, or last run on.
     pub fn thread_cpu(&self, t: u32) -> u32 {
-        each!(self, s => s.threads[t as usize].cpu)
+        each!(self, s => s.thread_cpu(t))
     }
     /// Thread `t`'s state.
     pub fn thread_state(&self, t: u32) -> State {
-        each!(self, s => s.threads[t as usize].state)
+        each!(self, s => s.thread_state(t))
     }
     /// Start a new measurement window.
     pub fn reset_metrics(&mut self, now: Time) {
@@ -128,15 +131,48 @@ impl Scheduler {
     }
     /// Thread `t`'s migrations in the window.
     pub fn thread_migrations(&self, t: u32) -> u64 {
-        each!(self, s => s.threads[t as usize].migrations)
+        each!(self, s => s.thread_migrations(t))
     }
     /// The window's counters.
     pub fn stats(&self) -> SchedStats {
-        each!(self, s => SchedStats {
-            switches: s.switches,
-            migrations: Migration::ALL.iter().map(|&m| (m, s.migrations[m as usize])).collect(),
-            wake_affine_hits: s.wake_affine_hits,
-            cstate_wakeups: s.cstate_wakeups.to_vec(),
-        })
+        each!(self, s => s.stats())
+    }
+
+    /// A timer the scheduler asked for (`Action::Timer`) fires on `cpu`.
+    pub fn timer(&mut self, now: Time, cpu: u32) {
+        match self {
+            Scheduler::Cfs(_) => {} // CFS runs from the host tick and asks for no timer
+            Scheduler::Credit(s) => s.timer(now, cpu),
+        }
+    }
+}
+
+/// The seam's reads of CFS's state.
+impl Sched {
+    fn current(&self, cpu: u32) -> Option<u32> {
+        self.rqs[cpu as usize].curr
+    }
+    fn switch_seq(&self, cpu: u32) -> u32 {
+        self.rqs[cpu as usize].seq
+    }
+    fn nr_running(&self, cpu: u32) -> usize {
+        self.rqs[cpu as usize].nr_running()
+    }
+    fn thread_cpu(&self, t: u32) -> u32 {
+        self.threads[t as usize].cpu
+    }
+    fn thread_state(&self, t: u32) -> State {
+        self.threads[t as usize].state
+    }
+    fn thread_migrations(&self, t: u32) -> u64 {
+        self.threads[t as usize].migrations
+    }
+    fn stats(&self) -> SchedStats {
+        SchedStats {
+            switches: self.switches,
+            migrations: Migration::ALL.iter().map(|&m| (m, self.migrations[m as usize])).collect(),
+            wake_affine_hits: self.wake_affine_hits,
+            cstate_wakeups: self.cstate_wakeups.to_vec(),
+        }
     }
 }

@@ -33,13 +33,13 @@ fn rng(name: &str) -> Rng {
 
 /// The host model for hogs: timers fire in time order up to `end`; every Resched preempts at
 /// once; switch-ins take no time.
-struct Host {
+struct TimerLoop {
     timers: BTreeSet<(Time, u32)>,
 }
 
-impl Host {
-    fn new() -> Host {
-        Host { timers: BTreeSet::new() }
+impl TimerLoop {
+    fn new() -> TimerLoop {
+        TimerLoop { timers: BTreeSet::new() }
     }
     fn drain(&mut self, s: &mut Credit, now: Time) {
         while let Some(a) = s.actions.pop_front() {
@@ -126,7 +126,7 @@ fn accounting_splits_the_credits_by_weight_sets_priorities_and_clips() {
 fn a_thread_woken_under_is_boosted_and_preempts_a_hog_past_the_rate_limit() {
     let mut s = credit(1, 30);
     let (hog, io) = (s.add(0, 1, rng("hog")), s.add(0, 1, rng("io")));
-    let mut h = Host::new();
+    let mut h = TimerLoop::new();
     s.start(0, hog);
     h.run(&mut s, 0, 25_000_000);
     s.wake(25_000_000, io, None);
@@ -166,7 +166,7 @@ fn two_hogs_alternate_slice_by_slice_and_share_the_pcpu() {
         s.start(0, a);
         s.start(0, b);
         let end = 3_000_000_000;
-        Host::new().run(&mut s, 0, end);
+        TimerLoop::new().run(&mut s, 0, end);
         let (ra, rb) = (s.run_ns(end, a, 0), s.run_ns(end, b, 0));
         assert_eq!(ra + rb, end);
         assert!((ra as f64 / end as f64 - 0.5).abs() < 0.01, "tslice {ms}: {ra} vs {rb}");
@@ -200,7 +200,7 @@ fn a_lone_over_thread_steals_an_under_one_at_its_slice_end() {
         s.start(0, x);
     }
     let end = 3_000_000_000;
-    Host::new().run(&mut s, 0, end);
+    TimerLoop::new().run(&mut s, 0, end);
     for &x in &t {
         let ran: u64 = (0..2).map(|c| s.run_ns(end, x, c)).sum();
         assert!((ran as f64 / end as f64 - 2.0 / 3.0).abs() < 0.05, "thread {x}: {ran}");

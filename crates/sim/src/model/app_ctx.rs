@@ -120,7 +120,8 @@ impl<A: Held> Ctx<A> for AppCtx<'_, A> {
     fn route_device_irq(&mut self, home: u32) -> u32 {
         // The device's TX source number, as the routing of its own interrupts keys it.
         let req = RouteRequest { irq: self.dev * 2, class: InterruptClass::Device, dest: home as usize };
-        self.h.vms[self.vm].routing.route(req)
+        let (now, vm) = (self.now, self.vm);
+        self.h.route_irq(now, vm, req, self.q)
     }
     fn raise_msi(&mut self, local: u32) {
         let (now, v) = (self.now, self.vcpu(local));

@@ -862,6 +862,9 @@ pub struct Conservation {
     pub port_tx_packets: u64,
     /// Host: packets handed to the shared RX link (= Σ rx_arrived + Σ rx_on_link).
     pub port_rx_packets: u64,
+    /// Host: hBalance `SMP_BOOST`s the scheduler carried out in the window (a debug counter:
+    /// always 0 under CFS, which carries none out).
+    pub smp_boosts: u64,
     /// Per VM (UDP receive): datagrams the client sent.
     pub udp_rx_sent: Vec<u64>,
     /// Per VM (UDP receive): datagrams the application received.
@@ -947,6 +950,7 @@ impl Host {
         }
         c.port_tx_packets = self.port.tx.packets_life;
         c.port_rx_packets = self.port.rx.packets_life;
+        c.smp_boosts = self.sched.smp_boosts();
         for v in &self.vcpus {
             c.irq_raised.push(v.ledger.raised);
             c.irq_handled.push(v.ledger.accepted);

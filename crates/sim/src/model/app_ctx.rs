@@ -121,7 +121,8 @@ impl<A: Held> Ctx<A> for AppCtx<'_, A> {
         // The device's TX source number, as the routing of its own interrupts keys it.
         let req = RouteRequest { irq: self.dev * 2, class: InterruptClass::Device, dest: home as usize };
         let (now, vm) = (self.now, self.vm);
-        self.h.route_irq(now, vm, req, self.q)
+        // The workload asks for a VM-local vCPU; the routing answers host-wide.
+        self.h.route_irq(now, vm, req, self.q) - self.h.vms[vm].vcpus[0]
     }
     fn raise_msi(&mut self, local: u32) {
         let (now, v) = (self.now, self.vcpu(local));

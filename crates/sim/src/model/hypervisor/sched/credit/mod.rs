@@ -97,7 +97,7 @@ pub enum Pri {
     /// hBalance's `SMP_BOOST` (§5.1): above every other priority, set by the h_balance router
     /// on the vCPU it redirects an interrupt to when no vCPU of the VM runs and the VM has
     /// unused quota ([`Credit::smp_boost`]); dropped like BOOST at the next tick that finds it
-    /// running.
+    /// running, or when it halts first.
     SmpBoost,
 }
 
@@ -384,6 +384,11 @@ impl Credit {
         let migrate = std::mem::take(&mut th.migrating);
         if sleep {
             th.state = State::Sleeping;
+            if th.pri == Pri::SmpBoost {
+                // The boost served the interrupt it was set for; kept through a halt it would
+                // let the next, unrelated wake-up outrank every BOOST on the pCPU.
+                th.pri = if th.credit < 0 { Pri::Over } else { Pri::Under };
+            }
         } else if !migrate {
             self.runq_insert(now, cpu, t);
         }

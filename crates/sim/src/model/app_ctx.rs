@@ -120,7 +120,9 @@ impl<A: Held> Ctx<A> for AppCtx<'_, A> {
     fn route_device_irq(&mut self, home: u32) -> u32 {
         // The device's TX source number, as the routing of its own interrupts keys it.
         let req = RouteRequest { irq: self.dev * 2, class: InterruptClass::Device, dest: home as usize };
-        self.h.vms[self.vm].routing.route(req)
+        let (now, vm) = (self.now, self.vm);
+        // The workload asks for a VM-local vCPU; the routing answers host-wide.
+        self.h.route_irq(now, vm, req, self.q) - self.h.vms[vm].vcpus[0]
     }
     fn raise_msi(&mut self, local: u32) {
         let (now, v) = (self.now, self.vcpu(local));

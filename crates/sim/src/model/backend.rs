@@ -223,7 +223,8 @@ impl Host {
         } else {
             d.txq.interrupts += 1;
         }
-        let target = self.vms[d.vm as usize].routing.route_device(dev, vec);
+        let vm = d.vm as usize;
+        let target = self.route_irq(now, vm, crate::model::hypervisor::routing::IrqRouting::device_request(dev, vec), q);
         self.cx(q).raise_irq(now, target, vec);
     }
 }

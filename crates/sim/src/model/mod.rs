@@ -344,6 +344,7 @@ impl Host {
         let mask = |pin: Option<u32>| pin.map_or(all, |p| 1u64 << p);
         let rng = |name: &str| crate::engine::Rng::for_component(s.seed, &format!("sched:{name}"));
         let mut thread_names = Vec::new();
+        let mut credit_groups = Vec::new();
         // Thread ids: every vCPU thread, then every vhost thread, then the hogs (threads.rs).
         for (vi, vm) in s.vm.iter().enumerate() {
             let mut ids = Vec::new();
@@ -364,7 +365,14 @@ impl Host {
             }
             let router = match ext.take_router(&vm.name) {
                 Some(r) => hypervisor::routing::VmRouter::External(r),
-                None => hypervisor::routing::VmRouter::Builtin(vm.interrupt_routing.build(vm.vcpus as usize).expect("a checked VM has vCPUs")),
+                None => {
+                    // hBalance's Algorithm 2 pools an SMP VM's credits, under Xen credit only (the
+                    // scheduler is told the VM's vCPU threads; a vCPU's thread id is its index).
+                    if matches!(vm.interrupt_routing, eventpath_policy::routing::RouterConfig::HBalance) && vm.vcpus > 1 {
+                        credit_groups.push(ids.clone());
+                    }
+                    hypervisor::routing::VmRouter::Builtin(vm.interrupt_routing.build(vm.vcpus as usize).expect("a checked VM has vCPUs"))
+                }
             };
             let routing = hypervisor::routing::IrqRouting::new(router, ids[0], vm.vcpus);
             vms.push(VmState { name: vm.name.clone(), vcpus: ids, dev: vi as u32, routing });
@@ -417,6 +425,9 @@ impl Host {
             sched.add(0, mask(pin), rng(name));
             thread_names.push(name.to_string());
         });
+        if let sched::Scheduler::Credit(cr) = &mut sched {
+            cr.set_groups(credit_groups);
+        }
         let mut hogs = Vec::new();
         for (h, hog) in s.host.cpu_hog.iter().enumerate() {
             let allowed = hog.pins.as_ref().map_or(all, |ps| ps.iter().fold(0u64, |m, &p| m | 1u64 << p));
@@ -714,13 +725,27 @@ impl Host {
         }
     }
 
+    /// The vCPU (host-wide) VM `vm`'s router sends `req` to, told the vCPUs' credit priorities
+    /// first (Xen credit only); a boost it asks for is carried out before the interrupt is raised,
+    /// so that the wake-up it causes keeps the `SMP_BOOST` (`routing.rs`).
+    pub(crate) fn route_irq(&mut self, now: Time, vm: usize, req: eventpath_policy::routing::RouteRequest, q: &mut EventQueue<Ev>) -> u32 {
+        let sched = &self.sched;
+        let (target, boost) = self.vms[vm].routing.decide(req, |v| sched.credit_priority(v));
+        if boost {
+            use hypervisor::threads::Threads;
+            self.cx(q).smp_boost(now, target);
+        }
+        target
+    }
+
     /// VF device `dev`'s MSI-X message: the vector masks itself and goes to the vCPU the VM's
     /// routing picks, as an assigned interrupt.
     fn vf_interrupt(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
         let d = &mut self.devs[dev as usize];
         d.vf.as_mut().expect("a VF device").fire(now);
         d.rxq.interrupts += 1;
-        let target = self.vms[d.vm as usize].routing.route_device(dev, hw::lapic::Vector::Vf);
+        let vm = d.vm as usize;
+        let target = self.route_irq(now, vm, hypervisor::routing::IrqRouting::device_request(dev, hw::lapic::Vector::Vf), q);
         self.cx(q).raise_irq(now, target, hw::lapic::Vector::Vf);
     }
 
@@ -837,6 +862,9 @@ pub struct Conservation {
     pub port_tx_packets: u64,
     /// Host: packets handed to the shared RX link (= Σ rx_arrived + Σ rx_on_link).
     pub port_rx_packets: u64,
+    /// Host: hBalance `SMP_BOOST`s the scheduler carried out in the window (a debug counter:
+    /// always 0 under CFS, which carries none out).
+    pub smp_boosts: u64,
     /// Per VM (UDP receive): datagrams the client sent.
     pub udp_rx_sent: Vec<u64>,
     /// Per VM (UDP receive): datagrams the application received.
@@ -922,6 +950,7 @@ impl Host {
         }
         c.port_tx_packets = self.port.tx.packets_life;
         c.port_rx_packets = self.port.rx.packets_life;
+        c.smp_boosts = self.sched.smp_boosts();
         for v in &self.vcpus {
             c.irq_raised.push(v.ledger.raised);
             c.irq_handled.push(v.ledger.accepted);

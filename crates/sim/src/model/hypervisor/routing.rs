@@ -8,11 +8,21 @@
 //! devices ask it for targets. What the guest does when routed work lands away from the thread
 //! that waits for it (a reschedule IPI) is the guest's: `guest/napi.rs`, `guest/driver.rs`.
 //!
+//! Under Xen credit (`[host] scheduler = "xen_credit"`) the router is also told each of the
+//! VM's vCPUs' credit priority (UNDER/OVER/BOOST) just before each decision — read from the
+//! scheduler at routing time, which costs a few reads per interrupt and never goes stale, where
+//! telling it at every change would touch the scheduler's hot accounting path. A decision's
+//! `boost` (hBalance's `SMP_BOOST`) is carried out by the scheduler (`Scheduler::smp_boost`).
+//! Under CFS no priority is told (hBalance's router then holds every vCPU UNDER, so "the VM
+//! has unused quota" always holds) and `boost` is not carried out: hBalance's scheduler half
+//! needs credit.
+//!
 //! A VM's router is a built-in one ([`Router`], dispatched without boxing) or one the embedding
 //! program supplied (`run::External`, e.g. a router written in Python).
 
 use crate::model::hw::lapic::Vector;
 use crate::run::ExternalRouter;
+use eventpath_policy::hbalance::CreditPriority;
 use eventpath_policy::routing::{InterruptClass, InterruptRouter, RouteDecision, RouteRequest, Router, RunState};
 
 /// A VM's router: built in, or supplied at run time.
@@ -39,6 +49,14 @@ impl VmRouter {
             VmRouter::External(r) => r.on_run_state(vcpu, state),
         }
     }
+
+    #[inline]
+    fn on_priority(&mut self, vcpu: usize, prio: CreditPriority) {
+        match self {
+            VmRouter::Builtin(r) => r.on_priority(vcpu, prio),
+            VmRouter::External(r) => r.on_priority(vcpu, prio),
+        }
+    }
 }
 
 /// One VM's interrupt routing.
@@ -61,16 +79,25 @@ impl IrqRouting {
         IrqRouting { router, first, n }
     }
 
-    /// The vCPU (host-wide) that device `dev`'s interrupt `vec` goes to (each queue of a
-    /// device is its own interrupt source: TX `2·dev`, RX `2·dev + 1`).
-    pub fn route_device(&mut self, dev: u32, vec: Vector) -> u32 {
+    /// The request of device `dev`'s interrupt `vec` (each queue of a device is its own
+    /// interrupt source: TX `2·dev`, RX `2·dev + 1`), aimed at the guest's affinity, vCPU 0.
+    pub fn device_request(dev: u32, vec: Vector) -> RouteRequest {
         let irq = dev * 2 + (vec == Vector::NetRx) as u32;
-        self.first + self.route(RouteRequest { irq, class: InterruptClass::Device, dest: 0 })
+        RouteRequest { irq, class: InterruptClass::Device, dest: 0 }
     }
 
-    /// The VM-local vCPU a request goes to (its `dest` is the source's own affinity).
-    pub fn route(&mut self, req: RouteRequest) -> u32 {
-        (self.router.route(req).target % self.n as usize) as u32
+    /// The vCPU (host-wide) a request goes to (its `dest` is the source's own affinity), and
+    /// whether the router asks for it to be boosted. `prio` gives a host-wide vCPU's credit
+    /// priority (None under CFS: nothing is told).
+    pub fn decide(&mut self, req: RouteRequest, prio: impl Fn(u32) -> Option<CreditPriority>) -> (u32, bool) {
+        for j in 0..self.n {
+            match prio(self.first + j) {
+                Some(p) => self.router.on_priority(j as usize, p),
+                None => break,
+            }
+        }
+        let d = self.router.route(req);
+        (self.first + (d.target % self.n as usize) as u32, d.boost)
     }
 
     /// vCPU `v` (host-wide, one of this VM's) changed run state.

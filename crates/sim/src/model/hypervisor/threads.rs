@@ -49,6 +49,10 @@ pub(crate) trait Threads {
     /// Is a preemption of the thread on `cpu` pending?
     fn should_yield(&self, cpu: u32) -> bool;
 
+    /// hBalance's `SMP_BOOST` of vCPU `v`'s thread, carried out (Xen credit) or not (CFS:
+    /// `Scheduler::smp_boost`).
+    fn smp_boost(&mut self, now: Time, v: u32);
+
     /// Carry out the scheduler's decisions, in order.
     fn drain(&mut self, now: Time);
 
@@ -86,6 +90,13 @@ impl<M: Machine> Threads for M {
         let waker = self.waker();
         self.sched().wake(now, tid, waker);
         self.drain(now);
+    }
+
+    fn smp_boost(&mut self, now: Time, v: u32) {
+        // A vCPU's thread id is its index.
+        if self.sched().smp_boost(now, v) {
+            self.drain(now);
+        }
     }
 
     fn leave_cpu(&mut self, now: Time, cpu: u32, sleep: bool) {

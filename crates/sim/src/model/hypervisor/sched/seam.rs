@@ -138,6 +138,37 @@ impl Scheduler {
         each!(self, s => s.stats())
     }
 
+    /// hBalance's `SMP_BOOST` (§5.1) of thread `t`: true when carried out. Only Xen credit has
+    /// the priority ([`Credit::smp_boost`]); CFS has no priority classes to put a vCPU above,
+    /// so it refuses (false) and hBalance's scheduler half — this boost and Algorithm 2's
+    /// quota pooling — needs `scheduler = "xen_credit"`; under CFS h_balance only routes.
+    pub fn smp_boost(&mut self, now: Time, t: u32) -> bool {
+        match self {
+            Scheduler::Cfs(_) => false,
+            Scheduler::Credit(s) => {
+                s.smp_boost(now, t);
+                true
+            }
+        }
+    }
+
+    /// Thread `t`'s credit priority, for a router that reads it (hBalance's "unused quota");
+    /// None under CFS, which has none.
+    pub fn credit_priority(&self, t: u32) -> Option<eventpath_policy::hbalance::CreditPriority> {
+        match self {
+            Scheduler::Cfs(_) => None,
+            Scheduler::Credit(s) => Some(s.credit_priority(t)),
+        }
+    }
+
+    /// `SMP_BOOST`s carried out in the window (0 under CFS, which carries none out).
+    pub fn smp_boosts(&self) -> u64 {
+        match self {
+            Scheduler::Cfs(_) => 0,
+            Scheduler::Credit(s) => s.smp_boosts(),
+        }
+    }
+
     /// A timer the scheduler asked for (`Action::Timer`) fires on `cpu`.
     pub fn timer(&mut self, now: Time, cpu: u32) {
         match self {

@@ -27,6 +27,10 @@ impl Credit {
             let th = &mut self.threads[t as usize];
             if th.pri == Pri::Boost {
                 th.pri = Pri::Under;
+            } else if th.pri == Pri::SmpBoost {
+                // hBalance's SMP_BOOST was set whatever the vCPU's own credit: it falls back to
+                // what that credit says, not to UNDER as a wake-up BOOST (only set on UNDER) does.
+                th.pri = if th.credit < 0 { Pri::Over } else { Pri::Under };
             }
             self.burn_credits(t, now);
             if !self.threads[t as usize].active {
@@ -84,11 +88,13 @@ impl Credit {
             return;
         }
         let mut weight_left = weight_total;
-        let mut credit_balance = 0;
         let mut credit_xtra = false;
         let w = DEFAULT_WEIGHT;
-        let mut i = 0;
-        while i < self.active.len() {
+        // Phase 1: each active thread's share (`credit_fair`), in list order; the list's lazy
+        // reordering happens here. Nothing below depends on a thread's own credit, so the shares
+        // can be settled before any credit moves (what lets Algorithm 2 pool a VM's).
+        let mut fair: Vec<(u32, i64)> = Vec::with_capacity(self.active.len());
+        for i in 0..self.active.len() {
             let t = self.active[i];
             weight_left -= w;
             let mut credit_peak = cpt;
@@ -110,8 +116,29 @@ impl Credit {
                 }
                 credit_fair = credit_peak;
             }
+            fair.push((t, credit_fair));
+        }
+        // Phase 2: credit the shares; hBalance's SMP VMs pool their vCPUs' credits with the
+        // shares their active vCPUs earned and split the pool equally (Algorithm 2), so that
+        // no vCPU of the VM is OVER while another holds unused quota.
+        for &(t, f) in &fair {
+            self.threads[t as usize].credit += f;
+        }
+        let mut pooled = Vec::new();
+        for g in &self.groups {
+            let mut q: Vec<i64> = g.iter().map(|&t| self.threads[t as usize].credit).collect();
+            eventpath_policy::hbalance::refill_quota(eventpath_policy::hbalance::QuotaAllocation::IoFriendly, &mut q, 0);
+            for (&t, c) in g.iter().zip(q) {
+                self.threads[t as usize].credit = c;
+                if !self.threads[t as usize].active {
+                    pooled.push(t);
+                }
+            }
+        }
+        // Phase 3: priority, the lower clip and the upper bound, as Xen does per thread.
+        let mut credit_balance = 0;
+        for &(t, _) in &fair {
             let th = &mut self.threads[t as usize];
-            th.credit += credit_fair;
             let mut stopped = false;
             if th.credit < 0 {
                 th.pri = Pri::Over;
@@ -127,12 +154,17 @@ impl Credit {
             }
             credit_balance += th.credit;
             if stopped {
-                // (If it was just moved to the head, the next one is still at `i`.)
                 self.weight -= w;
                 let at = self.active.iter().position(|&x| x == t).expect("an active thread is listed");
                 self.active.remove(at);
-            } else {
-                i += 1;
+            }
+        }
+        // A pooled vCPU off the active list earned nothing but its credit moved: its priority
+        // follows the new sign (a BOOST it holds stays, as Xen leaves an inactive one's).
+        for t in pooled {
+            let th = &mut self.threads[t as usize];
+            if th.pri <= Pri::Under {
+                th.pri = if th.credit < 0 { Pri::Over } else { Pri::Under };
             }
         }
         self.credit_balance = credit_balance;

@@ -94,6 +94,11 @@ pub enum Pri {
     Under,
     /// Woken while UNDER, until a tick finds it running (`CSCHED_PRI_TS_BOOST`).
     Boost,
+    /// hBalance's `SMP_BOOST` (§5.1): above every other priority, set by the h_balance router
+    /// on the vCPU it redirects an interrupt to when no vCPU of the VM runs and the VM has
+    /// unused quota ([`Credit::smp_boost`]); dropped like BOOST at the next tick that finds it
+    /// running, or when it halts first.
+    SmpBoost,
 }
 
 /// One host thread as the credit scheduler sees it (`struct csched_vcpu`, and the bookkeeping
@@ -180,6 +185,11 @@ pub struct Credit {
     active: Vec<u32>,
     /// The master ticker (`csched_acct`).
     next_acct: Time,
+    /// Threads whose credits `acct` pools and splits equally (hBalance's Algorithm 2,
+    /// `refill_quota(IoFriendly)`): one list per SMP VM routed by h_balance (`set_groups`).
+    groups: Vec<Vec<u32>>,
+    /// `SMP_BOOST`s applied over the window (a debug counter for tests).
+    smp_boosts: u64,
 }
 
 impl Credit {
@@ -216,6 +226,8 @@ impl Credit {
             runq_sort: 0,
             active: Vec::new(),
             next_acct: c.tslice_ns,
+            groups: Vec::new(),
+            smp_boosts: 0,
         };
         s.rearm(MASTER);
         s
@@ -290,6 +302,50 @@ impl Credit {
         }
     }
 
+    /// hBalance's SMP-VM credit groups (§5.1): each list's threads (one VM's vCPUs) have their
+    /// credits pooled and split equally at every accounting (Algorithm 2). Set once, before
+    /// the run; a thread in no group is accounted as Xen does.
+    pub fn set_groups(&mut self, groups: Vec<Vec<u32>>) {
+        debug_assert!(groups.iter().flatten().all(|&t| (t as usize) < self.threads.len()), "a group names unknown threads");
+        self.groups = groups;
+    }
+
+    /// hBalance's `SMP_BOOST` of thread `t` (§5.1): the highest priority, so that it is queued
+    /// first and preempts whatever runs on its pCPU, as a BOOSTed wake-up does (`tickle`). A
+    /// sleeping thread keeps it through the wake-up the interrupt causes; a running one keeps
+    /// its pCPU until its next tick drops it.
+    pub fn smp_boost(&mut self, now: Time, t: u32) {
+        self.smp_boosts += 1;
+        let th = &mut self.threads[t as usize];
+        th.pri = Pri::SmpBoost;
+        if th.state == State::Queued {
+            let cpu = th.cpu;
+            let q = &mut self.pcpus[cpu as usize].runq;
+            let at = q.iter().position(|&x| x == t).expect("a queued thread is on its pCPU's runqueue");
+            q.remove(at);
+            let since = self.threads[t as usize].queued_since;
+            self.runq_insert(now, cpu, t);
+            // Still the same wait: the boost does not restart it.
+            self.threads[t as usize].queued_since = since;
+            self.tickle(now, cpu, t, None);
+        }
+    }
+
+    /// Thread `t`'s priority as hBalance's router reads it (`SMP_BOOST` is a BOOST to it).
+    pub fn credit_priority(&self, t: u32) -> eventpath_policy::hbalance::CreditPriority {
+        use eventpath_policy::hbalance::CreditPriority as P;
+        match self.threads[t as usize].pri {
+            Pri::Idle | Pri::Over => P::Over,
+            Pri::Under => P::Under,
+            Pri::Boost | Pri::SmpBoost => P::Boost,
+        }
+    }
+
+    /// `SMP_BOOST`s applied in the window.
+    pub fn smp_boosts(&self) -> u64 {
+        self.smp_boosts
+    }
+
     /// `csched_vcpu_wake`: BOOST an UNDER thread, queue it on its pCPU, tickle.
     fn wake_inner(&mut self, now: Time, t: u32, waker: Option<u32>) {
         let th = &mut self.threads[t as usize];
@@ -328,6 +384,11 @@ impl Credit {
         let migrate = std::mem::take(&mut th.migrating);
         if sleep {
             th.state = State::Sleeping;
+            if th.pri == Pri::SmpBoost {
+                // The boost served the interrupt it was set for; kept through a halt it would
+                // let the next, unrelated wake-up outrank every BOOST on the pCPU.
+                th.pri = if th.credit < 0 { Pri::Over } else { Pri::Under };
+            }
         } else if !migrate {
             self.runq_insert(now, cpu, t);
         }

@@ -61,6 +61,7 @@ impl Credit {
         self.migrations = [0; Migration::COUNT];
         self.threads.iter_mut().for_each(|t| t.migrations = 0);
         self.switches = 0;
+        self.smp_boosts = 0;
         self.cstate_wakeups = [0; MAX_CSTATES];
     }
 

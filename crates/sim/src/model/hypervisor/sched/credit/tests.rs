@@ -207,3 +207,53 @@ fn a_lone_over_thread_steals_an_under_one_at_its_slice_end() {
     }
     assert!(s.migrations[Migration::PeriodicBalance as usize] > 0);
 }
+
+#[test]
+fn an_h_balance_vm_pools_its_vcpus_credits_at_accounting_and_others_are_untouched() {
+    let mut s = credit(1, 30);
+    let t: Vec<u32> = (0..5).map(|i| s.add(0, 1, rng(&i.to_string()))).collect();
+    for &x in &t {
+        s.acct_start(x);
+    }
+    // Threads 0..4 are one SMP VM (Algorithm 2); thread 4 is alone. 300 credits over five
+    // active threads: 60 each.
+    s.set_groups(vec![t[..4].to_vec()]);
+    for (&x, c) in t.iter().zip([-200, 100, 250, -30, 40]) {
+        s.threads[x as usize].credit = c;
+    }
+    let before: i64 = t[..4].iter().map(|&x| s.threads[x as usize].credit).sum();
+    s.acct();
+    let got: Vec<i64> = t.iter().map(|&x| s.threads[x as usize].credit).collect();
+    // The VM's total plus its four shares, split equally: (120 + 240) / 4 = 90 each, all UNDER
+    // (Xen alone would leave thread 0 OVER at -140 beside thread 2's 310 of unused credit).
+    assert_eq!(got[..4].iter().sum::<i64>(), before + 4 * 60);
+    assert_eq!(&got[..4], &[90, 90, 90, 90]);
+    assert!(t[..4].iter().all(|&x| s.threads[x as usize].pri == Pri::Under && s.threads[x as usize].active));
+    // The lone thread is accounted as Xen does.
+    assert_eq!(got[4], 100);
+}
+
+#[test]
+fn an_smp_boost_outranks_boost_preempts_and_drops_at_the_next_tick() {
+    let mut s = credit(1, 30);
+    let hog = s.add(0, 1, rng("hog"));
+    let v = s.add(0, 1, rng("v"));
+    let mut h = Host::new();
+    s.start(0, hog);
+    s.start(0, v);
+    h.drain(&mut s, 0);
+    assert_eq!(s.current(0), Some(hog));
+    // Past the rate limit: the queued vCPU, boosted, goes to the head of the runqueue and
+    // preempts the hog at once.
+    s.smp_boost(2_000_000, v);
+    assert_eq!(s.threads[v as usize].pri, Pri::SmpBoost);
+    assert_eq!(s.pcpus[0].runq.first(), Some(&v));
+    assert!(s.need_resched(0));
+    assert_eq!(s.smp_boosts(), 1);
+    h.drain(&mut s, 2_000_000);
+    assert_eq!(s.current(0), Some(v));
+    // A BOOSTed wake-up does not outrank it.
+    assert!(Pri::SmpBoost > Pri::Boost);
+    s.tick_cpu(3_000_000, 0);
+    assert_eq!(s.threads[v as usize].pri, Pri::Under);
+}

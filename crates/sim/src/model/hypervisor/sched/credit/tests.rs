@@ -238,7 +238,7 @@ fn an_smp_boost_outranks_boost_preempts_and_drops_at_the_next_tick() {
     let mut s = credit(1, 30);
     let hog = s.add(0, 1, rng("hog"));
     let v = s.add(0, 1, rng("v"));
-    let mut h = Host::new();
+    let mut h = TimerLoop::new();
     s.start(0, hog);
     s.start(0, v);
     h.drain(&mut s, 0);

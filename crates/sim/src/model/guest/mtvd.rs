@@ -92,6 +92,11 @@ impl Mtvd {
         pkt
     }
 
+    /// Thread `w` has packets handed to it and none under way (it needs to run).
+    fn waiting(&self, w: usize) -> bool {
+        !self.queues[w].is_empty() && !self.running[w]
+    }
+
     /// Frames handed over and not yet taken up the stack.
     pub fn queued_segs(&self) -> u64 {
         self.queues.iter().flatten().map(|p| u64::from(p.segs)).sum()
@@ -128,11 +133,14 @@ impl<K: Kernel> MtvdOps for K {
     }
 
     fn mtvd_wake(&mut self, now: Time, v: u32) -> bool {
-        let (vm, dev, _) = thread_of(self, v);
-        let Some(m) = self.net(dev).mtvd.as_ref() else { return false };
-        let waiting: Vec<usize> = (0..m.queues.len()).filter(|&w| !m.queues[w].is_empty() && !m.running[w]).collect();
+        let vm = self.vcpu_ref(v).vm as usize;
+        let dev = self.dev_of(vm);
+        let Some(n) = self.net(dev).mtvd.as_ref().map(|m| m.queues.len()) else { return false };
         let mut sent = false;
-        for w in waiting {
+        for w in 0..n {
+            if !self.net(dev).mtvd.as_ref().expect("checked above").waiting(w) {
+                continue;
+            }
             let u = self.vm_vcpus(vm)[w];
             if u != v && self.vcpu_ref(u).wants_resched_ipi() {
                 self.raise_irq(now, u, Vector::Resched);
@@ -145,6 +153,11 @@ impl<K: Kernel> MtvdOps for K {
     }
 
     fn mtvd_next(&mut self, now: Time, v: u32) -> bool {
+        // Every VM entry asks: a VM without MTVD answers before any search.
+        let vm = self.vcpu_ref(v).vm as usize;
+        if self.net(self.dev_of(vm)).mtvd.is_none() {
+            return false;
+        }
         let (vm, dev, w) = thread_of(self, v);
         let tcp_data = self.app_receives_tcp_data(vm);
         let costs = StackCosts::of(&self.profile().guest);

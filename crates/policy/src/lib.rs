@@ -20,6 +20,7 @@ pub mod delivery;
 pub mod elvis;
 pub mod error;
 pub mod es2;
+pub mod guest_haltpoll;
 pub mod halt_poll;
 pub mod hbalance;
 pub mod idle;

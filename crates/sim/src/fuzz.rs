@@ -132,6 +132,8 @@ pub fn scenario(case: u64) -> String {
     // were. Half the cases get a CPU with IPIv (no built-in profile's has it: the override
     // below), and IPIv is drawn only there, on posted VMs; PV EOI only on emulated VMs.
     let mut ap = Rng::for_component(case, "layout-fuzz-apic");
+    // Guest halt polling draws from its own stream, so every earlier draw is unchanged.
+    let mut gp = Rng::for_component(case, "layout-fuzz-guest-poll");
     let ipiv_cpu = ap.chance(0.5);
     let off_io_core = |pins: String| match io_core {
         Some(c) => {
@@ -198,11 +200,14 @@ pub fn scenario(case: u64) -> String {
         if vcpus > 1 {
             let _ = writeln!(s, "interrupt_routing = \"{routing}\"");
         }
-        if r.chance(0.3) {
-            let max = r.below(1_000_000);
-            if !burn && !idle_poll {
-                let _ = writeln!(s, "[vm.halt_poll]\nmax_halt_poll_ns = {max}");
-            }
+        let halt_poll = r.chance(0.3).then(|| r.below(1_000_000)).filter(|_| !burn && !idle_poll);
+        // The guest's driver turns KVM's polling off: the two are never drawn together.
+        let (guest_poll, guest_poll_ns) = (gp.chance(0.2), 1 + gp.below(1_000_000));
+        if guest_poll && !burn && !idle_poll && halt_poll.is_none() {
+            let _ = writeln!(s, "guest_halt_poll = {{ guest_halt_poll_ns = {guest_poll_ns} }}");
+        }
+        if let Some(max) = halt_poll {
+            let _ = writeln!(s, "[vm.halt_poll]\nmax_halt_poll_ns = {max}");
         }
         let (ring, event_idx) = (1u32 << (1 + r.below(10)), r.chance(0.7));
         let ring = if vf { 64 << d.below(7) } else { ring };

@@ -183,6 +183,7 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
     for (i, vm) in h.vms.iter().enumerate() {
         let mut exits = crate::metrics::ExitCounters::default();
         let (mut guest_ns, mut busy_ns, mut irqs, mut burn_ns) = (0u64, 0u64, 0u64, 0u64);
+        let (mut host_poll_ns, mut guest_poll_ns) = (0u64, 0u64);
         let mut by_source = [0u64; 3];
         // Of the exits' recorded time, the part of one still running past the window's end.
         let mut exit_overrun = 0u64;
@@ -207,6 +208,8 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
                 *n += k;
             }
             burn_ns += vc.burn_work_ns;
+            host_poll_ns += vc.halt.poll_ns;
+            guest_poll_ns += vc.guest_poll.as_ref().map_or(0, |g| g.poll_ns);
             if matches!(vc.mode, crate::model::VcpuMode::Exit { .. }) {
                 exit_overrun += vc.exit_until.saturating_sub(now);
             }
@@ -253,6 +256,8 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
             loss_pct: if idle { None } else { m.loss_pct },
             cpu_util_pct: pct(busy_ns as f64, vcpu_ns),
             guest_burn_pct: if c.scenario.vm[i].guest_cpu_burn { pct(burn_ns as f64, vcpu_ns) } else { None },
+            halt_poll_pct: c.scenario.vm[i].halt_poll.as_ref().and_then(|_| pct(host_poll_ns as f64, vcpu_ns)),
+            guest_halt_poll_pct: c.scenario.vm[i].guest_halt_poll.as_ref().and_then(|_| pct(guest_poll_ns as f64, vcpu_ns)),
             extra: (),
         });
     }

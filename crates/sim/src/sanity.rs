@@ -31,6 +31,8 @@ pub fn violations<X, V>(s: &Summary<X, V>) -> Vec<String> {
         pct(format!("vm {n} tig_pct"), vm.tig_pct);
         pct(format!("vm {n} cpu_util_pct"), vm.cpu_util_pct);
         pct(format!("vm {n} guest_burn_pct"), vm.guest_burn_pct);
+        pct(format!("vm {n} halt_poll_pct"), vm.halt_poll_pct);
+        pct(format!("vm {n} guest_halt_poll_pct"), vm.guest_halt_poll_pct);
         pct(format!("vm {n} loss_pct"), vm.loss_pct);
     }
     for (c, &u) in s.host.pcpu_util_pct.iter().enumerate() {

@@ -124,6 +124,12 @@ pub struct VmSummary<V = ()> {
     /// Work the guest CPU burn got done as % of vCPU time (null without `guest_cpu_burn`): a
     /// fixed-work program's speed (DID §5.3's WhileLoop) relative to owning the CPU. Simulator only.
     pub guest_burn_pct: Option<f64>,
+    /// Time the vCPU threads polled in KVM's halt polling, % of vCPU time (host CPU, not guest
+    /// time; null without `[vm.halt_poll]`). Simulator only.
+    pub halt_poll_pct: Option<f64>,
+    /// Time the guest's idle loop polled (cpuidle-haltpoll), % of vCPU time (guest time; null
+    /// without `[vm.guest_halt_poll]`). Simulator only.
+    pub guest_halt_poll_pct: Option<f64>,
     /// Interrupt delivery mode: `emulated` or `posted` (added with issue 3).
     pub interrupt_delivery: Option<&'static str>,
     /// Device interrupts raised per second by the state their vCPU was in at that instant:
@@ -290,6 +296,8 @@ mod tests {
             loss_pct: None,
             cpu_util_pct: None,
             guest_burn_pct: None,
+            halt_poll_pct: None,
+            guest_halt_poll_pct: None,
             interrupt_delivery: None,
             device_interrupts_by_target_state_per_s: Measured::not_measured(),
             latency_by_target_state_us: Measured::not_measured(),

@@ -39,6 +39,12 @@ fn summaries_match_the_golden_files() {
     let mut moved = Vec::new();
     let paths = scenarios();
     assert!(paths.len() >= 25, "{paths:?}");
+    // A golden file is named by its scenario's stem: two scenarios of one stem would share it.
+    let mut stems: Vec<_> = paths.iter().map(|p| p.file_stem().unwrap().to_owned()).collect();
+    stems.sort();
+    let n = stems.len();
+    stems.dedup();
+    assert_eq!(stems.len(), n, "two scenarios share a file name; rename one");
     for p in paths {
         let name = p.file_stem().unwrap().to_str().unwrap().to_owned() + ".json";
         let got = summary_json(&p);

@@ -97,8 +97,7 @@ impl<A: Held> Ctx<A> for AppCtx<'_, A> {
     fn resched_ipi(&mut self, from: u32, to: u32) -> bool {
         let now = self.now;
         let mut cx = self.cx();
-        cx.raise_irq(now, to, Vector::Resched);
-        cx.ipi_sent(now, from)
+        cx.resched(now, to) && cx.ipi_sent(now, from)
     }
 
     fn post_tx(&mut self, v: u32, b: Buf) {

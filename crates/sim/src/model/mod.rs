@@ -166,14 +166,20 @@ pub enum Ev {
         /// pCPU.
         cpu: u32,
     },
+    /// A waker set need_resched for a vCPU whose guest idle loop polls with the POLL flag set
+    /// (`guest_poll.rs`), instead of sending it a reschedule IPI.
+    NeedResched {
+        /// vCPU index.
+        vcpu: u32,
+    },
 }
 
 impl Ev {
     /// The kinds' names, indexed by [`Ev::kind`] (the benchmark's events-by-kind census).
-    pub const KINDS: [&'static str; 19] = [
+    pub const KINDS: [&'static str; 20] = [
         "Warmup", "GuestDone", "ExitDone", "SchedIn", "HostTick", "TimerFire", "WireDone", "Tick",
         "HostRx", "Client", "HaltPollEnd", "IrqDeadline", "ClientNicIrq", "Ioeventfd", "VfIrq", "IoStep", "IoWake", "IoPoll",
-        "SchedTimer",
+        "SchedTimer", "NeedResched",
     ];
 
     /// This event's kind, an index into [`Ev::KINDS`].
@@ -198,6 +204,7 @@ impl Ev {
             Ev::IoWake { .. } => 16,
             Ev::IoPoll { .. } => 17,
             Ev::SchedTimer { .. } => 18,
+            Ev::NeedResched { .. } => 19,
         }
     }
 }
@@ -361,6 +368,7 @@ impl Host {
                 let idle_poll = vm.guest_idle == crate::scenario::GuestIdle::Poll;
                 let mut vc = Vcpu::new(vi as u32, delivery, vm.guest_cpu_burn, idle_poll, vm.halt_poll.clone());
                 vc.features = vm.apic;
+                vc.guest_poll = vm.guest_halt_poll.clone().map(hypervisor::guest_poll::GuestPoll::new);
                 vcpus.push(vc);
             }
             let router = match ext.take_router(&vm.name) {
@@ -566,6 +574,7 @@ impl Model for Host {
             Ev::Client { dev, kind, x, a, b } => self.app_client_event(now, dev, workload::ClientEv { kind, x, a, b }, q),
             Ev::IrqDeadline { dev, rx } => self.irq_deadline(now, dev, rx, q),
             Ev::HaltPollEnd { vcpu } => self.cx(q).halt_poll_end(now, vcpu),
+            Ev::NeedResched { vcpu } => self.cx(q).need_resched(now, vcpu),
             Ev::ClientNicIrq { dev } => self.client_nic_irq(now, dev, q),
             Ev::Ioeventfd { dev, rx, .. } => self.cx(q).ioeventfd(now, dev, rx),
             Ev::VfIrq { dev } => {

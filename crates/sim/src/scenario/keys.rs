@@ -97,6 +97,11 @@ pub const KEYS: &[Key] = &[
     k("vm.halt_poll.grow", "", I, "factor", "2", "[vm.halt_poll]: halt_poll_ns_grow, the multiplier on growth; 0 disables growth.", "2"),
     k("vm.halt_poll.grow_start", "", I, "ns", "10000", "[vm.halt_poll]: halt_poll_ns_grow_start, the first non-zero poll time (at least 1).", "10000"),
     k("vm.halt_poll.shrink", "", I, "divisor", "0", "[vm.halt_poll]: halt_poll_ns_shrink, the divisor on shrink; 0 resets to 0.", "0"),
+    k("vm.guest_halt_poll.guest_halt_poll_ns", "", I, "ns", "200000", "[vm.guest_halt_poll] (absent: the idle guest halts at once): the guest's cpuidle-haltpoll driver; the longest poll in guest mode before HLT (at least 1). Turns KVM's halt polling off (MSR_KVM_POLL_CONTROL), so not with [vm.halt_poll].", "200000"),
+    k("vm.guest_halt_poll.grow", "", I, "factor", "2", "[vm.guest_halt_poll]: guest_halt_poll_grow, the multiplier on growth.", "2"),
+    k("vm.guest_halt_poll.shrink", "", I, "divisor", "2", "[vm.guest_halt_poll]: guest_halt_poll_shrink, the divisor on shrink; 0 resets to 0.", "2"),
+    k("vm.guest_halt_poll.grow_start_ns", "", I, "ns", "50000", "[vm.guest_halt_poll]: guest_halt_poll_grow_start, the first non-zero poll limit (at least 1).", "50000"),
+    k("vm.guest_halt_poll.allow_shrink", "", B, "", "true", "[vm.guest_halt_poll]: guest_halt_poll_allow_shrink.", "true"),
     // [vm.net]
     k("vm.net.kind", "", S, "", "\"virtio\"", "The VM's NIC: `virtio` (virtio-net served by a host thread) or `sriov_vf` (an SR-IOV VF assigned to the VM; the profile needs [sriov]).", "\"virtio\""),
     k("vm.net.itr_us", "", "float or \"dynamic\"", "µs", "absent: the profile's sriov.vf_itr_ns", "sriov_vf only: the VF's interrupt throttle (EITR), an interval (0 < value <= sriov.vf_itr_max_ns), or \"dynamic\" (ixgbevf's adaptive throttle); not with [vm.net.moderation], which drives the EITR instead.", "\"dynamic\""),

@@ -76,6 +76,22 @@ pub(super) fn check_used(vm: &Vm, key: &dyn Fn(&str) -> String, host: &HostLayou
             return Err(format!("key `{}`: {why}; remove [vm.halt_poll]", key("halt_poll")));
         }
     }
+    if vm.guest_halt_poll.is_some() {
+        let why = if bare {
+            Some("cpuidle-haltpoll loads only in a KVM guest (kvm_para_available), and a bare-metal host has none".to_string())
+        } else if vm.guest_cpu_burn {
+            Some(format!("with {} = true the vCPUs never idle", key("guest_cpu_burn")))
+        } else if vm.guest_idle == super::GuestIdle::Poll {
+            Some(format!("with {} = \"poll\" the guest's idle loop spins and never halts", key("guest_idle")))
+        } else if vm.halt_poll.is_some() {
+            Some(format!("the guest's driver turns KVM's halt polling off (MSR_KVM_POLL_CONTROL = 0), so {} would never poll; keep one of the two", key("halt_poll")))
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(format!("key `{}`: {why}; remove [vm.guest_halt_poll]", key("guest_halt_poll")));
+        }
+    }
     if vm.guest_cpu_burn && vm.guest_idle == super::GuestIdle::Poll {
         return Err(format!(
             "key `{}`: with {} = true the burn runs whenever the guest would idle, so its idle loop never runs; remove one of the two keys",

@@ -211,6 +211,11 @@ pub struct Vm {
     /// at once.
     #[serde(default, deserialize_with = "de::table_opt")]
     pub halt_poll: Option<eventpath_policy::halt_poll::HaltPollConfig>,
+    /// Guest halt polling (`[vm.guest_halt_poll]`, `eventpath_policy::guest_haltpoll`: the
+    /// guest's cpuidle-haltpoll driver with `guest_halt_poll_ns` [200000], `grow` [2], `shrink`
+    /// [2], `grow_start_ns` [50000], `allow_shrink` [true]). Absent: the idle guest halts at once.
+    #[serde(default, deserialize_with = "de::table_opt")]
+    pub guest_halt_poll: Option<eventpath_policy::idle::HaltpollConfig>,
     /// The paravirtual NIC.
     #[serde(default, deserialize_with = "de::table")]
     pub net: Net,
@@ -694,6 +699,9 @@ impl Scenario {
             }
             if let Some(h) = &vm.halt_poll {
                 h.validate().map_err(|e| err(policy_error(&key("halt_poll"), &e)))?;
+            }
+            if let Some(h) = &vm.guest_halt_poll {
+                eventpath_policy::guest_haltpoll::check(h).map_err(|e| err(policy_error(&key("guest_halt_poll"), &e)))?;
             }
             vm.net.moderation.validate().map_err(|e| err(policy_error(&key("net.moderation"), &e)))?;
         }

@@ -208,7 +208,7 @@ impl<K: Kernel> Driver for K {
         for i in 0..n {
             let u = self.vm_vcpus(vm)[i];
             if u != v && self.vcpu_ref(u).wants_resched_ipi() {
-                self.raise_irq(now, u, Vector::Resched);
+                self.resched(now, u);
             }
         }
     }

@@ -27,7 +27,6 @@ use crate::engine::{round_ns, Time};
 use crate::model::guest::ctx::Kernel;
 use crate::model::guest::napi::{stack_cost, NapiOps, StackCosts};
 use crate::model::hypervisor::irq::Irqs;
-use crate::model::hw::lapic::Vector;
 use crate::model::hw::rxq::RxPkt;
 use crate::model::hypervisor::vcpu::{Task, Vcpus};
 use std::collections::VecDeque;
@@ -143,8 +142,7 @@ impl<K: Kernel> MtvdOps for K {
             }
             let u = self.vm_vcpus(vm)[w];
             if u != v && self.vcpu_ref(u).wants_resched_ipi() {
-                self.raise_irq(now, u, Vector::Resched);
-                sent = true;
+                sent |= self.resched(now, u);
             }
         }
         // One exit for the round's wake-ups, as before `[vm.apic]` (each is its own

@@ -16,7 +16,6 @@ pub const NETDEV_BUDGET: u32 = 300;
 use crate::engine::{Time, round_ns};
 use crate::model::guest::ctx::Kernel;
 use crate::model::guest::driver::Driver;
-use crate::model::hw::lapic::Vector;
 use crate::model::hw::gro;
 use crate::model::hw::rxq::{Ctl, RxPkt, RxRing};
 use crate::model::guest::mtvd::MtvdOps;
@@ -348,8 +347,7 @@ impl<K: Kernel> NapiOps for K {
         if app == v || self.app_on_every_vcpu(vm) || !self.vcpu_ref(app).wants_resched_ipi() {
             return false;
         }
-        self.raise_irq(now, app, Vector::Resched);
-        self.ipi_sent(now, v)
+        self.resched(now, app) && self.ipi_sent(now, v)
     }
 }
 

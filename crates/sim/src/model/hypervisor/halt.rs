@@ -44,12 +44,16 @@ pub(crate) struct Halt {
     pub polls: u64,
     /// Of those, halts in whose poll an interrupt came (window).
     pub polls_successful: u64,
+    /// The poll in progress began here (or at the window's start, if it began before).
+    poll_since: Option<Time>,
+    /// Time the vCPU thread polled (window, ns): host CPU, not guest time.
+    pub poll_ns: Time,
 }
 
 impl Halt {
     /// A vCPU's halt handling, polling if `cfg` is set.
     pub fn new(cfg: Option<HaltPollConfig>) -> Self {
-        Halt { poll: cfg.map(HaltPoll::new), start: None, window: Timer::default(), polls: 0, polls_successful: 0 }
+        Halt { poll: cfg.map(HaltPoll::new), start: None, window: Timer::default(), polls: 0, polls_successful: 0, poll_since: None, poll_ns: 0 }
     }
 
     /// The vCPU halts at `now` (nothing pending at the end of its HLT exit); `alone`: its thread
@@ -64,6 +68,7 @@ impl Halt {
             return HaltStart::Block;
         }
         self.polls += 1;
+        self.poll_since = Some(now);
         HaltStart::Poll { event: self.window.arm(now + poll as Time) }
     }
 
@@ -73,14 +78,23 @@ impl Halt {
         self.window.fired(now)
     }
 
-    /// The poll stops before its window's end: the vCPU blocks (another thread wants its pCPU).
-    pub fn stop_polling(&mut self) {
+    /// The poll stops at `now`, at or before its window's end: the vCPU blocks (the window
+    /// ended, or another thread wants its pCPU).
+    pub fn stop_polling(&mut self, now: Time) {
         self.window.cancel();
+        self.poll_ended(now);
+    }
+
+    fn poll_ended(&mut self, now: Time) {
+        if let Some(since) = self.poll_since.take() {
+            self.poll_ns += now.saturating_sub(since);
+        }
     }
 
     /// An interrupt reached the vCPU while it polled: the halt ends without a wake-up.
     pub fn woken_in_poll(&mut self, now: Time) {
         self.window.cancel();
+        self.poll_ended(now);
         self.polls_successful += 1;
         self.end(now, false);
     }
@@ -92,10 +106,14 @@ impl Halt {
         }
     }
 
-    /// Start a new measurement window.
-    pub fn reset_metrics(&mut self) {
+    /// Start a new measurement window at `now`.
+    pub fn reset_metrics(&mut self, now: Time) {
         self.polls = 0;
         self.polls_successful = 0;
+        self.poll_ns = 0;
+        if self.poll_since.is_some() {
+            self.poll_since = Some(now);
+        }
     }
 }
 
@@ -138,7 +156,7 @@ mod tests {
         let Fired::Reschedule(later) = h.window_fired(end) else { panic!("the old event must re-arm") };
         assert!(later > end);
         assert_eq!(h.window_fired(later), Fired::Expired);
-        h.reset_metrics();
+        h.reset_metrics(later);
         assert_eq!((h.polls, h.polls_successful), (0, 0));
     }
 
@@ -149,7 +167,8 @@ mod tests {
             h.end(5_000, true);
         }
         let HaltStart::Poll { event: Some(end) } = h.begin(10_000, true) else { panic!("no poll") };
-        h.stop_polling();
+        h.stop_polling(12_000);
         assert_eq!(h.window_fired(end), Fired::Idle);
+        assert_eq!(h.poll_ns, 2_000);
     }
 }

@@ -37,6 +37,12 @@ pub(crate) trait Irqs {
     /// whether `v` exits (the exit then takes the vCPU).
     fn ipi_sent(&mut self, now: Time, v: u32) -> bool;
 
+    /// A thread was woken for vCPU `to`, which needs telling: a reschedule IPI raised at it —
+    /// unless its guest idle loop polls with the POLL flag set, when the waker only sets
+    /// need_resched (`set_nr_and_not_polling`). Returns whether an IPI was sent (its sender
+    /// then asks [`Irqs::ipi_sent`] whether its ICR write exits).
+    fn resched(&mut self, now: Time, to: u32) -> bool;
+
     /// At VM entry, or the guest's next step, while a handler is in progress (IF clear): resume
     /// the handler if an exit cut it short — it runs to its end before anything else; else it
     /// has ended, and this is its `iret`: IF is set, and a software-injected vector that waited
@@ -123,6 +129,15 @@ impl<M: Machine> Irqs for M {
         self.vcpu(v).from_halt = true;
         self.on_run_state(v, eventpath_policy::routing::RunState::Runnable);
         self.wake_thread(now, v);
+    }
+
+    fn resched(&mut self, now: Time, to: u32) -> bool {
+        if self.vcpu_ref(to).poll_flag() {
+            self.q().at(now, Ev::NeedResched { vcpu: to });
+            return false;
+        }
+        self.raise_irq(now, to, Vector::Resched);
+        true
     }
 
     fn ipi_sent(&mut self, now: Time, v: u32) -> bool {

@@ -5,6 +5,7 @@
 
 pub(crate) mod ctx;
 pub(crate) mod delivery;
+pub(crate) mod guest_poll;
 pub(crate) mod halt;
 pub(crate) mod irq;
 pub(crate) mod routing;

@@ -3,6 +3,7 @@
 //! virtual interrupts reach a vCPU (emulated or posted) is in `irq.rs`.
 
 use crate::model::hypervisor::delivery::Apic;
+use crate::model::hypervisor::guest_poll::{GuestPoll, IdleStep};
 use crate::model::hypervisor::halt::{Halt, HaltStart};
 use crate::model::hw::lapic::Vector;
 use crate::model::hypervisor::ctx::Machine;
@@ -167,6 +168,9 @@ pub struct Vcpu {
     /// Its halt handling: KVM halt polling (`[vm.halt_poll]`) if on, the current halt, the
     /// poll counters (`halt.rs`).
     pub(crate) halt: Halt,
+    /// The guest's halt polling (`[vm.guest_halt_poll]`), if its driver is loaded
+    /// (`guest_poll.rs`).
+    pub(crate) guest_poll: Option<GuestPoll>,
     /// Woken from a halt, its thread not yet back in the guest (pays `host.halt_wakeup_ns`).
     pub(crate) from_halt: bool,
     /// Indirect exit cost still owed by the next guest task (cache/TLB refill), ns.
@@ -226,6 +230,7 @@ impl Vcpu {
             window_start: 0,
             exit_until: 0,
             halt: Halt::new(halt_poll),
+            guest_poll: None,
             from_halt: false,
         }
     }
@@ -237,7 +242,10 @@ impl Vcpu {
         self.irqs = 0;
         self.irqs_by_source = [0; 3];
         self.target = TargetState::default();
-        self.halt.reset_metrics();
+        self.halt.reset_metrics(now);
+        if let Some(gp) = self.guest_poll.as_mut() {
+            gp.reset_metrics();
+        }
         self.burn_work_ns = 0;
         self.window_start = now;
     }
@@ -258,8 +266,11 @@ impl Vcpu {
 
     /// The burn task that started at `task_pollution`'s time stops at `now` (done or cut short).
     fn burn_ran(&mut self, now: Time) {
-        if !self.idle_poll {
-            // Only the part in the window.
+        // Only the part in the window.
+        if self.guest_poll.as_ref().is_some_and(GuestPoll::polling) {
+            let ran = self.work_done(now, self.window_start);
+            self.guest_poll.as_mut().expect("checked above").poll_ns += ran;
+        } else if !self.idle_poll {
             self.burn_work_ns += self.work_done(now, self.window_start);
         }
     }
@@ -280,6 +291,12 @@ impl Vcpu {
     /// of a guest whose application is elsewhere: that is the idle task, woken by the IPI too.
     pub fn wants_resched_ipi(&self) -> bool {
         self.idle() || matches!(self.mode, Mode::Guest { task: Task::Burn, .. })
+    }
+
+    /// The guest's haltpoll loop is polling with its POLL flag set: a waker sets need_resched
+    /// instead of sending the IPI (`set_nr_and_not_polling`).
+    pub fn poll_flag(&self) -> bool {
+        self.guest_poll.as_ref().is_some_and(GuestPoll::polling)
     }
 
     /// Is it in guest mode (running guest code)?
@@ -388,12 +405,21 @@ pub(crate) trait Vcpus {
     /// An interrupt reached the polling vCPU: the guest resumes with it, after
     /// `host.halt_poll_wake_ns` (no wake-up, no idle-state exit).
     fn halt_poll_wake(&mut self, now: Time, v: u32);
+
+    /// A waker set need_resched for `v`, whose guest idle loop was polling with the POLL flag
+    /// set (`guest_poll.rs`): if the poll still runs, it sees the flag and the guest schedules
+    /// (else the woken thread runs at the vCPU's next entry, as after an IPI).
+    fn need_resched(&mut self, now: Time, v: u32);
 }
 
 impl<M: Machine> Vcpus for M {
     fn run_task(&mut self, now: Time, v: u32, task: Task, cost: Time) {
         let p = self.parts();
         let vc = &mut p.vcpus[v as usize];
+        if let (Task::App(Step { softirq: false, .. }) | Task::Backlog, Some(gp)) = (task, vc.guest_poll.as_mut()) {
+            // A thread runs: the guest's poll, if it polled, ended on its wake-up.
+            gp.woken();
+        }
         // The first guest work after an exit runs slower: it pays the indirect cost.
         let pollution = std::mem::take(&mut vc.pollution_ns);
         let cost = cost + pollution;
@@ -455,7 +481,11 @@ impl<M: Machine> Vcpus for M {
     }
 
     fn enter(&mut self, now: Time, v: u32) {
-        self.vcpu(v).mode = Mode::Entering;
+        let vc = self.vcpu(v);
+        vc.mode = Mode::Entering;
+        if let Some(gp) = vc.guest_poll.as_mut() {
+            gp.entered(now);
+        }
         if self.handler_return(now, v) || self.inject(now, v) {
             return;
         }
@@ -508,7 +538,20 @@ impl<M: Machine> Vcpus for M {
             }
             return self.run_task(now, v, Task::Burn, BURN_CHUNK_NS);
         }
-        if let Some(t) = until {
+        if let Some(IdleStep::Poll { until: end }) = self.vcpu(v).guest_poll.as_mut().map(|g| g.idle(now)) {
+            // cpuidle-haltpoll's state 0: the idle task polls in guest mode (as the burn runs,
+            // a workload deadline programmed once).
+            if let Some(t) = until.filter(|&t| self.vcpu_ref(v).burn_timer != Some(t)) {
+                self.vcpu(v).burn_timer = Some(t);
+                self.q().at(t.max(now), Ev::TimerFire { vcpu: v });
+                if delivery.timer_write_exits() {
+                    return self.exit(now, v, ExitReason::Timer, AfterExit::Resume);
+                }
+            }
+            return self.run_task(now, v, Task::Burn, (end - now).min(BURN_CHUNK_NS));
+        }
+        // A deadline the guest's poll already programmed is not programmed again.
+        if let Some(t) = until.filter(|&t| self.vcpu_ref(v).burn_timer != Some(t)) {
             self.q().at(t.max(now), Ev::TimerFire { vcpu: v });
             if delivery.timer_write_exits() {
                 return self.exit(now, v, ExitReason::Timer, AfterExit::Hlt);
@@ -543,7 +586,7 @@ impl<M: Machine> Vcpus for M {
     }
 
     fn block(&mut self, now: Time, v: u32) {
-        self.vcpu(v).halt.stop_polling();
+        self.vcpu(v).halt.stop_polling(now);
         self.vcpu(v).mode = Mode::Halted;
         let cpu = self.cpu_of(v);
         self.leave_cpu(now, cpu, true);
@@ -558,6 +601,18 @@ impl<M: Machine> Vcpus for M {
             Fired::Reschedule(t) => self.q().at(t, Ev::HaltPollEnd { vcpu: v }),
             Fired::Idle => {}
         }
+    }
+
+    fn need_resched(&mut self, now: Time, v: u32) {
+        if !matches!(self.vcpu_ref(v).mode, Mode::Guest { task: Task::Burn, .. }) {
+            return;
+        }
+        self.tr_guest_end(now, v, Task::Burn);
+        let vc = self.vcpu(v);
+        vc.save_running(now);
+        vc.saved.pop();
+        vc.mode = Mode::Entering;
+        self.guest_next(now, v);
     }
 
     fn halt_poll_wake(&mut self, now: Time, v: u32) {

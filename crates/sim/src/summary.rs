@@ -306,10 +306,10 @@ mod tests {
         }
         let sim = serde_json::to_value(vm(())).unwrap();
         let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
-        assert_eq!(keys(&sim).len(), 16);
+        assert_eq!(keys(&sim).len(), 18);
         let bed = serde_json::to_value(vm(Extra { counters: 3 })).unwrap();
         assert_eq!(bed["counters"], 3);
-        assert_eq!(keys(&bed).len(), 17);
+        assert_eq!(keys(&bed).len(), 19);
         assert!(bed["device_interrupts_by_target_state_per_s"].is_null());
     }
 }

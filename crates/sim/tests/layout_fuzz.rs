@@ -50,3 +50,27 @@ fn the_apic_draws_reach_both_features_and_ipiv_only_on_a_cpu_given_it() {
     }
     assert!(ipiv >= 5 && pv_eoi >= 5, "ipiv in {ipiv} cases, pv_eoi in {pv_eoi} of 200");
 }
+
+#[test]
+fn the_draws_reach_hosts_past_64_pcpus_and_guest_halt_polling_and_such_cases_run() {
+    let (mut big, mut gpoll) = (vec![], vec![]);
+    for case in 0..400 {
+        let s = eventpath_sim::fuzz::scenario(case);
+        if s.contains("cores_per_socket = ") {
+            big.push(case);
+        }
+        for vm in s.split("[[vm]]").filter(|vm| vm.contains("guest_halt_poll = {")) {
+            assert!(!vm.contains("[vm.halt_poll]"), "case {case}: both pollers drawn for one VM\n{s}");
+            gpoll.push(case);
+        }
+    }
+    assert!(big.len() >= 3 && gpoll.len() >= 20, "big hosts in {big:?}, guest polling in {} of 400", gpoll.len());
+    for &case in big.iter().take(3).chain(gpoll.iter().take(5)) {
+        match run_case(case) {
+            Ok(Outcome::Ok | Outcome::Rejected(_)) => {}
+            other => panic!("case {case}: {other:?}\n{}", eventpath_sim::fuzz::scenario(case)),
+        }
+    }
+    // A big host is not refused for its size: at least one of its cases runs.
+    assert!(big.iter().any(|&c| matches!(run_case(c), Ok(Outcome::Ok))), "{big:?}");
+}

@@ -312,7 +312,7 @@ fn every_profile_parameter_runs_at_both_ends_of_its_range() {
         let r = Profile::param_range(key, unit);
         let (section, name) = key.split_once('.').unwrap();
         for v in [*r.start(), *r.end()] {
-            // A profile of 16 x 512 cores is fine; the model runs at most 64 of them.
+            // A profile of 16 x 512 cores is fine; the model runs at most 512 of them.
             // An adaptive ITR's start is held to its driver's range: the full range is a fixed one's.
             let host = match key {
                 _ if section == "cpu" => "[host]\npcpus = 1\n",

@@ -43,6 +43,7 @@ use eventpath_policy::moderation::ModerationConfig;
 use app_ctx::AppCtx;
 use hypervisor::irq::Irqs;
 use hypervisor::softirq::Softirqs;
+use hypervisor::sched::CpuMask;
 use hypervisor::threads::Threads;
 use hypervisor::vcpu::Vcpus;
 use guest::driver::Driver;
@@ -347,8 +348,8 @@ impl Host {
                 sched::Scheduler::Credit(sched::Credit::new(params, sched::CreditParams::new(tslice), c.pcpus))
             }
         };
-        let all: u64 = if c.pcpus >= 64 { u64::MAX } else { (1u64 << c.pcpus) - 1 };
-        let mask = |pin: Option<u32>| pin.map_or(all, |p| 1u64 << p);
+        let all = CpuMask::first(c.pcpus);
+        let mask = |pin: Option<u32>| pin.map_or(all, CpuMask::bit);
         let rng = |name: &str| crate::engine::Rng::for_component(s.seed, &format!("sched:{name}"));
         let mut thread_names = Vec::new();
         let mut credit_groups = Vec::new();
@@ -438,7 +439,7 @@ impl Host {
         }
         let mut hogs = Vec::new();
         for (h, hog) in s.host.cpu_hog.iter().enumerate() {
-            let allowed = hog.pins.as_ref().map_or(all, |ps| ps.iter().fold(0u64, |m, &p| m | 1u64 << p));
+            let allowed = hog.pins.as_ref().map_or(all, |ps| CpuMask::of(ps.iter().copied()));
             hogs.push(sched.add(hog.nice.unwrap_or(crate::scenario::DEFAULT_HOG_NICE), allowed, rng(&format!("hog{h}"))));
             thread_names.push(format!("hog{h}"));
         }

@@ -48,7 +48,7 @@ pub const KEYS: &[Key] = &[
     k("warmup_s", "", F, "s", "0.1", "Simulated seconds run before measuring.", "0.1"),
     k("profile_overrides", "", "table", "each parameter's own", "none", "Profile parameters replaced for this scenario, nested like the profile ([profile_overrides.exit] eoi_ns = 1500); `eventpath profiles NAME` lists them. The C-state table cannot be overridden.", "{ exit = { eoi_ns = 1500 } }"),
     // [host]
-    k("host.pcpus", "", I, "pCPUs", "all of the profile's cores", "pCPUs the host uses (1..=the profile's cores, at most 64).", "4"),
+    k("host.pcpus", "", I, "pCPUs", "all of the profile's cores", "pCPUs the host uses (1..=the profile's cores, at most 512).", "4"),
     k("host.idle", "", S, "", "\"menu\"", "What an idle pCPU does: `menu` (cpuidle picks one of the profile's C-states) or `poll` (Linux idle=poll: no C-state exit on wake-up).", "\"poll\""),
     k("host.virtualization", "", S, "", "\"kvm\"", "`kvm`, or `bare_metal`: no hypervisor, one VM that is the machine's OS on an `sriov_vf` NIC with the default delivery.", "\"kvm\""),
     k("host.nic_itr", "", S, "", "the profile's host.nic_itr", "The host NIC driver's receive interrupt throttle: `fixed` (at the profile's host.nic_rx_itr_ns), `ixgbe` or `i40e` (that driver's adaptive ITR).", "\"fixed\""),

@@ -17,7 +17,8 @@ pub const MAX_DURATION_S: f64 = 86_400.0;
 pub const MAX_WARMUP_S: f64 = 3_600.0;
 /// Most characters in a scenario or VM name (names label figures, tables and traces).
 pub const MAX_NAME_CHARS: usize = 64;
-/// Most VMs in a scenario: a 64-pCPU host (the model's limit) with 16 VMs per core. The
+/// Most VMs in a scenario: 16 VMs per core of a 64-pCPU host (a 512-pCPU host, the model's
+/// limit, may run two per core). The
 /// scheduler's per-event work grows with the number of threads, so beyond this a run crawls.
 pub const MAX_VMS: usize = 1024;
 /// Most vCPUs of one VM: x86 KVM's `KVM_MAX_VCPUS` (288 since Linux 4.8).

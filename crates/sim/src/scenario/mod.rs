@@ -89,7 +89,7 @@ pub struct Scenario {
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct HostLayout {
-    /// Number of pCPUs to use (default: all of the profile's cores; at most 64).
+    /// Number of pCPUs to use (default: all of the profile's cores; at most 512).
     pub pcpus: Option<u32>,
     /// CPU hogs: host threads that always want to run (`[[host.cpu_hog]]`).
     #[serde(default, deserialize_with = "de::tables")]
@@ -560,8 +560,9 @@ impl Scenario {
             Some(n) => n,
             None => max,
         };
-        if pcpus > 64 {
-            return Err(err(format!("key `host.pcpus`: {pcpus} is not allowed; the model supports 1..=64 pCPUs")));
+        if pcpus > crate::model::hypervisor::sched::MAX_PCPUS {
+            let most = crate::model::hypervisor::sched::MAX_PCPUS;
+            return Err(err(format!("key `host.pcpus`: {pcpus} is not allowed; the model supports 1..={most} pCPUs")));
         }
         if self.host.cpu_hog.len() > limits::MAX_CPU_HOGS {
             return Err(err(format!(

@@ -46,7 +46,7 @@ impl Sched {
         let this_idle = self.idle(this);
         let mut best: Option<(f64, u32)> = None;
         for c in 0..self.ncpus() {
-            let movable = self.rqs[c as usize].queued.iter().any(|&t| self.threads[t as usize].allowed >> this & 1 == 1);
+            let movable = self.rqs[c as usize].queued.iter().any(|&t| self.threads[t as usize].allowed.has(this));
             if c == this || !movable {
                 continue;
             }
@@ -70,7 +70,7 @@ impl Sched {
             .queued
             .iter()
             .copied()
-            .filter(|&t| self.threads[t as usize].allowed >> this & 1 == 1)
+            .filter(|&t| self.threads[t as usize].allowed.has(this))
             .filter(|&t| hot_ok || !self.task_hot(now, t))
             // detach_tasks: a thread whose move would overshoot the imbalance stays.
             .filter(|&t| self.thread_load(now, t) / 2.0 <= imbalance)

@@ -13,6 +13,7 @@
 //! packets, a CPU hog at once). Decisions come out as [`Action`]s in a reusable buffer.
 
 mod balance;
+pub mod cpumask;
 pub mod credit;
 mod idle;
 mod load;
@@ -22,6 +23,7 @@ mod seam;
 mod tests;
 
 use crate::engine::{Rng, Time, round_ns};
+pub use cpumask::{CpuMask, MAX_PCPUS};
 pub use idle::{CStateTable, IdleHistory, MAX_CSTATES};
 pub use credit::{Credit, CreditParams};
 pub use seam::{SchedStats, Scheduler};
@@ -121,7 +123,7 @@ pub struct Thread {
     /// Load weight (from nice).
     pub weight: u64,
     /// Allowed pCPUs (bit i = pCPU i).
-    pub allowed: u64,
+    pub allowed: CpuMask,
     /// State.
     pub state: State,
     /// Its pCPU: current, queued on, or last run on (`task_cpu`).
@@ -318,10 +320,11 @@ impl Sched {
 
     /// Add a sleeping thread; returns its id. Placed by fork balancing (`find_idlest_cpu`):
     /// the allowed pCPU with the fewest threads (lowest index on ties).
-    pub fn add(&mut self, nice: i32, allowed: u64, rng: Rng) -> u32 {
+    pub fn add(&mut self, nice: i32, allowed: impl Into<CpuMask>, rng: Rng) -> u32 {
+        let allowed = allowed.into();
         let tid = self.threads.len() as u32;
         let cpu = (0..self.ncpus())
-            .filter(|&c| allowed >> c & 1 == 1)
+            .filter(|&c| allowed.has(c))
             .min_by_key(|&c| (self.rqs[c as usize].nr_running() + self.sleepers_on(c), c))
             .expect("a thread needs an allowed pCPU");
         let vruntime = self.rqs[cpu as usize].min_vruntime;

@@ -36,13 +36,13 @@ impl Sched {
         let mut target = prev;
         let wide = waker_thread.is_some_and(|w| self.wake_wide(w, t));
         if let Some(w) = waker.filter(|_| !wide) {
-            let allowed = th.allowed >> w & 1 == 1;
+            let allowed = th.allowed.has(w);
             if allowed && w != prev && self.same_llc(w, prev) && self.wake_affine(now, t, w, prev) {
                 target = w;
             }
         }
         let c = self.select_idle_sibling(t, prev, target);
-        if th.allowed >> c & 1 == 1 {
+        if th.allowed.has(c) {
             c
         } else {
             // The previous CPU may have left the mask (never here: masks are fixed); first allowed.
@@ -89,7 +89,7 @@ impl Sched {
         // Groups are single cores; the walk starts at the target's group and wraps.
         for k in 1..(last - first) {
             let c = first + (target - first + k) % (last - first);
-            if self.idle(c) && allowed >> c & 1 == 1 {
+            if self.idle(c) && allowed.has(c) {
                 return c;
             }
         }

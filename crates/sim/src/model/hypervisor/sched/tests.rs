@@ -74,7 +74,7 @@ fn load_balancing_spreads_four_hogs_over_four_pcpus() {
     }
     // All four started on pCPU 0 (pinned there); now let them run anywhere.
     for &t in &ids {
-        s.threads[t as usize].allowed = 0b1111;
+        s.threads[t as usize].allowed = super::CpuMask::first(4);
     }
     run_hogs(&mut s, 0, 100_000_000);
     for c in 0..4 {

@@ -30,7 +30,7 @@ mod stats;
 mod tests;
 
 use super::idle::{self, IdleHistory, MAX_CSTATES};
-use super::{Action, Migration, Params, SchedStats, State};
+use super::{Action, CpuMask, Migration, Params, SchedStats, State};
 use crate::engine::{Rng, Time, Timer};
 
 /// `CSCHED_DEFAULT_WEIGHT`: every domain's weight.
@@ -114,7 +114,7 @@ struct Vcpu {
     start_time: i64,
     /// `_VPF_migrating`: the tick found a better pCPU for it.
     migrating: bool,
-    allowed: u64,
+    allowed: CpuMask,
     state: State,
     cpu: u32,
     /// `runstate.state_entry_time` of its running state (the rate limit's runtime).
@@ -241,10 +241,11 @@ impl Credit {
     /// Add a sleeping thread allowed on `allowed`; returns its id. Xen has no nice: every
     /// thread has the default weight (the scenario check refuses a hog's `nice`). Placed on
     /// the allowed pCPU with the fewest threads (as `default_vcpu0_location`).
-    pub fn add(&mut self, _nice: i32, allowed: u64, rng: Rng) -> u32 {
+    pub fn add(&mut self, _nice: i32, allowed: impl Into<CpuMask>, rng: Rng) -> u32 {
+        let allowed = allowed.into();
         let tid = self.threads.len() as u32;
         let on = |s: &Self, c: u32| s.threads.iter().filter(|t| t.cpu == c).count();
-        let cpu = (0..self.ncpus()).filter(|&c| allowed >> c & 1 == 1).min_by_key(|&c| (on(self, c), c)).expect("a thread needs an allowed pCPU");
+        let cpu = (0..self.ncpus()).filter(|&c| allowed.has(c)).min_by_key(|&c| (on(self, c), c)).expect("a thread needs an allowed pCPU");
         self.threads.push(Vcpu {
             credit: 0,
             pri: Pri::Under,

@@ -7,28 +7,29 @@
 //! (`cpu_core_mask`) is its socket (`cores_per_llc`).
 
 use super::{Credit, Pri};
+use crate::model::hypervisor::sched::CpuMask;
 use crate::engine::Time;
 
 /// `cpumask_cycle`: the first pCPU of `mask` after `n`, wrapping (`n` itself last).
-fn cycle(n: u32, mask: u64, ncpus: u32) -> u32 {
-    (1..=ncpus).map(|k| (n + k) % ncpus).find(|&c| mask >> c & 1 == 1).unwrap_or(n)
+fn cycle(n: u32, mask: CpuMask, ncpus: u32) -> u32 {
+    (1..=ncpus).map(|k| (n + k) % ncpus).find(|&c| mask.has(c)).unwrap_or(n)
 }
 
-fn bit(c: u32) -> u64 {
-    1u64 << c
+fn bit(c: u32) -> CpuMask {
+    CpuMask::bit(c)
 }
 
 impl Credit {
     /// `prv->idlers`: the pCPUs running nothing.
-    fn idlers(&self) -> u64 {
-        self.pcpus.iter().enumerate().filter(|(_, p)| p.curr.is_none()).fold(0, |m, (c, _)| m | bit(c as u32))
+    fn idlers(&self) -> CpuMask {
+        CpuMask::of(self.pcpus.iter().enumerate().filter(|(_, p)| p.curr.is_none()).map(|(c, _)| c as u32))
     }
 
     /// `cpu`'s socket as a mask (`cpu_core_mask`).
-    fn socket(&self, cpu: u32) -> u64 {
+    fn socket(&self, cpu: u32) -> CpuMask {
         let llc = self.p.cores_per_llc.max(1);
         let first = cpu / llc * llc;
-        (first..(first + llc).min(self.ncpus())).fold(0, |m, c| m | bit(c))
+        CpuMask::of(first..(first + llc).min(self.ncpus()))
     }
 
     /// `__runq_tickle` for thread `new` queued on `cpu` (woken by `waker`'s pCPU): a busy
@@ -40,7 +41,7 @@ impl Credit {
         let cur_pri = cur.map_or(Pri::Idle, |c| self.threads[c as usize].pri);
         if cur.is_some() {
             let idle = self.idlers() & self.threads[new as usize].allowed;
-            if idle != 0 {
+            if !idle.is_empty() {
                 let me = waker.unwrap_or(cpu) as usize;
                 let y = cycle(self.pcpus[me].last_tickle, idle, self.ncpus());
                 self.pcpus[me].last_tickle = y;
@@ -60,7 +61,7 @@ impl Credit {
     fn migrateable(&self, now: Time, t: u32, cpu: u32) -> bool {
         let th = &self.threads[t as usize];
         let hot = now.saturating_sub(th.last_run) < self.c.migration_delay_ns;
-        th.state == super::State::Queued && !hot && th.allowed >> cpu & 1 == 1
+        th.state == super::State::Queued && !hot && th.allowed.has(cpu)
     }
 
     /// `csched_load_balance` without the steal: the first thread of priority above `pri` that
@@ -98,18 +99,18 @@ impl Credit {
     pub(super) fn cpu_pick(&mut self, t: u32, commit: bool) -> u32 {
         let n = self.ncpus();
         let th = &self.threads[t as usize];
-        let allowed = th.allowed & if n >= 64 { u64::MAX } else { bit(n) - 1 };
+        let allowed = th.allowed & CpuMask::first(n);
         let proc = th.cpu;
-        let mut cpu = if allowed >> proc & 1 == 1 { proc } else { cycle(proc, allowed, n) };
+        let mut cpu = if allowed.has(proc) { proc } else { cycle(proc, allowed, n) };
         let mut idlers = self.idlers();
         if proc == cpu && self.pcpus[cpu as usize].runq.is_empty() {
             idlers |= bit(cpu); // discount `t` itself
         }
         let mut cpus = allowed & idlers & !bit(cpu);
         let mut spc = None;
-        while cpus != 0 {
+        while !cpus.is_empty() {
             let nxt = cycle(cpu, cpus, n);
-            let (factor, cpu_idlers, nxt_idlers) = if self.socket(cpu) >> nxt & 1 == 1 {
+            let (factor, cpu_idlers, nxt_idlers) = if self.socket(cpu).has(nxt) {
                 (1, idlers & bit(cpu), idlers & bit(nxt))
             } else {
                 (2, idlers & self.socket(cpu), idlers & self.socket(nxt))

@@ -79,7 +79,7 @@ pub const KEYS: &[Key] = &[
     k("host.io.max_sleep_us", "", I, "µs", "250 (pmd, idle = sleep)", "pmd, idle = sleep: the longest sleep, 1..=10000.", "250"),
     k("host.io.empty_polls", "", I, "iterations", "512 (pmd, idle = monitor)", "pmd, idle = monitor: empty iterations before it waits, 1..=1000000.", "512"),
     // [client]
-    k("client.cores", "", I, "cores", "one per VM", "Cores of the remote client machine; VM i's flow runs on core i mod cores (fewer cores than VMs: they share), 1..=1024.", "1"),
+    k("client.cores", "", I, "cores", "one per VM (per VF of a VM with several, `vm.net.vfs`)", "Cores of the remote client machine; device i's flow (VM i's, when no VM has several VFs) runs on core i mod cores (fewer cores than flows: they share), 1..=1024.", "1"),
     k("client.nic_itr", "", S, "", "the profile's client.nic_itr", "The client NIC driver's receive interrupt throttle: `fixed`, `ixgbe` or `i40e`.", "\"fixed\""),
     // [[vm]]
     k("vm.name", "", S, "", "required", "[[vm]], one per VM: its unique name.", "\"vm0\""),

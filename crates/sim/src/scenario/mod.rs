@@ -146,7 +146,9 @@ pub struct ClientMachine {
     /// Cores of the client machine that serve the VMs' flows. Each VM's flow is steered to
     /// one core (RSS and one peer process per flow): VM `i` runs on core `i mod cores`, so with
     /// fewer cores than VMs, VMs share a core and the client can saturate (ELVIS §4). Default:
-    /// one core per VM (a client that is never the bottleneck beyond its per-flow core).
+    /// one core per VM (a client that is never the bottleneck beyond its per-flow core). A VM
+    /// with several VFs (`[vm.net] vfs`) has a flow per VF: flows are numbered by device, and
+    /// the default is a core per flow.
     pub cores: Option<u32>,
     /// The client NIC driver's receive interrupt throttle, replacing the profile's
     /// `client.nic_itr` (`fixed`, `ixgbe`, `i40e`). Default: the profile's.
@@ -456,7 +458,8 @@ pub struct Checked {
     pub profile: Profile,
     /// pCPUs of the host.
     pub pcpus: u32,
-    /// Cores of the client machine (`client.cores`, default one per VM).
+    /// Cores of the client machine (`client.cores`, default one per device's flow: per VM, or
+    /// per VF of a VM with several).
     pub client_cores: u32,
 }
 

@@ -139,6 +139,9 @@ pub fn scenario(case: u64) -> String {
     let mut ap = Rng::for_component(case, "layout-fuzz-apic");
     // Guest halt polling draws from its own stream, so every earlier draw is unchanged.
     let mut gp = Rng::for_component(case, "layout-fuzz-guest-poll");
+    // Several VFs in a VM (`[vm.net] vfs`, issue 30): a stream of its own, so that earlier keys'
+    // draws stay as they were.
+    let mut vs = Rng::for_component(case, "layout-fuzz-vfs");
     let ipiv_cpu = ap.chance(0.5);
     let off_io_core = |pins: String| match io_core {
         Some(c) => {
@@ -221,14 +224,22 @@ pub fn scenario(case: u64) -> String {
             let _ = writeln!(s, "event_idx = {event_idx}");
         }
         let mut vf_itr = false;
+        // Where `vfs` goes, and how many, once the workload is known (only a receive workload
+        // reads several; MTVD is for one).
+        let mut vfs_at = None;
         if vf {
             let _ = writeln!(s, "kind = \"sriov_vf\"");
             if d.chance(0.5) {
                 let _ = writeln!(s, "itr_us = {}", 1 + d.below(300));
                 vf_itr = true;
             }
-            if vcpus > 1 && mt.chance(0.4) {
+            let mtvd = vcpus > 1 && mt.chance(0.4);
+            if mtvd {
                 let _ = writeln!(s, "mtvd = true");
+            }
+            let n = 1 + vs.below(4) as u32;
+            if vs.chance(0.5) && (n == 1 || !mtvd) {
+                vfs_at = Some((s.len(), n));
             }
         }
         if !vf && !shared && d.chance(0.2) {
@@ -263,6 +274,12 @@ pub fn scenario(case: u64) -> String {
         }
         let w = workload(&mut r);
         let w = if t.chance(0.25) { twin_workload(&mut t, vcpus) } else { w };
+        if let Some((at, n)) = vfs_at {
+            let receives = w.as_deref().is_some_and(|w| w.starts_with("kind = \"tcp_receive\"") || w.starts_with("kind = \"udp_receive\""));
+            if n == 1 || receives {
+                s.insert_str(at, &format!("vfs = {n}\n"));
+            }
+        }
         if let Some(w) = w {
             let _ = writeln!(s, "[vm.workload]\n{w}");
         }

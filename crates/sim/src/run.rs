@@ -220,16 +220,29 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
         let by_target: BTreeMap<&'static str, Option<f64>> =
             [("guest", target[0]), ("exit", target[1]), ("halted", target[2])].into_iter().map(|(k, n)| (k, rate(n))).collect();
         let vcpu_ns = window * vm.vcpus.len() as f64;
-        let d = &h.devs[vm.dev as usize];
         let exits_per_s: BTreeMap<&'static str, Option<f64>> =
             ExitReason::ALL.iter().map(|&r| (r.key(), rate(exits.count(r)))).collect();
-        let m = h.senders[i].measure(crate::model::workload::app::DevView { wire: &d.wire, tap_drops: d.tap_drops });
+        let measure = |dev: u32| {
+            let d = &h.devs[dev as usize];
+            h.senders[dev as usize].measure(crate::model::workload::app::DevView { wire: &d.wire, tap_drops: d.tap_drops })
+        };
+        let mut m = measure(vm.dev);
+        // A VM of several VFs: its receivers' sums (`[vm.net] vfs`).
+        let merged = (vm.ndevs > 1).then(|| multi_vf_measure(h, vm.dev..vm.dev + vm.ndevs, &measure));
+        let kicks: u64 = (vm.dev..vm.dev + vm.ndevs).map(|dv| h.devs[dv as usize].txq.kicks + h.devs[dv as usize].rxq.kicks).sum();
+        if let Some((delivered, payload, loss_pct, _)) = &merged {
+            (m.delivered, m.payload, m.loss_pct) = (*delivered, *payload, *loss_pct);
+        }
         let no_latency = crate::metrics::Histogram::new();
-        let hist = m.latency.unwrap_or(&no_latency);
+        let hist = match &merged {
+            Some((_, _, _, Some(h))) => h,
+            Some((_, _, _, None)) => &no_latency,
+            None => m.latency.unwrap_or(&no_latency),
+        };
         for (ns, f) in hist.cdf() {
             cdf.push((vm.name.clone(), ns as f64 / 1000.0, f));
         }
-        let idle = h.senders[i].is_idle();
+        let idle = h.app_of(i).is_idle();
         vms.push(VmSummary {
             name: vm.name.clone(),
             exits_per_s,
@@ -238,7 +251,7 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
             tig_pct: pct(guest_ns as f64, vcpu_ns),
             interrupts_per_s: rate(irqs),
             interrupts_by_source_per_s: crate::model::IRQ_SOURCES.iter().zip(by_source).map(|(&k, n)| (k, rate(n))).collect::<BTreeMap<_, _>>().into(),
-            kicks_per_s: rate(d.txq.kicks + d.rxq.kicks),
+            kicks_per_s: rate(kicks),
             // A VM with no application has no throughput, latency or loss (null, not zero).
             throughput: if idle { Throughput::default() } else { Throughput {
                 gbps: m.payload.map(|b| b as f64 * 8.0 / window),
@@ -372,4 +385,34 @@ mod exit_stats_tests {
             assert!((eht - vm.eht_pct.unwrap()).abs() < 1e-6, "{}: {eht} vs {:?}", vm.name, vm.eht_pct);
         }
     }
+}
+
+/// What a VM of several VFs reports (`[vm.net] vfs`): its receivers' packets and bytes summed,
+/// their loss weighted by what each one's client sent, their latencies merged.
+#[allow(clippy::type_complexity)]
+fn multi_vf_measure<'a>(
+    h: &'a crate::model::Host,
+    devs: std::ops::Range<u32>,
+    measure: &dyn Fn(u32) -> crate::model::workload::Measure<'a>,
+) -> (Option<u64>, Option<u64>, Option<f64>, Option<crate::metrics::Histogram>) {
+    let ms: Vec<_> = devs.clone().map(measure).collect();
+    let delivered = ms.iter().map(|m| m.delivered).sum::<Option<u64>>();
+    let payload = ms.iter().map(|m| m.payload).sum::<Option<u64>>();
+    let bases: Vec<Option<u64>> = devs.map(|d| h.senders[d as usize].loss_base()).collect();
+    let loss_pct = match bases.iter().copied().sum::<Option<u64>>() {
+        Some(total) if total > 0 => {
+            let lost: f64 = ms.iter().zip(&bases).map(|(m, b)| m.loss_pct.unwrap_or(0.0) * b.unwrap_or(0) as f64).sum();
+            Some(lost / total as f64)
+        }
+        Some(_) => None,
+        None => ms.iter().map(|m| m.loss_pct).sum::<Option<f64>>().map(|s| s / ms.len() as f64),
+    };
+    let latency = ms.iter().any(|m| m.latency.is_some()).then(|| {
+        let mut all = crate::metrics::Histogram::new();
+        for l in ms.iter().filter_map(|m| m.latency) {
+            all.merge(l);
+        }
+        all
+    });
+    (delivered, payload, loss_pct, latency)
 }

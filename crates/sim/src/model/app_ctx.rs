@@ -20,21 +20,22 @@ use crate::profile::Profile;
 use eventpath_policy::routing::{InterruptClass, RouteRequest};
 use std::marker::PhantomData;
 
-/// VM `vm`'s application of type `A`, handling one event at `now`.
+/// Device `dev`'s application of type `A` (in VM `vm`), handling one event at `now`. (A VM
+/// has one application, but one with several VFs one receiver per VF.)
 pub(crate) struct AppCtx<'a, A> {
     h: &'a mut Host,
     q: &'a mut EventQueue<Ev>,
     now: Time,
     vm: usize,
-    /// The VM's device (its driver, its client).
+    /// The application's device (its driver, its client).
     dev: u32,
     app: PhantomData<fn() -> A>,
 }
 
 impl<'a, A> AppCtx<'a, A> {
-    /// The context of VM `vm`'s application for an event at `now`.
-    pub(crate) fn new(h: &'a mut Host, q: &'a mut EventQueue<Ev>, now: Time, vm: usize) -> Self {
-        let dev = h.vms[vm].dev;
+    /// The context of device `dev`'s application for an event at `now`.
+    pub(crate) fn new(h: &'a mut Host, q: &'a mut EventQueue<Ev>, now: Time, dev: u32) -> Self {
+        let vm = h.devs[dev as usize].vm as usize;
         AppCtx { h, q, now, vm, dev, app: PhantomData }
     }
 }
@@ -48,7 +49,7 @@ impl<A> AppCtx<'_, A> {
 
 impl<A: Held> Ctx<A> for AppCtx<'_, A> {
     fn app(&mut self) -> &mut A {
-        A::held(&mut self.h.senders[self.vm])
+        A::held(&mut self.h.senders[self.dev as usize])
     }
     fn now(&self) -> Time {
         self.now
@@ -74,8 +75,8 @@ impl<A: Held> Ctx<A> for AppCtx<'_, A> {
     }
 
     fn run_step(&mut self, v: u32, s: Step, cost: Time) {
-        let now = self.now;
-        self.cx().run_step(now, v, s, cost)
+        let (now, dev) = (self.now, self.dev);
+        self.cx().run_step(now, v, Step { dev, ..s }, cost)
     }
     fn enter(&mut self, v: u32) {
         let now = self.now;
@@ -86,8 +87,8 @@ impl<A: Held> Ctx<A> for AppCtx<'_, A> {
         self.cx().idle(now, v, until)
     }
     fn paced_send(&mut self, v: u32, stopped: bool, next_at: f64, send: Step, cost: Time) {
-        let now = self.now;
-        self.cx().paced_send(now, v, stopped, next_at, send, cost)
+        let (now, dev) = (self.now, self.dev);
+        self.cx().paced_send(now, v, stopped, next_at, Step { dev, ..send }, cost)
     }
     fn cut_step(&mut self, v: u32, kind: u8) {
         if self.h.vcpus[v as usize].cut_app_step(self.now, kind) {
@@ -101,15 +102,15 @@ impl<A: Held> Ctx<A> for AppCtx<'_, A> {
     }
 
     fn post_tx(&mut self, v: u32, b: Buf) {
-        let (now, vm) = (self.now, self.vm);
-        self.cx().post_tx(now, v, vm, b)
+        let (now, dev) = (self.now, self.dev);
+        self.cx().post_tx(now, v, dev, b)
     }
     fn txq(&mut self) -> &mut Virtq {
         &mut self.h.devs[self.dev as usize].txq
     }
     fn set_tx_stopped(&mut self, stopped: bool) {
-        let vm = self.vm;
-        self.cx().set_tx_stopped(vm, stopped);
+        let dev = self.dev;
+        self.cx().set_tx_stopped(dev, stopped);
     }
     fn notify_tx(&mut self, v: u32) {
         let (now, dev) = (self.now, self.dev);

@@ -151,6 +151,9 @@ impl Kernel for Cx<'_> {
     fn dev_of(&self, vm: usize) -> u32 {
         self.h.vms[vm].dev
     }
+    fn vm_devs(&self, vm: usize) -> (u32, u32) {
+        (self.h.vms[vm].dev, self.h.vms[vm].ndevs)
+    }
     fn net(&mut self, dev: u32) -> DevView<'_> {
         view(&mut self.h.devs[dev as usize])
     }
@@ -172,16 +175,16 @@ impl Kernel for Cx<'_> {
     }
 
     fn app_on_every_vcpu(&self, vm: usize) -> bool {
-        self.h.senders[vm].on_every_vcpu()
+        self.h.app_of(vm).on_every_vcpu()
     }
     fn app_receives_tcp_data(&self, vm: usize) -> bool {
-        self.h.senders[vm].receives_tcp_data()
+        self.h.app_of(vm).receives_tcp_data()
     }
-    fn app_set_stopped(&mut self, vm: usize, stopped: bool) {
-        self.h.senders[vm].set_stopped(stopped)
+    fn app_set_stopped(&mut self, dev: u32, stopped: bool) {
+        self.h.senders[dev as usize].set_stopped(stopped)
     }
-    fn app_deliver(&mut self, now: Time, v: u32, vm: usize, pkt: RxPkt) -> bool {
-        self.h.app_deliver(now, v, vm, pkt, self.q)
+    fn app_deliver(&mut self, now: Time, v: u32, dev: u32, pkt: RxPkt) -> bool {
+        self.h.app_deliver(now, v, dev, pkt, self.q)
     }
     fn app_tx_interrupt(&mut self, now: Time, v: u32, vm: usize) {
         self.h.app_tx_interrupt(now, v, vm)
@@ -194,7 +197,6 @@ impl Kernel for Cx<'_> {
 /// Device `d` as its guest driver sees it.
 fn view(d: &mut NetDev) -> DevView<'_> {
     DevView {
-        vm: d.vm,
         txq: &mut d.txq,
         qdisc: &mut d.qdisc,
         tx_stopped: &mut d.tx_stopped,
@@ -204,5 +206,7 @@ fn view(d: &mut NetDev) -> DevView<'_> {
         mtvd: &mut d.mtvd,
         wire: &mut d.wire,
         guest_gro: d.guest_gro,
+        home: d.home,
+        irq_to: &mut d.irq_to,
     }
 }

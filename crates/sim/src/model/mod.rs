@@ -215,8 +215,13 @@ pub(crate) struct VmState {
     pub name: String,
     /// Host-wide indices of this VM's vCPUs.
     pub vcpus: Vec<u32>,
-    /// Its virtio-net device (index into `Host::devs`).
+    /// Its first device (index into `Host::devs`): its virtio-net device or its first VF.
     pub dev: u32,
+    /// Its number of devices (`[vm.net] vfs`; 1 but for a VM with several VFs), which have
+    /// consecutive indices from `dev`.
+    pub ndevs: u32,
+    /// Per local vCPU: the device whose application ran there last (of several homed there).
+    pub app_turn: Vec<u32>,
     /// Which vCPU its device interrupts go to (`routing.rs`).
     pub routing: hypervisor::routing::IrqRouting,
 }
@@ -265,6 +270,12 @@ pub(crate) struct NetDev {
     pub guest_gro: bool,
     /// The multi-threaded VF driver (`[vm.net] mtvd`).
     pub mtvd: Option<guest::mtvd::Mtvd>,
+    /// Its index among its VM's devices (0 but for a VM's second and later VFs): its vector's
+    /// affinity and its receiver's vCPU, local vCPU `home mod vcpus` (`[vm.net] vfs`).
+    pub home: u32,
+    /// The vCPU (host-wide) its MSI-X message last went to, until the handler there takes it
+    /// (a VM with several VFs: which VF an interrupt on a vCPU is for).
+    pub irq_to: Option<u32>,
 }
 
 /// The host NIC's interrupt work for the virtio devices (profile `host.nic_*_ns`, rounded).
@@ -384,9 +395,14 @@ impl Host {
                 }
             };
             let routing = hypervisor::routing::IrqRouting::new(router, ids[0], vm.vcpus);
-            vms.push(VmState { name: vm.name.clone(), vcpus: ids, dev: vi as u32, routing });
+            let dev = vms.iter().map(|v: &VmState| v.ndevs).sum::<u32>();
+            let app_turn = (0..vm.vcpus).map(|l| dev + l.min(vm.net.devices() - 1)).collect();
+            vms.push(VmState { name: vm.name.clone(), vcpus: ids, dev, ndevs: vm.net.devices(), routing, app_turn });
         }
-        for (vi, vm) in s.vm.iter().enumerate() {
+        let dev_vm: Vec<u32> = vms.iter().enumerate().flat_map(|(vi, v)| std::iter::repeat_n(vi as u32, v.ndevs as usize)).collect();
+        for (dev, &vi) in dev_vm.iter().enumerate() {
+            let (vi, home) = (vi as usize, dev as u32 - vms[vi as usize].dev);
+            let vm = &s.vm[vi];
             let w = vm.workload.as_ref();
             let tcp = w.is_some_and(Workload::is_tcp);
             let off = vm.net.offloads();
@@ -396,6 +412,8 @@ impl Host {
                 .min(vm.net.queue_size * hw::gro::MERGEABLE_BUF_BYTES);
             devs.push(NetDev {
                 vm: vi as u32,
+                home,
+                irq_to: None,
                 txq: Virtq::new(vm.net.queue_size, vm.net.suppression()),
                 qdisc: VecDeque::new(),
                 tx_stopped: false,
@@ -408,7 +426,7 @@ impl Host {
                 tap_drops: 0,
                 tap_drops_life: 0,
                 napi: Napi::default(),
-                wire: Wire::new(&c.profile, vi as u32, tcp),
+                wire: Wire::new(&c.profile, dev as u32, tcp),
                 client: Client::new(&c.profile),
                 tap_last: 0,
                 port_itr: nic_itr::RxItr::for_nic(
@@ -430,7 +448,7 @@ impl Host {
             senders.push(sender);
         }
         // The back-end threads come after the vCPU threads.
-        let io = io::Backends::build(c, &mut |name, pin| {
+        let io = io::Backends::build(c, &dev_vm, &mut |name, pin| {
             sched.add(0, mask(pin), rng(name));
             thread_names.push(name.to_string());
         });
@@ -450,7 +468,7 @@ impl Host {
             vcpus,
             devs,
             io,
-            port: Port::new(&c.profile, s.seed, s.vm.len()),
+            port: Port::new(&c.profile, s.seed, dev_vm.len()),
             client_cores: vec![0; c.client_cores as usize],
             senders,
             pcpu_busy: vec![BusyTime::default(); c.pcpus as usize],
@@ -473,7 +491,7 @@ impl Host {
                 // cores; the host scheduler fills idle pCPUs from the first).
                 let every: Vec<u32> = (0..c.pcpus).rev().collect();
                 let cpus = s.host.nic_irq_cpus.as_deref().unwrap_or(&every);
-                (0..s.vm.len()).map(|d| cpus[d * cpus.len() / s.vm.len()]).collect()
+                (0..dev_vm.len()).map(|d| cpus[d * cpus.len() / dev_vm.len()]).collect()
             },
             softirqs: hypervisor::softirq::SoftirqCpus::new(c.pcpus as usize),
             thread_names,
@@ -750,93 +768,124 @@ impl Host {
 
     /// VF device `dev`'s MSI-X message: the vector masks itself and goes to the vCPU the VM's
     /// routing picks, as an assigned interrupt.
+    /// (A VM's VF `i` has its own vector, whose affinity is local vCPU `i mod vcpus`.)
     fn vf_interrupt(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
         let d = &mut self.devs[dev as usize];
         d.vf.as_mut().expect("a VF device").fire(now);
         d.rxq.interrupts += 1;
-        let vm = d.vm as usize;
-        let target = self.route_irq(now, vm, hypervisor::routing::IrqRouting::device_request(dev, hw::lapic::Vector::Vf), q);
+        let (vm, home) = (d.vm as usize, d.home);
+        let req = eventpath_policy::routing::RouteRequest { dest: home as usize, ..hypervisor::routing::IrqRouting::device_request(dev, hw::lapic::Vector::Vf) };
+        let target = self.route_irq(now, vm, req, q);
+        self.devs[dev as usize].irq_to = Some(target);
         self.cx(q).raise_irq(now, target, hw::lapic::Vector::Vf);
     }
 
     // The VMs' applications, each called through its guest context (`AppCtx`), dispatched
     // statically by kind (`with_app!`).
 
-    /// The vCPU is free: what does the workload do next?
+    // (`senders` holds one application per device: a VM's, or with several VFs one receiver
+    // per VF; `app_of` is a VM's first, which answers for what is the VM's.)
+
+    /// VM `vm`'s application (its first device's).
+    pub(crate) fn app_of(&self, vm: usize) -> &Sender {
+        &self.senders[self.vms[vm].dev as usize]
+    }
+
+    /// The vCPU is free: what does the workload do next? (Of a VM's several receivers, those
+    /// homed on `v`, local `i mod vcpus`, take turns: the first after the one that ran last
+    /// with work to do, else that one, which idles.)
     pub(crate) fn workload_next(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
         let vm = self.vcpus[v as usize].vm as usize;
-        if v != self.vms[vm].vcpus[0] && !self.senders[vm].on_every_vcpu() {
+        let (first, n) = (self.vms[vm].dev, self.vms[vm].ndevs);
+        let local = v - self.vms[vm].vcpus[0];
+        let mut dev = first;
+        if n > 1 {
+            if local >= n {
+                return self.cx(q).idle(now, v, None);
+            }
+            // The devices homed here: first + local + j·vcpus, j < m.
+            let vcpus = self.vms[vm].vcpus.len() as u32;
+            let m = (n - local).div_ceil(vcpus);
+            let last = (self.vms[vm].app_turn[local as usize] - first - local) / vcpus;
+            dev = first + local + last * vcpus;
+            for k in 1..=m {
+                let d = first + local + (last + k) % m * vcpus;
+                if self.senders[d as usize].ready() {
+                    dev = d;
+                    break;
+                }
+            }
+            self.vms[vm].app_turn[local as usize] = dev;
+        } else if local != 0 && !self.senders[first as usize].on_every_vcpu() {
             return self.cx(q).idle(now, v, None);
         }
-        with_app!(self.senders[vm].kind(), A => A::next(&mut AppCtx::<A>::new(self, q, now, vm), v))
+        with_app!(self.senders[dev as usize].kind(), A => A::next(&mut AppCtx::<A>::new(self, q, now, dev), v))
     }
 
     /// A workload's step finished on vCPU `v`.
     pub(crate) fn app_step_done(&mut self, now: Time, v: u32, s: Step, q: &mut EventQueue<Ev>) {
-        let vm = self.vcpus[v as usize].vm as usize;
-        with_app!(self.senders[vm].kind(), A => A::step_done(&mut AppCtx::<A>::new(self, q, now, vm), v, s))
+        with_app!(self.senders[s.dev as usize].kind(), A => A::step_done(&mut AppCtx::<A>::new(self, q, now, s.dev), v, s))
     }
 
-    /// The name of VM `vm`'s step `s` in a timeline.
-    pub(crate) fn app_step_name(&self, vm: usize, s: Step) -> &'static str {
-        with_app!(self.senders[vm].kind(), A => A::step_name(s))
+    /// The name of step `s` in a timeline.
+    pub(crate) fn app_step_name(&self, s: Step) -> &'static str {
+        with_app!(self.senders[s.dev as usize].kind(), A => A::step_name(s))
     }
 
-    /// NAPI on vCPU `v` received `pkt` for the application; returns whether a step started.
-    pub(crate) fn app_deliver(&mut self, now: Time, v: u32, vm: usize, pkt: hw::rxq::RxPkt, q: &mut EventQueue<Ev>) -> bool {
-        with_app!(self.senders[vm].kind(), A => A::deliver(&mut AppCtx::<A>::new(self, q, now, vm), v, pkt))
+    /// NAPI on vCPU `v` received `pkt` of device `dev` for its application; returns whether a
+    /// step started.
+    pub(crate) fn app_deliver(&mut self, now: Time, v: u32, dev: u32, pkt: hw::rxq::RxPkt, q: &mut EventQueue<Ev>) -> bool {
+        with_app!(self.senders[dev as usize].kind(), A => A::deliver(&mut AppCtx::<A>::new(self, q, now, dev), v, pkt))
     }
 
     /// A frame of device `dev` reached the client.
     pub(crate) fn app_at_client(&mut self, now: Time, dev: u32, b: hw::virtq::Buf, q: &mut EventQueue<Ev>) {
-        let vm = self.devs[dev as usize].vm as usize;
-        with_app!(self.senders[vm].kind(), A => A::at_client(&mut AppCtx::<A>::new(self, q, now, vm), b))
+        with_app!(self.senders[dev as usize].kind(), A => A::at_client(&mut AppCtx::<A>::new(self, q, now, dev), b))
     }
 
     /// The client NIC's poll of device `dev`'s frames ended a batch.
     fn app_client_batch_done(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
-        let vm = self.devs[dev as usize].vm as usize;
-        with_app!(self.senders[vm].kind(), A => A::client_batch_done(&mut AppCtx::<A>::new(self, q, now, vm)))
+        with_app!(self.senders[dev as usize].kind(), A => A::client_batch_done(&mut AppCtx::<A>::new(self, q, now, dev)))
     }
 
     /// Device `dev`'s client event.
     fn app_client_event(&mut self, now: Time, dev: u32, e: ClientEv, q: &mut EventQueue<Ev>) {
-        let vm = self.devs[dev as usize].vm as usize;
-        with_app!(self.senders[vm].kind(), A => A::client_event(&mut AppCtx::<A>::new(self, q, now, vm), e))
+        with_app!(self.senders[dev as usize].kind(), A => A::client_event(&mut AppCtx::<A>::new(self, q, now, dev), e))
     }
 
     /// Device `dev` used TX buffer `b`.
     pub(crate) fn app_tx_used(&mut self, now: Time, dev: u32, b: hw::virtq::Buf, q: &mut EventQueue<Ev>) {
-        let vm = self.devs[dev as usize].vm as usize;
-        with_app!(self.senders[vm].kind(), A => A::tx_used(&mut AppCtx::<A>::new(self, q, now, vm), b))
+        with_app!(self.senders[dev as usize].kind(), A => A::tx_used(&mut AppCtx::<A>::new(self, q, now, dev), b))
     }
 
     /// A packet device `dev`'s client sent was dropped at the tap queue.
     pub(crate) fn app_tap_drop(&mut self, now: Time, dev: u32, pkt: hw::rxq::RxPkt, q: &mut EventQueue<Ev>) {
-        let vm = self.devs[dev as usize].vm as usize;
-        with_app!(self.senders[vm].kind(), A => A::tap_drop(&mut AppCtx::<A>::new(self, q, now, vm), pkt))
+        with_app!(self.senders[dev as usize].kind(), A => A::tap_drop(&mut AppCtx::<A>::new(self, q, now, dev), pkt))
     }
 
     /// The run starts: device `dev`'s client's first events.
     fn app_start(&mut self, dev: u32, q: &mut EventQueue<Ev>) {
-        let vm = self.devs[dev as usize].vm as usize;
-        with_app!(self.senders[vm].kind(), A => A::start(&mut AppCtx::<A>::new(self, q, 0, vm)))
+        with_app!(self.senders[dev as usize].kind(), A => A::start(&mut AppCtx::<A>::new(self, q, 0, dev)))
     }
 
-    /// VM `vm`'s TX interrupt handler ran on vCPU `v`.
+    /// VM `vm`'s TX interrupt handler ran on vCPU `v` (a virtio VM: one device).
     pub(crate) fn app_tx_interrupt(&mut self, _now: Time, v: u32, vm: usize) {
         let local = v - self.vms[vm].vcpus[0];
-        self.senders[vm].tx_interrupt(local)
+        self.senders[self.vms[vm].dev as usize].tx_interrupt(local)
     }
 
     /// VM `vm`'s handler of an `Msi` vector ran on vCPU `v`.
     pub(crate) fn app_msi_handled(&mut self, now: Time, v: u32, vm: usize) {
         let local = v - self.vms[vm].vcpus[0];
-        self.senders[vm].msi_handled(now, local)
+        self.senders[self.vms[vm].dev as usize].msi_handled(now, local)
     }
 }
 
 /// Conservation ledger of one VM and the host (DESIGN §6), from lifetime counters.
+///
+/// "Per VM" lines are per device's flow: a VM's, or each of its VFs' (`[vm.net] vfs`, whose
+/// devices follow one another: index = the VM's first device + the VF's index), so that the
+/// identities close per device. Without several VFs, device `i` is VM `i`.
 #[derive(Debug, Clone, Default)]
 pub struct Conservation {
     /// Per VM: packets the guest handed to its driver.
@@ -918,14 +967,14 @@ impl Host {
     /// The conservation ledger at time `now`.
     pub fn conservation(&self, now: Time) -> Conservation {
         let mut c = Conservation { window_ns: now - self.window_start, ..Default::default() };
-        for (i, vm) in self.vms.iter().enumerate() {
-            let d = &self.devs[vm.dev as usize];
+        for (i, d) in self.devs.iter().enumerate() {
+            let vm = &self.vms[d.vm as usize];
             c.sent.push(self.senders[i].sent_life());
             c.delivered.push(d.wire.delivered_life);
             c.dropped.push(d.wire.dropped_life);
             // A VF's descriptors in the NIC's hands are its frames on the link.
             let in_device = if d.vf.is_some() { 0 } else { d.txq.in_device() };
-            let on_link = self.port.tx.in_flight(vm.dev) as u64;
+            let on_link = self.port.tx.in_flight(i as u32) as u64;
             c.in_flight.push(d.qdisc.len() as u64 + d.txq.pending() as u64 + in_device + on_link);
             c.tx_on_link.push(on_link);
             c.rx_arrived.push(d.rx_arrived_life);
@@ -951,9 +1000,11 @@ impl Host {
             c.rr_completed.push(l.rr[1]);
             c.rr_concurrency.push(l.rr[2]);
             c.rr_next_pending.push(l.rr[3]);
+            // Per vCPU: a VM's once (from its first device's application).
             match l.served_by_vcpu {
                 Some(s) => c.rr_served_by_vcpu.extend(s),
-                None => c.rr_served_by_vcpu.extend(vm.vcpus.iter().map(|_| 0)),
+                None if i as u32 == vm.dev => c.rr_served_by_vcpu.extend(vm.vcpus.iter().map(|_| 0)),
+                None => {}
             }
             c.tcp_rx_sent.push(l.tcp_rx_sent);
             c.workload_balances.push(l.balances);

@@ -170,9 +170,9 @@ impl Tracing {
 
 impl Host {
     /// A guest task's name in the timeline; an application step is named by its workload.
-    fn task_name(&self, v: u32, t: Task) -> &'static str {
+    fn task_name(&self, _v: u32, t: Task) -> &'static str {
         match t {
-            Task::App(s) => self.app_step_name(self.vcpus[v as usize].vm as usize, s),
+            Task::App(s) => self.app_step_name(s),
             Task::NapiRx => "napi rx",
             Task::Backlog => "mtvd rx",
             Task::Irq(_) => "irq handler",

@@ -133,21 +133,29 @@ impl Host {
     /// The monotone progress count of VM `vm`'s flow: packets its event path carried to the
     /// client or into the guest's NAPI, and what its application completed. (A datagram that
     /// then finds the socket buffer full, or a request still incomplete, still moved.)
+    /// (A VM of several VFs: its devices' flows together.)
     fn flow_progress(&self, vm: usize) -> Progress {
-        let d = self.vms[vm].dev as usize;
-        let dev = &self.devs[d];
-        let moved = dev.wire.delivered_life + dev.napi.received_life;
-        let in_device = if dev.vf.is_some() { 0 } else { dev.txq.in_device() };
-        let waiting = dev.qdisc.len() as u64 + dev.txq.pending() as u64 + in_device + self.port.tx.in_flight(d as u32) as u64;
-        Progress { count: moved + self.senders[vm].progress(), sent: dev.wire.delivered_life, sending: waiting > 0 }
+        let mut p = Progress { count: 0, sent: 0, sending: false };
+        for d in self.vms[vm].dev..self.vms[vm].dev + self.vms[vm].ndevs {
+            let dev = &self.devs[d as usize];
+            let moved = dev.wire.delivered_life + dev.napi.received_life;
+            let in_device = if dev.vf.is_some() { 0 } else { dev.txq.in_device() };
+            let waiting = dev.qdisc.len() as u64 + dev.txq.pending() as u64 + in_device + self.port.tx.in_flight(d) as u64;
+            p.count += moved + self.senders[d as usize].progress();
+            p.sent += dev.wire.delivered_life;
+            p.sending |= waiting > 0;
+        }
+        p
     }
 
     /// Is VM `vm`'s flow waiting on its own configured throttle: an interrupt its device's
     /// moderation (`[vm.net.moderation]`) or its VF's EITR holds until a deadline? Such a flow
     /// is paced by its configuration (FIR at 1 interrupt/s moves once a second), not stuck.
     fn flow_throttled(&self, vm: usize) -> bool {
-        let d = &self.devs[self.vms[vm].dev as usize];
-        d.rx_moderation.held || d.tx_moderation.held || d.vf.as_ref().is_some_and(|v| v.armed)
+        let vs = &self.vms[vm];
+        self.devs[vs.dev as usize..(vs.dev + vs.ndevs) as usize]
+            .iter()
+            .any(|d| d.rx_moderation.held || d.tx_moderation.held || d.vf.as_ref().is_some_and(|v| v.armed))
     }
 
     /// A one-line picture of VM `vm`'s event path: vCPU modes, rings, the I/O thread.
@@ -179,7 +187,7 @@ impl Host {
             (d.napi.scheduled, d.napi.running),
             self.io.of_dev(self.vms[vm].dev).is_some_and(|(t, _)| self.io.threads[t as usize].running),
             backend,
-            self.senders[vm].describe(),
+            self.app_of(vm).describe(),
         )
     }
 
@@ -203,7 +211,9 @@ impl Host {
         for vm in 0..self.watchdog.flows.len() {
             if self.watchdog.flows[vm].is_some() {
                 let (count, effort) = (self.flow_progress(vm), self.flow_effort(now, vm));
-                let timer = self.senders[vm].retransmission_armed() || self.flow_throttled(vm);
+                let vs = &self.vms[vm];
+                let rto = self.senders[vs.dev as usize..(vs.dev + vs.ndevs) as usize].iter().any(|s| s.retransmission_armed());
+                let timer = rto || self.flow_throttled(vm);
                 let before = self.watchdog.stalls.len();
                 self.watchdog.observe(vm, now, count, timer, effort);
                 if self.watchdog.stalls.len() > before {

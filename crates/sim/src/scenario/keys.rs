@@ -79,7 +79,7 @@ pub const KEYS: &[Key] = &[
     k("host.io.max_sleep_us", "", I, "µs", "250 (pmd, idle = sleep)", "pmd, idle = sleep: the longest sleep, 1..=10000.", "250"),
     k("host.io.empty_polls", "", I, "iterations", "512 (pmd, idle = monitor)", "pmd, idle = monitor: empty iterations before it waits, 1..=1000000.", "512"),
     // [client]
-    k("client.cores", "", I, "cores", "one per VM", "Cores of the remote client machine; VM i's flow runs on core i mod cores (fewer cores than VMs: they share), 1..=1024.", "1"),
+    k("client.cores", "", I, "cores", "one per VM (per VF of a VM with several, `vm.net.vfs`)", "Cores of the remote client machine; device i's flow (VM i's, when no VM has several VFs) runs on core i mod cores (fewer cores than flows: they share), 1..=1024.", "1"),
     k("client.nic_itr", "", S, "", "the profile's client.nic_itr", "The client NIC driver's receive interrupt throttle: `fixed`, `ixgbe` or `i40e`.", "\"fixed\""),
     // [[vm]]
     k("vm.name", "", S, "", "required", "[[vm]], one per VM: its unique name.", "\"vm0\""),
@@ -106,6 +106,7 @@ pub const KEYS: &[Key] = &[
     k("vm.net.kind", "", S, "", "\"virtio\"", "The VM's NIC: `virtio` (virtio-net served by a host thread) or `sriov_vf` (an SR-IOV VF assigned to the VM; the profile needs [sriov]).", "\"virtio\""),
     k("vm.net.itr_us", "", "float or \"dynamic\"", "µs", "absent: the profile's sriov.vf_itr_ns", "sriov_vf only: the VF's interrupt throttle (EITR), an interval (0 < value <= sriov.vf_itr_max_ns), or \"dynamic\" (ixgbevf's adaptive throttle); not with [vm.net.moderation], which drives the EITR instead.", "\"dynamic\""),
     k("vm.net.mtvd", "", B, "", "false", "sriov_vf on a VM of 2 or more vCPUs: the multi-threaded VF driver (CGR/AIR/MTVD paper §4.4): NAPI dispatches each packet round robin to kernel threads, one per vCPU, which take it up the stack.", "true"),
+    k("vm.net.vfs", "", I, "VFs", "1", "sriov_vf only: SR-IOV VFs assigned to the VM (CGR/AIR/MTVD Fig. 5), 1..=the profile's sriov.max_vfs; each its own device (rings, MSI-X vector with affinity vCPU i mod vcpus, EITR, client flow). More than 1 only with workload tcp_receive or udp_receive (one receiver per VF) and without mtvd.", "1"),
     k("vm.net.queue_size", "", I, "descriptors", "256", "Descriptors per virtqueue: a power of two in 2..=32768 (a VF: 64..=4096).", "256"),
     k("vm.net.vhost_pin", "", I, "pCPU", "absent: unpinned", "handling = vhost: the pCPU the device's vhost thread is pinned to.", "1"),
     k("vm.net.busyloop_timeout_us", "", I, "µs", "0", "handling = vhost: vhost-net busy polling (busyloop_timeout), 0..=1000000; 0 is off.", "0"),

@@ -161,6 +161,31 @@ pub(super) fn check_device(vm: &Vm, key: &dyn Fn(&str) -> String, profile: &Prof
     if vm.net.mtvd && !vf {
         return Err(format!("key `{}`: MTVD spreads an SR-IOV VF driver's receive work over the vCPUs; set {} = \"sriov_vf\" or remove the key", key("net.mtvd"), key("net.kind")));
     }
+    if let Some(n) = vm.net.vfs {
+        if !vf {
+            return Err(format!("key `{}`: only SR-IOV VFs come several to a VM; set {} = \"sriov_vf\" or remove the key", key("net.vfs"), key("net.kind")));
+        }
+        let max = profile.sriov.as_ref().map_or(0.0, |s| s.max_vfs.value);
+        if n == 0 || f64::from(n) > max {
+            return Err(format!(
+                "key `{}`: {n} is not allowed; expected 1..={max} (the VFs the {} of profile {} offers per port)",
+                key("net.vfs"),
+                profile.nic.model,
+                profile.name
+            ));
+        }
+        if n > 1 && vm.net.mtvd {
+            return Err(format!("key `{}`: MTVD spreads one VF's receive work; with several VFs each VF's vector already has its own vCPU; remove one of the keys", key("net.vfs")));
+        }
+        let receives = matches!(vm.workload, Some(Workload::TcpReceive { .. } | Workload::UdpReceive { .. }));
+        if n > 1 && !receives {
+            let kind = vm.workload.as_ref().map_or_else(|| "none".to_string(), Workload::kind_name);
+            return Err(format!(
+                "key `{}`: {n} VFs are read by a receive workload (tcp_receive, udp_receive: one receiver per VF); workload kind \"{kind}\" would use one of them; set vfs = 1 or a receive workload",
+                key("net.vfs")
+            ));
+        }
+    }
     if vm.net.mtvd && vm.vcpus < 2 {
         return Err(format!("key `{}`: a VM with one vCPU has no other vCPU to hand receive work to; give it vcpus >= 2 or remove the key", key("net.mtvd")));
     }

@@ -146,7 +146,9 @@ pub struct ClientMachine {
     /// Cores of the client machine that serve the VMs' flows. Each VM's flow is steered to
     /// one core (RSS and one peer process per flow): VM `i` runs on core `i mod cores`, so with
     /// fewer cores than VMs, VMs share a core and the client can saturate (ELVIS §4). Default:
-    /// one core per VM (a client that is never the bottleneck beyond its per-flow core).
+    /// one core per VM (a client that is never the bottleneck beyond its per-flow core). A VM
+    /// with several VFs (`[vm.net] vfs`) has a flow per VF: flows are numbered by device, and
+    /// the default is a core per flow.
     pub cores: Option<u32>,
     /// The client NIC driver's receive interrupt throttle, replacing the profile's
     /// `client.nic_itr` (`fixed`, `ixgbe`, `i40e`). Default: the profile's.
@@ -331,6 +333,13 @@ pub struct Net {
     /// `kind = "sriov_vf"` on a VM of two or more vCPUs.
     #[serde(default)]
     pub mtvd: bool,
+    /// SR-IOV VFs assigned to the VM (CGR/AIR/MTVD paper §3.2, Fig. 5: one VM with 1 to 4
+    /// VFs): each its own device, with its own rings, MSI-X vector, EITR throttle (and host
+    /// moderation controller, the same scheme for each), remote client and flow; VF `i`'s vector
+    /// has vCPU `i mod vcpus` as its affinity. Absent: 1. Only for `kind = "sriov_vf"`,
+    /// 1..=the profile's `sriov.max_vfs`, and only with a receive workload (`tcp_receive`,
+    /// `udp_receive`), which runs one receiver per VF.
+    pub vfs: Option<u32>,
 }
 
 /// virtio-net offload features (virtio 1.x §5.1.3), each on by default.
@@ -419,6 +428,7 @@ impl Default for Net {
             moderation: Default::default(),
             offload: None,
             mtvd: false,
+            vfs: None,
         }
     }
 }
@@ -427,6 +437,11 @@ impl Net {
     /// The offloads in effect: the table's, else all on (a VF: TSO and checksums by its NIC).
     pub fn offloads(&self) -> Offload {
         self.offload.unwrap_or_default()
+    }
+
+    /// The number of devices the VM has: its VFs (`vfs`, default 1), else one virtio device.
+    pub fn devices(&self) -> u32 {
+        self.vfs.unwrap_or(1)
     }
 
     /// The suppression scheme the device and driver use.
@@ -448,7 +463,8 @@ pub struct Checked {
     pub profile: Profile,
     /// pCPUs of the host.
     pub pcpus: u32,
-    /// Cores of the client machine (`client.cores`, default one per VM).
+    /// Cores of the client machine (`client.cores`, default one per device's flow: per VM, or
+    /// per VF of a VM with several).
     pub client_cores: u32,
 }
 
@@ -708,13 +724,16 @@ impl Scenario {
         }
         let pins: Vec<(usize, &[u32])> = self.vm.iter().enumerate().filter_map(|(i, v)| v.vcpu_pins.as_deref().map(|p| (i, p))).collect();
         self.host.io.check(pcpus, &pins).map_err(err)?;
-        let vfs = self.vm.iter().filter(|v| v.net.kind == NetKind::SriovVf).count();
+        let vf_vms = self.vm.iter().filter(|v| v.net.kind == NetKind::SriovVf).count();
+        let vfs: u32 = self.vm.iter().filter(|v| v.net.kind == NetKind::SriovVf).map(|v| v.net.devices()).sum();
         if let Some(sr) = &profile.sriov {
             if vfs as f64 > sr.max_vfs.value {
-                return Err(err(format!(
-                    "key `vm`: {vfs} VMs with net.kind = \"sriov_vf\" are not allowed; the {} of profile {} offers {} VFs",
-                    profile.nic.model, profile.name, sr.max_vfs.value
-                )));
+                let what = if vfs as usize == vf_vms {
+                    format!("key `vm`: {vfs} VMs with net.kind = \"sriov_vf\" are not allowed")
+                } else {
+                    format!("key `vm.net.vfs`: {vfs} VFs in all are not allowed")
+                };
+                return Err(err(format!("{what}; the {} of profile {} offers {} VFs", profile.nic.model, profile.name, sr.max_vfs.value)));
             }
         }
         if self.host.virtualization == Virtualization::BareMetal && self.host.io.handling != Handling::Vhost {
@@ -723,7 +742,7 @@ impl Scenario {
                 self.host.io.handling.key()
             )));
         }
-        if vfs == self.vm.len() && self.host.io.handling != Handling::Vhost {
+        if vf_vms == self.vm.len() && self.host.io.handling != Handling::Vhost {
             // An SR-IOV VF has no back end: a request handling that serves no device would be
             // accepted and ignored.
             return Err(err(format!(
@@ -742,7 +761,8 @@ impl Scenario {
                 return Err(err(format!("key `client.cores`: {n} is not allowed; expected 1..=1024 cores")))
             }
             Some(n) => n,
-            None => self.vm.len().max(1) as u32,
+            // One core per device's flow (a VM with several VFs has a flow per VF).
+            None => self.vm.iter().map(|v| v.net.devices()).sum::<u32>().max(1),
         };
         Ok(Checked { scenario: self, profile, pcpus, client_cores })
     }

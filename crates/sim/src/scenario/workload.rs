@@ -263,6 +263,15 @@ fn check_tcp_stream(key: &str, message_bytes: u32, window_bytes: u32) -> Result<
 }
 
 impl Workload {
+    /// Its `kind` as a scenario writes it (`tcp_receive`).
+    pub fn kind_name(&self) -> String {
+        match serde_json::to_value(self) {
+            Ok(serde_json::Value::Object(m)) => m.keys().next().cloned().unwrap_or_default(),
+            Ok(serde_json::Value::String(s)) => s,
+            _ => String::new(),
+        }
+    }
+
     /// A TCP request/response server in the guest (`model::tcp_rr`).
     pub fn is_tcp_server(&self) -> bool {
         matches!(self, Workload::TcpRr { .. } | Workload::Memcached { .. } | Workload::Http { .. })

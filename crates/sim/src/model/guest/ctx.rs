@@ -26,8 +26,6 @@ use std::collections::VecDeque;
 /// A device as its guest driver sees it: the rings, the driver's own queue state and NAPI
 /// context, the VF behind it if it is one (and its link, which the VF's NIC queue feeds).
 pub(crate) struct DevView<'a> {
-    /// The VM the device belongs to.
-    pub vm: u32,
     /// The TX virtqueue (a VF's TX descriptor ring).
     pub txq: &'a mut Virtq,
     /// Packets waiting while the TX queue is stopped (the qdisc backlog).
@@ -46,6 +44,11 @@ pub(crate) struct DevView<'a> {
     pub wire: &'a mut Wire,
     /// The guest's GRO is on (`[vm.net.offload] gro`).
     pub guest_gro: bool,
+    /// Its index among the VM's devices: its vector's affinity and its reader's vCPU (local
+    /// `home mod vcpus`).
+    pub home: u32,
+    /// The vCPU its MSI-X message last went to, until a handler there takes it.
+    pub irq_to: &'a mut Option<u32>,
 }
 
 /// What the guest kernel may do (see the module doc). vCPUs are host-wide indices; `vm` is the
@@ -53,8 +56,11 @@ pub(crate) struct DevView<'a> {
 pub(crate) trait Kernel: Machine {
     /// The VM's vCPUs (host-wide indices, local order).
     fn vm_vcpus(&self, vm: usize) -> &[u32];
-    /// The VM's device.
+    /// The VM's (first) device.
     fn dev_of(&self, vm: usize) -> u32;
+    /// The VM's devices: the first and how many (more than one only for several VFs, whose
+    /// indices are consecutive).
+    fn vm_devs(&self, vm: usize) -> (u32, u32);
     /// Device `dev` as its driver sees it.
     fn net(&mut self, dev: u32) -> DevView<'_>;
     /// Device `dev`, the host port's TX side and the event queue (an SR-IOV VF's descriptors
@@ -74,14 +80,15 @@ pub(crate) trait Kernel: Machine {
 
     // The VM's application, above.
 
-    /// The application's threads run on every vCPU (a server's workers), not vCPU 0 alone.
+    /// The application's threads run on every vCPU (a server's workers), not one vCPU alone.
     fn app_on_every_vcpu(&self, vm: usize) -> bool;
     /// The application receives TCP data (its receive costs are TCP's).
     fn app_receives_tcp_data(&self, vm: usize) -> bool;
-    /// The driver stopped or woke the TX queue.
-    fn app_set_stopped(&mut self, vm: usize, stopped: bool);
-    /// NAPI on `v` received `pkt` for the application; returns whether a step started.
-    fn app_deliver(&mut self, now: Time, v: u32, vm: usize, pkt: RxPkt) -> bool;
+    /// The driver stopped or woke device `dev`'s TX queue.
+    fn app_set_stopped(&mut self, dev: u32, stopped: bool);
+    /// NAPI on `v` received `pkt` of device `dev` for the application reading it; returns
+    /// whether a step started.
+    fn app_deliver(&mut self, now: Time, v: u32, dev: u32, pkt: RxPkt) -> bool;
     /// The TX interrupt's handler ran on `v`.
     fn app_tx_interrupt(&mut self, now: Time, v: u32, vm: usize);
     /// The handler of an `Msi` vector ran on `v`.

@@ -21,7 +21,7 @@ pub(crate) trait Driver {
     /// is full (and ask for a TX interrupt), kick if the device has notifications enabled.
     /// A packet sent while the queue is stopped — by another vCPU's worker, a control segment
     /// or an ACK — waits in the qdisc until the TX interrupt wakes the queue (`tx_irq`).
-    fn post_tx(&mut self, now: Time, v: u32, vm: usize, b: Buf);
+    fn post_tx(&mut self, now: Time, v: u32, dev: u32, b: Buf);
 
     /// Buffers were published on device `dev`'s TX ring by `v`: kick if the device asked for
     /// it, else a back end spinning on the ring (vhost busy polling, a PMD) sees them anyway;
@@ -55,14 +55,15 @@ pub(crate) trait Driver {
     /// stopped queue was woken (its writers elsewhere need waking).
     fn tx_irq(&mut self, v: u32) -> (bool, bool);
 
-    /// The driver stops (`netif_tx_stop_queue`) or wakes its TX queue; the VM's workload sees
-    /// it. Returns whether the queue was stopped before.
-    fn set_tx_stopped(&mut self, vm: usize, stopped: bool) -> bool;
+    /// The driver stops (`netif_tx_stop_queue`) or wakes device `dev`'s TX queue; the
+    /// workload using the device sees it. Returns whether the queue was stopped before.
+    fn set_tx_stopped(&mut self, dev: u32, stopped: bool) -> bool;
 
-    /// A TX interrupt on vCPU `v` woke the queue (`netif_wake_queue`): the writers that halted
-    /// on it elsewhere — the application's vCPU, or every server worker's — get a reschedule
-    /// IPI (their ICR write is not charged: the EOI or kick exit of `v` follows).
-    fn wake_writers(&mut self, now: Time, v: u32);
+    /// A TX interrupt on vCPU `v` woke device `dev`'s queue (`netif_wake_queue`): the writers
+    /// that halted on it elsewhere — the application's vCPU (device `dev`'s reader's, local
+    /// `home mod vcpus`), or every server worker's — get a reschedule IPI (their ICR write is
+    /// not charged: the EOI or kick exit of `v` follows).
+    fn wake_writers(&mut self, now: Time, v: u32, dev: u32);
 
     /// ixgbevf: the driver posts a TX descriptor and writes the tail (MMIO to the VF's BAR,
     /// no exit); the NIC fetches what its queue for the VF has room for (`hw/vf.rs`).
@@ -81,32 +82,31 @@ pub(crate) trait Driver {
 }
 
 impl<K: Kernel> Driver for K {
-    fn post_tx(&mut self, now: Time, v: u32, vm: usize, b: Buf) {
-        let dev = self.dev_of(vm);
+    fn post_tx(&mut self, now: Time, v: u32, dev: u32, b: Buf) {
         let d = self.net(dev);
         if d.vf.is_some() {
             // ixgbevf_xmit_frame: a full descriptor ring stops the queue until the TX clean.
             if d.txq.free() == 0 || !d.qdisc.is_empty() {
                 d.qdisc.push_back(b);
-                self.set_tx_stopped(vm, true);
+                self.set_tx_stopped(dev, true);
                 return self.enter(now, v);
             }
             self.vf_tx(now, dev, b);
             if self.net(dev).txq.free() == 0 {
-                self.set_tx_stopped(vm, true);
+                self.set_tx_stopped(dev, true);
             }
             return self.enter(now, v);
         }
         if d.txq.free() == 0 || !d.qdisc.is_empty() {
             d.qdisc.push_back(b);
             d.txq.want_interrupt();
-            self.set_tx_stopped(vm, true);
+            self.set_tx_stopped(dev, true);
             return self.enter(now, v);
         }
         d.txq.add(b);
         if d.txq.free() == 0 {
             d.txq.want_interrupt();
-            self.set_tx_stopped(vm, true);
+            self.set_tx_stopped(dev, true);
         }
         self.notify_tx(now, v, dev)
     }
@@ -159,16 +159,29 @@ impl<K: Kernel> Driver for K {
                 let (kick, woke) = self.tx_irq(v);
                 self.app_tx_interrupt(now, v, vm);
                 if woke {
-                    self.wake_writers(now, v);
+                    let dev = self.dev_of(vm);
+                    self.wake_writers(now, v, dev);
                 }
                 return kick;
             }
-            Vector::NetRx => self.napi_schedule(v),
-            Vector::Vf => {
-                // ixgbevf: one vector per queue pair; NAPI cleans TX and receives RX.
+            Vector::NetRx => {
                 let dev = self.dev_of(vm);
-                self.vf_tx_clean(now, v, dev);
-                self.napi_schedule(v);
+                self.napi_schedule(v, dev)
+            }
+            Vector::Vf => {
+                // ixgbevf: one vector per queue pair; NAPI cleans TX and receives RX. Of a VM's
+                // several VFs, each whose message came to this vCPU (each VF's own vector; the
+                // model's LAPIC has one VF vector, so the handler serves all of them).
+                let (first, n) = self.vm_devs(vm);
+                for dev in first..first + n {
+                    let d = self.net(dev);
+                    if n > 1 && *d.irq_to != Some(v) {
+                        continue;
+                    }
+                    *d.irq_to = None;
+                    self.vf_tx_clean(now, v, dev);
+                    self.napi_schedule(v, dev);
+                }
             }
             Vector::Msi => self.app_msi_handled(now, v, vm),
             Vector::Timer | Vector::Resched => {}
@@ -192,20 +205,21 @@ impl<K: Kernel> Driver for K {
             d.txq.want_interrupt();
         }
         let kick = added && d.txq.kick_prepare();
-        (kick, self.set_tx_stopped(vm, full) && !full)
+        (kick, self.set_tx_stopped(dev, full) && !full)
     }
 
-    fn set_tx_stopped(&mut self, vm: usize, stopped: bool) -> bool {
-        let dev = self.dev_of(vm);
+    fn set_tx_stopped(&mut self, dev: u32, stopped: bool) -> bool {
         let was = std::mem::replace(self.net(dev).tx_stopped, stopped);
-        self.app_set_stopped(vm, stopped);
+        self.app_set_stopped(dev, stopped);
         was
     }
 
-    fn wake_writers(&mut self, now: Time, v: u32) {
+    fn wake_writers(&mut self, now: Time, v: u32, dev: u32) {
         let vm = self.vcpu_ref(v).vm as usize;
-        let n = if self.app_on_every_vcpu(vm) { self.vm_vcpus(vm).len() } else { 1 };
-        for i in 0..n {
+        let every = self.app_on_every_vcpu(vm);
+        let home = self.net(dev).home as usize % self.vm_vcpus(vm).len();
+        let writers = if every { 0..self.vm_vcpus(vm).len() } else { home..home + 1 };
+        for i in writers {
             let u = self.vm_vcpus(vm)[i];
             if u != v && self.vcpu_ref(u).wants_resched_ipi() {
                 self.resched(now, u);
@@ -221,14 +235,13 @@ impl<K: Kernel> Driver for K {
     }
 
     fn vf_tx_clean(&mut self, now: Time, v: u32, dev: u32) {
-        let vm = self.net(dev).vm as usize;
         while self.net(dev).txq.free() > 0 {
             let Some(b) = self.net(dev).qdisc.pop_front() else { break };
             self.vf_tx(now, dev, b);
         }
         let full = self.net(dev).txq.free() == 0;
-        if self.set_tx_stopped(vm, full) && !full {
-            self.wake_writers(now, v);
+        if self.set_tx_stopped(dev, full) && !full {
+            self.wake_writers(now, v, dev);
         }
     }
 

@@ -160,7 +160,7 @@ impl<K: Kernel> MtvdOps for K {
         let tcp_data = self.app_receives_tcp_data(vm);
         let costs = StackCosts::of(&self.profile().guest);
         let Some(m) = self.net(dev).mtvd.as_mut() else { return false };
-        if std::mem::take(&mut m.wake_due[w]) && self.wake_app(now, v) {
+        if std::mem::take(&mut m.wake_due[w]) && self.wake_app(now, v, dev) {
             return true;
         }
         let Some(pkt) = self.net(dev).mtvd.as_mut().expect("checked above").start(w) else { return false };
@@ -173,11 +173,11 @@ impl<K: Kernel> MtvdOps for K {
         let (vm, dev, w) = thread_of(self, v);
         let pkt = self.net(dev).mtvd.as_mut().expect("an MTVD device").done(w);
         let data = pkt.bytes > 0 && self.app_receives_tcp_data(vm);
-        if self.app_deliver(now, v, vm, pkt) {
+        if self.app_deliver(now, v, dev, pkt) {
             self.net(dev).mtvd.as_mut().expect("an MTVD device").wake_due[w] = data;
             return;
         }
-        if self.wake_app(now, v) {
+        if self.wake_app(now, v, dev) {
             return;
         }
         self.enter(now, v);

@@ -53,6 +53,8 @@ pub struct Napi {
     pub polls: u64,
     /// Frames received (lifetime, for conservation; a GRO skb counts its frames).
     pub received_life: u64,
+    /// When its latest poll round began (several polls on one vCPU take turns by it).
+    round_at: Time,
 }
 
 /// What NAPI does next on a vCPU (`Napi::next`).
@@ -90,6 +92,7 @@ impl Napi {
                 wake_due: false,
                 polls: self.polls,
                 received_life: self.received_life,
+                round_at: self.round_at,
             };
         }
     }
@@ -122,6 +125,17 @@ impl Napi {
         NapiStep::Receive { round_start: self.round_start }
     }
 
+    /// On vCPU `v`, a round of this poll is under way with weight left: it goes on before
+    /// another poll scheduled there gets its turn (`net_rx_action`'s poll list).
+    pub(crate) fn mid_round(&self, v: u32) -> bool {
+        self.scheduled && self.vcpu == v && !self.round_start && self.budget > 0
+    }
+
+    /// A receive of this poll is under way on vCPU `v` (running or saved on its stack).
+    pub(crate) fn receiving_on(&self, v: u32) -> bool {
+        self.running && self.vcpu == v
+    }
+
     /// Packets this poll may still take in one receive: its round's and its softirq run's
     /// budget left.
     pub(crate) fn room(&self) -> u32 {
@@ -136,6 +150,7 @@ impl Napi {
         if self.round_start {
             self.round_start = false;
             self.polls += 1;
+            self.round_at = now;
             cost += poll_ns;
         }
         self.running = true;
@@ -200,36 +215,74 @@ pub(crate) fn stack_cost(p: &RxPkt, tcp: bool, c: &StackCosts) -> f64 {
 
 /// NAPI's operations, for every [`Kernel`].
 pub(crate) trait NapiOps {
-    /// The RX interrupt handler (`skb_recv_done`): disable callbacks, schedule NAPI.
-    fn napi_schedule(&mut self, v: u32);
+    /// The RX interrupt handler of device `dev` (`skb_recv_done`): disable callbacks,
+    /// schedule NAPI.
+    fn napi_schedule(&mut self, v: u32, dev: u32);
 
     /// At VM entry: run the next NAPI step on `v` if its poll is pending. Returns whether a
     /// task (or an exit) was started. `force`: the vCPU has nothing else to run (ksoftirqd runs
     /// even when deferred).
     fn napi_next(&mut self, now: Time, v: u32, force: bool) -> bool;
 
+    /// [`NapiOps::napi_next`] for device `dev`'s poll.
+    fn napi_next_dev(&mut self, now: Time, v: u32, force: bool, dev: u32) -> bool;
+
     /// One packet received: refill its buffer, hand the ACK to TCP.
     fn napi_rx_done(&mut self, now: Time, v: u32);
 
-    /// NAPI on vCPU `v` handed a packet to the VM's application thread (`try_to_wake_up`
-    /// across CPUs): if that thread's vCPU is another one, halted (or halting) or running only
+    /// NAPI on vCPU `v` handed a packet of device `dev` to the application thread reading it
+    /// (`try_to_wake_up` across CPUs; device `dev`'s reader's vCPU is local `home mod vcpus`,
+    /// vCPU 0 but for a VM's later VFs): if that thread's vCPU is another one, halted (or halting) or running only
     /// the guest's CPU burn, it gets a reschedule IPI, and the sender's ICR write exits (as a
     /// server worker's wake-up does, `resched_ipi`); its softirq goes on after the exit.
     /// Returns whether that exit was started.
-    fn wake_app(&mut self, now: Time, v: u32) -> bool;
+    fn wake_app(&mut self, now: Time, v: u32, dev: u32) -> bool;
 }
 
 impl<K: Kernel> NapiOps for K {
-    fn napi_schedule(&mut self, v: u32) {
-        let vm = self.vcpu_ref(v).vm as usize;
+    fn napi_schedule(&mut self, v: u32, dev: u32) {
         let weight = self.profile().guest.napi_weight.value as u32;
-        let dev = self.dev_of(vm);
         let d = self.net(dev);
         d.rxq.irq.driver_disable();
         d.napi.schedule(v, weight);
     }
 
     fn napi_next(&mut self, now: Time, v: u32, force: bool) -> bool {
+        let vm = self.vcpu_ref(v).vm as usize;
+        let (first, n) = self.vm_devs(vm);
+        if n == 1 {
+            return self.napi_next_dev(now, v, force, first);
+        }
+        // Several VFs: one softirq at a time on a vCPU (a receive under way finishes first);
+        // the polls scheduled here take turns as on `net_rx_action`'s list: a round under way
+        // goes on, else the poll whose last round began longest ago (then the lowest index).
+        let devs = first..first + n;
+        if devs.clone().any(|d| self.net(d).napi.receiving_on(v)) {
+            return false;
+        }
+        if let Some(d) = devs.clone().find(|&d| self.net(d).napi.mid_round(v)) {
+            if self.napi_next_dev(now, v, force, d) {
+                return true;
+            }
+        }
+        let mut tried = 0u64;
+        loop {
+            let mut best: Option<(Time, u32)> = None;
+            for d in devs.clone() {
+                let napi = &*self.net(d).napi;
+                if tried & (1 << (d - first)) == 0 && napi.scheduled && napi.vcpu == v && best.is_none_or(|(t, _)| napi.round_at < t) {
+                    best = Some((napi.round_at, d));
+                }
+            }
+            let Some((_, d)) = best else { return false };
+            tried |= 1 << (d - first);
+            if self.napi_next_dev(now, v, force, d) {
+                return true;
+            }
+        }
+    }
+
+    fn napi_next_dev(&mut self, now: Time, v: u32, force: bool, dev: u32) -> bool {
         let vm = self.vcpu_ref(v).vm as usize;
         let g = &self.profile().guest;
         let weight = g.napi_weight.value as u32;
@@ -239,9 +292,8 @@ impl<K: Kernel> NapiOps for K {
         let costs = StackCosts::of(g);
         let gro_max = self.profile().nic.gso_max_size_bytes.value as u32;
         let tcp_data = self.app_receives_tcp_data(vm);
-        let dev = self.dev_of(vm);
         let d = self.net(dev);
-        if d.napi.vcpu == v && std::mem::take(&mut d.napi.wake_due) && self.wake_app(now, v) {
+        if d.napi.vcpu == v && std::mem::take(&mut d.napi.wake_due) && self.wake_app(now, v, dev) {
             return true;
         }
         let d = self.net(dev);
@@ -301,7 +353,9 @@ impl<K: Kernel> NapiOps for K {
 
     fn napi_rx_done(&mut self, now: Time, v: u32) {
         let vm = self.vcpu_ref(v).vm as usize;
-        let dev = self.dev_of(vm);
+        let (first, n) = self.vm_devs(vm);
+        // The poll whose receive this was (a VM's only device, or the one receiving on `v`).
+        let dev = if n == 1 { first } else { (first..first + n).find(|&d| self.net(d).napi.receiving_on(v)).expect("a receive under way") };
         let polls_rx = self.backend_polls_rx();
         let d = self.net(dev);
         let pkts = d.napi.received();
@@ -327,7 +381,7 @@ impl<K: Kernel> NapiOps for K {
         }
         // TCP data wakes its reader; an ICMP echo answered here wakes nobody.
         let data = pkt.bytes > 0 && self.app_receives_tcp_data(vm);
-        if self.app_deliver(now, v, vm, pkt) {
+        if self.app_deliver(now, v, dev, pkt) {
             // The softirq went on with a step of its own (TCP's ACK); Linux wakes the reader
             // before it (`sk_data_ready`, then `__tcp_ack_snd_check`): the wake-up follows the
             // step here, before NAPI's next packet. (A reader left asleep with its socket
@@ -335,15 +389,17 @@ impl<K: Kernel> NapiOps for K {
             self.net(dev).napi.wake_due = data;
             return;
         }
-        if self.wake_app(now, v) {
+        if self.wake_app(now, v, dev) {
             return;
         }
         self.enter(now, v);
     }
 
-    fn wake_app(&mut self, now: Time, v: u32) -> bool {
+    fn wake_app(&mut self, now: Time, v: u32, dev: u32) -> bool {
         let vm = self.vcpu_ref(v).vm as usize;
-        let app = self.vm_vcpus(vm)[0];
+        let home = self.net(dev).home as usize;
+        let vcpus = self.vm_vcpus(vm);
+        let app = vcpus[home % vcpus.len()];
         if app == v || self.app_on_every_vcpu(vm) || !self.vcpu_ref(app).wants_resched_ipi() {
             return false;
         }

@@ -27,12 +27,15 @@ pub struct Step {
     pub a: u32,
     /// Second argument (a time, a flag).
     pub b: u64,
+    /// The device whose application the step is (set by the guest context that runs it: a VM
+    /// with several VFs runs one receiver per VF).
+    pub dev: u32,
 }
 
 impl Step {
     /// Step `kind` with arguments `a` and `b`, in process context.
     pub fn new(kind: u8, a: u32, b: u64) -> Self {
-        Step { kind, softirq: false, a, b }
+        Step { kind, softirq: false, a, b, dev: 0 }
     }
 }
 

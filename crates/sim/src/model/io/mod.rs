@@ -177,28 +177,34 @@ pub(crate) struct Backends {
 impl Backends {
     /// The back end a checked scenario asks for. `add(name, pin)` registers each thread with
     /// the host scheduler, in order; a PMD thread runs from the start ([`Self::starts_running`]).
-    pub fn build(c: &Checked, add: &mut dyn FnMut(&str, Option<u32>)) -> Backends {
+    /// `dev_vm` gives each device's VM (a VM's devices are consecutive; only a VM of several
+    /// VFs has more than one, and a VF has no back end).
+    pub fn build(c: &Checked, dev_vm: &[u32], add: &mut dyn FnMut(&str, Option<u32>)) -> Backends {
         let s = &c.scenario;
         let io = &s.host.io;
         let vhost = vhost::config(&c.profile, 0);
         let mut threads = Vec::new();
-        let mut by_dev = vec![None; s.vm.len()];
+        let mut by_dev = vec![None; dev_vm.len()];
+        // Each VM's first device (a virtio VM's only one).
+        let first: Vec<u32> = (0..s.vm.len() as u32).map(|vm| dev_vm.iter().position(|&v| v == vm).expect("a device per VM") as u32).collect();
+        let offloads = || dev_vm.iter().map(|&vm| s.vm[vm as usize].net.offloads());
         if io.handling == Handling::Vhost {
             // One worker per device, pinned where its VM says. (A VF's never wakes: it is kept
             // so that the threads' ids and placement stay what they were.)
-            for (d, vm) in s.vm.iter().enumerate() {
+            for (i, vm) in s.vm.iter().enumerate() {
                 let name = format!("vhost-{}", vm.name);
                 add(&name, vm.net.vhost_pin);
                 let cfg = vhost::config(&c.profile, vm.net.busyloop_timeout_us);
-                let (devs, serves) = if vm.net.kind == NetKind::Virtio { (vec![d as u32], true) } else { (vec![], false) };
+                let d = first[i];
+                let (devs, serves) = if vm.net.kind == NetKind::Virtio { (vec![d], true) } else { (vec![], false) };
                 if serves {
-                    by_dev[d] = Some((threads.len() as u32, 0));
+                    by_dev[d as usize] = Some((threads.len() as u32, 0));
                 }
                 threads.push(IoThread::new(name, devs, Policy::Vhost(vhost::VhostIo::new(cfg))));
             }
-            return Backends { threads, by_dev, exitless: false, costs: Costs::new(&c.profile, s.vm.iter().map(|v| v.net.offloads()), true), dev_vm: (0..s.vm.len() as u32).collect(), polls_rx: false };
+            return Backends { threads, by_dev, exitless: false, costs: Costs::new(&c.profile, offloads(), true), dev_vm: dev_vm.to_vec(), polls_rx: false };
         }
-        let virtio: Vec<u32> = (0..s.vm.len() as u32).filter(|&d| s.vm[d as usize].net.kind == NetKind::Virtio).collect();
+        let virtio: Vec<u32> = (0..s.vm.len()).filter(|&vm| s.vm[vm].net.kind == NetKind::Virtio).map(|vm| first[vm]).collect();
         let cores = io.cores.clone().unwrap_or_default();
         let groups = match io.handling {
             Handling::Es2 => eventpath_policy::es2::combine_devices(virtio.len(), io.es2().3.combining_level),
@@ -218,7 +224,7 @@ impl Backends {
                 Handling::Es2 => {
                     let (switch, p, o, j) = io.es2();
                     // A request stream's guest answers each completion as it would a packet.
-                    let replies = devs.iter().map(|&d| matches!(s.vm[d as usize].workload, Some(crate::scenario::Workload::RequestStream { .. }))).collect();
+                    let replies = devs.iter().map(|&d| matches!(s.vm[dev_vm[d as usize] as usize].workload, Some(crate::scenario::Workload::RequestStream { .. }))).collect();
                     (format!("es2-joint{g}"), Policy::Es2(es2::Es2Io::new(devs.len(), switch, &p, &o, &j, &vhost, replies)))
                 }
                 Handling::Pmd => (format!("pmd{g}"), Policy::Pmd(pmd::PmdIo::new(&io.pmd(), devs.len()))),
@@ -231,7 +237,7 @@ impl Backends {
             th.start();
         }
         let polls_rx = io.handling == Handling::Pmd;
-        Backends { threads, by_dev, exitless: io.handling == Handling::Elvis, costs: Costs::new(&c.profile, s.vm.iter().map(|v| v.net.offloads()), !polls_rx), dev_vm: (0..s.vm.len() as u32).collect(), polls_rx }
+        Backends { threads, by_dev, exitless: io.handling == Handling::Elvis, costs: Costs::new(&c.profile, offloads(), !polls_rx), dev_vm: dev_vm.to_vec(), polls_rx }
     }
 
     /// The thread serving device `dev` and the device's index among its devices, if any.

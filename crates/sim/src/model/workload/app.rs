@@ -140,8 +140,18 @@ pub(crate) trait App: Sized {
     }
     /// What it reports for summary.json, given its device.
     fn measure<'a>(&'a self, d: DevView<'a>) -> Measure<'a>;
+    /// The packets its `loss_pct` is a share of (window), where it reports a loss: the weight
+    /// of its loss in a VM of several receivers (`[vm.net] vfs`).
+    fn loss_base(&self) -> Option<u64> {
+        None
+    }
     /// Its lines of the conservation ledger and its identities, given its device's counters.
     fn ledger(&self, _d: &DevLedger, _l: &mut AppLedger) {}
+    /// Its thread has work to do now (else, when it is the next to run, it idles): which of
+    /// several receivers sharing a vCPU runs (`[vm.net] vfs`).
+    fn ready(&self) -> bool {
+        true
+    }
     /// Its threads run on every vCPU of the VM (else one thread on vCPU 0).
     fn on_every_vcpu(&self) -> bool {
         false

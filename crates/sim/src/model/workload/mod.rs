@@ -223,6 +223,14 @@ impl Sender {
     pub(crate) fn msi_handled(&mut self, now: Time, local: u32) {
         each!(self, s => s.msi_handled(now, local))
     }
+    /// See [`App::loss_base`].
+    pub fn loss_base(&self) -> Option<u64> {
+        each!(self, s => s.loss_base())
+    }
+    /// See [`App::ready`].
+    pub fn ready(&self) -> bool {
+        each!(self, s => s.ready())
+    }
     /// See [`App::on_every_vcpu`].
     pub fn on_every_vcpu(&self) -> bool {
         each!(self, s => s.on_every_vcpu())

@@ -331,4 +331,8 @@ impl App for TcpReceiver {
     fn receives_tcp_data(&self) -> bool {
         true
     }
+    /// Data waits in the socket.
+    fn ready(&self) -> bool {
+        self.queued() > 0
+    }
 }

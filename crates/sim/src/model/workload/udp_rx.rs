@@ -236,6 +236,14 @@ impl App for UdpReceiver {
     fn step_name(s: Step) -> &'static str {
         if s.kind == RECV { "recvfrom" } else { "reply" }
     }
+    /// Datagrams the client sent in the window (what `loss_pct` is a share of).
+    fn loss_base(&self) -> Option<u64> {
+        Some(self.sent)
+    }
+    /// Datagrams wait in the socket.
+    fn ready(&self) -> bool {
+        !self.sock.is_empty()
+    }
     /// NAPI hands the datagram to the UDP socket (or drops it: receive buffer full); an ICMP
     /// echo request is answered right here, in the softirq on `v`.
     fn deliver(g: &mut impl Ctx<Self>, v: u32, pkt: RxPkt) -> bool {

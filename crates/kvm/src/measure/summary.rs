@@ -161,6 +161,8 @@ fn vm_summary(s: &Scenario, v: usize, w: &Window, gen: Option<&IrqGenResult>) ->
         loss_pct: if streamish { ratio(dropped as f64 * 100.0, submitted + dropped) } else { None },
         cpu_util_pct: Some(cpu_ns as f64 / 1e9 / w.secs * 100.0 / n as f64),
         guest_burn_pct: None,
+        web: None,
+        cpu_job: None,
         interrupt_delivery: None,
         device_interrupts_by_target_state_per_s: Measured::not_measured(),
         // The generator's injections by what was running (the same classes as the simulator's

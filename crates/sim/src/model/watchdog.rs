@@ -203,7 +203,9 @@ impl Host {
         for vm in 0..self.watchdog.flows.len() {
             if self.watchdog.flows[vm].is_some() {
                 let (count, effort) = (self.flow_progress(vm), self.flow_effort(now, vm));
-                let timer = self.senders[vm].retransmission_armed() || self.flow_throttled(vm);
+                // A finished workload (a done CPU job, a web client whose clients all failed)
+                // owes no progress: treated like a flow waiting on a timer.
+                let timer = self.senders[vm].retransmission_armed() || self.flow_throttled(vm) || self.senders[vm].finished();
                 let before = self.watchdog.stalls.len();
                 self.watchdog.observe(vm, now, count, timer, effort);
                 if self.watchdog.stalls.len() > before {

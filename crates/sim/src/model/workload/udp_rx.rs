@@ -320,6 +320,7 @@ impl App for UdpReceiver {
                 loss_pct,
                 ops: None,
                 by_run_class: None,
+                ..Default::default()
             },
             Some(_) => Measure {
                 delivered: Some(d.wire.delivered),
@@ -328,6 +329,7 @@ impl App for UdpReceiver {
                 loss_pct,
                 ops: Some(d.wire.delivered),
                 by_run_class: None,
+                ..Default::default()
             },
         }
     }

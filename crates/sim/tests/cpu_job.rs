@@ -5,6 +5,8 @@
 mod common;
 
 use common::{Sc, Vm};
+use eventpath_sim::run::{run_parsed, RunOptions};
+use eventpath_sim::scenario::Scenario;
 use eventpath_sim::summary::CpuJobSummary;
 
 const WORK_MS: f64 = 40.0;
@@ -38,7 +40,11 @@ fn alone_the_job_takes_its_work() {
 #[test]
 fn a_host_thread_on_its_pcpu_stretches_it() {
     let alone = done_ms(&job(&base().vm(job_vm())));
-    let shared = done_ms(&job(&base().hog(&[0]).vm(job_vm())));
+    // A nice-0 hog pinned to the job's pCPU (the default nice 19 would get ~1.5 % of it).
+    let text = base().vm(job_vm()).toml() + "\n[[host.cpu_hog]]\nnice = 0\npins = [0]\n";
+    let sc = Scenario::from_toml("t.toml", &text).unwrap();
+    let out = run_parsed(sc, "t.toml", &RunOptions::default()).unwrap();
+    let shared = done_ms(out.summary.vms[0].cpu_job.as_ref().unwrap());
     // CFS shares the pCPU about evenly between the vCPU and the hog.
     assert!(shared > 1.6 * alone, "{shared} vs {alone} ms");
 }

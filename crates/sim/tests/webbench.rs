@@ -43,8 +43,7 @@ fn a_server_that_keeps_up_fails_no_client() {
 #[test]
 fn time_outs_fail_clients_when_the_server_is_overloaded() {
     // The same server and time-out (60 ms): 20 clients are all served within it (their slowest
-    // request takes ~40 ms); 1,000 queue for longer, and the SYNs of their start overflow the
-    // VF's ring and wait out TCP's 1 s initial RTO.
+    // request takes ~40 ms); 1,000 queue behind each other for longer.
     let light = web(&run(&sc(20, 60, 0.3)));
     let heavy = web(&run(&sc(1000, 60, 0.3)));
     assert_eq!(light.failed_clients, 0, "{light:?}");

@@ -512,10 +512,12 @@ impl App for TcpServer {
             g.client_at(now + rto, ClientEv { kind: RETX, x: ctl_code(pkt.ctl), a: pkt.conn, b: 0 });
         }
     }
-    /// Every connection's first request, serialized by the client's core.
+    /// Every connection's first request, serialized by the client's core; webbench's clients
+    /// are processes forked one after another, so client `c` starts `c` forks after the first.
     fn start(g: &mut impl Ctx<Self>) {
+        let fork = if g.app().timeouts.is_some() { round_ns(g.profile().client.fork_ns.value) } else { 0 };
         for conn in 0..g.app().concurrency() {
-            let due = g.app().next_due(conn);
+            let due = g.app().next_due(conn) + Time::from(conn) * fork;
             g.client_at(due, ClientEv::new(REQ, conn));
         }
     }

@@ -111,8 +111,18 @@ def _scenario_facts(scenario) -> tuple[list[str | None], list[int]]:
 
 def _vm_metric(vm: dict, kind: str | None) -> str:
     """A VM's own metric: pkt/s for UDP streams, Gbit/s for TCP streams, else ops/s where the
-    workload counts operations (memcached, tcp_rr, http)."""
+    workload counts operations (memcached, tcp_rr, http); webbench's requests/min and failed
+    clients, a CPU job's completion time."""
     tp = vm.get("throughput") or {}
+    # webbench and the CPU job report their papers' own metrics (docs/summary.md).
+    if vm.get("web") is not None:
+        w = vm["web"]
+        return f"{_f(w.get('requests_per_min'), 0)} requests/min, {w['failed_clients']} of {w['clients']} clients failed"
+    if vm.get("cpu_job") is not None:
+        j = vm["cpu_job"]
+        if j["finished"]:
+            return f"CPU job done in {_f(j['completion_ms'], 3)} ms ({_f(j['work_ms'], 3)} ms of work)"
+        return f"CPU job not finished: {_f(j['done_pct'], 1)} % of {_f(j['work_ms'], 3)} ms of work done"
     if kind in PPS_KINDS:
         return f"{_f(tp.get('pps'), 0)} pkt/s"
     if kind in GBPS_KINDS:

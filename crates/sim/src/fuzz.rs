@@ -143,6 +143,9 @@ pub fn scenario(case: u64) -> String {
     // draws stay as they were.
     let mut vs = Rng::for_component(case, "layout-fuzz-vfs");
     let ipiv_cpu = ap.chance(0.5);
+    // The webbench-like client and the CPU job (issue 30 item 5): a stream of their own, so that
+    // earlier keys' draws stay as they were.
+    let mut apps = Rng::for_component(case, "layout-fuzz-apps");
     let off_io_core = |pins: String| match io_core {
         Some(c) => {
             let v: Vec<String> = pins.trim_matches(['[', ']']).split(", ").map(|p| {
@@ -274,6 +277,7 @@ pub fn scenario(case: u64) -> String {
         }
         let w = workload(&mut r);
         let w = if t.chance(0.25) { twin_workload(&mut t, vcpus) } else { w };
+        let w = if apps.chance(0.15) { Some(app_workload(&mut apps)) } else { w };
         if let Some((at, n)) = vfs_at {
             let receives = w.as_deref().is_some_and(|w| w.starts_with("kind = \"tcp_receive\"") || w.starts_with("kind = \"udp_receive\""));
             if n == 1 || receives {
@@ -309,6 +313,22 @@ fn twin_workload(t: &mut Rng, vcpus: u32) -> Option<String> {
         2 => format!("kind = \"tcp_stream\"\nmessage_bytes = {}\nstreams = {}", size(t, 1, 1 << 20), size(t, 1, 64)),
         _ => return None,
     })
+}
+
+/// A webbench-like client (time-outs short enough to fire in a fuzz run) or a CPU job.
+fn app_workload(a: &mut Rng) -> String {
+    if a.chance(0.6) {
+        let server = if a.chance(0.5) { "apache" } else { "nginx" };
+        let w = format!(
+            "kind = \"webbench\"\nclients = {}\nfile_bytes = {}\ntimeout_ms = {}\nserver = \"{server}\"",
+            size(a, 1, 2048),
+            size(a, 1, 1 << 20),
+            size(a, 1, 2000)
+        );
+        if a.chance(0.5) { format!("{w}\nworkers = {}", size(a, 1, 256)) } else { w }
+    } else {
+        format!("kind = \"cpu_job\"\nwork_ms = {}", (1 + a.below(200_000)) as f64 / 1000.0)
+    }
 }
 
 /// `n` random pCPUs of `pcpus`, repeats allowed (several threads on one pCPU).

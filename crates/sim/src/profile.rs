@@ -399,6 +399,9 @@ pub struct Client {
     /// A closed-loop UDP request/response client resends its request after this long without
     /// the response.
     pub udp_rr_timeout_ns: Param,
+    /// A load generator that forks a process per client (webbench) starts them this far apart:
+    /// client `c`'s first request goes out `c` times this after the first's.
+    pub fork_ns: Param,
 }
 
 /// Guest server applications: CPU per request beyond the kernel's TCP path.
@@ -490,6 +493,7 @@ impl Bounds {
             "client.udp_sndbuf_bytes" => b(1.0, 2_147_483_647.0, true, "a socket buffer; Linux's default is 212992"),
             "client.tsq_limit_bytes" => b(1.0, 2_147_483_647.0, true, "a per-socket byte limit; Linux's default is 262144"),
             "client.udp_rr_timeout_ns" => b(1.0, MAX_NS, true, "a resend timer; 0 ns would resend at one instant forever"),
+            "client.fork_ns" => b(0.0, 1e9, true, "a fork() of the client's load generator"),
             _ => match unit {
                 "ns" => b(0.0, MAX_NS, false, "at most a second"),
                 // A tick ≤ 100 µs apart would cost more than it measures; Linux CONFIG_HZ is
@@ -713,6 +717,7 @@ impl Profile {
             ("client.udp_sndbuf_bytes", &self.client.udp_sndbuf_bytes, "bytes"),
             ("client.tsq_limit_bytes", &self.client.tsq_limit_bytes, "bytes"),
             ("client.udp_rr_timeout_ns", &self.client.udp_rr_timeout_ns, "ns"),
+            ("client.fork_ns", &self.client.fork_ns, "ns"),
             ("app.memcached_get_ns", &self.app.memcached_get_ns, "ns"),
             ("app.memcached_set_ns", &self.app.memcached_set_ns, "ns"),
             ("app.http_request_ns", &self.app.http_request_ns, "ns"),

@@ -271,6 +271,20 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
             guest_burn_pct: if c.scenario.vm[i].guest_cpu_burn { pct(burn_ns as f64, vcpu_ns) } else { None },
             halt_poll_pct: c.scenario.vm[i].halt_poll.as_ref().and_then(|_| pct(host_poll_ns as f64, vcpu_ns)),
             guest_halt_poll_pct: c.scenario.vm[i].guest_halt_poll.as_ref().and_then(|_| pct(guest_poll_ns as f64, vcpu_ns)),
+            web: match c.scenario.vm[i].workload {
+                Some(crate::scenario::Workload::Webbench { clients, .. }) => Some(crate::summary::WebSummary {
+                    clients,
+                    requests_per_min: m.ops.and_then(rate).map(|r| r * 60.0),
+                    failed_clients: m.failed_clients.unwrap_or(0),
+                }),
+                _ => None,
+            },
+            cpu_job: m.job.map(|j| crate::summary::CpuJobSummary {
+                work_ms: j.work_ns as f64 / 1e6,
+                finished: j.finished_at.is_some(),
+                completion_ms: j.finished_at.map(|t| t as f64 / 1e6),
+                done_pct: 100.0 * j.done_ns as f64 / j.work_ns as f64,
+            }),
             extra: (),
         });
     }

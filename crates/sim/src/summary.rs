@@ -139,9 +139,40 @@ pub struct VmSummary<V = ()> {
     /// `other_running` (only another vCPU of the VM), `none_running` — for the interrupt source
     /// (`irq_source`; the testbed's `[irqgen]` VM); null otherwise (issue 15).
     pub latency_by_target_state_us: Measured<BTreeMap<&'static str, Latency>>,
+    /// The webbench-like client's results; present only for a `webbench` VM (absent, not null,
+    /// elsewhere, so that the summaries of every other workload stay as they were; issue 30).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub web: Option<WebSummary>,
+    /// A CPU job's results; present only for a `cpu_job` VM (absent elsewhere; issue 30).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_job: Option<CpuJobSummary>,
     /// Keys this world adds (flattened into the VM's object).
     #[serde(flatten)]
     pub extra: V,
+}
+
+/// A webbench-like client's results (CGR/AIR §5.3's two metrics).
+#[derive(Debug, Clone, Serialize)]
+pub struct WebSummary {
+    /// Its clients.
+    pub clients: u32,
+    /// Pages completed per minute of the measured window (CGR/AIR's throughput unit).
+    pub requests_per_min: Option<f64>,
+    /// Clients whose request timed out, over the whole run (a failed client stops).
+    pub failed_clients: u64,
+}
+
+/// A CPU job's results.
+#[derive(Debug, Clone, Serialize)]
+pub struct CpuJobSummary {
+    /// The CPU work it needs, ms.
+    pub work_ms: f64,
+    /// It finished within the run.
+    pub finished: bool,
+    /// Its completion time, ms from the run's start; null if it had not finished.
+    pub completion_ms: Option<f64>,
+    /// The work it got done, % of `work_ms` (100 when finished).
+    pub done_pct: f64,
 }
 
 /// One host I/O thread.
@@ -301,6 +332,8 @@ mod tests {
             interrupt_delivery: None,
             device_interrupts_by_target_state_per_s: Measured::not_measured(),
             latency_by_target_state_us: Measured::not_measured(),
+            web: None,
+            cpu_job: None,
             extra,
             }
         }

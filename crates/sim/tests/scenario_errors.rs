@@ -202,6 +202,32 @@ fn http_keys_are_checked() {
 }
 
 #[test]
+fn webbench_keys_are_checked() {
+    let m = error_of(&workload("kind = \"webbench\"\nclients = 0"));
+    assert!(m.contains("clients") && m.contains("1..=8192"), "{m}");
+    let m = error_of(&workload("kind = \"webbench\"\nclients = 100\ntimeout_ms = 0"));
+    assert!(m.contains("timeout_ms") && m.contains("1..=600000"), "{m}");
+    let m = error_of(&workload("kind = \"webbench\"\nclients = 100\nfile_bytes = 0"));
+    assert!(m.contains("file_bytes"), "{m}");
+    let m = error_of(&workload("kind = \"webbench\"\nclients = 100\nworkers = 0"));
+    assert!(m.contains("workers") && m.contains("1..=256"), "{m}");
+    let m = error_of(&workload("kind = \"webbench\""));
+    assert!(m.contains("clients"), "{m}");
+    let m = error_of(&workload("kind = \"webbench\"\nclients = 100\nkeepalive = true"));
+    assert!(m.contains("keepalive"), "{m}");
+}
+
+#[test]
+fn cpu_job_keys_are_checked() {
+    let m = error_of(&workload("kind = \"cpu_job\"\nwork_ms = 0"));
+    assert!(m.contains("work_ms") && m.contains("(0, 1e7]"), "{m}");
+    let m = error_of(&workload("kind = \"cpu_job\"\nwork_ms = -5"));
+    assert!(m.contains("work_ms"), "{m}");
+    let m = error_of(&workload("kind = \"cpu_job\""));
+    assert!(m.contains("work_ms"), "{m}");
+}
+
+#[test]
 fn tcp_receive_keys_are_checked() {
     let m = error_of(&workload("kind = \"tcp_receive\"\nmessage_bytes = 0"));
     assert!(m.contains("message_bytes") && m.contains("1..=1048576"), "{m}");

@@ -31,6 +31,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "udp_rr": {"request_bytes": 1, "response_bytes": 1},
     # memaslap: --concurrency defaults to 16.
     "memcached": {"concurrency": 16},
+    # webbench 1.5: -c (clients) defaults to 1.
+    "webbench": {"clients": 1},
 }
 
 

@@ -212,8 +212,11 @@ impl Host {
             if self.watchdog.flows[vm].is_some() {
                 let (count, effort) = (self.flow_progress(vm), self.flow_effort(now, vm));
                 let vs = &self.vms[vm];
-                let rto = self.senders[vs.dev as usize..(vs.dev + vs.ndevs) as usize].iter().any(|s| s.retransmission_armed());
-                let timer = rto || self.flow_throttled(vm);
+                let senders = &self.senders[vs.dev as usize..(vs.dev + vs.ndevs) as usize];
+                let rto = senders.iter().any(|s| s.retransmission_armed());
+                // A finished workload (a done CPU job, a web client whose clients all failed)
+                // owes no progress: treated like a flow waiting on a timer.
+                let timer = rto || self.flow_throttled(vm) || senders.iter().all(|s| s.finished());
                 let before = self.watchdog.stalls.len();
                 self.watchdog.observe(vm, now, count, timer, effort);
                 if self.watchdog.stalls.len() > before {

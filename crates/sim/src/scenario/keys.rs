@@ -182,6 +182,12 @@ pub const KEYS: &[Key] = &[
     k("vm.workload.keepalive", "http", B, "", "false", "Reuse connections (ab -k); false: a TCP connection per request.", "false"),
     k("vm.workload.workers", "http", I, "threads", "absent: one per vCPU, each serving its own vCPU's interrupts", "Server workers, 1..=64; worker w is homed on vCPU w mod vcpus.", "2"),
     k("vm.workload.worker_ports", "http", B, "", "false", "Each worker listens on its own port (connection c to worker c mod workers); false: one shared socket.", "false"),
+    k("vm.workload.clients", "webbench", I, "clients", "required", "A web server with a webbench-like client: concurrent clients, each a closed loop of HTTP/1.0 GETs (a connection per request), 1..=8192.", "1000"),
+    k("vm.workload.file_bytes", "webbench", I, "bytes", "45", "Size of the page, 1..=1048576 (default: a stock Apache 2.2 index.html).", "45"),
+    k("vm.workload.timeout_ms", "webbench", I, "ms", "1000", "A request not done this long after it was sent is abandoned and its client counted failed (a failed client stops), 1..=600000.", "1000"),
+    k("vm.workload.server", "webbench", S, "", "\"apache\"", "`apache` or `nginx` (they differ in per-request CPU).", "\"apache\""),
+    k("vm.workload.workers", "webbench", I, "processes", "absent: one per vCPU, each serving its own vCPU's interrupts", "Server workers (Apache processes) sharing one listening socket, 1..=256; worker w is homed on vCPU w mod vcpus.", "5"),
+    k("vm.workload.work_ms", "cpu_job", F, "ms", "required", "A CPU-bound job (NPB FT-like) on vCPU 0: the guest CPU it needs, ms at the vCPU's full speed, > 0 and <= 1e7; its completion time is the metric.", "200.0"),
 ];
 
 /// The workload kinds and moderation schemes the list names, in its order.

@@ -68,6 +68,7 @@ impl Workers {
             Workload::Memcached { threads, .. } => (threads, Dispatch::Connection),
             Workload::Http { workers: Some(n), worker_ports: true, .. } => (n, Dispatch::Connection),
             Workload::Http { workers: Some(n), .. } => (n, Dispatch::Shared),
+            Workload::Webbench { workers: Some(n), .. } => (n, Dispatch::Shared),
             Workload::Http { worker_ports: true, .. } => (vcpus, Dispatch::Connection),
             _ => (vcpus, Dispatch::PerVcpu),
         };

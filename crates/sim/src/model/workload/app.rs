@@ -44,6 +44,21 @@ pub struct Measure<'a> {
     pub ops: Option<u64>,
     /// The latency by what was running when each event began (`irq_source`'s classes).
     pub by_run_class: Option<&'a [Histogram; 3]>,
+    /// Clients that failed (webbench: a request timed out), over the whole run.
+    pub failed_clients: Option<u64>,
+    /// A CPU job's state (`cpu_job`).
+    pub job: Option<JobState>,
+}
+
+/// Where a CPU job (`cpu_job`) stands at the end of a run.
+#[derive(Debug, Clone, Copy)]
+pub struct JobState {
+    /// The CPU work it needs (ns).
+    pub work_ns: u64,
+    /// The work it got done (ns).
+    pub done_ns: u64,
+    /// When it finished, ns from the run's start (None: not finished).
+    pub finished_at: Option<u64>,
 }
 
 /// The device's lifetime counters of packets from the client, which a workload's own
@@ -136,6 +151,11 @@ pub(crate) trait App: Sized {
     /// Its client has a retransmission timer armed: the flow waits for TCP's RTO (200 ms and
     /// more), a timer that will fire, not a wake-up that may have been lost.
     fn retransmission_armed(&self) -> bool {
+        false
+    }
+    /// It offers no more load and never will (a CPU job that is done, a web client whose every
+    /// client failed): the watchdog stops expecting progress of it.
+    fn finished(&self) -> bool {
         false
     }
     /// What it reports for summary.json, given its device.

@@ -18,6 +18,7 @@
 pub(crate) mod app;
 pub(crate) mod client;
 pub(crate) mod ctx;
+mod cpu_job;
 mod cyclictest;
 mod idle;
 mod irq_source;
@@ -31,6 +32,7 @@ mod udp_rx;
 mod udp_tx;
 
 use crate::model::workload::app::DevView;
+pub(crate) use crate::model::workload::cpu_job::CpuJob;
 pub(crate) use crate::model::workload::cyclictest::Cyclictest;
 pub(crate) use crate::model::workload::idle::IdleApp;
 pub(crate) use crate::model::workload::irq_source::IrqSource;
@@ -132,6 +134,8 @@ apps! {$
     Requests(RequestStream),
     /// The KVM testbed's interrupt generator.
     Irqs(IrqSource),
+    /// A CPU-bound job (NPB FT-like).
+    Job(CpuJob),
     /// No application.
     Idle(IdleApp),
 }
@@ -145,7 +149,7 @@ impl Sender {
             Workload::TcpReceive { message_bytes, window_bytes } => {
                 Sender::TcpRx(TcpReceiver::new(message_bytes, window_bytes, p))
             }
-            Workload::TcpRr { .. } | Workload::Memcached { .. } | Workload::Http { .. } => {
+            Workload::TcpRr { .. } | Workload::Memcached { .. } | Workload::Http { .. } | Workload::Webbench { .. } => {
                 Sender::Server(TcpServer::new(w, vcpus, p, seed, vm_name, off))
             }
             Workload::UdpStream { message_bytes, rate_pps } => {
@@ -161,6 +165,7 @@ impl Sender {
                 Sender::Ping(UdpPing::new(message_bytes, interval_us, p, seed, vm_name))
             }
             Workload::Cyclictest { interval_us } => Sender::Cyclic(Cyclictest::new(interval_us, p)),
+            Workload::CpuJob { work_ms } => Sender::Job(CpuJob::new(work_ms)),
             Workload::IrqSource { interval_us, vcpu } => Sender::Irqs(IrqSource::new(interval_us, vcpu, vcpus, seed, vm_name)),
             Workload::RequestStream { rate, window, consume } => {
                 Sender::Requests(RequestStream::new(rate, window.unwrap_or(0), consume == crate::scenario::Consume::Irq, p))
@@ -204,6 +209,10 @@ impl Sender {
     /// See [`App::retransmission_armed`].
     pub fn retransmission_armed(&self) -> bool {
         each!(self, s => s.retransmission_armed())
+    }
+    /// See [`App::finished`].
+    pub fn finished(&self) -> bool {
+        each!(self, s => s.finished())
     }
     /// See [`App::measure`].
     pub fn measure<'a>(&'a self, d: DevView<'a>) -> Measure<'a> {

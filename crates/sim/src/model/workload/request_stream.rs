@@ -224,6 +224,7 @@ impl App for RequestStream {
             loss_pct: pct(self.dropped, self.submitted + self.dropped),
             ops: Some(self.completed),
             by_run_class: None,
+            ..Default::default()
         }
     }
 }

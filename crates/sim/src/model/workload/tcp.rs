@@ -286,6 +286,7 @@ impl App for TcpStreams {
             loss_pct: pct(d.wire.dropped, self.s.iter().map(|t| t.segments).sum()),
             ops: None,
             by_run_class: None,
+            ..Default::default()
         }
     }
 }

@@ -21,8 +21,10 @@
 //!    response received) and the client sends the next request on that connection.
 //!
 //! Connections are persistent (netperf, memaslap, ab `-k`) unless the web client says
-//! `keepalive = false` (ab's default): then each request opens and closes its own connection
-//! (`tcp_rr/conn.rs`: the control segments' handlers at both ends).
+//! `keepalive = false` (ab's default) or is webbench's (HTTP/1.0): then each request opens and
+//! closes its own connection (`tcp_rr/conn.rs`: the control segments' handlers at both ends).
+//! The webbench client abandons a request after its time-out and counts its client failed
+//! (`tcp_rr/timeout.rs`).
 //!
 //! The guest ACKs a request by piggybacking on its response (responses come well within the
 //! 40 ms delayed-ACK timeout); requests span at most the initial window (ten segments), so the
@@ -44,6 +46,7 @@ use crate::model::guest::tso::SizeGoal;
 use std::collections::VecDeque;
 
 mod conn;
+mod timeout;
 
 /// memcached ASCII protocol framing (protocol.txt): `get <key>\r\n`.
 const GET_OVERHEAD: u32 = 6;
@@ -55,6 +58,9 @@ const SET_OVERHEAD: u32 = 20;
 const STORED_BYTES: u32 = 8;
 /// An ab GET request (request line, Host, User-Agent, Accept), as ab 2.3 writes it.
 const AB_REQUEST_BYTES: u32 = 96;
+/// webbench 1.5's HTTP/1.0 GET of `/`: the request line and its User-Agent line
+/// (`GET / HTTP/1.0`, `User-Agent: WebBench 1.5`, the blank line; no Host under HTTP/1.0).
+const WEBBENCH_REQUEST_BYTES: u32 = 44;
 /// Response headers of a static file (status line, Date, Server, Last-Modified, ETag,
 /// Accept-Ranges, Content-Length, Keep-Alive, Connection, Content-Type).
 const HTTP_HEADER_BYTES: u32 = 280;
@@ -134,6 +140,8 @@ pub struct TcpServer {
     retx_armed: u32,
     /// A paced client (memcached `rate_rps`): the mean gap between requests of a connection.
     pace_ns: Option<f64>,
+    /// The webbench client's time-outs and failed clients (None: no time-out).
+    pub(crate) timeouts: Option<timeout::Timeouts>,
     /// Request sent → response complete at the client (ns).
     pub latency: Histogram,
 }
@@ -144,6 +152,7 @@ impl TcpServer {
         let g = &p.guest;
         let conc = match *w {
             Workload::TcpRr { concurrency, .. } | Workload::Memcached { concurrency, .. } | Workload::Http { concurrency, .. } => concurrency,
+            Workload::Webbench { clients, .. } => clients,
             _ => unreachable!("TcpServer for a non-server workload"),
         };
         let c0 = Conn { op: Op::Echo, req_bytes: 0, resp_bytes: 0, born: 0, due: 0, got: 0, resp_got: 0, unacked: 0 };
@@ -161,7 +170,7 @@ impl TcpServer {
             rng: Rng::for_component(seed, &format!("vm:{vm_name}/client")),
             workers: Workers::new(w, vcpus, p),
             in_path: VecDeque::new(),
-            per_request_conn: matches!(*w, Workload::Http { keepalive: false, .. }),
+            per_request_conn: matches!(*w, Workload::Http { keepalive: false, .. } | Workload::Webbench { .. }),
             stopped: false,
             read_ns: g.tcp_read_ns.value,
             rx_byte_ns: g.tcp_rx_byte_ns.value,
@@ -171,7 +180,9 @@ impl TcpServer {
             get_ns: p.app.memcached_get_ns.value,
             set_ns: p.app.memcached_set_ns.value,
             http_ns: match *w {
-                Workload::Http { server: HttpServer::Nginx, .. } => p.app.nginx_request_ns.value,
+                Workload::Http { server: HttpServer::Nginx, .. } | Workload::Webbench { server: HttpServer::Nginx, .. } => {
+                    p.app.nginx_request_ns.value
+                }
                 _ => p.app.http_request_ns.value,
             },
             ops: 0,
@@ -184,8 +195,17 @@ impl TcpServer {
             retransmits: 0,
             retx_armed: 0,
             pace_ns,
+            timeouts: match *w {
+                Workload::Webbench { clients, timeout_ms, .. } => Some(timeout::Timeouts::new(clients, Time::from(timeout_ms) * 1_000_000)),
+                _ => None,
+            },
             latency: Histogram::new(),
         }
+    }
+
+    /// Has client `conn` given up (a webbench client whose request timed out)?
+    fn gave_up(&self, conn: u32) -> bool {
+        self.timeouts.as_ref().is_some_and(|t| t.failed(conn))
     }
 
     /// Connections (the client's concurrency).
@@ -205,6 +225,7 @@ impl TcpServer {
                 }
             }
             Workload::Http { file_bytes, .. } => (Op::Http, AB_REQUEST_BYTES, HTTP_HEADER_BYTES + file_bytes),
+            Workload::Webbench { file_bytes, .. } => (Op::Http, WEBBENCH_REQUEST_BYTES, HTTP_HEADER_BYTES + file_bytes),
             _ => unreachable!("TcpServer for a non-server workload"),
         }
     }
@@ -231,6 +252,7 @@ impl TcpServer {
         // Both callers schedule the connection's next request (ClientReq) then.
         self.next_pending += 1;
         self.latency.record(at - self.conns[conn as usize].born);
+        timeout::disarm(self, conn);
         self.next_due(conn).max(at)
     }
 
@@ -251,9 +273,10 @@ const SERVE: u8 = 0;
 const SRV_XMIT: u8 = 1;
 const CTL_XMIT: u8 = 2;
 /// Its client's events: the next request on connection `a`; the retransmission of a dropped
-/// segment on connection `a` (`b` bytes, `x` its [`Ctl`]).
+/// segment on connection `a` (`b` bytes, `x` its [`Ctl`]); client `a`'s time-out.
 const REQ: u8 = 0;
 const RETX: u8 = 1;
+const TIMEOUT: u8 = 2;
 
 /// A control flag as a step or event argument.
 fn ctl_code(c: Ctl) -> u8 {
@@ -288,6 +311,8 @@ impl TcpServer {
         // A paced request's latency counts from when it was due, queueing at the client included.
         let born = if s.pace_ns.is_some() { due.min(at) } else { at };
         s.conns[conn as usize] = Conn { op, req_bytes: req, resp_bytes: resp, born, due, got: 0, resp_got: 0, unacked: 0 };
+        timeout::arm(g, conn, born);
+        let s = g.app();
         if s.per_request_conn {
             // connect(): the SYN first; the request follows the SYN-ACK (conn.rs).
             return conn::client_send(g, at, conn, Ctl::Syn);
@@ -322,8 +347,11 @@ impl TcpServer {
     fn client_retx(g: &mut impl Ctx<Self>, conn: u32, bytes: u32, ctl: Ctl) {
         let now = g.now();
         let s = g.app();
-        s.retransmits += 1;
         s.retx_armed -= 1;
+        if s.gave_up(conn) {
+            return;
+        }
+        s.retransmits += 1;
         Self::client_packet(g, now, RxPkt::new(bytes, 0, now, conn, ctl));
     }
 
@@ -432,6 +460,10 @@ impl App for TcpServer {
         let at = g.client_cpu(g.now(), rx_ns);
         let s = g.app();
         let (conn, ctl) = s.in_path.pop_front().expect("response segment without a connection");
+        if s.gave_up(conn) {
+            // A failed client's socket is closed: its core received the segment, nothing more.
+            return;
+        }
         if ctl != Ctl::None || b.bytes == 0 {
             return conn::client_rx(g, at, conn, ctl);
         }
@@ -456,6 +488,7 @@ impl App for TcpServer {
     fn client_event(g: &mut impl Ctx<Self>, e: ClientEv) {
         match e.kind {
             REQ => Self::client_request(g, e.a),
+            TIMEOUT => timeout::fired(g, e.a),
             _ => Self::client_retx(g, e.a, e.b, ctl_of(e.x as u64)),
         }
     }
@@ -479,10 +512,12 @@ impl App for TcpServer {
             g.client_at(now + rto, ClientEv { kind: RETX, x: ctl_code(pkt.ctl), a: pkt.conn, b: 0 });
         }
     }
-    /// Every connection's first request, serialized by the client's core.
+    /// Every connection's first request, serialized by the client's core; webbench's clients
+    /// are processes forked one after another, so client `c` starts `c` forks after the first.
     fn start(g: &mut impl Ctx<Self>) {
+        let fork = if g.app().timeouts.is_some() { round_ns(g.profile().client.fork_ns.value) } else { 0 };
         for conn in 0..g.app().concurrency() {
-            let due = g.app().next_due(conn);
+            let due = g.app().next_due(conn) + Time::from(conn) * fork;
             g.client_at(due, ClientEv::new(REQ, conn));
         }
     }
@@ -505,8 +540,9 @@ impl App for TcpServer {
             .map(|(i, w)| format!("w{i} tx {:?} queued {}", w.tx, w.queue.len()))
             .collect();
         let partial = self.conns.iter().filter(|c| c.got > 0 && c.got < c.req_bytes).count();
+        let failed = self.timeouts.as_ref().map_or(0, |t| t.failed_n);
         format!(
-            "server stopped {} issued {} done {} next pending {} workers [{}] requests partly received {partial} in path {}",
+            "server stopped {} issued {} done {} next pending {} failed clients {failed} workers [{}] requests partly received {partial} in path {}",
             self.stopped, self.issued_life, self.ops_life, self.next_pending, busy.join(", "), self.in_path.len()
         )
     }
@@ -515,6 +551,10 @@ impl App for TcpServer {
     }
     fn retransmission_armed(&self) -> bool {
         self.retx_armed > 0
+    }
+    /// Every webbench client failed: nobody offers load any more.
+    fn finished(&self) -> bool {
+        self.timeouts.as_ref().is_some_and(|t| t.live() == 0)
     }
     /// Response segments at the client; latency per transaction. Request segments dropped at
     /// the tap are retransmitted, never lost.
@@ -525,7 +565,8 @@ impl App for TcpServer {
             latency: Some(&self.latency),
             loss_pct: Some(0.0),
             ops: Some(self.ops),
-            by_run_class: None,
+            failed_clients: self.timeouts.as_ref().map(|t| t.failed_n),
+            ..Default::default()
         }
     }
     /// A closed loop: each connection has one transaction in flight or its next request

@@ -318,7 +318,7 @@ impl App for TcpReceiver {
     /// Segments into the guest, bytes the application read; no per-packet latency. Segments
     /// dropped at the tap are resent, never lost.
     fn measure<'a>(&'a self, _d: DevView<'a>) -> Measure<'a> {
-        Measure { delivered: Some(self.segments), payload: Some(self.read_bytes), latency: None, loss_pct: Some(0.0), ops: None, by_run_class: None }
+        Measure { delivered: Some(self.segments), payload: Some(self.read_bytes), latency: None, loss_pct: Some(0.0), ops: None, by_run_class: None, ..Default::default() }
     }
     /// Every segment the client sent reached the host or is on the reverse link (the guest
     /// sends no other traffic towards itself).

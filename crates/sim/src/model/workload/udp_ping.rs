@@ -175,6 +175,7 @@ impl App for UdpPing {
             loss_pct: pct(d.wire.dropped + d.tap_drops + self.sock_drops, self.sent),
             ops: Some(self.echoes),
             by_run_class: None,
+            ..Default::default()
         }
     }
 }

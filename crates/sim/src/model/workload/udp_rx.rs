@@ -328,6 +328,7 @@ impl App for UdpReceiver {
                 loss_pct,
                 ops: None,
                 by_run_class: None,
+                ..Default::default()
             },
             Some(_) => Measure {
                 delivered: Some(d.wire.delivered),
@@ -336,6 +337,7 @@ impl App for UdpReceiver {
                 loss_pct,
                 ops: Some(d.wire.delivered),
                 by_run_class: None,
+                ..Default::default()
             },
         }
     }

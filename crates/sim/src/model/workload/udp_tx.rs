@@ -99,6 +99,7 @@ impl App for UdpSender {
             loss_pct: pct(d.wire.dropped, self.sent),
             ops: None,
             by_run_class: None,
+            ..Default::default()
         }
     }
 }

@@ -1,0 +1,64 @@
+//! The webbench-like client (`kind = "webbench"`, CGR/AIR §5.3): clients whose requests are not
+//! done within the time-out fail and stop; a server that keeps up fails none; the ledger balances
+//! with abandoned requests; a VM whose every client failed is finished, not stalled.
+
+mod common;
+
+use common::{Sc, Vm};
+use eventpath_sim::run::RunOutput;
+use eventpath_sim::summary::WebSummary;
+
+/// One VM of 2 vCPUs with a VF on the sriov testbed, serving `clients` webbench clients whose
+/// requests time out after `timeout_ms`.
+fn sc(clients: u32, timeout_ms: u32, duration: f64) -> Sc {
+    Sc::new("wb", "sriov").duration(duration).warmup(0.05).pcpus(8).vm(Vm::new("vm0", 2)
+        .net("kind = \"sriov_vf\"\nqueue_size = 512")
+        .moderation("kind = \"fir\"\nitr = 8000")
+        .workload(&format!("kind = \"webbench\"\nclients = {clients}\ntimeout_ms = {timeout_ms}\nworkers = 5")))
+}
+
+fn run(sc: &Sc) -> RunOutput {
+    let (o, l) = sc.run_with_ledger();
+    l.check().unwrap();
+    assert!(o.summary.stalled_flows.is_empty(), "{:?}", o.summary.stalled_flows);
+    o
+}
+
+fn web(o: &RunOutput) -> WebSummary {
+    o.summary.vms[0].web.clone().expect("a webbench VM reports vms[].web")
+}
+
+#[test]
+fn a_server_that_keeps_up_fails_no_client() {
+    let o = run(&sc(50, 1000, 0.3));
+    let w = web(&o);
+    assert_eq!((w.clients, w.failed_clients), (50, 0));
+    let per_min = w.requests_per_min.unwrap();
+    let ops = o.summary.vms[0].throughput.ops_per_s.unwrap();
+    assert!(per_min > 0.0 && (per_min - 60.0 * ops).abs() < 1e-6 * per_min, "{per_min} vs {ops}/s");
+    // Other workloads' summaries have no such key.
+    assert!(o.summary.vms[0].cpu_job.is_none());
+}
+
+#[test]
+fn time_outs_fail_clients_when_the_server_is_overloaded() {
+    // The same server and time-out (60 ms): 20 clients are all served within it (their slowest
+    // request takes ~40 ms); 1,000 queue behind each other for longer.
+    let light = web(&run(&sc(20, 60, 0.3)));
+    let heavy = web(&run(&sc(1000, 60, 0.3)));
+    assert_eq!(light.failed_clients, 0, "{light:?}");
+    assert!(heavy.failed_clients > 0 && heavy.failed_clients <= 1000, "{heavy:?}");
+    // Deterministic: the same scenario and seed fail the same clients.
+    assert_eq!(web(&run(&sc(1000, 60, 0.3))).failed_clients, heavy.failed_clients);
+}
+
+#[test]
+fn clients_that_all_failed_leave_a_finished_vm_not_a_stalled_flow() {
+    // A time-out of 1 ms: nearly every request outlives it, and a failed client stops.
+    let o = run(&sc(300, 1, 0.3));
+    let w = web(&o);
+    assert!(w.failed_clients > 250, "{w:?}");
+    // What the rest still complete is a trickle next to the load a live client set offers.
+    let live = web(&run(&sc(300, 1000, 0.3)));
+    assert!(w.requests_per_min.unwrap() < 0.5 * live.requests_per_min.unwrap(), "{w:?} vs {live:?}");
+}

@@ -44,7 +44,8 @@ impl Scheduler {
         each!(self, s => s.ncpus())
     }
     /// Add a sleeping thread of `nice` allowed on the pCPUs in `allowed`; returns its id.
-    pub fn add(&mut self, nice: i32, allowed: super::CpuMask, rng: Rng) -> u32 {
+    pub fn add(&mut self, nice: i32, allowed: impl Into<super::CpuMask>, rng: Rng) -> u32 {
+        let allowed = allowed.into();
         each!(self, s => s.add(nice, allowed, rng))
     }
     /// Thread `t` is runnable from the start.

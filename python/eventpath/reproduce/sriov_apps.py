@@ -87,7 +87,7 @@ register(Experiment(
         "23,840 of 32,000 fail, against the paper's 160-746 — the time-out the paper's WebBench used is unknown, and "
         "a longer one (Linux 2.6.32's first SYN retransmission is at 3 s) would need runs several seconds long.",
     ],
-    axis=Axis(r"(?P<series>[A-Z]+-\d+c)-(?P<x>\d+)", "VMs"),
+    axis=Axis(r"(?P<series>[A-Z]+(?:/FIR)?-\d+c)-(?P<x>\d+)", "VMs"),
 ))
 
 

@@ -5,20 +5,14 @@
 
 mod common;
 
-use common::{Sc, Vm};
+use common::Sc;
 use eventpath_sim::run::RunOutput;
 
 /// nginx in a 2-vCPU VM with 4 workers on their own ports (examples/nginx-workers.toml): the
 /// device interrupts go to vCPU 0, so a request for a sleeping worker on vCPU 1 wakes it with a
 /// reschedule IPI. `apic`: the `[vm.apic]` keys as an inline table's body.
 fn workers(profile: &str, mode: &str, apic: &str) -> Sc {
-    Sc::new("apic", profile).duration(0.1).warmup(0.02).pcpus(3).vm(Vm::new("vm0", 2)
-        .pins(&[0, 1])
-        .delivery(mode)
-        .lines(&format!("apic = {{ {apic} }}"))
-        .vhost_pin(2)
-        .net("queue_size = 512")
-        .workload("kind = \"http\"\nserver = \"nginx\"\nconcurrency = 4\nfile_bytes = 4096\nkeepalive = true\nworkers = 4\nworker_ports = true"))
+    common::nginx_workers("apic", profile, mode, &format!("apic = {{ {apic} }}"))
 }
 
 fn run(sc: &Sc) -> RunOutput {

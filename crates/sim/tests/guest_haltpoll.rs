@@ -23,13 +23,7 @@ fn ping_pong(lines: &str) -> Sc {
 /// nginx with 4 workers on their own ports in a 2-vCPU VM: the device interrupts go to vCPU 0,
 /// which wakes the workers homed on vCPU 1 (examples/nginx-workers.toml, es2 profile).
 fn workers(lines: &str) -> Sc {
-    Sc::new("ghp-workers", "es2").duration(0.1).warmup(0.02).pcpus(3).vm(Vm::new("vm0", 2)
-        .pins(&[0, 1])
-        .delivery("posted")
-        .lines(lines)
-        .vhost_pin(2)
-        .net("queue_size = 512")
-        .workload("kind = \"http\"\nserver = \"nginx\"\nconcurrency = 4\nfile_bytes = 4096\nkeepalive = true\nworkers = 4\nworker_ports = true"))
+    common::nginx_workers("ghp-workers", "es2", "posted", lines)
 }
 
 fn run(sc: &Sc) -> RunOutput {

@@ -364,3 +364,16 @@ impl fmt::Display for Sc {
         f.write_str(&self.toml())
     }
 }
+
+/// nginx in a 2-vCPU VM with 4 workers on their own ports (examples/nginx-workers.toml), vCPUs
+/// on pCPUs 0 and 1, vhost on 2: the device interrupts go to vCPU 0, so a request for a
+/// sleeping worker on vCPU 1 wakes it with a reschedule IPI. `lines`: more `[[vm]]` lines.
+pub fn nginx_workers(name: &str, profile: &str, mode: &str, lines: &str) -> Sc {
+    Sc::new(name, profile).duration(0.1).warmup(0.02).pcpus(3).vm(Vm::new("vm0", 2)
+        .pins(&[0, 1])
+        .delivery(mode)
+        .lines(lines)
+        .vhost_pin(2)
+        .net("queue_size = 512")
+        .workload("kind = \"http\"\nserver = \"nginx\"\nconcurrency = 4\nfile_bytes = 4096\nkeepalive = true\nworkers = 4\nworker_ports = true"))
+}

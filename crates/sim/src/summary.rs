@@ -135,6 +135,16 @@ pub struct VmSummary<V = ()> {
     /// Device interrupts raised per second by the state their vCPU was in at that instant:
     /// `guest`, `exit` (in the hypervisor), `halted` (ES2 §3.3; added with issue 3).
     pub device_interrupts_by_target_state_per_s: Measured<BTreeMap<&'static str, Option<f64>>>,
+    /// The interrupt-routing policy (`[vm] interrupt_routing`, e.g. `h_balance`); simulator only.
+    pub interrupt_routing: Option<String>,
+    /// Present only where the routing policy has no effect: on a one-vCPU VM every interrupt
+    /// goes to its vCPU and nothing is boosted (issue 31).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupt_routing_note: Option<&'static str>,
+    /// Device interrupts per second by the run state of the vCPU the routing sent each to, as
+    /// the router saw it: `running`, `runnable` (preempted, waiting in a runqueue), `blocked`
+    /// (halted) — hBalance Fig. 14's classes (issue 31). Simulator only.
+    pub device_interrupts_by_run_state_per_s: Measured<BTreeMap<&'static str, Option<f64>>>,
     /// Latency by what was on a pCPU when each event began — `home_running` (the target vCPU),
     /// `other_running` (only another vCPU of the VM), `none_running` — for the interrupt source
     /// (`irq_source`; the testbed's `[irqgen]` VM); null otherwise (issue 15).
@@ -331,6 +341,9 @@ mod tests {
             guest_halt_poll_pct: None,
             interrupt_delivery: None,
             device_interrupts_by_target_state_per_s: Measured::not_measured(),
+            interrupt_routing: None,
+            interrupt_routing_note: None,
+            device_interrupts_by_run_state_per_s: Measured::not_measured(),
             latency_by_target_state_us: Measured::not_measured(),
             web: None,
             cpu_job: None,
@@ -339,10 +352,10 @@ mod tests {
         }
         let sim = serde_json::to_value(vm(())).unwrap();
         let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
-        assert_eq!(keys(&sim).len(), 18);
+        assert_eq!(keys(&sim).len(), 20);
         let bed = serde_json::to_value(vm(Extra { counters: 3 })).unwrap();
         assert_eq!(bed["counters"], 3);
-        assert_eq!(keys(&bed).len(), 19);
+        assert_eq!(keys(&bed).len(), 21);
         assert!(bed["device_interrupts_by_target_state_per_s"].is_null());
     }
 }

@@ -79,3 +79,39 @@ fn under_cfs_h_balance_only_routes_and_nothing_is_boosted() {
     let _ = run("fixed", false, PING);
     let _ = run("h_balance", false, PING);
 }
+
+/// hBalance Fig. 14's classes: under fixed routing a raise while vCPU 0 waits behind its hog
+/// goes to a runnable vCPU; h_balance sends none there while another vCPU runs.
+#[test]
+fn the_summary_counts_device_interrupts_by_the_targets_run_state() {
+    let (fixed, _) = run("fixed", true, IRQ);
+    let (hb, _) = run("h_balance", true, IRQ);
+    let by = |o: &RunOutput| o.summary.vms[0].device_interrupts_by_run_state_per_s.get().expect("simulated").clone();
+    let (f, h) = (by(&fixed), by(&hb));
+    let total = |m: &std::collections::BTreeMap<&str, Option<f64>>| m.values().map(|v| v.unwrap()).sum::<f64>();
+    assert!((total(&f) - 500.0).abs() < 25.0, "one raise per 2 ms: {f:?}");
+    assert!(f["runnable"].unwrap() > 0.3 * total(&f), "{f:?}");
+    assert!(h["runnable"].unwrap() < 0.5 * f["runnable"].unwrap(), "fixed {f:?} vs h_balance {h:?}");
+    assert!(h["running"].unwrap() > f["running"].unwrap(), "fixed {f:?} vs h_balance {h:?}");
+    assert_eq!(fixed.summary.vms[0].interrupt_routing.as_deref(), Some("fixed"));
+    assert_eq!(hb.summary.vms[0].interrupt_routing.as_deref(), Some("h_balance"));
+    assert!(hb.summary.vms[0].interrupt_routing_note.is_none());
+}
+
+/// Routing on a one-vCPU VM is allowed and changes nothing (issue 31): not even hBalance's
+/// BOOST, which Algorithm 1 would give the only vCPU when it waits; the summary says so.
+#[test]
+fn routing_a_one_vcpu_vm_is_a_no_op_the_summary_names() {
+    let one = |routing: &str| {
+        let vm = Vm::new("vm0", 1).pins(&[0]).vhost_pin(1).delivery("posted").burn(true).routing(routing).workload(IRQ);
+        Sc::new("hbalance_one_vcpu", "es2").pcpus(2).duration(0.3).warmup(0.05).vm(vm).hog(&[0]).host("scheduler = \"xen_credit\"").run_with_ledger()
+    };
+    let (fixed, cf) = one("fixed");
+    let (hb, ch) = one("h_balance");
+    assert_eq!(ch.smp_boosts, 0);
+    assert_eq!(cf.smp_boosts, 0);
+    let json = |o: &RunOutput| serde_json::to_value(&o.summary.vms[0].latency_us).unwrap();
+    assert_eq!(json(&fixed), json(&hb));
+    assert_eq!(fixed.summary.vms[0].interrupt_routing_note, None);
+    assert!(hb.summary.vms[0].interrupt_routing_note.expect("a note").contains("one vCPU"));
+}

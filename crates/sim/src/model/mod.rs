@@ -548,6 +548,9 @@ impl Host {
         for s in self.senders.iter_mut() {
             s.reset_metrics();
         }
+        for vm in &mut self.vms {
+            vm.routing.routed = [0; 3];
+        }
         for b in &mut self.pcpu_busy {
             b.reset(now);
         }

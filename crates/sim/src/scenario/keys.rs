@@ -92,7 +92,7 @@ pub const KEYS: &[Key] = &[
     k("vm.apic.pv_sched_yield", "", B, "", "false", "[vm.apic]: KVM PV sched yield (KVM_HC_SCHED_YIELD): refused, saying why: it follows only call-function IPIs, which this model's guests do not send.", "true"),
     k("vm.guest_cpu_burn", "", B, "", "false", "Run a lowest-priority busy loop on every vCPU beside the workload: the vCPUs never halt.", "false"),
     k("vm.guest_idle", "", S, "", "\"halt\"", "The guest's idle loop: `halt` (an exit unless bare metal) or `poll` (Linux idle=poll: spins in guest mode).", "\"halt\""),
-    k("vm.interrupt_routing", "", S, "", "\"fixed\"", "Which vCPU a device interrupt goes to: `fixed` (the programmed vCPU 0), `lowest_priority_rr`, `running_first`, `es2` (ES2 §4.3 redirection), `h_balance` (hBalance Algorithm 1). Not for a one-vCPU VM.", "\"fixed\""),
+    k("vm.interrupt_routing", "", S, "", "\"fixed\"", "Which vCPU a device interrupt goes to: `fixed` (the programmed vCPU 0), `lowest_priority_rr`, `running_first`, `es2` (ES2 §4.3 redirection), `h_balance` (hBalance Algorithm 1). On a one-vCPU VM allowed and without effect (the summary's `interrupt_routing_note` says so).", "\"fixed\""),
     k("vm.halt_poll.max_halt_poll_ns", "", I, "ns", "200000", "[vm.halt_poll] (absent: a halting vCPU blocks at once): KVM's halt_poll_ns, the longest poll per halt; 0 disables.", "200000"),
     k("vm.halt_poll.grow", "", I, "factor", "2", "[vm.halt_poll]: halt_poll_ns_grow, the multiplier on growth; 0 disables growth.", "2"),
     k("vm.halt_poll.grow_start", "", I, "ns", "10000", "[vm.halt_poll]: halt_poll_ns_grow_start, the first non-zero poll time (at least 1).", "10000"),

@@ -99,9 +99,6 @@ pub(super) fn check_used(vm: &Vm, key: &dyn Fn(&str) -> String, host: &HostLayou
             key("guest_cpu_burn")
         ));
     }
-    if vm.vcpus == 1 && vm.interrupt_routing != Default::default() {
-        return Err(format!("key `{}`: a VM with one vCPU has no other vCPU to route an interrupt to; remove the key", key("interrupt_routing")));
-    }
     Ok(())
 }
 

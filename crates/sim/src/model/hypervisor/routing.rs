@@ -59,6 +59,10 @@ impl VmRouter {
     }
 }
 
+/// The run-state classes of [`IrqRouting::routed`], in order (hBalance Fig. 14's
+/// running / waiting / blocked targets).
+pub(crate) const RUN_STATE_KEYS: [&str; 3] = ["running", "runnable", "blocked"];
+
 /// One VM's interrupt routing.
 pub(crate) struct IrqRouting {
     router: VmRouter,
@@ -66,6 +70,11 @@ pub(crate) struct IrqRouting {
     first: u32,
     /// Its number of vCPUs.
     n: u32,
+    /// Each vCPU's run state as the router was told it (what a decision's target was in).
+    states: Vec<RunState>,
+    /// Device interrupts routed to a vCPU in each run state: running, runnable, blocked
+    /// (window; `VmSummary::device_interrupts_by_run_state_per_s`).
+    pub routed: [u64; 3],
 }
 
 impl IrqRouting {
@@ -76,7 +85,16 @@ impl IrqRouting {
         for j in 0..n as usize {
             router.on_run_state(j, RunState::Runnable);
         }
-        IrqRouting { router, first, n }
+        IrqRouting { router, first, n, states: vec![RunState::Runnable; n as usize], routed: [0; 3] }
+    }
+
+    /// Index of `s` in [`IrqRouting::routed`] and [`RUN_STATE_KEYS`].
+    fn slot(s: RunState) -> usize {
+        match s {
+            RunState::Running => 0,
+            RunState::Runnable => 1,
+            RunState::Blocked => 2,
+        }
     }
 
     /// The request of device `dev`'s interrupt `vec` (each queue of a device is its own
@@ -89,7 +107,15 @@ impl IrqRouting {
     /// The vCPU (host-wide) a request goes to (its `dest` is the source's own affinity), and
     /// whether the router asks for it to be boosted. `prio` gives a host-wide vCPU's credit
     /// priority (None under CFS: nothing is told).
+    ///
+    /// A one-vCPU VM's router is not asked: its only vCPU takes every interrupt and nothing is
+    /// boosted (hBalance and ES2 redirection serve SMP VMs; `interrupt_routing` on such a VM is
+    /// allowed and has no effect, which the summary says).
     pub fn decide(&mut self, req: RouteRequest, prio: impl Fn(u32) -> Option<CreditPriority>) -> (u32, bool) {
+        if self.n == 1 {
+            self.count(0, req);
+            return (self.first, false);
+        }
         for j in 0..self.n {
             match prio(self.first + j) {
                 Some(p) => self.router.on_priority(j as usize, p),
@@ -97,12 +123,22 @@ impl IrqRouting {
             }
         }
         let d = self.router.route(req);
-        (self.first + (d.target % self.n as usize) as u32, d.boost)
+        let t = d.target % self.n as usize;
+        self.count(t, req);
+        (self.first + t as u32, d.boost)
+    }
+
+    /// Count a device interrupt routed to local vCPU `t` by the state the router saw it in.
+    fn count(&mut self, t: usize, req: RouteRequest) {
+        if req.class == InterruptClass::Device {
+            self.routed[Self::slot(self.states[t])] += 1;
+        }
     }
 
     /// vCPU `v` (host-wide, one of this VM's) changed run state.
     pub fn on_run_state(&mut self, v: u32, state: RunState) {
         debug_assert!(v >= self.first && v < self.first + self.n, "vCPU {v} is not this VM's");
+        self.states[(v - self.first) as usize] = state;
         self.router.on_run_state((v - self.first) as usize, state);
     }
 }

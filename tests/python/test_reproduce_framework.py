@@ -81,7 +81,7 @@ def test_every_data_file_belongs_to_an_experiment_and_every_value_says_where_it_
                 # A production descendant (issue 32): its patch's commit message.
                 assert "commit" in v.source, v
             else:
-                assert v.paper.startswith(("ES2 ", "ELVIS ", "DID ", "CGR/AIR/MTVD ")) and "seed" in v.paper, v
+                assert v.paper.startswith(("ES2 ", "ELVIS ", "DID ", "CGR/AIR/MTVD ", "hBalance ")) and "seed" in v.paper, v
                 assert "§" in v.source or "abstract" in v.source, v
             assert v.read and v.unit
 

@@ -136,6 +136,10 @@ pub struct ExitCosts {
     pub interrupt_window_ns: Param,
     /// ICR write exit: the guest sends an IPI (APIC-access/APIC-write exit, kvm_apic_send_ipi).
     pub ipi_ns: Param,
+    /// From the start of that exit to `kvm_apic_send_ipi` delivering the IPI; at most the exit's
+    /// length. Applied to call-function IPIs (`ipi_pingpong`); reschedule IPIs are still
+    /// raised at their exit's start.
+    pub ipi_send_ns: Param,
     /// Any other exit.
     pub other_ns: Param,
     /// Indirect cost of an exit as a multiple of its direct cost: extra guest time the next
@@ -511,8 +515,9 @@ impl Bounds {
 
 /// Parameters bounded by another of the profile: (key, its bound's key, why). The model reads
 /// each pair as one quantity, so a value beyond its bound is refused, never clamped.
-pub const NOT_ABOVE: [(&str, &str, &str); 4] = [
+pub const NOT_ABOVE: [(&str, &str, &str); 5] = [
     ("exit.io_signal_ns", "exit.io_instruction_ns", "the ioeventfd is signalled within the kick's exit"),
+    ("exit.ipi_send_ns", "exit.ipi_ns", "the IPI is sent within the ICR write's exit"),
     ("host.thread_wakeup_spread_ns", "host.thread_wakeup_ns", "the half-width of the wake-up's uniform spread; a wider one would make a wake-up take negative time"),
     ("host.nic_rx_spread_ns", "host.nic_rx_ns", "the half-width of the path's uniform spread; a wider one would make a frame arrive before it was sent"),
     ("host.nic_rx_skb_ns", "host.nic_rx_frame_ns", "the part of a frame's receive work paid once per skb"),
@@ -649,6 +654,7 @@ impl Profile {
             ("exit.ept_violation_ns", &x.ept_violation_ns, "ns"),
             ("exit.interrupt_window_ns", &x.interrupt_window_ns, "ns"),
             ("exit.ipi_ns", &x.ipi_ns, "ns"),
+            ("exit.ipi_send_ns", &x.ipi_send_ns, "ns"),
             ("exit.other_ns", &x.other_ns, "ns"),
             ("exit.indirect_per_direct", &x.indirect_per_direct, "ratio"),
             ("host.thread_wakeup_ns", &self.host.thread_wakeup_ns, "ns"),

@@ -184,7 +184,7 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
         let mut exits = crate::metrics::ExitCounters::default();
         let (mut guest_ns, mut busy_ns, mut irqs, mut burn_ns) = (0u64, 0u64, 0u64, 0u64);
         let (mut host_poll_ns, mut guest_poll_ns) = (0u64, 0u64);
-        let mut by_source = [0u64; 3];
+        let mut by_source = [0u64; 4];
         // Of the exits' recorded time, the part of one still running past the window's end.
         let mut exit_overrun = 0u64;
         let mut target = [0u64; 3];
@@ -250,7 +250,13 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
             eht_pct: pct(exits.total_time_ns().saturating_sub(exit_overrun) as f64, vcpu_ns),
             tig_pct: pct(guest_ns as f64, vcpu_ns),
             interrupts_per_s: rate(irqs),
-            interrupts_by_source_per_s: crate::model::IRQ_SOURCES.iter().zip(by_source).map(|(&k, n)| (k, rate(n))).collect::<BTreeMap<_, _>>().into(),
+            interrupts_by_source_per_s: crate::model::IRQ_SOURCES
+                .iter()
+                .zip([by_source[0], by_source[1], by_source[2] + by_source[3]])
+                .map(|(&k, n)| (k, rate(n)))
+                .collect::<BTreeMap<_, _>>()
+                .into(),
+            ipis_by_kind_per_s: crate::model::IPI_KINDS.iter().zip(&by_source[2..]).map(|(&k, &n)| (k, rate(n))).collect::<BTreeMap<_, _>>().into(),
             kicks_per_s: rate(kicks),
             // A VM with no application has no throughput, latency or loss (null, not zero).
             throughput: if idle { Throughput::default() } else { Throughput {

@@ -71,6 +71,9 @@ pub fn violations<X, V>(s: &Summary<X, V>) -> Vec<String> {
         for (state, &v) in vm.device_interrupts_by_target_state_per_s.iter() {
             rate(format!("vm {n} device_interrupts_by_target_state_per_s.{state}"), v);
         }
+        for (kind, &v) in vm.ipis_by_kind_per_s.iter() {
+            rate(format!("vm {n} ipis_by_kind_per_s.{kind}"), v);
+        }
         for (state, &v) in vm.device_interrupts_by_run_state_per_s.iter() {
             rate(format!("vm {n} device_interrupts_by_run_state_per_s.{state}"), v);
         }

@@ -109,8 +109,11 @@ pub struct VmSummary<V = ()> {
     /// Virtual interrupts delivered per second (all sources).
     pub interrupts_per_s: Option<f64>,
     /// The same by source: `device` (virtio, VF, MSI), `timer` (the LAPIC timer), `ipi` (another
-    /// vCPU's reschedule IPI). Null where the world does not tell them apart.
+    /// vCPU's IPI, of either kind). Null where the world does not tell them apart.
     pub interrupts_by_source_per_s: Measured<BTreeMap<&'static str, Option<f64>>>,
+    /// The IPIs delivered per second by kind: `reschedule` (a woken thread's), `call_function`
+    /// (`smp_call_function_single`). Simulator only (issue 32).
+    pub ipis_by_kind_per_s: Measured<BTreeMap<&'static str, Option<f64>>>,
     /// Virtqueue kicks per second.
     pub kicks_per_s: Option<f64>,
     /// Workload throughput.
@@ -331,6 +334,7 @@ mod tests {
             tig_pct: None,
             interrupts_per_s: None,
             interrupts_by_source_per_s: Measured::not_measured(),
+            ipis_by_kind_per_s: Measured::not_measured(),
             kicks_per_s: None,
             throughput: Throughput::default(),
             latency_us: Latency::default(),
@@ -352,10 +356,10 @@ mod tests {
         }
         let sim = serde_json::to_value(vm(())).unwrap();
         let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
-        assert_eq!(keys(&sim).len(), 20);
+        assert_eq!(keys(&sim).len(), 21);
         let bed = serde_json::to_value(vm(Extra { counters: 3 })).unwrap();
         assert_eq!(bed["counters"], 3);
-        assert_eq!(keys(&bed).len(), 21);
+        assert_eq!(keys(&bed).len(), 22);
         assert!(bed["device_interrupts_by_target_state_per_s"].is_null());
     }
 }

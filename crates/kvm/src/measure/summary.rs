@@ -145,6 +145,7 @@ fn vm_summary(s: &Scenario, v: usize, w: &Window, gen: Option<&IrqGenResult>) ->
         tig_pct: None,
         interrupts_per_s: Some(w.per_s(irqs)),
         interrupts_by_source_per_s: Measured::not_measured(),
+        ipis_by_kind_per_s: Measured::not_measured(),
         kicks_per_s: Some(w.per_s(kicks)),
         // As the simulator: null only for a VM with no request load (spin, irq_sink, kick or exit
         // loops); a VM whose requests got no service reports 0, a number.

@@ -101,6 +101,11 @@ impl<A: Held> Ctx<A> for AppCtx<'_, A> {
         cx.resched(now, to) && cx.ipi_sent(now, from)
     }
 
+    fn call_function_ipi(&mut self, from: u32, to: u32) -> bool {
+        let now = self.now;
+        self.cx().call_function(now, from, to)
+    }
+
     fn post_tx(&mut self, v: u32, b: Buf) {
         let (now, dev) = (self.now, self.dev);
         self.cx().post_tx(now, v, dev, b)

@@ -63,6 +63,9 @@ impl Machine for Cx<'_> {
     fn profile(&self) -> &Profile {
         &self.h.profile
     }
+    fn ipi_send_ns(&self) -> Time {
+        self.h.ipi_send_ns
+    }
     fn q(&mut self) -> &mut EventQueue<Ev> {
         self.q
     }
@@ -191,6 +194,9 @@ impl Kernel for Cx<'_> {
     }
     fn app_msi_handled(&mut self, now: Time, v: u32, vm: usize) {
         self.h.app_msi_handled(now, v, vm)
+    }
+    fn app_ipi_handled(&mut self, now: Time, v: u32, vm: usize) {
+        self.h.app_ipi_handled(now, v, vm, self.q)
     }
 }
 

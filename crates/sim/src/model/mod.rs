@@ -33,7 +33,7 @@ use std::collections::VecDeque;
 pub const RUN_CLASS_KEYS: [&str; 3] = eventpath_policy::routing::RunClass::KEYS;
 pub use hypervisor::sched;
 pub use io::es2_driver;
-pub use hypervisor::vcpu::{Mode as VcpuMode, Vcpu, IRQ_SOURCES};
+pub use hypervisor::vcpu::{Mode as VcpuMode, Vcpu, IPI_KINDS, IRQ_SOURCES};
 pub use watchdog::Stall;
 use hw::virtq::Virtq;
 use hw::wire::{Port, Wire};
@@ -173,14 +173,20 @@ pub enum Ev {
         /// vCPU index.
         vcpu: u32,
     },
+    /// A call-function IPI leaves its sender's ICR-write exit (`exit.ipi_send_ns` into it) and
+    /// is raised at its target.
+    CallFunctionIpi {
+        /// Target vCPU index.
+        vcpu: u32,
+    },
 }
 
 impl Ev {
     /// The kinds' names, indexed by [`Ev::kind`] (the benchmark's events-by-kind census).
-    pub const KINDS: [&'static str; 20] = [
+    pub const KINDS: [&'static str; 21] = [
         "Warmup", "GuestDone", "ExitDone", "SchedIn", "HostTick", "TimerFire", "WireDone", "Tick",
         "HostRx", "Client", "HaltPollEnd", "IrqDeadline", "ClientNicIrq", "Ioeventfd", "VfIrq", "IoStep", "IoWake", "IoPoll",
-        "SchedTimer", "NeedResched",
+        "SchedTimer", "NeedResched", "CallFunctionIpi",
     ];
 
     /// This event's kind, an index into [`Ev::KINDS`].
@@ -206,6 +212,7 @@ impl Ev {
             Ev::IoPoll { .. } => 17,
             Ev::SchedTimer { .. } => 18,
             Ev::NeedResched { .. } => 19,
+            Ev::CallFunctionIpi { .. } => 20,
         }
     }
 }
@@ -321,6 +328,8 @@ pub struct Host {
     pub(crate) host_tick_ns: Time,
     /// From a kick exit's start to its ioeventfd signal (ns, at most the exit's length).
     pub(crate) io_signal_ns: Time,
+    /// `exit.ipi_send_ns`: when, into its ICR-write exit, a call-function IPI is raised.
+    pub(crate) ipi_send_ns: Time,
     /// From a frame's arrival at the port to its write-back in a VF's ring (ns).
     pub(crate) vf_dma_ns: Time,
     /// The host NIC's interrupt work per interrupt, received frame and sent skb.
@@ -479,6 +488,7 @@ impl Host {
             host_tick_ns: round_ns(NS_PER_S as f64 / host_hz),
             // At most the exit's length: the profile check refuses more (`profile::NOT_ABOVE`).
             io_signal_ns: round_ns(c.profile.exit.io_signal_ns.value),
+            ipi_send_ns: round_ns(c.profile.exit.ipi_send_ns.value),
             vf_dma_ns: c.profile.sriov.as_ref().map_or(0, |s| round_ns(s.dma_ns.value)),
             nic_work: NicWork {
                 irq_ns: round_ns(c.profile.host.nic_irq_ns.value),
@@ -597,6 +607,7 @@ impl Model for Host {
             Ev::IrqDeadline { dev, rx } => self.irq_deadline(now, dev, rx, q),
             Ev::HaltPollEnd { vcpu } => self.cx(q).halt_poll_end(now, vcpu),
             Ev::NeedResched { vcpu } => self.cx(q).need_resched(now, vcpu),
+            Ev::CallFunctionIpi { vcpu } => self.cx(q).raise_irq(now, vcpu, hw::lapic::Vector::CallFunction),
             Ev::ClientNicIrq { dev } => self.client_nic_irq(now, dev, q),
             Ev::Ioeventfd { dev, rx, .. } => self.cx(q).ioeventfd(now, dev, rx),
             Ev::VfIrq { dev } => {
@@ -875,6 +886,12 @@ impl Host {
     pub(crate) fn app_tx_interrupt(&mut self, _now: Time, v: u32, vm: usize) {
         let local = v - self.vms[vm].vcpus[0];
         self.senders[self.vms[vm].dev as usize].tx_interrupt(local)
+    }
+
+    /// VM `vm`'s handler of a call-function IPI ran its function on vCPU `v`.
+    pub(crate) fn app_ipi_handled(&mut self, now: Time, v: u32, vm: usize, q: &mut EventQueue<Ev>) {
+        let (local, dev) = (v - self.vms[vm].vcpus[0], self.vms[vm].dev);
+        with_app!(self.senders[dev as usize].kind(), A => A::ipi_handled(&mut AppCtx::<A>::new(self, q, now, dev), local))
     }
 
     /// VM `vm`'s handler of an `Msi` vector ran on vCPU `v`.

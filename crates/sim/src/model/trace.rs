@@ -39,7 +39,7 @@ struct Flow {
 }
 
 /// The interrupt vectors a VM's interrupt track names, in [`vec_slot`] order.
-const VEC_NAMES: [&str; 6] = ["timer irq", "reschedule ipi", "net tx irq", "net rx irq", "vf irq", "msi"];
+const VEC_NAMES: [&str; 7] = ["timer irq", "reschedule ipi", "net tx irq", "net rx irq", "vf irq", "msi", "call-function ipi"];
 
 fn vec_slot(v: Vector) -> usize {
     match v {
@@ -49,6 +49,7 @@ fn vec_slot(v: Vector) -> usize {
         Vector::NetRx => 3,
         Vector::Vf => 4,
         Vector::Msi => 5,
+        Vector::CallFunction => 6,
     }
 }
 
@@ -69,7 +70,7 @@ pub(crate) struct Tracing {
     /// Interned thread names, by thread id.
     thread_name: Vec<Name>,
     /// Per vCPU and vector ([`VEC_NAMES`]): "<vector> → vCPU <i>".
-    irq_name: Vec<[Name; 6]>,
+    irq_name: Vec<[Name; VEC_NAMES.len()]>,
     /// Per device: its TX and RX items' names.
     item_name: Vec<[Name; 2]>,
     /// Each vCPU's guest-mode span under way: since when, and its task.
@@ -188,7 +189,7 @@ impl Host {
         let mut vcpu_track = vec![0; nv];
         let mut irq_track = vec![0; nv];
         let mut io_track = vec![0; nt];
-        let mut irq_name = vec![[Name::Static(""); 6]; nv];
+        let mut irq_name = vec![[Name::Static(""); VEC_NAMES.len()]; nv];
         for (i, vm) in self.vms.iter().enumerate() {
             let pid = trace.process(format!("VM {}", vm.name));
             for (k, &v) in vm.vcpus.iter().enumerate() {

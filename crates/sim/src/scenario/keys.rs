@@ -89,7 +89,7 @@ pub const KEYS: &[Key] = &[
     k("vm.apic.ipiv", "", B, "", "false", "[vm.apic]: Intel IPI virtualization (KVM, Linux 5.19): a vCPU's unicast reschedule IPI no longer exits on its ICR write (the CPU posts it to the target). Needs interrupt_delivery = \"posted\" and a profile whose cpu.ipiv = 1 (no built-in profile's CPU has it).", "true"),
     k("vm.apic.pv_eoi", "", B, "", "false", "[vm.apic]: KVM PV EOI (KVM_FEATURE_PV_EOI): the guest skips the EOI write, and its exit, when KVM flagged at entry that nothing else was pending or in service. Only with interrupt_delivery = \"emulated\" (elsewhere the EOI does not exit so).", "true"),
     k("vm.apic.pv_ipi", "", B, "", "false", "[vm.apic]: KVM PV IPI (KVM_HC_SEND_IPI): refused, saying why: it replaces only multi-destination IPI sends, and this model's guests send only unicast reschedule IPIs.", "true"),
-    k("vm.apic.pv_sched_yield", "", B, "", "false", "[vm.apic]: KVM PV sched yield (KVM_HC_SCHED_YIELD): refused, saying why: it follows only call-function IPIs, which this model's guests do not send.", "true"),
+    k("vm.apic.pv_sched_yield", "", B, "", "false", "[vm.apic]: KVM PV sched yield (KVM_HC_SCHED_YIELD): refused, saying why: it yields to the preempted target of a call-function IPI (sched_yield after smp_call_function_many), which only `ipi_pingpong` sends and the model does not yield for.", "true"),
     k("vm.guest_cpu_burn", "", B, "", "false", "Run a lowest-priority busy loop on every vCPU beside the workload: the vCPUs never halt.", "false"),
     k("vm.guest_idle", "", S, "", "\"halt\"", "The guest's idle loop: `halt` (an exit unless bare metal) or `poll` (Linux idle=poll: spins in guest mode).", "\"halt\""),
     k("vm.interrupt_routing", "", S, "", "\"fixed\"", "Which vCPU a device interrupt goes to: `fixed` (the programmed vCPU 0), `lowest_priority_rr`, `running_first`, `es2` (ES2 §4.3 redirection), `h_balance` (hBalance Algorithm 1). On a one-vCPU VM allowed and without effect (the summary's `interrupt_routing_note` says so).", "\"fixed\""),
@@ -187,6 +187,8 @@ pub const KEYS: &[Key] = &[
     k("vm.workload.timeout_ms", "webbench", I, "ms", "1000", "A request not done this long after it was sent is abandoned and its client counted failed (a failed client stops), 1..=600000.", "1000"),
     k("vm.workload.server", "webbench", S, "", "\"apache\"", "`apache` or `nginx` (they differ in per-request CPU).", "\"apache\""),
     k("vm.workload.workers", "webbench", I, "processes", "absent: one per vCPU, each serving its own vCPU's interrupts", "Server workers (Apache processes) sharing one listening socket, 1..=256; worker w is homed on vCPU w mod vcpus.", "5"),
+    k("vm.workload.to_vcpu", "ipi_pingpong", I, "", "1", "kvm-unit-tests' IPI round trip (x86/vmexit.c `ipi`): vCPU 0 sends a call-function IPI to this vCPU (1..vcpus) and spins until its handler ran; the latency is the round trip. Not with [vm.guest_halt_poll].", "1"),
+    k("vm.workload.interval_us", "ipi_pingpong", F, "µs", "absent: back to back", "Time between round trips (the sender idles meanwhile).", "100.0"),
     k("vm.workload.work_ms", "cpu_job", F, "ms", "required", "A CPU-bound job (NPB FT-like) on vCPU 0: the guest CPU it needs, ms at the vCPU's full speed, > 0 and <= 1e7; its completion time is the metric.", "200.0"),
 ];
 

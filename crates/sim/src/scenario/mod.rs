@@ -713,6 +713,22 @@ impl Scenario {
                         )));
                     }
                 }
+                if let Workload::IpiPingpong { to_vcpu, .. } = w {
+                    if *to_vcpu == 0 || *to_vcpu >= vm.vcpus {
+                        return Err(err(format!(
+                            "key `{}`: {to_vcpu} is not allowed; the IPI goes from vCPU 0 to another vCPU of the VM, 1..={} (a VM of at least 2 vCPUs)",
+                            key("workload.to_vcpu"),
+                            vm.vcpus.saturating_sub(1)
+                        )));
+                    }
+                    if vm.guest_halt_poll.is_some() {
+                        return Err(err(format!(
+                            "key `{}`: the guest's halt polling sets the POLL flag, for which Linux sends no call-function IPI (send_call_function_single_ipi), and the model does not run the function from the idle loop; remove [{}] or use another workload",
+                            key("guest_halt_poll"),
+                            key("guest_halt_poll")
+                        )));
+                    }
+                }
             }
             if let Some(h) = &vm.halt_poll {
                 h.validate().map_err(|e| err(policy_error(&key("halt_poll"), &e)))?;

@@ -212,6 +212,15 @@ pub enum Workload {
         /// CPU work in ms, > 0 and at most 1e7 (the job alone on an idle vCPU would take this).
         work_ms: f64,
     },
+    /// kvm-unit-tests' IPI round trip (`model::ipi_pingpong`, issue 32): vCPU 0 sends a
+    /// call-function IPI to vCPU `to_vcpu` and spins until its handler ran; no network.
+    IpiPingpong {
+        /// The target vCPU (default 1; not 0).
+        #[serde(default = "one")]
+        to_vcpu: u32,
+        /// µs between round trips; absent: back to back.
+        interval_us: Option<f64>,
+    },
 }
 
 /// The most clients a `webbench` workload may have (per VM): above the paper's 2,000 with room,
@@ -328,7 +337,7 @@ impl Workload {
 
     /// It sends or receives through the VM's NIC (all but cyclictest and the interrupt source).
     pub fn uses_network(&self) -> bool {
-        !matches!(self, Workload::Cyclictest { .. } | Workload::IrqSource { .. } | Workload::CpuJob { .. })
+        !matches!(self, Workload::Cyclictest { .. } | Workload::IrqSource { .. } | Workload::CpuJob { .. } | Workload::IpiPingpong { .. })
     }
 
     /// Its frames carry TCP (else UDP) headers on the wire.
@@ -427,6 +436,7 @@ impl Workload {
                 range(key, "file_bytes", *file_bytes, 1, 1 << 20, "bytes")?;
                 range(key, "timeout_ms", *timeout_ms, 1, 600_000, "ms")
             }
+            Workload::IpiPingpong { interval_us, .. } => interval_us.map_or(Ok(()), |i| check_interval(key, i)),
             Workload::CpuJob { work_ms } => {
                 if !(work_ms.is_finite() && *work_ms > 0.0 && *work_ms <= 1e7) {
                     return Err(format!(

@@ -184,6 +184,7 @@ impl<K: Kernel> Driver for K {
                 }
             }
             Vector::Msi => self.app_msi_handled(now, v, vm),
+            Vector::CallFunction => self.app_ipi_handled(now, v, vm),
             Vector::Timer | Vector::Resched => {}
         }
         false

@@ -17,6 +17,9 @@ pub enum Vector {
     Msi = 0x24,
     /// LAPIC timer (Linux LOCAL_TIMER_VECTOR 0xec).
     Timer = 0xec,
+    /// Call-function IPI from another vCPU (Linux CALL_FUNCTION_SINGLE_VECTOR 0xfb,
+    /// `smp_call_function_single`; kvm-unit-tests' `on_cpu`): its handler runs the function.
+    CallFunction = 0xfb,
     /// Reschedule IPI from another vCPU (Linux RESCHEDULE_VECTOR 0xfd).
     Resched = 0xfd,
 }
@@ -29,6 +32,7 @@ impl Vector {
             0x23 => Vector::Vf,
             0x24 => Vector::Msi,
             0xec => Vector::Timer,
+            0xfb => Vector::CallFunction,
             0xfd => Vector::Resched,
             _ => unreachable!("vector {v:#x} is never raised"),
         }

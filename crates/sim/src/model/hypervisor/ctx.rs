@@ -50,6 +50,8 @@ pub(crate) trait Machine {
     fn profile(&self) -> &Profile;
     /// The event queue.
     fn q(&mut self) -> &mut EventQueue<Ev>;
+    /// `exit.ipi_send_ns`: how far into its ICR-write exit a call-function IPI leaves.
+    fn ipi_send_ns(&self) -> Time;
     /// The pCPU running the thread that handles the current event (the waker).
     fn waker(&self) -> Option<u32>;
     /// Host tick period (ns).

@@ -134,7 +134,7 @@ pub fn source_of(vec: Vector, exitless_io: bool) -> Source {
         Vector::NetTx | Vector::NetRx | Vector::Msi => Source::VirtualDevice,
         Vector::Vf => Source::AssignedDevice,
         Vector::Timer => Source::Timer,
-        Vector::Resched => Source::Ipi,
+        Vector::Resched | Vector::CallFunction => Source::Ipi,
     }
 }
 

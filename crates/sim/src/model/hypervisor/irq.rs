@@ -43,6 +43,14 @@ pub(crate) trait Irqs {
     /// then asks [`Irqs::ipi_sent`] whether its ICR write exits).
     fn resched(&mut self, now: Time, to: u32) -> bool;
 
+    /// `smp_call_function_single` from `from` to vCPU `to`: a call-function IPI. Where the
+    /// ICR write exits, the IPI leaves `exit.ipi_send_ns` into that exit (KVM's
+    /// `kvm_apic_send_ipi`); with IPI virtualization it is raised at once. Returns whether
+    /// `from` exits. (Linux skips the IPI for an idle CPU polling with the POLL flag,
+    /// `send_call_function_single_ipi`; the scenario refuses guest halt polling beside the one
+    /// workload that sends these.)
+    fn call_function(&mut self, now: Time, from: u32, to: u32) -> bool;
+
     /// At VM entry, or the guest's next step, while a handler is in progress (IF clear): resume
     /// the handler if an exit cut it short — it runs to its end before anything else; else it
     /// has ended, and this is its `iret`: IF is set, and a software-injected vector that waited
@@ -140,6 +148,17 @@ impl<M: Machine> Irqs for M {
         true
     }
 
+    fn call_function(&mut self, now: Time, from: u32, to: u32) -> bool {
+        if self.ipi_sent(now, from) {
+            let at = now + self.ipi_send_ns();
+            self.q().at(at, Ev::CallFunctionIpi { vcpu: to });
+            true
+        } else {
+            self.raise_irq(now, to, Vector::CallFunction);
+            false
+        }
+    }
+
     fn ipi_sent(&mut self, now: Time, v: u32) -> bool {
         let vc = self.vcpu_ref(v);
         match vc.features.ipi_send(vc.delivery, IpiKind::Unicast) {
@@ -184,12 +203,14 @@ impl<M: Machine> Irqs for M {
         vc.irqs_by_source[match vec {
             Vector::Timer => 1,
             Vector::Resched => 2,
+            Vector::CallFunction => 3,
             Vector::NetTx | Vector::NetRx | Vector::Vf | Vector::Msi => 0,
         }] += 1;
         let g = &p.profile.guest;
         let cost = match vec {
-            // scheduler_ipi: a short handler that sets need_resched, like the timer's.
-            Vector::Timer | Vector::Resched => g.timer_irq_ns.value,
+            // scheduler_ipi: a short handler that sets need_resched, like the timer's; the
+            // call-function handler runs its function (kvm-unit-tests' `nop`) and acks: as short.
+            Vector::Timer | Vector::Resched | Vector::CallFunction => g.timer_irq_ns.value,
             Vector::NetTx | Vector::NetRx => g.virtio_irq_ns.value,
             // The testbed guest's handler: count, EOI, return (its emulated CPL0 cost is in
             // the measured delivery latency; a timer-class handler's cost here).

@@ -61,9 +61,12 @@ pub enum Task {
     Burn,
 }
 
-/// The keys of [`Vcpu::irqs_by_source`], in its order (summary.json's
-/// `interrupts_by_source_per_s`).
+/// The keys of summary.json's `interrupts_by_source_per_s`: [`Vcpu::irqs_by_source`]'s first
+/// three, the last two (the two IPI kinds) summed into `ipi`.
 pub const IRQ_SOURCES: [&str; 3] = ["device", "timer", "ipi"];
+
+/// The keys of summary.json's `ipis_by_kind_per_s`: [`Vcpu::irqs_by_source`]'s last two.
+pub const IPI_KINDS: [&str; 2] = ["reschedule", "call_function"];
 
 /// What happens when an exit's handling is done.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,8 +165,9 @@ pub struct Vcpu {
     /// Virtual interrupts injected (window).
     pub irqs: u64,
     /// Of those, by source: a device's (virtio, VF, MSI), the LAPIC timer's, another vCPU's
-    /// reschedule IPI (window; [`IRQ_SOURCES`] names them).
-    pub irqs_by_source: [u64; 3],
+    /// reschedule IPI, another vCPU's call-function IPI (window; [`IRQ_SOURCES`] and
+    /// [`IPI_KINDS`] name them).
+    pub irqs_by_source: [u64; 4],
     /// State of the vCPU when each interrupt was raised (window).
     pub target: TargetState,
     /// Interrupt conservation ledger (lifetime).
@@ -224,7 +228,7 @@ impl Vcpu {
             guest_time: BusyTime::default(),
             busy: BusyTime::default(),
             irqs: 0,
-            irqs_by_source: [0; 3],
+            irqs_by_source: [0; 4],
             target: TargetState::default(),
             ledger: IrqLedger::default(),
             guest_ns_life: 0,
@@ -243,7 +247,7 @@ impl Vcpu {
         self.guest_time.reset(now);
         self.busy.reset(now);
         self.irqs = 0;
-        self.irqs_by_source = [0; 3];
+        self.irqs_by_source = [0; 4];
         self.target = TargetState::default();
         self.halt.reset_metrics(now);
         if let Some(gp) = self.guest_poll.as_mut() {
@@ -340,6 +344,9 @@ impl Vcpu {
             if is_it(&task) {
                 self.save_running(now);
                 self.saved.pop();
+                // In guest mode with nothing scheduled until the application chooses: an exit it
+                // then takes (a timer write before idling) must not save the cut step again.
+                self.mode = Mode::Entering;
                 return true;
             }
         }

@@ -134,6 +134,8 @@ pub(crate) trait App: Sized {
 
     /// The guest's handler of its device's TX interrupt ran (on its local vCPU `local`).
     fn tx_interrupt(&mut self, _local: u32) {}
+    /// The guest's handler of a call-function IPI ran its function on its local vCPU `local`.
+    fn ipi_handled(_g: &mut impl Ctx<Self>, _local: u32) {}
     /// The guest's handler of an `Msi` vector ran at `now` on its local vCPU `local`.
     fn msi_handled(&mut self, _now: crate::engine::Time, _local: u32) {}
     /// Packets handed to the driver since the start (conservation).

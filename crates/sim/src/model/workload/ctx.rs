@@ -78,6 +78,9 @@ pub(crate) trait Ctx<A> {
     /// of `from` (the step in progress resumes after it). Returns whether `from` exits: not
     /// where the CPU virtualizes the write (`[vm.apic] ipiv`), and `from` goes on at once.
     fn resched_ipi(&mut self, from: u32, to: u32) -> bool;
+    /// `smp_call_function_single` from `from` to `to`: a call-function IPI, whose ICR write is
+    /// an exit of `from` as [`Ctx::resched_ipi`]'s. Returns whether `from` exits.
+    fn call_function_ipi(&mut self, from: u32, to: u32) -> bool;
 
     /// Hand frame `b` to the driver on `v` (`start_xmit`; the vCPU goes on after it).
     fn post_tx(&mut self, v: u32, b: Buf);

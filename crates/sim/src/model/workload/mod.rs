@@ -21,6 +21,7 @@ pub(crate) mod ctx;
 mod cpu_job;
 mod cyclictest;
 mod idle;
+mod ipi_pingpong;
 mod irq_source;
 pub(crate) mod net;
 mod request_stream;
@@ -36,6 +37,7 @@ pub(crate) use crate::model::workload::cpu_job::CpuJob;
 pub(crate) use crate::model::workload::cyclictest::Cyclictest;
 pub(crate) use crate::model::workload::idle::IdleApp;
 pub(crate) use crate::model::workload::irq_source::IrqSource;
+pub(crate) use crate::model::workload::ipi_pingpong::IpiPingPong;
 pub(crate) use crate::model::workload::request_stream::RequestStream;
 pub(crate) use crate::model::workload::tcp::TcpStreams;
 pub(crate) use crate::model::workload::tcp_rr::TcpServer;
@@ -136,6 +138,8 @@ apps! {$
     Irqs(IrqSource),
     /// A CPU-bound job (NPB FT-like).
     Job(CpuJob),
+    /// kvm-unit-tests' IPI round trip.
+    IpiRt(IpiPingPong),
     /// No application.
     Idle(IdleApp),
 }
@@ -166,6 +170,7 @@ impl Sender {
             }
             Workload::Cyclictest { interval_us } => Sender::Cyclic(Cyclictest::new(interval_us, p)),
             Workload::CpuJob { work_ms } => Sender::Job(CpuJob::new(work_ms)),
+            Workload::IpiPingpong { to_vcpu, interval_us } => Sender::IpiRt(IpiPingPong::new(to_vcpu, interval_us, p.guest.request_ns.value)),
             Workload::IrqSource { interval_us, vcpu } => Sender::Irqs(IrqSource::new(interval_us, vcpu, vcpus, seed, vm_name)),
             Workload::RequestStream { rate, window, consume } => {
                 Sender::Requests(RequestStream::new(rate, window.unwrap_or(0), consume == crate::scenario::Consume::Irq, p))

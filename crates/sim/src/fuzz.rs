@@ -146,6 +146,8 @@ pub fn scenario(case: u64) -> String {
     // The webbench-like client and the CPU job (issue 30 item 5): a stream of their own, so that
     // earlier keys' draws stay as they were.
     let mut apps = Rng::for_component(case, "layout-fuzz-apps");
+    // kvm-unit-tests' IPI round trip (issue 32): a stream of its own, as above.
+    let mut ipi = Rng::for_component(case, "layout-fuzz-ipi");
     let off_io_core = |pins: String| match io_core {
         Some(c) => {
             let v: Vec<String> = pins.trim_matches(['[', ']']).split(", ").map(|p| {
@@ -214,7 +216,8 @@ pub fn scenario(case: u64) -> String {
         let halt_poll = r.chance(0.3).then(|| r.below(1_000_000)).filter(|_| !burn && !idle_poll);
         // The guest's driver turns KVM's polling off: the two are never drawn together.
         let (guest_poll, guest_poll_ns) = (gp.chance(0.2), 1 + gp.below(1_000_000));
-        if guest_poll && !burn && !idle_poll && halt_poll.is_none() {
+        let guest_polls = guest_poll && !burn && !idle_poll && halt_poll.is_none();
+        if guest_polls {
             let _ = writeln!(s, "guest_halt_poll = {{ guest_halt_poll_ns = {guest_poll_ns} }}");
         }
         if let Some(max) = halt_poll {
@@ -278,6 +281,17 @@ pub fn scenario(case: u64) -> String {
         let w = workload(&mut r);
         let w = if t.chance(0.25) { twin_workload(&mut t, vcpus) } else { w };
         let w = if apps.chance(0.15) { Some(app_workload(&mut apps)) } else { w };
+        // (Drawn whatever the VM, so that the stream stays aligned; used where it may run.)
+        let (ping_pong, to, gap) = (ipi.chance(0.05), 1 + ipi.below(3) as u32, ipi.chance(0.5).then(|| 1 + ipi.below(2000)));
+        let w = if ping_pong && vcpus > 1 && !guest_polls {
+            let to = 1 + (to - 1) % (vcpus - 1);
+            Some(match gap {
+                Some(g) => format!("kind = \"ipi_pingpong\"\nto_vcpu = {to}\ninterval_us = {g}"),
+                None => format!("kind = \"ipi_pingpong\"\nto_vcpu = {to}"),
+            })
+        } else {
+            w
+        };
         if let Some((at, n)) = vfs_at {
             let receives = w.as_deref().is_some_and(|w| w.starts_with("kind = \"tcp_receive\"") || w.starts_with("kind = \"udp_receive\""));
             if n == 1 || receives {

@@ -183,6 +183,7 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
     for (i, vm) in h.vms.iter().enumerate() {
         let mut exits = crate::metrics::ExitCounters::default();
         let (mut guest_ns, mut busy_ns, mut irqs, mut burn_ns) = (0u64, 0u64, 0u64, 0u64);
+        let mut lookbusy_ns = 0u64;
         let (mut host_poll_ns, mut guest_poll_ns) = (0u64, 0u64);
         let mut by_source = [0u64; 3];
         // Of the exits' recorded time, the part of one still running past the window's end.
@@ -208,6 +209,7 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
                 *n += k;
             }
             burn_ns += vc.burn_work_ns;
+            lookbusy_ns += vc.lookbusy_ns;
             host_poll_ns += vc.halt.poll_ns;
             guest_poll_ns += vc.guest_poll.as_ref().map_or(0, |g| g.poll_ns);
             if matches!(vc.mode, crate::model::VcpuMode::Exit { .. }) {
@@ -285,6 +287,13 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
                 completion_ms: j.finished_at.map(|t| t as f64 / 1e6),
                 done_pct: 100.0 * j.done_ns as f64 / j.work_ns as f64,
             }),
+            lookbusy: h.vms[i].lookbusy.as_ref().map(|l| crate::summary::LookbusySummary {
+                target_pct: l.util_pct(),
+                period_ms: l.period() as f64 / 1e6,
+                util_pct: pct(lookbusy_ns as f64, vcpu_ns),
+            }),
+            httperf: None,
+            specweb: None,
             extra: (),
         });
     }

@@ -165,6 +165,9 @@ fn vm_summary(s: &Scenario, v: usize, w: &Window, gen: Option<&IrqGenResult>) ->
         guest_halt_poll_pct: None,
         web: None,
         cpu_job: None,
+        lookbusy: None,
+        httperf: None,
+        specweb: None,
         interrupt_delivery: None,
         device_interrupts_by_target_state_per_s: Measured::not_measured(),
         // The generator's injections by what was running (the same classes as the simulator's

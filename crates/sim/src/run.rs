@@ -292,8 +292,27 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
                 period_ms: l.period() as f64 / 1e6,
                 util_pct: pct(lookbusy_ns as f64, vcpu_ns),
             }),
-            httperf: None,
-            specweb: None,
+            httperf: match (&c.scenario.vm[i].workload, m.open_loop) {
+                (Some(crate::scenario::Workload::Httperf { rate_rps, .. }), Some([opened, timeouts, no_slot])) => Some(crate::summary::HttperfSummary {
+                    rate_rps: *rate_rps,
+                    conn_rate_per_s: rate(opened),
+                    reply_rate_per_s: m.ops.and_then(rate),
+                    errors: timeouts + no_slot,
+                    error_pct: pct((timeouts + no_slot) as f64, (opened + no_slot) as f64),
+                }),
+                _ => None,
+            },
+            specweb: match (&c.scenario.vm[i].workload, m.by_class) {
+                (Some(crate::scenario::Workload::Specweb { sessions, .. }), Some([light, heavy])) => Some(crate::summary::SpecwebSummary {
+                    sessions: *sessions,
+                    finished_requests: m.ops.unwrap_or(0),
+                    requests_per_s: m.ops.and_then(rate),
+                    response_time_mean_ms: hist.mean().map(|ns| ns / 1e6),
+                    response_time_p95_ms: hist.quantile(0.95).map(|ns| ns / 1e6),
+                    finished_by_class: [("light", light), ("heavy", heavy)].into_iter().collect(),
+                }),
+                _ => None,
+            },
             extra: (),
         });
     }

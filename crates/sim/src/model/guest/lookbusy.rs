@@ -301,9 +301,10 @@ mod tests {
         seen.cpu += 50_000_000;
         seen.work += 50_000_000;
         seen.vm_busy += 50_000_000;
+        assert_eq!(l.idle(150_000_000, 0, seen), IdleRun::Sleep(200_000_000));
         seen.app += 40_000_000;
         seen.vm_busy += 40_000_000;
-        let _ = l.idle(200_000_000, 0, seen);
+        let IdleRun::Run(_) = l.idle(200_000_000, 0, seen) else { panic!() };
         // actual = 90 %: busy += (50 − 90) · busy / 100.
         assert_eq!(l.spinners[0].busy, (b0 as f64 * 0.6) as Time);
     }

@@ -298,7 +298,7 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
                     conn_rate_per_s: rate(opened),
                     reply_rate_per_s: m.ops.and_then(rate),
                     errors: timeouts + no_slot,
-                    error_pct: pct((timeouts + no_slot) as f64, (opened + no_slot) as f64),
+                    error_pct: pct((timeouts + no_slot) as f64, (timeouts + no_slot + m.ops.unwrap_or(0)) as f64),
                 }),
                 _ => None,
             },

@@ -209,7 +209,8 @@ pub struct HttperfSummary {
     pub reply_rate_per_s: Option<f64>,
     /// Requests that timed out in the window (httperf's `client-timo` errors).
     pub errors: u64,
-    /// Those errors, % of the connections opened in the window.
+    /// Those errors, % of the window's outcomes (replies + errors: a connection opened in the
+    /// warm-up may time out in the window).
     pub error_pct: Option<f64>,
 }
 

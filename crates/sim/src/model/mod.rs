@@ -835,10 +835,7 @@ impl Host {
     /// The counters lookbusy's spinner on `v` of VM `vm` reads, and `v`'s local index.
     fn lookbusy_seen(&self, vm: usize, v: u32) -> (guest::lookbusy::Seen, u32) {
         let vc = &self.vcpus[v as usize];
-        let vm_busy = self.vms[vm].vcpus.iter().map(|&u| {
-            let u = &self.vcpus[u as usize];
-            u.guest_ns_life - u.irq_ns_life
-        }).sum();
+        let vm_busy = self.vms[vm].vcpus.iter().map(|&u| self.vcpus[u as usize].busy_ns_life()).sum();
         let seen = guest::lookbusy::Seen { app: vc.app_ns_life(), cpu: vc.lookbusy_cpu_life, work: vc.lookbusy_work_life, vm_busy };
         (seen, v - self.vms[vm].vcpus[0])
     }

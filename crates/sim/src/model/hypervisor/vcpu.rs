@@ -215,6 +215,9 @@ pub struct Vcpu {
     pub lookbusy_ns: Time,
     pub(crate) lookbusy_cpu_life: Time,
     pub(crate) lookbusy_work_life: Time,
+    /// Guest time of `Task::Burn` (lifetime, ns): the burn, the `idle=poll` loop and the guest's
+    /// halt polling — idle time in the guest's own accounting (`/proc/stat`), except the burn.
+    pub(crate) burn_cpu_life: Time,
     /// Start of the measurement window (a burn task that began before it counts from it).
     window_start: Time,
     /// When the exit it is in (or its latest) ends: the part past the window's end is not
@@ -253,6 +256,7 @@ impl Vcpu {
             lookbusy_ns: 0,
             lookbusy_cpu_life: 0,
             lookbusy_work_life: 0,
+            burn_cpu_life: 0,
             window_start: 0,
             exit_until: 0,
             halt: Halt::new(halt_poll),
@@ -293,6 +297,7 @@ impl Vcpu {
 
     /// The burn task that started at `task_pollution`'s time stops at `now` (done or cut short).
     fn burn_ran(&mut self, now: Time) {
+        self.burn_cpu_life += now - self.task_pollution.1;
         // Only the part in the window.
         if self.guest_poll.as_ref().is_some_and(GuestPoll::polling) {
             let ran = self.work_done(now, self.window_start);
@@ -311,10 +316,16 @@ impl Vcpu {
         self.lookbusy_ns += now.saturating_sub(start.max(self.window_start));
     }
 
-    /// The application's guest time (lifetime): guest time that was neither interrupt handling
-    /// nor the lookbusy spinner's.
+    /// The guest's busy time as its own accounting sees it (lifetime): user + nice + system,
+    /// not interrupt handling nor an idle loop's polling (a VM with lookbusy has no burn).
+    pub(crate) fn busy_ns_life(&self) -> Time {
+        self.guest_ns_life - self.irq_ns_life - self.burn_cpu_life
+    }
+
+    /// The application's guest time (lifetime): the guest's busy time less the lookbusy
+    /// spinner's.
     pub(crate) fn app_ns_life(&self) -> Time {
-        self.guest_ns_life - self.irq_ns_life - self.lookbusy_cpu_life
+        self.busy_ns_life() - self.lookbusy_cpu_life
     }
 
     /// Halted in the guest's view — blocked, or its thread polling before it blocks — or on its

@@ -112,12 +112,20 @@ def _scenario_facts(scenario) -> tuple[list[str | None], list[int]]:
 def _vm_metric(vm: dict, kind: str | None) -> str:
     """A VM's own metric: pkt/s for UDP streams, Gbit/s for TCP streams, else ops/s where the
     workload counts operations (memcached, tcp_rr, http); webbench's requests/min and failed
-    clients, a CPU job's completion time."""
+    clients, httperf's reply rate and errors, SPECweb's finished requests and response times, a
+    CPU job's completion time."""
     tp = vm.get("throughput") or {}
     # webbench and the CPU job report their papers' own metrics (docs/summary.md).
     if vm.get("web") is not None:
         w = vm["web"]
         return f"{_f(w.get('requests_per_min'), 0)} requests/min, {w['failed_clients']} of {w['clients']} clients failed"
+    if vm.get("httperf") is not None:
+        h = vm["httperf"]
+        return f"{_f(h.get('reply_rate_per_s'), 0)} replies/s of {_f(h['rate_rps'], 0)} offered, {h['errors']} errors"
+    if vm.get("specweb") is not None:
+        w = vm["specweb"]
+        return (f"{w['finished_requests']} requests finished ({_f(w.get('requests_per_s'), 1)}/s), "
+                f"response time mean {_f(w.get('response_time_mean_ms'), 2)} ms, p95 {_f(w.get('response_time_p95_ms'), 2)} ms")
     if vm.get("cpu_job") is not None:
         j = vm["cpu_job"]
         if j["finished"]:
@@ -198,6 +206,9 @@ def _print_summary(s: dict, kinds: list[str | None] | None = None, io_cores: lis
         print(f"    EHT {_f(vm['eht_pct'])} %, TIG {_f(vm['tig_pct'])} %, kicks/s {_f(vm['kicks_per_s'], 0)}, "
               f"interrupts/s {_f(vm['interrupts_per_s'], 0)}, "
               f"latency p50 {_f(vm['latency_us']['p50'])} us p99 {_f(vm['latency_us']['p99'])} us")
+        if vm.get("lookbusy") is not None:
+            lb = vm["lookbusy"]
+            print(f"    lookbusy {_f(lb.get('util_pct'), 1)} % of its vCPUs' time (asked {_f(lb['target_pct'], 1)} %)")
     cpu = _cpu_line(s, io_cores or []) if s.get("host") else None
     if cpu:
         print(cpu)

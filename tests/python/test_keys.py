@@ -38,3 +38,15 @@ def test_an_unknown_key_is_one_line_and_exit_2(cli):
 def test_the_api_gives_the_same_list():
     ks = eventpath.keys()
     assert len(ks) > 100 and len({(k["key"], k["kind"]) for k in ks}) == len(ks)
+
+
+def test_issue_31_keys_are_listed(cli):
+    r = cli("keys", "vm.lookbusy")
+    assert r.returncode == 0, r.stderr
+    heads = {ln.split()[0] for ln in r.stdout.splitlines() if ln and not ln.startswith(" ")}
+    assert heads == {"vm.lookbusy.util_pct", "vm.lookbusy.period_ms"}
+    got = {k["key"] for k in json.loads(cli("keys", "specweb", "--json").stdout)}
+    assert got == {f"vm.workload.{k}" for k in ("sessions", "think_ms", "heavy_pct", "light_cpu_us", "heavy_cpu_us",
+                                                "light_bytes", "heavy_bytes", "workers")}
+    got = {k["key"] for k in json.loads(cli("keys", "httperf", "--json").stdout)}
+    assert got == {f"vm.workload.{k}" for k in ("rate_rps", "file_bytes", "timeout_ms", "server", "workers")}

@@ -142,6 +142,9 @@ pub fn scenario(case: u64) -> String {
     // Several VFs in a VM (`[vm.net] vfs`, issue 30): a stream of its own, so that earlier keys'
     // draws stay as they were.
     let mut vs = Rng::for_component(case, "layout-fuzz-vfs");
+    // lookbusy, httperf and SPECweb (issue 31): a stream of their own, so that earlier keys'
+    // draws stay as they were.
+    let mut lw = Rng::for_component(case, "layout-fuzz-issue31");
     let ipiv_cpu = ap.chance(0.5);
     // The webbench-like client and the CPU job (issue 30 item 5): a stream of their own, so that
     // earlier keys' draws stay as they were.
@@ -223,6 +226,10 @@ pub fn scenario(case: u64) -> String {
         if let Some(max) = halt_poll {
             let _ = writeln!(s, "[vm.halt_poll]\nmax_halt_poll_ns = {max}");
         }
+        let (lookbusy, util, period) = (lw.chance(0.2), 1 + lw.below(100), [1, 10, 100, 1000][lw.below(4) as usize]);
+        if lookbusy && !burn {
+            let _ = writeln!(s, "[vm.lookbusy]\nutil_pct = {util}\nperiod_ms = {period}");
+        }
         let (ring, event_idx) = (1u32 << (1 + r.below(10)), r.chance(0.7));
         let ring = if vf { 64 << d.below(7) } else { ring };
         let _ = writeln!(s, "[vm.net]\nqueue_size = {ring}");
@@ -281,6 +288,7 @@ pub fn scenario(case: u64) -> String {
         let w = workload(&mut r);
         let w = if t.chance(0.25) { twin_workload(&mut t, vcpus) } else { w };
         let w = if apps.chance(0.15) { Some(app_workload(&mut apps)) } else { w };
+        let w = if lw.chance(0.1) { Some(web_workload(&mut lw)) } else { w };
         // (Drawn whatever the VM, so that the stream stays aligned; used where it may run.)
         let (ping_pong, to, gap) = (ipi.chance(0.05), 1 + ipi.below(3) as u32, ipi.chance(0.5).then(|| 1 + ipi.below(2000)));
         let w = if ping_pong && vcpus > 1 && !guest_polls {
@@ -342,6 +350,30 @@ fn app_workload(a: &mut Rng) -> String {
         if a.chance(0.5) { format!("{w}\nworkers = {}", size(a, 1, 256)) } else { w }
     } else {
         format!("kind = \"cpu_job\"\nwork_ms = {}", (1 + a.below(200_000)) as f64 / 1000.0)
+    }
+}
+
+/// An httperf-like open-loop client or a SPECweb-like session mix (think and time-outs short
+/// enough to act within a fuzz run).
+fn web_workload(a: &mut Rng) -> String {
+    if a.chance(0.5) {
+        let w = format!(
+            "kind = \"httperf\"\nrate_rps = {}\nfile_bytes = {}\ntimeout_ms = {}",
+            size(a, 1, 50_000),
+            size(a, 1, 1 << 20),
+            size(a, 1, 2000)
+        );
+        if a.chance(0.5) { format!("{w}\nworkers = {}", size(a, 1, 256)) } else { w }
+    } else {
+        let w = format!(
+            "kind = \"specweb\"\nsessions = {}\nthink_ms = {}\nheavy_pct = {}\nheavy_cpu_us = {}\nheavy_bytes = {}",
+            size(a, 1, 4096),
+            a.below(2000),
+            a.below(101),
+            size(a, 1, 20_000),
+            size(a, 1, 1 << 20)
+        );
+        if a.chance(0.5) { format!("{w}\nworkers = {}", size(a, 1, 256)) } else { w }
     }
 }
 

@@ -183,6 +183,7 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
     for (i, vm) in h.vms.iter().enumerate() {
         let mut exits = crate::metrics::ExitCounters::default();
         let (mut guest_ns, mut busy_ns, mut irqs, mut burn_ns) = (0u64, 0u64, 0u64, 0u64);
+        let mut lookbusy_ns = 0u64;
         let (mut host_poll_ns, mut guest_poll_ns) = (0u64, 0u64);
         let mut by_source = [0u64; 4];
         // Of the exits' recorded time, the part of one still running past the window's end.
@@ -208,6 +209,7 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
                 *n += k;
             }
             burn_ns += vc.burn_work_ns;
+            lookbusy_ns += vc.lookbusy_ns;
             host_poll_ns += vc.halt.poll_ns;
             guest_poll_ns += vc.guest_poll.as_ref().map_or(0, |g| g.poll_ns);
             if matches!(vc.mode, crate::model::VcpuMode::Exit { .. }) {
@@ -298,6 +300,32 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
                 completion_ms: j.finished_at.map(|t| t as f64 / 1e6),
                 done_pct: 100.0 * j.done_ns as f64 / j.work_ns as f64,
             }),
+            lookbusy: h.vms[i].lookbusy.as_ref().map(|l| crate::summary::LookbusySummary {
+                target_pct: l.util_pct(),
+                period_ms: l.period() as f64 / 1e6,
+                util_pct: pct(lookbusy_ns as f64, vcpu_ns),
+            }),
+            httperf: match (&c.scenario.vm[i].workload, m.open_loop) {
+                (Some(crate::scenario::Workload::Httperf { rate_rps, .. }), Some([opened, timeouts, no_slot])) => Some(crate::summary::HttperfSummary {
+                    rate_rps: *rate_rps,
+                    conn_rate_per_s: rate(opened),
+                    reply_rate_per_s: m.ops.and_then(rate),
+                    errors: timeouts + no_slot,
+                    error_pct: pct((timeouts + no_slot) as f64, (timeouts + no_slot + m.ops.unwrap_or(0)) as f64),
+                }),
+                _ => None,
+            },
+            specweb: match (&c.scenario.vm[i].workload, m.by_class) {
+                (Some(crate::scenario::Workload::Specweb { sessions, .. }), Some([light, heavy])) => Some(crate::summary::SpecwebSummary {
+                    sessions: *sessions,
+                    finished_requests: m.ops.unwrap_or(0),
+                    requests_per_s: m.ops.and_then(rate),
+                    response_time_mean_ms: hist.mean().map(|ns| ns / 1e6),
+                    response_time_p95_ms: hist.quantile(0.95).map(|ns| ns / 1e6),
+                    finished_by_class: [("light", light), ("heavy", heavy)].into_iter().collect(),
+                }),
+                _ => None,
+            },
             extra: (),
         });
     }

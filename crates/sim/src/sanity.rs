@@ -34,6 +34,13 @@ pub fn violations<X, V>(s: &Summary<X, V>) -> Vec<String> {
         pct(format!("vm {n} halt_poll_pct"), vm.halt_poll_pct);
         pct(format!("vm {n} guest_halt_poll_pct"), vm.guest_halt_poll_pct);
         pct(format!("vm {n} loss_pct"), vm.loss_pct);
+        if let Some(l) = &vm.lookbusy {
+            pct(format!("vm {n} lookbusy.target_pct"), Some(l.target_pct));
+            pct(format!("vm {n} lookbusy.util_pct"), l.util_pct);
+        }
+        if let Some(h) = &vm.httperf {
+            pct(format!("vm {n} httperf.error_pct"), h.error_pct);
+        }
     }
     for (c, &u) in s.host.pcpu_util_pct.iter().enumerate() {
         pct(format!("host pcpu {c} util"), Some(u));
@@ -68,6 +75,16 @@ pub fn violations<X, V>(s: &Summary<X, V>) -> Vec<String> {
         rate(format!("vm {n} throughput.gbps"), vm.throughput.gbps);
         rate(format!("vm {n} throughput.pps"), vm.throughput.pps);
         rate(format!("vm {n} throughput.ops_per_s"), vm.throughput.ops_per_s);
+        if let Some(h) = &vm.httperf {
+            rate(format!("vm {n} httperf.rate_rps"), Some(h.rate_rps));
+            rate(format!("vm {n} httperf.conn_rate_per_s"), h.conn_rate_per_s);
+            rate(format!("vm {n} httperf.reply_rate_per_s"), h.reply_rate_per_s);
+        }
+        if let Some(w) = &vm.specweb {
+            rate(format!("vm {n} specweb.requests_per_s"), w.requests_per_s);
+            rate(format!("vm {n} specweb.response_time_mean_ms"), w.response_time_mean_ms);
+            rate(format!("vm {n} specweb.response_time_p95_ms"), w.response_time_p95_ms);
+        }
         for (state, &v) in vm.device_interrupts_by_target_state_per_s.iter() {
             rate(format!("vm {n} device_interrupts_by_target_state_per_s.{state}"), v);
         }

@@ -159,6 +159,17 @@ pub struct VmSummary<V = ()> {
     /// A CPU job's results; present only for a `cpu_job` VM (absent elsewhere; issue 30).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_job: Option<CpuJobSummary>,
+    /// The lookbusy spinners' results; present only for a VM with `[vm.lookbusy]` (issue 31).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lookbusy: Option<LookbusySummary>,
+    /// The httperf-like client's results; present only for an `http` VM with `rate_rps`
+    /// (issue 31).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub httperf: Option<HttperfSummary>,
+    /// The SPECweb2009-Banking-like client's results; present only for a `specweb` VM
+    /// (issue 31).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub specweb: Option<SpecwebSummary>,
     /// Keys this world adds (flattened into the VM's object).
     #[serde(flatten)]
     pub extra: V,
@@ -186,6 +197,51 @@ pub struct CpuJobSummary {
     pub completion_ms: Option<f64>,
     /// The work it got done, % of `work_ms` (100 when finished).
     pub done_pct: f64,
+}
+
+/// A VM's lookbusy spinners (`[vm.lookbusy]`).
+#[derive(Debug, Clone, Serialize)]
+pub struct LookbusySummary {
+    /// The utilization asked of each vCPU (`util_pct`), %.
+    pub target_pct: f64,
+    /// The spinners' cycle, ms.
+    pub period_ms: f64,
+    /// The spinners' guest CPU time, % of the VM's vCPU time (vCPUs × the window): what they
+    /// achieved.
+    pub util_pct: Option<f64>,
+}
+
+/// An httperf-like open-loop client (`http` with `rate_rps`).
+#[derive(Debug, Clone, Serialize)]
+pub struct HttperfSummary {
+    /// The offered rate: new connections per second (`--rate`).
+    pub rate_rps: f64,
+    /// Connections opened in the window, per second.
+    pub conn_rate_per_s: Option<f64>,
+    /// Replies completed in the window, per second (httperf's reply rate).
+    pub reply_rate_per_s: Option<f64>,
+    /// Requests that timed out in the window (httperf's `client-timo` errors).
+    pub errors: u64,
+    /// Those errors, % of the window's outcomes (replies + errors: a connection opened in the
+    /// warm-up may time out in the window).
+    pub error_pct: Option<f64>,
+}
+
+/// A SPECweb2009-Banking-like session mix (`kind = "specweb"`).
+#[derive(Debug, Clone, Serialize)]
+pub struct SpecwebSummary {
+    /// Simultaneous user sessions.
+    pub sessions: u32,
+    /// Requests finished in the window (SPECweb's "total finished requests" over it).
+    pub finished_requests: u64,
+    /// Those per second.
+    pub requests_per_s: Option<f64>,
+    /// Mean response time (request sent to the last byte of its response), ms.
+    pub response_time_mean_ms: Option<f64>,
+    /// The response time's 95th percentile, ms.
+    pub response_time_p95_ms: Option<f64>,
+    /// Finished requests by operation class (`light`, `heavy`).
+    pub finished_by_class: BTreeMap<&'static str, u64>,
 }
 
 /// One host I/O thread.
@@ -351,6 +407,9 @@ mod tests {
             latency_by_target_state_us: Measured::not_measured(),
             web: None,
             cpu_job: None,
+            lookbusy: None,
+            httperf: None,
+            specweb: None,
             extra,
             }
         }

@@ -101,12 +101,15 @@ impl Machine for Cx<'_> {
     fn guest_next(&mut self, now: Time, v: u32) {
         self.h.workload_next(now, v, self.q)
     }
+    fn guest_idle_thread(&mut self, now: Time, v: u32) -> crate::model::hypervisor::vcpu::IdleThread {
+        self.h.lookbusy_idle(now, v)
+    }
     fn guest_task_done(&mut self, now: Time, v: u32, task: Task) {
         match task {
             Task::App(s) => self.h.app_step_done(now, v, s, self.q),
             Task::NapiRx => self.napi_rx_done(now, v),
             Task::Backlog => self.mtvd_done(now, v),
-            Task::Irq(_) | Task::Burn => unreachable!("the hypervisor ends its handlers and the burn"),
+            Task::Irq(_) | Task::Burn | Task::Lookbusy => unreachable!("the hypervisor ends its handlers, the burn and the spinner"),
         }
     }
     fn guest_handled(&mut self, now: Time, v: u32, vec: Vector) -> bool {

@@ -231,6 +231,8 @@ pub(crate) struct VmState {
     pub app_turn: Vec<u32>,
     /// Which vCPU its device interrupts go to (`routing.rs`).
     pub routing: hypervisor::routing::IrqRouting,
+    /// Its lookbusy spinners (`[vm.lookbusy]`), if any.
+    pub lookbusy: Option<guest::lookbusy::Lookbusy>,
 }
 
 /// A virtio-net device: TX and RX virtqueues, the vhost thread serving both, the guest's NAPI
@@ -406,7 +408,8 @@ impl Host {
             let routing = hypervisor::routing::IrqRouting::new(router, ids[0], vm.vcpus);
             let dev = vms.iter().map(|v: &VmState| v.ndevs).sum::<u32>();
             let app_turn = (0..vm.vcpus).map(|l| dev + l.min(vm.net.devices() - 1)).collect();
-            vms.push(VmState { name: vm.name.clone(), vcpus: ids, dev, ndevs: vm.net.devices(), routing, app_turn });
+            let lookbusy = vm.lookbusy.as_ref().map(|l| guest::lookbusy::Lookbusy::new(l, vm.vcpus, &c.profile));
+            vms.push(VmState { name: vm.name.clone(), vcpus: ids, dev, ndevs: vm.net.devices(), routing, app_turn, lookbusy });
         }
         let dev_vm: Vec<u32> = vms.iter().enumerate().flat_map(|(vi, v)| std::iter::repeat_n(vi as u32, v.ndevs as usize)).collect();
         for (dev, &vi) in dev_vm.iter().enumerate() {
@@ -810,6 +813,13 @@ impl Host {
     /// with work to do, else that one, which idles.)
     pub(crate) fn workload_next(&mut self, now: Time, v: u32, q: &mut EventQueue<Ev>) {
         let vm = self.vcpus[v as usize].vm as usize;
+        if self.vms[vm].lookbusy.is_some() {
+            let (seen, local) = self.lookbusy_seen(vm, v);
+            let lb = self.vms[vm].lookbusy.as_mut().expect("checked above");
+            if let Some(cost) = lb.next(now, local, seen) {
+                return self.cx(q).run_task(now, v, hypervisor::vcpu::Task::Lookbusy, cost);
+            }
+        }
         let (first, n) = (self.vms[vm].dev, self.vms[vm].ndevs);
         let local = v - self.vms[vm].vcpus[0];
         let mut dev = first;
@@ -834,6 +844,29 @@ impl Host {
             return self.cx(q).idle(now, v, None);
         }
         with_app!(self.senders[dev as usize].kind(), A => A::next(&mut AppCtx::<A>::new(self, q, now, dev), v))
+    }
+
+    /// The counters lookbusy's spinner on `v` of VM `vm` reads, and `v`'s local index.
+    fn lookbusy_seen(&self, vm: usize, v: u32) -> (guest::lookbusy::Seen, u32) {
+        let vc = &self.vcpus[v as usize];
+        let vm_busy = self.vms[vm].vcpus.iter().map(|&u| self.vcpus[u as usize].busy_ns_life()).sum();
+        let seen = guest::lookbusy::Seen { app: vc.app_ns_life(), cpu: vc.lookbusy_cpu_life, work: vc.lookbusy_work_life, vm_busy };
+        (seen, v - self.vms[vm].vcpus[0])
+    }
+
+    /// `v`'s application has nothing to run: its VM's lookbusy spinner runs, or sleeps.
+    pub(crate) fn lookbusy_idle(&mut self, now: Time, v: u32) -> hypervisor::vcpu::IdleThread {
+        use guest::lookbusy::IdleRun;
+        use hypervisor::vcpu::IdleThread;
+        let vm = self.vcpus[v as usize].vm as usize;
+        if self.vms[vm].lookbusy.is_none() {
+            return IdleThread::None;
+        }
+        let (seen, local) = self.lookbusy_seen(vm, v);
+        match self.vms[vm].lookbusy.as_mut().expect("checked above").idle(now, local, seen) {
+            IdleRun::Run(cost) => IdleThread::Run(cost),
+            IdleRun::Sleep(t) => IdleThread::Sleep(t),
+        }
     }
 
     /// A workload's step finished on vCPU `v`.

@@ -178,6 +178,7 @@ impl Host {
             Task::Backlog => "mtvd rx",
             Task::Irq(_) => "irq handler",
             Task::Burn => "cpu burn",
+            Task::Lookbusy => "lookbusy",
         }
     }
 

@@ -215,8 +215,9 @@ impl Host {
                 let senders = &self.senders[vs.dev as usize..(vs.dev + vs.ndevs) as usize];
                 let rto = senders.iter().any(|s| s.retransmission_armed());
                 // A finished workload (a done CPU job, a web client whose clients all failed)
-                // owes no progress: treated like a flow waiting on a timer.
-                let timer = rto || self.flow_throttled(vm) || senders.iter().all(|s| s.finished());
+                // owes no progress: treated like a flow waiting on a timer; so are users who
+                // all think (SPECweb's sessions wait on their think timers).
+                let timer = rto || self.flow_throttled(vm) || senders.iter().all(|s| s.finished() || s.thinking());
                 let before = self.watchdog.stalls.len();
                 self.watchdog.observe(vm, now, count, timer, effort);
                 if self.watchdog.stalls.len() > before {

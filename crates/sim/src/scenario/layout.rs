@@ -99,6 +99,21 @@ pub(super) fn check_used(vm: &Vm, key: &dyn Fn(&str) -> String, host: &HostLayou
             key("guest_cpu_burn")
         ));
     }
+    if let Some(lb) = vm.lookbusy {
+        if !(lb.util_pct.is_finite() && lb.util_pct > 0.0 && lb.util_pct <= 100.0) {
+            return Err(format!("key `{}`: {} is not allowed; expected a percentage in (0, 100]", key("lookbusy.util_pct"), crate::error::num(lb.util_pct)));
+        }
+        if !(lb.period_ms.is_finite() && (1.0..=10_000.0).contains(&lb.period_ms)) {
+            return Err(format!("key `{}`: {} is not allowed; expected ms in [1, 10000] (lookbusy's own is 100)", key("lookbusy.period_ms"), crate::error::num(lb.period_ms)));
+        }
+        if vm.guest_cpu_burn {
+            return Err(format!(
+                "key `{}`: with {} = true the burn fills every moment the spinners sleep, and lookbusy (which steers by the whole guest's utilization) would see 100 %; remove one of the two",
+                key("lookbusy"),
+                key("guest_cpu_burn")
+            ));
+        }
+    }
     Ok(())
 }
 

@@ -218,6 +218,11 @@ pub struct Vm {
     /// [2], `grow_start_ns` [50000], `allow_shrink` [true]). Absent: the idle guest halts at once.
     #[serde(default, deserialize_with = "de::table_opt")]
     pub guest_halt_poll: Option<eventpath_policy::idle::HaltpollConfig>,
+    /// A lookbusy-like CPU load beside the workload (`[vm.lookbusy]`, `model::guest::lookbusy`):
+    /// one spinner thread per vCPU, busy for `util_pct` % of each `period_ms` cycle. Absent:
+    /// none.
+    #[serde(default, deserialize_with = "de::table_opt", skip_serializing_if = "Option::is_none")]
+    pub lookbusy: Option<Lookbusy>,
     /// The paravirtual NIC.
     #[serde(default, deserialize_with = "de::table")]
     pub net: Net,
@@ -225,6 +230,27 @@ pub struct Vm {
     /// burn with `guest_cpu_burn` (ES2 §6.3's background VMs).
     #[serde(default, deserialize_with = "workload::by_kind_opt", serialize_with = "workload::ser_by_kind_opt")]
     pub workload: Option<Workload>,
+}
+
+/// lookbusy 1.4's CPU spinners in a guest (`[vm.lookbusy]`; hBalance §6.1's background load).
+/// lookbusy forks one spinner per CPU; each calibrates a loop count worth `util_pct` % of a
+/// 100 ms cycle, then loops: spin that count, `usleep` the rest of the cycle (fixed at
+/// calibration), and adjust the count from the utilization `/proc/stat` shows (`cpu_spin`).
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Lookbusy {
+    /// The utilization asked of each CPU, % (lookbusy `-c`), in (0, 100].
+    pub util_pct: f64,
+    /// The spinner's cycle, ms (lookbusy 1.4 calibrates against 100 ms, `cpu_spin_calibrate`;
+    /// not a lookbusy option), in [1, 10000].
+    #[serde(default = "default_lookbusy_period_ms")]
+    pub period_ms: f64,
+}
+
+/// lookbusy 1.4's cycle: `cpu_spin_calibrate` sizes the busy count for `util` % of
+/// 100,000 µs and sleeps `100000 - busy` µs.
+fn default_lookbusy_period_ms() -> f64 {
+    100.0
 }
 
 /// Virtual interrupt delivery mode of a VM (`eventpath_policy::delivery`): `emulated`,

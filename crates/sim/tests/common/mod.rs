@@ -100,6 +100,7 @@ pub struct Vm {
     net: Table,
     moderation: Table,
     halt_poll: Table,
+    lookbusy: Table,
     workload: Table,
 }
 
@@ -170,6 +171,12 @@ impl Vm {
         self
     }
 
+    /// `[vm.lookbusy]` lines (`util_pct = 50`).
+    pub fn lookbusy(mut self, lines: &str) -> Vm {
+        self.lookbusy.add(lines);
+        self
+    }
+
     /// `[vm.workload]` lines (`kind = "udp_stream"\nmessage_bytes = 512`); called again, it
     /// adds keys or replaces those it names.
     pub fn workload(mut self, lines: &str) -> Vm {
@@ -182,6 +189,7 @@ impl Vm {
         self.net.write(out, "[vm.net]", false);
         self.moderation.write(out, "[vm.net.moderation]", false);
         self.halt_poll.write(out, "[vm.halt_poll]", false);
+        self.lookbusy.write(out, "[vm.lookbusy]", false);
         self.workload.write(out, "[vm.workload]", false);
     }
 }

@@ -5,6 +5,7 @@
 pub(crate) mod ctx;
 pub(crate) mod driver;
 pub(crate) mod guest_sched;
+pub(crate) mod lookbusy;
 pub(crate) mod mtvd;
 pub(crate) mod napi;
 pub(crate) mod tso;

@@ -68,7 +68,10 @@ impl Workers {
             Workload::Memcached { threads, .. } => (threads, Dispatch::Connection),
             Workload::Http { workers: Some(n), worker_ports: true, .. } => (n, Dispatch::Connection),
             Workload::Http { workers: Some(n), .. } => (n, Dispatch::Shared),
-            Workload::Webbench { workers: Some(n), .. } => (n, Dispatch::Shared),
+            Workload::Webbench { workers: Some(n), .. } | Workload::Httperf { workers: Some(n), .. } => (n, Dispatch::Shared),
+            // SPECweb's Apache: a pool of processes on one socket, two per vCPU by default (a
+            // prior: one can run while another blocks on its socket write).
+            Workload::Specweb { workers, .. } => (workers.unwrap_or(2 * vcpus), Dispatch::Shared),
             Workload::Http { worker_ports: true, .. } => (vcpus, Dispatch::Connection),
             _ => (vcpus, Dispatch::PerVcpu),
         };

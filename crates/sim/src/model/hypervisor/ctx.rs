@@ -78,6 +78,9 @@ pub(crate) trait Machine {
     fn guest_softirq(&mut self, now: Time, v: u32, force: bool) -> bool;
     /// `v` is free: the VM's workload chooses what it runs next.
     fn guest_next(&mut self, now: Time, v: u32);
+    /// `v`'s application has nothing to run: does a guest thread of the VM's own (the lookbusy
+    /// spinner) run, or sleep until some time?
+    fn guest_idle_thread(&mut self, now: Time, v: u32) -> crate::model::hypervisor::vcpu::IdleThread;
     /// A guest task other than a handler or the burn finished on `v` (an application step,
     /// a NAPI receive): its owner goes on.
     fn guest_task_done(&mut self, now: Time, v: u32, task: Task);

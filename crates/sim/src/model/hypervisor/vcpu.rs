@@ -59,6 +59,21 @@ pub enum Task {
     /// The lowest-priority CPU burn (scenario `guest_cpu_burn`): runs whenever nothing else
     /// would, in chunks of [`BURN_CHUNK_NS`].
     Burn,
+    /// A chunk of the vCPU's lookbusy spinner (`[vm.lookbusy]`, `guest/lookbusy.rs`): a nice-0
+    /// guest thread, which the guest scheduler weighs against the application's.
+    Lookbusy,
+}
+
+/// What a vCPU whose application has nothing to run does besides idling: run a guest thread
+/// of the VM's own (the lookbusy spinner) for so long, or halt until it wakes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdleThread {
+    /// No such thread: idle as the VM idles.
+    None,
+    /// Run [`Task::Lookbusy`] for this long (ns).
+    Run(Time),
+    /// The thread sleeps until then: the LAPIC timer is set for it.
+    Sleep(Time),
 }
 
 /// The keys of summary.json's `interrupts_by_source_per_s`: [`Vcpu::irqs_by_source`]'s first
@@ -199,6 +214,14 @@ pub struct Vcpu {
     /// its guest time less the cache refills it paid after exits — what a fixed-work program
     /// such as DID §5.3's WhileLoop advances by.
     pub burn_work_ns: Time,
+    /// The lookbusy spinner's guest time (window, ns), and lifetime its guest time and its work
+    /// (guest time less the cache refills it paid): `guest/lookbusy.rs` reads the lifetime ones.
+    pub lookbusy_ns: Time,
+    pub(crate) lookbusy_cpu_life: Time,
+    pub(crate) lookbusy_work_life: Time,
+    /// Guest time of `Task::Burn` (lifetime, ns): the burn, the `idle=poll` loop and the guest's
+    /// halt polling — idle time in the guest's own accounting (`/proc/stat`), except the burn.
+    pub(crate) burn_cpu_life: Time,
     /// Start of the measurement window (a burn task that began before it counts from it).
     window_start: Time,
     /// When the exit it is in (or its latest) ends: the part past the window's end is not
@@ -234,6 +257,10 @@ impl Vcpu {
             guest_ns_life: 0,
             irq_ns_life: 0,
             burn_work_ns: 0,
+            lookbusy_ns: 0,
+            lookbusy_cpu_life: 0,
+            lookbusy_work_life: 0,
+            burn_cpu_life: 0,
             window_start: 0,
             exit_until: 0,
             halt: Halt::new(halt_poll),
@@ -254,6 +281,7 @@ impl Vcpu {
             gp.reset_metrics();
         }
         self.burn_work_ns = 0;
+        self.lookbusy_ns = 0;
         self.window_start = now;
     }
 
@@ -273,6 +301,7 @@ impl Vcpu {
 
     /// The burn task that started at `task_pollution`'s time stops at `now` (done or cut short).
     fn burn_ran(&mut self, now: Time) {
+        self.burn_cpu_life += now - self.task_pollution.1;
         // Only the part in the window.
         if self.guest_poll.as_ref().is_some_and(GuestPoll::polling) {
             let ran = self.work_done(now, self.window_start);
@@ -280,6 +309,27 @@ impl Vcpu {
         } else if !self.idle_poll {
             self.burn_work_ns += self.work_done(now, self.window_start);
         }
+    }
+
+    /// The lookbusy chunk that started at `task_pollution`'s time stops at `now` (done or cut
+    /// short): its guest time and work are counted.
+    fn lookbusy_ran(&mut self, now: Time) {
+        let start = self.task_pollution.1;
+        self.lookbusy_cpu_life += now - start;
+        self.lookbusy_work_life += self.work_done(now, 0);
+        self.lookbusy_ns += now.saturating_sub(start.max(self.window_start));
+    }
+
+    /// The guest's busy time as its own accounting sees it (lifetime): user + nice + system,
+    /// not interrupt handling nor an idle loop's polling (a VM with lookbusy has no burn).
+    pub(crate) fn busy_ns_life(&self) -> Time {
+        self.guest_ns_life - self.irq_ns_life - self.burn_cpu_life
+    }
+
+    /// The application's guest time (lifetime): the guest's busy time less the lookbusy
+    /// spinner's.
+    pub(crate) fn app_ns_life(&self) -> Time {
+        self.busy_ns_life() - self.lookbusy_cpu_life
     }
 
     /// Halted in the guest's view — blocked, or its thread polling before it blocks — or on its
@@ -297,7 +347,9 @@ impl Vcpu {
     /// (`check_preempt_curr` with an idle-policy current task) — but not the `idle=poll` loop
     /// of a guest whose application is elsewhere: that is the idle task, woken by the IPI too.
     pub fn wants_resched_ipi(&self) -> bool {
-        self.idle() || matches!(self.mode, Mode::Guest { task: Task::Burn, .. })
+        // A woken thread preempts the lookbusy spinner too (a sleeper, placed half a latency
+        // behind it, is more than the wake-up granularity behind: `check_preempt_wakeup`).
+        self.idle() || matches!(self.mode, Mode::Guest { task: Task::Burn | Task::Lookbusy, .. })
     }
 
     /// The guest's haltpoll loop is polling with its POLL flag set: a waker sets need_resched
@@ -328,6 +380,8 @@ impl Vcpu {
             let left = len - pollution - self.work_done(now, 0);
             if task == Task::Burn {
                 self.burn_ran(now);
+            } else if task == Task::Lookbusy {
+                self.lookbusy_ran(now);
             }
             self.saved.push((task, left));
             self.epoch = self.epoch.wrapping_add(1);
@@ -361,7 +415,7 @@ impl Vcpu {
         let irq = match task {
             Task::App(s) => s.softirq,
             Task::Irq(_) | Task::NapiRx => true,
-            Task::Backlog | Task::Burn => false,
+            Task::Backlog | Task::Burn | Task::Lookbusy => false,
         };
         if run {
             self.guest_ns_life += ns;
@@ -505,8 +559,9 @@ impl<M: Machine> Vcpus for M {
         let vc = self.vcpu(v);
         if let Some((task, left)) = vc.saved.pop() {
             // The burn has the lowest priority: work woken meanwhile runs first, and the
-            // workload chooses the burn again when it has nothing to do.
-            if task != Task::Burn {
+            // workload chooses the burn again when it has nothing to do. The lookbusy spinner's
+            // cut chunk was counted: the guest scheduler chooses again (`guest_next`).
+            if task != Task::Burn && task != Task::Lookbusy {
                 return self.run_task(now, v, task, left);
             }
         }
@@ -528,6 +583,10 @@ impl<M: Machine> Vcpus for M {
                 self.vcpu(v).burn_ran(now);
                 self.guest_next(now, v)
             }
+            Task::Lookbusy => {
+                self.vcpu(v).lookbusy_ran(now);
+                self.guest_next(now, v)
+            }
         }
     }
 
@@ -537,6 +596,27 @@ impl<M: Machine> Vcpus for M {
             return;
         }
         let delivery = self.vcpu_ref(v).delivery;
+        // The VM's own guest thread (lookbusy's spinner), an ordinary thread: it runs before
+        // the idle loop or the lowest-priority burn; asleep, its wake-up is a LAPIC deadline.
+        let mut until = until;
+        let mut own_deadline = false;
+        match self.guest_idle_thread(now, v) {
+            IdleThread::None => {}
+            IdleThread::Run(cost) => {
+                if let Some(t) = until.filter(|&t| self.vcpu_ref(v).burn_timer != Some(t)) {
+                    self.vcpu(v).burn_timer = Some(t);
+                    self.q().at(t.max(now), Ev::TimerFire { vcpu: v });
+                    if delivery.timer_write_exits() {
+                        return self.exit(now, v, ExitReason::Timer, AfterExit::Resume);
+                    }
+                }
+                return self.run_task(now, v, Task::Lookbusy, cost);
+            }
+            IdleThread::Sleep(wake) => {
+                until = Some(until.map_or(wake, |u| u.min(wake)));
+                own_deadline = true;
+            }
+        }
         if self.vcpu_ref(v).burn {
             // Busy guest: no HLT. A workload deadline still needs the LAPIC timer, once.
             if let Some(t) = until.filter(|&t| self.vcpu_ref(v).burn_timer != Some(t)) {
@@ -560,8 +640,12 @@ impl<M: Machine> Vcpus for M {
             }
             return self.run_task(now, v, Task::Burn, (end - now).min(BURN_CHUNK_NS));
         }
-        // A deadline the guest's poll already programmed is not programmed again.
+        // A deadline the guest's poll already programmed is not programmed again (nor, with a
+        // spinner asleep, one programmed at an earlier idle: it is still pending).
         if let Some(t) = until.filter(|&t| self.vcpu_ref(v).burn_timer != Some(t)) {
+            if own_deadline {
+                self.vcpu(v).burn_timer = Some(t);
+            }
             self.q().at(t.max(now), Ev::TimerFire { vcpu: v });
             if delivery.timer_write_exits() {
                 return self.exit(now, v, ExitReason::Timer, AfterExit::Hlt);

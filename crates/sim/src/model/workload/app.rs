@@ -48,6 +48,11 @@ pub struct Measure<'a> {
     pub failed_clients: Option<u64>,
     /// A CPU job's state (`cpu_job`).
     pub job: Option<JobState>,
+    /// The httperf client's window counts: connections opened, replies timed out, arrivals
+    /// that found no free connection.
+    pub open_loop: Option<[u64; 3]>,
+    /// SPECweb: finished requests by class, light and heavy (window).
+    pub by_class: Option<[u64; 2]>,
 }
 
 /// Where a CPU job (`cpu_job`) stands at the end of a run.
@@ -158,6 +163,11 @@ pub(crate) trait App: Sized {
     /// It offers no more load and never will (a CPU job that is done, a web client whose every
     /// client failed): the watchdog stops expecting progress of it.
     fn finished(&self) -> bool {
+        false
+    }
+    /// Every user is thinking (SPECweb's sessions): no load is offered until a think-time
+    /// timer ends, so the watchdog treats it as a flow waiting on a timer.
+    fn thinking(&self) -> bool {
         false
     }
     /// What it reports for summary.json, given its device.

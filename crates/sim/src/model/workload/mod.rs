@@ -153,7 +153,7 @@ impl Sender {
             Workload::TcpReceive { message_bytes, window_bytes } => {
                 Sender::TcpRx(TcpReceiver::new(message_bytes, window_bytes, p))
             }
-            Workload::TcpRr { .. } | Workload::Memcached { .. } | Workload::Http { .. } | Workload::Webbench { .. } => {
+            Workload::TcpRr { .. } | Workload::Memcached { .. } | Workload::Http { .. } | Workload::Webbench { .. } | Workload::Httperf { .. } | Workload::Specweb { .. } => {
                 Sender::Server(TcpServer::new(w, vcpus, p, seed, vm_name, off))
             }
             Workload::UdpStream { message_bytes, rate_pps } => {
@@ -218,6 +218,10 @@ impl Sender {
     /// See [`App::finished`].
     pub fn finished(&self) -> bool {
         each!(self, s => s.finished())
+    }
+    /// See [`App::thinking`].
+    pub fn thinking(&self) -> bool {
+        each!(self, s => s.thinking())
     }
     /// See [`App::measure`].
     pub fn measure<'a>(&'a self, d: DevView<'a>) -> Measure<'a> {

@@ -46,6 +46,7 @@ use crate::model::guest::tso::SizeGoal;
 use std::collections::VecDeque;
 
 mod conn;
+mod httperf;
 mod timeout;
 
 /// memcached ASCII protocol framing (protocol.txt): `get <key>\r\n`.
@@ -61,6 +62,12 @@ const AB_REQUEST_BYTES: u32 = 96;
 /// webbench 1.5's HTTP/1.0 GET of `/`: the request line and its User-Agent line
 /// (`GET / HTTP/1.0`, `User-Agent: WebBench 1.5`, the blank line; no Host under HTTP/1.0).
 const WEBBENCH_REQUEST_BYTES: u32 = 44;
+/// httperf 0.9's HTTP/1.0 GET (request line, `User-Agent: httperf/0.9.0`, `Host`).
+const HTTPERF_REQUEST_BYTES: u32 = 70;
+/// A SPECweb2009 Banking request: a GET or a small form POST with its session cookie
+/// (request line, Host, User-Agent, Accept, Cookie, Content-Length and a few form fields),
+/// inside a TLS record (its 29-byte header and MAC). A prior, not measured.
+const SPECWEB_REQUEST_BYTES: u32 = 400;
 /// Response headers of a static file (status line, Date, Server, Last-Modified, ETag,
 /// Accept-Ranges, Content-Length, Keep-Alive, Connection, Content-Type).
 const HTTP_HEADER_BYTES: u32 = 280;
@@ -72,6 +79,9 @@ enum Op {
     Get,
     Set,
     Http,
+    /// A SPECweb light and heavy request.
+    Light,
+    Heavy,
 }
 
 /// One connection as both ends see it.
@@ -142,6 +152,15 @@ pub struct TcpServer {
     pace_ns: Option<f64>,
     /// The webbench client's time-outs and failed clients (None: no time-out).
     pub(crate) timeouts: Option<timeout::Timeouts>,
+    /// The httperf client (None: a closed loop).
+    pub(crate) open_loop: Option<httperf::OpenLoop>,
+    /// SPECweb: the mean think time (ns) and its own stream; the classes' server CPU (ns).
+    think_ns: Option<f64>,
+    think_rng: Rng,
+    light_ns: f64,
+    heavy_ns: f64,
+    /// SPECweb: finished requests by class, light and heavy (window).
+    pub(crate) by_class: [u64; 2],
     /// Request sent → response complete at the client (ns).
     pub latency: Histogram,
 }
@@ -153,7 +172,13 @@ impl TcpServer {
         let conc = match *w {
             Workload::TcpRr { concurrency, .. } | Workload::Memcached { concurrency, .. } | Workload::Http { concurrency, .. } => concurrency,
             Workload::Webbench { clients, .. } => clients,
+            Workload::Httperf { rate_rps, timeout_ms, .. } => httperf::OpenLoop::slots(rate_rps, timeout_ms),
+            Workload::Specweb { sessions, .. } => sessions,
             _ => unreachable!("TcpServer for a non-server workload"),
+        };
+        let open_loop = match *w {
+            Workload::Httperf { rate_rps, timeout_ms, .. } => Some(httperf::OpenLoop::new(rate_rps, timeout_ms, conc)),
+            _ => None,
         };
         let c0 = Conn { op: Op::Echo, req_bytes: 0, resp_bytes: 0, born: 0, due: 0, got: 0, resp_got: 0, unacked: 0 };
         // A paced client's mean gap between one connection's requests.
@@ -170,7 +195,7 @@ impl TcpServer {
             rng: Rng::for_component(seed, &format!("vm:{vm_name}/client")),
             workers: Workers::new(w, vcpus, p),
             in_path: VecDeque::new(),
-            per_request_conn: matches!(*w, Workload::Http { keepalive: false, .. } | Workload::Webbench { .. }),
+            per_request_conn: matches!(*w, Workload::Http { keepalive: false, .. } | Workload::Webbench { .. } | Workload::Httperf { .. }),
             stopped: false,
             read_ns: g.tcp_read_ns.value,
             rx_byte_ns: g.tcp_rx_byte_ns.value,
@@ -180,7 +205,9 @@ impl TcpServer {
             get_ns: p.app.memcached_get_ns.value,
             set_ns: p.app.memcached_set_ns.value,
             http_ns: match *w {
-                Workload::Http { server: HttpServer::Nginx, .. } | Workload::Webbench { server: HttpServer::Nginx, .. } => {
+                Workload::Http { server: HttpServer::Nginx, .. }
+                | Workload::Webbench { server: HttpServer::Nginx, .. }
+                | Workload::Httperf { server: HttpServer::Nginx, .. } => {
                     p.app.nginx_request_ns.value
                 }
                 _ => p.app.http_request_ns.value,
@@ -188,8 +215,8 @@ impl TcpServer {
             ops: 0,
             ops_life: 0,
             issued_life: 0,
-            // Every connection's first request is pending from the start.
-            next_pending: conc as u64,
+            // Every connection's first request is pending from the start (a closed loop).
+            next_pending: if open_loop.is_some() { 0 } else { conc as u64 },
             segments: 0,
             segments_life: 0,
             retransmits: 0,
@@ -199,6 +226,21 @@ impl TcpServer {
                 Workload::Webbench { clients, timeout_ms, .. } => Some(timeout::Timeouts::new(clients, Time::from(timeout_ms) * 1_000_000)),
                 _ => None,
             },
+            open_loop,
+            think_ns: match *w {
+                Workload::Specweb { think_ms, .. } if think_ms > 0.0 => Some(think_ms * 1e6),
+                _ => None,
+            },
+            think_rng: Rng::for_component(seed, &format!("vm:{vm_name}/specweb-think")),
+            light_ns: match *w {
+                Workload::Specweb { light_cpu_us, .. } => light_cpu_us * 1e3,
+                _ => 0.0,
+            },
+            heavy_ns: match *w {
+                Workload::Specweb { heavy_cpu_us, .. } => heavy_cpu_us * 1e3,
+                _ => 0.0,
+            },
+            by_class: [0; 2],
             latency: Histogram::new(),
         }
     }
@@ -226,6 +268,14 @@ impl TcpServer {
             }
             Workload::Http { file_bytes, .. } => (Op::Http, AB_REQUEST_BYTES, HTTP_HEADER_BYTES + file_bytes),
             Workload::Webbench { file_bytes, .. } => (Op::Http, WEBBENCH_REQUEST_BYTES, HTTP_HEADER_BYTES + file_bytes),
+            Workload::Httperf { file_bytes, .. } => (Op::Http, HTTPERF_REQUEST_BYTES, HTTP_HEADER_BYTES + file_bytes),
+            Workload::Specweb { heavy_pct, light_bytes, heavy_bytes, .. } => {
+                if self.rng.uniform() * 100.0 < heavy_pct {
+                    (Op::Heavy, SPECWEB_REQUEST_BYTES, HTTP_HEADER_BYTES + heavy_bytes)
+                } else {
+                    (Op::Light, SPECWEB_REQUEST_BYTES, HTTP_HEADER_BYTES + light_bytes)
+                }
+            }
             _ => unreachable!("TcpServer for a non-server workload"),
         }
     }
@@ -238,6 +288,8 @@ impl TcpServer {
             Op::Get => self.get_ns,
             Op::Set => self.set_ns,
             Op::Http => self.http_ns,
+            Op::Light => self.light_ns,
+            Op::Heavy => self.heavy_ns,
         };
         let ns = self.read_ns + self.rx_byte_ns * c.req_bytes as f64 + app + self.write_ns + self.tx_byte_ns * c.resp_bytes as f64;
         round_ns(ns)
@@ -252,7 +304,17 @@ impl TcpServer {
         // Both callers schedule the connection's next request (ClientReq) then.
         self.next_pending += 1;
         self.latency.record(at - self.conns[conn as usize].born);
+        match self.conns[conn as usize].op {
+            Op::Light => self.by_class[0] += 1,
+            Op::Heavy => self.by_class[1] += 1,
+            _ => {}
+        }
         timeout::disarm(self, conn);
+        if let Some(mean) = self.think_ns {
+            // The user reads the page, then clicks on: an exponential think time from the
+            // response's last byte, drawn from the think stream.
+            return at + round_ns(-(1.0 - self.think_rng.uniform()).ln() * mean);
+        }
         self.next_due(conn).max(at)
     }
 
@@ -277,6 +339,9 @@ const CTL_XMIT: u8 = 2;
 const REQ: u8 = 0;
 const RETX: u8 = 1;
 const TIMEOUT: u8 = 2;
+/// The httperf client's events: the next connection opens; connection `a`'s time-out.
+const OL_ARRIVE: u8 = 3;
+const OL_TIMEOUT: u8 = 4;
 
 /// A control flag as a step or event argument.
 fn ctl_code(c: Ctl) -> u8 {
@@ -304,7 +369,9 @@ impl TcpServer {
         let s = g.app();
         let (op, req, resp) = s.next_op();
         s.issued_life += 1;
-        s.next_pending -= 1;
+        if s.open_loop.is_none() {
+            s.next_pending -= 1;
+        }
         let at = g.client_cpu(now, req_ns);
         let s = g.app();
         let due = s.conns[conn as usize].due;
@@ -312,6 +379,7 @@ impl TcpServer {
         let born = if s.pace_ns.is_some() { due.min(at) } else { at };
         s.conns[conn as usize] = Conn { op, req_bytes: req, resp_bytes: resp, born, due, got: 0, resp_got: 0, unacked: 0 };
         timeout::arm(g, conn, born);
+        httperf::arm(g, conn, born);
         let s = g.app();
         if s.per_request_conn {
             // connect(): the SYN first; the request follows the SYN-ACK (conn.rs).
@@ -348,7 +416,7 @@ impl TcpServer {
         let now = g.now();
         let s = g.app();
         s.retx_armed -= 1;
-        if s.gave_up(conn) {
+        if s.gave_up(conn) || (ctl == Ctl::Syn && httperf::drop_lost_syn(s, conn)) {
             return;
         }
         s.retransmits += 1;
@@ -489,6 +557,8 @@ impl App for TcpServer {
         match e.kind {
             REQ => Self::client_request(g, e.a),
             TIMEOUT => timeout::fired(g, e.a),
+            OL_ARRIVE => httperf::arrive(g),
+            OL_TIMEOUT => httperf::fired(g, e.a),
             _ => Self::client_retx(g, e.a, e.b, ctl_of(e.x as u64)),
         }
     }
@@ -515,6 +585,17 @@ impl App for TcpServer {
     /// Every connection's first request, serialized by the client's core; webbench's clients
     /// are processes forked one after another, so client `c` starts `c` forks after the first.
     fn start(g: &mut impl Ctx<Self>) {
+        if g.app().open_loop.is_some() {
+            return httperf::start(g);
+        }
+        if let Some(mean) = g.app().think_ns {
+            // SPECweb's users arrive over one think time, each as if it had just thought.
+            for conn in 0..g.app().concurrency() {
+                let due = round_ns(-(1.0 - g.app().think_rng.uniform()).ln() * mean);
+                g.client_at(due, ClientEv::new(REQ, conn));
+            }
+            return;
+        }
         let fork = if g.app().timeouts.is_some() { round_ns(g.profile().client.fork_ns.value) } else { 0 };
         for conn in 0..g.app().concurrency() {
             let due = g.app().next_due(conn) + Time::from(conn) * fork;
@@ -532,6 +613,10 @@ impl App for TcpServer {
         self.ops = 0;
         self.segments = 0;
         self.retransmits = 0;
+        self.by_class = [0; 2];
+        if let Some(o) = self.open_loop.as_mut() {
+            o.reset_metrics();
+        }
         self.latency.clear();
     }
     fn describe(&self) -> String {
@@ -556,6 +641,10 @@ impl App for TcpServer {
     fn finished(&self) -> bool {
         self.timeouts.as_ref().is_some_and(|t| t.live() == 0)
     }
+    /// Every SPECweb session thinks (its next request waits on its think timer).
+    fn thinking(&self) -> bool {
+        self.think_ns.is_some() && self.next_pending == self.concurrency() as u64
+    }
     /// Response segments at the client; latency per transaction. Request segments dropped at
     /// the tap are retransmitted, never lost.
     fn measure<'a>(&'a self, d: DevView<'a>) -> Measure<'a> {
@@ -566,12 +655,22 @@ impl App for TcpServer {
             loss_pct: Some(0.0),
             ops: Some(self.ops),
             failed_clients: self.timeouts.as_ref().map(|t| t.failed_n),
+            open_loop: self.open_loop.as_ref().map(|o| [o.opened, o.timeouts, o.no_slot]),
+            by_class: matches!(self.workload, Workload::Specweb { .. }).then_some(self.by_class),
             ..Default::default()
         }
     }
     /// A closed loop: each connection has one transaction in flight or its next request
-    /// pending at the client's core.
+    /// pending at the client's core. The open loop: each arrival opened a connection or found
+    /// no slot, and each opened one is closed or open.
     fn ledger(&self, _d: &DevLedger, l: &mut AppLedger) {
+        if let Some(o) = &self.open_loop {
+            l.served_by_vcpu = Some(self.workers.served.clone());
+            l.balances.push(Balance { what: "httperf arrivals = opened + no slot", lhs: o.arrivals_life, rhs: o.opened_life + o.no_slot_life });
+            l.balances.push(Balance { what: "httperf opened = closed + open", lhs: o.opened_life, rhs: o.closed_life + o.in_use() });
+            l.balances.push(Balance { what: "httperf issued = opened", lhs: self.issued_life, rhs: o.opened_life });
+            return;
+        }
         l.rr = [self.issued_life, self.ops_life, self.concurrency() as u64, self.next_pending];
         l.served_by_vcpu = Some(self.workers.served.clone());
         l.balances.push(Balance {

@@ -67,6 +67,15 @@ pub(super) fn client_rx(g: &mut impl Ctx<TcpServer>, at: Time, conn: u32, ctl: C
             client_send(g, at, conn, Ctl::None);
             TcpServer::client_send_request(g, at, conn);
         }
+        Ctl::Fin if g.app().open_loop.is_some() => {
+            // httperf: EOF ends the connection (a reply unless it was given up); close().
+            let s = g.app();
+            if super::httperf::closed(s, conn) {
+                s.complete(conn, at);
+                s.next_pending -= 1;
+            }
+            client_send(g, at, conn, Ctl::Fin);
+        }
         Ctl::Fin => {
             // EOF: the transaction is done; close() sends our FIN, then ab connects again.
             let next = g.app().complete(conn, at);

@@ -86,10 +86,11 @@ impl IrqRouting {
         RouteRequest { irq, class: InterruptClass::Device, dest: 0 }
     }
 
-    /// The vCPU (host-wide) a request goes to (its `dest` is the source's own affinity), and
-    /// whether the router asks for it to be boosted. `prio` gives a host-wide vCPU's credit
+    /// The vCPU (host-wide) a request goes to (its `dest` is the source's own affinity),
+    /// whether the router asks for it to be boosted, and whether the guest rebound the source's
+    /// event channel to get there (vBalance: a hypercall the target owes). `prio` gives a host-wide vCPU's credit
     /// priority (None under CFS: nothing is told).
-    pub fn decide(&mut self, req: RouteRequest, prio: impl Fn(u32) -> Option<CreditPriority>) -> (u32, bool) {
+    pub fn decide(&mut self, req: RouteRequest, prio: impl Fn(u32) -> Option<CreditPriority>) -> (u32, bool, bool) {
         for j in 0..self.n {
             match prio(self.first + j) {
                 Some(p) => self.router.on_priority(j as usize, p),
@@ -97,7 +98,11 @@ impl IrqRouting {
             }
         }
         let d = self.router.route(req);
-        (self.first + (d.target % self.n as usize) as u32, d.boost)
+        let rebind = match &mut self.router {
+            VmRouter::Builtin(r) => r.take_rebind(),
+            VmRouter::External(_) => false,
+        };
+        (self.first + (d.target % self.n as usize) as u32, d.boost, rebind)
     }
 
     /// vCPU `v` (host-wide, one of this VM's) changed run state.

@@ -259,7 +259,12 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
                 // Transactions per second for request/response; streams have none.
                 ops_per_s: m.ops.and_then(rate),
             }},
-            interrupt_delivery: Some(c.scenario.vm[i].interrupt_delivery.key()),
+            // A Xen PV device's only delivery is its event channels (the key's default reads so).
+            interrupt_delivery: Some(if c.scenario.vm[i].net.kind == crate::scenario::NetKind::XenPv {
+                crate::scenario::InterruptDelivery::Evtchn.key()
+            } else {
+                c.scenario.vm[i].interrupt_delivery.key()
+            }),
             device_interrupts_by_target_state_per_s: by_target.into(),
             latency_by_target_state_us: match m.by_run_class {
                 Some(h) => crate::model::RUN_CLASS_KEYS.iter().zip(h).map(|(&k, h)| (k, Latency::from_histogram(h))).collect::<BTreeMap<_, _>>().into(),

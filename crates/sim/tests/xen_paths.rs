@@ -105,3 +105,65 @@ fn dom0_runs_the_back_ends_and_the_same_seed_gives_the_same_run() {
     let fv = scenario("xen_e1000", "fixed", false).run();
     assert!(fv.summary.host.threads.iter().any(|t| t.name.starts_with("qemu-")));
 }
+
+/// A refusal names the key, in one line.
+fn refused(sc: Sc, key: &str, words: &[&str]) {
+    let m = sc.check_error();
+    assert!(!m.contains('\n'), "{m}");
+    assert!(m.contains(&format!("key `{key}`")), "{key}: {m}");
+    for w in words {
+        assert!(m.contains(w), "{w}: {m}");
+    }
+}
+
+fn xen_host(vm: Vm) -> Sc {
+    Sc::new("bad", "hbalance").host("virtualization = \"xen\"\nscheduler = \"xen_credit\"").vm(vm)
+}
+
+#[test]
+fn bad_xen_layouts_are_refused_naming_the_key() {
+    let pv = || Vm::new("vm0", 2).net("kind = \"xen_pv\"");
+    let fv = || Vm::new("vm0", 2).net("kind = \"xen_e1000\"");
+    // Xen devices without Xen; KVM's devices under Xen.
+    refused(Sc::new("bad", "hbalance").vm(pv()), "vm[0].net.kind", &["xen_pv", "virtualization"]);
+    refused(Sc::new("bad", "hbalance").vm(fv()), "vm[0].net.kind", &["xen_e1000"]);
+    refused(xen_host(Vm::new("vm0", 2)), "vm[0].net.kind", &["\"virtio\"", "xen_pv"]);
+    refused(xen_host(Vm::new("vm0", 2).net("kind = \"sriov_vf\"")), "vm[0].net.kind", &[]);
+    // Delivery: evtchn only on a PV device, nothing else on one; FV has emulated only.
+    refused(xen_host(fv().delivery("evtchn")), "vm[0].interrupt_delivery", &["evtchn", "xen_pv"]);
+    refused(Sc::new("bad", "es2").vm(Vm::new("vm0", 2).delivery("evtchn")), "vm[0].interrupt_delivery", &["evtchn"]);
+    refused(xen_host(pv().delivery("posted")), "vm[0].interrupt_delivery", &["posted", "xen_pv"]);
+    refused(xen_host(fv().delivery("apicv")), "vm[0].interrupt_delivery", &["apicv", "xen_e1000"]);
+    // v_balance is a PV guest's.
+    refused(xen_host(fv().routing("v_balance")), "vm[0].interrupt_routing", &["v_balance"]);
+    refused(Sc::new("bad", "es2").vm(Vm::new("vm0", 2).routing("v_balance")), "vm[0].interrupt_routing", &["v_balance"]);
+    // dom0's pCPUs.
+    refused(xen_host(pv()).host("dom0_cpus = [8]"), "host.dom0_cpus", &["pCPU 8 does not exist"]);
+    refused(xen_host(pv()).host("dom0_cpus = []"), "host.dom0_cpus", &["[]"]);
+    refused(xen_host(pv().pins(&[0, 7])), "vm[0].vcpu_pins[1]", &["dom0"]);
+    refused(xen_host(pv().pins(&[0, 1])).host("dom0_cpus = [1]"), "vm[0].vcpu_pins[1]", &["dom0"]);
+    refused(Sc::new("bad", "es2").host("dom0_cpus = [1]").vm(Vm::new("vm0", 1)), "host.dom0_cpus", &["xen"]);
+    refused(xen_host(pv()).pcpus(2), "host.pcpus", &["dom0"]);
+    // Xen on a KVM profile; Xen without its credit scheduler; a back end of KVM's.
+    let on_es2 = Sc::new("bad", "es2").host("virtualization = \"xen\"\nscheduler = \"xen_credit\"").vm(pv());
+    refused(on_es2, "host.virtualization", &["a Xen path on a KVM profile", "[xen]"]);
+    refused(Sc::new("bad", "hbalance").host("virtualization = \"xen\"").vm(pv()), "host.scheduler", &["xen_credit"]);
+    refused(xen_host(pv()).io("handling = \"es2\""), "host.io.handling", &["dom0"]);
+    refused(xen_host(pv().vhost_pin(7)), "vm[0].net.vhost_pin", &["dom0"]);
+    // And a good one passes, with dom0 where it was put.
+    let ok = xen_host(pv().pins(&[0, 1]).routing("v_balance")).host("dom0_cpus = [5]").check();
+    assert_eq!(eventpath_sim::scenario::xen::dom0_cpus(&ok.scenario, &ok.profile, ok.pcpus), vec![5]);
+    let ok = xen_host(fv()).check();
+    assert_eq!(eventpath_sim::scenario::xen::dom0_cpus(&ok.scenario, &ok.profile, ok.pcpus), vec![6, 7]);
+}
+
+#[test]
+fn an_unpinned_vcpu_stays_off_dom0s_pcpus() {
+    let sc = xen_host(Vm::new("vm0", 4).burn(true).net("kind = \"xen_pv\"").workload(PING)).duration(0.2);
+    let o = sc.run();
+    for t in o.summary.host.threads.iter().filter(|t| t.name.starts_with("vcpu:")) {
+        assert!(t.pcpu_pct[6] == 0.0 && t.pcpu_pct[7] == 0.0, "{}: {:?}", t.name, t.pcpu_pct);
+    }
+    let nb = o.summary.host.threads.iter().find(|t| t.name == "netback-vm0").unwrap();
+    assert!(nb.pcpu_pct[..6].iter().all(|&p| p == 0.0), "netback runs on dom0's pCPUs: {:?}", nb.pcpu_pct);
+}

@@ -11,11 +11,19 @@
 //! | `eli`      | exit, injected              | direct: — (exit, injected, in injection mode) | exit, injected | exit only in injection mode | exit |
 //! | `did`      | IPI with the guest vector: — | IRTE to the vCPU's core: — | the guest's own LAPIC timer: — | — | — |
 //! | `native`   | (bare metal: no hypervisor) | —                          | —                  | —   | —     |
+//! | `evtchn`   | pending bit + IPI into Xen, upcall: interrupt-delivery exit | (none: Xen PV devices only) | external-interrupt exit | — | exit |
 //!
 //! Sources: `emulated` ES2 §2.2, DID §2.2; `apicv` (APIC virtualization without posting: EOI
 //! virtualized, interrupts still injected at entry) DID §2.4, §5.9; `posted` ES2 §3.2 with VT-d
 //! posting of assigned-device interrupts (DID §2.4 last sentence); `eli` ELVIS §2.4 and DID §3,
-//! Fig. 1 and Fig. 3c (injection mode); `did` DID §4.2–4.5.
+//! Fig. 1 and Fig. 3c (injection mode); `did` DID §4.2–4.5; `evtchn` hBalance §2.2 and Fig. 2
+//! (Xen's event channels: the back end's `evtchn_send` sets the pending bit in the shared
+//! `shared_info` page; a running target is sent an IPI that traps its pCPU into Xen, which
+//! bounces the upcall into the guest on its way back; a blocked one is woken), with no EOI: the
+//! guest clears the pending bit in shared memory (`__xen_evtchn_do_upcall`). Our reading for
+//! what the paper leaves open: the upcall is charged as the interrupt-delivery exit (the cost is
+//! the profile's `xen.evtchn_upcall_ns`, not a VMX exit's), and the guest's upcall mask needs no
+//! interrupt-window exit (the guest re-checks `evtchn_upcall_pending` when it unmasks).
 //!
 //! Whatever the mode, an interrupt for a vCPU that is not in guest mode is recorded and taken at
 //! its next VM entry (`Pend`): one raised during an exit waits for that exit's end, with no exit
@@ -141,6 +149,8 @@ pub enum DeliveryMode {
     Did,
     /// Bare metal: no hypervisor (a host mode, not a VM setting).
     Native,
+    /// Xen event channels (a `xen_pv` device's only mode): pending bit and upcall, no EOI.
+    Evtchn,
 }
 
 impl DeliveryMode {
@@ -153,6 +163,7 @@ impl DeliveryMode {
             DeliveryMode::Eli => "eli",
             DeliveryMode::Did => "did",
             DeliveryMode::Native => "native",
+            DeliveryMode::Evtchn => "evtchn",
         }
     }
 
@@ -185,8 +196,9 @@ impl DeliveryMode {
             (Native, _) => direct,
             // The software LAPIC: a virtual interrupt needs an IPI kick, a physical one exits on
             // arrival; both are injected at the entry.
-            (Emulated | Apicv, VirtualDevice | Ipi) => injected(ExitCause::InterruptDelivery),
-            (Emulated | Apicv, AssignedDevice | Timer) => injected(ExitCause::ExternalInterrupt),
+            // Event channels alike: Xen's IPI traps the running vCPU's pCPU, the upcall follows.
+            (Emulated | Apicv | Evtchn, VirtualDevice | Ipi) => injected(ExitCause::InterruptDelivery),
+            (Emulated | Apicv | Evtchn, AssignedDevice | Timer) => injected(ExitCause::ExternalInterrupt),
             // Posting: the notification vector is taken in guest mode; a vCPU entering or in
             // the hypervisor has its PIR synced at entry (ES2 §3.2).
             (Posted, VirtualDevice | Ipi | AssignedDevice) => Decision { path: Path::Posted, action: off_guest.unwrap_or(in_guest) },
@@ -212,6 +224,8 @@ impl DeliveryMode {
             DeliveryMode::Emulated => true,
             // EOI virtualization (APICv) or the x2APIC EOI MSR passed through (ELI, DID).
             DeliveryMode::Apicv | DeliveryMode::Posted | DeliveryMode::Did | DeliveryMode::Native => false,
+            // An event channel has no EOI: the guest clears the pending bit in shared memory.
+            DeliveryMode::Evtchn => false,
             // ELI turns direct EOI off while a virtual interrupt is in service (DID Fig. 3c).
             DeliveryMode::Eli => injection_mode,
         }
@@ -344,6 +358,18 @@ mod tests {
         for m in [Emulated, Apicv, Posted, Eli, Did, Native] {
             assert!(!m.window_exit(Path::Direct) && !m.window_exit(Path::Posted), "{m:?}");
         }
+    }
+
+    #[test]
+    fn event_channels_kick_a_running_vcpu_but_have_no_eoi_and_no_window_exit() {
+        assert_eq!(running(Evtchn, VirtualDevice), Decision { path: Path::Injected, action: Exit(ExitCause::InterruptDelivery) });
+        assert_eq!(running(Evtchn, Timer).action, Exit(ExitCause::ExternalInterrupt));
+        assert_eq!(Evtchn.raise(VirtualDevice, Target::Halted, false).action, Wake, "a blocked vCPU is woken");
+        assert_eq!(Evtchn.raise(VirtualDevice, Target::InHypervisor, false).action, Pend);
+        assert!(!Evtchn.eoi_exits(true) && !Evtchn.eoi_exits(false), "no EOI: the guest clears the pending bit");
+        assert!(!Evtchn.window_exit(Path::Injected), "the guest re-checks pending events when it unmasks");
+        assert!(Evtchn.timer_write_exits() && Evtchn.hlt_exits() && Evtchn.virtualized() && !Evtchn.needs_assigned_device());
+        assert_eq!(Evtchn.key(), "evtchn");
     }
 
     #[test]

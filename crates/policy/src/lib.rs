@@ -7,7 +7,7 @@
 //! ```text
 //!  guest driver ──kick──> [notify] ──> host I/O thread [vhost | es2 | elvis | pmd]
 //!                                         │ completion
-//!  guest vCPU <──inject── [routing | hbalance | es2::redirect] <── [moderation] <──┘
+//!  guest vCPU <──inject── [routing | hbalance | vbalance | es2::redirect] <── [moderation] <──┘
 //!  vCPU halt  ──> [halt_poll]          interrupt arrives ──> [delivery] (exit or not)
 //!  idle pCPU  ──> [idle] (menu, haltpoll: which idle state a wake-up pays)
 //! ```
@@ -28,6 +28,7 @@ pub mod moderation;
 pub mod notify;
 pub mod pmd;
 pub mod routing;
+pub mod vbalance;
 pub mod vhost;
 
 pub use error::ConfigError;

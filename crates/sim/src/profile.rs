@@ -111,6 +111,34 @@ pub struct Sriov {
     pub vf_irq_ns: Param,
 }
 
+/// Xen's hypervisor and dom0 (absent: the profile is a KVM host; `[host] virtualization =
+/// "xen"` is then refused). The host's `exit.*` costs are Xen's HVM exits on this machine
+/// (an FV guest's); this section holds what Xen's I/O paths add (`docs/model.md`, "Xen's I/O
+/// paths").
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Xen {
+    /// pCPUs dom0 runs on by default (the host's last ones; `[host] dom0_cpus` overrides).
+    pub dom0_pcpus: Param,
+    /// A PV guest's hypercall (`EVTCHNOP_send` on a netfront notify, `EVTCHNOP_bind_vcpu`
+    /// on a vBalance rebinding): the trap into Xen, its work, the return; on the vCPU.
+    pub hypercall_ns: Param,
+    /// An event-channel upcall into a running PV vCPU: Xen's IPI traps its pCPU, Xen builds
+    /// the upcall's bounce frame and returns into the guest's `xen_hypervisor_callback`
+    /// (charged as the interrupt-delivery exit of an `evtchn` vCPU).
+    pub evtchn_upcall_ns: Param,
+    /// An FV guest's synchronous ioreq to QEMU in dom0, beyond the exit's own cost: Xen's
+    /// event to dom0, QEMU woken in dom0, its register emulation, its reply, the vCPU resumed.
+    /// The vCPU waits it out (charged as the exit's handling time).
+    pub ioreq_ns: Param,
+    /// QEMU's e1000 emulation per packet, on its dom0 thread (descriptor walk through the
+    /// map cache, the copy, the tap write or the RX descriptor write-back, the IRQ assert).
+    pub qemu_e1000_packet_ns: Param,
+    /// netback's grant copy per packet (`GNTTABOP_copy` of the frame between dom0 and the
+    /// guest, the grant's validation and the ring's response), on its dom0 kernel thread.
+    pub netback_packet_ns: Param,
+}
+
 /// Direct cost of a VM exit by reason: exit + handling + re-entry, charged on the pCPU.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -454,6 +482,9 @@ pub struct Profile {
     /// SR-IOV virtual functions of the NIC, if it has them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sriov: Option<Sriov>,
+    /// Xen's hypervisor and dom0, if the profile is a Xen host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xen: Option<Xen>,
 }
 
 /// Longest time any one parameter may give, ns: a second. No single operation, latency or
@@ -498,6 +529,7 @@ impl Bounds {
             "client.tsq_limit_bytes" => b(1.0, 2_147_483_647.0, true, "a per-socket byte limit; Linux's default is 262144"),
             "client.udp_rr_timeout_ns" => b(1.0, MAX_NS, true, "a resend timer; 0 ns would resend at one instant forever"),
             "client.fork_ns" => b(0.0, 1e9, true, "a fork() of the client's load generator"),
+            "xen.dom0_pcpus" => b(1.0, 511.0, true, "dom0 needs a pCPU and leaves one to the guests"),
             _ => match unit {
                 "ns" => b(0.0, MAX_NS, false, "at most a second"),
                 // A tick ≤ 100 µs apart would cost more than it measures; Linux CONFIG_HZ is
@@ -548,6 +580,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("elvis", include_str!("../../../profiles/elvis.toml")),
     ("did", include_str!("../../../profiles/did.toml")),
     ("sriov", include_str!("../../../profiles/sriov.toml")),
+    ("hbalance", include_str!("../../../profiles/hbalance.toml")),
 ];
 
 /// The built-in profiles' calibration targets (`eventpath calibrate`): (name, file contents).
@@ -740,6 +773,16 @@ impl Profile {
                 ("sriov.vf_itr_min_ns", &v.vf_itr_min_ns, "ns"),
                 ("sriov.dma_ns", &v.dma_ns, "ns"),
                 ("sriov.vf_irq_ns", &v.vf_irq_ns, "ns"),
+            ]);
+        }
+        if let Some(x) = &self.xen {
+            p.extend([
+                ("xen.dom0_pcpus", &x.dom0_pcpus, "count"),
+                ("xen.hypercall_ns", &x.hypercall_ns, "ns"),
+                ("xen.evtchn_upcall_ns", &x.evtchn_upcall_ns, "ns"),
+                ("xen.ioreq_ns", &x.ioreq_ns, "ns"),
+                ("xen.qemu_e1000_packet_ns", &x.qemu_e1000_packet_ns, "ns"),
+                ("xen.netback_packet_ns", &x.netback_packet_ns, "ns"),
             ]);
         }
         p

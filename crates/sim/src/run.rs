@@ -267,7 +267,12 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
                 // Transactions per second for request/response; streams have none.
                 ops_per_s: m.ops.and_then(rate),
             }},
-            interrupt_delivery: Some(c.scenario.vm[i].interrupt_delivery.key()),
+            // A Xen PV device's only delivery is its event channels (the key's default reads so).
+            interrupt_delivery: Some(if c.scenario.vm[i].net.kind == crate::scenario::NetKind::XenPv {
+                crate::scenario::InterruptDelivery::Evtchn.key()
+            } else {
+                c.scenario.vm[i].interrupt_delivery.key()
+            }),
             device_interrupts_by_target_state_per_s: by_target.into(),
             interrupt_routing: serde_json::to_value(c.scenario.vm[i].interrupt_routing).ok().and_then(|v| v.as_str().map(str::to_owned)),
             interrupt_routing_note: (vm.vcpus.len() == 1 && c.scenario.vm[i].interrupt_routing != Default::default())

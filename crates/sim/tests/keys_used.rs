@@ -107,11 +107,17 @@ fn halt_polling_where_no_vcpu_halts_is_refused() {
     has(&error_of(&scenario().vm(virtio().burn(true).guest_idle("poll"))), &["key `vm[0].guest_idle`", "idle loop never runs"]);
 }
 
+/// Issue 31 decided it: a routing policy on a one-vCPU VM is allowed and has no effect, and the
+/// summary says so (`vms[].interrupt_routing_note`) rather than the key being ignored in silence.
 #[test]
-fn routing_on_one_vcpu_is_refused() {
+fn routing_on_one_vcpu_runs_and_the_summary_says_it_has_no_effect() {
     let one = || Vm::new("vm0", 1);
-    has(&error_of(&scenario().vm(one().routing("es2"))), &["key `vm[0].interrupt_routing`", "one vCPU"]);
-    runs(&scenario().vm(one().routing("fixed")));
+    let note = |sc: &Sc| {
+        let c = Scenario::from_toml("t.toml", &sc.toml()).and_then(|s| s.check("t.toml")).unwrap_or_else(|e| panic!("{e}"));
+        simulate_with_ledger(&c).0.summary.vms[0].interrupt_routing_note
+    };
+    assert!(note(&scenario().vm(one().routing("es2"))).expect("a note").contains("one vCPU"));
+    assert_eq!(note(&scenario().vm(one().routing("fixed"))), None);
     runs(&scenario().vm(virtio().routing("es2")));
 }
 

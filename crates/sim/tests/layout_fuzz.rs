@@ -74,3 +74,17 @@ fn the_draws_reach_hosts_past_64_pcpus_and_guest_halt_polling_and_such_cases_run
     // A big host is not refused for its size: at least one of its cases runs.
     assert!(big.iter().any(|&c| matches!(run_case(c), Ok(Outcome::Ok))), "{big:?}");
 }
+
+#[test]
+fn the_xen_draws_reach_pv_and_fv_hosts_and_leave_every_first_layout_as_it_was() {
+    let (mut pv, mut fv) = (0, 0);
+    for case in 0..40 {
+        if let Some(x) = eventpath_sim::fuzz::xen_scenario(case) {
+            pv += x.contains("\"xen_pv\"") as u32;
+            fv += x.contains("\"xen_e1000\"") as u32;
+        }
+        // The first layout never draws a Xen key (its streams are untouched).
+        assert!(!eventpath_sim::fuzz::scenario(case).contains("virtualization = \"xen\""), "case {case}");
+    }
+    assert!(pv > 0 && fv > 0, "pv {pv} fv {fv}");
+}

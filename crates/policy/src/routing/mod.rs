@@ -9,7 +9,8 @@
 //! Routers: [`FixedRouter`] (physical destination mode), [`LowestPriorityRr`] (logical mode,
 //! round-robin per interrupt), [`RunningFirst`] (the KVM testbed's router by observed run state),
 //! [`crate::es2::Es2Redirect`] (ES2 §4.3) and [`crate::hbalance::HBalanceRouter`] (hBalance
-//! Algorithm 1). [`RouterConfig::build`] makes any of them as a [`Router`].
+//! Algorithm 1) and [`crate::vbalance::VBalanceRouter`] (vBalance, the guest's own event-channel
+//! rebinding, Xen PV only). [`RouterConfig::build`] makes any of them as a [`Router`].
 //!
 //! The interface every router implements (requests, decisions, vCPU states) is in [`types`],
 //! which depends on no router: `hbalance` and `es2::redirect` use it, this module selects them.
@@ -21,6 +22,7 @@ pub use types::{CreditPriority, InterruptClass, InterruptRouter, RouteDecision, 
 use crate::error::{at_least, ConfigError};
 use crate::es2::Es2Redirect;
 use crate::hbalance::HBalanceRouter;
+use crate::vbalance::VBalanceRouter;
 
 /// Physical destination mode: always the programmed vCPU.
 #[derive(Debug, Clone)]
@@ -128,6 +130,8 @@ pub enum RouterConfig {
     /// is accepted too).
     #[cfg_attr(feature = "serde", serde(alias = "hbalance"))]
     HBalance,
+    /// [`VBalanceRouter`] (scenario name `v_balance`; a Xen PV device only).
+    VBalance,
 }
 
 impl RouterConfig {
@@ -140,6 +144,7 @@ impl RouterConfig {
             RouterConfig::RunningFirst => Router::RunningFirst(RunningFirst::new(n_vcpus)),
             RouterConfig::Es2 => Router::Es2(Es2Redirect::new(n_vcpus)),
             RouterConfig::HBalance => Router::HBalance(HBalanceRouter::new(n_vcpus)),
+            RouterConfig::VBalance => Router::VBalance(VBalanceRouter::new(n_vcpus)),
         })
     }
 }
@@ -157,6 +162,8 @@ pub enum Router {
     Es2(Es2Redirect),
     /// See [`HBalanceRouter`].
     HBalance(HBalanceRouter),
+    /// See [`VBalanceRouter`].
+    VBalance(VBalanceRouter),
 }
 
 impl Router {
@@ -167,6 +174,16 @@ impl Router {
             Router::RunningFirst(r) => r,
             Router::Es2(r) => r,
             Router::HBalance(r) => r,
+            Router::VBalance(r) => r,
+        }
+    }
+
+    /// Did the last decision rebind an event channel from the guest (vBalance's
+    /// `EVTCHNOP_bind_vcpu`, a hypercall the caller charges)? Other routers never do.
+    pub fn take_rebind(&mut self) -> bool {
+        match self {
+            Router::VBalance(r) => r.take_rebind(),
+            _ => false,
         }
     }
 }
@@ -179,6 +196,7 @@ impl InterruptRouter for Router {
             Router::RunningFirst(r) => r.n_vcpus(),
             Router::Es2(r) => r.n_vcpus(),
             Router::HBalance(r) => r.n_vcpus(),
+            Router::VBalance(r) => r.n_vcpus(),
         }
     }
     fn on_run_state(&mut self, vcpu: VcpuId, state: RunState) {

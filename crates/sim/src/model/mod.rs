@@ -371,6 +371,10 @@ impl Host {
             }
         };
         let all = CpuMask::first(c.pcpus);
+        let xen = s.host.virtualization == crate::scenario::Virtualization::Xen;
+        let dom0 = if xen { crate::scenario::xen::dom0_cpus(s, &c.profile, c.pcpus) } else { Vec::new() };
+        // Under Xen an unpinned vCPU runs anywhere but on dom0's pCPUs.
+        let guests = if xen { CpuMask::of((0..c.pcpus).filter(|p| !dom0.contains(p))) } else { all };
         let mask = |pin: Option<u32>| pin.map_or(all, CpuMask::bit);
         let rng = |name: &str| crate::engine::Rng::for_component(s.seed, &format!("sched:{name}"));
         let mut thread_names = Vec::new();
@@ -382,15 +386,23 @@ impl Host {
                 let pin = vm.vcpu_pins.as_ref().map(|p| p[j as usize]);
                 ids.push(vcpus.len() as u32);
                 let name = format!("vcpu:{}/{j}", vm.name);
-                sched.add(0, mask(pin), rng(&name));
+                sched.add(0, pin.map_or(guests, CpuMask::bit), rng(&name));
                 thread_names.push(name);
                 let delivery = match s.host.virtualization {
                     crate::scenario::Virtualization::BareMetal => crate::scenario::InterruptDelivery::Native,
                     crate::scenario::Virtualization::Kvm => vm.interrupt_delivery,
+                    // A PV device's only delivery: event channels (the key's default reads so).
+                    crate::scenario::Virtualization::Xen if vm.net.kind == crate::scenario::NetKind::XenPv => crate::scenario::InterruptDelivery::Evtchn,
+                    crate::scenario::Virtualization::Xen => vm.interrupt_delivery,
                 };
                 let idle_poll = vm.guest_idle == crate::scenario::GuestIdle::Poll;
                 let mut vc = Vcpu::new(vi as u32, delivery, vm.guest_cpu_burn, idle_poll, vm.halt_poll.clone());
                 vc.features = vm.apic;
+                vc.xen = match vm.net.kind {
+                    crate::scenario::NetKind::XenPv => hypervisor::vcpu::XenIo::Pv,
+                    crate::scenario::NetKind::XenE1000 => hypervisor::vcpu::XenIo::Fv,
+                    _ => hypervisor::vcpu::XenIo::None,
+                };
                 vc.guest_poll = vm.guest_halt_poll.clone().map(hypervisor::guest_poll::GuestPoll::new);
                 vcpus.push(vc);
             }
@@ -460,7 +472,8 @@ impl Host {
             senders.push(sender);
         }
         // The back-end threads come after the vCPU threads.
-        let io = io::Backends::build(c, &dev_vm, &mut |name, pin| {
+        // (Under Xen the back ends are dom0's: each VM's pinned to one of dom0's pCPUs in turn.)
+        let io = io::Backends::build(c, &dev_vm, &dom0, &mut |name, pin| {
             sched.add(0, mask(pin), rng(name));
             thread_names.push(name.to_string());
         });
@@ -502,7 +515,8 @@ impl Host {
             nic_irq_cpu: {
                 // Default: every pCPU, from the last down (irqbalance favours the least loaded
                 // cores; the host scheduler fills idle pCPUs from the first).
-                let every: Vec<u32> = (0..c.pcpus).rev().collect();
+                // Under Xen the NIC is dom0's: its interrupts go to dom0's pCPUs.
+                let every: Vec<u32> = if xen { dom0.clone() } else { (0..c.pcpus).rev().collect() };
                 let cpus = s.host.nic_irq_cpus.as_deref().unwrap_or(&every);
                 (0..dev_vm.len()).map(|d| cpus[d * cpus.len() / dev_vm.len()]).collect()
             },
@@ -775,7 +789,10 @@ impl Host {
     /// so that the wake-up it causes keeps the `SMP_BOOST` (`routing.rs`).
     pub(crate) fn route_irq(&mut self, now: Time, vm: usize, req: eventpath_policy::routing::RouteRequest, q: &mut EventQueue<Ev>) -> u32 {
         let sched = &self.sched;
-        let (target, boost) = self.vms[vm].routing.decide(req, |v| sched.credit_priority(v));
+        let (target, boost, rebind) = self.vms[vm].routing.decide(req, |v| sched.credit_priority(v));
+        if rebind {
+            self.vcpus[target as usize].rebind_owed = true;
+        }
         if boost {
             use hypervisor::threads::Threads;
             self.cx(q).smp_boost(now, target);

@@ -26,6 +26,7 @@ mod de;
 mod io;
 pub mod keys;
 mod layout;
+pub mod xen;
 mod resolve;
 pub mod limits;
 mod workload;
@@ -99,8 +100,10 @@ pub struct HostLayout {
     /// so a woken thread pays no C-state exit).
     #[serde(default, deserialize_with = "de::variant")]
     pub idle: IdlePolicy,
-    /// `kvm` (default) or `bare_metal` (no hypervisor; one VM, which is the machine's OS, on an
-    /// `sriov_vf` NIC; its delivery mode must be left at the default).
+    /// `kvm` (default), `bare_metal` (no hypervisor; one VM, which is the machine's OS, on an
+    /// `sriov_vf` NIC; its delivery mode must be left at the default) or `xen` (Xen with dom0 on
+    /// its own pCPUs; needs a profile with `[xen]` and `scheduler = "xen_credit"`; its VMs'
+    /// devices are `xen_pv` or `xen_e1000`).
     #[serde(default, deserialize_with = "de::variant")]
     pub virtualization: Virtualization,
     /// The host scheduler of the vCPU, back-end and hog threads: `cfs` (default: Linux CFS,
@@ -126,6 +129,10 @@ pub struct HostLayout {
     /// least loaded cores, where the host scheduler fills idle pCPUs from the first). ELVIS and
     /// Baseline with affinity put them on the I/O cores (ELVIS §4.2).
     pub nic_irq_cpus: Option<Vec<u32>>,
+    /// `virtualization = "xen"` only: the pCPUs dom0 runs on (its back ends: netback's kernel
+    /// threads, QEMU's device models), which no vCPU of a guest may be pinned to. Default: the
+    /// host's last `xen.dom0_pcpus` pCPUs (the profile's).
+    pub dom0_cpus: Option<Vec<u32>>,
 }
 
 /// The host's idle loop (Linux `cpuidle`), a boot-time setting hosts tuned for latency change.
@@ -288,6 +295,9 @@ pub enum Virtualization {
     /// No hypervisor: the one "VM" is the machine's own OS, its NIC an SR-IOV port used
     /// directly; interrupts, EOIs, timers and HLT cost no exits (DID §5's bare-metal rows).
     BareMetal,
+    /// Xen (hBalance's host): the credit scheduler, dom0 on its own pCPUs serving the guests'
+    /// PV (netfront/netback) or FV (QEMU's e1000) devices.
+    Xen,
 }
 
 /// What a guest's idle loop does (`[vm] guest_idle`).
@@ -312,13 +322,42 @@ pub enum NetKind {
     /// An SR-IOV virtual function of the host's NIC, assigned to the VM (the profile's
     /// `[sriov]` section must exist): DMA into guest buffers, no host thread.
     SriovVf,
+    /// Xen PV: netfront in the guest, netback's kernel thread in dom0, split rings with
+    /// event-index notification over event channels (`virtualization = "xen"`).
+    XenPv,
+    /// Xen FV: QEMU's emulated Intel e1000 in dom0; register accesses are synchronous ioreqs,
+    /// interrupts go through the vIOAPIC (`virtualization = "xen"`).
+    XenE1000,
+}
+
+impl NetKind {
+    /// Its name in a scenario.
+    pub fn key(self) -> &'static str {
+        match self {
+            NetKind::Virtio => "virtio",
+            NetKind::SriovVf => "sriov_vf",
+            NetKind::XenPv => "xen_pv",
+            NetKind::XenE1000 => "xen_e1000",
+        }
+    }
+
+    /// A Xen device (served by a back end in dom0).
+    pub fn is_xen(self) -> bool {
+        matches!(self, NetKind::XenPv | NetKind::XenE1000)
+    }
+
+    /// Served by a back-end thread through rings (virtio-net, or a Xen device whose back end
+    /// reuses that machinery): not an SR-IOV VF.
+    pub fn has_backend(self) -> bool {
+        self != NetKind::SriovVf
+    }
 }
 
 /// A virtio-net device served by a vhost thread.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Net {
-    /// `virtio` (default) or `sriov_vf`.
+    /// `virtio` (default), `sriov_vf`, or under Xen `xen_pv` or `xen_e1000`.
     #[serde(default, deserialize_with = "de::variant")]
     pub kind: NetKind,
     /// A VF's interrupt throttle (its EITR register): an interval in µs, at most one interrupt
@@ -764,6 +803,7 @@ impl Scenario {
             }
             vm.net.moderation.validate().map_err(|e| err(policy_error(&key("net.moderation"), &e)))?;
         }
+        xen::check(&self, &profile, pcpus).map_err(err)?;
         let pins: Vec<(usize, &[u32])> = self.vm.iter().enumerate().filter_map(|(i, v)| v.vcpu_pins.as_deref().map(|p| (i, p))).collect();
         self.host.io.check(pcpus, &pins).map_err(err)?;
         let vf_vms = self.vm.iter().filter(|v| v.net.kind == NetKind::SriovVf).count();

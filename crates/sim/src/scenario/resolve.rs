@@ -9,7 +9,7 @@
 //! `[host.io] cores` and `stuck_us`, `[vm.halt_poll]`, a workload's open-loop rate or
 //! `workers`): each documented as "absent: ..." in `eventpath keys`.
 
-use super::{Checked, Es2Switch, Handling, HostScheduler, IoHandling, NetKind, Offload, Scenario};
+use super::{Checked, Es2Switch, Handling, HostScheduler, IoHandling, Offload, Scenario};
 use eventpath_policy::pmd::PmdIdle;
 
 impl IoHandling {
@@ -87,7 +87,7 @@ impl Checked {
             HostScheduler::XenCredit => _ = s.host.tslice_ms.get_or_insert(crate::model::sched::credit::DEFAULT_TSLICE_MS),
         }
         for vm in &mut s.vm {
-            if vm.net.kind == NetKind::Virtio {
+            if vm.net.kind.has_backend() {
                 vm.net.event_idx.get_or_insert(true);
                 vm.net.offload.get_or_insert_with(Offload::default);
             }

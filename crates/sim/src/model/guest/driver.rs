@@ -11,7 +11,7 @@ use crate::model::hw::lapic::Vector;
 use crate::model::hw::virtq::Buf;
 use crate::model::hw::vf;
 use crate::model::hypervisor::irq::Irqs;
-use crate::model::hypervisor::vcpu::{AfterExit, Step, Vcpus};
+use crate::model::hypervisor::vcpu::{AfterExit, Step, Vcpus, XenIo};
 use crate::model::io::queues::Notice;
 use crate::model::Ev;
 
@@ -138,13 +138,28 @@ impl<K: Kernel> Driver for K {
 
     fn kick_exit(&mut self, now: Time, v: u32, dev: u32, rx: bool) {
         self.tr_kick(now, v, dev, rx, true);
+        let xen = self.vcpu_ref(v).xen;
+        if xen == XenIo::Pv {
+            // netfront's notify: an EVTCHNOP_send hypercall (no VM exit: the trap into Xen,
+            // counted with the "other" exits); Xen sets dom0's pending bit and netback's thread
+            // is woken at once.
+            self.ioeventfd(now, dev, rx);
+            return self.exit(now, v, ExitReason::Other, AfterExit::Resume);
+        }
+        // Xen FV: the doorbell write (TDT/RDT) is a synchronous ioreq to QEMU in dom0; the
+        // vCPU waits its round trip (`xen.ioreq_ns`, on top of the exit), QEMU's per-packet
+        // work is its dom0 thread's.
+        let ioreq = match (xen, &self.profile().xen) {
+            (XenIo::Fv, Some(x)) => crate::engine::round_ns(x.ioreq_ns.value),
+            _ => 0,
+        };
         let signal = self.io_signal_ns();
         if signal == 0 {
             self.ioeventfd(now, dev, rx);
         } else {
             self.q().at(now + signal, Ev::Ioeventfd { dev, vcpu: v, rx });
         }
-        self.exit(now, v, ExitReason::IoInstruction, AfterExit::Resume)
+        self.exit_for(now, v, ExitReason::IoInstruction, AfterExit::Resume, ioreq)
     }
 
     fn ioeventfd(&mut self, now: Time, dev: u32, rx: bool) {

@@ -17,7 +17,7 @@ use crate::model::hw::lapic::Vector;
 use crate::model::hypervisor::delivery::{source_of, Recorded};
 use eventpath_policy::delivery::features::{IpiKind, IpiSend};
 use eventpath_policy::delivery::{Action, ExitCause, Target};
-use crate::model::hypervisor::vcpu::{AfterExit, Mode, Task};
+use crate::model::hypervisor::vcpu::{AfterExit, Mode, Task, XenIo};
 use crate::model::hypervisor::ctx::Machine;
 use crate::model::hypervisor::threads::Threads;
 use crate::model::hypervisor::vcpu::Vcpus;
@@ -217,7 +217,18 @@ impl<M: Machine> Irqs for M {
             Vector::Msi => g.timer_irq_ns.value,
             Vector::Vf => p.profile.sriov.as_ref().map_or(g.virtio_irq_ns.value, |s| s.vf_irq_ns.value),
         };
-        self.run_task(now, v, Task::Irq(vec), round_ns(cost));
+        let cost = round_ns(cost);
+        if let (XenIo::Fv, Some(x), Vector::NetTx | Vector::NetRx) = (p.vcpus[v as usize].xen, p.profile.xen.as_ref(), vec) {
+            // e1000_intr reads ICR first: an MMIO exit whose ioreq to QEMU the vCPU waits out;
+            // the handler runs after it (resumed from the saved stack at the entry).
+            let ioreq = round_ns(x.ioreq_ns.value);
+            let vc = &mut p.vcpus[v as usize];
+            vc.saved.push((Task::Irq(vec), cost));
+            vc.mode = Mode::Entering; // (a task this cut short was saved by the caller)
+            self.exit_for(now, v, ExitReason::IoInstruction, AfterExit::Resume, ioreq);
+            return true;
+        }
+        self.run_task(now, v, Task::Irq(vec), cost);
         true
     }
 
@@ -240,6 +251,12 @@ impl<M: Machine> Irqs for M {
             _ => AfterExit::Resume,
         };
         let delivery = vc.delivery;
+        if vc.rebind_owed && matches!(vec, Vector::NetTx | Vector::NetRx) {
+            // vBalance moved the event channel here: the guest's EVTCHNOP_bind_vcpu (an
+            // evtchn vCPU has no EOI exit, so this is the only trap after its handler).
+            vc.rebind_owed = false;
+            return self.exit(now, v, ExitReason::Other, then);
+        }
         if vc.features.eoi_exits(delivery, injection_mode, others) {
             return self.exit(now, v, ExitReason::Eoi, then);
         }

@@ -104,17 +104,18 @@ impl IrqRouting {
         RouteRequest { irq, class: InterruptClass::Device, dest: 0 }
     }
 
-    /// The vCPU (host-wide) a request goes to (its `dest` is the source's own affinity), and
-    /// whether the router asks for it to be boosted. `prio` gives a host-wide vCPU's credit
+    /// The vCPU (host-wide) a request goes to (its `dest` is the source's own affinity),
+    /// whether the router asks for it to be boosted, and whether the guest rebound the source's
+    /// event channel to get there (vBalance: a hypercall the target owes). `prio` gives a host-wide vCPU's credit
     /// priority (None under CFS: nothing is told).
     ///
     /// A one-vCPU VM's router is not asked: its only vCPU takes every interrupt and nothing is
     /// boosted (hBalance and ES2 redirection serve SMP VMs; `interrupt_routing` on such a VM is
     /// allowed and has no effect, which the summary says).
-    pub fn decide(&mut self, req: RouteRequest, prio: impl Fn(u32) -> Option<CreditPriority>) -> (u32, bool) {
+    pub fn decide(&mut self, req: RouteRequest, prio: impl Fn(u32) -> Option<CreditPriority>) -> (u32, bool, bool) {
         if self.n == 1 {
             self.count(0, req);
-            return (self.first, false);
+            return (self.first, false, false);
         }
         for j in 0..self.n {
             match prio(self.first + j) {
@@ -125,7 +126,11 @@ impl IrqRouting {
         let d = self.router.route(req);
         let t = d.target % self.n as usize;
         self.count(t, req);
-        (self.first + t as u32, d.boost)
+        let rebind = match &mut self.router {
+            VmRouter::Builtin(r) => r.take_rebind(),
+            VmRouter::External(_) => false,
+        };
+        (self.first + t as u32, d.boost, rebind)
     }
 
     /// Count a device interrupt routed to local vCPU `t` by the state the router saw it in.

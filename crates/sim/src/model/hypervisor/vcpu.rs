@@ -98,6 +98,19 @@ pub enum AfterExit {
     KickTx,
 }
 
+/// A vCPU's Xen device, as its exits see it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum XenIo {
+    /// Not a Xen guest (KVM, bare metal).
+    #[default]
+    None,
+    /// A PV guest (netfront): its notify is an `EVTCHNOP_send` hypercall, its interrupts
+    /// event-channel upcalls, its other exits hypercalls.
+    Pv,
+    /// An FV guest (QEMU's e1000): its register accesses are synchronous ioreqs to dom0.
+    Fv,
+}
+
 /// Where a vCPU is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -164,6 +177,12 @@ pub struct Vcpu {
     pub delivery: InterruptDelivery,
     /// Its VM's optional APIC features (`[vm.apic]`: IPIv, PV EOI) on top of `delivery`.
     pub features: eventpath_policy::delivery::features::ApicFeatures,
+    /// Its VM's Xen device, if any (`[vm.net] kind = "xen_pv" | "xen_e1000"`): what its
+    /// kicks and device interrupts cost (`docs/model.md`, "Xen's I/O paths").
+    pub xen: XenIo,
+    /// vBalance rebound its VM's event channel to this vCPU: the guest's `EVTCHNOP_bind_vcpu`
+    /// hypercall is owed, paid at the end of the next device handler here.
+    pub(crate) rebind_owed: bool,
     /// Bumped whenever a scheduled `GuestDone` must be ignored.
     epoch: u32,
     /// Tasks cut short by an exit or an interrupt handler, with the ns they still need.
@@ -244,6 +263,8 @@ impl Vcpu {
             mode: Mode::Waking,
             delivery,
             features: Default::default(),
+            xen: XenIo::None,
+            rebind_owed: false,
             epoch: 0,
             saved: Vec::with_capacity(8),
             apic: Apic::default(),
@@ -505,7 +526,10 @@ impl<M: Machine> Vcpus for M {
     }
 
     fn exit_for(&mut self, now: Time, v: u32, reason: ExitReason, then: AfterExit, extra: Time) {
-        let cost = exit_cost(self.profile(), reason) + extra;
+        let cost = match (self.vcpu_ref(v).xen, self.profile().xen.as_ref()) {
+            (XenIo::Pv, Some(x)) => xen_pv_cost(x, reason).unwrap_or_else(|| exit_cost(self.profile(), reason)),
+            _ => exit_cost(self.profile(), reason),
+        } + extra;
         let indirect = round_ns(self.profile().exit.indirect_per_direct.value * cost as f64);
         if let Mode::Guest { task, .. } = self.vcpu_ref(v).mode {
             self.tr_guest_end(now, v, task);
@@ -722,6 +746,18 @@ impl<M: Machine> Vcpus for M {
         }
         self.enter(now, v);
     }
+}
+
+/// A PV vCPU's cost for `r` where Xen's PV path replaces the HVM exit: the event-channel
+/// upcall for an interrupt kick, a hypercall for an IPI (`EVTCHNOP_send` on the IPI's event
+/// channel) or any other trap (the netfront notify, vBalance's rebinding).
+fn xen_pv_cost(x: &crate::profile::Xen, r: ExitReason) -> Option<Time> {
+    let p = match r {
+        ExitReason::InterruptDelivery => &x.evtchn_upcall_ns,
+        ExitReason::Ipi | ExitReason::Other => &x.hypercall_ns,
+        _ => return None,
+    };
+    Some(round_ns(p.value))
 }
 
 /// The profile's cost of an exit for `r`.

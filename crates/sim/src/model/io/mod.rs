@@ -179,7 +179,7 @@ impl Backends {
     /// the host scheduler, in order; a PMD thread runs from the start ([`Self::starts_running`]).
     /// `dev_vm` gives each device's VM (a VM's devices are consecutive; only a VM of several
     /// VFs has more than one, and a VF has no back end).
-    pub fn build(c: &Checked, dev_vm: &[u32], add: &mut dyn FnMut(&str, Option<u32>)) -> Backends {
+    pub fn build(c: &Checked, dev_vm: &[u32], dom0: &[u32], add: &mut dyn FnMut(&str, Option<u32>)) -> Backends {
         let s = &c.scenario;
         let io = &s.host.io;
         let vhost = vhost::config(&c.profile, 0);
@@ -192,19 +192,34 @@ impl Backends {
             // One worker per device, pinned where its VM says. (A VF's never wakes: it is kept
             // so that the threads' ids and placement stay what they were.)
             for (i, vm) in s.vm.iter().enumerate() {
-                let name = format!("vhost-{}", vm.name);
-                add(&name, vm.net.vhost_pin);
+                // Under Xen, dom0's back end: netback's kernel thread or QEMU's device model,
+                // each VM's pinned to one of dom0's pCPUs in turn.
+                let (name, pin) = match vm.net.kind {
+                    NetKind::XenPv => (format!("netback-{}", vm.name), Some(dom0[i % dom0.len()])),
+                    NetKind::XenE1000 => (format!("qemu-{}", vm.name), Some(dom0[i % dom0.len()])),
+                    _ => (format!("vhost-{}", vm.name), vm.net.vhost_pin),
+                };
+                add(&name, pin);
                 let cfg = vhost::config(&c.profile, vm.net.busyloop_timeout_us);
                 let d = first[i];
-                let (devs, serves) = if vm.net.kind == NetKind::Virtio { (vec![d], true) } else { (vec![], false) };
+                let (devs, serves) = if vm.net.kind.has_backend() { (vec![d], true) } else { (vec![], false) };
                 if serves {
                     by_dev[d as usize] = Some((threads.len() as u32, 0));
                 }
                 threads.push(IoThread::new(name, devs, Policy::Vhost(vhost::VhostIo::new(cfg))));
             }
-            return Backends { threads, by_dev, exitless: false, costs: Costs::new(&c.profile, offloads(), true), dev_vm: dev_vm.to_vec(), polls_rx: false };
+            let extra = dev_vm
+                .iter()
+                .map(|&vm| match (s.vm[vm as usize].net.kind, c.profile.xen.as_ref()) {
+                    (NetKind::XenPv, Some(x)) => x.netback_packet_ns.value,
+                    (NetKind::XenE1000, Some(x)) => x.qemu_e1000_packet_ns.value,
+                    _ => 0.0,
+                })
+                .collect();
+            let costs = Costs::new(&c.profile, offloads(), true).with_packet_extra(extra);
+            return Backends { threads, by_dev, exitless: false, costs, dev_vm: dev_vm.to_vec(), polls_rx: false };
         }
-        let virtio: Vec<u32> = (0..s.vm.len()).filter(|&vm| s.vm[vm].net.kind == NetKind::Virtio).map(|vm| first[vm]).collect();
+        let virtio: Vec<u32> = (0..s.vm.len()).filter(|&vm| s.vm[vm].net.kind.has_backend()).map(|vm| first[vm]).collect();
         let cores = io.cores.clone().unwrap_or_default();
         let groups = match io.handling {
             Handling::Es2 => eventpath_policy::es2::combine_devices(virtio.len(), io.es2().3.combining_level),

@@ -158,6 +158,9 @@ pub(crate) struct Costs {
     /// Per device: per byte the host's tap path checksums before delivery, for a guest
     /// without `VIRTIO_NET_F_GUEST_CSUM` (0 with it).
     rx_csum_byte_ns: Vec<f64>,
+    /// Per device: what its back end pays per packet beyond vhost's, both ways (a Xen
+    /// device's: netback's grant copy, QEMU's e1000 emulation; 0 otherwise).
+    packet_extra_ns: Vec<f64>,
 }
 
 impl Costs {
@@ -170,6 +173,7 @@ impl Costs {
         let csum = p.guest.csum_byte_ns.value;
         Costs {
             rx_csum_byte_ns: offloads.map(|o| if o.guest_csum { 0.0 } else { csum }).collect(),
+            packet_extra_ns: Vec::new(),
             tx_packet_ns: v.tx_packet_ns.value + host_path,
             tx_byte_ns: v.tx_byte_ns.value,
             rx_packet_ns: v.rx_packet_ns.value,
@@ -182,10 +186,20 @@ impl Costs {
         }
     }
 
+    /// Per device, what its back end pays per packet beyond vhost's (Xen's dom0 back ends).
+    pub fn with_packet_extra(mut self, extra: Vec<f64>) -> Self {
+        self.packet_extra_ns = extra;
+        self
+    }
+
+    fn extra(&self, dev: u32) -> f64 {
+        self.packet_extra_ns.get(dev as usize).copied().unwrap_or(0.0)
+    }
+
     /// Take device `dev`'s next TX buffer and its cost, if its ring has one.
     pub fn take_tx(&self, rings: &mut (impl DevRings + ?Sized), dev: u32) -> Option<(Work, Time)> {
         let b = rings.tx(dev).take()?;
-        Some((Work::Tx(b), round_ns(self.tx_packet_ns + self.tx_byte_ns * b.bytes as f64)))
+        Some((Work::Tx(b), round_ns(self.tx_packet_ns + self.extra(dev) + self.tx_byte_ns * b.bytes as f64)))
     }
 
     /// Take the next packet on device `dev`'s tap socket into posted guest buffers (as many as
@@ -200,6 +214,6 @@ impl Costs {
         rx.take(&pkt);
         rx.head_bufs = head;
         let per_byte = self.rx_byte_ns + self.rx_csum_byte_ns[dev as usize];
-        Some((Work::Rx(pkt), round_ns(self.rx_packet_ns + per_byte * pkt.bytes as f64)))
+        Some((Work::Rx(pkt), round_ns(self.rx_packet_ns + self.extra(dev) + per_byte * pkt.bytes as f64)))
     }
 }

@@ -1,6 +1,6 @@
 """Reproductions of the seeds' experiments: simulated values beside the published ones.
 
-Each experiment (``es2``, ``es2_multi``, ``elvis``, ``did``, ``sriov``, ``sriov_apps``, ``today``, ``routing``) is a set of scenarios (files in
+Each experiment (``es2``, ``es2_multi``, ``elvis``, ``did``, ``sriov``, ``sriov_apps``, ``today``, ``routing``, ``hbalance``) is a set of scenarios (files in
 ``reproduce/scenarios/`` or layout functions) run through one helper
 (:func:`~eventpath.reproduce.simulate.simulate`: load, apply a variant, run, fail loudly on a
 stalled flow); the published values it is compared with are data beside it
@@ -108,8 +108,14 @@ def profiles_of() -> dict[str, str]:
 def is_target(profile: str) -> Callable[[str, str, str], bool]:
     """A test of (experiment, config, metric) against built-in ``profile``'s calibration
     targets (``profiles/calibration/PROFILE.toml``; an entry without ``rows`` takes every row of
-    its experiment). No targets: every row is a prediction."""
-    return targets.is_target(targets.load_targets(profile, profiles_of()) if profile else [])
+    its experiment). No targets (no profile, or a profile without free parameters and so
+    without a calibration file, as ``hbalance``): every row is a prediction."""
+    from eventpath import _eventpath
+
+    builtin = _eventpath.builtin_profile_text(profile) if profile else None
+    if builtin is None or builtin[1] is None:
+        return targets.is_target([])
+    return targets.is_target(targets.load_targets(profile, profiles_of()))
 
 
 #: Per profile and role: rows within tolerance of those with a published value, and the misses.
@@ -128,6 +134,7 @@ from eventpath.reproduce import sriov  # noqa: E402,F401
 from eventpath.reproduce import sriov_apps  # noqa: E402,F401
 from eventpath.reproduce import today  # noqa: E402,F401
 from eventpath.reproduce import routing  # noqa: E402,F401
+from eventpath.reproduce import hbalance  # noqa: E402,F401
 
 
 def run_reproductions(experiments: str | list[str], out: str | os.PathLike, *, duration: float | None = None,

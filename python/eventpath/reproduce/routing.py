@@ -10,8 +10,11 @@ workloads: a ping's round-trip tail (hBalance Fig. 7's measure) and a web server
 
 The layout is ES2 §6.3's consolidated host on the es2 profile: four VMs of four vCPUs
 time-share pCPUs 0-3, vCPU ``j`` of every VM pinned to pCPU ``j`` (no vCPU stacking); each VM's
-vhost thread on pCPU 4; every vCPU runs a lowest-priority CPU burn, so the host scheduler
-time-slices them. VM 0 is tested; the other three only burn.
+vhost thread on pCPU 4; every VM runs lookbusy at 25 % of each vCPU (hBalance §6.1's load;
+four vCPUs of 25 % fill each pCPU), so the host scheduler time-slices vCPUs that also block and
+wake. VM 0 is tested. (With ES2 §6.3's always-runnable CPU burns instead, every pCPU's slices
+switch at the same instants and a VM's vCPUs run all at once or not at all: no router has a
+running sibling to choose.)
 """
 
 from __future__ import annotations
@@ -29,6 +32,9 @@ _PING = {"kind": "ping", "interval_us": 1000.0}
 #: ES2 §6.4's ApacheBench: a small static page at concurrency 16.
 _WEB = {"kind": "http", "concurrency": 16, "file_bytes": 1024}
 
+#: Every VM's lookbusy load, % of each vCPU (four vCPUs per pCPU at 25 % fill it).
+LOAD_PCT = 25.0
+
 #: Simulated seconds (1,000 pings at the default) and warm-up.
 _DURATION, _WARMUP = 1.0, 0.1
 
@@ -37,7 +43,7 @@ def layout(router: str, scheduler: str, workload: dict, duration: float | None =
     """The consolidated host with VM 0 running ``workload`` under ``router`` and ``scheduler``."""
     vms = []
     for i in range(4):
-        vm = {"name": f"vm{i}", "vcpus": 4, "vcpu_pins": [0, 1, 2, 3], "guest_cpu_burn": True,
+        vm = {"name": f"vm{i}", "vcpus": 4, "vcpu_pins": [0, 1, 2, 3], "lookbusy": {"util_pct": LOAD_PCT},
               "interrupt_delivery": "posted", "net": {"vhost_pin": 4}}
         if i == 0:
             vm["interrupt_routing"] = router
@@ -78,8 +84,7 @@ register(Experiment(
     runs=2 * len(ROUTERS) * len(SCHEDULERS),
     notes=[
         "Every row is a prediction without a published value. Layout: eventpath.reproduce.routing.layout (four VMs "
-        "of four vCPUs on four pCPUs, every vCPU burning at the lowest priority, VM 0 tested, posted interrupts, "
-        "vhost on pCPU 4). Ping: one echo request per ms for the run, answered in the guest's softirq on the vCPU "
+        "of four vCPUs on four pCPUs, every VM at lookbusy 25 %, VM 0 tested, posted interrupts, vhost on pCPU 4). Ping: one echo request per ms for the run, answered in the guest's softirq on the vCPU "
         "that took the interrupt (so routing alone decides its wait). Web: an ab-like client at concurrency 16 "
         "fetching a 1 KB page from Apache workers on every vCPU.",
         "irqs_to_runnable: the share of VM 0's device interrupts the router sent to a preempted vCPU "

@@ -274,7 +274,11 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
                 c.scenario.vm[i].interrupt_delivery.key()
             }),
             device_interrupts_by_target_state_per_s: by_target.into(),
-            interrupt_routing: serde_json::to_value(c.scenario.vm[i].interrupt_routing).ok().and_then(|v| v.as_str().map(str::to_owned)),
+            interrupt_routing: if vm.routing.external() {
+                Some("external".to_owned())
+            } else {
+                serde_json::to_value(c.scenario.vm[i].interrupt_routing).ok().and_then(|v| v.as_str().map(str::to_owned))
+            },
             interrupt_routing_note: (vm.vcpus.len() == 1 && c.scenario.vm[i].interrupt_routing != Default::default())
                 .then_some("one vCPU: every device interrupt goes to vCPU 0 and nothing is boosted; the policy has no effect"),
             device_interrupts_by_run_state_per_s: {

@@ -108,9 +108,14 @@ register(Experiment(
         "What the model shows: hBalance cuts the median where the tested VM's vCPU 0 waits (3 background VMs: "
         "FV 1.45 -> 0.65 ms, PV 3.9 -> 0.62 ms) and sends almost no interrupt to a preempted vCPU "
         "(vms[].device_interrupts_by_run_state_per_s.runnable ~1/s), but the tail stays (p99 25-70 ms in every "
-        "configuration): most raises find their target blocked, lookbusy's spinner asleep, and the woken vCPU "
-        "waits for its pCPU under credit; no router moves a raise off a blocked vCPU (Algorithm 1 only leaves a "
-        "waiting one), and why those wake-ups wait a slice was not traced in this stop. The ~0.42-0.62 ms "
+        "configuration). Traced (PV-hBalance, one background VM, the 22 ms waits): a background VM's four "
+        "lookbusy spinners wake together (lookbusy forks one per CPU; their 100 ms cycles stay in step) and, "
+        "BOOSTed, take all four pCPUs for their 25 ms spin at once, so no vCPU of the tested VM runs; the ping's "
+        "target is blocked, so Algorithm 1 leaves it there (it moves only a raise whose vCPU waits), and the "
+        "woken target, BOOSTed too, cannot preempt a BOOSTed spinner; Xen 4.2's tick then drops the spinner's "
+        "BOOST without rescheduling, so the target waits for the spin's end or the 30 ms slice. That is Xen "
+        "4.2's credit scheduler as modelled; whether the paper's lookbusy runs kept their spinners in step "
+        "across pCPUs the paper does not say. The ~0.42-0.62 ms "
         "median floor against the paper's 0.2 ms is dom0's idle pCPUs waking from C6 for every packet "
         "(netback / QEMU threads) in the hbalance profile's priors.",
     ],

@@ -88,6 +88,11 @@ impl IrqRouting {
         IrqRouting { router, first, n, states: vec![RunState::Runnable; n as usize], routed: [0; 3] }
     }
 
+    /// Its router was supplied at run time (`run::External`), not named by the scenario.
+    pub fn external(&self) -> bool {
+        matches!(self.router, VmRouter::External(_))
+    }
+
     /// Index of `s` in [`IrqRouting::routed`] and [`RUN_STATE_KEYS`].
     fn slot(s: RunState) -> usize {
         match s {

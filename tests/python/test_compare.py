@@ -212,8 +212,11 @@ def test_every_choice_of_every_varied_family_is_on_the_printed_table(cli, tmp_pa
         label = re.search(r"((?:[\w/+|]+ · )+[\w/+|]+)", line) if re.match(r"\s+\d+ ", line) else None
         for fam, part in zip(fams, label.group(1).split(" · ") if label else []):
             shown[fam] |= set(part.split("|"))
+    # v_balance rebinds a Xen PV event channel: on this virtio layout every cell of it is refused,
+    # and the table lists it among the refused cells with the checker's reason.
+    assert "refused" in r.stdout and "v_balance" in r.stdout
     for fam, names in fams.items():
-        assert len(names) >= 2 and set(names) <= shown[fam], (fam, names, shown[fam])
+        assert len(names) >= 2 and set(names) - {"v_balance"} <= shown[fam], (fam, names, shown[fam])
 
 
 def test_compare_runs_a_scenario_file_as_its_baseline(cli, tmp_path):

@@ -38,3 +38,30 @@ def test_busyloop_2018_polling_removes_kicks_and_busies_the_thread():
     before = rows[("tcp-rx busyloop 100us, rx not polled in tx", "throughput")]
     assert before.simulated is None and before.published == pytest.approx(19842.95)
     assert rows[("tcp-rx busyloop 100us", "mean_latency")].simulated > 0
+
+
+def test_seeds_today_today_keeps_the_mechanisms_delivery():
+    from eventpath.reproduce import seeds_today
+    sc = {"vm": [{"name": "a"}, {"name": "b", "interrupt_delivery": "apicv"},
+                 {"name": "c", "interrupt_delivery": "posted"}, {"name": "d", "interrupt_delivery": "eli"},
+                 {"name": "e", "interrupt_delivery": "did"}]}
+    got = seeds_today.today(sc)
+    assert [v["interrupt_delivery"] for v in got["vm"]] == ["posted", "posted", "posted", "eli", "did"]
+    assert [v.get("apic") for v in got["vm"]] == [{"ipiv": True}] * 3 + [None, None]
+    assert "interrupt_delivery" not in sc["vm"][0]  # the input is not changed
+
+
+def test_seeds_today_runs_every_headline_on_both_hosts():
+    from eventpath.reproduce import seeds_today
+    exp = reproduce.EXPERIMENTS["seeds-today"]
+    rows = _rows(exp.rows(0.02, lambda _s: None))
+    for h in seeds_today.HEADLINES:
+        for on in ("paper", "today"):
+            cfg = f"{h.name} on {on}"
+            assert (cfg, "gain") in rows
+            assert rows[(cfg, f"{h.metric} {h.base}")].simulated is not None, cfg
+            assert rows[(cfg, f"exits {h.base}")].simulated >= 0
+    # Today's default delivery (posted + IPIv) already removes exits from ELVIS's emulated baseline.
+    paper = rows[("ELVIS netperf, 1 VM on paper", "exits baseline")].simulated
+    modern = rows[("ELVIS netperf, 1 VM on today", "exits baseline")].simulated
+    assert modern < paper

@@ -1,6 +1,6 @@
 """Reproductions of the seeds' experiments: simulated values beside the published ones.
 
-Each experiment (``es2``, ``es2_multi``, ``elvis``, ``did``, ``sriov``, ``sriov_apps``, ``today``, ``routing``, ``hbalance``) is a set of scenarios (files in
+Each experiment (``es2``, ``es2_multi``, ``elvis``, ``did``, ``sriov``, ``sriov_apps``, ``today``, ``routing``, ``hbalance``, ``seeds_today``) is a set of scenarios (files in
 ``reproduce/scenarios/`` or layout functions) run through one helper
 (:func:`~eventpath.reproduce.simulate.simulate`: load, apply a variant, run, fail loudly on a
 stalled flow); the published values it is compared with are data beside it
@@ -135,6 +135,7 @@ from eventpath.reproduce import sriov_apps  # noqa: E402,F401
 from eventpath.reproduce import today  # noqa: E402,F401
 from eventpath.reproduce import routing  # noqa: E402,F401
 from eventpath.reproduce import hbalance  # noqa: E402,F401
+from eventpath.reproduce import seeds_today  # noqa: E402,F401
 
 
 def run_reproductions(experiments: str | list[str], out: str | os.PathLike, *, duration: float | None = None,

@@ -93,6 +93,11 @@ impl Scenario {
         if let eventpath_policy::moderation::ModerationConfig::NotfCoal(_) | eventpath_policy::moderation::ModerationConfig::GuestDim(_) = self.moderation {
             return Err(Error::Input("moderation.kind: \"notf_coal\" and \"guest_dim\" run in the simulator only; the testbed's back end does not count a held notification's completions yet; choose none, fir, cgr, air or dim".into()));
         }
+        // vBalance rebinds a Xen PV guest's event channel from inside the guest; the testbed's
+        // guests are KVM guests on MSIs routed by the host, so it would run as running-first.
+        if self.routing == eventpath_policy::routing::RouterConfig::VBalance {
+            return Err(Error::Input("routing: \"v_balance\" is vBalance's in-guest event-channel rebinding, a Xen PV guest's; the testbed's guests take MSIs routed by KVM: choose fixed, lowest_priority_rr, running_first, es2 or h_balance".into()));
+        }
         if self.vm.is_empty() || self.vm.len() > 8 {
             return Err(bad("vm", self.vm.len(), "give 1..=8 [[vm]] tables"));
         }

@@ -42,6 +42,9 @@ fn routing_accepts_the_documented_spelling() {
     }
     let e = Scenario::parse(&format!("routing = \"round_robin\"\n{OK}")).unwrap_err().to_string();
     assert!(e.contains("round_robin") && e.contains("h_balance"), "{e}");
+    // vBalance is a Xen PV guest's own rebinding: refused here, never run as running-first.
+    let e = Scenario::parse(&format!("routing = \"v_balance\"\n{OK}")).unwrap_err().to_string();
+    assert!(e.starts_with("routing: \"v_balance\"") && !e.contains('\n'), "{e}");
 }
 
 #[test]

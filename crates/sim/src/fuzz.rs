@@ -152,6 +152,8 @@ pub fn scenario(case: u64) -> String {
     let mut apps = Rng::for_component(case, "layout-fuzz-apps");
     // kvm-unit-tests' IPI round trip (issue 32): a stream of its own, as above.
     let mut ipi = Rng::for_component(case, "layout-fuzz-ipi");
+    // vDPA (issue 32): a quarter of the VF devices become vDPA devices.
+    let mut vd = Rng::for_component(case, "layout-fuzz-vdpa");
     let off_io_core = |pins: String| match io_core {
         Some(c) => {
             let v: Vec<String> = pins.trim_matches(['[', ']']).split(", ").map(|p| {
@@ -241,7 +243,12 @@ pub fn scenario(case: u64) -> String {
         // Where `vfs` goes, and how many, once the workload is known (only a receive workload
         // reads several; MTVD is for one).
         let mut vfs_at = None;
-        if vf {
+        // (Drawn for every VM, so that the stream stays aligned.)
+        let vdpa = vd.chance(0.25);
+        if vf && vdpa {
+            let _ = writeln!(s, "kind = \"vdpa\"");
+        }
+        if vf && !vdpa {
             let _ = writeln!(s, "kind = \"sriov_vf\"");
             if d.chance(0.5) {
                 let _ = writeln!(s, "itr_us = {}", 1 + d.below(300));
@@ -275,7 +282,7 @@ pub fn scenario(case: u64) -> String {
             _ => moderated = false,
         }
         // Then any scheme on a VF's EITR (not with itr_us), or NOTF_COAL on virtio.
-        if !moderated && !vf_itr && m.chance(0.4) {
+        if !moderated && !vf_itr && !(vf && vdpa) && m.chance(0.4) {
             let kinds = if vf { 4 } else { 6 };
             let _ = match m.below(kinds) {
                 0 => writeln!(s, "[vm.net.moderation]\nkind = \"fir\"\nitr = {}", 1000 + m.below(200_000)),

@@ -265,7 +265,8 @@ pub(crate) struct NetDev {
     pub tap_last: Time,
     /// The host NIC's receive interrupt throttle for this device's flow (its RSS queue).
     pub port_itr: nic_itr::RxItr,
-    /// The SR-IOV VF this device is, if it is one (else virtio-net over vhost).
+    /// The SR-IOV VF this device is, or the VF holding a vDPA device's queues (else
+    /// virtio-net over a back end).
     pub vf: Option<vf::Vf>,
     /// The skbs on their way from the port to the tap, in order: each one frame, or the
     /// frames of one poll that the host's GRO merged (`hw/gro.rs`).
@@ -430,7 +431,7 @@ impl Host {
             let w = vm.workload.as_ref();
             let tcp = w.is_some_and(Workload::is_tcp);
             let off = vm.net.offloads();
-            let virtio = vm.net.kind != crate::scenario::NetKind::SriovVf;
+            let virtio = vm.net.kind.has_backend();
             // GRO's 64 KB, and no more than the guest's ring holds as one packet.
             let gro_max = (c.profile.nic.gso_max_size_bytes.value as u32)
                 .min(vm.net.queue_size * hw::gro::MERGEABLE_BUF_BYTES);
@@ -458,10 +459,14 @@ impl Host {
                     c.profile.host.nic_rx_itr_ns.value,
                     c.profile.nic.wire_overhead_bytes.value as u32,
                 ),
-                vf: (vm.net.kind == crate::scenario::NetKind::SriovVf).then(|| {
-                    let sr = c.profile.sriov.as_ref().expect("a checked VF has a profile with [sriov]");
-                    vf::Vf::new(vm.net.itr_us, &vm.net.moderation, sr.vf_itr_ns.value, sr.vf_itr_max_ns.value, tcp)
-                }),
+                vf: match vm.net.kind {
+                    crate::scenario::NetKind::SriovVf => {
+                        let sr = c.profile.sriov.as_ref().expect("a checked VF has a profile with [sriov]");
+                        Some(vf::Vf::new(vm.net.itr_us, &vm.net.moderation, sr.vf_itr_ns.value, sr.vf_itr_max_ns.value, tcp))
+                    }
+                    crate::scenario::NetKind::Vdpa => Some(vf::Vf::vdpa(tcp)),
+                    _ => None,
+                },
                 port_skbs: VecDeque::new(),
                 host_gro: hw::gro::HostGro { enabled: tcp && virtio && off.guest_tso4 && off.host_gro, max_bytes: gro_max },
                 guest_tso4: virtio && off.guest_tso4,

@@ -55,6 +55,23 @@ pub(super) fn check_used(vm: &Vm, key: &dyn Fn(&str) -> String, host: &HostLayou
             return Err(format!("key `{}`: an SR-IOV VF's offloads are its NIC's (ixgbevf turns TSO and checksum offload on); the table is virtio-net's feature negotiation; remove it", key("net.offload")));
         }
     }
+    if vm.net.kind == NetKind::Vdpa {
+        // The model's vDPA device raises its MSI-X for every used buffer while the driver's
+        // callbacks are on, asks for every doorbell, and offloads as its NIC does: none of
+        // these virtio-net tables would change it.
+        let unread = if vm.net.moderation != ModerationConfig::None {
+            Some(("net.moderation", "a vDPA device's interrupts are not moderated in the model (no EITR, no notification coalescing)"))
+        } else if vm.net.event_idx.is_some() {
+            Some(("net.event_idx", "the model's vDPA device always asks for the doorbell (a mapped doorbell write costs no exit)"))
+        } else if vm.net.offload.is_some() {
+            Some(("net.offload", "a vDPA device's offloads are its NIC's, not the host's GRO or a tap's"))
+        } else {
+            None
+        };
+        if let Some((k, why)) = unread {
+            return Err(format!("key `{}`: {why}; remove it", key(k)));
+        }
+    }
     if let Some((k, needs)) = vm.net.offload.and_then(|o| o.forbidden()) {
         return Err(format!(
             "key `{}`: the virtio specification (§5.1.3.1) requires `{needs}` for `{k}`; set {} = true or {k} = false",
@@ -124,7 +141,7 @@ pub(super) fn check_device(vm: &Vm, key: &dyn Fn(&str) -> String, profile: &Prof
         let k = if vm.net.vhost_pin.is_some() { "net.vhost_pin" } else { "net.busyloop_timeout_us" };
         return Err(format!("key `{}`: with host.io.handling = \"{}\" no per-device vhost thread serves the device; remove the key (place the I/O threads with host.io.cores)", key(k), io.key()));
     }
-    if vf && matches!(vm.workload, Some(Workload::RequestStream { .. })) {
+    if vm.net.kind.in_vf() && matches!(vm.workload, Some(Workload::RequestStream { .. })) {
         return Err(format!(
             "key `{}`: request_stream is the KVM testbed's guest writing a virtio queue served by a back-end thread; set {} = \"virtio\" (the default)",
             key("workload.kind"),
@@ -139,7 +156,7 @@ pub(super) fn check_device(vm: &Vm, key: &dyn Fn(&str) -> String, profile: &Prof
             key("interrupt_delivery")
         ));
     }
-    if vm.interrupt_delivery.needs_assigned_device() && !vf && !exitless_backend {
+    if vm.interrupt_delivery.needs_assigned_device() && !vm.net.kind.in_vf() && !exitless_backend {
         return Err(format!(
             "key `{}`: {} delivers only an assigned device's interrupts directly, and {} is a virtio device; set {} = \"sriov_vf\" (or host.io.handling = \"elvis\", whose I/O cores interrupt the guest directly)",
             key("interrupt_delivery"),
@@ -200,6 +217,20 @@ pub(super) fn check_device(vm: &Vm, key: &dyn Fn(&str) -> String, profile: &Prof
     }
     if vm.net.mtvd && vm.vcpus < 2 {
         return Err(format!("key `{}`: a VM with one vCPU has no other vCPU to hand receive work to; give it vcpus >= 2 or remove the key", key("net.mtvd")));
+    }
+    if vm.net.kind == NetKind::Vdpa {
+        if profile.sriov.is_none() {
+            return Err(format!(
+                "key `{}`: \"vdpa\" puts the virtqueues in a VF of the host's NIC, and the {} of profile {} has no SR-IOV (the profile has no [sriov] section); use \"virtio\" or a profile with SR-IOV (did, sriov)",
+                key("net.kind"),
+                profile.nic.model,
+                profile.name
+            ));
+        }
+        if vm.net.vhost_pin.is_some() || vm.net.busyloop_timeout_us > 0 {
+            let k = if vm.net.vhost_pin.is_some() { "net.vhost_pin" } else { "net.busyloop_timeout_us" };
+            return Err(format!("key `{}`: a vDPA device has no vhost thread (its queues are the NIC's); remove the key", key(k)));
+        }
     }
     if !vf {
         if vm.net.itr_us.is_some() {

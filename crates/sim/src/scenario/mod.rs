@@ -328,6 +328,11 @@ pub enum NetKind {
     /// Xen FV: QEMU's emulated Intel e1000 in dom0; register accesses are synchronous ioreqs,
     /// interrupts go through the vIOAPIC (`virtualization = "xen"`).
     XenE1000,
+    /// vDPA: the guest's virtio-net driver on a hardware data path — the virtqueues live in
+    /// a VF of the host's NIC (the profile's `[sriov]`), which DMAs into the guest's buffers;
+    /// no back-end thread, the doorbell page mapped into the guest (no exit per kick), the
+    /// device's MSI-X posted through vhost-vdpa's IRQ bypass (or injected by KVM).
+    Vdpa,
 }
 
 impl NetKind {
@@ -338,7 +343,14 @@ impl NetKind {
             NetKind::SriovVf => "sriov_vf",
             NetKind::XenPv => "xen_pv",
             NetKind::XenE1000 => "xen_e1000",
+            NetKind::Vdpa => "vdpa",
         }
+    }
+
+    /// A hardware data path in one of the NIC's VFs (an SR-IOV VF, or a vDPA device's queues):
+    /// DMA into the guest's buffers, no host thread, one of the profile's `sriov.max_vfs`.
+    pub fn in_vf(self) -> bool {
+        matches!(self, NetKind::SriovVf | NetKind::Vdpa)
     }
 
     /// A Xen device (served by a back end in dom0).
@@ -349,7 +361,7 @@ impl NetKind {
     /// Served by a back-end thread through rings (virtio-net, or a Xen device whose back end
     /// reuses that machinery): not an SR-IOV VF.
     pub fn has_backend(self) -> bool {
-        self != NetKind::SriovVf
+        !self.in_vf()
     }
 }
 
@@ -806,12 +818,12 @@ impl Scenario {
         xen::check(&self, &profile, pcpus).map_err(err)?;
         let pins: Vec<(usize, &[u32])> = self.vm.iter().enumerate().filter_map(|(i, v)| v.vcpu_pins.as_deref().map(|p| (i, p))).collect();
         self.host.io.check(pcpus, &pins).map_err(err)?;
-        let vf_vms = self.vm.iter().filter(|v| v.net.kind == NetKind::SriovVf).count();
-        let vfs: u32 = self.vm.iter().filter(|v| v.net.kind == NetKind::SriovVf).map(|v| v.net.devices()).sum();
+        let vf_vms = self.vm.iter().filter(|v| v.net.kind.in_vf()).count();
+        let vfs: u32 = self.vm.iter().filter(|v| v.net.kind.in_vf()).map(|v| v.net.devices()).sum();
         if let Some(sr) = &profile.sriov {
             if vfs as f64 > sr.max_vfs.value {
                 let what = if vfs as usize == vf_vms {
-                    format!("key `vm`: {vfs} VMs with net.kind = \"sriov_vf\" are not allowed")
+                    format!("key `vm`: {vfs} VMs with net.kind = \"sriov_vf\" or \"vdpa\" are not allowed")
                 } else {
                     format!("key `vm.net.vfs`: {vfs} VFs in all are not allowed")
                 };
@@ -828,7 +840,7 @@ impl Scenario {
             // An SR-IOV VF has no back end: a request handling that serves no device would be
             // accepted and ignored.
             return Err(err(format!(
-                "key `host.io.handling`: \"{}\" has no effect here: every VM's [vm.net] kind is \"sriov_vf\" (a VF has no back end); omit [host.io] or give a VM a virtio device",
+                "key `host.io.handling`: \"{}\" has no effect here: every VM's [vm.net] kind is \"sriov_vf\" or \"vdpa\" (a hardware data path has no back end); omit [host.io] or give a VM a virtio device",
                 self.host.io.handling.key()
             )));
         }

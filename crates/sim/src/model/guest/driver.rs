@@ -245,7 +245,12 @@ impl<K: Kernel> Driver for K {
 
     fn vf_tx(&mut self, now: Time, dev: u32, b: Buf) {
         let (d, port, q) = self.vf_parts(dev);
-        d.vf.as_mut().expect("a VF device").on_tx(b.bytes);
+        let vf = d.vf.as_mut().expect("a VF device");
+        vf.on_tx(b.bytes);
+        if vf.doorbell {
+            // vDPA: virtqueue_notify to the mapped doorbell page, a posted MMIO write.
+            d.txq.kicks += 1;
+        }
         d.txq.add(b);
         vf::fetch(now, dev, d.txq, d.wire, port, q);
     }

@@ -300,9 +300,15 @@ impl<K: Kernel> NapiOps for K {
         let round_start = match d.napi.next(now, v, force, weight, d.rxq) {
             NapiStep::Wait => return false,
             NapiStep::Complete => {
-                if d.vf.is_some() {
+                if let Some(vf) = d.vf.as_mut() {
                     // ixgbevf: napi_complete, then unmask the vector (EIMS); refills were tail
-                    // writes. MTVD's threads are woken for what this poll handed them.
+                    // writes. MTVD's threads are woken for what this poll handed them. A vDPA
+                    // device's refills end in one doorbell write (try_fill_recv's kick, to the
+                    // mapped page: no exit) and virtqueue_enable_cb.
+                    if vf.doorbell && d.napi.received_life > vf.rx_rung_at {
+                        vf.rx_rung_at = d.napi.received_life;
+                        d.rxq.kicks += 1;
+                    }
                     self.vf_unmask(now, v, dev);
                     return self.mtvd_wake(now, v);
                 }

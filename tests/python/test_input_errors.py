@@ -188,7 +188,7 @@ def test_huge_values_in_a_scenario_file_exit_2(cli, tmp_path):
 def test_more_pcpus_than_the_model_supports_exit_2(cli, tmp_path):
     """512 pCPUs at most (issue 32 item 4): the profile's cores beyond it, or host.pcpus."""
     base = (ROOT / "examples/udp-send.toml").read_text().replace('profile = "es2"', 'profile = "modern"', 1)
-    assert "[host]" not in base
+    assert "\n[host]" not in base
     for extra, needles in [
         ("[profile_overrides.cpu]\ncores_per_socket = 512\n", ("key `host.pcpus`: absent", "1024 cores of profile modern", "1..=512")),
         ("[profile_overrides.cpu]\ncores_per_socket = 512\n[host]\npcpus = 600\n", ("key `host.pcpus`: 600 is not allowed", "1..=512")),

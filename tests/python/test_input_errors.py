@@ -185,6 +185,20 @@ def test_huge_values_in_a_scenario_file_exit_2(cli, tmp_path):
         assert_exit_2_one_line(cli("run", str(p), "--out", str(tmp_path / "o")), needle)
 
 
+def test_more_pcpus_than_the_model_supports_exit_2(cli, tmp_path):
+    """512 pCPUs at most (issue 32 item 4): the profile's cores beyond it, or host.pcpus."""
+    base = (ROOT / "examples/udp-send.toml").read_text().replace('profile = "es2"', 'profile = "modern"', 1)
+    assert "\n[host]" not in base
+    for extra, needles in [
+        ("[profile_overrides.cpu]\ncores_per_socket = 512\n", ("key `host.pcpus`: absent", "1024 cores of profile modern", "1..=512")),
+        ("[profile_overrides.cpu]\ncores_per_socket = 512\n[host]\npcpus = 600\n", ("key `host.pcpus`: 600 is not allowed", "1..=512")),
+        ("[host]\npcpus = 113\n", ("key `host.pcpus`: 113 is not allowed", "1..=112")),
+    ]:
+        p = tmp_path / "big.toml"
+        p.write_text(base + extra)
+        assert_exit_2_one_line(cli("run", str(p), "--out", str(tmp_path / "o")), *needles)
+
+
 def test_ten_thousand_vms_exit_2(cli, tmp_path):
     vms = "".join(f'[[vm]]\nname = "v{i}"\nvcpus = 1\n' for i in range(10_000))
     p = tmp_path / "many.toml"

@@ -135,8 +135,8 @@ pub fn scenario(case: u64) -> String {
     // Its own stream, so that earlier keys' draws stay as they were.
     let mut mt = Rng::for_component(case, "layout-fuzz-mtvd");
     // [vm.apic] (IPIv, PV EOI): a stream of its own, so that earlier keys' draws stay as they
-    // were. Half the cases get a CPU with IPIv (no built-in profile's has it: the override
-    // below), and IPIv is drawn only there, on posted VMs; PV EOI only on emulated VMs.
+    // were. Half the cases get a CPU with IPIv (of the built-in profiles only modern's has
+    // it: the override below), and IPIv is drawn only there, on posted VMs; PV EOI only on emulated VMs.
     let mut ap = Rng::for_component(case, "layout-fuzz-apic");
     // Guest halt polling draws from its own stream, so every earlier draw is unchanged.
     let mut gp = Rng::for_component(case, "layout-fuzz-guest-poll");

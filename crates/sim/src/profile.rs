@@ -581,6 +581,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("did", include_str!("../../../profiles/did.toml")),
     ("sriov", include_str!("../../../profiles/sriov.toml")),
     ("hbalance", include_str!("../../../profiles/hbalance.toml")),
+    ("modern", include_str!("../../../profiles/modern.toml")),
 ];
 
 /// The built-in profiles' calibration targets (`eventpath calibrate`): (name, file contents).

@@ -118,8 +118,8 @@ register(Experiment(
         "`hlt` as kvm-unit-tests' secondary CPUs do, and spins until the handler ran (x86/vmexit.c's `ipi`). Without "
         "IPIv the ICR write exits (exit.ipi_ns, the IPI leaving exit.ipi_send_ns into it); with IPIv it does not. "
         "KVM's default halt polling (200 us) runs on the target; the no-halt-poll rows turn it off.",
-        "A what-if on es2's Ivy Bridge-EP costs with cpu.ipiv overridden to 1: no built-in profile is of IPIv's "
-        "hardware (Sapphire Rapids), so the row is a prediction of the mechanism, not of that host. The model's "
+        "A what-if on es2's Ivy Bridge-EP costs with cpu.ipiv overridden to 1: es2 is not of IPIv's hardware (Sapphire Rapids; "
+        "the modern profile is), so the row is a prediction of the mechanism, not of that host. The model's "
         "ICR exit is es2's xAPIC APIC-access exit, so it is compared with the patch's xAPIC figure.",
         "Why the model's saving is small with halt polling: the target's own HLT exit (exit.hlt_ns) and its "
         "poll wake-up run while the sender is still in its ICR exit, so most of the exit is hidden; the round "

@@ -655,7 +655,13 @@ impl Scenario {
         };
         if pcpus > crate::model::hypervisor::sched::MAX_PCPUS {
             let most = crate::model::hypervisor::sched::MAX_PCPUS;
-            return Err(err(format!("key `host.pcpus`: {pcpus} is not allowed; the model supports 1..={most} pCPUs")));
+            return Err(err(match self.host.pcpus {
+                Some(_) => format!("key `host.pcpus`: {pcpus} is not allowed; the model supports 1..={most} pCPUs"),
+                None => format!(
+                    "key `host.pcpus`: absent, so all {pcpus} cores of profile {} (cpu.sockets x cpu.cores_per_socket), more than the model supports (1..={most} pCPUs); set host.pcpus to at most {most}",
+                    profile.name
+                ),
+            }));
         }
         if self.host.cpu_hog.len() > limits::MAX_CPU_HOGS {
             return Err(err(format!(

@@ -34,6 +34,14 @@ impl Sched {
         now.saturating_sub(self.threads[t as usize].exec_start) < self.p.migration_cost_ns
     }
 
+    /// Some runqueue has a waiting thread allowed on more than one pCPU. When none has,
+    /// [`Sched::pull_one`] finds nothing to pull for any pCPU (a thread allowed on one pCPU
+    /// only waits on that pCPU's runqueue) and returns before changing anything, so a caller
+    /// may skip it: the check is O(waiting threads), the pulls O(pCPUs) each.
+    fn any_movable_waiting(&self) -> bool {
+        self.rqs.iter().any(|rq| rq.queued.iter().any(|&t| self.threads[t as usize].allowed.count_ones() > 1))
+    }
+
     /// Pull a waiting thread allowed on `this` from the busiest other runqueue
     /// (`load_balance`: `find_busiest_queue`, `calculate_imbalance`, `detach_tasks`); the thread
     /// is moved (not yet picked). Returns it.
@@ -101,7 +109,7 @@ impl Sched {
     /// it is idle too briefly on average for a pull to pay, or no runqueue is overloaded.
     pub(super) fn idle_balance(&mut self, now: Time, this: u32) -> Option<u32> {
         let overload = self.rqs.iter().any(|rq| rq.nr_running() > 1);
-        if self.rqs[this as usize].avg_idle < self.p.migration_cost_ns || !overload {
+        if self.rqs[this as usize].avg_idle < self.p.migration_cost_ns || !overload || !self.any_movable_waiting() {
             return None;
         }
         let t = self.pull_one(now, this, Migration::IdleBalance)?;
@@ -112,7 +120,10 @@ impl Sched {
     /// `trigger_load_balance` at `cpu`'s tick.
     pub(super) fn trigger_load_balance(&mut self, now: Time, cpu: u32) {
         let busy = !self.idle(cpu);
-        if busy && self.rqs[cpu as usize].nr_running() >= 2 {
+        // Without a waiting thread that may run elsewhere every pull below finds nothing and
+        // changes nothing: skipped, so that a host of pinned threads does not pay idle pCPUs x
+        // pCPUs runqueue scans at every tick (a 256-pCPU host, issue 32 item 4).
+        if busy && self.rqs[cpu as usize].nr_running() >= 2 && self.any_movable_waiting() {
             // nohz_balancer_kick → nohz_idle_balance on behalf of the idle pCPUs.
             for c in 0..self.ncpus() {
                 if self.idle(c) {

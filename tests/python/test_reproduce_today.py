@@ -57,11 +57,11 @@ def test_seeds_today_runs_every_headline_on_both_hosts():
     rows = _rows(exp.rows(0.02, lambda _s: None))
     for h in seeds_today.HEADLINES:
         for on in ("paper", "today"):
-            cfg = f"{h.name} on {on}"
+            cfg = f"{h.label} on {on}"
             assert (cfg, "gain") in rows
-            assert rows[(cfg, f"{h.metric} {h.base}")].simulated is not None, cfg
-            assert rows[(cfg, f"exits {h.base}")].simulated >= 0
+            assert rows[(cfg, f"baseline {h.metric}")].simulated is not None, cfg
+            assert rows[(cfg, "baseline exits")].simulated >= 0
     # Today's default delivery (posted + IPIv) already removes exits from ELVIS's emulated baseline.
-    paper = rows[("ELVIS netperf, 1 VM on paper", "exits baseline")].simulated
-    modern = rows[("ELVIS netperf, 1 VM on today", "exits baseline")].simulated
+    paper = rows[("ELVIS netperf, 1 VM: elvis vs baseline on paper", "baseline exits")].simulated
+    modern = rows[("ELVIS netperf, 1 VM: elvis vs baseline on today", "baseline exits")].simulated
     assert modern < paper

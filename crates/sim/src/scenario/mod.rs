@@ -195,7 +195,8 @@ pub struct Vm {
     pub interrupt_delivery: InterruptDelivery,
     /// Optional APIC features on top of the delivery mode (`[vm.apic]`,
     /// `eventpath_policy::delivery::features`): `ipiv` (Intel IPI virtualization: `posted`
-    /// and a profile with `cpu.ipiv = 1`), `pv_eoi` (KVM PV EOI: `emulated`); `pv_ipi` and
+    /// and a profile with `cpu.ipiv = 1`), `avic` (AMD AVIC: `posted` and `cpu.avic = 1`;
+    /// `x2apic` with it needs `cpu.x2avic = 1`), `pv_eoi` (KVM PV EOI: `emulated`); `pv_ipi` and
     /// `pv_sched_yield` are refused, saying why (they change no IPI this model sends).
     /// Default: none.
     #[serde(default, deserialize_with = "de::table")]

@@ -15,7 +15,7 @@
 
 use crate::model::hw::lapic::Vector;
 use crate::model::hypervisor::delivery::{source_of, Recorded};
-use eventpath_policy::delivery::features::{IpiKind, IpiSend};
+use eventpath_policy::delivery::features::IpiKind;
 use eventpath_policy::delivery::{Action, ExitCause, Target};
 use crate::model::hypervisor::vcpu::{AfterExit, Mode, Task, XenIo};
 use crate::model::hypervisor::ctx::Machine;
@@ -32,10 +32,17 @@ pub(crate) trait Irqs {
 
     fn wake_vcpu(&mut self, now: Time, v: u32);
 
-    /// vCPU `v` has just sent a unicast reschedule IPI (raised at its targets): its ICR write
-    /// exits unless the VM's features say otherwise (IPIv: the CPU posts it, no exit). Returns
-    /// whether `v` exits (the exit then takes the vCPU).
-    fn ipi_sent(&mut self, now: Time, v: u32) -> bool;
+    /// vCPU `v` has just sent a unicast reschedule IPI (raised at its targets), `not_running`
+    /// of which were not running when it wrote the ICR ([`Irqs::is_running`], read before the
+    /// raise): its ICR write exits unless the VM's features say otherwise (IPIv: the CPU posts
+    /// it; AVIC: the CPU delivers it to a running target). Returns whether `v` exits (the exit
+    /// then takes the vCPU).
+    fn ipi_sent(&mut self, now: Time, v: u32, not_running: u32) -> bool;
+
+    /// AVIC's IsRunning bit of vCPU `v`: its thread is on its pCPU (KVM sets the bit in
+    /// `avic_vcpu_load` and clears it in `avic_vcpu_put`, at sched-out, and in
+    /// `avic_vcpu_blocking` before the thread blocks; a halt-polling thread is still running).
+    fn is_running(&self, v: u32) -> bool;
 
     /// A thread was woken for vCPU `to`, which needs telling: a reschedule IPI raised at it —
     /// unless its guest idle loop polls with the POLL flag set, when the waker only sets
@@ -149,7 +156,8 @@ impl<M: Machine> Irqs for M {
     }
 
     fn call_function(&mut self, now: Time, from: u32, to: u32) -> bool {
-        if self.ipi_sent(now, from) {
+        let not_running = u32::from(!self.is_running(to));
+        if self.ipi_sent(now, from, not_running) {
             let at = now + self.ipi_send_ns();
             self.q().at(at, Ev::CallFunctionIpi { vcpu: to });
             true
@@ -159,17 +167,22 @@ impl<M: Machine> Irqs for M {
         }
     }
 
-    fn ipi_sent(&mut self, now: Time, v: u32) -> bool {
+    fn ipi_sent(&mut self, now: Time, v: u32, not_running: u32) -> bool {
         let vc = self.vcpu_ref(v);
-        match vc.features.ipi_send(vc.delivery, IpiKind::Unicast) {
-            IpiSend::Exitless => false,
-            // A PV IPI hypercall would be this exit with the hypercall's path; the model's
-            // unicast IPIs never take it (the policy keeps them ICR writes).
-            IpiSend::IcrWrites(_) | IpiSend::Hypercall => {
-                self.exit(now, v, ExitReason::Ipi, AfterExit::Resume);
-                true
-            }
+        // A PV IPI hypercall would be this exit with the hypercall's path; the model's
+        // unicast IPIs never take it (the policy keeps them ICR writes). AVIC's incomplete-IPI
+        // exit is counted with the ICR-write exits (`ipi`): its handler kicks the target.
+        if vc.features.ipi_send(vc.delivery, vc.cpu_caps, IpiKind::Unicast, not_running).exits() {
+            self.exit(now, v, ExitReason::Ipi, AfterExit::Resume);
+            return true;
         }
+        false
+    }
+
+    fn is_running(&self, v: u32) -> bool {
+        // A vCPU's thread id is its index.
+        let cpu = self.cpu_of(v);
+        self.sched_ref().current(cpu) == Some(v)
     }
 
     fn handler_return(&mut self, now: Time, v: u32) -> bool {

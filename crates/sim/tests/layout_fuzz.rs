@@ -52,6 +52,25 @@ fn the_apic_draws_reach_both_features_and_ipiv_only_on_a_cpu_given_it() {
 }
 
 #[test]
+fn the_avic_draws_reach_avic_x2apic_and_the_erratum_only_on_an_amd_cpu() {
+    let (mut avic, mut x2apic, mut erratum) = (0, 0, 0);
+    for case in 0..300 {
+        let s = eventpath_sim::fuzz::scenario(case);
+        if s.contains("avic = true") {
+            avic += 1;
+            assert!(s.contains("\navic = 1\n"), "case {case}: AVIC drawn on a CPU without it\n{s}");
+            assert!(!s.contains("ipiv = true"), "case {case}\n{s}");
+            erratum += usize::from(s.contains("avic_erratum_1235 = 1"));
+        }
+        if s.contains("x2apic = true") {
+            x2apic += 1;
+            assert!(s.contains("x2avic = 1"), "case {case}: an x2APIC guest drawn without x2AVIC\n{s}");
+        }
+    }
+    assert!(avic >= 5 && x2apic >= 2 && erratum >= 1, "avic in {avic}, x2apic in {x2apic}, erratum in {erratum} of 300");
+}
+
+#[test]
 fn the_draws_reach_hosts_past_64_pcpus_and_guest_halt_polling_and_such_cases_run() {
     let (mut big, mut gpoll) = (vec![], vec![]);
     for case in 0..400 {

@@ -182,13 +182,12 @@ impl ApicFeatures {
             };
             return no("pv_eoi", format!("{why}; PV EOI removes only the emulated LAPIC's EOI exit: set interrupt_delivery = \"emulated\" or remove the key"));
         }
-        if !multicast_ipis && (self.pv_ipi || self.pv_sched_yield) {
-            let (feature, why) = if self.pv_ipi {
-                ("pv_ipi", "PV IPI (KVM_HC_SEND_IPI) replaces only multi-destination sends (apic->send_IPI_mask)")
-            } else {
-                ("pv_sched_yield", "PV sched yield (KVM_HC_SCHED_YIELD) follows only a call-function IPI to a preempted vCPU")
-            };
-            return no(feature, format!("{why}, and this model's guests send only single-destination reschedule IPIs (smp_send_reschedule -> apic->send_IPI, still an ICR write): it would change nothing; remove the key"));
+        if !multicast_ipis && self.pv_ipi {
+            return no("pv_ipi", "PV IPI (KVM_HC_SEND_IPI) replaces only multi-destination sends (apic->send_IPI_mask), and this VM's guest sends only single-destination IPIs (smp_send_reschedule -> apic->send_IPI, still an ICR write): it would change nothing; remove the key, or send one IPI to several vCPUs (workload kind = \"ipi_pingpong\" with targets > 1)".into());
+        }
+        if self.pv_sched_yield {
+            // Not carried out by the model: refused rather than accepted and ignored.
+            return no("pv_sched_yield", "PV sched yield (KVM_HC_SCHED_YIELD) follows only a call-function IPI to a preempted vCPU (kvm_smp_send_call_func_ipi), and this model's guests never yield after one (single-destination reschedule IPIs do not; the sched yield is not modelled): it would change nothing; remove the key".into());
         }
         Ok(())
     }
@@ -341,6 +340,8 @@ mod tests {
             assert_eq!(e.feature, k);
             assert!(e.reason.contains("single-destination"), "{e}");
         }
+        assert!(with(|a| a.pv_ipi = true).check(Posted, MODERN, true).is_ok(), "a guest that sends multicast IPIs");
+        assert_eq!(with(|a| a.pv_sched_yield = true).check(Posted, MODERN, true).unwrap_err().feature, "pv_sched_yield", "not modelled: refused");
     }
 
     #[test]

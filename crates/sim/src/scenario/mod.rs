@@ -779,13 +779,23 @@ impl Scenario {
                         )));
                     }
                 }
-                if let Workload::IpiPingpong { to_vcpu, .. } = w {
+                if let Workload::IpiPingpong { to_vcpu, targets, .. } = w {
                     if *to_vcpu == 0 || *to_vcpu >= vm.vcpus {
                         return Err(err(format!(
                             "key `{}`: {to_vcpu} is not allowed; the IPI goes from vCPU 0 to another vCPU of the VM, 1..={} (a VM of at least 2 vCPUs)",
                             key("workload.to_vcpu"),
                             vm.vcpus.saturating_sub(1)
                         )));
+                    }
+                    if let Some(n) = *targets {
+                        let most = vm.vcpus - to_vcpu;
+                        if n == 0 || n > most {
+                            return Err(err(format!(
+                                "key `{}`: {n} is not allowed; the IPI goes to vCPUs {to_vcpu}.. of the VM's {}, so 1..={most}",
+                                key("workload.targets"),
+                                vm.vcpus
+                            )));
+                        }
                     }
                     if vm.guest_halt_poll.is_some() {
                         return Err(err(format!(

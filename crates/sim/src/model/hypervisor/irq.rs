@@ -15,7 +15,7 @@
 
 use crate::model::hw::lapic::Vector;
 use crate::model::hypervisor::delivery::{source_of, Recorded};
-use eventpath_policy::delivery::features::IpiKind;
+use eventpath_policy::delivery::features::{IpiKind, IpiSend};
 use eventpath_policy::delivery::{Action, ExitCause, Target};
 use crate::model::hypervisor::vcpu::{AfterExit, Mode, Task, XenIo};
 use crate::model::hypervisor::ctx::Machine;
@@ -57,6 +57,14 @@ pub(crate) trait Irqs {
     /// `send_call_function_single_ipi`; the scenario refuses guest halt polling beside the one
     /// workload that sends these.)
     fn call_function(&mut self, now: Time, from: u32, to: u32) -> bool;
+
+    /// `smp_call_function_many` from `from` to every vCPU of `to` (`apic->send_IPI_mask`):
+    /// the VM's features say whether it is one send. PV IPI: one `KVM_HC_SEND_IPI` hypercall
+    /// exit of `from` (counted as `ipi`, at `exit.ipi_ns`: KVM's `kvm_pv_send_ipi` does per
+    /// destination what an ICR write's exit does once), the IPIs leaving `exit.ipi_send_ns`
+    /// into it; returns `Some(true)`. Else `None`: the guest's `send_IPI_mask` writes the ICR
+    /// once per destination, each a [`Irqs::call_function`] of the caller's.
+    fn call_function_many(&mut self, now: Time, from: u32, to: &[u32]) -> Option<bool>;
 
     /// At VM entry, or the guest's next step, while a handler is in progress (IF clear): resume
     /// the handler if an exit cut it short — it runs to its end before anything else; else it
@@ -164,6 +172,23 @@ impl<M: Machine> Irqs for M {
         } else {
             self.raise_irq(now, to, Vector::CallFunction);
             false
+        }
+    }
+
+    fn call_function_many(&mut self, now: Time, from: u32, to: &[u32]) -> Option<bool> {
+        let not_running = to.iter().filter(|&&t| !self.is_running(t)).count() as u32;
+        let vc = self.vcpu_ref(from);
+        let n = u32::try_from(to.len()).unwrap_or(u32::MAX);
+        match vc.features.ipi_send(vc.delivery, vc.cpu_caps, IpiKind::Multicast(n), not_running) {
+            IpiSend::Hypercall => {
+                self.exit(now, from, ExitReason::Ipi, AfterExit::Resume);
+                let at = now + self.ipi_send_ns();
+                for &t in to {
+                    self.q().at(at, Ev::CallFunctionIpi { vcpu: t });
+                }
+                Some(true)
+            }
+            IpiSend::Exitless | IpiSend::IcrWrites(_) | IpiSend::IncompleteIpi(_) => None,
         }
     }
 

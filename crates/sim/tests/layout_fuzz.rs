@@ -71,6 +71,29 @@ fn the_avic_draws_reach_avic_x2apic_and_the_erratum_only_on_an_amd_cpu() {
 }
 
 #[test]
+fn the_pv_ipi_draws_reach_several_targets_and_are_never_refused_for_the_new_keys() {
+    let (mut many, mut pv) = (0, 0);
+    for case in 0..2000 {
+        let s = eventpath_sim::fuzz::scenario(case);
+        let has_many = s.contains("\ntargets = ");
+        let has_pv = s.contains("pv_ipi = true");
+        many += usize::from(has_many);
+        pv += usize::from(has_pv);
+        if has_many || has_pv || s.contains("avic = true") {
+            // The new keys are drawn only where they are valid: no refusal names them.
+            let sc = eventpath_sim::scenario::Scenario::from_toml("fuzz", &s).unwrap();
+            if let Err(e) = sc.check("fuzz") {
+                let why = e.to_string();
+                for k in ["targets", "pv_ipi", "avic", "x2apic"] {
+                    assert!(!why.contains(&format!(".{k}`")), "case {case}: {why}\n{s}");
+                }
+            }
+        }
+    }
+    assert!(many >= 5 && pv >= 2, "targets in {many}, pv_ipi in {pv} of 2000");
+}
+
+#[test]
 fn the_draws_reach_hosts_past_64_pcpus_and_guest_halt_polling_and_such_cases_run() {
     let (mut big, mut gpoll) = (vec![], vec![]);
     for case in 0..400 {

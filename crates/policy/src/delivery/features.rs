@@ -129,7 +129,8 @@ pub struct Refused {
 impl ApicFeatures {
     /// Can a VM in `mode` on a CPU with `cpu` have these features? `multicast_ipis`: the guest
     /// sends IPIs to several CPUs at once (call-function IPIs, TLB shootdowns); without them
-    /// `pv_ipi` and `pv_sched_yield` change nothing and are refused rather than ignored.
+    /// `pv_ipi` changes nothing and is refused rather than ignored. `pv_sched_yield` is always
+    /// refused: the yield is not carried out by the model.
     pub fn check(self, mode: DeliveryMode, cpu: CpuCaps, multicast_ipis: bool) -> Result<(), Refused> {
         let no = |feature, reason: String| Err(Refused { feature, reason });
         if !mode.virtualized() && self != ApicFeatures::default() {

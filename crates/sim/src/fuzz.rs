@@ -154,6 +154,15 @@ pub fn scenario(case: u64) -> String {
     let mut ipi = Rng::for_component(case, "layout-fuzz-ipi");
     // vDPA (issue 32): a quarter of the VF devices become vDPA devices.
     let mut vd = Rng::for_component(case, "layout-fuzz-vdpa");
+    // AMD AVIC (`[vm.apic] avic`, x2apic; cpu.avic, cpu.x2avic, cpu.avic_erratum_1235): a stream
+    // of its own, as above. A third of the cases without IPIv get an AMD CPU (no built-in
+    // profile's is: the override below), half of those with x2AVIC, a third with erratum 1235;
+    // AVIC is drawn only there, on posted VMs that drew no IPIv.
+    let mut av = Rng::for_component(case, "layout-fuzz-avic");
+    let avic_cpu = av.chance(1.0 / 3.0) && !ipiv_cpu;
+    let (x2avic_cpu, erratum_cpu) = (av.chance(0.5), av.chance(1.0 / 3.0));
+    // The IPI round trip to several vCPUs (`targets`) and PV IPI beside it: a stream of its own.
+    let mut pv = Rng::for_component(case, "layout-fuzz-pv-ipi");
     let off_io_core = |pins: String| match io_core {
         Some(c) => {
             let v: Vec<String> = pins.trim_matches(['[', ']']).split(", ").map(|p| {
@@ -210,10 +219,16 @@ pub fn scenario(case: u64) -> String {
         }
         let _ = writeln!(s, "interrupt_delivery = \"{delivery}\"\nguest_cpu_burn = {burn}");
         let (ipiv, pv_eoi) = (ap.chance(0.5), ap.chance(0.5));
+        let (avic, x2apic) = (av.chance(0.6), av.chance(0.5));
+        let mut apic_written = true;
         if ipiv && ipiv_cpu && delivery == "posted" {
             s += "apic = { ipiv = true }\n";
         } else if pv_eoi && delivery == "emulated" {
             s += "apic = { pv_eoi = true }\n";
+        } else if avic && avic_cpu && delivery == "posted" {
+            s += if x2apic && x2avic_cpu { "apic = { avic = true, x2apic = true }\n" } else { "apic = { avic = true }\n" };
+        } else {
+            apic_written = false;
         }
         let routing = ["fixed", "lowest_priority_rr", "running_first", "es2", "h_balance"][r.below(5) as usize];
         if vcpus > 1 {
@@ -299,12 +314,20 @@ pub fn scenario(case: u64) -> String {
         let w = if lw.chance(0.1) { Some(web_workload(&mut lw)) } else { w };
         // (Drawn whatever the VM, so that the stream stays aligned; used where it may run.)
         let (ping_pong, to, gap) = (ipi.chance(0.05), 1 + ipi.below(3) as u32, ipi.chance(0.5).then(|| 1 + ipi.below(2000)));
+        let (many, targets, pv_ipi) = (pv.chance(0.5), pv.below(8) as u32, pv.chance(0.5));
+        let mut pv_ipi_on = false;
         let w = if ping_pong && vcpus > 1 && !guest_polls {
             let to = 1 + (to - 1) % (vcpus - 1);
-            Some(match gap {
+            let mut w = match gap {
                 Some(g) => format!("kind = \"ipi_pingpong\"\nto_vcpu = {to}\ninterval_us = {g}"),
                 None => format!("kind = \"ipi_pingpong\"\nto_vcpu = {to}"),
-            })
+            };
+            let n = 2 + targets % (vcpus - to).max(1);
+            if many && to + n <= vcpus {
+                let _ = write!(w, "\ntargets = {n}");
+                pv_ipi_on = pv_ipi && !apic_written;
+            }
+            Some(w)
         } else {
             w
         };
@@ -317,12 +340,24 @@ pub fn scenario(case: u64) -> String {
         if let Some(w) = w {
             let _ = writeln!(s, "[vm.workload]\n{w}");
         }
+        if pv_ipi_on {
+            s += "[vm.apic]\npv_ipi = true\n";
+        }
     }
-    if ipiv_cpu || big.is_some() {
+    if ipiv_cpu || avic_cpu || big.is_some() {
         // After every VM: a table of its own (overrides() never writes [profile_overrides.cpu]).
         s += "\n[profile_overrides.cpu]\n";
         if ipiv_cpu {
             s += "ipiv = 1\n";
+        }
+        if avic_cpu {
+            s += "avic = 1\n";
+            if x2avic_cpu {
+                s += "x2avic = 1\n";
+            }
+            if erratum_cpu {
+                s += "avic_erratum_1235 = 1\n";
+            }
         }
         if let Some(n) = big {
             let _ = writeln!(s, "sockets = 1\ncores_per_socket = {n}");
@@ -457,7 +492,9 @@ fn overrides(r: &mut Rng, profile: &str, s: &mut String) {
     // the list, and every draw from it, stays as it was before the key existed.
     // Likewise exit.ipi_send_ns (issue 32), kept within exit.ipi_ns below when that is drawn.
     let all = p.params();
-    let params: Vec<_> = all.iter().copied().filter(|(k, _, _)| *k != "cpu.ipiv" && *k != "exit.ipi_send_ns").collect();
+    // And the AVIC facts (cpu.avic, cpu.x2avic, cpu.avic_erratum_1235), drawn by their own stream.
+    const OWN_STREAM: [&str; 5] = ["cpu.ipiv", "exit.ipi_send_ns", "cpu.avic", "cpu.x2avic", "cpu.avic_erratum_1235"];
+    let params: Vec<_> = all.iter().copied().filter(|(k, _, _)| !OWN_STREAM.contains(k)).collect();
     let n = r.below(4);
     if n == 0 {
         return;

@@ -69,6 +69,17 @@ pub struct Cpu {
     /// 0 — a scenario's `[vm.apic] ipiv` is then refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipiv: Option<Param>,
+    /// The CPU has AMD AVIC (1) or not (0). Absent: 0 — `[vm.apic] avic` is then refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub avic: Option<Param>,
+    /// The CPU has x2AVIC (1: Zen 4 and later) or not (0), which AVIC for a guest in x2APIC
+    /// mode needs. Absent: 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub x2avic: Option<Param>,
+    /// The CPU has AMD erratum 1235 (1: Family 17h, Zen 1 and 2), for which KVM turns AVIC's
+    /// IPI virtualization off (every ICR write exits). Absent: 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub avic_erratum_1235: Option<Param>,
 }
 
 /// The physical NIC and link.
@@ -512,7 +523,8 @@ impl Bounds {
         match key {
             "cpu.sockets" => b(1.0, 16.0, true, "the largest servers have 16 sockets"),
             "cpu.cores_per_socket" => b(1.0, 512.0, true, "cores of one CPU package"),
-            "cpu.ipiv" => b(0.0, 1.0, true, "a CPU feature: 0 (absent) or 1 (present)"),
+            "cpu.ipiv" | "cpu.avic" | "cpu.x2avic" => b(0.0, 1.0, true, "a CPU feature: 0 (absent) or 1 (present)"),
+            "cpu.avic_erratum_1235" => b(0.0, 1.0, true, "a CPU erratum: 0 (absent) or 1 (present)"),
             "nic.mtu_bytes" => b(68.0, 65535.0, true, "IPv4's minimum MTU (RFC 791) to the largest IP packet"),
             "nic.wire_overhead_bytes" => b(0.0, 1024.0, true, "framing bytes per packet; Ethernet's are 38"),
             "nic.gso_max_size_bytes" => b(1500.0, 524288.0, true, "GSO_MAX_SIZE 64 KiB to BIG TCP's 512 KiB"),
@@ -763,8 +775,12 @@ impl Profile {
             ("app.http_request_ns", &self.app.http_request_ns, "ns"),
             ("app.nginx_request_ns", &self.app.nginx_request_ns, "ns"),
         ];
-        if let Some(f) = &c.ipiv {
-            p.insert(3, ("cpu.ipiv", f, "bool"));
+        let mut at = 3;
+        for (k, f) in [("cpu.ipiv", &c.ipiv), ("cpu.avic", &c.avic), ("cpu.x2avic", &c.x2avic), ("cpu.avic_erratum_1235", &c.avic_erratum_1235)] {
+            if let Some(f) = f {
+                p.insert(at, (k, f, "bool"));
+                at += 1;
+            }
         }
         if let Some(v) = &self.sriov {
             p.extend([
@@ -939,6 +955,18 @@ impl Profile {
     /// The CPU has IPI virtualization (`cpu.ipiv = 1`; absent is 0).
     pub fn has_ipiv(&self) -> bool {
         self.cpu.ipiv.as_ref().is_some_and(|p| p.value == 1.0)
+    }
+
+    /// What the CPU offers the `[vm.apic]` features (`cpu.ipiv`, `cpu.avic`, `cpu.x2avic`,
+    /// `cpu.avic_erratum_1235`; each absent is 0).
+    pub fn apic_caps(&self) -> eventpath_policy::delivery::features::CpuCaps {
+        let on = |p: &Option<Param>| p.as_ref().is_some_and(|p| p.value == 1.0);
+        eventpath_policy::delivery::features::CpuCaps {
+            ipiv: on(&self.cpu.ipiv),
+            avic: on(&self.cpu.avic),
+            x2avic: on(&self.cpu.x2avic),
+            avic_erratum_1235: on(&self.cpu.avic_erratum_1235),
+        }
     }
 
     /// Number of pCPUs the profile's host has.

@@ -75,3 +75,52 @@ fn a_bad_target_or_guest_halt_polling_is_refused_naming_the_key() {
         .error();
     assert!(e.contains("guest_halt_poll"), "{e}");
 }
+
+/// One call-function IPI from vCPU 0 to vCPUs 1..=3 of a 4-vCPU VM (`targets = 3`,
+/// `smp_call_function_many`), each vCPU on its own pCPU; `apic`: `[vm.apic]` keys.
+fn many(apic: &str, ipiv_cpu: bool) -> Sc {
+    let mut vm = Vm::new("vm0", 4).pins(&[0, 1, 2, 3]).vhost_pin(4).delivery("posted").halt_poll("max_halt_poll_ns = 200000");
+    vm = vm.workload("kind = \"ipi_pingpong\"\ntargets = 3");
+    if !apic.is_empty() {
+        vm = vm.lines(&format!("apic = {{ {apic} }}"));
+    }
+    let sc = Sc::new("ipi_many", "es2").pcpus(5).duration(0.2).warmup(0.02).vm(vm);
+    if ipiv_cpu { sc.profile_override("cpu.ipiv", 1) } else { sc }
+}
+
+#[test]
+fn pv_ipi_makes_a_three_destination_send_one_exit_and_leaves_the_targets_side() {
+    let per_trip = |o: &RunOutput, r: &str| o.summary.vms[0].exits_per_s[r].unwrap() / o.summary.vms[0].throughput.ops_per_s.unwrap();
+    let base = run(&many("", false));
+    let pv = run(&many("pv_ipi = true", false));
+    let ipiv = run(&many("ipiv = true", true));
+    let both = run(&many("ipiv = true, pv_ipi = true", true));
+    for (n, o) in [("posted", &base), ("pv_ipi", &pv), ("ipiv", &ipiv), ("ipiv + pv_ipi", &both)] {
+        let v = &o.summary.vms[0];
+        eprintln!("{n}: {:.0} trips/s, {:?}, round trip {:?}", v.throughput.ops_per_s.unwrap(), v.exits_per_s, v.latency_us.p50);
+    }
+    // send_IPI_mask writes the ICR once per destination: three exits a trip; the hypercall one.
+    assert!((per_trip(&base, "ipi") - 3.0).abs() < 0.05, "{}", per_trip(&base, "ipi"));
+    assert!((per_trip(&pv, "ipi") - 1.0).abs() < 0.05, "{}", per_trip(&pv, "ipi"));
+    // Every target still takes its IPI and halts again.
+    for o in [&base, &pv] {
+        let v = &o.summary.vms[0];
+        let cf = v.ipis_by_kind_per_s.get().unwrap()["call_function"].unwrap() / v.throughput.ops_per_s.unwrap();
+        assert!((cf - 3.0).abs() < 0.05, "{cf}");
+    }
+    assert!((per_trip(&base, "hlt") - per_trip(&pv, "hlt")).abs() < 0.1, "{} vs {}", per_trip(&base, "hlt"), per_trip(&pv, "hlt"));
+    // IPIv virtualizes each write; with PV IPI the guest takes the hypercall anyway (CPUID).
+    assert_eq!(per_trip(&ipiv, "ipi"), 0.0);
+    assert!((per_trip(&both, "ipi") - 1.0).abs() < 0.05, "{}", per_trip(&both, "ipi"));
+}
+
+#[test]
+fn pv_ipi_is_refused_beside_a_single_target_and_targets_past_the_vm_are_refused() {
+    let e = Sc::new("ipi_bad", "es2").pcpus(3).vm(Vm::new("vm0", 2).delivery("posted").workload("kind = \"ipi_pingpong\"").lines("apic = { pv_ipi = true }")).error();
+    assert!(e.contains("key `vm[0].apic.pv_ipi`") && e.contains("targets"), "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+    for n in [0, 4] {
+        let e = Sc::new("ipi_bad", "es2").pcpus(5).vm(Vm::new("vm0", 4).workload(&format!("kind = \"ipi_pingpong\"\ntargets = {n}"))).error();
+        assert!(e.contains("workload.targets") && e.contains("1..=3"), "{e}");
+    }
+}

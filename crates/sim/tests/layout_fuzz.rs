@@ -52,6 +52,48 @@ fn the_apic_draws_reach_both_features_and_ipiv_only_on_a_cpu_given_it() {
 }
 
 #[test]
+fn the_avic_draws_reach_avic_x2apic_and_the_erratum_only_on_an_amd_cpu() {
+    let (mut avic, mut x2apic, mut erratum) = (0, 0, 0);
+    for case in 0..300 {
+        let s = eventpath_sim::fuzz::scenario(case);
+        if s.contains("avic = true") {
+            avic += 1;
+            assert!(s.contains("\navic = 1\n"), "case {case}: AVIC drawn on a CPU without it\n{s}");
+            assert!(!s.contains("ipiv = true"), "case {case}\n{s}");
+            erratum += usize::from(s.contains("avic_erratum_1235 = 1"));
+        }
+        if s.contains("x2apic = true") {
+            x2apic += 1;
+            assert!(s.contains("x2avic = 1"), "case {case}: an x2APIC guest drawn without x2AVIC\n{s}");
+        }
+    }
+    assert!(avic >= 5 && x2apic >= 2 && erratum >= 1, "avic in {avic}, x2apic in {x2apic}, erratum in {erratum} of 300");
+}
+
+#[test]
+fn the_pv_ipi_draws_reach_several_targets_and_are_never_refused_for_the_new_keys() {
+    let (mut many, mut pv) = (0, 0);
+    for case in 0..2000 {
+        let s = eventpath_sim::fuzz::scenario(case);
+        let has_many = s.contains("\ntargets = ");
+        let has_pv = s.contains("pv_ipi = true");
+        many += usize::from(has_many);
+        pv += usize::from(has_pv);
+        if has_many || has_pv || s.contains("avic = true") {
+            // The new keys are drawn only where they are valid: no refusal names them.
+            let sc = eventpath_sim::scenario::Scenario::from_toml("fuzz", &s).unwrap();
+            if let Err(e) = sc.check("fuzz") {
+                let why = e.to_string();
+                for k in ["targets", "pv_ipi", "avic", "x2apic"] {
+                    assert!(!why.contains(&format!(".{k}`")), "case {case}: {why}\n{s}");
+                }
+            }
+        }
+    }
+    assert!(many >= 5 && pv >= 2, "targets in {many}, pv_ipi in {pv} of 2000");
+}
+
+#[test]
 fn the_draws_reach_hosts_past_64_pcpus_and_guest_halt_polling_and_such_cases_run() {
     let (mut big, mut gpoll) = (vec![], vec![]);
     for case in 0..400 {

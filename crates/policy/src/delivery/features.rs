@@ -6,6 +6,7 @@
 //! | `ipiv`     | the sender's ICR-write exit of a unicast physical-mode IPI (the CPU posts it to the target's PID) | logical/shorthand IPIs; a halted target still woken by the host |
 //! | `pv_eoi`   | an EOI exit when KVM flagged, at the last entry, that nothing else is pending or in service | EOIs with another vector in the IRR or ISR   |
 //! | `pv_ipi`   | one ICR-write exit per destination of a multi-destination send: one hypercall exit instead | single-destination sends (reschedule IPIs)   |
+//! | `avic`     | the sender's ICR-write exit when its target is running (IsRunning: the CPU sets the target's vIRR and rings its doorbell) | an AVIC_INCOMPLETE_IPI exit of the sender for a target not running (blocked, preempted, woken but not yet on its pCPU), whose handler wakes it; every cross-CPU IPI's exit on a CPU with erratum 1235 |
 //!
 //! Sources:
 //! - **IPIv**: Intel SDM Vol. 3C §30.1.6 "IPI virtualization" (tertiary processor-based
@@ -25,6 +26,26 @@
 //!   `kvm_setup_pv_ipi` replaces `apic->send_IPI_mask` (and `_allbutself`), one hypercall per
 //!   128 destinations; `apic->send_IPI`, which `smp_send_reschedule` uses for one CPU, keeps
 //!   its ICR write.
+//! - **AVIC / x2AVIC** (AMD APM Vol. 2 §15.29 "Advanced Virtual Interrupt Controller"; KVM
+//!   `arch/x86/kvm/svm/avic.c`): `avic_vcpu_load`/`avic_vcpu_put` set and clear IsRunning in the
+//!   vCPU's physical APIC ID table entry when its thread is scheduled in and out, and
+//!   `avic_vcpu_blocking` clears it before the thread blocks (`kvm_vcpu_halt` halt-polls first,
+//!   so a polling vCPU is still running). An ICR write to a running target sets its vIRR and
+//!   rings the doorbell: no exit; to a target not running the CPU sets the vIRR and exits the
+//!   sender with AVIC_INCOMPLETE_IPI / `AVIC_IPI_FAILURE_TARGET_NOT_RUNNING`, whose handler
+//!   (`avic_incomplete_ipi_interception` → `avic_kick_target_vcpus`) wakes the target.
+//!   Device interrupts take posted mode's paths: `svm_deliver_avic_intr` rings the doorbell of
+//!   a running vCPU and wakes one that is not; an IOMMU-posted (GA mode) interrupt for a vCPU
+//!   not running is logged in the GA log, whose interrupt's `avic_ga_log_notifier` wakes it.
+//!   Edge-triggered EOIs are accelerated (a level-triggered one traps:
+//!   `avic_unaccelerated_access_interception`); TMICT writes trap as under APICv. Inhibits
+//!   (`svm_check_apicv_inhibit_reasons`): a guest with x2APIC on a CPU without x2AVIC
+//!   (`APICV_INHIBIT_REASON_X2APIC`; x2AVIC from Zen 4), PIT re-injection, nested, IRQ window.
+//!   Erratum 1235 (Family 17h, Zen 1/2): the CPU may miss a just-cleared IsRunning; KVM sets
+//!   `enable_ipiv = false` there and never sets IsRunning, so every ICR write but a self-IPI
+//!   exits (patch "KVM: SVM: Disable (x2)AVIC IPI virtualization if CPU has erratum #1235",
+//!   Maxim Levitsky, in Sean Christopherson's device-posted-IRQ series, 2025) while device
+//!   interrupts, the IPI's receiving side and EOIs stay accelerated.
 //! - **PV sched yield** (`KVM_HC_SCHED_YIELD`, Linux 5.3): issued from
 //!   `kvm_smp_send_call_func_ipi` only, after a call-function IPI to a preempted vCPU.
 
@@ -42,6 +63,11 @@ pub struct ApicFeatures {
     pub pv_ipi: bool,
     /// KVM paravirtual sched yield (`KVM_HC_SCHED_YIELD`).
     pub pv_sched_yield: bool,
+    /// AMD AVIC (x2AVIC with [`ApicFeatures::x2apic`]).
+    pub avic: bool,
+    /// The guest runs its LAPIC in x2APIC mode (its CPUID has x2APIC): under AVIC it needs
+    /// x2AVIC; nothing else in the model depends on it.
+    pub x2apic: bool,
 }
 
 /// What the host's CPU offers that a feature needs.
@@ -49,6 +75,13 @@ pub struct ApicFeatures {
 pub struct CpuCaps {
     /// The CPU has IPI virtualization (the tertiary VM-execution control).
     pub ipiv: bool,
+    /// The CPU has AMD AVIC (CPUID Fn8000_000A EDX bit 13).
+    pub avic: bool,
+    /// The CPU has x2AVIC (CPUID Fn8000_000A EDX bit 18; Zen 4 and later).
+    pub x2avic: bool,
+    /// The CPU has erratum 1235 (Family 17h: Zen 1, Zen 2): KVM disables AVIC's IPI
+    /// virtualization, so every ICR write exits.
+    pub avic_erratum_1235: bool,
 }
 
 /// The IPIs a guest sends, as far as the features distinguish them.
@@ -70,6 +103,17 @@ pub enum IpiSend {
     IcrWrites(u32),
     /// One `KVM_HC_SEND_IPI` hypercall exit for every destination.
     Hypercall,
+    /// AVIC: the ICR write to these many targets not running exits (AVIC_INCOMPLETE_IPI,
+    /// `AVIC_IPI_FAILURE_TARGET_NOT_RUNNING`); the handler wakes them. Those running got the
+    /// IPI from the CPU.
+    IncompleteIpi(u32),
+}
+
+impl IpiSend {
+    /// Does the sender exit?
+    pub fn exits(self) -> bool {
+        !matches!(self, IpiSend::Exitless)
+    }
 }
 
 /// A feature this VM cannot have, and why (the scenario names the key).
@@ -85,11 +129,35 @@ pub struct Refused {
 impl ApicFeatures {
     /// Can a VM in `mode` on a CPU with `cpu` have these features? `multicast_ipis`: the guest
     /// sends IPIs to several CPUs at once (call-function IPIs, TLB shootdowns); without them
-    /// `pv_ipi` and `pv_sched_yield` change nothing and are refused rather than ignored.
+    /// `pv_ipi` changes nothing and is refused rather than ignored. `pv_sched_yield` is always
+    /// refused: the yield is not carried out by the model.
     pub fn check(self, mode: DeliveryMode, cpu: CpuCaps, multicast_ipis: bool) -> Result<(), Refused> {
         let no = |feature, reason: String| Err(Refused { feature, reason });
         if !mode.virtualized() && self != ApicFeatures::default() {
             return no(self.first(), "a bare-metal host has no hypervisor: every IPI and EOI is native".into());
+        }
+        if self.avic {
+            if self.ipiv {
+                return no("avic", "AVIC is AMD's and IPI virtualization (ipiv) Intel's: no CPU has both; remove one of the keys".into());
+            }
+            // AVIC's backing page and doorbell deliver as posted interrupts do (svm_deliver_avic_intr).
+            if mode != DeliveryMode::Posted {
+                return no(
+                    "avic",
+                    format!(
+                        "AVIC delivers device interrupts into the vAPIC backing page with a doorbell (or a GA-log wake-up), as posted interrupts do, and virtualizes the EOI; set interrupt_delivery = \"posted\" (not \"{}\")",
+                        mode.key()
+                    ),
+                );
+            }
+            if !cpu.avic {
+                return no("avic", "the profile's CPU has no AMD AVIC (cpu.avic = 0 or absent; the built-in profiles' CPUs are Intel); use a profile whose cpu.avic = 1 or set it in [profile_overrides.cpu]".into());
+            }
+            if self.x2apic && !cpu.x2avic {
+                return no("x2apic", "a guest in x2APIC mode inhibits AVIC on a CPU without x2AVIC (KVM APICV_INHIBIT_REASON_X2APIC: the VM would run with the emulated LAPIC; x2AVIC from Zen 4): set cpu.x2avic = 1 in [profile_overrides.cpu] or remove the key (QEMU -cpu ...,-x2apic)".into());
+            }
+        } else if self.x2apic {
+            return no("x2apic", "the guest's x2APIC mode matters in this model only to AVIC (x2AVIC); posted interrupts, IPIv and PV EOI work alike in xAPIC and x2APIC mode: set avic = true or remove the key".into());
         }
         if self.ipiv {
             // vmx.c: enable_ipiv needs APICv and posted interrupts (the PID table IPIv writes).
@@ -115,27 +183,35 @@ impl ApicFeatures {
             };
             return no("pv_eoi", format!("{why}; PV EOI removes only the emulated LAPIC's EOI exit: set interrupt_delivery = \"emulated\" or remove the key"));
         }
-        if !multicast_ipis && (self.pv_ipi || self.pv_sched_yield) {
-            let (feature, why) = if self.pv_ipi {
-                ("pv_ipi", "PV IPI (KVM_HC_SEND_IPI) replaces only multi-destination sends (apic->send_IPI_mask)")
-            } else {
-                ("pv_sched_yield", "PV sched yield (KVM_HC_SCHED_YIELD) follows only a call-function IPI to a preempted vCPU")
-            };
-            return no(feature, format!("{why}, and this model's guests send only single-destination reschedule IPIs (smp_send_reschedule -> apic->send_IPI, still an ICR write): it would change nothing; remove the key"));
+        if !multicast_ipis && self.pv_ipi {
+            return no("pv_ipi", "PV IPI (KVM_HC_SEND_IPI) replaces only multi-destination sends (apic->send_IPI_mask), and this VM's guest sends only single-destination IPIs (smp_send_reschedule -> apic->send_IPI, still an ICR write): it would change nothing; remove the key, or send one IPI to several vCPUs (workload kind = \"ipi_pingpong\" with targets > 1)".into());
+        }
+        if self.pv_sched_yield {
+            // Not carried out by the model: refused rather than accepted and ignored.
+            return no("pv_sched_yield", "PV sched yield (KVM_HC_SCHED_YIELD) follows only a call-function IPI to a preempted vCPU (kvm_smp_send_call_func_ipi), and this model's guests never yield after one (single-destination reschedule IPIs do not; the sched yield is not modelled): it would change nothing; remove the key".into());
         }
         Ok(())
     }
 
     /// The first feature set, for a refusal that concerns them all.
     fn first(self) -> &'static str {
-        [(self.ipiv, "ipiv"), (self.pv_eoi, "pv_eoi"), (self.pv_ipi, "pv_ipi"), (self.pv_sched_yield, "pv_sched_yield")]
+        [
+            (self.ipiv, "ipiv"),
+            (self.pv_eoi, "pv_eoi"),
+            (self.pv_ipi, "pv_ipi"),
+            (self.pv_sched_yield, "pv_sched_yield"),
+            (self.avic, "avic"),
+            (self.x2apic, "x2apic"),
+        ]
             .into_iter()
             .find_map(|(on, k)| on.then_some(k))
             .unwrap_or("ipiv")
     }
 
-    /// What the sender of an IPI of `kind` pays in `mode`.
-    pub fn ipi_send(self, mode: DeliveryMode, kind: IpiKind) -> IpiSend {
+    /// What the sender of an IPI of `kind` pays in `mode` on a CPU with `cpu`; `not_running`:
+    /// how many of its destinations were not running when it wrote the ICR (AVIC's IsRunning
+    /// bit: the vCPU's thread not on its pCPU, or blocked after HLT; halt-polling is running).
+    pub fn ipi_send(self, mode: DeliveryMode, cpu: CpuCaps, kind: IpiKind, not_running: u32) -> IpiSend {
         let n = match kind {
             IpiKind::Unicast => 1,
             IpiKind::Multicast(n) => n,
@@ -145,10 +221,15 @@ impl ApicFeatures {
         }
         match kind {
             // kvm.c replaces send_IPI_mask whatever else the CPU offers: the guest's choice is
-            // by the CPUID feature bit, so a multicast is one hypercall even with IPIv.
+            // by the CPUID feature bit, so a multicast is one hypercall even with IPIv or AVIC.
             IpiKind::Multicast(_) if self.pv_ipi => IpiSend::Hypercall,
             // IPIv virtualizes each physical-mode ICR write (send_IPI_mask loops over them).
             _ if self.ipiv && mode == DeliveryMode::Posted => IpiSend::Exitless,
+            // Erratum 1235: KVM never sets IsRunning (enable_ipiv = false), so every target
+            // looks not running and every ICR write exits.
+            _ if self.avic && mode == DeliveryMode::Posted && cpu.avic_erratum_1235 => IpiSend::IncompleteIpi(n),
+            _ if self.avic && mode == DeliveryMode::Posted && not_running == 0 => IpiSend::Exitless,
+            _ if self.avic && mode == DeliveryMode::Posted => IpiSend::IncompleteIpi(not_running.min(n)),
             _ => IpiSend::IcrWrites(n),
         }
     }
@@ -171,7 +252,9 @@ mod tests {
     use DeliveryMode::*;
 
     const ALL: [DeliveryMode; 5] = [Emulated, Apicv, Posted, Eli, Did];
-    const MODERN: CpuCaps = CpuCaps { ipiv: true };
+    const MODERN: CpuCaps = CpuCaps { ipiv: true, avic: false, x2avic: false, avic_erratum_1235: false };
+    const ZEN4: CpuCaps = CpuCaps { ipiv: false, avic: true, x2avic: true, avic_erratum_1235: false };
+    const ZEN2: CpuCaps = CpuCaps { ipiv: false, avic: true, x2avic: false, avic_erratum_1235: true };
     fn with(f: impl FnOnce(&mut ApicFeatures)) -> ApicFeatures {
         let mut a = ApicFeatures::default();
         f(&mut a);
@@ -183,8 +266,8 @@ mod tests {
         let none = ApicFeatures::default();
         for m in ALL {
             assert!(none.check(m, CpuCaps::default(), false).is_ok());
-            assert_eq!(none.ipi_send(m, IpiKind::Unicast), IpiSend::IcrWrites(1), "{m:?}");
-            assert_eq!(none.ipi_send(m, IpiKind::Multicast(3)), IpiSend::IcrWrites(3), "{m:?}");
+            assert_eq!(none.ipi_send(m, CpuCaps::default(), IpiKind::Unicast, 0), IpiSend::IcrWrites(1), "{m:?}");
+            assert_eq!(none.ipi_send(m, CpuCaps::default(), IpiKind::Multicast(3), 0), IpiSend::IcrWrites(3), "{m:?}");
             for inj in [false, true] {
                 for others in [false, true] {
                     assert_eq!(none.eoi_exits(m, inj, others), m.eoi_exits(inj), "{m:?}");
@@ -196,8 +279,8 @@ mod tests {
     #[test]
     fn ipiv_removes_the_senders_icr_exit_in_posted_mode_only() {
         let f = with(|a| a.ipiv = true);
-        assert_eq!(f.ipi_send(Posted, IpiKind::Unicast), IpiSend::Exitless);
-        assert_eq!(f.ipi_send(Posted, IpiKind::Multicast(4)), IpiSend::Exitless, "each physical-mode write virtualized");
+        assert_eq!(f.ipi_send(Posted, CpuCaps::default(), IpiKind::Unicast, 0), IpiSend::Exitless);
+        assert_eq!(f.ipi_send(Posted, CpuCaps::default(), IpiKind::Multicast(4), 0), IpiSend::Exitless, "each physical-mode write virtualized");
         assert!(f.check(Posted, MODERN, false).is_ok());
         // The target side is posted mode's own: posted to a running vCPU, a halted one woken.
         assert_eq!(Posted.raise(super::super::Source::Ipi, super::super::Target::InGuest, false).action, super::super::Action::TakeNow);
@@ -222,7 +305,7 @@ mod tests {
         assert!(f.check(Emulated, CpuCaps::default(), false).is_ok());
         assert!(!f.eoi_exits(Emulated, false, false), "flag set at entry: no exit");
         assert!(f.eoi_exits(Emulated, false, true), "another vector pending: the real EOI write");
-        assert_eq!(f.ipi_send(Emulated, IpiKind::Unicast), IpiSend::IcrWrites(1), "IPIs unchanged");
+        assert_eq!(f.ipi_send(Emulated, CpuCaps::default(), IpiKind::Unicast, 0), IpiSend::IcrWrites(1), "IPIs unchanged");
     }
 
     #[test]
@@ -239,16 +322,16 @@ mod tests {
     fn pv_ipi_makes_a_multicast_one_hypercall_and_leaves_unicast_icr_writes() {
         let f = with(|a| a.pv_ipi = true);
         for m in ALL {
-            assert_eq!(f.ipi_send(m, IpiKind::Multicast(8)), IpiSend::Hypercall, "{m:?}");
-            assert_eq!(f.ipi_send(m, IpiKind::Unicast), IpiSend::IcrWrites(1), "{m:?}: apic->send_IPI is not replaced");
+            assert_eq!(f.ipi_send(m, CpuCaps::default(), IpiKind::Multicast(8), 0), IpiSend::Hypercall, "{m:?}");
+            assert_eq!(f.ipi_send(m, CpuCaps::default(), IpiKind::Unicast, 0), IpiSend::IcrWrites(1), "{m:?}: apic->send_IPI is not replaced");
             assert!(f.check(m, CpuCaps::default(), true).is_ok());
         }
         let both = with(|a| {
             a.pv_ipi = true;
             a.ipiv = true
         });
-        assert_eq!(both.ipi_send(Posted, IpiKind::Multicast(2)), IpiSend::Hypercall, "the guest picks the hypercall by CPUID");
-        assert_eq!(both.ipi_send(Posted, IpiKind::Unicast), IpiSend::Exitless);
+        assert_eq!(both.ipi_send(Posted, CpuCaps::default(), IpiKind::Multicast(2), 0), IpiSend::Hypercall, "the guest picks the hypercall by CPUID");
+        assert_eq!(both.ipi_send(Posted, CpuCaps::default(), IpiKind::Unicast, 0), IpiSend::Exitless);
     }
 
     #[test]
@@ -258,12 +341,65 @@ mod tests {
             assert_eq!(e.feature, k);
             assert!(e.reason.contains("single-destination"), "{e}");
         }
+        assert!(with(|a| a.pv_ipi = true).check(Posted, MODERN, true).is_ok(), "a guest that sends multicast IPIs");
+        assert_eq!(with(|a| a.pv_sched_yield = true).check(Posted, MODERN, true).unwrap_err().feature, "pv_sched_yield", "not modelled: refused");
     }
 
     #[test]
     fn bare_metal_refuses_every_feature() {
         let e = with(|a| a.pv_eoi = true).check(Native, MODERN, true).unwrap_err();
         assert_eq!(e.feature, "pv_eoi");
-        assert_eq!(ApicFeatures::default().ipi_send(Native, IpiKind::Unicast), IpiSend::Exitless);
+        assert_eq!(ApicFeatures::default().ipi_send(Native, CpuCaps::default(), IpiKind::Unicast, 0), IpiSend::Exitless);
+    }
+
+    #[test]
+    fn avic_removes_the_senders_exit_only_for_a_running_target() {
+        let f = with(|a| a.avic = true);
+        assert!(f.check(Posted, ZEN4, false).is_ok());
+        assert_eq!(f.ipi_send(Posted, ZEN4, IpiKind::Unicast, 0), IpiSend::Exitless, "IsRunning: vIRR set, doorbell rung");
+        assert_eq!(f.ipi_send(Posted, ZEN4, IpiKind::Unicast, 1), IpiSend::IncompleteIpi(1), "not running: AVIC_INCOMPLETE_IPI");
+        assert_eq!(f.ipi_send(Posted, ZEN4, IpiKind::Multicast(4), 1), IpiSend::IncompleteIpi(1));
+        assert!(!f.ipi_send(Posted, ZEN4, IpiKind::Multicast(4), 0).exits());
+        // The receiving side is posted mode's: a running target takes it, a halted one is woken.
+        assert_eq!(Posted.raise(super::super::Source::Ipi, super::super::Target::Halted, false).action, super::super::Action::Wake);
+        assert!(!f.eoi_exits(Posted, false, true), "edge-triggered EOIs accelerated");
+    }
+
+    #[test]
+    fn erratum_1235_makes_every_icr_write_exit() {
+        let f = with(|a| a.avic = true);
+        assert!(f.check(Posted, ZEN2, false).is_ok(), "AVIC stays on, without IPI virtualization");
+        assert_eq!(f.ipi_send(Posted, ZEN2, IpiKind::Unicast, 0), IpiSend::IncompleteIpi(1));
+        assert_eq!(f.ipi_send(Posted, ZEN2, IpiKind::Multicast(3), 0), IpiSend::IncompleteIpi(3));
+        let pv = with(|a| {
+            a.avic = true;
+            a.pv_ipi = true
+        });
+        assert_eq!(pv.ipi_send(Posted, ZEN2, IpiKind::Multicast(3), 3), IpiSend::Hypercall);
+    }
+
+    #[test]
+    fn avic_is_refused_on_intel_without_posting_with_ipiv_or_with_an_inhibiting_x2apic() {
+        let f = with(|a| a.avic = true);
+        let e = f.check(Posted, MODERN, false).unwrap_err();
+        assert!(e.feature == "avic" && e.reason.contains("cpu.avic"), "{e}");
+        for m in [Emulated, Apicv, Eli, Did] {
+            let e = f.check(m, ZEN4, false).unwrap_err();
+            assert!(e.feature == "avic" && e.reason.contains("\"posted\""), "{e}");
+        }
+        let both = with(|a| {
+            a.avic = true;
+            a.ipiv = true
+        });
+        assert_eq!(both.check(Posted, ZEN4, false).unwrap_err().feature, "avic");
+        let x2 = with(|a| {
+            a.avic = true;
+            a.x2apic = true
+        });
+        assert!(x2.check(Posted, ZEN4, false).is_ok(), "x2AVIC");
+        let e = x2.check(Posted, ZEN2, false).unwrap_err();
+        assert!(e.feature == "x2apic" && e.reason.contains("APICV_INHIBIT_REASON_X2APIC"), "{e}");
+        let e = with(|a| a.x2apic = true).check(Posted, ZEN4, false).unwrap_err();
+        assert!(e.feature == "x2apic" && e.reason.contains("avic = true"), "{e}");
     }
 }

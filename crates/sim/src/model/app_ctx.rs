@@ -98,12 +98,18 @@ impl<A: Held> Ctx<A> for AppCtx<'_, A> {
     fn resched_ipi(&mut self, from: u32, to: u32) -> bool {
         let now = self.now;
         let mut cx = self.cx();
-        cx.resched(now, to) && cx.ipi_sent(now, from)
+        let not_running = u32::from(!cx.is_running(to));
+        cx.resched(now, to) && cx.ipi_sent(now, from, not_running)
     }
 
     fn call_function_ipi(&mut self, from: u32, to: u32) -> bool {
         let now = self.now;
         self.cx().call_function(now, from, to)
+    }
+
+    fn call_function_many(&mut self, from: u32, to: &[u32]) -> Option<bool> {
+        let now = self.now;
+        self.cx().call_function_many(now, from, to)
     }
 
     fn post_tx(&mut self, v: u32, b: Buf) {

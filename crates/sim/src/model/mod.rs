@@ -399,6 +399,7 @@ impl Host {
                 let idle_poll = vm.guest_idle == crate::scenario::GuestIdle::Poll;
                 let mut vc = Vcpu::new(vi as u32, delivery, vm.guest_cpu_burn, idle_poll, vm.halt_poll.clone());
                 vc.features = vm.apic;
+                vc.cpu_caps = c.profile.apic_caps();
                 vc.xen = match vm.net.kind {
                     crate::scenario::NetKind::XenPv => hypervisor::vcpu::XenIo::Pv,
                     crate::scenario::NetKind::XenE1000 => hypervisor::vcpu::XenIo::Fv,

@@ -4,7 +4,6 @@
 
 use super::{Handling, HostLayout, InterruptDelivery, NetKind, VfItr, Virtualization, Vm, Workload};
 use crate::profile::Profile;
-use eventpath_policy::delivery::features::CpuCaps;
 use eventpath_policy::moderation::ModerationConfig;
 
 /// AIR's costs from the profile, where the scenario leaves them unset (CGR/AIR paper §4.3,
@@ -179,11 +178,12 @@ pub(super) fn check_device(vm: &Vm, key: &dyn Fn(&str) -> String, profile: &Prof
             ));
         }
     }
-    // [vm.apic]: the policy says which features this mode and CPU can have; the model's
-    // guests send no multi-destination IPI (every IPI is a unicast reschedule IPI).
+    // [vm.apic]: the policy says which features this mode and CPU can have.
     let mode = if virt == Virtualization::BareMetal { InterruptDelivery::Native } else { vm.interrupt_delivery };
-    let cpu = CpuCaps { ipiv: profile.has_ipiv() };
-    vm.apic.check(mode, cpu, false).map_err(|r| format!("key `{}`: {}", key(&format!("apic.{}", r.feature)), r.reason))?;
+    let cpu = profile.apic_caps();
+    // Only the IPI round trip with several targets sends multi-destination IPIs.
+    let multicast = matches!(vm.workload, Some(Workload::IpiPingpong { targets: Some(n), .. }) if n > 1);
+    vm.apic.check(mode, cpu, multicast).map_err(|r| format!("key `{}`: {}", key(&format!("apic.{}", r.feature)), r.reason))?;
     if vm.net.busyloop_timeout_us > 1_000_000 {
         return Err(format!("key `{}`: {} is not allowed; expected 0..=1000000 µs", key("net.busyloop_timeout_us"), vm.net.busyloop_timeout_us));
     }

@@ -195,8 +195,10 @@ pub struct Vm {
     pub interrupt_delivery: InterruptDelivery,
     /// Optional APIC features on top of the delivery mode (`[vm.apic]`,
     /// `eventpath_policy::delivery::features`): `ipiv` (Intel IPI virtualization: `posted`
-    /// and a profile with `cpu.ipiv = 1`), `pv_eoi` (KVM PV EOI: `emulated`); `pv_ipi` and
-    /// `pv_sched_yield` are refused, saying why (they change no IPI this model sends).
+    /// and a profile with `cpu.ipiv = 1`), `avic` (AMD AVIC: `posted` and `cpu.avic = 1`;
+    /// `x2apic` with it needs `cpu.x2avic = 1`), `pv_eoi` (KVM PV EOI: `emulated`), `pv_ipi` (only beside an
+    /// `ipi_pingpong` with `targets` > 1, the one multi-destination sender); `pv_sched_yield`
+    /// is refused, saying why (the model does not carry out the yield).
     /// Default: none.
     #[serde(default, deserialize_with = "de::table")]
     pub apic: eventpath_policy::delivery::features::ApicFeatures,
@@ -796,13 +798,23 @@ impl Scenario {
                         )));
                     }
                 }
-                if let Workload::IpiPingpong { to_vcpu, .. } = w {
+                if let Workload::IpiPingpong { to_vcpu, targets, .. } = w {
                     if *to_vcpu == 0 || *to_vcpu >= vm.vcpus {
                         return Err(err(format!(
                             "key `{}`: {to_vcpu} is not allowed; the IPI goes from vCPU 0 to another vCPU of the VM, 1..={} (a VM of at least 2 vCPUs)",
                             key("workload.to_vcpu"),
                             vm.vcpus.saturating_sub(1)
                         )));
+                    }
+                    if let Some(n) = *targets {
+                        let most = vm.vcpus - to_vcpu;
+                        if n == 0 || n > most {
+                            return Err(err(format!(
+                                "key `{}`: {n} is not allowed; the IPI goes to vCPUs {to_vcpu}.. of the VM's {}, so 1..={most}",
+                                key("workload.targets"),
+                                vm.vcpus
+                            )));
+                        }
                     }
                     if vm.guest_halt_poll.is_some() {
                         return Err(err(format!(

@@ -277,6 +277,11 @@ pub enum Workload {
         to_vcpu: u32,
         /// µs between round trips; absent: back to back.
         interval_us: Option<f64>,
+        /// How many vCPUs, from `to_vcpu` on, the one call-function IPI goes to
+        /// (`smp_call_function_many` → `apic->send_IPI_mask`); absent: 1, `to_vcpu` alone
+        /// (`smp_call_function_single`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        targets: Option<u32>,
     },
 }
 

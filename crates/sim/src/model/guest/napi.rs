@@ -409,7 +409,8 @@ impl<K: Kernel> NapiOps for K {
         if app == v || self.app_on_every_vcpu(vm) || !self.vcpu_ref(app).wants_resched_ipi() {
             return false;
         }
-        self.resched(now, app) && self.ipi_sent(now, v)
+        let not_running = u32::from(!self.is_running(app));
+        self.resched(now, app) && self.ipi_sent(now, v, not_running)
     }
 }
 

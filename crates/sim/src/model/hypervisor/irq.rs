@@ -32,10 +32,17 @@ pub(crate) trait Irqs {
 
     fn wake_vcpu(&mut self, now: Time, v: u32);
 
-    /// vCPU `v` has just sent a unicast reschedule IPI (raised at its targets): its ICR write
-    /// exits unless the VM's features say otherwise (IPIv: the CPU posts it, no exit). Returns
-    /// whether `v` exits (the exit then takes the vCPU).
-    fn ipi_sent(&mut self, now: Time, v: u32) -> bool;
+    /// vCPU `v` has just sent a unicast reschedule IPI (raised at its targets), `not_running`
+    /// of which were not running when it wrote the ICR ([`Irqs::is_running`], read before the
+    /// raise): its ICR write exits unless the VM's features say otherwise (IPIv: the CPU posts
+    /// it; AVIC: the CPU delivers it to a running target). Returns whether `v` exits (the exit
+    /// then takes the vCPU).
+    fn ipi_sent(&mut self, now: Time, v: u32, not_running: u32) -> bool;
+
+    /// AVIC's IsRunning bit of vCPU `v`: its thread is on its pCPU (KVM sets the bit in
+    /// `avic_vcpu_load` and clears it in `avic_vcpu_put`, at sched-out, and in
+    /// `avic_vcpu_blocking` before the thread blocks; a halt-polling thread is still running).
+    fn is_running(&self, v: u32) -> bool;
 
     /// A thread was woken for vCPU `to`, which needs telling: a reschedule IPI raised at it —
     /// unless its guest idle loop polls with the POLL flag set, when the waker only sets
@@ -50,6 +57,14 @@ pub(crate) trait Irqs {
     /// `send_call_function_single_ipi`; the scenario refuses guest halt polling beside the one
     /// workload that sends these.)
     fn call_function(&mut self, now: Time, from: u32, to: u32) -> bool;
+
+    /// `smp_call_function_many` from `from` to every vCPU of `to` (`apic->send_IPI_mask`):
+    /// the VM's features say whether it is one send. PV IPI: one `KVM_HC_SEND_IPI` hypercall
+    /// exit of `from` (counted as `ipi`, at `exit.ipi_ns`: KVM's `kvm_pv_send_ipi` does per
+    /// destination what an ICR write's exit does once), the IPIs leaving `exit.ipi_send_ns`
+    /// into it; returns `Some(true)`. Else `None`: the guest's `send_IPI_mask` writes the ICR
+    /// once per destination, each a [`Irqs::call_function`] of the caller's.
+    fn call_function_many(&mut self, now: Time, from: u32, to: &[u32]) -> Option<bool>;
 
     /// At VM entry, or the guest's next step, while a handler is in progress (IF clear): resume
     /// the handler if an exit cut it short — it runs to its end before anything else; else it
@@ -149,7 +164,8 @@ impl<M: Machine> Irqs for M {
     }
 
     fn call_function(&mut self, now: Time, from: u32, to: u32) -> bool {
-        if self.ipi_sent(now, from) {
+        let not_running = u32::from(!self.is_running(to));
+        if self.ipi_sent(now, from, not_running) {
             let at = now + self.ipi_send_ns();
             self.q().at(at, Ev::CallFunctionIpi { vcpu: to });
             true
@@ -159,17 +175,39 @@ impl<M: Machine> Irqs for M {
         }
     }
 
-    fn ipi_sent(&mut self, now: Time, v: u32) -> bool {
-        let vc = self.vcpu_ref(v);
-        match vc.features.ipi_send(vc.delivery, IpiKind::Unicast) {
-            IpiSend::Exitless => false,
-            // A PV IPI hypercall would be this exit with the hypercall's path; the model's
-            // unicast IPIs never take it (the policy keeps them ICR writes).
-            IpiSend::IcrWrites(_) | IpiSend::Hypercall => {
-                self.exit(now, v, ExitReason::Ipi, AfterExit::Resume);
-                true
+    fn call_function_many(&mut self, now: Time, from: u32, to: &[u32]) -> Option<bool> {
+        let not_running = to.iter().filter(|&&t| !self.is_running(t)).count() as u32;
+        let vc = self.vcpu_ref(from);
+        let n = u32::try_from(to.len()).unwrap_or(u32::MAX);
+        match vc.features.ipi_send(vc.delivery, vc.cpu_caps, IpiKind::Multicast(n), not_running) {
+            IpiSend::Hypercall => {
+                self.exit(now, from, ExitReason::Ipi, AfterExit::Resume);
+                let at = now + self.ipi_send_ns();
+                for &t in to {
+                    self.q().at(at, Ev::CallFunctionIpi { vcpu: t });
+                }
+                Some(true)
             }
+            IpiSend::Exitless | IpiSend::IcrWrites(_) | IpiSend::IncompleteIpi(_) => None,
         }
+    }
+
+    fn ipi_sent(&mut self, now: Time, v: u32, not_running: u32) -> bool {
+        let vc = self.vcpu_ref(v);
+        // A PV IPI hypercall would be this exit with the hypercall's path; the model's
+        // unicast IPIs never take it (the policy keeps them ICR writes). AVIC's incomplete-IPI
+        // exit is counted with the ICR-write exits (`ipi`): its handler kicks the target.
+        if vc.features.ipi_send(vc.delivery, vc.cpu_caps, IpiKind::Unicast, not_running).exits() {
+            self.exit(now, v, ExitReason::Ipi, AfterExit::Resume);
+            return true;
+        }
+        false
+    }
+
+    fn is_running(&self, v: u32) -> bool {
+        // A vCPU's thread id is its index.
+        let cpu = self.cpu_of(v);
+        self.sched_ref().current(cpu) == Some(v)
     }
 
     fn handler_return(&mut self, now: Time, v: u32) -> bool {

@@ -177,6 +177,8 @@ pub struct Vcpu {
     pub delivery: InterruptDelivery,
     /// Its VM's optional APIC features (`[vm.apic]`: IPIv, PV EOI) on top of `delivery`.
     pub features: eventpath_policy::delivery::features::ApicFeatures,
+    /// What the host's CPU offers those features (the profile's `cpu.ipiv`, `cpu.avic`...).
+    pub cpu_caps: eventpath_policy::delivery::features::CpuCaps,
     /// Its VM's Xen device, if any (`[vm.net] kind = "xen_pv" | "xen_e1000"`): what its
     /// kicks and device interrupts cost (`docs/model.md`, "Xen's I/O paths").
     pub xen: XenIo,
@@ -263,6 +265,7 @@ impl Vcpu {
             mode: Mode::Waking,
             delivery,
             features: Default::default(),
+            cpu_caps: Default::default(),
             xen: XenIo::None,
             rebind_owed: false,
             epoch: 0,

@@ -81,6 +81,11 @@ pub(crate) trait Ctx<A> {
     /// `smp_call_function_single` from `from` to `to`: a call-function IPI, whose ICR write is
     /// an exit of `from` as [`Ctx::resched_ipi`]'s. Returns whether `from` exits.
     fn call_function_ipi(&mut self, from: u32, to: u32) -> bool;
+    /// `smp_call_function_many` from `from` to every vCPU of `to` (`apic->send_IPI_mask`):
+    /// `Some(exits)` where the VM's features make it one send (a `KVM_HC_SEND_IPI` hypercall,
+    /// its IPIs all raised); `None` where the guest writes the ICR once per destination, each
+    /// a [`Ctx::call_function_ipi`] of its own.
+    fn call_function_many(&mut self, from: u32, to: &[u32]) -> Option<bool>;
 
     /// Hand frame `b` to the driver on `v` (`start_xmit`; the vCPU goes on after it).
     fn post_tx(&mut self, v: u32, b: Buf);

@@ -170,7 +170,9 @@ impl Sender {
             }
             Workload::Cyclictest { interval_us } => Sender::Cyclic(Cyclictest::new(interval_us, p)),
             Workload::CpuJob { work_ms } => Sender::Job(CpuJob::new(work_ms)),
-            Workload::IpiPingpong { to_vcpu, interval_us } => Sender::IpiRt(IpiPingPong::new(to_vcpu, interval_us, p.guest.request_ns.value)),
+            Workload::IpiPingpong { to_vcpu, interval_us, targets } => {
+                Sender::IpiRt(IpiPingPong::new(to_vcpu, targets.unwrap_or(1), interval_us, p.guest.request_ns.value))
+            }
             Workload::IrqSource { interval_us, vcpu } => Sender::Irqs(IrqSource::new(interval_us, vcpu, vcpus, seed, vm_name)),
             Workload::RequestStream { rate, window, consume } => {
                 Sender::Requests(RequestStream::new(rate, window.unwrap_or(0), consume == crate::scenario::Consume::Irq, p))

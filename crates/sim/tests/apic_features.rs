@@ -5,32 +5,18 @@
 
 mod common;
 
-use common::Sc;
+use common::{exits, exit_kinds as kinds, Sc};
 use eventpath_sim::run::RunOutput;
+
+fn run(sc: &Sc) -> RunOutput {
+    sc.run_clean()
+}
 
 /// nginx in a 2-vCPU VM with 4 workers on their own ports (examples/nginx-workers.toml): the
 /// device interrupts go to vCPU 0, so a request for a sleeping worker on vCPU 1 wakes it with a
 /// reschedule IPI. `apic`: the `[vm.apic]` keys as an inline table's body.
 fn workers(profile: &str, mode: &str, apic: &str) -> Sc {
     common::nginx_workers("apic", profile, mode, &format!("apic = {{ {apic} }}"))
-}
-
-fn run(sc: &Sc) -> RunOutput {
-    let (o, l) = sc.run_with_ledger();
-    l.check().unwrap();
-    assert!(o.summary.stalled_flows.is_empty(), "{:?}", o.summary.stalled_flows);
-    o
-}
-
-fn exits(o: &RunOutput, reason: &str) -> f64 {
-    o.summary.vms[0].exits_per_s[reason].unwrap()
-}
-
-/// The exit reasons that occur at all.
-fn kinds(o: &RunOutput) -> Vec<String> {
-    let mut v: Vec<String> = o.summary.vms[0].exits_per_s.iter().filter(|(_, x)| x.unwrap_or(0.0) > 0.0).map(|(k, _)| k.to_string()).collect();
-    v.sort();
-    v
 }
 
 /// es2's Ivy Bridge-EP has posted interrupts; the override asks "what if it had IPIv".

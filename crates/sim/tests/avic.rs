@@ -6,28 +6,15 @@
 
 mod common;
 
-use common::{Sc, Vm};
+use common::{exits, exit_kinds as kinds, Sc, Vm};
 use eventpath_sim::run::RunOutput;
+
+fn run(sc: &Sc) -> RunOutput {
+    sc.run_clean()
+}
 
 fn amd(sc: Sc) -> Sc {
     sc.profile_override("cpu.avic", 1)
-}
-
-fn run(sc: &Sc) -> RunOutput {
-    let (o, l) = sc.run_with_ledger();
-    l.check().unwrap();
-    assert!(o.summary.stalled_flows.is_empty(), "{:?}", o.summary.stalled_flows);
-    o
-}
-
-fn exits(o: &RunOutput, reason: &str) -> f64 {
-    o.summary.vms[0].exits_per_s[reason].unwrap()
-}
-
-fn kinds(o: &RunOutput) -> Vec<String> {
-    let mut v: Vec<String> = o.summary.vms[0].exits_per_s.iter().filter(|(_, x)| x.unwrap_or(0.0) > 0.0).map(|(k, _)| k.to_string()).collect();
-    v.sort();
-    v
 }
 
 /// kvm-unit-tests' IPI round trip (as `tests/ipi_pingpong.rs`), vCPU 0 → vCPU 1.

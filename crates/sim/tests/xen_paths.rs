@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{Sc, Vm};
+use common::{exits, refused, Sc, Vm};
 use eventpath_sim::model::Conservation;
 use eventpath_sim::run::RunOutput;
 
@@ -42,10 +42,6 @@ fn run(kind: &str, routing: &str, loaded: bool) -> (RunOutput, Conservation) {
         v.latency_us.p50, v.latency_us.p99, v.latency_us.max, v.exits_per_s
     );
     (o, c)
-}
-
-fn exits(o: &RunOutput, reason: &str) -> f64 {
-    o.summary.vms[0].exits_per_s[reason].unwrap()
 }
 
 #[test]
@@ -104,16 +100,6 @@ fn dom0_runs_the_back_ends_and_the_same_seed_gives_the_same_run() {
     assert!(names.iter().any(|n| n.starts_with("netback-")), "{names:?}");
     let fv = scenario("xen_e1000", "fixed", false).run();
     assert!(fv.summary.host.threads.iter().any(|t| t.name.starts_with("qemu-")));
-}
-
-/// A refusal names the key, in one line.
-fn refused(sc: Sc, key: &str, words: &[&str]) {
-    let m = sc.check_error();
-    assert!(!m.contains('\n'), "{m}");
-    assert!(m.contains(&format!("key `{key}`")), "{key}: {m}");
-    for w in words {
-        assert!(m.contains(w), "{w}: {m}");
-    }
 }
 
 fn xen_host(vm: Vm) -> Sc {

@@ -364,6 +364,36 @@ impl Sc {
     pub fn run(&self) -> RunOutput {
         self.run_with_ledger().0
     }
+
+    /// Runs it to its end, holding the run to its conservation ledger and to no stalled flow.
+    pub fn run_clean(&self) -> RunOutput {
+        let (o, l) = self.run_with_ledger();
+        l.check().unwrap();
+        assert!(o.summary.stalled_flows.is_empty(), "{:?}", o.summary.stalled_flows);
+        o
+    }
+}
+
+/// VM 0's exits per second of `reason` (0 where it has none).
+pub fn exits(o: &RunOutput, reason: &str) -> f64 {
+    o.summary.vms[0].exits_per_s[reason].unwrap_or(0.0)
+}
+
+/// The exit reasons VM 0 takes at all, sorted.
+pub fn exit_kinds(o: &RunOutput) -> Vec<String> {
+    let mut v: Vec<String> = o.summary.vms[0].exits_per_s.iter().filter(|(_, x)| x.unwrap_or(0.0) > 0.0).map(|(k, _)| k.to_string()).collect();
+    v.sort();
+    v
+}
+
+/// `sc` is refused by the check with one line that names `key` and says each of `words`.
+pub fn refused(sc: Sc, key: &str, words: &[&str]) {
+    let m = sc.check_error();
+    assert!(!m.contains('\n'), "{m}");
+    assert!(m.contains(&format!("key `{key}`")), "{key}: {m}");
+    for w in words {
+        assert!(m.contains(w), "{w}: {m}");
+    }
 }
 
 impl fmt::Display for Sc {

@@ -23,7 +23,7 @@ from typing import Callable
 
 from eventpath.reproduce import elvis, es2_multi, routing, sriov
 from eventpath.reproduce.experiment import SCENARIOS, Axis, Experiment, Measured, register
-from eventpath.reproduce.simulate import REMOVE, load, simulate
+from eventpath.reproduce.simulate import load, simulate
 
 #: Today's host.
 MODERN = "modern"
@@ -83,8 +83,7 @@ def _elvis(workload: str, n: int):
 
 def _did(scenario: str, changes: dict):
     def build(config: str, duration: float | None) -> dict:
-        sc = load(SCENARIOS / scenario if "/" not in scenario else scenario,
-                  {**changes, "vm.0.interrupt_delivery": config})
+        sc = load(SCENARIOS / scenario, {**changes, "vm.0.interrupt_delivery": config})
         sc["duration_s"] = 0.2 if duration is None else duration
         return sc
     return build
@@ -92,9 +91,8 @@ def _did(scenario: str, changes: dict):
 
 def _sriov(vms: int):
     def build(config: str, duration: float | None) -> dict:
-        return sriov.layout("sriov-fig4.toml", vms, {"vm.0.net.itr_us": REMOVE,
-                                                       "vm.0.net.moderation": dict(sriov._CONTROLLERS[config]),
-                                                       "warmup_s": 0.2}, 0.4 if duration is None else duration)
+        # Fig. 8a's VF under `config`'s controller (sriov-fig8a's own changes).
+        return sriov.layout("sriov-fig4.toml", vms, sriov._vf(config), 0.4 if duration is None else duration)
     return build
 
 

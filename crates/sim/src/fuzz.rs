@@ -163,6 +163,8 @@ pub fn scenario(case: u64) -> String {
     let (x2avic_cpu, erratum_cpu) = (av.chance(0.5), av.chance(1.0 / 3.0));
     // The IPI round trip to several vCPUs (`targets`) and PV IPI beside it: a stream of its own.
     let mut pv = Rng::for_component(case, "layout-fuzz-pv-ipi");
+    // PV sched yield beside a multi-destination round trip: a stream of its own.
+    let mut sy = Rng::for_component(case, "layout-fuzz-sched-yield");
     let off_io_core = |pins: String| match io_core {
         Some(c) => {
             let v: Vec<String> = pins.trim_matches(['[', ']']).split(", ").map(|p| {
@@ -315,7 +317,8 @@ pub fn scenario(case: u64) -> String {
         // (Drawn whatever the VM, so that the stream stays aligned; used where it may run.)
         let (ping_pong, to, gap) = (ipi.chance(0.05), 1 + ipi.below(3) as u32, ipi.chance(0.5).then(|| 1 + ipi.below(2000)));
         let (many, targets, pv_ipi) = (pv.chance(0.5), pv.below(8) as u32, pv.chance(0.5));
-        let mut pv_ipi_on = false;
+        let sched_yield = sy.chance(0.5);
+        let (mut pv_ipi_on, mut sched_yield_on) = (false, false);
         let w = if ping_pong && vcpus > 1 && !guest_polls {
             let to = 1 + (to - 1) % (vcpus - 1);
             let mut w = match gap {
@@ -326,6 +329,7 @@ pub fn scenario(case: u64) -> String {
             if many && to + n <= vcpus {
                 let _ = write!(w, "\ntargets = {n}");
                 pv_ipi_on = pv_ipi && !apic_written;
+                sched_yield_on = sched_yield && !apic_written;
             }
             Some(w)
         } else {
@@ -340,8 +344,14 @@ pub fn scenario(case: u64) -> String {
         if let Some(w) = w {
             let _ = writeln!(s, "[vm.workload]\n{w}");
         }
-        if pv_ipi_on {
-            s += "[vm.apic]\npv_ipi = true\n";
+        if pv_ipi_on || sched_yield_on {
+            s += "[vm.apic]\n";
+            if pv_ipi_on {
+                s += "pv_ipi = true\n";
+            }
+            if sched_yield_on {
+                s += "pv_sched_yield = true\n";
+            }
         }
     }
     if ipiv_cpu || avic_cpu || big.is_some() {

@@ -6,6 +6,7 @@
 //! | `ipiv`     | the sender's ICR-write exit of a unicast physical-mode IPI (the CPU posts it to the target's PID) | logical/shorthand IPIs; a halted target still woken by the host |
 //! | `pv_eoi`   | an EOI exit when KVM flagged, at the last entry, that nothing else is pending or in service | EOIs with another vector in the IRR or ISR   |
 //! | `pv_ipi`   | one ICR-write exit per destination of a multi-destination send: one hypercall exit instead | single-destination sends (reschedule IPIs)   |
+//! | `pv_sched_yield` | no exit (it adds one hypercall): the sender's wait for a preempted destination, whose thread it yields its pCPU to | a wait for a destination that is blocked or runs; a yield CFS finds too unfair |
 //! | `avic`     | the sender's ICR-write exit when its target is running (IsRunning: the CPU sets the target's vIRR and rings its doorbell) | an AVIC_INCOMPLETE_IPI exit of the sender for a target not running (blocked, preempted, woken but not yet on its pCPU), whose handler wakes it; every cross-CPU IPI's exit on a CPU with erratum 1235 |
 //!
 //! Sources:
@@ -46,8 +47,14 @@
 //!   exits (patch "KVM: SVM: Disable (x2)AVIC IPI virtualization if CPU has erratum #1235",
 //!   Maxim Levitsky, in Sean Christopherson's device-posted-IRQ series, 2025) while device
 //!   interrupts, the IPI's receiving side and EOIs stay accelerated.
-//! - **PV sched yield** (`KVM_HC_SCHED_YIELD`, Linux 5.3): issued from
-//!   `kvm_smp_send_call_func_ipi` only, after a call-function IPI to a preempted vCPU.
+//! - **PV sched yield** (`KVM_HC_SCHED_YIELD`, Wanpeng Li, Linux 5.3): the guest's
+//!   `kvm_smp_send_call_func_ipi` sends the call-function IPI (`native_send_call_func_ipi`), then
+//!   looks at the destinations in order and, at the first whose steal-time record says it is
+//!   preempted (`vcpu_is_preempted`), makes one `KVM_HC_SCHED_YIELD` hypercall with its APIC ID
+//!   and stops looking. KVM's `kvm_sched_yield` yields the caller's thread to that vCPU's
+//!   (`kvm_vcpu_yield_to` → `yield_to(task, true)`) if the target is `ready`. Only
+//!   `smp_call_function_many`'s mask path goes through it: a single destination
+//!   (`smp_call_function_single`, `send_call_func_single_ipi`) and a reschedule IPI do not.
 
 use super::DeliveryMode;
 
@@ -129,8 +136,7 @@ pub struct Refused {
 impl ApicFeatures {
     /// Can a VM in `mode` on a CPU with `cpu` have these features? `multicast_ipis`: the guest
     /// sends IPIs to several CPUs at once (call-function IPIs, TLB shootdowns); without them
-    /// `pv_ipi` changes nothing and is refused rather than ignored. `pv_sched_yield` is always
-    /// refused: the yield is not carried out by the model.
+    /// `pv_ipi` and `pv_sched_yield` change nothing and are refused rather than ignored.
     pub fn check(self, mode: DeliveryMode, cpu: CpuCaps, multicast_ipis: bool) -> Result<(), Refused> {
         let no = |feature, reason: String| Err(Refused { feature, reason });
         if !mode.virtualized() && self != ApicFeatures::default() {
@@ -186,15 +192,25 @@ impl ApicFeatures {
         if !multicast_ipis && self.pv_ipi {
             return no("pv_ipi", "PV IPI (KVM_HC_SEND_IPI) replaces only multi-destination sends (apic->send_IPI_mask), and this VM's guest sends only single-destination IPIs (smp_send_reschedule -> apic->send_IPI, still an ICR write): it would change nothing; remove the key, or send one IPI to several vCPUs (workload kind = \"ipi_pingpong\" with targets > 1)".into());
         }
-        if self.pv_sched_yield {
-            // Not carried out by the model: refused rather than accepted and ignored.
-            return no("pv_sched_yield", "PV sched yield (KVM_HC_SCHED_YIELD) follows only a call-function IPI to a preempted vCPU (kvm_smp_send_call_func_ipi), and this model's guests never yield after one (single-destination reschedule IPIs do not; the sched yield is not modelled): it would change nothing; remove the key".into());
+        if !multicast_ipis && self.pv_sched_yield {
+            return no("pv_sched_yield", "PV sched yield (KVM_HC_SCHED_YIELD) follows only a multi-destination call-function IPI (smp_call_function_many -> kvm_smp_send_call_func_ipi), and this VM's guest sends only single-destination IPIs (reschedule IPIs, smp_call_function_single): it would change nothing; remove the key, or send one IPI to several vCPUs (workload kind = \"ipi_pingpong\" with targets > 1)".into());
         }
         Ok(())
     }
 
-    /// The first feature set, for a refusal that concerns them all.
-    fn first(self) -> &'static str {
+    /// `kvm_smp_send_call_func_ipi` after a multi-destination call-function IPI: the
+    /// destination (its index in send order) the guest yields to with `KVM_HC_SCHED_YIELD` —
+    /// the first whose steal-time record says preempted — or None (no feature, none preempted).
+    pub fn sched_yield_to(self, preempted: impl IntoIterator<Item = bool>) -> Option<usize> {
+        if !self.pv_sched_yield {
+            return None;
+        }
+        preempted.into_iter().position(|p| p)
+    }
+
+    /// The key of the first feature set, for a refusal that concerns them all ("ipiv" when
+    /// none is).
+    pub fn first(self) -> &'static str {
         [
             (self.ipiv, "ipiv"),
             (self.pv_eoi, "pv_eoi"),
@@ -342,7 +358,15 @@ mod tests {
             assert!(e.reason.contains("single-destination"), "{e}");
         }
         assert!(with(|a| a.pv_ipi = true).check(Posted, MODERN, true).is_ok(), "a guest that sends multicast IPIs");
-        assert_eq!(with(|a| a.pv_sched_yield = true).check(Posted, MODERN, true).unwrap_err().feature, "pv_sched_yield", "not modelled: refused");
+        assert!(with(|a| a.pv_sched_yield = true).check(Emulated, CpuCaps::default(), true).is_ok());
+    }
+
+    #[test]
+    fn pv_sched_yield_yields_to_the_first_preempted_destination_only() {
+        let f = with(|a| a.pv_sched_yield = true);
+        assert_eq!(f.sched_yield_to([false, true, true]), Some(1), "one hypercall, then it stops looking");
+        assert_eq!(f.sched_yield_to([false, false]), None, "none preempted: no hypercall");
+        assert_eq!(ApicFeatures::default().sched_yield_to([true]), None, "without the feature the sender just waits");
     }
 
     #[test]

@@ -112,6 +112,11 @@ impl<A: Held> Ctx<A> for AppCtx<'_, A> {
         self.cx().call_function_many(now, from, to)
     }
 
+    fn sched_yield(&mut self, from: u32, to: &[u32]) -> bool {
+        let now = self.now;
+        self.cx().sched_yield(now, from, to)
+    }
+
     fn post_tx(&mut self, v: u32, b: Buf) {
         let (now, dev) = (self.now, self.dev);
         self.cx().post_tx(now, v, dev, b)

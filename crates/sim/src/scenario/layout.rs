@@ -183,6 +183,12 @@ pub(super) fn check_device(vm: &Vm, key: &dyn Fn(&str) -> String, profile: &Prof
     let cpu = profile.apic_caps();
     // Only the IPI round trip with several targets sends multi-destination IPIs.
     let multicast = matches!(vm.workload, Some(Workload::IpiPingpong { targets: Some(n), .. }) if n > 1);
+    if virt == Virtualization::Xen && vm.apic != Default::default() {
+        return Err(format!(
+            "key `{}`: [vm.apic]'s features are KVM's (its hypercalls, its APICv and AVIC support) and Xen 4.2's guests send IPIs over event channels; remove the key",
+            key(&format!("apic.{}", vm.apic.first()))
+        ));
+    }
     vm.apic.check(mode, cpu, multicast).map_err(|r| format!("key `{}`: {}", key(&format!("apic.{}", r.feature)), r.reason))?;
     if vm.net.busyloop_timeout_us > 1_000_000 {
         return Err(format!("key `{}`: {} is not allowed; expected 0..=1000000 µs", key("net.busyloop_timeout_us"), vm.net.busyloop_timeout_us));

@@ -197,8 +197,8 @@ pub struct Vm {
     /// `eventpath_policy::delivery::features`): `ipiv` (Intel IPI virtualization: `posted`
     /// and a profile with `cpu.ipiv = 1`), `avic` (AMD AVIC: `posted` and `cpu.avic = 1`;
     /// `x2apic` with it needs `cpu.x2avic = 1`), `pv_eoi` (KVM PV EOI: `emulated`), `pv_ipi` (only beside an
-    /// `ipi_pingpong` with `targets` > 1, the one multi-destination sender); `pv_sched_yield`
-    /// is refused, saying why (the model does not carry out the yield).
+    /// `ipi_pingpong` with `targets` > 1, the one multi-destination sender), `pv_sched_yield`
+    /// (KVM PV sched yield: the same); all refused under Xen.
     /// Default: none.
     #[serde(default, deserialize_with = "de::table")]
     pub apic: eventpath_policy::delivery::features::ApicFeatures,

@@ -280,6 +280,13 @@ impl Sc {
         self
     }
 
+    /// A `[[host.cpu_hog]]` of `nice` pinned to `pins`.
+    pub fn hog_nice(mut self, pins: &[u32], nice: i32) -> Sc {
+        self = self.hog(pins);
+        self.hogs.last_mut().expect("just added").set("nice", nice.lit());
+        self
+    }
+
     /// A VM, after those already added.
     pub fn vm(mut self, vm: Vm) -> Sc {
         self.vms.push(vm);

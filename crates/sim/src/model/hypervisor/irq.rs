@@ -66,6 +66,14 @@ pub(crate) trait Irqs {
     /// once per destination, each a [`Irqs::call_function`] of the caller's.
     fn call_function_many(&mut self, now: Time, from: u32, to: &[u32]) -> Option<bool>;
 
+    /// After `smp_call_function_many` from `from` to `to`, the guest's
+    /// `kvm_smp_send_call_func_ipi` looks for a preempted destination (its steal-time record);
+    /// with PV sched yield, the first it finds costs `from` a `KVM_HC_SCHED_YIELD` hypercall
+    /// exit (counted as `other`, at `exit.other_ns`) in which KVM yields `from`'s thread to that
+    /// vCPU's (`kvm_sched_yield` → `yield_to`): `from` leaves its pCPU at the exit's end if the
+    /// scheduler picks another thread there. Returns whether `from` exits.
+    fn sched_yield(&mut self, now: Time, from: u32, to: &[u32]) -> bool;
+
     /// At VM entry, or the guest's next step, while a handler is in progress (IF clear): resume
     /// the handler if an exit cut it short — it runs to its end before anything else; else it
     /// has ended, and this is its `iret`: IF is set, and a software-injected vector that waited
@@ -190,6 +198,17 @@ impl<M: Machine> Irqs for M {
             }
             IpiSend::Exitless | IpiSend::IcrWrites(_) | IpiSend::IncompleteIpi(_) => None,
         }
+    }
+
+    fn sched_yield(&mut self, now: Time, from: u32, to: &[u32]) -> bool {
+        // A vCPU's thread id is its index.
+        let sched = self.sched_ref();
+        let Some(i) = self.vcpu_ref(from).features.sched_yield_to(to.iter().map(|&t| sched.preempted(t))) else {
+            return false;
+        };
+        self.exit(now, from, ExitReason::Other, AfterExit::Resume);
+        self.yield_to(now, from, to[i]);
+        true
     }
 
     fn ipi_sent(&mut self, now: Time, v: u32, not_running: u32) -> bool {

@@ -53,6 +53,9 @@ pub(crate) trait Threads {
     /// `Scheduler::smp_boost`).
     fn smp_boost(&mut self, now: Time, v: u32);
 
+    /// vCPU `v`'s thread yields to vCPU `to`'s (`kvm_vcpu_yield_to`, `Scheduler::yield_to`).
+    fn yield_to(&mut self, now: Time, v: u32, to: u32);
+
     /// Carry out the scheduler's decisions, in order.
     fn drain(&mut self, now: Time);
 
@@ -95,6 +98,14 @@ impl<M: Machine> Threads for M {
     fn smp_boost(&mut self, now: Time, v: u32) {
         // A vCPU's thread id is its index.
         if self.sched().smp_boost(now, v) {
+            self.drain(now);
+        }
+    }
+
+    fn yield_to(&mut self, now: Time, v: u32, to: u32) {
+        // A vCPU's thread id is its index; `v` runs (it is in its hypercall exit).
+        let cpu = self.cpu_of(v);
+        if self.sched().yield_to(now, cpu, to) {
             self.drain(now);
         }
     }

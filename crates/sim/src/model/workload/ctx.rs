@@ -86,6 +86,10 @@ pub(crate) trait Ctx<A> {
     /// its IPIs all raised); `None` where the guest writes the ICR once per destination, each
     /// a [`Ctx::call_function_ipi`] of its own.
     fn call_function_many(&mut self, from: u32, to: &[u32]) -> Option<bool>;
+    /// The tail of `kvm_smp_send_call_func_ipi` after [`Ctx::call_function_many`]'s send:
+    /// with PV sched yield, a `KVM_HC_SCHED_YIELD` hypercall exit of `from` that yields its
+    /// pCPU to the first vCPU of `to` that is preempted. Returns whether `from` exits.
+    fn sched_yield(&mut self, from: u32, to: &[u32]) -> bool;
 
     /// Hand frame `b` to the driver on `v` (`start_xmit`; the vCPU goes on after it).
     fn post_tx(&mut self, v: u32, b: Buf);

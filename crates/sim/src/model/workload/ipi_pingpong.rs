@@ -12,6 +12,10 @@
 //! with PV IPI (`[vm.apic] pv_ipi`), makes one `KVM_HC_SEND_IPI` hypercall for all of them
 //! (`kvm_send_ipi_mask`); which, the VM's features decide (`Ctx::call_function_many`).
 //!
+//! After the send, with PV sched yield (`[vm.apic] pv_sched_yield`), the guest yields to the
+//! first destination that is preempted (`kvm_smp_send_call_func_ipi`: one
+//! `KVM_HC_SCHED_YIELD` hypercall, `Ctx::sched_yield`) before it spins.
+//!
 //! What the round trip contains is the model's, not this workload's: the sender's ICR-write exit
 //! (none with IPI virtualization, `[vm.apic] ipiv`), the target's wake-up or posted notification,
 //! its VM entry and the handler. The sender sees the flag when it runs guest code again: at the
@@ -42,6 +46,11 @@ pub struct IpiPingPong {
     next_dest: u32,
     /// Its handlers still to run.
     pending: u32,
+    /// Every destination is sent to and the guest has yet to look for a preempted one
+    /// (`kvm_smp_send_call_func_ipi`'s tail; several targets only).
+    yield_due: bool,
+    /// The destinations' global vCPU indices (filled at the first send).
+    dests: Vec<u32>,
     /// Pause between round trips (ns); 0: back to back.
     gap: Time,
     /// The sender's cost of a loop iteration before its ICR write (guest time).
@@ -68,6 +77,8 @@ impl IpiPingPong {
             n: n.max(1),
             next_dest: 0,
             pending: 0,
+            yield_due: false,
+            dests: Vec::new(),
             gap: interval_us.map_or(0, |i| round_ns(i * 1e3)),
             send_ns: round_ns(send_ns).max(1),
             sent_at: None,
@@ -84,6 +95,14 @@ impl App for IpiPingPong {
     /// vCPU 0's loop (the others idle: the application runs on vCPU 0 only).
     fn next(g: &mut impl Ctx<Self>, v: u32) {
         let now = g.now();
+        if std::mem::take(&mut g.app().yield_due) {
+            let to = std::mem::take(&mut g.app().dests);
+            let exits = g.sched_yield(v, &to);
+            g.app().dests = to;
+            if exits {
+                return; // VM entry asks again
+            }
+        }
         let a = g.app();
         if let Some(t0) = a.sent_at {
             if a.next_dest < a.n {
@@ -120,16 +139,26 @@ impl App for IpiPingPong {
                 a.sent_life += 1;
             }
             if n > 1 && i == 0 {
-                let to: Vec<u32> = (first..first + n).map(|l| g.vcpu(l)).collect();
-                if let Some(exits) = g.call_function_many(v, &to) {
-                    g.app().next_dest = n;
+                if g.app().dests.is_empty() {
+                    let to: Vec<u32> = (first..first + n).map(|l| g.vcpu(l)).collect();
+                    g.app().dests = to;
+                }
+                let to = std::mem::take(&mut g.app().dests);
+                let many = g.call_function_many(v, &to);
+                let a = g.app();
+                a.dests = to;
+                if let Some(exits) = many {
+                    a.next_dest = n;
+                    a.yield_due = true;
                     if exits {
                         return;
                     }
                     return g.enter(v);
                 }
             }
-            g.app().next_dest = i + 1;
+            let a = g.app();
+            a.next_dest = i + 1;
+            a.yield_due = n > 1 && i + 1 == n;
             let to = g.vcpu(first + i);
             // With an ICR-write exit the vCPU goes on after it (VM entry asks `next` again).
             if g.call_function_ipi(v, to) {

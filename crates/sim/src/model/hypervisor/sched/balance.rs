@@ -93,6 +93,7 @@ impl Sched {
         };
         *failed = 0;
         self.rqs[src as usize].queued.retain(|&x| x != t);
+        self.rqs[src as usize].clear_buddies(t);
         let rel = self.threads[t as usize].vruntime.saturating_sub(self.rqs[src as usize].min_vruntime);
         let base = self.rqs[this as usize].min_vruntime;
         let th = &mut self.threads[t as usize];

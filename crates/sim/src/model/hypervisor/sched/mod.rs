@@ -21,6 +21,7 @@ mod place;
 mod seam;
 #[cfg(test)]
 mod tests;
+mod yield_to;
 
 use crate::engine::{Rng, Time, round_ns};
 pub use cpumask::{CpuMask, MAX_PCPUS};
@@ -163,6 +164,9 @@ pub struct Thread {
     load: load::LoadAvg,
     /// Times it moved to another pCPU (window).
     pub migrations: u64,
+    /// Descheduled while runnable and not run since (KVM's `vcpu->preempted`, which a guest
+    /// reads from its steal-time record: `vcpu_is_preempted`).
+    preempted: bool,
     /// Random stream (idle wake-up latency).
     rng: Rng,
 }
@@ -195,6 +199,11 @@ pub struct Rq {
     /// `sd->nr_balance_failed`: periodic balances in a row that found an imbalance but could
     /// move nothing (cache-hot threads become movable after `CACHE_NICE_TRIES`).
     nr_balance_failed: u32,
+    /// `cfs_rq->next`: a thread someone wants to run next, if that is not too unfair
+    /// (`yield_to`'s target; `yield_to.rs`).
+    next: Option<u32>,
+    /// `cfs_rq->skip`: a thread that yielded, passed over if that is not too unfair.
+    skip: Option<u32>,
 }
 
 impl Rq {
@@ -349,6 +358,7 @@ impl Sched {
             wakee_decay_at: 0,
             load: load::LoadAvg::new(nice_weight(nice)),
             migrations: 0,
+            preempted: false,
             rng,
         });
         self.run_ns.resize(self.threads.len() * self.rqs.len(), 0);
@@ -605,9 +615,11 @@ impl Sched {
         let t = rq.curr.take().expect("deschedule of an idle pCPU");
         rq.need_resched = false;
         let th = &mut self.threads[t as usize];
+        th.preempted = !sleep;
         if sleep {
             th.load.update(now, th.weight, true);
             th.state = State::Sleeping;
+            rq.clear_buddies(t); // dequeue_entity
         } else {
             th.state = State::Queued;
             th.queued_since = now;
@@ -618,7 +630,7 @@ impl Sched {
 
     /// `pick_next_task_fair`: run the leftmost thread, or go idle (after an idle balance).
     fn pick(&mut self, now: Time, cpu: u32, from_idle: bool) {
-        let mut next = self.leftmost(cpu);
+        let mut next = self.pick_next_entity(cpu);
         if next.is_none() {
             self.rqs[cpu as usize].idle_stamp = Some(now);
             next = self.idle_balance(now, cpu);
@@ -632,6 +644,7 @@ impl Sched {
         };
         let rq = &mut self.rqs[cpu as usize];
         rq.queued.retain(|&x| x != t);
+        rq.clear_buddies(t);
         rq.curr = Some(t);
         rq.seq = rq.seq.wrapping_add(1);
         let seq = rq.seq;
@@ -639,6 +652,7 @@ impl Sched {
         let p = self.p;
         let th = &mut self.threads[t as usize];
         th.state = State::Running;
+        th.preempted = false;
         let wait = now - th.queued_since;
         th.run_delay += wait;
         th.max_wait = th.max_wait.max(wait);

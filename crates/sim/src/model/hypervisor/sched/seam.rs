@@ -153,6 +153,26 @@ impl Scheduler {
         }
     }
 
+    /// `yield_to` from the thread running on `cpu` to thread `t` (KVM's `kvm_vcpu_yield_to`,
+    /// [`Sched::yield_to`]): true when it yielded. Xen's credit scheduler has no directed
+    /// yield and the scenario refuses KVM's PV sched yield beside it, so it never yields.
+    pub fn yield_to(&mut self, now: Time, cpu: u32, t: u32) -> bool {
+        match self {
+            Scheduler::Cfs(s) => s.yield_to(now, cpu, t),
+            Scheduler::Credit(_) => false,
+        }
+    }
+
+    /// Thread `t` was descheduled while runnable and has not run since (KVM's
+    /// `vcpu->preempted`, [`Sched::preempted`]); under Xen credit, whether it waits in a
+    /// runqueue.
+    pub fn preempted(&self, t: u32) -> bool {
+        match self {
+            Scheduler::Cfs(s) => s.preempted(t),
+            Scheduler::Credit(s) => s.thread_state(t) == State::Queued,
+        }
+    }
+
     /// Thread `t`'s credit priority, for a router that reads it (hBalance's "unused quota");
     /// None under CFS, which has none.
     pub fn credit_priority(&self, t: u32) -> Option<eventpath_policy::hbalance::CreditPriority> {

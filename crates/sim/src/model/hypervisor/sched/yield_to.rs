@@ -185,11 +185,8 @@ mod tests {
         assert_eq!(s.threads[c as usize].state, State::Sleeping);
     }
 
-    /// The target waits on another pCPU, further ahead of the running hog than the wake-up
-    /// granularity: the hog runs on (no switch), the buddy waits for a later pick; the
-    /// yielder, alone on its pCPU, keeps running.
-    #[test]
-    fn an_unfair_yield_to_another_pcpu_leaves_its_thread_running() {
+    /// A yielder alone on pCPU 0; a hog and the target `t` on pCPU 1, the hog running.
+    fn yielder_and_hog_with_target() -> (Sched, u32, u32) {
         let mut s = sched(2);
         let y = s.add(0, 1, Rng::for_component(1, "a"));
         let hog = s.add(0, 2, Rng::for_component(2, "b"));
@@ -198,6 +195,15 @@ mod tests {
             s.start(0, x);
         }
         switched_in(&mut s);
+        (s, hog, t)
+    }
+
+    /// The target waits on another pCPU, further ahead of the running hog than the wake-up
+    /// granularity: the hog runs on (no switch), the buddy waits for a later pick; the
+    /// yielder, alone on its pCPU, keeps running.
+    #[test]
+    fn an_unfair_yield_to_another_pcpu_leaves_its_thread_running() {
+        let (mut s, hog, t) = yielder_and_hog_with_target();
         assert_eq!(s.rqs[1].curr, Some(hog));
         // The hog runs 0.5 ms then t runs 2.5 ms and is preempted: t leads by 2 ms.
         s.deschedule(500_000, 1, false);
@@ -216,14 +222,7 @@ mod tests {
 
     #[test]
     fn a_fair_yield_to_another_pcpu_switches_it_to_the_target() {
-        let mut s = sched(2);
-        let y = s.add(0, 1, Rng::for_component(1, "a"));
-        let hog = s.add(0, 2, Rng::for_component(2, "b"));
-        let t = s.add(0, 2, Rng::for_component(3, "c"));
-        for x in [y, hog, t] {
-            s.start(0, x);
-        }
-        switched_in(&mut s);
+        let (mut s, hog, t) = yielder_and_hog_with_target();
         s.deschedule(2_000_000, 1, false); // the hog ran 2 ms
         assert_eq!(switched_in(&mut s), vec![t]);
         s.deschedule(2_500_000, 1, false); // t ran 0.5 ms: the leftmost, yet preempted

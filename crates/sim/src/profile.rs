@@ -52,6 +52,37 @@ pub struct ItrChoice {
     pub source: String,
 }
 
+/// The client's qdisc on each NIC TX queue, with its provenance (`client.qdisc`): the kernel's
+/// `pfifo_fast` or the `fq_codel` distributions set (`hw/client_port.rs`).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct QdiscChoice {
+    /// `pfifo_fast` or `fq_codel`.
+    pub value: Qdisc,
+    /// Where the choice comes from (the client's kernel and distribution).
+    pub source: String,
+}
+
+/// The client's qdisc on each NIC TX queue (`client.qdisc`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Qdisc {
+    /// One FIFO per queue, `txqueuelen` packets.
+    PfifoFast,
+    /// A flow queue per flow, served in turn; 10,240 packets.
+    FqCodel,
+}
+
+impl Qdisc {
+    /// Every choice as a file names it.
+    pub const NAMES: [&'static str; 2] = ["pfifo_fast", "fq_codel"];
+
+    /// The name a file gives it.
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}
+
 /// Host hardware facts.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -426,6 +457,8 @@ pub struct Client {
     pub rx_itr_ns: Param,
     /// The client NIC driver's throttle: fixed at `rx_itr_ns`, or adaptive from there.
     pub nic_itr: ItrChoice,
+    /// The qdisc on each of the client NIC's TX queues (`hw/client_port.rs`).
+    pub qdisc: QdiscChoice,
     /// Full-sized segments received per delayed ACK.
     pub delack_segments: Param,
     /// Delayed-ACK timeout for a segment left unacknowledged.

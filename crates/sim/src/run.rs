@@ -139,6 +139,7 @@ fn simulate_inner(
             break now == end;
         }
     };
+    host.watchdog_end(now);
     let wall = t0.elapsed().as_secs_f64();
     let trace = host.finish_trace(now);
     (summarize(c, &host, now, q.handled(), wall), host.conservation(now), trace, completed)

@@ -5,6 +5,7 @@
 //! driver, the client and the link).
 
 use crate::engine::{EventQueue, Time};
+use crate::model::hw::client_port::Handed;
 use crate::model::hw::lapic::Vector;
 use crate::model::hw::rxq::RxPkt;
 use crate::model::hw::virtq::{Buf, Virtq};
@@ -76,6 +77,7 @@ impl<A: Held> Ctx<A> for AppCtx<'_, A> {
 
     fn run_step(&mut self, v: u32, s: Step, cost: Time) {
         let (now, dev) = (self.now, self.dev);
+        self.h.vcpus[v as usize].app_step_began(now, cost);
         self.cx().run_step(now, v, Step { dev, ..s }, cost)
     }
     fn enter(&mut self, v: u32) {
@@ -91,6 +93,7 @@ impl<A: Held> Ctx<A> for AppCtx<'_, A> {
         self.cx().paced_send(now, v, stopped, next_at, Step { dev, ..send }, cost)
     }
     fn cut_step(&mut self, v: u32, kind: u8) {
+        self.h.vcpus[v as usize].app_step_ended(self.now);
         if self.h.vcpus[v as usize].cut_app_step(self.now, kind) {
             self.h.workload_next(self.now, v, self.q)
         }
@@ -156,10 +159,19 @@ impl<A: Held> Ctx<A> for AppCtx<'_, A> {
         let core = &mut self.h.client_cores[self.dev as usize % n];
         self.h.devs[self.dev as usize].client.receive(self.now, bytes, segs, flow, core)
     }
-    fn to_host(&mut self, at: Time, pkt: RxPkt, wire_bytes: u32) -> Time {
-        let arrive = self.h.devs[self.dev as usize].client.send_to_host(at, pkt, wire_bytes, &mut self.h.port.rx);
-        self.h.to_tap(self.dev, arrive, self.q);
-        arrive
+    fn to_host(&mut self, at: Time, pkt: RxPkt, wire_bytes: u32) -> bool {
+        let (now, dev) = (self.now, self.dev);
+        let d = &mut self.h.devs[dev as usize];
+        let tcp = d.wire.is_tcp();
+        match d.client.hand(now, at, dev, pkt, wire_bytes, tcp, &mut self.h.port.rx) {
+            Handed::Dropped => false,
+            Handed::Queued(t) => {
+                if let Some(t) = t {
+                    self.q.at(t, Ev::ClientPort);
+                }
+                true
+            }
+        }
     }
     fn client_at(&mut self, at: Time, e: ClientEv) {
         self.q.at(at, Ev::Client { dev: self.dev, kind: e.kind, x: e.x, a: e.a, b: e.b });

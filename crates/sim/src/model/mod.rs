@@ -179,14 +179,17 @@ pub enum Ev {
         /// Target vCPU index.
         vcpu: u32,
     },
+    /// The client NIC's transmit side: a frame is through, or the next one starts
+    /// (`hw/client_port.rs`: a restartable `engine::Timer`).
+    ClientPort,
 }
 
 impl Ev {
     /// The kinds' names, indexed by [`Ev::kind`] (the benchmark's events-by-kind census).
-    pub const KINDS: [&'static str; 21] = [
+    pub const KINDS: [&'static str; 22] = [
         "Warmup", "GuestDone", "ExitDone", "SchedIn", "HostTick", "TimerFire", "WireDone", "Tick",
         "HostRx", "Client", "HaltPollEnd", "IrqDeadline", "ClientNicIrq", "Ioeventfd", "VfIrq", "IoStep", "IoWake", "IoPoll",
-        "SchedTimer", "NeedResched", "CallFunctionIpi",
+        "SchedTimer", "NeedResched", "CallFunctionIpi", "ClientPort",
     ];
 
     /// This event's kind, an index into [`Ev::KINDS`].
@@ -213,6 +216,7 @@ impl Ev {
             Ev::SchedTimer { .. } => 18,
             Ev::NeedResched { .. } => 19,
             Ev::CallFunctionIpi { .. } => 20,
+            Ev::ClientPort => 21,
         }
     }
 }
@@ -499,7 +503,7 @@ impl Host {
             vcpus,
             devs,
             io,
-            port: Port::new(&c.profile, s.seed, dev_vm.len()),
+            port: Port::new(&c.profile, s.seed, dev_vm.len(), c.client_cores as usize),
             client_cores: vec![0; c.client_cores as usize],
             senders,
             pcpu_busy: vec![BusyTime::default(); c.pcpus as usize],
@@ -642,6 +646,7 @@ impl Model for Host {
             Ev::IoWake { thread } => self.io_wake(now, thread, q),
             Ev::IoPoll { thread } => self.io_poll(now, thread, q),
             Ev::SchedTimer { cpu } => self.cx(q).sched_timer(now, cpu),
+            Ev::ClientPort => self.client_port(now, q),
         }
         #[cfg(debug_assertions)]
         self.check_invariants();
@@ -708,18 +713,33 @@ impl Host {
         self.devs[dev as usize].client.cpu(now, ns, core)
     }
 
-    /// A frame for device `dev` reached the host's port at `arrive`: schedule its arrival on
-    /// the tap queue after the host's receive path.
-    pub(crate) fn to_tap(&mut self, dev: u32, arrive: Time, q: &mut EventQueue<Ev>) {
-        if self.devs[dev as usize].vf.is_some() {
-            // A VF's frame is in its RX ring after the NIC's L2 sort and DMA: no tap, no host path.
+    /// The client NIC's transmit side's event: a frame may be through (it reaches the host's
+    /// port now, and its sender may resume), and the next may start.
+    fn client_port(&mut self, now: Time, q: &mut EventQueue<Ev>) {
+        let (done, next) = self.port.rx.fired(now);
+        if let Some(t) = next {
+            q.at(t, Ev::ClientPort);
+        }
+        let Some(dev) = done else { return };
+        let (pkt, wire_bytes, woken) = self.devs[dev as usize].client.through();
+        if let Some(e) = woken {
+            q.at(now, Ev::Client { dev, kind: e.kind, x: e.x, a: e.a, b: e.b });
+        }
+        self.to_tap(now, dev, pkt, wire_bytes, q);
+    }
+
+    /// Frame `pkt` (`wire_bytes` on the wire) for device `dev` reached the host's port at
+    /// `arrive`: schedule its arrival on the tap queue after the host's receive path (a VF's:
+    /// in its RX ring after the NIC's L2 sort and DMA).
+    fn to_tap(&mut self, arrive: Time, dev: u32, pkt: hw::rxq::RxPkt, wire_bytes: u32, q: &mut EventQueue<Ev>) {
+        let d = &mut self.devs[dev as usize];
+        if d.vf.is_some() {
+            // No tap, no host path: the frame waits for the DMA in order.
+            d.port_skbs.push_back(hw::gro::PortSkb { opened: false, irq: arrive, pkt });
             return q.at(arrive + self.vf_dma_ns, Ev::HostRx { dev });
         }
-        let d = &mut self.devs[dev as usize];
-        // The frame the client just put on the reverse link: its NIC's TX ring sent it, the
-        // host NIC's RX ring will receive it (both count it for an adaptive ITR).
-        let pkt = *d.client.last_sent().expect("a frame on the reverse link");
-        let wire_bytes = d.wire.frames_bytes(pkt.bytes, 1);
+        // Its NIC's TX ring sent it, the host NIC's RX ring will receive it (both count it for
+        // an adaptive ITR).
         d.client.nic.on_tx(wire_bytes, 1);
         let irqs = d.port_itr.irqs;
         let irq = d.port_itr.irq_for(arrive, wire_bytes);
@@ -737,24 +757,18 @@ impl Host {
     /// wake the back end for its RX handler; a VF's NIC writes it into the VF's RX ring (or
     /// drops it: no descriptor posted) and sets the queue's interrupt cause.
     fn host_rx(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
-        let mut pkt = if self.devs[dev as usize].vf.is_none() {
+        let skb = self.devs[dev as usize].port_skbs.pop_front().expect("an skb on its way to the tap");
+        if self.devs[dev as usize].vf.is_none() {
             // The host NIC's softirq received its frames (and its interrupt, if it opened one)
             // on the queue's pCPU; it reached the tap as that work ended (its latency is
             // nic_rx_ns). Frames GRO appended pay only their per-frame part.
-            let skb = self.devs[dev as usize].port_skbs.pop_front().expect("an skb on its way to the tap");
             let w = self.nic_work;
             let merged = Time::from(skb.pkt.segs - 1);
             let ns = w.rx_frame_ns + merged * (w.rx_frame_ns - w.rx_skb_ns) + if skb.opened { w.irq_ns } else { 0 };
             let cpu = self.nic_irq_cpu[dev as usize];
             self.cx(q).host_irq_work(now, cpu, ns);
-            let d = &mut self.devs[dev as usize];
-            for _ in 0..skb.pkt.segs {
-                d.client.arrive_at_host();
-            }
-            skb.pkt
-        } else {
-            self.devs[dev as usize].client.arrive_at_host()
-        };
+        }
+        let mut pkt = skb.pkt;
         let d = &mut self.devs[dev as usize];
         // Only a TCP skb the host's GRO built can outgrow one buffer: the model's UDP datagram
         // (up to 64 KB) stands for its IP fragments, each a frame of one buffer.
@@ -894,6 +908,7 @@ impl Host {
 
     /// A workload's step finished on vCPU `v`.
     pub(crate) fn app_step_done(&mut self, now: Time, v: u32, s: Step, q: &mut EventQueue<Ev>) {
+        self.vcpus[v as usize].app_step_ended(now);
         with_app!(self.senders[s.dev as usize].kind(), A => A::step_done(&mut AppCtx::<A>::new(self, q, now, s.dev), v, s))
     }
 
@@ -1059,13 +1074,15 @@ impl Host {
             // their way to the tap are still the client's, on the reverse link.
             let in_sock = d.rx_sock.iter().map(|p| u64::from(p.segs)).sum::<u64>();
             c.rx_queued.push(in_sock + d.rxq.queued_segs());
-            c.rx_on_link.push(d.client.rev_in_flight() as u64);
+            let on_link = d.client.on_link() as u64 + d.port_skbs.iter().map(|s| u64::from(s.pkt.segs)).sum::<u64>();
+            c.rx_on_link.push(on_link);
             let dl = workload::DevLedger {
                 rx_arrived: d.rx_arrived_life,
                 rx_tap_dropped: d.tap_drops_life,
                 // Frames NAPI took off the ring that an MTVD thread has not yet taken up.
                 rx_queued: *c.rx_queued.last().expect("pushed above") + d.mtvd.as_ref().map_or(0, |m| m.queued_segs()),
-                rx_on_link: d.client.rev_in_flight() as u64,
+                rx_on_link: on_link,
+                rx_client_dropped: d.client.qdisc_drops_life,
             };
             let l = self.senders[i].ledger(&dl);
             c.udp_rx_sent.push(l.udp_rx[0]);

@@ -82,6 +82,7 @@ pub const KEYS: &[Key] = &[
     // [client]
     k("client.cores", "", I, "cores", "one per VM (per VF of a VM with several, `vm.net.vfs`)", "Cores of the remote client machine; device i's flow (VM i's, when no VM has several VFs) runs on core i mod cores (fewer cores than flows: they share), 1..=1024.", "1"),
     k("client.nic_itr", "", S, "", "the profile's client.nic_itr", "The client NIC driver's receive interrupt throttle: `fixed`, `ixgbe` or `i40e`.", "\"fixed\""),
+    k("client.qdisc", "", S, "", "the profile's client.qdisc", "The qdisc on each of the client NIC's TX queues (a flow's queue is its client core's): `pfifo_fast` (one FIFO of nic.txqueuelen_packets; the kernel's default) or `fq_codel` (a queue per flow served in turn, 10,240 packets; distributions' default since systemd 217). A full queue drops a datagram and holds a TCP segment in its socket.", "\"fq_codel\""),
     // [[vm]]
     k("vm.name", "", S, "", "required", "[[vm]], one per VM: its unique name.", "\"vm0\""),
     k("vm.vcpus", "", I, "vCPUs", "required", "Number of vCPUs, 1..=288 (KVM_MAX_VCPUS).", "2"),

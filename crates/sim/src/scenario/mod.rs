@@ -161,6 +161,10 @@ pub struct ClientMachine {
     /// `client.nic_itr` (`fixed`, `ixgbe`, `i40e`). Default: the profile's.
     #[serde(default, deserialize_with = "de::variant_opt")]
     pub nic_itr: Option<NicItrDriver>,
+    /// The qdisc on each of the client NIC's TX queues, replacing the profile's `client.qdisc`
+    /// (`pfifo_fast`, `fq_codel`). Default: the profile's.
+    #[serde(default, deserialize_with = "de::variant_opt")]
+    pub qdisc: Option<crate::profile::Qdisc>,
 }
 
 /// A CPU hog's nice value where the scenario gives none (the lowest priority).
@@ -630,6 +634,10 @@ impl Scenario {
                 choice.source = format!("{key} = \"{}\" in scenario {origin} (profile: \"{}\")", d.name(), choice.value.name());
                 choice.value = d;
             }
+        }
+        if let Some(q) = self.client.qdisc {
+            profile.client.qdisc.source = format!("client.qdisc = \"{}\" in scenario {origin} (profile: \"{}\")", q.name(), profile.client.qdisc.value.name());
+            profile.client.qdisc.value = q;
         }
         if let Err(m) = profile.check_nic_itr() {
             // Only a scenario's driver can fail here (a profile file is checked at load).

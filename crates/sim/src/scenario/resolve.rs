@@ -81,6 +81,7 @@ impl Checked {
         s.client.cores = Some(self.client_cores);
         s.host.nic_itr = Some(self.profile.host.nic_itr.value);
         s.client.nic_itr = Some(self.profile.client.nic_itr.value);
+        s.client.qdisc = Some(self.profile.client.qdisc.value);
         s.host.io = s.host.io.resolved();
         match s.host.scheduler {
             HostScheduler::Cfs => s.host.cpu_hog.iter_mut().for_each(|h| _ = h.nice.get_or_insert(super::DEFAULT_HOG_NICE)),

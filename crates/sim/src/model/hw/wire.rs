@@ -1,8 +1,9 @@
 //! The host's physical NIC port (DESIGN §3.2), shared by every device: the transmit side's
-//! per-device queues and arbiter (`nic_tx.rs`), the receive [`Link`] from the client machine
-//! serializing its frames FIFO at line rate, the receive path to the tap; and each device's
+//! per-device queues and arbiter (`nic_tx.rs`), the receive side from the client machine (its
+//! NIC's queues and arbiter, `client_port.rs`), the receive path to the tap; and each device's
 //! [`Wire`]: its qdisc limit and the accounting of its frames (delivered, bytes, latency).
 
+use crate::model::hw::client_port::ClientPort;
 use crate::model::hw::nic_tx::TxPort;
 use crate::model::hw::virtq::Buf;
 use crate::engine::{Rng, Time, round_ns};
@@ -24,52 +25,22 @@ pub fn udp_wire_bytes(payload: u32, mtu: u32, overhead: u32) -> u32 {
     payload + UDP_HDR + frames * (IP_HDR + overhead)
 }
 
-/// The receive direction of the physical port (client → host): the client machine's frames of
-/// all flows are serialized one after another in the order they are handed to it (FIFO), at
-/// the profile's line rate. (The client's own senders bound what they queue: the UDP socket
-/// buffer, TCP small queues.)
-#[derive(Debug)]
-pub struct Link {
-    ns_per_byte: f64,
-    /// When the link is free, in exact (fractional) ns: rounding each frame's serialization
-    /// time would make a busy link faster or slower than line rate.
-    free_at: f64,
-    /// Packets handed to the link, of every device (lifetime; a UDP datagram's IP fragments
-    /// count once). Conservation: = Σ over devices of (delivered + still on the link).
-    pub packets_life: u64,
-}
-
-impl Link {
-    /// A link of the profile's NIC rate.
-    pub fn new(p: &Profile) -> Self {
-        Link { ns_per_byte: 8.0 / p.nic.gbps.value, free_at: 0.0, packets_life: 0 }
-    }
-
-    /// Serialize a frame of `wire_bytes` handed over at `at`, after every frame handed over
-    /// before it; returns when its last bit leaves (rounded to the ns).
-    pub fn serialize(&mut self, at: Time, wire_bytes: u32) -> Time {
-        self.free_at = self.free_at.max(at as f64) + wire_bytes as f64 * self.ns_per_byte;
-        self.packets_life += 1;
-        round_ns(self.free_at)
-    }
-}
-
 /// The host's NIC port: one link per direction, shared by every device.
 #[derive(Debug)]
 pub struct Port {
     /// Host → client: every device's TX queue and the NIC's arbiter (`nic_tx.rs`).
     pub tx: TxPort,
-    /// Client → host.
-    pub rx: Link,
+    /// Client → host: the client NIC's queues and arbiter (`client_port.rs`).
+    pub rx: ClientPort,
     /// From the port to a device's tap queue.
     pub rx_path: PortToTap,
 }
 
 impl Port {
-    /// Both directions at the profile's line rate for `devices` devices; `seed` is the
-    /// scenario's.
-    pub fn new(p: &Profile, seed: u64, devices: usize) -> Self {
-        Port { tx: TxPort::new(p, devices), rx: Link::new(p), rx_path: PortToTap::new(p, seed) }
+    /// Both directions at the profile's line rate for `devices` devices whose client flows
+    /// run on `client_cores` cores; `seed` is the scenario's.
+    pub fn new(p: &Profile, seed: u64, devices: usize, client_cores: usize) -> Self {
+        Port { tx: TxPort::new(p, devices), rx: ClientPort::new(p, devices, client_cores), rx_path: PortToTap::new(p, seed) }
     }
 }
 
@@ -159,6 +130,11 @@ impl Wire {
         }
     }
 
+    /// Does the device carry TCP segments (else UDP datagrams)?
+    pub fn is_tcp(&self) -> bool {
+        self.tcp
+    }
+
     /// Bytes a buffer occupies on the wire: a UDP datagram's IP fragments, or a TCP buffer's
     /// segments (a TSO skb's `segs` frames, each with its headers and framing).
     pub fn wire_bytes(&self, b: &Buf) -> u32 {
@@ -210,7 +186,10 @@ impl Wire {
         self.delivered_life += 1;
         self.frames += u64::from(b.segs);
         self.payload_bytes += b.bytes as u64;
-        self.latency.record(now - b.born);
+        // A latency counts for a datagram sent and delivered in the window.
+        if b.born >= self.window_start {
+            self.latency.record(now - b.born);
+        }
     }
 
     /// Start a new measurement window at `now`.

@@ -159,6 +159,10 @@ pub struct TargetState {
     pub halted: u64,
 }
 
+/// How many times its CPU an application step may take (shared pCPUs, interrupts, exits)
+/// before the liveness watchdog stops counting the wait as the step's (`take_app_step`).
+pub(crate) const STEP_STRETCH: Time = 20;
+
 /// One vCPU.
 #[derive(Debug)]
 pub struct Vcpu {
@@ -189,6 +193,10 @@ pub struct Vcpu {
     epoch: u32,
     /// Tasks cut short by an exit or an interrupt handler, with the ns they still need.
     pub(crate) saved: Vec<(Task, Time)>,
+    /// The application's step under way (when it began, its guest CPU), and the longest
+    /// stretch a step took since the liveness watchdog last asked ([`Vcpu::take_app_step`]).
+    app_step: Option<(Time, Time)>,
+    longest_app_step: Time,
     /// Its interrupt controller: LAPIC (emulated, or the virtual-APIC page under APICv) and
     /// posted-interrupt descriptor.
     pub apic: Apic,
@@ -268,6 +276,8 @@ impl Vcpu {
             cpu_caps: Default::default(),
             xen: XenIo::None,
             rebind_owed: false,
+            app_step: None,
+            longest_app_step: 0,
             epoch: 0,
             saved: Vec::with_capacity(8),
             apic: Apic::default(),
@@ -411,6 +421,27 @@ impl Vcpu {
             self.epoch = self.epoch.wrapping_add(1);
             self.charge(task, end - now, false);
         }
+    }
+
+    /// The application starts a step of `cost` ns of guest CPU at `now`.
+    pub(crate) fn app_step_began(&mut self, now: Time, cost: Time) {
+        self.app_step = Some((now, cost));
+    }
+
+    /// The application's step under way ended at `now` (done, or cut short).
+    pub(crate) fn app_step_ended(&mut self, now: Time) {
+        if let Some((began, cost)) = self.app_step.take() {
+            self.longest_app_step = self.longest_app_step.max((now - began).min(STEP_STRETCH * cost));
+        }
+    }
+
+    /// The longest stretch an application step took since the last call, the one under way
+    /// included, each at most [`STEP_STRETCH`] times its CPU (the liveness watchdog's
+    /// question: a step of 20 ms of CPU on a vCPU that gets a sixth of a pCPU takes 120 ms, and
+    /// its flow waits that long, slow by configuration; a lost end is still seen, later).
+    pub(crate) fn take_app_step(&mut self, now: Time) -> Time {
+        let ongoing = self.app_step.map_or(0, |(began, cost)| (now - began).min(STEP_STRETCH * cost));
+        std::mem::take(&mut self.longest_app_step).max(ongoing)
     }
 
     /// End the application's step of `kind` now, whether it runs or waits on the saved stack

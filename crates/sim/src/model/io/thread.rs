@@ -85,6 +85,11 @@ pub(crate) struct IoThread {
     stolen_ns: Time,
     /// Busy time (window).
     pub busy: BusyTime,
+    /// When its turn under way began, and its longest turn since the watchdog last asked (a
+    /// turn is bounded by its policy's weight, and a configured per-byte cost can make that
+    /// tens of ms or seconds: the other queues' flows wait that long).
+    turn_began: Time,
+    longest_turn: Time,
     /// Turns (window), and those that took nothing.
     turns: u64,
     empty_turns: u64,
@@ -111,6 +116,8 @@ impl IoThread {
             in_step: false,
             stolen_ns: 0,
             busy: BusyTime::default(),
+            turn_began: 0,
+            longest_turn: 0,
             turns: 0,
             empty_turns: 0,
             policy,
@@ -262,13 +269,26 @@ impl IoThread {
     pub fn after_item<R: DevRings + ?Sized>(&mut self, now: Time, dev: u32, w: Work, v: &mut View<'_, R>) {
         let Some(turn) = self.turn else { return };
         if self.policy.after_item(now, turn, dev, w, v) {
-            self.turn = None;
+            self.end_turn(now);
         }
     }
 
     /// The item of the step under way, if it is one: its device and whether it is RX.
     pub fn current_item(&self) -> Option<(u32, bool)> {
         self.current.map(|(dev, w)| (dev, matches!(w, Work::Rx(_))))
+    }
+
+    /// Its turn under way ends at `now`.
+    fn end_turn(&mut self, now: Time) {
+        self.turn = None;
+        self.longest_turn = self.longest_turn.max(now - self.turn_began);
+    }
+
+    /// Its longest turn since the last call, the one under way included (the liveness
+    /// watchdog's question: flows of its other queues wait for a turn to end).
+    pub fn take_longest_turn(&mut self, now: Time) -> Time {
+        let ongoing = if self.turn.is_some() { now - self.turn_began } else { 0 };
+        std::mem::take(&mut self.longest_turn).max(ongoing)
     }
 
     /// It leaves its pCPU (yielding or asleep).
@@ -292,7 +312,7 @@ impl IoThread {
                             self.empty_turns += 1;
                             self.owed_ns += v.costs.poll_ns;
                         }
-                        self.turn = None;
+                        self.end_turn(now);
                     }
                 }
             }
@@ -311,6 +331,7 @@ impl IoThread {
                     self.last_dev = Some(dev);
                     self.turns += 1;
                     self.turn = Some(turn);
+                    self.turn_began = now;
                 }
                 Decision::Spin(until) => return self.spin(until),
                 Decision::Sleep { until, notice, write } => {

@@ -76,8 +76,11 @@ pub struct DevLedger {
     pub rx_tap_dropped: u64,
     /// Of those, on the tap socket, in the back end's hands, or in the used ring.
     pub rx_queued: u64,
-    /// Packets the client sent that are still on the reverse link.
+    /// Packets the client sent that are still on the reverse link (its NIC's queue, held in
+    /// a TCP socket by it, on the wire, or on the host's way to the tap).
     pub rx_on_link: u64,
+    /// Datagrams the client's NIC queue dropped (its qdisc was full).
+    pub rx_client_dropped: u64,
 }
 
 /// One conservation identity of a workload (DESIGN §6): `lhs` must equal `rhs`.
@@ -165,8 +168,9 @@ pub(crate) trait App: Sized {
     fn finished(&self) -> bool {
         false
     }
-    /// Every user is thinking (SPECweb's sessions): no load is offered until a think-time
-    /// timer ends, so the watchdog treats it as a flow waiting on a timer.
+    /// Every user is thinking (SPECweb's sessions), or every request of a paced client is
+    /// answered and the next not yet due: no work is owed until a timer ends, so the watchdog
+    /// treats it as a flow waiting on a timer.
     fn thinking(&self) -> bool {
         false
     }

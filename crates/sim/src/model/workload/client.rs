@@ -13,8 +13,9 @@
 use crate::model::hw::nic_itr::RxItr;
 use crate::model::hw::rxq::RxPkt;
 use crate::model::hw::virtq::Buf;
-use crate::model::hw::wire::Link;
 use crate::engine::{Fired, Time, Timer, round_ns};
+use crate::model::hw::client_port::{ClientPort, Handed};
+use crate::model::workload::ClientEv;
 use crate::profile::Profile;
 use std::collections::VecDeque;
 
@@ -27,45 +28,6 @@ pub enum AckAction {
     Ack(Time, u64),
     /// Schedule the delayed-ACK timer's event at this time (`delack_fired` then).
     Arm(Time),
-}
-
-/// One client socket's frames handed to the link and not yet through it: what its send buffer
-/// (a UDP socket's `SO_SNDBUF`) or TCP small queues (`tcp_limit_output_bytes`) count, per
-/// socket, so that one flow's backlog does not block another's sender.
-#[derive(Debug, Default)]
-pub struct SockBacklog {
-    /// When each frame is through, and its wire bytes; oldest first (the link is FIFO).
-    frames: VecDeque<(Time, u32)>,
-    bytes: u64,
-}
-
-impl SockBacklog {
-    /// A frame of `wire_bytes` the socket handed to the link is through at `through`.
-    pub fn add(&mut self, through: Time, wire_bytes: u32) {
-        self.frames.push_back((through, wire_bytes));
-        self.bytes += u64::from(wire_bytes);
-    }
-
-    /// The earliest time from `now` at which at most `limit` of its bytes still wait: `now`
-    /// if already so, else when enough of its oldest frames are through (the socket's sender
-    /// blocks until then: `sock_alloc_send_pskb`, `tcp_small_queue_check`).
-    pub fn below(&mut self, now: Time, limit: u64) -> Time {
-        while let Some(&(t, b)) = self.frames.front() {
-            if t > now {
-                break;
-            }
-            self.frames.pop_front();
-            self.bytes -= u64::from(b);
-        }
-        let mut excess = self.bytes.saturating_sub(limit);
-        for &(t, b) in &self.frames {
-            if excess <= u64::from(b) {
-                return if excess == 0 { now } else { t };
-            }
-            excess -= u64::from(b);
-        }
-        now
-    }
 }
 
 /// The TCP receiver of one of the client's connections (one per netperf thread).
@@ -85,8 +47,17 @@ pub struct Client {
     delack_timeout: Time,
     /// Per connection of the VM's TCP stream (one unless it has several netperf threads).
     flows: Vec<FlowRx>,
-    /// This client's packets on the shared reverse link (client → host), in order.
-    rev: VecDeque<RxPkt>,
+    /// This device's frames handed to the client's NIC and not yet through it (queued, held
+    /// in the socket, or on the wire), in order, with their wire bytes.
+    link: VecDeque<(RxPkt, u32)>,
+    /// Wire bytes of `link`: what a socket's send buffer or TCP small queues count.
+    link_bytes: u64,
+    /// When its latest frame handed over is built (a device's frames leave in order).
+    last_ready: Time,
+    /// A sender waiting for its bytes on the link to fall to a limit, and its event then.
+    wake: Option<(u64, ClientEv)>,
+    /// Datagrams its NIC queue's full qdisc dropped (lifetime).
+    pub qdisc_drops_life: u64,
     /// Client CPU per packet sent (open-loop source), ns.
     pub tx_ns: Time,
     /// ACKs sent (window).
@@ -109,7 +80,11 @@ impl Client {
             delack_n: p.client.delack_segments.value as u32,
             delack_timeout: round_ns(p.client.delack_timeout_ns.value),
             flows: vec![FlowRx::default()],
-            rev: VecDeque::new(),
+            link: VecDeque::new(),
+            link_bytes: 0,
+            last_ready: 0,
+            wake: None,
+            qdisc_drops_life: 0,
             tx_ns: round_ns(p.client.rx_packet_ns.value),
             acks: 0,
             nic: RxItr::for_nic(p.client.nic_itr.value, p.client.rx_itr_ns.value, p.nic.wire_overhead_bytes.value as u32),
@@ -203,28 +178,58 @@ impl Client {
         AckAction::Ack(at, f.rcv_nxt)
     }
 
-    /// Put a packet of `wire_bytes` on the shared reverse `link` at `at`; returns when it
-    /// reaches the host NIC. The link is FIFO, so this client's packets arrive in order
-    /// ([`Client::arrive_at_host`]).
-    pub fn send_to_host(&mut self, at: Time, pkt: RxPkt, wire_bytes: u32, link: &mut Link) -> Time {
-        let done = link.serialize(at, wire_bytes);
-        self.rev.push_back(pkt);
-        done
+    /// Hand `pkt` (`wire_bytes` on the wire, a TCP segment if `tcp`) to the client NIC's `port`
+    /// at `now`, built by `at`: queued (with the port's event time to schedule, if any), or
+    /// dropped by the queue's full qdisc (a datagram; counted).
+    pub fn hand(&mut self, now: Time, at: Time, dev: u32, pkt: RxPkt, wire_bytes: u32, tcp: bool, port: &mut ClientPort) -> Handed {
+        // A device's frames leave in the order they were handed over.
+        self.last_ready = self.last_ready.max(at);
+        let h = port.hand(now, dev, wire_bytes, tcp, self.last_ready);
+        match h {
+            Handed::Dropped => self.qdisc_drops_life += 1,
+            Handed::Queued(_) => {
+                self.link.push_back((pkt, wire_bytes));
+                self.link_bytes += u64::from(wire_bytes);
+            }
+        }
+        h
     }
 
-    /// The packet this client put on the reverse link last (the one just sent).
-    pub fn last_sent(&self) -> Option<&RxPkt> {
-        self.rev.back()
+    /// Its oldest frame is through the client's NIC: it leaves the link, with its wire bytes,
+    /// and the sender's event if it waited for the link to drain to its limit.
+    pub fn through(&mut self) -> (RxPkt, u32, Option<ClientEv>) {
+        let (pkt, wire) = self.link.pop_front().expect("a frame through the client NIC without one handed over");
+        self.link_bytes -= u64::from(wire);
+        let woken = match self.wake {
+            Some((limit, e)) if self.link_bytes <= limit => {
+                self.wake = None;
+                Some(e)
+            }
+            _ => None,
+        };
+        (pkt, wire, woken)
     }
 
-    /// The oldest packet on the reverse link reached the host.
-    pub fn arrive_at_host(&mut self) -> RxPkt {
-        self.rev.pop_front().expect("host arrival without a packet on the reverse link")
+    /// Wire bytes of this device's frames handed over and not yet through the NIC.
+    pub fn link_bytes(&self) -> u64 {
+        self.link_bytes
     }
 
-    /// Packets on the reverse link.
-    pub fn rev_in_flight(&self) -> usize {
-        self.rev.len()
+    /// A sender blocks until at most `limit` of its bytes wait for the link (a UDP socket's
+    /// `SO_SNDBUF`, `sock_alloc_send_pskb`; TCP small queues, `tcp_tsq_handler`): `e` is
+    /// scheduled when they do.
+    pub fn wake_below(&mut self, limit: u64, e: ClientEv) {
+        self.wake = Some((limit, e));
+    }
+
+    /// A connection's delayed-ACK timer is armed (its ACK will go when it fires).
+    pub fn delack_armed(&self) -> bool {
+        self.flows.iter().any(|f| f.delack.armed())
+    }
+
+    /// Frames handed over and not yet through the client's NIC.
+    pub fn on_link(&self) -> usize {
+        self.link.len()
     }
 
     pub(crate) fn reset_metrics(&mut self) {

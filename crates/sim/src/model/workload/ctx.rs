@@ -113,9 +113,10 @@ pub(crate) trait Ctx<A> {
     fn client_cpu(&mut self, at: Time, ns: Time) -> Time;
     /// The peer's core receives a TCP segment of `bytes` of connection `flow` arriving now.
     fn client_receive(&mut self, bytes: u32, segs: u16, flow: u16) -> AckAction;
-    /// The peer puts `pkt` (`wire_bytes` on the wire) on the reverse link at `at`; returns when
-    /// it reaches the host's NIC (its way to the tap follows by itself).
-    fn to_host(&mut self, at: Time, pkt: RxPkt, wire_bytes: u32) -> Time;
+    /// The peer hands `pkt` (`wire_bytes` on the wire), built by its core at `at`, to its NIC
+    /// for the host (its way through the NIC's queue, the link and the tap follows by itself).
+    /// Returns false if the NIC queue's full qdisc dropped it (a datagram: `hw/client_port.rs`).
+    fn to_host(&mut self, at: Time, pkt: RxPkt, wire_bytes: u32) -> bool;
     /// Schedule the client's event `e` at `at`.
     fn client_at(&mut self, at: Time, e: ClientEv);
 }

@@ -103,6 +103,7 @@ impl App for IpiPingPong {
                 return; // VM entry asks again
             }
         }
+        let window_start = g.window_start();
         let a = g.app();
         if let Some(t0) = a.sent_at {
             if a.next_dest < a.n {
@@ -114,7 +115,9 @@ impl App for IpiPingPong {
             if a.pending > 0 {
                 return g.run_step(v, Step::new(WAIT, 0, 0), SPIN_NS);
             }
-            a.latency.record(now - t0);
+            if t0 >= window_start {
+                a.latency.record(now - t0);
+            }
             a.sent_at = None;
             a.trips += 1;
             a.trips_life += 1;

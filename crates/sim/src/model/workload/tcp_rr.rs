@@ -298,12 +298,16 @@ impl TcpServer {
 
     /// A transaction on `conn` completed at the client at `at`; when its next request goes out
     /// (at once in a closed loop, when it is due for a paced client).
-    fn complete(&mut self, conn: u32, at: Time) -> Time {
+    fn complete(&mut self, conn: u32, at: Time, window_start: Time) -> Time {
         self.ops += 1;
         self.ops_life += 1;
         // Both callers schedule the connection's next request (ClientReq) then.
         self.next_pending += 1;
-        self.latency.record(at - self.conns[conn as usize].born);
+        // A latency counts for a request sent and completed in the window (`window_start`).
+        let born = self.conns[conn as usize].born;
+        if born >= window_start {
+            self.latency.record(at - born);
+        }
         match self.conns[conn as usize].op {
             Op::Light => self.by_class[0] += 1,
             Op::Heavy => self.by_class[1] += 1,
@@ -342,6 +346,10 @@ const TIMEOUT: u8 = 2;
 /// The httperf client's events: the next connection opens; connection `a`'s time-out.
 const OL_ARRIVE: u8 = 3;
 const OL_TIMEOUT: u8 = 4;
+/// The client's core has received the last byte of connection `a`'s response; a control
+/// segment (`x`: its [`Ctl`]) on connection `a`: the client application sees them now.
+const DONE: u8 = 5;
+const CTL_RX: u8 = 6;
 
 /// A control flag as a step or event argument.
 fn ctl_code(c: Ctl) -> u8 {
@@ -409,6 +417,18 @@ impl TcpServer {
     fn client_packet(g: &mut impl Ctx<Self>, at: Time, pkt: RxPkt) {
         let wire = pkt.bytes + TCP_IP_HDR + g.profile().nic.wire_overhead_bytes.value as u32;
         g.to_host(at, pkt, wire);
+    }
+
+    /// The client application has the whole response on `conn` (unless it gave up meanwhile):
+    /// the transaction completes, and the next request carries the ACK of what is left.
+    fn client_done(g: &mut impl Ctx<Self>, conn: u32) {
+        let (now, window_start) = (g.now(), g.window_start());
+        let s = g.app();
+        if s.gave_up(conn) {
+            return;
+        }
+        let next = s.complete(conn, now, window_start);
+        g.client_at(next, ClientEv::new(REQ, conn));
     }
 
     /// The retransmission timer of a dropped request segment (or SYN, FIN) fired.
@@ -533,7 +553,9 @@ impl App for TcpServer {
             return;
         }
         if ctl != Ctl::None || b.bytes == 0 {
-            return conn::client_rx(g, at, conn, ctl);
+            // Seen by the client application when its core has received it (a transaction
+            // ends, and counts, when it really does: never after the run's end).
+            return g.client_at(at, ClientEv { kind: CTL_RX, x: ctl_code(ctl), a: conn, b: 0 });
         }
         let per_request = s.per_request_conn;
         let c = &mut s.conns[conn as usize];
@@ -544,9 +566,7 @@ impl App for TcpServer {
             return;
         }
         if c.resp_got >= c.resp_bytes {
-            // The next request carries the ACK of the remaining segments.
-            let next = s.complete(conn, at);
-            return g.client_at(next, ClientEv::new(REQ, conn));
+            return g.client_at(at, ClientEv::new(DONE, conn));
         }
         if c.unacked >= delack {
             c.unacked = 0;
@@ -559,6 +579,13 @@ impl App for TcpServer {
             TIMEOUT => timeout::fired(g, e.a),
             OL_ARRIVE => httperf::arrive(g),
             OL_TIMEOUT => httperf::fired(g, e.a),
+            DONE => Self::client_done(g, e.a),
+            CTL_RX => {
+                let now = g.now();
+                if !g.app().gave_up(e.a) {
+                    conn::client_rx(g, now, e.a, ctl_of(u64::from(e.x)));
+                }
+            }
             _ => Self::client_retx(g, e.a, e.b, ctl_of(e.x as u64)),
         }
     }
@@ -641,9 +668,11 @@ impl App for TcpServer {
     fn finished(&self) -> bool {
         self.timeouts.as_ref().is_some_and(|t| t.live() == 0)
     }
-    /// Every SPECweb session thinks (its next request waits on its think timer).
+    /// Every SPECweb session thinks (its next request waits on its think timer), or every
+    /// connection of a paced client waits for its next request's due time: nothing is owed
+    /// (a Poisson client at 87 requests/s goes 50 ms without a request 1.3 % of the time).
     fn thinking(&self) -> bool {
-        self.think_ns.is_some() && self.next_pending == self.concurrency() as u64
+        (self.think_ns.is_some() || self.pace_ns.is_some()) && self.next_pending == self.concurrency() as u64
     }
     /// Response segments at the client; latency per transaction. Request segments dropped at
     /// the tap are retransmitted, never lost.

@@ -24,7 +24,6 @@
 //! comes. The model counts bytes, not sequence numbers, so a resent segment simply adds its
 //! bytes when it arrives.
 
-use crate::model::workload::client::SockBacklog;
 use crate::model::hw::rxq::{Ctl, RxPkt};
 use crate::model::hw::virtq::Buf;
 use crate::model::workload::app::{App, AppLedger, Balance, ClientEv, DevLedger, DevView, Measure, Step};
@@ -57,9 +56,8 @@ pub struct TcpReceiver {
     edges: VecDeque<u64>,
     /// Client: waiting for the window to open.
     pub blocked: bool,
-    /// Client: its segments still waiting for the link, for TCP small queues
-    /// (`client.tsq_limit_bytes`).
-    on_link: SockBacklog,
+    /// Client: TCP small queues (`client.tsq_limit_bytes`): at most this many of its bytes
+    /// wait for the link.
     tsq_limit: u64,
     /// Client: sizes of segments dropped at the host, to resend.
     lost: VecDeque<u32>,
@@ -97,7 +95,6 @@ impl TcpReceiver {
             snd_edge: window as u64,
             edges: VecDeque::new(),
             blocked: false,
-            on_link: SockBacklog::default(),
             tsq_limit: p.client.tsq_limit_bytes.value as u64,
             lost: VecDeque::new(),
             rto_armed: false,
@@ -154,18 +151,18 @@ impl TcpReceiver {
             return;
         }
         r.blocked = false;
-        let t = r.on_link.below(now, r.tsq_limit);
-        if t > now {
+        let limit = r.tsq_limit;
+        if g.client().link_bytes() > limit {
             // TSQ throttled: the sender resumes as its queued segments leave (`tcp_tsq_handler`).
-            return g.client_at(t, ClientEv::new(SEND, 0));
+            return g.client().wake_below(limit, ClientEv::new(SEND, 0));
         }
+        let r = g.app();
         r.snd_nxt += mss as u64;
         r.sent_life += 1;
         let tx_ns = g.client().tx_ns;
         let at = g.client_cpu(now, tx_ns);
         let wire = mss + TCP_IP_HDR + ovh;
-        let arrive = g.to_host(at, RxPkt::new(mss, 0, at, 0, Ctl::None), wire);
-        g.app().on_link.add(arrive, wire);
+        g.to_host(at, RxPkt::new(mss, 0, at, 0, Ctl::None), wire);
         g.client_at(at, ClientEv::new(SEND, 0));
     }
 

@@ -98,7 +98,7 @@ impl App for UdpPing {
     }
 
     fn step_done(g: &mut impl Ctx<Self>, v: u32, s: Step) {
-        let now = g.now();
+        let (now, window_start) = (g.now(), g.window_start());
         let p = g.app();
         if s.kind == SEND {
             p.sent += 1;
@@ -112,7 +112,9 @@ impl App for UdpPing {
         p.echoes += 1;
         p.echoes_life += 1;
         p.echo_bytes += e.bytes as u64;
-        p.rtt.record(now - e.born);
+        if e.born >= window_start {
+            p.rtt.record(now - e.born);
+        }
         g.enter(v)
     }
 

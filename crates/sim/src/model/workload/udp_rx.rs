@@ -14,7 +14,6 @@
 //! `icmp_reply`), on the vCPU that took the interrupt, so no thread wakes and nothing waits in a
 //! socket (issue 28 item 6: work where the kernel does it).
 
-use crate::model::workload::client::SockBacklog;
 use crate::model::hw::rxq::{Ctl, RxPkt};
 use crate::model::hw::virtq::Buf;
 use crate::model::workload::app::{pct, App, AppLedger, Balance, ClientEv, DevLedger, DevView, Measure, Step};
@@ -45,8 +44,11 @@ pub struct UdpReceiver {
     sock: VecDeque<RxPkt>,
     sock_bytes: u64,
     rcvbuf: u64,
-    /// The client socket's datagrams still waiting for the link (its send buffer).
-    on_link: SockBacklog,
+    /// Open loop: when the client's next datagram is due (its core and its rate allow it),
+    /// for a sender that waits for its send buffer to drain.
+    next_at: Time,
+    /// Datagrams the client's NIC queue dropped (window: of those sent in the window).
+    client_drops: u64,
     /// Datagrams the client sent (window / lifetime).
     pub sent: u64,
     /// Lifetime count of datagrams the client sent.
@@ -91,7 +93,8 @@ impl UdpReceiver {
             sock: VecDeque::new(),
             sock_bytes: 0,
             rcvbuf: p.guest.udp_rcvbuf_bytes.value as u64,
-            on_link: SockBacklog::default(),
+            next_at: 0,
+            client_drops: 0,
             sent: 0,
             sent_life: 0,
             received: 0,
@@ -157,28 +160,35 @@ impl UdpReceiver {
         }
         // The client's own CPU bounds its rate.
         let wire = udp_wire_bytes(bytes, mtu, ovh);
-        let arrive = g.to_host(now, RxPkt::new(bytes, 0, now, 0, Ctl::None), wire);
+        if !g.to_host(now, RxPkt::new(bytes, 0, now, 0, Ctl::None), wire) {
+            // The NIC queue's qdisc was full: sendto() counts an error, the datagram is lost.
+            g.app().client_drops += 1;
+        }
         let tx_ns = g.client().tx_ns;
         if let Some(i) = interval {
             // The client's CPU bounds its rate, and so does the link: sendto() blocks while its
             // socket's send buffer worth of its bytes still waits to be serialized.
-            let r = g.app();
-            r.on_link.add(arrive, wire);
-            let unblock = r.on_link.below(now, sndbuf);
-            g.client_at((now + i.max(tx_ns)).max(unblock), ClientEv::new(SEND, 0));
+            let next = now + i.max(tx_ns);
+            if g.client().link_bytes() <= sndbuf {
+                return g.client_at(next, ClientEv::new(SEND, 0));
+            }
+            g.app().next_at = next;
+            g.client().wake_below(sndbuf, ClientEv::new(UNBLOCK, 0));
         }
     }
 
     /// `recvfrom()` returned one datagram.
     fn recv_done(g: &mut impl Ctx<Self>, v: u32) {
-        let now = g.now();
+        let (now, window_start) = (g.now(), g.window_start());
         let r = g.app();
         let p = r.sock.pop_front().expect("recv from an empty socket");
         r.sock_bytes -= p.bytes as u64 + SKB_OVERHEAD_BYTES;
         r.received += 1;
         r.received_life += 1;
         r.received_bytes += p.bytes as u64;
-        r.latency.record(now - p.born);
+        if p.born >= window_start {
+            r.latency.record(now - p.born);
+        }
         if let Some(b) = r.reply {
             // Answer: the reply carries the request's send time so the client sees the RTT.
             let c = r.reply_cost;
@@ -216,6 +226,8 @@ const REPLY: u8 = 1;
 /// Its client's events: send the next datagram or request; the request timeout's event.
 const SEND: u8 = 0;
 const TIMEOUT: u8 = 1;
+/// Its send buffer drained below `SO_SNDBUF`: the open-loop sender goes on when due.
+const UNBLOCK: u8 = 2;
 
 impl App for UdpReceiver {
     /// The receiving application's next step: read a datagram, or block in `recvfrom()`.
@@ -254,7 +266,9 @@ impl App for UdpReceiver {
             r.received += 1;
             r.received_life += 1;
             r.received_bytes += u64::from(pkt.bytes);
-            r.latency.record(now - pkt.born);
+            if in_window {
+                r.latency.record(now - pkt.born);
+            }
             let c = r.reply_cost;
             g.run_step(v, Step::new(REPLY, pkt.bytes, pkt.born), c);
             return true;
@@ -275,8 +289,11 @@ impl App for UdpReceiver {
     fn at_client(g: &mut impl Ctx<Self>, b: Buf) {
         let now = g.now();
         let t = g.client().tx_ns;
+        let window_start = g.window_start();
         let r = g.app();
-        r.rtt.record(now - b.born);
+        if b.born >= window_start {
+            r.rtt.record(now - b.born);
+        }
         if r.closed_loop() && r.outstanding == Some(b.born) {
             r.outstanding = None;
             r.timeout.cancel();
@@ -286,6 +303,10 @@ impl App for UdpReceiver {
     fn client_event(g: &mut impl Ctx<Self>, e: ClientEv) {
         match e.kind {
             SEND => Self::client_send(g),
+            UNBLOCK => {
+                let at = g.app().next_at.max(g.now());
+                g.client_at(at, ClientEv::new(SEND, 0))
+            }
             _ => Self::rr_timeout(g),
         }
     }
@@ -302,6 +323,7 @@ impl App for UdpReceiver {
         self.received = 0;
         self.received_bytes = 0;
         self.sock_drops = 0;
+        self.client_drops = 0;
         self.timeouts = 0;
         self.latency.clear();
         self.rtt.clear();
@@ -315,11 +337,16 @@ impl App for UdpReceiver {
     fn progress(&self) -> u64 {
         self.received_life
     }
+    /// A request/response client with its request answered owes nothing until it sends the
+    /// next.
+    fn thinking(&self) -> bool {
+        self.closed_loop() && self.outstanding.is_none()
+    }
     /// A receive stream: what the application got, client send → `recvfrom`. Request/response:
     /// the responses at the client, latency the round trip as the client application sees it
     /// (after its NIC's interrupt), one transaction per response.
     fn measure<'a>(&'a self, d: DevView<'a>) -> Measure<'a> {
-        let loss_pct = pct(d.tap_drops + self.sock_drops, self.sent);
+        let loss_pct = pct(d.tap_drops + self.sock_drops + self.client_drops, self.sent);
         match self.reply {
             None => Measure {
                 delivered: Some(self.received),
@@ -346,7 +373,7 @@ impl App for UdpReceiver {
     fn ledger(&self, d: &DevLedger, l: &mut AppLedger) {
         l.udp_rx = [self.sent_life, self.received_life, self.sock_drops_life, self.queued() as u64];
         if self.sent_life > 0 {
-            let fate = self.received_life + self.sock_drops_life + self.queued() as u64 + d.rx_tap_dropped + d.rx_queued + d.rx_on_link;
+            let fate = self.received_life + self.sock_drops_life + self.queued() as u64 + d.rx_tap_dropped + d.rx_queued + d.rx_on_link + d.rx_client_dropped;
             l.balances.push(Balance { what: "udp client sent = received + dropped + queued + on link", lhs: self.sent_life, rhs: fate });
         }
     }

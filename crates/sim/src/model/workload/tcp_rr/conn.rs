@@ -69,16 +69,18 @@ pub(super) fn client_rx(g: &mut impl Ctx<TcpServer>, at: Time, conn: u32, ctl: C
         }
         Ctl::Fin if g.app().open_loop.is_some() => {
             // httperf: EOF ends the connection (a reply unless it was given up); close().
+            let window_start = g.window_start();
             let s = g.app();
             if super::httperf::closed(s, conn) {
-                s.complete(conn, at);
+                s.complete(conn, at, window_start);
                 s.next_pending -= 1;
             }
             client_send(g, at, conn, Ctl::Fin);
         }
         Ctl::Fin => {
             // EOF: the transaction is done; close() sends our FIN, then ab connects again.
-            let next = g.app().complete(conn, at);
+            let window_start = g.window_start();
+            let next = g.app().complete(conn, at, window_start);
             client_send(g, at, conn, Ctl::Fin);
             g.client_at(next, ClientEv::new(REQ, conn));
         }

@@ -630,7 +630,7 @@ pub fn check_scenario(text: &str) -> Result<Outcome, Failure> {
     if let Some(st) = out.summary.stalled_flows.first() {
         return Err(fail(format!("stalled flow: {st:?}")));
     }
-    if let Some(v) = crate::sanity::violations(&out.summary).first() {
+    if let Some(v) = crate::sanity::violations(&out.summary, checked.profile.nic.gbps.value).first() {
         return Err(fail(format!("metric invariant: {v}")));
     }
     Ok(Outcome::Ok)

@@ -415,7 +415,7 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
     // A percentage past 100, a negative rate, shares of a pCPU above it: a bug, never a result.
     #[cfg(debug_assertions)]
     {
-        let v = crate::sanity::violations(&out.summary);
+        let v = crate::sanity::violations(&out.summary, c.profile.nic.gbps.value);
         assert!(v.is_empty(), "metric invariants broken (a model bug): {v:#?}");
     }
     out

@@ -8,16 +8,31 @@
 //! * every rate and count is finite and ≥ 0, and the exit reasons add up to the exit total;
 //! * a latency distribution's order statistics are ordered (p50 ≤ p90 ≤ … ≤ max);
 //! * the threads' shares of a pCPU add up to at most the pCPU (100 %), and no pCPU is busier
-//!   than the threads it ran.
+//!   than the threads it ran;
+//! * every latency fits in the measured window (a request sent and completed in it), and no
+//!   VM's payload throughput exceeds its link's line rate (what was delivered in the window).
 
 use crate::summary::{Latency, Summary};
 
 /// Tolerance of a percentage or a sum of shares (floating-point rounding of ns sums).
 const EPS: f64 = 1e-6;
 
-/// Every invariant the summary breaks, one line each; empty for a sane run.
-pub fn violations<X, V>(s: &Summary<X, V>) -> Vec<String> {
+/// Every invariant the summary breaks, one line each; empty for a sane run. `link_gbps` is the
+/// line rate of the host's NIC port (the profile's `nic.gbps`).
+pub fn violations<X, V>(s: &Summary<X, V>, link_gbps: f64) -> Vec<String> {
     let mut out = Vec::new();
+    let window_us = s.sim_seconds * 1e6;
+    for vm in &s.vms {
+        let classes = vm.latency_by_target_state_us.iter().map(|(c, l)| (format!("latency_by_target_state_us.{c}"), l));
+        for (what, l) in std::iter::once(("latency_us".to_string(), &vm.latency_us)).chain(classes) {
+            if let Some(mx) = l.max.filter(|&mx| mx > window_us * (1.0 + EPS)) {
+                out.push(format!("vm {} {what}.max = {mx} us: longer than the measured window ({window_us} us)", vm.name));
+            }
+        }
+        if let Some(g) = vm.throughput.gbps.filter(|&g| g > link_gbps * (1.0 + 1e-3)) {
+            out.push(format!("vm {} throughput.gbps = {g}: more than the link's {link_gbps} Gbit/s", vm.name));
+        }
+    }
     let mut pct = |what: String, v: Option<f64>| {
         if let Some(v) = v {
             if !(v.is_finite() && (-EPS..=100.0 + EPS).contains(&v)) {
@@ -155,7 +170,7 @@ mod tests {
 
     #[test]
     fn a_sane_run_has_no_violation() {
-        assert_eq!(violations(&summary()), Vec::<String>::new());
+        assert_eq!(violations(&summary(), 40.0), Vec::<String>::new());
     }
 
     #[test]
@@ -165,11 +180,22 @@ mod tests {
         s.vms[0].kicks_per_s = Some(-1.0);
         s.vms[0].latency_us.p99 = s.vms[0].latency_us.p50.map(|v| v / 2.0);
         s.host.pcpu_util_pct[0] = f64::NAN;
-        let v = violations(&s);
+        let v = violations(&s, 40.0);
         assert_eq!(v.len(), 4, "{v:#?}");
         assert!(v[0].contains("loss_pct = 1229.2"), "{v:?}");
         assert!(v.iter().any(|l| l.contains("kicks_per_s = -1")));
         assert!(v.iter().any(|l| l.contains("latency_us.p99") && l.contains("< p95")));
         assert!(v.iter().any(|l| l.contains("pcpu 0 util = NaN")));
+    }
+
+    #[test]
+    fn a_latency_past_the_window_and_a_throughput_past_the_link_are_named() {
+        let mut s = summary();
+        s.vms[0].latency_us.max = Some(s.sim_seconds * 1e6 * 2.0);
+        s.vms[0].latency_us.p999 = s.vms[0].latency_us.max;
+        s.vms[0].throughput.gbps = Some(30.2);
+        let v = violations(&s, 13.1);
+        assert!(v.iter().any(|l| l.contains("latency_us.max") && l.contains("longer than the measured window")), "{v:#?}");
+        assert!(v.iter().any(|l| l.contains("throughput.gbps = 30.2") && l.contains("13.1 Gbit/s")), "{v:#?}");
     }
 }

@@ -9,7 +9,8 @@ use eventpath_sim::summary::Summary;
 fn run(name: &str, duration_s: Option<f64>) -> Summary {
     let path = format!("{}/tests/reliability/{name}.toml", env!("CARGO_MANIFEST_DIR"));
     let s = run_scenario(&path, &RunOptions { duration_s, ..Default::default() }).unwrap_or_else(|e| panic!("{name}: {e}")).summary;
-    let v = eventpath_sim::sanity::violations(&s);
+    let gbps = eventpath_sim::profile::Profile::load(s.profile.as_deref().unwrap()).unwrap().nic.gbps.value;
+    let v = eventpath_sim::sanity::violations(&s, gbps);
     assert!(v.is_empty(), "{name}: {v:#?}");
     assert!(s.stalled_flows.is_empty(), "{name}: {:?}", s.stalled_flows);
     s

@@ -968,7 +968,7 @@ impl Host {
     /// VM `vm`'s handler of an `Msi` vector ran on vCPU `v`.
     pub(crate) fn app_msi_handled(&mut self, now: Time, v: u32, vm: usize) {
         let local = v - self.vms[vm].vcpus[0];
-        self.senders[self.vms[vm].dev as usize].msi_handled(now, local)
+        self.senders[self.vms[vm].dev as usize].msi_handled(now, local, self.window_start)
     }
 }
 

@@ -144,8 +144,9 @@ pub(crate) trait App: Sized {
     fn tx_interrupt(&mut self, _local: u32) {}
     /// The guest's handler of a call-function IPI ran its function on its local vCPU `local`.
     fn ipi_handled(_g: &mut impl Ctx<Self>, _local: u32) {}
-    /// The guest's handler of an `Msi` vector ran at `now` on its local vCPU `local`.
-    fn msi_handled(&mut self, _now: crate::engine::Time, _local: u32) {}
+    /// The guest's handler of an `Msi` vector ran at `now` on its local vCPU `local` (the
+    /// measurement window began at `window_start`).
+    fn msi_handled(&mut self, _now: crate::engine::Time, _local: u32, _window_start: crate::engine::Time) {}
     /// Packets handed to the driver since the start (conservation).
     fn sent_life(&self) -> u64;
     /// The driver stopped (or woke) its queue.

@@ -15,9 +15,29 @@ use crate::model::hw::rxq::RxPkt;
 use crate::model::hw::virtq::Buf;
 use crate::engine::{Fired, Time, Timer, round_ns};
 use crate::model::hw::client_port::{ClientPort, Handed};
-use crate::model::workload::ClientEv;
 use crate::profile::Profile;
 use std::collections::VecDeque;
+
+/// An event of a workload's client (its open-loop source, a request, a timer): the workload's
+/// to interpret. Scheduled through [`Ctx::client_at`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientEv {
+    /// The workload's event number.
+    pub kind: u8,
+    /// A small argument (a TCP control flag).
+    pub x: u8,
+    /// Arguments (a connection, a timer generation, bytes).
+    pub a: u32,
+    /// Second argument.
+    pub b: u32,
+}
+
+impl ClientEv {
+    /// Event `kind` with argument `a`.
+    pub fn new(kind: u8, a: u32) -> Self {
+        ClientEv { kind, x: 0, a, b: 0 }
+    }
+}
 
 /// What the receiver does after a segment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

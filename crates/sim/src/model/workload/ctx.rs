@@ -17,28 +17,8 @@ use crate::model::hw::rxq::RxPkt;
 use crate::model::hw::virtq::{Buf, Virtq};
 use crate::model::hypervisor::vcpu::Step;
 use crate::model::workload::client::{AckAction, Client};
+pub use crate::model::workload::client::ClientEv;
 use crate::profile::Profile;
-
-/// An event of a workload's client (its open-loop source, a request, a timer): the workload's
-/// to interpret. Scheduled through [`Ctx::client_at`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ClientEv {
-    /// The workload's event number.
-    pub kind: u8,
-    /// A small argument (a TCP control flag).
-    pub x: u8,
-    /// Arguments (a connection, a timer generation, bytes).
-    pub a: u32,
-    /// Second argument.
-    pub b: u32,
-}
-
-impl ClientEv {
-    /// Event `kind` with argument `a`.
-    pub fn new(kind: u8, a: u32) -> Self {
-        ClientEv { kind, x: 0, a, b: 0 }
-    }
-}
 
 /// The context of a VM's application `A`: what its behaviour functions may touch. vCPUs are
 /// named by their host-wide index, as the [`crate::model::workload::app::App`] hooks get them.

@@ -99,10 +99,12 @@ impl App for IrqSource {
     }
 
     /// A handler ran on local vCPU `local`: every raise to it so far is noticed now.
-    fn msi_handled(&mut self, now: Time, local: u32) {
+    fn msi_handled(&mut self, now: Time, local: u32, window_start: Time) {
         while let Some((at, class)) = self.pending[local as usize].pop_front() {
-            self.latency.record(now - at);
-            self.by_class[class as usize].record(now - at);
+            if at >= window_start {
+                self.latency.record(now - at);
+                self.by_class[class as usize].record(now - at);
+            }
             self.handled += 1;
             self.handled_life += 1;
         }

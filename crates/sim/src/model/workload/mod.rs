@@ -240,8 +240,8 @@ impl Sender {
         each!(self, s => s.tx_interrupt(local))
     }
     /// See [`App::msi_handled`].
-    pub(crate) fn msi_handled(&mut self, now: Time, local: u32) {
-        each!(self, s => s.msi_handled(now, local))
+    pub(crate) fn msi_handled(&mut self, now: Time, local: u32, window_start: Time) {
+        each!(self, s => s.msi_handled(now, local, window_start))
     }
     /// See [`App::loss_base`].
     pub fn loss_base(&self) -> Option<u64> {

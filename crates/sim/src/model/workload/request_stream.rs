@@ -95,13 +95,15 @@ impl RequestStream {
     /// of them once an interrupt came (the guest's NAPI-like loop: reap, re-enable, re-check).
     /// Returns whether the irq-mode loop must (re-)arm used_event: after a reap, and at its
     /// start (guest.c writes used_event = 0: "interrupt at the first completion").
-    fn reap(&mut self, now: Time) -> bool {
+    fn reap(&mut self, now: Time, window_start: Time) -> bool {
         if self.consume_irq && !self.irq_seen {
             return self.consume_irq && !std::mem::replace(&mut self.armed, true);
         }
         self.irq_seen = false;
         while let Some(born) = self.used.pop_front() {
-            self.latency.record(now - born);
+            if born >= window_start {
+                self.latency.record(now - born);
+            }
             self.completed += 1;
             self.completed_life += 1;
             self.outstanding -= 1;
@@ -134,9 +136,9 @@ impl RequestStream {
 impl App for RequestStream {
     /// Reap, publish what is due, else spin until it is.
     fn next(g: &mut impl Ctx<Self>, v: u32) {
-        let now = g.now();
+        let (now, window_start) = (g.now(), g.window_start());
         let free = g.txq().free();
-        if g.app().reap(now) {
+        if g.app().reap(now, window_start) {
             g.txq().want_interrupt();
         }
         let s = g.app();

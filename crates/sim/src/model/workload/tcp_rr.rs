@@ -134,6 +134,9 @@ pub struct TcpServer {
     pub ops: u64,
     /// Lifetime count of completed transactions.
     pub ops_life: u64,
+    /// Response payload of the transactions completed in the window: what the client's
+    /// application got (its throughput), not what reached its NIC ahead of its core.
+    done_bytes: u64,
     /// Requests the client issued (lifetime); issued + `next_pending` = completed +
     /// concurrency (closed loop).
     pub issued_life: u64,
@@ -214,6 +217,7 @@ impl TcpServer {
             },
             ops: 0,
             ops_life: 0,
+            done_bytes: 0,
             issued_life: 0,
             // Every connection's first request is pending from the start (a closed loop).
             next_pending: if open_loop.is_some() { 0 } else { conc as u64 },
@@ -301,6 +305,7 @@ impl TcpServer {
     fn complete(&mut self, conn: u32, at: Time, window_start: Time) -> Time {
         self.ops += 1;
         self.ops_life += 1;
+        self.done_bytes += u64::from(self.conns[conn as usize].resp_bytes);
         // Both callers schedule the connection's next request (ClientReq) then.
         self.next_pending += 1;
         // A latency counts for a request sent and completed in the window (`window_start`).
@@ -638,6 +643,7 @@ impl App for TcpServer {
     }
     fn reset_metrics(&mut self) {
         self.ops = 0;
+        self.done_bytes = 0;
         self.segments = 0;
         self.retransmits = 0;
         self.by_class = [0; 2];
@@ -674,12 +680,13 @@ impl App for TcpServer {
     fn thinking(&self) -> bool {
         (self.think_ns.is_some() || self.pace_ns.is_some()) && self.next_pending == self.concurrency() as u64
     }
-    /// Response segments at the client; latency per transaction. Request segments dropped at
-    /// the tap are retransmitted, never lost.
+    /// Response segments at the client; the payload of the responses its application got;
+    /// latency per transaction. Request segments dropped at the tap are retransmitted, never
+    /// lost.
     fn measure<'a>(&'a self, d: DevView<'a>) -> Measure<'a> {
         Measure {
             delivered: Some(d.wire.frames),
-            payload: Some(d.wire.payload_bytes),
+            payload: Some(self.done_bytes),
             latency: Some(&self.latency),
             loss_pct: Some(0.0),
             ops: Some(self.ops),

@@ -15,11 +15,10 @@ from __future__ import annotations
 import copy
 import math
 import os
-import tomllib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from eventpath import api
+from eventpath import _eventpath, api, args
 from eventpath._eventpath import InputError
 
 #: Fraction of the offered rate a run must complete to count as sustaining it.
@@ -63,19 +62,6 @@ def _positive(v: Any, name: str) -> float:
     return float(v)
 
 
-def _load(scenario: str | os.PathLike | dict) -> dict:
-    if isinstance(scenario, dict):
-        return copy.deepcopy(scenario)
-    path = os.fsdecode(scenario)
-    try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except OSError as e:
-        raise InputError(f"cannot read scenario {path}: {e.strerror}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise InputError(f"scenario {path}: {e}") from None
-
-
 def search(scenario: str | os.PathLike | dict, *, bound_ms: float = 10.0, vm: int = 0, lo: float = 1_000.0,
            hi: float = 1_000_000.0, steps: int = 8, duration: float | None = None, seed: int | None = None,
            step: Callable[[str], Any] | None = None,
@@ -92,10 +78,13 @@ def search(scenario: str | os.PathLike | dict, *, bound_ms: float = 10.0, vm: in
         raise InputError(f"rates: lowest {lo:g} must be below highest {hi:g}")
     if isinstance(steps, bool) or not isinstance(steps, int) or not 0 <= steps <= 30:
         raise InputError(f"steps: {steps!r} is not allowed; expected an integer in 0..=30")
-    sc = _load(scenario)
-    vms = sc.get("vm") or []
-    if not isinstance(vm, int) or not 0 <= vm < len(vms):
-        raise InputError(f"vm: {vm!r} is not allowed; the scenario has {len(vms)} VM(s)")
+    sc = copy.deepcopy(api.scenario_dict(scenario))
+    seed, duration = api.check_seed(seed), api.check_duration(duration)
+    # The simulator's check first: a malformed scenario gets its one line, not a KeyError below.
+    origin = "<dict>" if isinstance(scenario, dict) else api._scenario_path(scenario)
+    _eventpath.check_json(api._dict_text(sc), origin, seed, duration)
+    vms = sc["vm"]
+    vm = args.integer(vm, "qos.search", "vm", 0, len(vms) - 1, f"(the scenario's {len(vms)} VM(s))")
     if (vms[vm].get("workload") or {}).get("kind") != "memcached":
         raise InputError(f"vm[{vm}].workload: a QoS search needs kind = \"memcached\" (its rate_rps is what is searched)")
     out = Search(bound_ms=bound_ms, peak_rps=None, capped=False)

@@ -37,7 +37,6 @@ import io
 import itertools
 import json
 import math
-import numbers
 import os
 import sys
 import tomllib
@@ -279,12 +278,7 @@ def sweep(scenario: Path | dict, params: list[tuple[str, list[Any]]], seeds: lis
         base = copy.deepcopy(scenario)
         scenario = Path("<dict>")
     else:
-        try:
-            text = scenario.read_text()
-            base = tomllib.loads(text)
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            _eventpath.check_file(os.fspath(scenario))  # raises the usual one-line error
-            raise
+        base = api.scenario_dict(scenario)
     duration = api.check_duration(duration, "--duration")
     if seeds is None:
         seeds = [base.get("seed", 1)]
@@ -388,32 +382,30 @@ def run_sweep(scenario: str | os.PathLike | dict, params: dict[str, list] | None
     the scenario's) on a scenario (a path or a dict), in ``workers`` local processes or on the
     Dask scheduler at ``scheduler``; resumable in ``out`` as the command is. Bad arguments raise
     :class:`InputError` before anything runs."""
-    from eventpath import api
-    from eventpath.api import _short, check_seed
+    from eventpath import api, args
+    from eventpath.api import check_seed
 
     params = {} if params is None else params
     if not isinstance(params, dict):
-        raise InputError(f"sweep: params {_short(params)} is not allowed; expected a dict of "
-                         "{'dotted.key': [value, ...]}")
+        raise args.refuse("sweep", "params", params, "a dict of {'dotted.key': [value, ...]}")
     grid = []
     for k, vals in params.items():
         if not isinstance(k, str) or not k or any(not p for p in k.split(".")):
-            raise InputError(f"sweep: key {_short(k)} is not allowed; expected a dotted key such as "
-                             "vm.0.workload.rate_pps")
+            raise args.refuse("sweep", "key", k, "a dotted key such as vm.0.workload.rate_pps")
         if not isinstance(vals, (list, tuple)) or not vals:
-            raise InputError(f"sweep: {k} = {_short(vals)} is not allowed; expected a non-empty list of values")
-        grid.append((k, list(vals)))
+            raise args.refuse("sweep", f"{k} =", vals, "a non-empty list of values")
+        grid.append((k, [args.toml_value(v, "sweep", f"{k} value") for v in vals]))
     if seeds is not None:
         if not isinstance(seeds, (list, tuple)) or not seeds:
-            raise InputError(f"sweep: seeds {_short(seeds)} is not allowed; expected a non-empty list of integers")
+            raise args.refuse("sweep", "seeds", seeds, "a non-empty list of integers")
         seeds = [check_seed(x, "seeds") for x in seeds]
         if len(set(seeds)) != len(seeds):
-            raise InputError(f"sweep: seeds {_short(seeds)}: a seed is given twice; each run of the grid must differ")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, numbers.Integral)
-                                or not 1 <= workers <= 1024):
-        raise InputError(f"sweep: workers {_short(workers)} is not allowed; expected 1..=1024 processes")
+            raise InputError(f"sweep: seeds {args.short(seeds)}: a seed is given twice; each run of the grid must differ")
+    if workers is not None:
+        workers = args.integer(workers, "sweep", "workers", 1, 1024, "processes")
     if workers is not None and scheduler is not None:
         raise InputError("sweep: give workers or scheduler, not both")
+    out = args.path(out, "sweep", "out", "a directory")
     if isinstance(scenario, dict):
         base: Any = scenario
         api._dict_text(scenario)  # values JSON cannot carry: one line now

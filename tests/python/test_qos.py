@@ -1,6 +1,7 @@
 """The QoS search (eventpath.qos, `eventpath qos`): DID §5.7's peak rate with p95 within a bound."""
 
 import json
+import re
 
 import pytest
 
@@ -41,3 +42,13 @@ def test_cli_writes_json_and_figure_and_refuses_a_zero_bound(cli, tmp_path):
     assert r.returncode == 2 and "QoS bound" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     r = cli("qos", "examples/vf-did.toml", "--out", str(tmp_path))
     assert r.returncode == 2 and "memcached" in r.stderr
+
+
+@pytest.mark.parametrize("call, needle", [
+    (lambda: qos.search(None), "scenario: NoneType None"),
+    (lambda: qos.search(SCENARIO, vm=True), "qos.search: vm True is not allowed"),
+    (lambda: qos.search({"name": "q", "profile": "es2", "vm": {"a": 1}}), "key `vm`"),
+])
+def test_bad_scenarios_and_vms_are_one_line_errors(call, needle):
+    with pytest.raises(InputError, match=re.escape(needle)):
+        call()

@@ -6,7 +6,10 @@ a record.
 
 Why records, not the CSV, are the truth: a record is written to a temporary file and renamed into
 place (``os.replace`` is atomic on POSIX), so after a kill at any instant a run either has a
-complete record or none — never half of one. ``results.csv`` is derived from the records: appending
+complete record or none — never half of one. The temporary file's name is the writing process's
+own (:func:`eventpath.tables.temp_beside`): two sweeps into one ``--out`` (one restarted while
+another still runs) may write the same record at once, each renaming its own whole file.
+``results.csv`` is derived from the records: appending
 is not atomic (a kill can leave a truncated last line, or a record whose rows were never appended),
 so every sweep first rebuilds it from the records (written to a temporary file and renamed) and
 rewrites it once more, in grid order, when it ends. A resumed sweep's results.csv therefore equals
@@ -199,7 +202,7 @@ def _rows(rid: str, point: dict[str, Any], summary: dict, io_cores: list[int]) -
 # The write steps, as functions so that a test can kill a sweep between any two of them.
 
 def _write_tmp(path: Path, text: str) -> Path:
-    tmp = path.with_name(f".{path.name}.tmp")
+    tmp = tables.temp_beside(path)  # a name of its own: sweeps into one --out never collide
     with open(tmp, "w", newline="") as f:
         f.write(text)
         f.flush()

@@ -453,3 +453,19 @@ fn free_ranges_are_checked() {
     let f = p.exit.hlt_ns.free.unwrap();
     assert_eq!((p.exit.hlt_ns.value, f.min, f.max), (1000.0, 500.0, 3000.0));
 }
+
+/// vm-limit-message-512pcpus.sh: the VM cap was explained with a 64-pCPU host's numbers
+/// whatever the host. It is the engine's, on any host; the message says so with this host's.
+#[test]
+fn the_vm_cap_is_explained_with_this_hosts_numbers() {
+    let vms = |sc: Sc, n: usize| (0..n).fold(sc, |sc, i| sc.vm(Vm::new(&format!("v{i}"), 1)));
+    let big = Sc::new("t", "modern").pcpus(512).profile_override("cpu.sockets", 2).profile_override("cpu.cores_per_socket", 256);
+    let m = vms(big.clone(), 1025).error();
+    assert!(!m.contains('\n') && !m.contains("64-pCPU"), "{m}");
+    assert!(m.contains("key `vm`: 1025 VMs are not allowed; expected at most 1024 on any host"), "{m}");
+    assert!(m.contains("512 pCPUs, 2 VMs per pCPU") && m.contains("engine"), "{m}");
+    let m = vms(preamble().pcpus(3), 1025).error();
+    assert!(m.contains("3 pCPUs, 341.3 VMs per pCPU"), "{m}");
+    // At the cap, the big host's layout is accepted.
+    assert_eq!(vms(big, 1024).check().scenario.vm.len(), 1024);
+}

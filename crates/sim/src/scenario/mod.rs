@@ -723,11 +723,7 @@ impl Scenario {
             return Err(err("key `vm`: no VM defined; add at least one [[vm]] table".into()));
         }
         if self.vm.len() > limits::MAX_VMS {
-            return Err(err(format!(
-                "key `vm`: {} VMs are not allowed; expected at most {} (a 64-pCPU host with 16 VMs per core)",
-                self.vm.len(),
-                limits::MAX_VMS
-            )));
+            return Err(err(limits::too_many_vms(self.vm.len(), pcpus)));
         }
         let total_vcpus: u64 = self.vm.iter().map(|v| v.vcpus as u64).sum();
         let mut names = std::collections::HashSet::new();

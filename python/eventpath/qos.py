@@ -7,7 +7,8 @@ when each request was due), runs the scenario, and bisects (in log space) betwee
 ``hi``. A rate meets the bound when the run's 95th-percentile latency is within it *and* the
 server completed at least 90 % of the offered rate — past saturation, requests still queued at
 the window's end never reach the latency histogram, so the percentile alone would flatter an
-overloaded server.
+overloaded server. A run with a stalled flow (a model bug) or no watchdog verdict never meets
+it: its point is marked (``liveness``), and ``eventpath qos`` warns.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from eventpath import _eventpath, api, args
+from eventpath import _eventpath, api, args, liveness
 from eventpath._eventpath import InputError
 
 #: Fraction of the offered rate a run must complete to count as sustaining it.
@@ -27,16 +28,20 @@ MIN_COMPLETED = 0.9
 
 @dataclass
 class Point:
-    """One run of the search."""
+    """One run of the search. ``liveness`` is "ok", or "stalled" (a flow stalled: a model bug)
+    or "unjudged" (no watchdog verdict) with ``liveness_reason`` (:mod:`eventpath.liveness`):
+    such a run is no result, so it never meets the bound (the search goes on below it)."""
 
     offered_rps: float
     completed_rps: float | None
     p95_us: float | None
     meets: bool
+    liveness: str = "ok"
+    liveness_reason: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {"offered_rps": self.offered_rps, "completed_rps": self.completed_rps, "p95_us": self.p95_us,
-                "meets": self.meets}
+                "meets": self.meets, "liveness": self.liveness, "liveness_reason": self.liveness_reason}
 
 
 @dataclass
@@ -94,13 +99,16 @@ def search(scenario: str | os.PathLike | dict, *, bound_ms: float = 10.0, vm: in
         r = (run or api.run)(sc, duration=duration, seed=seed)
         v = r.summary["vms"][vm]
         done, p95 = v["throughput"]["ops_per_s"], v["latency_us"]["p95"]
-        meets = p95 is not None and p95 <= bound_ms * 1e3 and done is not None and done >= MIN_COMPLETED * rate
-        p = Point(rate, done, p95, meets)
+        status, why = liveness.verdict(r.summary)
+        meets = (status == liveness.OK and p95 is not None and p95 <= bound_ms * 1e3 and done is not None
+                 and done >= MIN_COMPLETED * rate)
+        p = Point(rate, done, p95, meets, status, why)
         out.points.append(p)
         if meets and (out.peak_rps is None or rate > out.peak_rps):
             out.peak_rps, out.at_peak = rate, r
         if step:
-            step(f"{rate:,.0f} req/s: p95 {p95 if p95 is None else round(p95)} us, {'meets' if meets else 'misses'}")
+            verdict = "meets" if meets else "misses" if status == liveness.OK else f"{status.upper()}: {why}"
+            step(f"{rate:,.0f} req/s: p95 {p95 if p95 is None else round(p95)} us, {verdict}")
         return p
 
     if not probe(lo).meets:

@@ -20,8 +20,9 @@ second sweep into the same directory with other values) are removed when it star
 eventpath's version and commit, the command line, the base scenario, the grid and the seeds.
 
 ``results.csv`` has one row per VM per run: ``scenario`` and ``seed`` first (as in every CSV
-eventpath writes, so that sweeps concatenate), ``run``, the grid point, the VM's columns, then
-the run's host CPU in cores (:func:`host_cpu`).
+eventpath writes, so that sweeps concatenate), ``run``, the grid point, the VM's columns, the
+run's host CPU in cores (:func:`host_cpu`), then ``liveness`` and ``liveness_reason``: a run
+with a stalled flow (a model bug) is marked there, never dropped or passed off as a result.
 
 A run's ID (its record's name, the ``run`` column) hashes everything its result depends on
 (:func:`identity`): the scenario with the grid point's values set, the seed, the duration, the
@@ -191,12 +192,16 @@ def host_cpu(summary: dict, io_cores: list[int]) -> dict[str, float]:
 
 def _rows(rid: str, point: dict[str, Any], summary: dict, io_cores: list[int]) -> list[dict]:
     """One row per VM: ``scenario`` and ``seed`` first (so that sweeps concatenate), the run's
-    ID, the grid point, the VM's metrics, then the run's host CPU (the same on each VM's row)."""
+    ID, the grid point, the VM's metrics, the run's host CPU (the same on each VM's row), then
+    whether the run is a result: ``liveness`` "ok", or "stalled" (a flow stalled: a model bug)
+    or "unjudged" (no watchdog verdict) with ``liveness_reason`` (:mod:`eventpath.liveness`)."""
+    from eventpath import liveness
     from eventpath.api import Result
 
     cpu = host_cpu(summary, io_cores)
-    return [{"scenario": summary["scenario"], "seed": summary["seed"], "run": rid, **point, **r, **cpu}
-            for r in Result(summary, []).vm_rows()]
+    status, why = liveness.verdict(summary)
+    return [{"scenario": summary["scenario"], "seed": summary["seed"], "run": rid, **point, **r, **cpu,
+             "liveness": status, "liveness_reason": why} for r in Result(summary, []).vm_rows()]
 
 
 # The write steps, as functions so that a test can kill a sweep between any two of them.
@@ -363,9 +368,25 @@ def sweep(scenario: Path | dict, params: list[tuple[str, list[Any]]], seeds: lis
                 finish(*todo[k], got)
                 bar.update(1, _label(todo[k][1]))
     rebuild()  # grid order, whatever order the runs finished in
+    _warn_not_results(done)
     if rows_out is not None:
         rows_out.extend(r for rid, p in zip(ids, points) if rid in done for r in _rows(rid, p, done[rid], cores[rid]))
     return results
+
+
+def _warn_not_results(done: dict[str, dict]) -> None:
+    """One line on stderr when some runs are not results: their rows are marked, not dropped,
+    and an average over the column would otherwise take them in unseen."""
+    from eventpath import liveness
+
+    bad = {}
+    for summary in done.values():
+        status, _ = liveness.verdict(summary)
+        if status != liveness.OK:
+            bad[status] = bad.get(status, 0) + 1
+    if bad:
+        print(f"sweep: warning: {', '.join(f'{n} run(s) {st}' for st, n in bad.items())}: not results (a stalled flow is "
+              "a model bug); results.csv marks their rows (liveness, liveness_reason)", file=sys.stderr)
 
 
 @dataclass

@@ -229,3 +229,24 @@ def test_two_sweep_processes_into_one_out_both_finish(tmp_path):
     assert len(read_rows(tmp_path / "results.csv")) == 9
     assert len(list((tmp_path / "runs").glob("*.json"))) == 9
 
+
+# --- A run that is not a result is marked (issue 45: compare-ranks-stalled-cell.sh) ---
+
+def test_a_stalled_run_is_marked_in_its_rows_and_warned_about(tmp_path, monkeypatch, capsys):
+    from eventpath import api
+
+    real = api.run
+    stall = {"vm": "vm0", "stalled_from_s": 0.001, "detected_s": 0.002, "recovered_s": None, "state": "forced"}
+
+    def run(sc, seed=None, duration=None, **kw):
+        r = real(sc, seed=seed, duration=duration, **kw)
+        if sc["vm"][0]["workload"]["rate_pps"] == 30000 and seed == 2:
+            r.summary["stalled_flows"] = [stall]
+        return r
+
+    monkeypatch.setattr(api, "run", run)
+    rows = read_rows(run_sweep(tmp_path))
+    marked = {(r["vm.0.workload.rate_pps"], r["seed"]): (r["liveness"], r["liveness_reason"]) for r in rows}
+    assert marked.pop(("30000", "2"))[0] == "stalled"
+    assert set(marked.values()) == {("ok", "")}
+    assert "1 run(s) stalled" in capsys.readouterr().err

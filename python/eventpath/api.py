@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from eventpath import _eventpath
+from eventpath import _eventpath, args
 from eventpath._eventpath import InputError
+from eventpath.args import one_line as _one_line, short as _short
 
 # The keys of summary.json's exits_per_s, in contract order: the simulator's own list.
 EXIT_REASONS = tuple(_eventpath.exit_reasons())
@@ -184,23 +185,16 @@ def overriding(profile: str, values: dict[str, float], seed: int | None = None):
 def _overridden(scenario, seed):
     """``scenario`` (path or dict) and ``seed`` with :func:`overriding`'s values applied."""
     profile, values, o_seed = _OVERRIDE.get()
-    if not isinstance(scenario, dict):
-        import tomllib
-
-        path = _scenario_path(scenario)
-        try:
-            with open(path, "rb") as f:
-                scenario = tomllib.load(f)
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            _eventpath.check_file(path)  # raises the simulator's one-line error for the file
-            raise
+    scenario = scenario_dict(scenario)
     if scenario.get("profile") != profile:
         return scenario, seed
     sc = copy.deepcopy(scenario)
     own = sc.setdefault("profile_overrides", {})
     for key, v in values.items():
         section, name = key.split(".", 1)
-        own.setdefault(section, {}).setdefault(name, v)
+        # A scenario's own malformed table is left as written: the run refuses it by its key.
+        if isinstance(own, dict) and isinstance(own.setdefault(section, {}), dict):
+            own[section].setdefault(name, v)
     return sc, seed if seed is not None else o_seed
 
 
@@ -278,14 +272,13 @@ def trace(scenario: str | os.PathLike | dict, out: str | os.PathLike, *, from_s:
     """Run a scenario (a path or a dict) and write the timeline of simulated seconds
     [``from_s``, ``to_s``] (default ``from_s`` + 0.005; warm-up included) to the file ``out``
     as Chrome trace-event JSON (opens in https://ui.perfetto.dev), at most ``limit`` events."""
-    if not isinstance(out, (str, os.PathLike)) or not os.fspath(out).strip():
-        raise InputError(f"trace: out {_short(out)} is not allowed; expected the path of the trace file to write")
+    out = args.path(out, "trace", "out", "the trace file to write")
     for name, v in (("from_s", from_s), ("to_s", to_s)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v)):
             raise InputError(f"trace: {name} {_short(v)} is not allowed; expected simulated seconds (a number)")
     if isinstance(limit, bool) or not isinstance(limit, numbers.Integral) or not 1 <= limit <= MAX_TRACE_EVENTS:
         raise InputError(f"trace: limit {_short(limit)} is not allowed; expected 1..={MAX_TRACE_EVENTS:,} events")
-    path = Path(os.fspath(out))
+    path = Path(out)
     if path.is_dir():
         raise InputError(f"trace: out {path}: is a directory; give the trace file's path (e.g. trace.json)")
     seed, duration = check_seed(seed), check_duration(duration)
@@ -303,6 +296,23 @@ def keys() -> list[dict[str, str]]:
     """Every scenario key: ``{"key", "kind", "type", "unit", "default", "meaning"}``, ``kind``
     naming the workload or moderation scheme a key belongs to (empty for the others)."""
     return json.loads(_eventpath.scenario_keys())
+
+
+def scenario_dict(scenario: str | os.PathLike | dict) -> dict:
+    """A scenario argument as a dict: a dict as given, a file read as TOML. An argument that
+    is neither, or a file that cannot be read or is not TOML (not UTF-8 included), is an
+    :class:`InputError` with the simulator's one line for it."""
+    if isinstance(scenario, dict):
+        return scenario
+    import tomllib
+
+    path = _scenario_path(scenario)
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        _eventpath.check_file(path)  # raises the simulator's one-line error for the file
+        raise
 
 
 def _scenario_path(scenario: Any) -> str:
@@ -358,16 +368,6 @@ def _check_routing(routing: Any) -> list[tuple[str, Callable[[int], Any]]]:
             raise InputError(f"routing: {vm} = {_short(factory)} is not allowed{fresh}; expected a class (or "
                              "callable) that makes the VM's router from its vCPU count")
     return list(routing.items())
-
-
-def _one_line(s: str) -> str:
-    return " ".join(s.split())
-
-
-def _short(v: Any) -> str:
-    """A value as a one-line message shows it: at most 40 characters."""
-    r = _one_line(repr(v))
-    return r if len(r) <= 40 else r[:37] + "..."
 
 
 def _non_finite(v: Any, path: str, depth: int = 0) -> tuple[str, float] | None:

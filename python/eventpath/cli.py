@@ -460,6 +460,10 @@ def cmd_qos(a) -> int:
 
         qos_figure(doc, out / "qos.png", f"{Path(a.scenario).name}: p95 within {a.p95_ms:g} ms")
         figs = f" and {out}/qos.png"
+    for p in s.points:
+        if p.liveness != "ok":
+            print(f"warning: the run at {p.offered_rps:,.0f} req/s is {p.liveness}, not a result: {p.liveness_reason}; "
+                  "it counts as missing the bound", file=sys.stderr)
     if s.peak_rps is None:
         print(f"no rate from {a.lo:g} req/s meets p95 <= {a.p95_ms:g} ms")
     else:

@@ -7,7 +7,8 @@ when each request was due), runs the scenario, and bisects (in log space) betwee
 ``hi``. A rate meets the bound when the run's 95th-percentile latency is within it *and* the
 server completed at least 90 % of the offered rate — past saturation, requests still queued at
 the window's end never reach the latency histogram, so the percentile alone would flatter an
-overloaded server.
+overloaded server. A run with a stalled flow (a model bug) or no watchdog verdict never meets
+it: its point is marked (``liveness``), and ``eventpath qos`` warns.
 """
 
 from __future__ import annotations
@@ -15,11 +16,10 @@ from __future__ import annotations
 import copy
 import math
 import os
-import tomllib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from eventpath import api
+from eventpath import _eventpath, api, args, liveness
 from eventpath._eventpath import InputError
 
 #: Fraction of the offered rate a run must complete to count as sustaining it.
@@ -28,16 +28,20 @@ MIN_COMPLETED = 0.9
 
 @dataclass
 class Point:
-    """One run of the search."""
+    """One run of the search. ``liveness`` is "ok", or "stalled" (a flow stalled: a model bug)
+    or "unjudged" (no watchdog verdict) with ``liveness_reason`` (:mod:`eventpath.liveness`):
+    such a run is no result, so it never meets the bound (the search goes on below it)."""
 
     offered_rps: float
     completed_rps: float | None
     p95_us: float | None
     meets: bool
+    liveness: str = "ok"
+    liveness_reason: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {"offered_rps": self.offered_rps, "completed_rps": self.completed_rps, "p95_us": self.p95_us,
-                "meets": self.meets}
+                "meets": self.meets, "liveness": self.liveness, "liveness_reason": self.liveness_reason}
 
 
 @dataclass
@@ -63,19 +67,6 @@ def _positive(v: Any, name: str) -> float:
     return float(v)
 
 
-def _load(scenario: str | os.PathLike | dict) -> dict:
-    if isinstance(scenario, dict):
-        return copy.deepcopy(scenario)
-    path = os.fsdecode(scenario)
-    try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except OSError as e:
-        raise InputError(f"cannot read scenario {path}: {e.strerror}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise InputError(f"scenario {path}: {e}") from None
-
-
 def search(scenario: str | os.PathLike | dict, *, bound_ms: float = 10.0, vm: int = 0, lo: float = 1_000.0,
            hi: float = 1_000_000.0, steps: int = 8, duration: float | None = None, seed: int | None = None,
            step: Callable[[str], Any] | None = None,
@@ -92,10 +83,13 @@ def search(scenario: str | os.PathLike | dict, *, bound_ms: float = 10.0, vm: in
         raise InputError(f"rates: lowest {lo:g} must be below highest {hi:g}")
     if isinstance(steps, bool) or not isinstance(steps, int) or not 0 <= steps <= 30:
         raise InputError(f"steps: {steps!r} is not allowed; expected an integer in 0..=30")
-    sc = _load(scenario)
-    vms = sc.get("vm") or []
-    if not isinstance(vm, int) or not 0 <= vm < len(vms):
-        raise InputError(f"vm: {vm!r} is not allowed; the scenario has {len(vms)} VM(s)")
+    sc = copy.deepcopy(api.scenario_dict(scenario))
+    seed, duration = api.check_seed(seed), api.check_duration(duration)
+    # The simulator's check first: a malformed scenario gets its one line, not a KeyError below.
+    origin = "<dict>" if isinstance(scenario, dict) else api._scenario_path(scenario)
+    _eventpath.check_json(api._dict_text(sc), origin, seed, duration)
+    vms = sc["vm"]
+    vm = args.integer(vm, "qos.search", "vm", 0, len(vms) - 1, f"(the scenario's {len(vms)} VM(s))")
     if (vms[vm].get("workload") or {}).get("kind") != "memcached":
         raise InputError(f"vm[{vm}].workload: a QoS search needs kind = \"memcached\" (its rate_rps is what is searched)")
     out = Search(bound_ms=bound_ms, peak_rps=None, capped=False)
@@ -105,13 +99,16 @@ def search(scenario: str | os.PathLike | dict, *, bound_ms: float = 10.0, vm: in
         r = (run or api.run)(sc, duration=duration, seed=seed)
         v = r.summary["vms"][vm]
         done, p95 = v["throughput"]["ops_per_s"], v["latency_us"]["p95"]
-        meets = p95 is not None and p95 <= bound_ms * 1e3 and done is not None and done >= MIN_COMPLETED * rate
-        p = Point(rate, done, p95, meets)
+        status, why = liveness.verdict(r.summary)
+        meets = (status == liveness.OK and p95 is not None and p95 <= bound_ms * 1e3 and done is not None
+                 and done >= MIN_COMPLETED * rate)
+        p = Point(rate, done, p95, meets, status, why)
         out.points.append(p)
         if meets and (out.peak_rps is None or rate > out.peak_rps):
             out.peak_rps, out.at_peak = rate, r
         if step:
-            step(f"{rate:,.0f} req/s: p95 {p95 if p95 is None else round(p95)} us, {'meets' if meets else 'misses'}")
+            verdict = "meets" if meets else "misses" if status == liveness.OK else f"{status.upper()}: {why}"
+            step(f"{rate:,.0f} req/s: p95 {p95 if p95 is None else round(p95)} us, {verdict}")
         return p
 
     if not probe(lo).meets:

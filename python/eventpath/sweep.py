@@ -6,7 +6,10 @@ a record.
 
 Why records, not the CSV, are the truth: a record is written to a temporary file and renamed into
 place (``os.replace`` is atomic on POSIX), so after a kill at any instant a run either has a
-complete record or none — never half of one. ``results.csv`` is derived from the records: appending
+complete record or none — never half of one. The temporary file's name is the writing process's
+own (:func:`eventpath.tables.temp_beside`): two sweeps into one ``--out`` (one restarted while
+another still runs) may write the same record at once, each renaming its own whole file.
+``results.csv`` is derived from the records: appending
 is not atomic (a kill can leave a truncated last line, or a record whose rows were never appended),
 so every sweep first rebuilds it from the records (written to a temporary file and renamed) and
 rewrites it once more, in grid order, when it ends. A resumed sweep's results.csv therefore equals
@@ -17,8 +20,9 @@ second sweep into the same directory with other values) are removed when it star
 eventpath's version and commit, the command line, the base scenario, the grid and the seeds.
 
 ``results.csv`` has one row per VM per run: ``scenario`` and ``seed`` first (as in every CSV
-eventpath writes, so that sweeps concatenate), ``run``, the grid point, the VM's columns, then
-the run's host CPU in cores (:func:`host_cpu`).
+eventpath writes, so that sweeps concatenate), ``run``, the grid point, the VM's columns, the
+run's host CPU in cores (:func:`host_cpu`), then ``liveness`` and ``liveness_reason``: a run
+with a stalled flow (a model bug) is marked there, never dropped or passed off as a result.
 
 A run's ID (its record's name, the ``run`` column) hashes everything its result depends on
 (:func:`identity`): the scenario with the grid point's values set, the seed, the duration, the
@@ -37,7 +41,6 @@ import io
 import itertools
 import json
 import math
-import numbers
 import os
 import sys
 import tomllib
@@ -189,18 +192,22 @@ def host_cpu(summary: dict, io_cores: list[int]) -> dict[str, float]:
 
 def _rows(rid: str, point: dict[str, Any], summary: dict, io_cores: list[int]) -> list[dict]:
     """One row per VM: ``scenario`` and ``seed`` first (so that sweeps concatenate), the run's
-    ID, the grid point, the VM's metrics, then the run's host CPU (the same on each VM's row)."""
+    ID, the grid point, the VM's metrics, the run's host CPU (the same on each VM's row), then
+    whether the run is a result: ``liveness`` "ok", or "stalled" (a flow stalled: a model bug)
+    or "unjudged" (no watchdog verdict) with ``liveness_reason`` (:mod:`eventpath.liveness`)."""
+    from eventpath import liveness
     from eventpath.api import Result
 
     cpu = host_cpu(summary, io_cores)
-    return [{"scenario": summary["scenario"], "seed": summary["seed"], "run": rid, **point, **r, **cpu}
-            for r in Result(summary, []).vm_rows()]
+    status, why = liveness.verdict(summary)
+    return [{"scenario": summary["scenario"], "seed": summary["seed"], "run": rid, **point, **r, **cpu,
+             "liveness": status, "liveness_reason": why} for r in Result(summary, []).vm_rows()]
 
 
 # The write steps, as functions so that a test can kill a sweep between any two of them.
 
 def _write_tmp(path: Path, text: str) -> Path:
-    tmp = path.with_name(f".{path.name}.tmp")
+    tmp = tables.temp_beside(path)  # a name of its own: sweeps into one --out never collide
     with open(tmp, "w", newline="") as f:
         f.write(text)
         f.flush()
@@ -279,12 +286,7 @@ def sweep(scenario: Path | dict, params: list[tuple[str, list[Any]]], seeds: lis
         base = copy.deepcopy(scenario)
         scenario = Path("<dict>")
     else:
-        try:
-            text = scenario.read_text()
-            base = tomllib.loads(text)
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            _eventpath.check_file(os.fspath(scenario))  # raises the usual one-line error
-            raise
+        base = api.scenario_dict(scenario)
     duration = api.check_duration(duration, "--duration")
     if seeds is None:
         seeds = [base.get("seed", 1)]
@@ -366,9 +368,25 @@ def sweep(scenario: Path | dict, params: list[tuple[str, list[Any]]], seeds: lis
                 finish(*todo[k], got)
                 bar.update(1, _label(todo[k][1]))
     rebuild()  # grid order, whatever order the runs finished in
+    _warn_not_results(done)
     if rows_out is not None:
         rows_out.extend(r for rid, p in zip(ids, points) if rid in done for r in _rows(rid, p, done[rid], cores[rid]))
     return results
+
+
+def _warn_not_results(done: dict[str, dict]) -> None:
+    """One line on stderr when some runs are not results: their rows are marked, not dropped,
+    and an average over the column would otherwise take them in unseen."""
+    from eventpath import liveness
+
+    bad = {}
+    for summary in done.values():
+        status, _ = liveness.verdict(summary)
+        if status != liveness.OK:
+            bad[status] = bad.get(status, 0) + 1
+    if bad:
+        print(f"sweep: warning: {', '.join(f'{n} run(s) {st}' for st, n in bad.items())}: not results (a stalled flow is "
+              "a model bug); results.csv marks their rows (liveness, liveness_reason)", file=sys.stderr)
 
 
 @dataclass
@@ -388,32 +406,30 @@ def run_sweep(scenario: str | os.PathLike | dict, params: dict[str, list] | None
     the scenario's) on a scenario (a path or a dict), in ``workers`` local processes or on the
     Dask scheduler at ``scheduler``; resumable in ``out`` as the command is. Bad arguments raise
     :class:`InputError` before anything runs."""
-    from eventpath import api
-    from eventpath.api import _short, check_seed
+    from eventpath import api, args
+    from eventpath.api import check_seed
 
     params = {} if params is None else params
     if not isinstance(params, dict):
-        raise InputError(f"sweep: params {_short(params)} is not allowed; expected a dict of "
-                         "{'dotted.key': [value, ...]}")
+        raise args.refuse("sweep", "params", params, "a dict of {'dotted.key': [value, ...]}")
     grid = []
     for k, vals in params.items():
         if not isinstance(k, str) or not k or any(not p for p in k.split(".")):
-            raise InputError(f"sweep: key {_short(k)} is not allowed; expected a dotted key such as "
-                             "vm.0.workload.rate_pps")
+            raise args.refuse("sweep", "key", k, "a dotted key such as vm.0.workload.rate_pps")
         if not isinstance(vals, (list, tuple)) or not vals:
-            raise InputError(f"sweep: {k} = {_short(vals)} is not allowed; expected a non-empty list of values")
-        grid.append((k, list(vals)))
+            raise args.refuse("sweep", f"{k} =", vals, "a non-empty list of values")
+        grid.append((k, [args.toml_value(v, "sweep", f"{k} value") for v in vals]))
     if seeds is not None:
         if not isinstance(seeds, (list, tuple)) or not seeds:
-            raise InputError(f"sweep: seeds {_short(seeds)} is not allowed; expected a non-empty list of integers")
+            raise args.refuse("sweep", "seeds", seeds, "a non-empty list of integers")
         seeds = [check_seed(x, "seeds") for x in seeds]
         if len(set(seeds)) != len(seeds):
-            raise InputError(f"sweep: seeds {_short(seeds)}: a seed is given twice; each run of the grid must differ")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, numbers.Integral)
-                                or not 1 <= workers <= 1024):
-        raise InputError(f"sweep: workers {_short(workers)} is not allowed; expected 1..=1024 processes")
+            raise InputError(f"sweep: seeds {args.short(seeds)}: a seed is given twice; each run of the grid must differ")
+    if workers is not None:
+        workers = args.integer(workers, "sweep", "workers", 1, 1024, "processes")
     if workers is not None and scheduler is not None:
         raise InputError("sweep: give workers or scheduler, not both")
+    out = args.path(out, "sweep", "out", "a directory")
     if isinstance(scenario, dict):
         base: Any = scenario
         api._dict_text(scenario)  # values JSON cannot carry: one line now

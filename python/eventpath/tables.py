@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import importlib.util
 import os
+import secrets
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -52,7 +53,18 @@ def write_parquet(path: Path, rows: Iterable[dict[str, Any]], cols: list[str] | 
             arrays.append(pa.array(vals, type=pa.float64() if float in kinds else None))
         else:
             arrays.append(pa.array([None if v is None else str(v) for v in vals], type=pa.string()))
-    tmp = path.with_name(f".{path.name}.tmp")
+    tmp = temp_beside(path)
     pq.write_table(pa.Table.from_arrays(arrays, names=cols), tmp)
     os.replace(tmp, path)
     return True
+
+
+def temp_beside(path: Path) -> Path:
+    """A new hidden file beside ``path`` for writing it whole, then renaming it into place
+    (``os.replace``): ``.NAME.PID.RANDOM.tmp``, created here (``O_EXCL``). Its name is this
+    writer's own, so two processes (or threads) writing one file at once each rename their own
+    whole file, the last one winning, and never rename the other's away. A writer killed before
+    its rename leaves its hidden file behind; nothing reads it."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(8)}.tmp")
+    open(tmp, "x").close()  # made with the umask's permissions, as a plain write's file would be
+    return tmp

@@ -286,3 +286,41 @@ def test_a_failed_comparison_leaves_the_earlier_one_whole(tmp_path, monkeypatch)
 def test_an_unknown_workload_from_the_api_names_the_schema_kinds():
     with pytest.raises(InputError, match="tcp_stream"):
         workloads.named("es2", ["nosuch"], 0.01, 0.0)
+
+
+# --- A run that is not a result is never ranked (issue 45: compare-ranks-stalled-cell.sh) ---
+
+STALL = {"vm": "vm0", "stalled_from_s": 0.003, "detected_s": 0.005, "recovered_s": None, "state": "forced"}
+
+
+@pytest.mark.parametrize("flows, status", [([STALL], "stalled"), (None, "unjudged")])
+def test_a_cell_with_one_seed_that_is_no_result_is_listed_apart_not_ranked(tmp_path, monkeypatch, flows, status):
+    """The halt-polling cell's run on seed 2 (of 3) says a flow stalled, or carries no watchdog
+    verdict: that cell is not ranked, and the table, compare.json and cells.csv say why."""
+    from eventpath import api, compare
+
+    real = api.run
+
+    def run(sc, seed=None, duration=None, **kw):
+        r = real(sc, seed=seed, duration=duration, **kw)
+        if seed == 2 and "halt_poll" in sc["vm"][0]:
+            r.summary["stalled_flows"] = flows
+        return r
+
+    monkeypatch.setattr(api, "run", run)
+    said = []
+    out = tmp_path / "c"
+    compare.compare(workloads.named("es2", ["tcp_rr"], 0.004, 0.002), out, seeds=[1, 2, 3], workers=1,
+                    vary={"halt_poll": None}, plots=False, say=said.append)
+    cells = {c["cell"]: c for c in read(out / "cells.csv")}
+    assert cells["on"]["status"] == status and cells["on"]["rank"] == ""
+    assert cells["on"]["reason"].startswith("seed 2: ")
+    assert cells["off"]["status"] == cells["as given"]["status"] == "ran"
+    ranked = read(out / "ranked.csv")
+    assert ranked and not any("on" in r["same_results_as"].split(" | ") for r in ranked)
+    man = json.loads((out / "compare.json").read_text())
+    assert [(c["cell"], c["status"]) for c in man["not_ranked"]["tcp_rr"]] == [("on", status)]
+    text = "\n".join(said)
+    assert f"1 {status.upper()} (not ranked)" in text and f"{status.upper()}, not ranked: on: seed 2: " in text
+    if flows:
+        assert "VM vm0 stalled from 0.0030 s, never recovered" in cells["on"]["reason"]

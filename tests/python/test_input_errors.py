@@ -465,3 +465,60 @@ def test_negative_and_non_finite_numbers_reach_their_check(cli, tmp_path, args, 
     if "--out" not in args and args[0] in ("run", "sweep"):
         args += ["--out", str(tmp_path / "o")]
     assert_exit_2_one_line(cli(*args), *needles)
+
+
+# --- Issue 45: the hostile-user run's API misuse (copy in tests/python/reliability/) ---
+
+#: Per call of api-misuse-non-inputerror.py, what its one line must say: the argument and what
+#: is allowed (each once raised TypeError, ValueError, KeyError, AttributeError, OverflowError or
+#: UnicodeDecodeError).
+MISUSE = {
+    "sweep(out=None)": ("sweep: out None", "expected the path of a directory"),
+    "sweep(out=5)": ("sweep: out 5", "expected the path of a directory"),
+    "sweep(out='a\\0b')": ("sweep: out '", "no NUL character"),
+    "sweep(value {1})": ("sweep: vm.0.workload.rate_pps value {1}", "expected a scenario value"),
+    "sweep(value object())": ("sweep: vm.0.workload.rate_pps value <object", "expected a scenario value"),
+    "reproduce([['es2-table1']])": ("reproduce: experiment ['es2-table1']", "expected an experiment ID"),
+    "reproduce([{'a': 1}])": ("reproduce: experiment {'a': 1}", "expected an experiment ID"),
+    "qos.search(None)": ("scenario: NoneType None", "expected a path to a TOML file or a dict"),
+    "qos.search(non-UTF-8 file)": ("bad.toml", "UTF-8"),
+    "qos.search(vm={'a': 1})": ("key `vm`", "expected an array of tables"),
+    "qos.search(vm=['x'])": ("key `vm[0]`", "expected a table"),
+    "overriding + profile_overrides=5": ("key `profile_overrides`", "expected a table"),
+    "overriding + profile_overrides.exit=5": ("key `profile_overrides.exit`", "expected a table"),
+    "RouteRequest('a', None, 5)": ("RouteRequest: irq 'a'", "expected an interrupt source"),
+    "RouteRequest(irq=2**100)": ("RouteRequest: irq 1267650600228229401496703205376", "0..=4294967295"),
+    "RouteRequest(irq=-1)": ("RouteRequest: irq -1", "0..=4294967295"),
+}
+
+
+def test_every_api_misuse_call_of_the_hostile_run_raises_one_line_input_error(tmp_path):
+    """reliability/api-misuse-non-inputerror.py, run whole as its header says (a script of its
+    own: it prints one line per call)."""
+    import subprocess
+    import sys
+
+    script = ROOT / "tests/python/reliability/api-misuse-non-inputerror.py"
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) == len(MISUSE) == 16
+    for line in lines:
+        name, _, message = (part.strip() for part in line.partition(" InputError (ok): "))
+        assert message, line  # "FINDING TypeError: ..." or "no exception" otherwise
+        for needle in MISUSE[name]:
+            assert needle in message, (name, needle, message)
+
+
+@pytest.mark.parametrize("kw, needle", [
+    ({"irq": 0, "dest": None}, "RouteRequest: dest None is not allowed; expected a vCPU index"),
+    ({"irq": 0, "dest": -2}, "RouteRequest: dest -2 is not allowed"),
+    ({"irq": 1.0, "dest": 0}, "RouteRequest: irq 1.0 is not allowed"),
+    ({"irq": True, "dest": 0}, "RouteRequest: irq True is not allowed"),
+    ({"irq": 0, "dest": 0, "kind": 5}, "RouteRequest: kind 5 is not allowed; expected \"device\" (the default)"),
+    ({"irq": 0, "dest": 0, "kind": "nmi"}, "RouteRequest: kind 'nmi' is not allowed"),
+])
+def test_route_request_arguments_are_checked_one_by_one(kw, needle):
+    assert needle in one_line_error(eventpath.RouteRequest, **kw)
+    ok = eventpath.RouteRequest(irq=2**32 - 1, dest=3, kind="ipi")
+    assert (ok.irq, ok.dest, ok.kind) == (2**32 - 1, 3, "ipi") and eventpath.RouteRequest(0, 0).kind == "device"

@@ -105,7 +105,7 @@ def test_route_request_can_be_made_by_hand_to_try_a_router():
     assert r.route(RouteRequest(irq=1, dest=0)) == 1
     assert r.route(RouteRequest(irq=1, dest=0, kind="timer")) == 0
     assert repr(RouteRequest(3, 1)) == 'RouteRequest(irq=3, dest=1, kind="device")'
-    assert 'kind "x" is not allowed' in one_line_error(RouteRequest, 0, 0, "x")
+    assert "kind 'x' is not allowed" in one_line_error(RouteRequest, 0, 0, "x")
 
 
 # --- a router that fails stops the run ---

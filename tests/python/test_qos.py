@@ -1,6 +1,7 @@
 """The QoS search (eventpath.qos, `eventpath qos`): DID §5.7's peak rate with p95 within a bound."""
 
 import json
+import re
 
 import pytest
 
@@ -41,3 +42,35 @@ def test_cli_writes_json_and_figure_and_refuses_a_zero_bound(cli, tmp_path):
     assert r.returncode == 2 and "QoS bound" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     r = cli("qos", "examples/vf-did.toml", "--out", str(tmp_path))
     assert r.returncode == 2 and "memcached" in r.stderr
+
+
+def test_a_run_that_is_no_result_never_meets_the_bound_and_is_marked():
+    """Issue 45: a stalled run (a model bug) or one without a watchdog verdict is marked, and
+    the peak is never such a run. The runs are stand-ins: every rate meets, but some are no result."""
+    from eventpath import api
+
+    flows = {4_000.0: [{"vm": "vm0", "stalled_from_s": 0.01, "detected_s": 0.06, "recovered_s": None}],
+             16_000.0: None}
+
+    def run(sc, duration=None, seed=None):
+        rate = sc["vm"][0]["workload"]["rate_rps"]
+        return api.Result(summary={"vms": [{"throughput": {"ops_per_s": rate}, "latency_us": {"p95": 100.0}}],
+                                   "stalled_flows": flows.get(rate, [])}, latency_cdf=[])
+
+    s = qos.search(SCENARIO, lo=1_000, hi=16_000, steps=1, run=run)  # bisects at sqrt(lo * hi) = 4,000
+    by_rate = {p.offered_rps: p for p in s.points}
+    assert [(by_rate[r].liveness, by_rate[r].meets) for r in (1_000.0, 16_000.0, 4_000.0)] == [
+        ("ok", True), ("unjudged", False), ("stalled", False)]
+    assert "VM vm0 stalled from 0.0100 s" in by_rate[4_000.0].liveness_reason
+    assert s.peak_rps == 1_000.0 and not s.capped
+    assert s.as_dict()["points"][1]["liveness"] == "unjudged"
+
+
+@pytest.mark.parametrize("call, needle", [
+    (lambda: qos.search(None), "scenario: NoneType None"),
+    (lambda: qos.search(SCENARIO, vm=True), "qos.search: vm True is not allowed"),
+    (lambda: qos.search({"name": "q", "profile": "es2", "vm": {"a": 1}}), "key `vm`"),
+])
+def test_bad_scenarios_and_vms_are_one_line_errors(call, needle):
+    with pytest.raises(InputError, match=re.escape(needle)):
+        call()

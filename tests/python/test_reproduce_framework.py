@@ -47,6 +47,13 @@ def test_a_stalled_flow_raises_with_the_flows_state():
     assert isinstance(again, StalledFlow) and str(again) == msg and again.flows == [STALL]
 
 
+def test_a_run_without_a_watchdog_verdict_is_no_result_either():
+    """Issue 45: as compare, sweep and qos read it (eventpath.liveness): null stalled_flows."""
+    r = api.Result(summary={"scenario": "s", "seed": 1, "stalled_flows": None, "vms": []}, latency_cdf=[])
+    with pytest.raises(StalledFlow, match="did-fig6 KVM .*unjudged, not a result: no liveness verdict"):
+        check(r, "did-fig6 KVM")
+
+
 def test_a_healthy_run_comes_back_as_it_is():
     r = simulate(SCENARIOS / "did-fig6.toml", {"vm.0.interrupt_delivery": "did"}, what="x", duration=0.02)
     assert r.summary["stalled_flows"] == [] and r.summary["vms"][0]["exits_total_per_s"] == 0

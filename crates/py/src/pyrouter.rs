@@ -56,15 +56,21 @@ fn class_name(c: InterruptClass) -> &'static str {
 
 #[pymethods]
 impl PyRouteRequest {
-    /// A request, to try a router by hand: `RouteRequest(irq=0, dest=0)`.
+    /// A request, to try a router by hand: `RouteRequest(irq=0, dest=0)`. The arguments are
+    /// taken as any object and checked here, so that a wrong one is an `InputError` naming it
+    /// (pyo3's own conversion raises `TypeError` or `OverflowError`).
     #[new]
-    #[pyo3(signature = (irq, dest, kind="device"))]
-    fn new(irq: u32, dest: usize, kind: &str) -> PyResult<Self> {
-        let class = match kind {
-            "device" => InterruptClass::Device,
-            "timer" => InterruptClass::Timer,
-            "ipi" => InterruptClass::Ipi,
-            _ => return Err(crate::input_error(format!("RouteRequest: kind {kind:?} is not allowed; expected \"device\", \"timer\" or \"ipi\""))),
+    #[pyo3(signature = (irq, dest, kind=None))]
+    fn new(irq: &Bound<'_, PyAny>, dest: &Bound<'_, PyAny>, kind: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let irq: u32 = int_arg(irq, "irq", &format!("an interrupt source, an integer in 0..={}", u32::MAX))?;
+        let dest: usize = int_arg(dest, "dest", "a vCPU index, an integer >= 0")?;
+        let kinds = "\"device\" (the default), \"timer\" or \"ipi\"";
+        let class = match kind.map(|k| k.extract::<String>()) {
+            None => InterruptClass::Device,
+            Some(Ok(k)) if k == "device" => InterruptClass::Device,
+            Some(Ok(k)) if k == "timer" => InterruptClass::Timer,
+            Some(Ok(k)) if k == "ipi" => InterruptClass::Ipi,
+            Some(_) => return Err(bad_arg("kind", kind.expect("given"), kinds)),
         };
         Ok(Self(RouteRequest { irq, class, dest }))
     }
@@ -86,6 +92,23 @@ impl PyRouteRequest {
     fn __repr__(&self) -> String {
         format!("RouteRequest(irq={}, dest={}, kind={:?})", self.0.irq, self.0.dest, self.kind())
     }
+}
+
+/// `v` as an integer of type `T`; a bool, a non-integer or one out of `T`'s range is an
+/// `InputError` naming `name` and what is allowed.
+fn int_arg<'py, T: for<'a> FromPyObject<'a, 'py>>(v: &Bound<'py, PyAny>, name: &str, allowed: &str) -> PyResult<T> {
+    match v.extract::<T>() {
+        Ok(x) if !v.is_instance_of::<PyBool>() => Ok(x),
+        _ => Err(bad_arg(name, v, allowed)),
+    }
+}
+
+/// `RouteRequest: NAME VALUE is not allowed; expected ALLOWED` (the value's repr, at most 40
+/// characters, as the Python API shows values).
+fn bad_arg(name: &str, v: &Bound<'_, PyAny>, allowed: &str) -> PyErr {
+    let r = v.repr().map(|r| r.to_string()).unwrap_or_else(|_| "?".into());
+    let r = if r.chars().count() <= 40 { r } else { format!("{}...", r.chars().take(37).collect::<String>()) };
+    crate::input_error(format!("RouteRequest: {name} {r} is not allowed; expected {allowed}"))
 }
 
 /// A Python object as an [`InterruptRouter`] of one VM.

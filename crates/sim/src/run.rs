@@ -268,12 +268,8 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
                 // Transactions per second for request/response; streams have none.
                 ops_per_s: m.ops.and_then(rate),
             }},
-            // A Xen PV device's only delivery is its event channels (the key's default reads so).
-            interrupt_delivery: Some(if c.scenario.vm[i].net.kind == crate::scenario::NetKind::XenPv {
-                crate::scenario::InterruptDelivery::Evtchn.key()
-            } else {
-                c.scenario.vm[i].interrupt_delivery.key()
-            }),
+            // As checked: a xen_pv device's default, event channels, filled in (Scenario::check).
+            interrupt_delivery: Some(c.scenario.vm[i].interrupt_delivery.key()),
             device_interrupts_by_target_state_per_s: by_target.into(),
             interrupt_routing: if vm.routing.external() {
                 Some("external".to_owned())

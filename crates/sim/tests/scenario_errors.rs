@@ -453,3 +453,42 @@ fn free_ranges_are_checked() {
     let f = p.exit.hlt_ns.free.unwrap();
     assert_eq!((p.exit.hlt_ns.value, f.min, f.max), (1000.0, 500.0, 3000.0));
 }
+
+/// vm-limit-message-512pcpus.sh: the VM cap was explained with a 64-pCPU host's numbers
+/// whatever the host. It is the engine's, on any host; the message says so with this host's.
+#[test]
+fn the_vm_cap_is_explained_with_this_hosts_numbers() {
+    let vms = |sc: Sc, n: usize| (0..n).fold(sc, |sc, i| sc.vm(Vm::new(&format!("v{i}"), 1)));
+    let big = Sc::new("t", "modern").pcpus(512).profile_override("cpu.sockets", 2).profile_override("cpu.cores_per_socket", 256);
+    let m = vms(big.clone(), 1025).error();
+    assert!(!m.contains('\n') && !m.contains("64-pCPU"), "{m}");
+    assert!(m.contains("key `vm`: 1025 VMs are not allowed; expected at most 1024 on any host"), "{m}");
+    assert!(m.contains("512 pCPUs, 2 VMs per pCPU") && m.contains("engine"), "{m}");
+    let m = vms(preamble().pcpus(3), 1025).error();
+    assert!(m.contains("3 pCPUs, 341.3 VMs per pCPU"), "{m}");
+    // At the cap, the big host's layout is accepted.
+    assert_eq!(vms(big, 1024).check().scenario.vm.len(), 1024);
+}
+
+/// An `interrupt_delivery` written on a xen_pv device must mean what it says: `emulated` was
+/// accepted and read as `evtchn` (the device's only mode). Absent, the key is `evtchn`.
+#[test]
+fn emulated_written_on_a_xen_pv_device_is_refused_and_the_absent_key_reads_evtchn() {
+    use eventpath_sim::scenario::InterruptDelivery;
+    let xen = |vm: Vm| Sc::new("t", "hbalance").host("virtualization = \"xen\"\nscheduler = \"xen_credit\"").vm(vm);
+    let pv = || Vm::new("vm0", 2).net("kind = \"xen_pv\"");
+    let m = xen(pv().delivery("emulated")).error();
+    assert!(!m.contains('\n'), "{m}");
+    assert!(m.contains("key `vm[0].interrupt_delivery`: \"emulated\" is not allowed on a xen_pv device"), "{m}");
+    assert!(m.contains("\"evtchn\", the default") && m.contains("remove the key"), "{m}");
+    for vm in [pv(), pv().delivery("evtchn")] {
+        let c = xen(vm).check();
+        assert_eq!(c.scenario.vm[0].interrupt_delivery, InterruptDelivery::Evtchn);
+        // What the output directory records says so, and runs again.
+        let again = Scenario::from_toml("r.toml", &c.resolved_toml()).and_then(|s| s.check("r.toml")).unwrap();
+        assert_eq!(again.scenario.vm[0].interrupt_delivery, InterruptDelivery::Evtchn);
+    }
+    // On QEMU's e1000, `emulated` is the mode and may be written.
+    let fv = xen(Vm::new("vm0", 2).net("kind = \"xen_e1000\"").delivery("emulated")).check();
+    assert_eq!(fv.scenario.vm[0].interrupt_delivery, InterruptDelivery::Emulated);
+}

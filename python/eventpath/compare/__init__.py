@@ -15,7 +15,9 @@ drawn as a Pareto figure (:mod:`.figure`) and written with what produced them (:
   reason, host CPU by who burns it, the differences from the baseline); ``ranked.parquet``,
   the same table, beside it where pyarrow is installed;
 * ``cells.csv`` — one row per cell: its mechanisms and its rank, or the checker's reason for
-  refusing it;
+  refusing it, or why it is not ranked (``stalled``: a seed's run had a stalled flow, a model
+  bug; ``unjudged``: a seed's summary had no liveness verdict; :mod:`eventpath.liveness`), as
+  ``compare.json``'s ``not_ranked`` lists them too;
 * ``pareto.png`` — throughput and p99 latency against host CPU, the frontier named.
 """
 
@@ -66,25 +68,29 @@ def compare(inputs: dict[str, dict], out: Path, *, seeds: list[int] = list(SEEDS
         "cells": total, "runs": m.runs, "reproduction_flags": table.REPRO_FLAGS,
         "results": {w: [rank.flat(r, inputs[w].get("name", w)) for r in rows] for w, rows in ranked.items()},
     }
+    # Cells whose run on some seed is not a result (a stalled flow, no watchdog verdict): never
+    # ranked, listed apart with their reason in the table, compare.json and cells.csv.
+    unranked = {w: [(labels[w][i], st, why) for i, (st, why) in sorted(m.unranked[w].items())] for w in inputs}
+    manifest["not_ranked"] = {w: [{"cell": c, "status": st, "reason": why} for c, st, why in v]
+                              for w, v in unranked.items()}
     cell_rows = []
     for w in inputs:
         where = {i: r for r in ranked[w] for i in r.members}
         for i, c in enumerate(cell_lists[w]):
-            reason = m.refused[w].get(i) or m.stalled[w].get(i)
+            status, reason = ("ran", None) if i in where else ("refused", m.refused[w][i]) if i in m.refused[w] \
+                else m.unranked[w][i]
             # A cell's row summarises its seeds: ``seeds`` is their list ("1;2;3"; empty where
             # the cell never ran), in the place where a row of one run has ``seed``.
             cell_rows.append({"scenario": inputs[w].get("name", w),
                               "seeds": rank.seed_list(where[i].seeds) if i in where else None,
                               "workload": w, "cell": labels[w][i], **{ch.family: ch.name for ch in c},
-                              "rank": where[i].rank if i in where else None,
-                              "status": "ran" if i in where else "refused" if i in m.refused[w] else "stalled",
-                              "reason": reason})
+                              "rank": where[i].rank if i in where else None, "status": status, "reason": reason})
     for w in inputs:
         refused: dict[str, list[str]] = {}
         for i, why in m.refused[w].items():
             refused.setdefault(why, []).append(labels[w][i])
         best = rank.coverage(ranked[w], cell_lists[w])
-        table.print_workload(w, list(fams[w]), ranked[w], best, refused, len(m.stalled[w]), len(cell_lists[w]), top, say)
+        table.print_workload(w, list(fams[w]), ranked[w], best, refused, unranked[w], len(cell_lists[w]), top, say)
     same = rank.twins(cell_lists, ranked)
     manifest["identical_everywhere"] = [{"family": f, "names": n} for f, n in same]
     for fam, names in same:

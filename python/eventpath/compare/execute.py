@@ -19,7 +19,8 @@ from eventpath.executor import Executor, Progress
 
 @dataclass
 class Outcome:
-    """What one job gave: per-seed rows, or the checker's refusal, or the watchdog's stall."""
+    """What one job gave: per-seed rows, or the checker's refusal, or a run that is not a
+    result (:mod:`eventpath.liveness`: a stalled flow, or no watchdog verdict) on some seed."""
 
     workload: str
     index: int
@@ -27,7 +28,8 @@ class Outcome:
     #: One digest per seed of the summary less its wall time: equal digests, equal results.
     digests: list[str] = field(default_factory=list)
     refused: str | None = None
-    stalled: str | None = None
+    #: (liveness status, "seed S: reason") of the first seed whose run is not a result.
+    unranked: tuple[str, str] | None = None
 
 
 def _digest(summary: dict) -> str:
@@ -38,7 +40,7 @@ def _digest(summary: dict) -> str:
 def run_job(workload: str, index: int, sc: dict, seeds: list[int], duration: float | None) -> Outcome:
     """Run one cell's seeds (in a worker). Bad input comes back as its message: the compiled
     module's exceptions are pickled by name, which a worker's death would not carry."""
-    from eventpath import api
+    from eventpath import api, liveness
     from eventpath.compare import metrics
 
     out = Outcome(workload, index)
@@ -49,9 +51,10 @@ def run_job(workload: str, index: int, sc: dict, seeds: list[int], duration: flo
         except InputError as e:
             out.refused = str(e).split(": ", 1)[-1] if str(e).startswith("scenario <") else str(e)
             return out
-        if summary.get("stalled_flows"):
-            st = summary["stalled_flows"][0]
-            out.stalled = f"seed {seed}: the flow of VM {st['vm']} stalled from {st['stalled_from_s']:.4f} s"
+        status, why = liveness.verdict(summary)
+        if status != liveness.OK:
+            # One seed that is not a result and the cell is not ranked: its mean would hide it.
+            out.unranked = (status, f"seed {seed}: {why}")
             return out
         out.rows.append({"seed": seed, **metrics.of_run(summary, io_cores)})
         out.digests.append(_digest(summary))

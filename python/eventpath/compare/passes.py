@@ -32,12 +32,13 @@ class Group:
 
 @dataclass
 class Matrix:
-    """What the matrix gave: each workload's distinct results, the refused and stalled cells
-    with their reasons, and the runs made (a refused cell's check counted as one)."""
+    """What the matrix gave: each workload's distinct results, the refused cells and those with
+    a run that is not a result (on any seed) with their reasons, and the runs made (a refused
+    cell's check counted as one)."""
 
     groups: dict[str, list[Group]]
     refused: dict[str, dict[int, str]]  # workload -> cell index -> the checker's reason
-    stalled: dict[str, dict[int, str]]
+    unranked: dict[str, dict[int, tuple[str, str]]]  # workload -> cell index -> (liveness status, reason)
     runs: int
 
 
@@ -59,8 +60,9 @@ def run(cells: dict[str, list[dict]], seeds: list[int], duration: float | None, 
 
 
 def _failed(m: Matrix, o: Outcome, members: list[Outcome] | None = None) -> bool:
-    """Record a refused or stalled outcome against every cell of its group."""
-    for where, why in ((m.refused, o.refused), (m.stalled, o.stalled)):
+    """Record a refused or unranked outcome (a seed's run that is no result) against every cell
+    of its group."""
+    for where, why in ((m.refused, o.refused), (m.unranked, o.unranked)):
         if why:
             for x in members or [o]:
                 where[x.workload][x.index] = why

@@ -54,15 +54,22 @@ HEADER = (f"{'rank':>5} {'throughput ±spread':>20} {'vs base':>9} {'p99 us':>8}
           f"{'exits/s':>9} {'TIG %':>6} {'host CPU = vCPU+halt+back+io':>26} {'vs base':>9}  ")
 
 
+#: Unranked cells listed one by one on the terminal (cells.csv and compare.json hold them all).
+UNRANKED_SHOWN = 5
+
+
 def print_workload(workload: str, families: list[str], ranked: list[Row], best: dict[tuple[str, str], Row],
-                   refused: dict[str, list[str]], stalled: int, cells: int, top: int,
+                   refused: dict[str, list[str]], unranked: list[tuple[str, str, str]], cells: int, top: int,
                    out: Callable[[str], None] = print) -> None:
     """One workload's table: ``families`` name the label's parts, ``best`` is each mechanism's
-    best row, ``refused`` maps a reason to the cells refused for it."""
+    best row, ``refused`` maps a reason to the cells refused for it, ``unranked`` lists the
+    cells with a run that is not a result as (label, liveness status, reason)."""
     unit = ranked[0].mean["throughput_unit"] if ranked else "-"
     n_ref = sum(len(v) for v in refused.values())
-    out(f"\n{workload}: throughput in {unit}; {cells - n_ref - stalled} cells ran, {len(ranked)} distinct results, "
-        f"{n_ref} refused by the checker" + (f", {stalled} STALLED (model bug, not ranked)" if stalled else ""))
+    counts = {st: sum(1 for _, s, _ in unranked if s == st) for st in dict.fromkeys(s for _, s, _ in unranked)}
+    out(f"\n{workload}: throughput in {unit}; {cells - n_ref - len(unranked)} cells ran, {len(ranked)} distinct "
+        f"results, {n_ref} refused by the checker"
+        + "".join(f", {n} {st.upper()} (not ranked)" for st, n in counts.items()))
     out(HEADER + " · ".join(families))
     shown = set()
     for r in ranked[:top]:
@@ -77,6 +84,10 @@ def print_workload(workload: str, families: list[str], ranked: list[Row], best: 
             out(_line(r) + (f"   [best for {', '.join(names)}]" if names else ""))
     for reason, labels in refused.items():
         out(f"  refused ({len(labels)} cells, e.g. {labels[0]}): {reason}")
+    for label, status, reason in unranked[:UNRANKED_SHOWN]:
+        out(f"  {status.upper()}, not ranked: {label}: {reason}")
+    if len(unranked) > UNRANKED_SHOWN:
+        out(f"  ... {len(unranked) - UNRANKED_SHOWN} more cells not ranked: cells.csv and compare.json list them all")
 
 
 def print_footer(out: Callable[[str], None] = print) -> None:

@@ -145,29 +145,24 @@ def run_reproductions(experiments: str | list[str], out: str | os.PathLike, *, d
     ``out``, in ``workers`` local processes or on the Dask scheduler at ``scheduler``; returns
     each one's document (our values beside the published ones) in the order asked. Bad
     arguments raise :class:`eventpath.InputError` before anything runs."""
-    import numbers
-    import os
-
-    from eventpath import _eventpath
+    from eventpath import _eventpath, args
     from eventpath._eventpath import InputError
+    from eventpath.api import check_duration
     from eventpath.outdir import made
-    from eventpath.api import _short, check_duration
 
     ids = list(EXPERIMENTS) if experiments == "all" else [experiments] if isinstance(experiments, str) else experiments
+    expected = "an experiment ID, a list of them or 'all'"
     if not isinstance(ids, (list, tuple)) or not ids:
-        raise InputError(f"reproduce: {_short(experiments)} is not allowed; expected an experiment ID, a list of "
-                         "them or 'all'")
+        raise args.refuse("reproduce", "experiments", experiments, expected)
     for i in ids:
-        if i not in EXPERIMENTS:
-            raise InputError(f"reproduce: unknown experiment {_short(i)}; known: {', '.join(EXPERIMENTS)} (or 'all')")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, numbers.Integral)
-                                or not 1 <= workers <= 1024):
-        raise InputError(f"reproduce: workers {_short(workers)} is not allowed; expected 1..=1024 processes")
+        if args.text(i, "reproduce", "experiment", expected) not in EXPERIMENTS:
+            raise InputError(f"reproduce: unknown experiment {args.short(i)}; known: {', '.join(EXPERIMENTS)} (or 'all')")
+    if workers is not None:
+        workers = args.integer(workers, "reproduce", "workers", 1, 1024, "processes")
     duration = check_duration(duration)
     if duration is not None:
         _eventpath.check_duration("duration", duration)
-    if not isinstance(out, (str, os.PathLike)) or not os.fspath(out).strip():
-        raise InputError(f"reproduce: out {_short(out)} is not allowed; expected a directory")
+    out = args.path(out, "reproduce", "out", "a directory")
     d = made(out, "reproduce: out")
     return list(run_many(list(ids), d, duration=duration, workers=workers, scheduler=scheduler))
 

@@ -21,7 +21,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Callable
 
-from eventpath import api
+from eventpath import api, liveness
 
 #: Where the experiments' scenario files live.
 SCENARIOS = Path(__file__).parent / "scenarios"
@@ -37,9 +37,9 @@ REMOVE: Any = _Remove()
 
 
 class StalledFlow(RuntimeError):
-    """A run's liveness watchdog reported a stalled flow (a model bug, never a result). The
-    message names the run and, per flow, the VM, when it stopped, whether it recovered and its
-    event path's state; ``flows`` holds the summary's entries."""
+    """A run's liveness watchdog reported a stalled flow (a model bug, never a result), or gave
+    no verdict at all. The message names the run and, per flow, the VM, when it stopped, whether
+    it recovered and its event path's state; ``flows`` holds the summary's entries."""
 
     def __init__(self, message: str, flows: list[dict] | None = None):
         super().__init__(message)
@@ -77,10 +77,15 @@ def _apply(sc: dict, key: str, value: Any) -> None:
 
 
 def check(result: api.Result, what: str) -> api.Result:
-    """``result``, or :class:`StalledFlow` if its run had a stalled flow; ``what`` names the run."""
-    flows = result.summary.get("stalled_flows") or []
-    if not flows:
+    """``result``, or :class:`StalledFlow` if its run had a stalled flow or its summary no
+    liveness verdict (:mod:`eventpath.liveness`); ``what`` names the run."""
+    status, why = liveness.verdict(result.summary)
+    if status == liveness.OK:
         return result
+    flows = result.summary.get("stalled_flows") or []
+    if status != liveness.STALLED:
+        raise StalledFlow(f"{what} (scenario {result.summary.get('scenario')!r}, seed {result.summary.get('seed')}): "
+                          f"{status}, not a result: {why}", flows)
     lines = []
     for st in flows:
         rec = st.get("recovered_s")

@@ -192,11 +192,19 @@ pub struct Vm {
     /// pCPU each vCPU thread is pinned to (one entry per vCPU). Default: unpinned, placed
     /// by the host scheduler on any pCPU.
     pub vcpu_pins: Option<Vec<u32>>,
-    /// How interrupts reach the vCPUs (`eventpath_policy::delivery`): `emulated` (software
-    /// LAPIC, default), `apicv` (EOI virtualized only), `posted` (CPU and VT-d posted
-    /// interrupts), `eli` (ELI/ELVIS exitless, needs an `sriov_vf`), `did` (DID).
-    #[serde(default, deserialize_with = "de::variant")]
+    /// How interrupts reach the vCPUs (`eventpath_policy::delivery`), as the VM runs:
+    /// `emulated` (software LAPIC, default), `apicv` (EOI virtualized only), `posted` (CPU and
+    /// VT-d posted interrupts), `eli` (ELI/ELVIS exitless, needs an `sriov_vf`), `did` (DID),
+    /// `evtchn` (Xen event channels: a `xen_pv` device's only mode and its default). Set by
+    /// [`Scenario::check`] from [`Vm::interrupt_delivery_written`] or the device's default;
+    /// what a scenario file or `scenario.resolved.toml` shows.
+    #[serde(skip_deserializing)]
     pub interrupt_delivery: InterruptDelivery,
+    /// The `interrupt_delivery` key as the scenario wrote it (None: absent). Kept apart from
+    /// the mode run so that a written value that means nothing on the device (`emulated` on a
+    /// `xen_pv` device, whose default is `evtchn`) is refused instead of read as the default.
+    #[serde(rename = "interrupt_delivery", default, deserialize_with = "de::variant_opt", skip_serializing)]
+    pub interrupt_delivery_written: Option<InterruptDelivery>,
     /// Optional APIC features on top of the delivery mode (`[vm.apic]`,
     /// `eventpath_policy::delivery::features`): `ipiv` (Intel IPI virtualization: `posted`
     /// and a profile with `cpu.ipiv = 1`), `avic` (AMD AVIC: `posted` and `cpu.avic = 1`;
@@ -648,6 +656,8 @@ impl Scenario {
         let mut profile = profile.with_overrides(&overrides, origin).map_err(err)?;
         for vm in &mut self.vm {
             layout::fill_from_profile(vm, &profile);
+            let default = if vm.net.kind == NetKind::XenPv { InterruptDelivery::Evtchn } else { InterruptDelivery::Emulated };
+            vm.interrupt_delivery = vm.interrupt_delivery_written.unwrap_or(default);
         }
         if self.host.idle == IdlePolicy::Poll {
             // `idle=poll` bypasses cpuidle: the profile's C-states are never entered.
@@ -731,11 +741,7 @@ impl Scenario {
             return Err(err("key `vm`: no VM defined; add at least one [[vm]] table".into()));
         }
         if self.vm.len() > limits::MAX_VMS {
-            return Err(err(format!(
-                "key `vm`: {} VMs are not allowed; expected at most {} (a 64-pCPU host with 16 VMs per core)",
-                self.vm.len(),
-                limits::MAX_VMS
-            )));
+            return Err(err(limits::too_many_vms(self.vm.len(), pcpus)));
         }
         let total_vcpus: u64 = self.vm.iter().map(|v| v.vcpus as u64).sum();
         let mut names = std::collections::HashSet::new();

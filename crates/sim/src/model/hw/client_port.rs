@@ -24,7 +24,9 @@
 //! bulk sender ahead of every other VM's packets and starved them for 50-110 ms on 1 GbE.
 //!
 //! A frame enters its queue when its sender hands it over, but is not sent before `ready`
-//! (when the client's core finished building it); a queue's frames are in order of `ready`.
+//! (when the client's core finished building it), and counts against the qdisc's limit only
+//! from then (a saturated client core's future frames do not fill its queue ahead of a
+//! datagram handed over now); a queue's frames are in order of `ready`.
 //! One event at a time is in the future-event set for the whole port (its [`Timer`]: the end
 //! of the frame on the wire, or the start of the next frame to become ready).
 
@@ -61,12 +63,24 @@ struct Frame {
 struct Queue {
     /// Admitted frames, in order of `ready` (the head is on the wire when the port serves it).
     frames: VecDeque<Frame>,
-    /// Packets of `frames`, against the qdisc's limit.
+    /// The first `built` frames are ready (built by their cores), and `packets` are theirs:
+    /// what the qdisc holds, against its limit.
+    built: usize,
     packets: usize,
     /// Bytes this queue may still send in its turns (DRR's deficit counter).
     deficit: u64,
     /// Devices with TCP segments held back in their sockets by the full queue, in turn.
     held: VecDeque<u32>,
+}
+
+impl Queue {
+    /// Count the frames built by `now` into the qdisc's occupancy.
+    fn advance(&mut self, now: Time) {
+        while let Some(f) = self.frames.get(self.built).filter(|f| f.ready <= now) {
+            self.packets += f.packets as usize;
+            self.built += 1;
+        }
+    }
 }
 
 /// The client NIC's transmit side.
@@ -127,9 +141,10 @@ impl ClientPort {
         let packets = wire_bytes.div_ceil(self.quantum as u32).max(1);
         let f = Frame { dev, bytes: wire_bytes, packets, ready: ready.max(now) };
         let qi = self.queue_of[dev as usize] as usize;
+        self.queues[qi].advance(now);
         let q = &self.queues[qi];
         // A frame larger than the whole limit still goes into an empty queue.
-        let full = !q.frames.is_empty() && q.packets + packets as usize > self.limit;
+        let full = q.packets > 0 && q.packets + packets as usize > self.limit;
         if full || !self.held[dev as usize].is_empty() {
             if !tcp {
                 return Handed::Dropped;
@@ -143,20 +158,24 @@ impl ClientPort {
             return Handed::Queued(None);
         }
         self.packets_life += 1;
-        self.admit(qi, f);
+        self.admit(now, qi, f);
         Handed::Queued(self.plan(now))
     }
 
     /// Put frame `f` into queue `qi` in order of readiness (a device's own frames are already
     /// in order, so a frame never passes one of its own device's).
-    fn admit(&mut self, qi: usize, f: Frame) {
+    fn admit(&mut self, now: Time, qi: usize, f: Frame) {
         let q = &mut self.queues[qi];
         let at = q.frames.iter().rposition(|g| g.ready <= f.ready).map_or(0, |i| i + 1);
         // The head of a queue being served stays the head.
         let at = if self.busy == Some(qi as u32) { at.max(1) } else { at };
         let was_empty = q.frames.is_empty();
         q.frames.insert(at, f);
-        q.packets += f.packets as usize;
+        if at < q.built {
+            q.built += 1;
+            q.packets += f.packets as usize;
+        }
+        q.advance(now);
         if was_empty {
             self.turn.push_back(qi as u32);
         }
@@ -181,7 +200,7 @@ impl ClientPort {
             Fired::Reschedule(t) => return (None, Some(t)),
             Fired::Expired => {}
         }
-        let done = self.busy.take().map(|qi| self.finish(qi));
+        let done = self.busy.take().map(|qi| self.finish(now, qi));
         let next = match self.next_turn(now) {
             Some(qi) => self.start(now, qi),
             None => self.plan(now),
@@ -190,25 +209,28 @@ impl ClientPort {
     }
 
     /// Queue `qi`'s head frame is through: it leaves, and a held segment takes its room.
-    fn finish(&mut self, qi: u32) -> u32 {
+    fn finish(&mut self, now: Time, qi: u32) -> u32 {
         let q = &mut self.queues[qi as usize];
+        q.advance(now);
         let f = q.frames.pop_front().expect("a frame on the wire");
+        // It was ready: it started no earlier.
+        q.built -= 1;
         q.packets -= f.packets as usize;
         if q.frames.is_empty() {
             q.deficit = 0;
         } else {
             self.turn.push_back(qi);
         }
-        self.let_held_in(qi as usize);
+        self.let_held_in(now, qi as usize);
         f.dev
     }
 
     /// Held TCP segments of queue `qi`'s devices enter as room allows, one device at a time.
-    fn let_held_in(&mut self, qi: usize) {
+    fn let_held_in(&mut self, now: Time, qi: usize) {
         while let Some(&dev) = self.queues[qi].held.front() {
             let f = *self.held[dev as usize].front().expect("a held device has a segment");
             let q = &self.queues[qi];
-            if !q.frames.is_empty() && q.packets + f.packets as usize > self.limit {
+            if q.packets > 0 && q.packets + f.packets as usize > self.limit {
                 return;
             }
             self.queues[qi].held.pop_front();
@@ -216,7 +238,7 @@ impl ClientPort {
             if !self.held[dev as usize].is_empty() {
                 self.queues[qi].held.push_back(dev);
             }
-            self.admit(qi, f);
+            self.admit(now, qi, f);
         }
     }
 
@@ -350,6 +372,20 @@ mod tests {
         assert_eq!(first, Some(5000));
         assert_eq!(queued(p.hand(50, 1, 1000, true, 100)), Some(100));
         assert_eq!(drain(&mut p, Some(100)), vec![(1, 1100), (0, 6000)]);
+    }
+
+    #[test]
+    fn frames_not_yet_built_do_not_fill_the_qdisc() {
+        let mut p = port(Qdisc::PfifoFast, 2, 1, 3.0);
+        // A saturated client core: three segments built only at 10,000 and later.
+        let first = queued(p.hand(0, 0, 1000, true, 10_000));
+        for i in 1..3 {
+            p.hand(0, 0, 1000, true, 10_000 + i);
+        }
+        // A datagram handed over now finds room, and goes first.
+        assert_eq!(queued(p.hand(10, 1, 1000, false, 10)), Some(10));
+        assert_ne!(first, None);
+        assert_eq!(drain(&mut p, Some(10))[0], (1, 1010));
     }
 
     #[test]

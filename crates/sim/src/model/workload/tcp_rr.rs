@@ -100,6 +100,9 @@ pub(crate) struct Conn {
     resp_got: u32,
     /// Client: response segments not yet ACKed.
     unacked: u32,
+    /// Client: response bytes that reached it before the measurement window began (not the
+    /// window's throughput).
+    before_window: u32,
 }
 
 /// The server application of a VM and its remote closed-loop client.
@@ -183,7 +186,7 @@ impl TcpServer {
             Workload::Httperf { rate_rps, timeout_ms, .. } => Some(httperf::OpenLoop::new(rate_rps, timeout_ms, conc)),
             _ => None,
         };
-        let c0 = Conn { op: Op::Echo, req_bytes: 0, resp_bytes: 0, born: 0, due: 0, got: 0, resp_got: 0, unacked: 0 };
+        let c0 = Conn { op: Op::Echo, req_bytes: 0, resp_bytes: 0, born: 0, due: 0, got: 0, resp_got: 0, unacked: 0, before_window: 0 };
         // A paced client's mean gap between one connection's requests.
         let pace_ns = match *w {
             Workload::Memcached { rate_rps: Some(r), .. } => Some(conc as f64 * 1e9 / r),
@@ -305,7 +308,8 @@ impl TcpServer {
     fn complete(&mut self, conn: u32, at: Time, window_start: Time) -> Time {
         self.ops += 1;
         self.ops_life += 1;
-        self.done_bytes += u64::from(self.conns[conn as usize].resp_bytes);
+        let c = &self.conns[conn as usize];
+        self.done_bytes += u64::from(c.resp_bytes.saturating_sub(c.before_window));
         // Both callers schedule the connection's next request (ClientReq) then.
         self.next_pending += 1;
         // A latency counts for a request sent and completed in the window (`window_start`).
@@ -390,7 +394,7 @@ impl TcpServer {
         let due = s.conns[conn as usize].due;
         // A paced request's latency counts from when it was due, queueing at the client included.
         let born = if s.pace_ns.is_some() { due.min(at) } else { at };
-        s.conns[conn as usize] = Conn { op, req_bytes: req, resp_bytes: resp, born, due, got: 0, resp_got: 0, unacked: 0 };
+        s.conns[conn as usize] = Conn { op, req_bytes: req, resp_bytes: resp, born, due, got: 0, resp_got: 0, unacked: 0, before_window: 0 };
         timeout::arm(g, conn, born);
         httperf::arm(g, conn, born);
         let s = g.app();
@@ -644,6 +648,9 @@ impl App for TcpServer {
     fn reset_metrics(&mut self) {
         self.ops = 0;
         self.done_bytes = 0;
+        for c in &mut self.conns {
+            c.before_window = c.resp_got;
+        }
         self.segments = 0;
         self.retransmits = 0;
         self.by_class = [0; 2];

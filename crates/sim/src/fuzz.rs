@@ -10,7 +10,7 @@
 //!
 //! 1. it runs to its end (no panic; debug builds also check every vCPU's mode against its
 //!    thread after each event);
-//! 2. the conservation ledgers balance ([`Conservation::check`]), and no runnable thread waits
+//! 2. the conservation ledgers balance ([`crate::model::Conservation::check`]), and no runnable thread waits
 //!    for a pCPU longer than CFS allows while every thread weighs the same (starvation);
 //! 3. liveness: no stalled flow (the watchdog, `model/watchdog.rs`);
 //! 4. sane metrics: every percentage within 0–100, rates ≥ 0, ordered latency statistics,
@@ -23,7 +23,6 @@
 //! by the long command `cargo run --release -p eventpath-sim --example fuzz_layouts`.
 
 use crate::engine::Rng;
-use crate::model::Conservation;
 use crate::profile::Profile;
 use crate::run::simulate_with_ledger;
 use crate::scenario::Scenario;
@@ -636,38 +635,3 @@ pub fn check_scenario(text: &str) -> Result<Outcome, Failure> {
     Ok(Outcome::Ok)
 }
 
-impl Conservation {
-    /// Check every conservation identity (DESIGN §6); the first that fails, described.
-    pub fn check(&self) -> Result<(), String> {
-        let eq = |a: u64, b: u64, what: String| if a == b { Ok(()) } else { Err(format!("{what}: {a} != {b}")) };
-        for i in 0..self.sent.len() {
-            eq(self.sent[i], self.delivered[i] + self.dropped[i] + self.in_flight[i], format!("vm{i} sent = delivered + dropped + in flight"))?;
-            eq(self.rx_arrived[i], self.rx_tap_dropped[i] + self.rx_queued[i] + self.rx_polled[i], format!("vm{i} rx arrived = tap dropped + queued + polled"))?;
-            // The workload's own identities (`App::ledger`): the workload states them.
-            for b in &self.workload_balances[i] {
-                eq(b.lhs, b.rhs, format!("vm{i} {}", b.what))?;
-            }
-        }
-        let tx: u64 = self.delivered.iter().zip(&self.tx_on_link).map(|(d, l)| d + l).sum();
-        eq(self.port_tx_packets, tx, "port tx = delivered + on link".into())?;
-        let rx: u64 = self.rx_arrived.iter().zip(&self.rx_on_link).map(|(a, l)| a + l).sum();
-        eq(self.port_rx_packets, rx, "port rx = arrived + on link".into())?;
-        for v in 0..self.irq_raised.len() {
-            eq(self.irq_raised[v], self.irq_handled[v] + self.irq_coalesced[v] + self.irq_pending[v], format!("vcpu{v} irqs raised = handled + coalesced + pending"))?;
-        }
-        if let Some(bound) = self.starvation_bound_ns {
-            for (t, &w) in self.thread_longest_wait_ns.iter().enumerate() {
-                if w > bound {
-                    return Err(format!("thread {t} runnable but not run for {w} ns, longer than CFS's bound {bound} ns with every thread of one weight (starved)"));
-                }
-            }
-        }
-        for p in 0..self.pcpu_busy_ns.len() {
-            eq(self.pcpu_busy_ns[p], self.pcpu_thread_ns[p], format!("pcpu{p} busy = threads' run time"))?;
-            if self.pcpu_busy_ns[p] > self.window_ns {
-                return Err(format!("pcpu{p} busy {} > window {}", self.pcpu_busy_ns[p], self.window_ns));
-            }
-        }
-        Ok(())
-    }
-}

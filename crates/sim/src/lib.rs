@@ -12,6 +12,7 @@
 #![deny(missing_docs)]
 
 pub mod bench;
+pub mod config;
 pub mod engine;
 pub mod error;
 pub mod fuzz;

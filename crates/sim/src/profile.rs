@@ -839,7 +839,7 @@ impl Profile {
     }
 
     fn check(&self) -> Result<(), String> {
-        crate::scenario::limits::check_name("key `name`", &self.name)?;
+        crate::config::limits::check_name("key `name`", &self.name)?;
         for (key, p, unit) in self.params() {
             if p.unit != unit {
                 return Err(format!("key `{key}`: unit \"{}\" is not allowed; expected \"{unit}\"", p.unit));

@@ -3,7 +3,9 @@
 use crate::engine::{run_until, secs_to_ns, EventQueue, Time, NS_PER_S};
 use crate::error::{InputError, InputResult};
 use crate::metrics::ExitReason;
-use crate::model::{Conservation, Ev, Host};
+use crate::model::ledger::Conservation;
+use crate::model::event::Ev;
+use crate::model::host::Host;
 use crate::scenario::{Checked, Scenario};
 use crate::summary::*;
 use std::collections::BTreeMap;

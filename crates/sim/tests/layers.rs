@@ -10,10 +10,12 @@ use std::path::Path;
 
 const LAYERS: [&str; 5] = ["hw", "hypervisor", "io", "guest", "workload"];
 
-/// The model root's files that extend `Host`: the event dispatch and build (`mod.rs`), the
-/// back-end seam's glue (`backend.rs`), the timeline, the watchdog and the debug invariants.
-/// A file may leave the list, never join it (issue 27: at most 8 blocks in at most 5 files).
-const ROOT_ON_HOST: &[&str] = &["backend.rs", "invariants.rs", "mod.rs", "trace.rs", "watchdog.rs"];
+/// The model root's files that extend `Host`, one concern and one `impl Host` block each (issue
+/// 46): the event dispatch (`mod.rs`), the build, the NIC path's glue (`port.rs`), the
+/// workload seam's (`apps.rs`), the back-end seam's (`backend.rs`), the watchdog's look
+/// (`liveness.rs`), the timeline's hooks, the ledger and the debug invariants. The host's state
+/// itself is `host.rs`, which extends nothing. A file may leave the list, never join it.
+const ROOT_ON_HOST: &[&str] = &["apps.rs", "backend.rs", "build.rs", "invariants.rs", "ledger.rs", "liveness.rs", "mod.rs", "port.rs", "timeline.rs"];
 
 /// Every `.rs` file under `dir`, as (path relative to `model/`, text).
 fn files(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
@@ -87,7 +89,7 @@ fn no_layer_file_extends_host_and_the_root_files_that_do_stay_few() {
     assert!(joined.is_empty(), "new root files extending Host: {joined:?}");
     let left: Vec<_> = listed.difference(&on_host).collect();
     assert!(left.is_empty(), "these no longer extend Host: take them off ROOT_ON_HOST: {left:?}");
-    assert!(blocks <= 8, "{blocks} `impl Host` blocks (at most 8)");
+    assert!(blocks <= ROOT_ON_HOST.len(), "{blocks} `impl Host` blocks: one per root file");
 }
 
 #[test]

@@ -8,7 +8,7 @@
 //! handled in the order they were scheduled: the same scenario and seed give bit-identical
 //! results on every machine (nexosim's `priority_queue.rs` does the same).
 
-use super::Time;
+use super::time::Time;
 use std::cmp::Ordering;
 use dary_heap::QuaternaryHeap;
 

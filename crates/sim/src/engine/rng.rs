@@ -73,7 +73,7 @@ impl Rng {
     #[inline]
     pub fn exp_ns(&mut self, mean_ns: f64) -> u64 {
         let u = 1.0 - self.uniform(); // (0, 1]
-        super::round_ns(-u.ln() * mean_ns)
+        super::time::round_ns(-u.ln() * mean_ns)
     }
 
     /// True with probability `p`.

@@ -7,7 +7,7 @@
 //! Deadlines may only move later while an event is pending (the owner's clock is monotone);
 //! an earlier deadline schedules its own event.
 
-use super::Time;
+use super::time::Time;
 
 /// What the owner of a [`Timer`] does when its event fires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

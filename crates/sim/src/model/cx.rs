@@ -23,7 +23,9 @@ use crate::model::hypervisor::sched::Scheduler;
 use crate::model::hypervisor::softirq::SoftirqCpus;
 use crate::model::hypervisor::vcpu::{Task, Vcpu};
 use crate::model::io::queues::Notice;
-use crate::model::{Ev, Host, NetDev};
+use crate::model::event::Ev;
+use crate::model::host::Host;
+use crate::model::host::NetDev;
 use crate::profile::Profile;
 use eventpath_policy::routing::RunState;
 

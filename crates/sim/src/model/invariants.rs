@@ -15,7 +15,7 @@
 
 use crate::model::hypervisor::sched::State;
 use crate::model::hypervisor::vcpu::Mode;
-use crate::model::Host;
+use crate::model::host::Host;
 
 impl Host {
     /// Panic with a description if any vCPU's mode disagrees with its thread's state.

@@ -13,10 +13,8 @@
 
 use crate::error::{InputError, InputResult};
 use crate::scenario::Checked;
-use eventpath_policy::routing::InterruptRouter;
 
-/// A router supplied at run time. `Send`, so that a run can move to another thread.
-pub type ExternalRouter = Box<dyn InterruptRouter + Send>;
+pub use crate::model::hypervisor::routing::ExternalRouter;
 
 /// The external policies of one run, by VM name.
 #[derive(Default)]

@@ -3,6 +3,7 @@
 //! `--limit`; [`simulate_traced_to_file`] writes a file that is complete or absent.
 
 use super::{simulate_inner, RunOutput};
+pub use crate::model::trace::TraceCounts;
 use crate::engine::Time;
 use crate::error::{num, InputError, InputResult};
 use crate::scenario::Checked;
@@ -20,15 +21,6 @@ pub struct TraceOptions {
     pub to_s: f64,
     /// Most events kept; the rest are counted in the trace's `otherData.dropped_events`.
     pub limit: usize,
-}
-
-/// What a written trace holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TraceCounts {
-    /// Events written (metadata not counted).
-    pub written: u64,
-    /// Events not written because the limit was reached (`otherData.dropped_events`).
-    pub dropped: u64,
 }
 
 /// Simulated time between two looks at whether the trace can still be written.

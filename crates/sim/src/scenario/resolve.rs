@@ -85,7 +85,7 @@ impl Checked {
         s.host.io = s.host.io.resolved();
         match s.host.scheduler {
             HostScheduler::Cfs => s.host.cpu_hog.iter_mut().for_each(|h| _ = h.nice.get_or_insert(super::DEFAULT_HOG_NICE)),
-            HostScheduler::XenCredit => _ = s.host.tslice_ms.get_or_insert(crate::model::sched::credit::DEFAULT_TSLICE_MS),
+            HostScheduler::XenCredit => _ = s.host.tslice_ms.get_or_insert(crate::config::limits::DEFAULT_TSLICE_MS),
         }
         for vm in &mut s.vm {
             if vm.net.kind.has_backend() {

@@ -20,7 +20,7 @@ use crate::model::hw::rxq::RxRing;
 use crate::model::hw::vf::Vf;
 use crate::model::hw::virtq::{Buf, Virtq};
 use crate::model::hw::wire::Wire;
-use crate::model::Ev;
+use crate::model::event::Ev;
 use std::collections::VecDeque;
 
 /// A device as its guest driver sees it: the rings, the driver's own queue state and NAPI

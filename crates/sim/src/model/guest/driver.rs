@@ -13,7 +13,7 @@ use crate::model::hw::vf;
 use crate::model::hypervisor::irq::Irqs;
 use crate::model::hypervisor::vcpu::{AfterExit, Step, Vcpus, XenIo};
 use crate::model::io::queues::Notice;
-use crate::model::Ev;
+use crate::model::event::Ev;
 
 /// The drivers' operations, for every [`Kernel`].
 pub(crate) trait Driver {

@@ -30,7 +30,7 @@
 use crate::engine::Time;
 use crate::model::hypervisor::vcpu::BURN_CHUNK_NS;
 use crate::profile::Profile;
-use crate::scenario::Lookbusy as Config;
+use crate::config::Lookbusy as Config;
 
 /// lookbusy's `minimum_cycles` (10,000 iterations of `squander_time`, a byte add: about 1 ns
 /// each at a few GHz; a prior), as ns of work.

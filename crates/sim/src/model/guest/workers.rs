@@ -21,7 +21,7 @@
 use crate::engine::Time;
 use crate::model::guest::guest_sched::GuestSched;
 use crate::profile::Profile;
-use crate::scenario::Workload;
+use crate::config::Workload;
 use std::collections::VecDeque;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -35,9 +35,9 @@ use crate::model::hw::nic_itr::{Arrival, RxItr};
 use crate::model::hw::virtq::Virtq;
 use crate::model::hw::nic_tx::TxPort;
 use crate::model::hw::wire::{Wire, TCP_IP_HDR};
-use crate::model::Ev;
+use crate::model::event::Ev;
 use crate::engine::{EventQueue, Time};
-use crate::scenario::VfItr;
+use crate::config::VfItr;
 use eventpath_policy::moderation::ixgbevf_itr::DynamicItr;
 use eventpath_policy::moderation::{InterruptModerator, ModerationConfig, Moderator};
 

@@ -16,7 +16,7 @@ use crate::model::hw::lapic::Vector;
 use crate::model::hypervisor::sched::Scheduler;
 use crate::model::hypervisor::softirq::SoftirqCpus;
 use crate::model::hypervisor::vcpu::{Task, Vcpu};
-use crate::model::Ev;
+use crate::model::event::Ev;
 use crate::profile::Profile;
 use eventpath_policy::routing::RunState;
 

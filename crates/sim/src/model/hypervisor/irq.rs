@@ -21,7 +21,7 @@ use crate::model::hypervisor::vcpu::{AfterExit, Mode, Task, XenIo};
 use crate::model::hypervisor::ctx::Machine;
 use crate::model::hypervisor::threads::Threads;
 use crate::model::hypervisor::vcpu::Vcpus;
-use crate::model::Ev;
+use crate::model::event::Ev;
 use crate::engine::{Time, NS_PER_S, round_ns};
 use crate::metrics::ExitReason;
 

@@ -21,7 +21,9 @@
 //! program supplied (`run::External`, e.g. a router written in Python).
 
 use crate::model::hw::lapic::Vector;
-use crate::run::ExternalRouter;
+/// A router supplied at run time (`run::External`). `Send`, so that a run can move to another
+/// thread.
+pub type ExternalRouter = Box<dyn eventpath_policy::routing::InterruptRouter + Send>;
 use eventpath_policy::hbalance::CreditPriority;
 use eventpath_policy::routing::{InterruptClass, InterruptRouter, RouteDecision, RouteRequest, Router, RunState};
 

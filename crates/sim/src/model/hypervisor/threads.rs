@@ -15,7 +15,7 @@ use crate::model::hypervisor::sched::{Action, State};
 use crate::model::hypervisor::vcpu::Mode;
 use crate::model::hypervisor::ctx::Machine;
 use crate::model::hypervisor::vcpu::{AfterExit, Vcpus};
-use crate::model::Ev;
+use crate::model::event::Ev;
 use crate::engine::{round_ns, Time};
 use crate::metrics::ExitReason;
 use eventpath_policy::routing::RunState;

@@ -9,11 +9,11 @@ use crate::model::hw::lapic::Vector;
 use crate::model::hypervisor::ctx::Machine;
 use crate::model::hypervisor::irq::Irqs;
 use crate::model::hypervisor::threads::Threads;
-use crate::model::Ev;
+use crate::model::event::Ev;
 use crate::engine::{Fired, Time, round_ns};
 use crate::profile::Profile;
 use crate::metrics::{BusyTime, ExitCounters, ExitReason};
-use crate::scenario::InterruptDelivery;
+use crate::config::InterruptDelivery;
 
 /// One guest step of an application, as a vCPU runs it (`Task::App`) (a `write()`, a segment's transmit, a `recvfrom()`...):
 /// which step of its workload and two arguments, all the workload's to interpret.

@@ -25,7 +25,7 @@
 use crate::model::io::queues::{recheck, Notice, Notified, Queues, Work};
 use super::{Decision, Take, Turn, TurnMode};
 use crate::engine::Time;
-use crate::scenario::Es2Switch;
+use crate::config::Es2Switch;
 use eventpath_policy::es2::{
     HandlerKind, JointConfig, JointDecision, JointThread, OptimisticAction, OptimisticConfig, OptimisticTx, PerceptiveAction,
     PerceptiveConfig, PerceptiveEvent, PerceptiveHandler,

@@ -18,7 +18,7 @@ use super::queues::{Notice, Notified, Queues, Work};
 use super::Take;
 use crate::engine::Time;
 use crate::model::hw::virtq::Buf;
-use crate::scenario::IoHandling;
+use crate::config::IoHandling;
 use eventpath_policy::es2::JointDecision;
 use eventpath_policy::vhost::VhostConfig;
 

@@ -26,7 +26,8 @@ pub(crate) mod thread;
 mod vhost;
 
 use crate::engine::Time;
-use crate::scenario::{Checked, Handling, NetKind};
+use crate::config::{Handling, IoHandling, NetKind, Offload};
+use crate::profile::Profile;
 use queues::{Costs, DevRings, Notice, Work};
 pub(crate) use thread::{IoThread, Next, Signal};
 
@@ -174,35 +175,44 @@ pub(crate) struct Backends {
     pub polls_rx: bool,
 }
 
+/// What the back ends need to know of a VM (the build's view of its scenario entry).
+pub(crate) struct VmIo<'a> {
+    pub name: &'a str,
+    pub kind: NetKind,
+    pub offloads: Offload,
+    pub vhost_pin: Option<u32>,
+    pub busyloop_timeout_us: u32,
+    /// Its workload is the testbed's request stream (its guest answers each completion).
+    pub request_stream: bool,
+}
+
 impl Backends {
-    /// The back end a checked scenario asks for. `add(name, pin)` registers each thread with
+    /// The back end `io` asks for, with the profile's costs, for the VMs `vms`. `add(name, pin)` registers each thread with
     /// the host scheduler, in order; a PMD thread runs from the start ([`Self::starts_running`]).
     /// `dev_vm` gives each device's VM (a VM's devices are consecutive; only a VM of several
     /// VFs has more than one, and a VF has no back end).
-    pub fn build(c: &Checked, dev_vm: &[u32], dom0: &[u32], add: &mut dyn FnMut(&str, Option<u32>)) -> Backends {
-        let s = &c.scenario;
-        let io = &s.host.io;
-        let vhost = vhost::config(&c.profile, 0);
+    pub fn build(io: &IoHandling, profile: &Profile, vms: &[VmIo], dev_vm: &[u32], dom0: &[u32], add: &mut dyn FnMut(&str, Option<u32>)) -> Backends {
+        let vhost = vhost::config(profile, 0);
         let mut threads = Vec::new();
         let mut by_dev = vec![None; dev_vm.len()];
         // Each VM's first device (a virtio VM's only one).
-        let first: Vec<u32> = (0..s.vm.len() as u32).map(|vm| dev_vm.iter().position(|&v| v == vm).expect("a device per VM") as u32).collect();
-        let offloads = || dev_vm.iter().map(|&vm| s.vm[vm as usize].net.offloads());
+        let first: Vec<u32> = (0..vms.len() as u32).map(|vm| dev_vm.iter().position(|&v| v == vm).expect("a device per VM") as u32).collect();
+        let offloads = || dev_vm.iter().map(|&vm| vms[vm as usize].offloads);
         if io.handling == Handling::Vhost {
             // One worker per device, pinned where its VM says. (A VF's never wakes: it is kept
             // so that the threads' ids and placement stay what they were.)
-            for (i, vm) in s.vm.iter().enumerate() {
+            for (i, vm) in vms.iter().enumerate() {
                 // Under Xen, dom0's back end: netback's kernel thread or QEMU's device model,
                 // each VM's pinned to one of dom0's pCPUs in turn.
-                let (name, pin) = match vm.net.kind {
+                let (name, pin) = match vm.kind {
                     NetKind::XenPv => (format!("netback-{}", vm.name), Some(dom0[i % dom0.len()])),
                     NetKind::XenE1000 => (format!("qemu-{}", vm.name), Some(dom0[i % dom0.len()])),
-                    _ => (format!("vhost-{}", vm.name), vm.net.vhost_pin),
+                    _ => (format!("vhost-{}", vm.name), vm.vhost_pin),
                 };
                 add(&name, pin);
-                let cfg = vhost::config(&c.profile, vm.net.busyloop_timeout_us);
+                let cfg = vhost::config(profile, vm.busyloop_timeout_us);
                 let d = first[i];
-                let (devs, serves) = if vm.net.kind.has_backend() { (vec![d], true) } else { (vec![], false) };
+                let (devs, serves) = if vm.kind.has_backend() { (vec![d], true) } else { (vec![], false) };
                 if serves {
                     by_dev[d as usize] = Some((threads.len() as u32, 0));
                 }
@@ -210,16 +220,16 @@ impl Backends {
             }
             let extra = dev_vm
                 .iter()
-                .map(|&vm| match (s.vm[vm as usize].net.kind, c.profile.xen.as_ref()) {
+                .map(|&vm| match (vms[vm as usize].kind, profile.xen.as_ref()) {
                     (NetKind::XenPv, Some(x)) => x.netback_packet_ns.value,
                     (NetKind::XenE1000, Some(x)) => x.qemu_e1000_packet_ns.value,
                     _ => 0.0,
                 })
                 .collect();
-            let costs = Costs::new(&c.profile, offloads(), true).with_packet_extra(extra);
+            let costs = Costs::new(profile, offloads(), true).with_packet_extra(extra);
             return Backends { threads, by_dev, exitless: false, costs, dev_vm: dev_vm.to_vec(), polls_rx: false };
         }
-        let virtio: Vec<u32> = (0..s.vm.len()).filter(|&vm| s.vm[vm].net.kind.has_backend()).map(|vm| first[vm]).collect();
+        let virtio: Vec<u32> = (0..vms.len()).filter(|&vm| vms[vm].kind.has_backend()).map(|vm| first[vm]).collect();
         let cores = io.cores.clone().unwrap_or_default();
         let groups = match io.handling {
             Handling::Es2 => eventpath_policy::es2::combine_devices(virtio.len(), io.es2().3.combining_level),
@@ -239,7 +249,7 @@ impl Backends {
                 Handling::Es2 => {
                     let (switch, p, o, j) = io.es2();
                     // A request stream's guest answers each completion as it would a packet.
-                    let replies = devs.iter().map(|&d| matches!(s.vm[dev_vm[d as usize] as usize].workload, Some(crate::scenario::Workload::RequestStream { .. }))).collect();
+                    let replies = devs.iter().map(|&d| vms[dev_vm[d as usize] as usize].request_stream).collect();
                     (format!("es2-joint{g}"), Policy::Es2(es2::Es2Io::new(devs.len(), switch, &p, &o, &j, &vhost, replies)))
                 }
                 Handling::Pmd => (format!("pmd{g}"), Policy::Pmd(pmd::PmdIo::new(&io.pmd(), devs.len()))),
@@ -252,7 +262,7 @@ impl Backends {
             th.start();
         }
         let polls_rx = io.handling == Handling::Pmd;
-        Backends { threads, by_dev, exitless: io.handling == Handling::Elvis, costs: Costs::new(&c.profile, offloads(), !polls_rx), dev_vm: dev_vm.to_vec(), polls_rx }
+        Backends { threads, by_dev, exitless: io.handling == Handling::Elvis, costs: Costs::new(profile, offloads(), !polls_rx), dev_vm: dev_vm.to_vec(), polls_rx }
     }
 
     /// The thread serving device `dev` and the device's index among its devices, if any.

@@ -167,7 +167,7 @@ impl Costs {
     /// The profile's costs for devices whose negotiated offloads are `offloads`; `kernel_path`:
     /// the back end hands TX buffers to the host's network stack (not a PMD, whose own driver
     /// writes the NIC: its per-packet cost is `vhost.tx_packet_ns` alone).
-    pub fn new(p: &Profile, offloads: impl Iterator<Item = crate::scenario::Offload>, kernel_path: bool) -> Self {
+    pub fn new(p: &Profile, offloads: impl Iterator<Item = crate::config::Offload>, kernel_path: bool) -> Self {
         let v = &p.vhost;
         let host_path = if kernel_path { p.host.tap_tx_ns.value + p.host.dev_xmit_ns.value } else { 0.0 };
         let csum = p.guest.csum_byte_ns.value;

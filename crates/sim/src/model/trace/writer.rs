@@ -15,7 +15,7 @@
 
 use crate::engine::Time;
 use crate::metrics::Name;
-use crate::run::TraceCounts;
+use crate::model::trace::TraceCounts;
 use serde_json::json;
 use std::io::{self, Write};
 

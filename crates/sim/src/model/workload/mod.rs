@@ -47,7 +47,7 @@ pub(crate) use crate::model::workload::udp_rx::UdpReceiver;
 pub(crate) use crate::model::workload::udp_tx::UdpSender;
 use crate::engine::Time;
 use crate::profile::Profile;
-use crate::scenario::{Offload, Workload};
+use crate::config::{Offload, Workload};
 
 pub use crate::model::workload::app::{AppLedger, ClientEv, DevLedger, Measure, Step};
 pub(crate) use crate::model::workload::app::App;
@@ -175,7 +175,7 @@ impl Sender {
             }
             Workload::IrqSource { interval_us, vcpu } => Sender::Irqs(IrqSource::new(interval_us, vcpu, vcpus, seed, vm_name)),
             Workload::RequestStream { rate, window, consume } => {
-                Sender::Requests(RequestStream::new(rate, window.unwrap_or(0), consume == crate::scenario::Consume::Irq, p))
+                Sender::Requests(RequestStream::new(rate, window.unwrap_or(0), consume == crate::config::Consume::Irq, p))
             }
             Workload::UdpRr { request_bytes, response_bytes, interval_us } => Sender::UdpRx(UdpReceiver::new(
                 request_bytes,

@@ -20,7 +20,7 @@ use crate::model::guest::tso::SizeGoal;
 use crate::model::workload::net::TCP_IP_HDR;
 use crate::engine::{Time, round_ns};
 use crate::profile::Profile;
-use crate::scenario::Offload;
+use crate::config::Offload;
 
 /// One TCP_STREAM connection's sender state. Sequence numbers are byte counters from 0.
 #[derive(Debug)]

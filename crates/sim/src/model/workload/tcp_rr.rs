@@ -41,7 +41,7 @@ use crate::model::workload::net::{TCP_IP_HDR, TCP_RTO_MIN_NS};
 use crate::engine::{Rng, Time, round_ns};
 use crate::metrics::Histogram;
 use crate::profile::Profile;
-use crate::scenario::{HttpServer, Offload, Workload};
+use crate::config::{HttpServer, Offload, Workload};
 use crate::model::guest::tso::SizeGoal;
 use std::collections::VecDeque;
 

@@ -4,11 +4,10 @@
 
 use std::ops::{BitAnd, BitAndAssign, BitOr, BitOrAssign, Not};
 
-/// Words of a mask.
-const WORDS: usize = 8;
+pub use crate::config::limits::MAX_PCPUS;
 
-/// Most pCPUs a host may have (`[host] pcpus`): 512, past today's two-socket servers.
-pub const MAX_PCPUS: u32 = (WORDS * 64) as u32;
+/// Words of a mask.
+const WORDS: usize = (MAX_PCPUS / 64) as usize;
 
 /// A set of pCPUs, 0..[`MAX_PCPUS`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -35,10 +35,7 @@ use crate::engine::{Rng, Time, Timer};
 
 /// `CSCHED_DEFAULT_WEIGHT`: every domain's weight.
 pub const DEFAULT_WEIGHT: i64 = 256;
-/// `CSCHED_DEFAULT_TSLICE_MS`: the default of `sched_credit_tslice_ms`.
-pub const DEFAULT_TSLICE_MS: u32 = 30;
-/// `XEN_SYSCTL_CSCHED_TSLICE_MIN..=MAX` (xen/include/public/sysctl.h): the slices allowed.
-pub const TSLICE_MS_RANGE: std::ops::RangeInclusive<u32> = 1..=1000;
+pub use crate::config::limits::{DEFAULT_TSLICE_MS, TSLICE_MS_RANGE};
 /// `CSCHED_TICKS_PER_TSLICE`.
 const TICKS_PER_TSLICE: u64 = 3;
 /// `CSCHED_CREDITS_PER_MSEC`.

@@ -5,6 +5,15 @@
 use crate::engine::{secs_to_ns, Time};
 use crate::error::num;
 
+/// Most pCPUs a host may have (`[host] pcpus`): 512, past today's two-socket servers (the
+/// host scheduler's pCPU masks are this wide: `model/hypervisor/sched/cpumask.rs`).
+pub const MAX_PCPUS: u32 = 512;
+/// Xen credit's `CSCHED_DEFAULT_TSLICE_MS`: the default of `sched_credit_tslice_ms`.
+pub const DEFAULT_TSLICE_MS: u32 = 30;
+/// Xen credit's `XEN_SYSCTL_CSCHED_TSLICE_MIN..=MAX` (xen/include/public/sysctl.h): the slices
+/// allowed.
+pub const TSLICE_MS_RANGE: std::ops::RangeInclusive<u32> = 1..=1000;
+
 /// Shortest measured duration, seconds (1 µs: 1,000 ns of the integer-ns clock, so a duration
 /// never rounds to an empty window).
 pub const MIN_DURATION_S: f64 = 1e-6;

@@ -1,0 +1,154 @@
+//! The host model's state (DESIGN §2: the model root): its VMs, vCPUs, devices, back ends,
+//! port, clients and applications, the scheduler, and the run's bookkeeping. Each field is a
+//! part of a layer (`hw/`, `hypervisor/`, `io/`, `guest/`, `workload/`); the root's files
+//! dispatch the events to them (`mod.rs`), build them (`build.rs`) and glue their steps
+//! (`port.rs`, `apps.rs`, `backend.rs`, `cx.rs`).
+
+use crate::engine::Time;
+use crate::metrics::BusyTime;
+use crate::model::guest::napi::Napi;
+use crate::model::hw::rxq::RxRing;
+use crate::model::hw::virtq::Virtq;
+use crate::model::hw::wire::{Port, Wire};
+use crate::model::hw::{nic_itr, vf};
+use crate::model::io::moderation;
+use crate::model::workload::client::Client;
+use crate::model::workload::Sender;
+use crate::model::hypervisor::sched;
+use crate::model::hypervisor::vcpu::Vcpu;
+use crate::model::{guest, hw, hypervisor, io, trace, watchdog};
+use crate::profile::Profile;
+use std::collections::VecDeque;
+
+/// One VM's devices and results bookkeeping.
+pub(crate) struct VmState {
+    pub name: String,
+    /// Host-wide indices of this VM's vCPUs.
+    pub vcpus: Vec<u32>,
+    /// Its first device (index into `Host::devs`): its virtio-net device or its first VF.
+    pub dev: u32,
+    /// Its number of devices (`[vm.net] vfs`; 1 but for a VM with several VFs), which have
+    /// consecutive indices from `dev`.
+    pub ndevs: u32,
+    /// Per local vCPU: the device whose application ran there last (of several homed there).
+    pub app_turn: Vec<u32>,
+    /// Which vCPU its device interrupts go to (`routing.rs`).
+    pub routing: hypervisor::routing::IrqRouting,
+    /// Its lookbusy spinners (`[vm.lookbusy]`), if any.
+    pub lookbusy: Option<guest::lookbusy::Lookbusy>,
+}
+
+/// A virtio-net device: TX and RX virtqueues, the vhost thread serving both, the guest's NAPI
+/// context, the link, and the remote client at its other end.
+pub(crate) struct NetDev {
+    pub vm: u32,
+    pub txq: Virtq,
+    /// Interrupt moderation of each queue (`moderation.rs`).
+    pub tx_moderation: moderation::QueueModeration,
+    pub rx_moderation: moderation::QueueModeration,
+    /// Packets the driver could not place while the TX ring was full: the qdisc backlog
+    /// (`dev_queue_xmit` queues while the queue is stopped; `net_tx_action` resumes it).
+    pub qdisc: VecDeque<hw::virtq::Buf>,
+    /// The driver stopped the TX queue (ring full): its writers wait for the TX clean.
+    pub tx_stopped: bool,
+    pub rxq: RxRing,
+    /// Packets on the tap socket waiting for the vhost RX handler.
+    pub rx_sock: VecDeque<hw::rxq::RxPkt>,
+    /// Packets that arrived at the host for this device (lifetime).
+    pub rx_arrived_life: u64,
+    /// Packets dropped because the tap queue was full (window: of the packets sent in the
+    /// window, so that a loss rate over the window's sends stays a fraction; lifetime).
+    pub tap_drops: u64,
+    /// Lifetime count of tap drops.
+    pub tap_drops_life: u64,
+    pub napi: Napi,
+    pub wire: Wire,
+    pub client: Client,
+    /// When this device's latest frame from the port reached its tap queue.
+    pub tap_last: Time,
+    /// The host NIC's receive interrupt throttle for this device's flow (its RSS queue).
+    pub port_itr: nic_itr::RxItr,
+    /// The SR-IOV VF this device is, or the VF holding a vDPA device's queues (else
+    /// virtio-net over a back end).
+    pub vf: Option<vf::Vf>,
+    /// The skbs on their way from the port to the tap, in order: each one frame, or the
+    /// frames of one poll that the host's GRO merged (`hw/gro.rs`).
+    pub port_skbs: VecDeque<hw::gro::PortSkb>,
+    /// The host's GRO for this device's flow.
+    pub host_gro: hw::gro::HostGro,
+    /// `VIRTIO_NET_F_GUEST_TSO4`: packets reach the guest in mergeable buffers as large as
+    /// they are.
+    pub guest_tso4: bool,
+    /// The guest's GRO (its driver's `napi_gro_receive`).
+    pub guest_gro: bool,
+    /// The multi-threaded VF driver (`[vm.net] mtvd`).
+    pub mtvd: Option<guest::mtvd::Mtvd>,
+    /// Its index among its VM's devices (0 but for a VM's second and later VFs): its vector's
+    /// affinity and its receiver's vCPU, local vCPU `home mod vcpus` (`[vm.net] vfs`).
+    pub home: u32,
+    /// The vCPU (host-wide) its MSI-X message last went to, until the handler there takes it
+    /// (a VM with several VFs: which VF an interrupt on a vCPU is for).
+    pub irq_to: Option<u32>,
+}
+
+/// The host NIC's interrupt work for the virtio devices (profile `host.nic_*_ns`, rounded).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NicWork {
+    /// Per interrupt of a queue.
+    pub irq_ns: Time,
+    /// Per frame received for a device.
+    pub rx_frame_ns: Time,
+    /// Of `rx_frame_ns`, the part paid once per skb handed up the stack: a frame GRO appends
+    /// to a held skb costs `rx_frame_ns - rx_skb_ns`.
+    pub rx_skb_ns: Time,
+    /// Per skb sent for a device (its TX clean).
+    pub tx_clean_ns: Time,
+}
+
+/// The whole simulated host.
+pub struct Host {
+    pub(crate) profile: Profile,
+    pub(crate) vms: Vec<VmState>,
+    pub(crate) vcpus: Vec<Vcpu>,
+    pub(crate) devs: Vec<NetDev>,
+    /// The back-end threads that serve the devices' queues (`io/`: vhost-net workers, ES2
+    /// joint threads, ELVIS I/O cores or PMDs) and which serves each device.
+    pub(crate) io: io::Backends,
+    /// The host's physical NIC port, shared by every device (one link per direction).
+    pub(crate) port: Port,
+    /// The client machine's cores: when each is free. Device `d`'s flow runs on core
+    /// `d mod len` (`client.cores`).
+    pub(crate) client_cores: Vec<Time>,
+    pub(crate) senders: Vec<Sender>,
+    /// Busy time of each pCPU (guest, exits, host threads).
+    pub(crate) pcpu_busy: Vec<BusyTime>,
+    /// Start of the measurement window.
+    pub(crate) window_start: Time,
+    /// The host scheduler.
+    pub(crate) sched: sched::Scheduler,
+    /// Per pCPU: a thread is being switched in (its `SchedIn` is pending).
+    pub(crate) switching: Vec<bool>,
+    /// The pCPU running the thread that handles the current event (the waker).
+    pub(crate) waker: Option<u32>,
+    /// Host tick period (ns).
+    pub(crate) host_tick_ns: Time,
+    /// From a kick exit's start to its ioeventfd signal (ns, at most the exit's length).
+    pub(crate) io_signal_ns: Time,
+    /// `exit.ipi_send_ns`: when, into its ICR-write exit, a call-function IPI is raised.
+    pub(crate) ipi_send_ns: Time,
+    /// From a frame's arrival at the port to its write-back in a VF's ring (ns).
+    pub(crate) vf_dma_ns: Time,
+    /// The host NIC's interrupt work per interrupt, received frame and sent skb.
+    pub(crate) nic_work: NicWork,
+    /// Per device: the pCPU its NIC queue's interrupts go to (`host.nic_irq_cpus`).
+    pub(crate) nic_irq_cpu: Vec<u32>,
+    /// The pCPUs' host interrupt work (`hypervisor/softirq.rs`).
+    pub(crate) softirqs: hypervisor::softirq::SoftirqCpus,
+    /// Names of the scheduler's threads, by thread id.
+    pub(crate) thread_names: Vec<String>,
+    /// Timeline recording (`eventpath trace`), off unless asked for.
+    pub(crate) trace: Option<Box<trace::Tracing>>,
+    /// Liveness watchdog: flows that stopped making progress.
+    pub(crate) watchdog: watchdog::Watchdog,
+}
+

@@ -1,0 +1,196 @@
+//! The root's glue of the NIC path (`docs/model.md` "Link and client"): a frame through the
+//! port to the client, the client's NIC and its throttled interrupt, the client's frames
+//! through its NIC to the host's port and on to the tap or a VF's ring, and a VF's interrupt
+//! routed to a vCPU. Each step is one call into the part that owns it (`hw/`), then the next
+//! layer's (the workload at the client, the back end at the tap, the hypervisor's interrupt).
+
+use crate::engine::{EventQueue, Time};
+use crate::model::hypervisor::irq::Irqs;
+use crate::model::hypervisor::softirq::Softirqs;
+use crate::model::hw::{nic_itr, vf};
+use crate::model::{hw, hypervisor, io, workload};
+use crate::model::event::Ev;
+use crate::model::host::Host;
+
+impl Host {
+    /// A packet reached the client's NIC: received now if it interrupts at once, else held
+    /// for the throttled interrupt (`client_nic_irq`).
+    pub(crate) fn wire_done(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        let (b, next) = self.port.tx.finish(now, dev);
+        if let Some((next, t)) = next {
+            q.at(t, Ev::WireDone { dev: next });
+        }
+        if self.devs[dev as usize].vf.is_some() {
+            // The NIC writes back the VF's TX descriptor and fetches those that waited for room.
+            self.devs[dev as usize].txq.put_used();
+            self.vf_cause(now, dev, q);
+            let d = &mut self.devs[dev as usize];
+            vf::fetch(now, dev, &mut d.txq, &mut d.wire, &mut self.port.tx, q);
+        }
+        let d = &mut self.devs[dev as usize];
+        d.wire.arrive(now, b);
+        let wire_bytes = d.wire.wire_bytes(&b);
+        if d.vf.is_none() {
+            // The host NIC's TX ring completed it (a VF's frames are not the PF queue's); its
+            // TX clean runs in the queue's softirq.
+            d.port_itr.on_tx(wire_bytes, b.segs);
+            let (cpu, ns) = (self.nic_irq_cpu[dev as usize], self.nic_work.tx_clean_ns);
+            self.cx(q).host_irq_work(now, cpu, ns);
+        }
+        let d = &mut self.devs[dev as usize];
+        match d.client.nic.receive(now, wire_bytes, b.segs) {
+            nic_itr::Arrival::Now => self.app_at_client(now, dev, b, q),
+            nic_itr::Arrival::Wait(t) => {
+                d.client.held.push_back(b);
+                q.at(t, Ev::ClientNicIrq { dev });
+            }
+            nic_itr::Arrival::Join => d.client.held.push_back(b),
+        }
+    }
+
+    /// The client NIC's throttled interrupt: one NAPI poll receives every held frame, GRO
+    /// merging the flow's segments, so a TCP receiver decides on one ACK for the batch (only
+    /// the TCP stream's receiver defers; for every other workload the batch end is a no-op).
+    pub(crate) fn client_nic_irq(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        let c = &mut self.devs[dev as usize].client;
+        if !c.nic.deadline(now) {
+            return;
+        }
+        c.begin_batch();
+        while let Some(b) = self.devs[dev as usize].client.held.pop_front() {
+            self.app_at_client(now, dev, b, q);
+        }
+        if self.devs[dev as usize].client.end_batch() {
+            self.app_client_batch_done(now, dev, q);
+        }
+    }
+
+    /// Run `ns` of device `dev`'s client work on its client core from `now`; returns when done.
+    pub(crate) fn client_cpu(&mut self, now: Time, dev: u32, ns: Time) -> Time {
+        let n = self.client_cores.len();
+            let core = &mut self.client_cores[dev as usize % n];
+        self.devs[dev as usize].client.cpu(now, ns, core)
+    }
+
+    /// The client NIC's transmit side's event: a frame may be through (it reaches the host's
+    /// port now, and its sender may resume), and the next may start.
+    pub(crate) fn client_port(&mut self, now: Time, q: &mut EventQueue<Ev>) {
+        let (done, next) = self.port.rx.fired(now);
+        if let Some(t) = next {
+            q.at(t, Ev::ClientPort);
+        }
+        let Some(dev) = done else { return };
+        let (pkt, wire_bytes, woken) = self.devs[dev as usize].client.through();
+        if let Some(e) = woken {
+            q.at(now, Ev::Client { dev, kind: e.kind, x: e.x, a: e.a, b: e.b });
+        }
+        self.to_tap(now, dev, pkt, wire_bytes, q);
+    }
+
+    /// Frame `pkt` (`wire_bytes` on the wire) for device `dev` reached the host's port at
+    /// `arrive`: schedule its arrival on the tap queue after the host's receive path (a VF's:
+    /// in its RX ring after the NIC's L2 sort and DMA).
+    pub(crate) fn to_tap(&mut self, arrive: Time, dev: u32, pkt: hw::rxq::RxPkt, wire_bytes: u32, q: &mut EventQueue<Ev>) {
+        let d = &mut self.devs[dev as usize];
+        if d.vf.is_some() {
+            // No tap, no host path: the frame waits for the DMA in order.
+            d.port_skbs.push_back(hw::gro::PortSkb { opened: false, irq: arrive, pkt });
+            return q.at(arrive + self.vf_dma_ns, Ev::HostRx { dev });
+        }
+        // Its NIC's TX ring sent it, the host NIC's RX ring will receive it (both count it for
+        // an adaptive ITR).
+        d.client.nic.on_tx(wire_bytes, 1);
+        let irqs = d.port_itr.irqs;
+        let irq = d.port_itr.irq_for(arrive, wire_bytes);
+        let opened = d.port_itr.irqs != irqs;
+        if d.host_gro.joins(d.port_skbs.back(), irq, &pkt) {
+            // GRO appends it to the skb its poll holds: it reaches the tap with that skb.
+            return hw::gro::merge(&mut d.port_skbs.back_mut().expect("joined").pkt, &pkt);
+        }
+        d.port_skbs.push_back(hw::gro::PortSkb { opened, irq, pkt });
+        let at = self.port.rx_path.deliver(irq, &mut d.tap_last);
+        q.at(at, Ev::HostRx { dev });
+    }
+
+    /// A packet reached the device: on the tap socket, queue it (or drop it, queue full) and
+    /// wake the back end for its RX handler; a VF's NIC writes it into the VF's RX ring (or
+    /// drops it: no descriptor posted) and sets the queue's interrupt cause.
+    pub(crate) fn host_rx(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        let skb = self.devs[dev as usize].port_skbs.pop_front().expect("an skb on its way to the tap");
+        if self.devs[dev as usize].vf.is_none() {
+            // The host NIC's softirq received its frames (and its interrupt, if it opened one)
+            // on the queue's pCPU; it reached the tap as that work ended (its latency is
+            // nic_rx_ns). Frames GRO appended pay only their per-frame part.
+            let w = self.nic_work;
+            let merged = Time::from(skb.pkt.segs - 1);
+            let ns = w.rx_frame_ns + merged * (w.rx_frame_ns - w.rx_skb_ns) + if skb.opened { w.irq_ns } else { 0 };
+            let cpu = self.nic_irq_cpu[dev as usize];
+            self.cx(q).host_irq_work(now, cpu, ns);
+        }
+        let mut pkt = skb.pkt;
+        let d = &mut self.devs[dev as usize];
+        // Only a TCP skb the host's GRO built can outgrow one buffer: the model's UDP datagram
+        // (up to 64 KB) stands for its IP fragments, each a frame of one buffer.
+        pkt.bufs = if d.host_gro.enabled { hw::gro::buffers(pkt.bytes, d.guest_tso4) } else { 1 };
+        let segs = u64::from(pkt.segs);
+        d.rx_arrived_life += segs;
+        let room = match d.vf {
+            Some(_) => d.rxq.posted > 0,
+            None => d.rx_sock.len() < workload::net::TAP_QUEUE_PACKETS,
+        };
+        if !room {
+            d.tap_drops += segs * u64::from(pkt.born >= self.window_start);
+            d.tap_drops_life += segs;
+            return self.app_tap_drop(now, dev, pkt, q);
+        }
+        if let Some(vf) = d.vf.as_mut() {
+            vf.written_back(now, pkt.segs.into(), pkt.bytes.into());
+            d.rxq.take(&pkt);
+            d.rxq.put_used(pkt);
+            return self.vf_cause(now, dev, q);
+        }
+        if d.rx_sock.is_empty() {
+            d.rxq.head_bufs = u32::from(pkt.bufs);
+        }
+        d.rx_sock.push_back(pkt);
+        self.notify_backend(now, dev, io::queues::Notice::RxPacket, q);
+    }
+
+    /// A write-back of VF device `dev` set its queue's interrupt cause (`hw/vf.rs`).
+    pub(crate) fn vf_cause(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        if self.devs[dev as usize].vf.as_mut().expect("a VF device").cause(now, dev, q) {
+            self.vf_interrupt(now, dev, q);
+        }
+    }
+
+    /// The vCPU (host-wide) VM `vm`'s router sends `req` to, told the vCPUs' credit priorities
+    /// first (Xen credit only); a boost it asks for is carried out before the interrupt is raised,
+    /// so that the wake-up it causes keeps the `SMP_BOOST` (`routing.rs`).
+    pub(crate) fn route_irq(&mut self, now: Time, vm: usize, req: eventpath_policy::routing::RouteRequest, q: &mut EventQueue<Ev>) -> u32 {
+        let sched = &self.sched;
+        let (target, boost, rebind) = self.vms[vm].routing.decide(req, |v| sched.credit_priority(v));
+        if rebind {
+            self.vcpus[target as usize].rebind_owed = true;
+        }
+        if boost {
+            use hypervisor::threads::Threads;
+            self.cx(q).smp_boost(now, target);
+        }
+        target
+    }
+
+    /// VF device `dev`'s MSI-X message: the vector masks itself and goes to the vCPU the VM's
+    /// routing picks, as an assigned interrupt.
+    /// (A VM's VF `i` has its own vector, whose affinity is local vCPU `i mod vcpus`.)
+    pub(crate) fn vf_interrupt(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        let d = &mut self.devs[dev as usize];
+        d.vf.as_mut().expect("a VF device").fire(now);
+        d.rxq.interrupts += 1;
+        let (vm, home) = (d.vm as usize, d.home);
+        let req = eventpath_policy::routing::RouteRequest { dest: home as usize, ..hypervisor::routing::IrqRouting::device_request(dev, hw::lapic::Vector::Vf) };
+        let target = self.route_irq(now, vm, req, q);
+        self.devs[dev as usize].irq_to = Some(target);
+        self.cx(q).raise_irq(now, target, hw::lapic::Vector::Vf);
+    }
+
+}

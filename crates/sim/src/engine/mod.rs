@@ -6,11 +6,13 @@
 //! values stored inline in the heap, so dispatch allocates nothing once the heap has grown.
 
 mod queue;
+mod schedule;
 mod rng;
 mod time;
 mod timer;
 
 pub use queue::EventQueue;
+pub use schedule::Schedule;
 pub use rng::{stream_seed, Rng};
 pub use time::{round_ns, secs_to_ns, Time, NS_PER_S};
 pub use timer::{Fired, Timer};

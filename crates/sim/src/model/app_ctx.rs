@@ -4,6 +4,8 @@
 //! context; each operation is one call into the layer that owns it (the vCPU model, the
 //! driver, the client and the link).
 
+use crate::engine::Schedule;
+use crate::model::hw;
 use crate::engine::{EventQueue, Time};
 use crate::model::hw::client_port::Handed;
 use crate::model::hw::lapic::Vector;
@@ -168,7 +170,7 @@ impl<A: Held> Ctx<A> for AppCtx<'_, A> {
             Handed::Dropped => false,
             Handed::Queued(t) => {
                 if let Some(t) = t {
-                    self.q.at(t, Ev::ClientPort);
+                    self.q.schedule(t, hw::Event::ClientPort);
                 }
                 true
             }

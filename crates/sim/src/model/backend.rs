@@ -3,6 +3,9 @@
 //! host scheduler and the event queue, and applies the device's side of every item a back end
 //! finishes (`complete`: the used ring, the wire, the guest's interrupt).
 
+use crate::engine::Schedule;
+use crate::model::hw;
+use crate::model::io;
 use crate::model::io::queues::{DevRings, Notice, Work};
 use crate::model::io::moderation::Wanted;
 use crate::model::io::{Next, Signal, View};
@@ -41,6 +44,20 @@ macro_rules! view {
 }
 
 impl Host {
+    /// A back end's event.
+    pub(crate) fn io_event(&mut self, now: Time, e: io::Event, q: &mut EventQueue<Ev>) {
+        match e {
+            io::Event::IoStep { thread } => self.io_step(now, thread, q),
+            io::Event::IoWake { thread } => self.io_wake(now, thread, q),
+            io::Event::IoPoll { thread } => self.io_poll(now, thread, q),
+            io::Event::IrqDeadline { dev, rx } => self.irq_deadline(now, dev, rx, q),
+            io::Event::Ioeventfd { dev, rx, .. } => {
+                use crate::model::guest::driver::Driver;
+                self.cx(q).ioeventfd(now, dev, rx)
+            }
+        }
+    }
+
     /// Thread id of back-end thread `t` (they come right after the vCPU threads).
     pub(crate) fn io_thread_tid(&self, t: u32) -> u32 {
         self.vcpus.len() as u32 + t
@@ -78,7 +95,7 @@ impl Host {
                 let tid = self.io_thread_tid(t);
                 self.cx(q).wake_thread(now, tid);
             }
-            Signal::EndSpin => q.at(now, Ev::IoPoll { thread: t }),
+            Signal::EndSpin => q.schedule(now, io::Event::IoPoll { thread: t }),
         }
     }
 
@@ -91,7 +108,7 @@ impl Host {
                 self.sched.wake_by_timer(now, tid);
                 self.cx(q).drain(now);
             }
-            Fired::Reschedule(at) => q.at(at, Ev::IoWake { thread: t }),
+            Fired::Reschedule(at) => q.schedule(at, io::Event::IoWake { thread: t }),
             Fired::Idle => {}
         }
     }
@@ -116,7 +133,7 @@ impl Host {
     /// go on — or yield between items, as `vhost_worker` does.
     pub(crate) fn io_step(&mut self, now: Time, t: u32, q: &mut EventQueue<Ev>) {
         if let Some(later) = self.io.threads[t as usize].step_due() {
-            return q.at(now + later, Ev::IoStep { thread: t });
+            return q.schedule(now + later, io::Event::IoStep { thread: t });
         }
         self.tr_io_step_end(now, t);
         if let Some((dev, w)) = self.io.threads[t as usize].finish_item() {
@@ -136,12 +153,12 @@ impl Host {
             Next::Step(at) => {
                 self.io.threads[t as usize].step_started();
                 self.tr_io_step(now, t);
-                q.at(at, Ev::IoStep { thread: t })
+                q.schedule(at, io::Event::IoStep { thread: t })
             }
             Next::Spin(event) => {
                 self.tr_io_spin(now, t);
                 if let Some(at) = event {
-                    q.at(at, Ev::IoPoll { thread: t });
+                    q.schedule(at, io::Event::IoPoll { thread: t });
                 }
             }
             Next::Yield => {
@@ -155,7 +172,7 @@ impl Host {
                 self.io.threads[t as usize].off_cpu(now);
                 self.tr_io_off(now, t);
                 if let Some(at) = timed {
-                    q.at(at, Ev::IoWake { thread: t });
+                    q.schedule(at, io::Event::IoWake { thread: t });
                 }
                 self.cx(q).leave_cpu(now, cpu, true);
             }
@@ -174,7 +191,7 @@ impl Host {
                 self.app_tx_used(now, dev, b, q);
                 let d = &mut self.devs[dev as usize];
                 if let Some(arrive) = d.wire.send(now, b, &mut self.port.tx) {
-                    q.at(arrive, Ev::WireDone { dev });
+                    q.schedule(arrive, hw::Event::WireDone { dev });
                 }
                 if due {
                     self.device_irq(now, dev, Vector::NetTx, q);
@@ -202,7 +219,7 @@ impl Host {
         let m = if rx { &mut d.rx_moderation } else { &mut d.tx_moderation };
         match m.wanted(now) {
             Wanted::Fire => self.device_irq(now, dev, vec, q),
-            Wanted::Arm(t) => q.at(t, Ev::IrqDeadline { dev, rx }),
+            Wanted::Arm(t) => q.schedule(t, io::Event::IrqDeadline { dev, rx }),
             Wanted::Coalesced => {}
         }
     }

@@ -3,6 +3,7 @@
 //! events. The one model file that reads the scenario (`scenario::Checked`) and the run's
 //! external policies (`run::External`): every layer is handed its own configuration.
 
+use crate::engine::Schedule;
 use crate::engine::{round_ns, EventQueue, Time, NS_PER_S};
 use crate::metrics::BusyTime;
 use crate::model::hw::virtq::Virtq;
@@ -238,11 +239,11 @@ impl Host {
         host.cx(q).drain(0);
         for cpu in 0..c.pcpus {
             // Ticks of different pCPUs are staggered, as their local timers are.
-            q.at(host.host_tick_ns * (cpu as Time + 1) / c.pcpus as Time, Ev::HostTick { cpu });
+            q.schedule(host.host_tick_ns * (cpu as Time + 1) / c.pcpus as Time, hypervisor::Event::HostTick { cpu });
         }
         let tick = round_ns(NS_PER_S as f64 / host.profile.guest.tick_hz.value);
         for v in 0..host.vcpus.len() as u32 {
-            q.at(tick / 2, Ev::Tick { vcpu: v });
+            q.schedule(tick / 2, hypervisor::Event::Tick { vcpu: v });
         }
         host
     }

@@ -43,7 +43,8 @@ impl<'a> Cx<'a> {
 }
 
 impl Machine for Cx<'_> {
-    fn parts(&mut self) -> Parts<'_> {
+    type Q = EventQueue<Ev>;
+    fn parts(&mut self) -> Parts<'_, EventQueue<Ev>> {
         let h = &mut *self.h;
         Parts { vcpus: &mut h.vcpus, switching: &mut h.switching, profile: &h.profile, q: self.q }
     }
@@ -164,6 +165,10 @@ impl Kernel for Cx<'_> {
     }
     fn net(&mut self, dev: u32) -> DevView<'_> {
         view(&mut self.h.devs[dev as usize])
+    }
+    type KQ = EventQueue<Ev>;
+    fn kq(&mut self) -> &mut EventQueue<Ev> {
+        self.q
     }
     fn vf_parts(&mut self, dev: u32) -> (DevView<'_>, &mut TxPort, &mut EventQueue<Ev>) {
         (view(&mut self.h.devs[dev as usize]), &mut self.h.port.tx, self.q)

@@ -41,10 +41,6 @@ pub use host::Host;
 pub use ledger::Conservation;
 pub use watchdog::Stall;
 pub use trace::TraceCounts;
-use hypervisor::irq::Irqs;
-use hypervisor::threads::Threads;
-use hypervisor::vcpu::Vcpus;
-use guest::driver::Driver;
 
 
 impl Host {
@@ -87,14 +83,11 @@ impl Host {
 
     /// The pCPU whose thread handles event `ev` (the waker of anything it wakes).
     fn event_cpu(&self, ev: &Ev) -> Option<u32> {
+        let thread_cpu = |t: u32| self.sched.thread_cpu(t);
         match *ev {
-            Ev::GuestDone { vcpu, .. }
-            | Ev::ExitDone { vcpu }
-            | Ev::Tick { vcpu }
-            | Ev::TimerFire { vcpu }
-            | Ev::Ioeventfd { vcpu, .. } => Some(self.sched.thread_cpu(vcpu)),
-            Ev::IoStep { thread } | Ev::IoPoll { thread } => Some(self.sched.thread_cpu(self.io_thread_tid(thread))),
-            Ev::SchedIn { cpu, .. } | Ev::HostTick { cpu } | Ev::SchedTimer { cpu } => Some(cpu),
+            Ev::Hv(e) => hypervisor::dispatch::waker(e, thread_cpu),
+            Ev::Io(io::Event::Ioeventfd { vcpu, .. }) => Some(thread_cpu(vcpu)),
+            Ev::Io(io::Event::IoStep { thread } | io::Event::IoPoll { thread }) => Some(thread_cpu(self.io_thread_tid(thread))),
             _ => None,
         }
     }
@@ -103,35 +96,15 @@ impl Host {
 impl Model for Host {
     type Event = Ev;
 
+    /// One event: routed to the layer that owns it.
     fn handle(&mut self, now: Time, ev: Ev, q: &mut EventQueue<Ev>) {
         self.waker = self.event_cpu(&ev);
         match ev {
             Ev::Warmup => self.start_window(now),
-            Ev::GuestDone { vcpu, epoch } => self.cx(q).guest_done(now, vcpu, epoch),
-            Ev::ExitDone { vcpu } => self.cx(q).exit_done(now, vcpu),
-            Ev::SchedIn { cpu, seq } => self.cx(q).sched_in(now, cpu, seq),
-            Ev::HostTick { cpu } => self.cx(q).host_tick(now, cpu),
-            Ev::TimerFire { vcpu } => self.cx(q).timer_fire(now, vcpu),
-            Ev::WireDone { dev } => self.wire_done(now, dev, q),
-            Ev::Tick { vcpu } => self.cx(q).tick(now, vcpu),
-            Ev::HostRx { dev } => self.host_rx(now, dev, q),
+            Ev::Hw(e) => self.hw_event(now, e, q),
+            Ev::Hv(e) => hypervisor::dispatch::handle(&mut self.cx(q), now, e),
+            Ev::Io(e) => self.io_event(now, e, q),
             Ev::Client { dev, kind, x, a, b } => self.app_client_event(now, dev, workload::ClientEv { kind, x, a, b }, q),
-            Ev::IrqDeadline { dev, rx } => self.irq_deadline(now, dev, rx, q),
-            Ev::HaltPollEnd { vcpu } => self.cx(q).halt_poll_end(now, vcpu),
-            Ev::NeedResched { vcpu } => self.cx(q).need_resched(now, vcpu),
-            Ev::CallFunctionIpi { vcpu } => self.cx(q).raise_irq(now, vcpu, hw::lapic::Vector::CallFunction),
-            Ev::ClientNicIrq { dev } => self.client_nic_irq(now, dev, q),
-            Ev::Ioeventfd { dev, rx, .. } => self.cx(q).ioeventfd(now, dev, rx),
-            Ev::VfIrq { dev } => {
-                if self.devs[dev as usize].vf.as_mut().expect("a VF device").deadline(now) {
-                    self.vf_interrupt(now, dev, q);
-                }
-            }
-            Ev::IoStep { thread } => self.io_step(now, thread, q),
-            Ev::IoWake { thread } => self.io_wake(now, thread, q),
-            Ev::IoPoll { thread } => self.io_poll(now, thread, q),
-            Ev::SchedTimer { cpu } => self.cx(q).sched_timer(now, cpu),
-            Ev::ClientPort => self.client_port(now, q),
         }
         #[cfg(debug_assertions)]
         self.check_invariants();

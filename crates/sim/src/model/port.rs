@@ -4,6 +4,7 @@
 //! routed to a vCPU. Each step is one call into the part that owns it (`hw/`), then the next
 //! layer's (the workload at the client, the back end at the tap, the hypervisor's interrupt).
 
+use crate::engine::Schedule;
 use crate::engine::{EventQueue, Time};
 use crate::model::hypervisor::irq::Irqs;
 use crate::model::hypervisor::softirq::Softirqs;
@@ -13,12 +14,27 @@ use crate::model::event::Ev;
 use crate::model::host::Host;
 
 impl Host {
+    /// A hardware event.
+    pub(crate) fn hw_event(&mut self, now: Time, e: hw::Event, q: &mut EventQueue<Ev>) {
+        match e {
+            hw::Event::WireDone { dev } => self.wire_done(now, dev, q),
+            hw::Event::HostRx { dev } => self.host_rx(now, dev, q),
+            hw::Event::ClientNicIrq { dev } => self.client_nic_irq(now, dev, q),
+            hw::Event::VfIrq { dev } => {
+                if self.devs[dev as usize].vf.as_mut().expect("a VF device").deadline(now) {
+                    self.vf_interrupt(now, dev, q);
+                }
+            }
+            hw::Event::ClientPort => self.client_port(now, q),
+        }
+    }
+
     /// A packet reached the client's NIC: received now if it interrupts at once, else held
     /// for the throttled interrupt (`client_nic_irq`).
     pub(crate) fn wire_done(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
         let (b, next) = self.port.tx.finish(now, dev);
         if let Some((next, t)) = next {
-            q.at(t, Ev::WireDone { dev: next });
+            q.schedule(t, hw::Event::WireDone { dev: next });
         }
         if self.devs[dev as usize].vf.is_some() {
             // The NIC writes back the VF's TX descriptor and fetches those that waited for room.
@@ -42,7 +58,7 @@ impl Host {
             nic_itr::Arrival::Now => self.app_at_client(now, dev, b, q),
             nic_itr::Arrival::Wait(t) => {
                 d.client.held.push_back(b);
-                q.at(t, Ev::ClientNicIrq { dev });
+                q.schedule(t, hw::Event::ClientNicIrq { dev });
             }
             nic_itr::Arrival::Join => d.client.held.push_back(b),
         }
@@ -77,7 +93,7 @@ impl Host {
     pub(crate) fn client_port(&mut self, now: Time, q: &mut EventQueue<Ev>) {
         let (done, next) = self.port.rx.fired(now);
         if let Some(t) = next {
-            q.at(t, Ev::ClientPort);
+            q.schedule(t, hw::Event::ClientPort);
         }
         let Some(dev) = done else { return };
         let (pkt, wire_bytes, woken) = self.devs[dev as usize].client.through();
@@ -95,7 +111,7 @@ impl Host {
         if d.vf.is_some() {
             // No tap, no host path: the frame waits for the DMA in order.
             d.port_skbs.push_back(hw::gro::PortSkb { opened: false, irq: arrive, pkt });
-            return q.at(arrive + self.vf_dma_ns, Ev::HostRx { dev });
+            return q.schedule(arrive + self.vf_dma_ns, hw::Event::HostRx { dev });
         }
         // Its NIC's TX ring sent it, the host NIC's RX ring will receive it (both count it for
         // an adaptive ITR).
@@ -109,7 +125,7 @@ impl Host {
         }
         d.port_skbs.push_back(hw::gro::PortSkb { opened, irq, pkt });
         let at = self.port.rx_path.deliver(irq, &mut d.tap_last);
-        q.at(at, Ev::HostRx { dev });
+        q.schedule(at, hw::Event::HostRx { dev });
     }
 
     /// A packet reached the device: on the tap socket, queue it (or drop it, queue full) and

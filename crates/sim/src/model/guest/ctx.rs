@@ -9,7 +9,8 @@
 //! traits [`crate::model::guest::driver::Driver`] and [`crate::model::guest::napi::NapiOps`],
 //! implemented for every `Kernel`.
 
-use crate::engine::{EventQueue, Time};
+use crate::engine::{Schedule, Time};
+use crate::model::{hw, io};
 use crate::model::hw::nic_tx::TxPort;
 use crate::model::hw::rxq::RxPkt;
 use crate::model::hypervisor::ctx::Machine;
@@ -20,7 +21,6 @@ use crate::model::hw::rxq::RxRing;
 use crate::model::hw::vf::Vf;
 use crate::model::hw::virtq::{Buf, Virtq};
 use crate::model::hw::wire::Wire;
-use crate::model::event::Ev;
 use std::collections::VecDeque;
 
 /// A device as its guest driver sees it: the rings, the driver's own queue state and NAPI
@@ -65,7 +65,12 @@ pub(crate) trait Kernel: Machine {
     fn net(&mut self, dev: u32) -> DevView<'_>;
     /// Device `dev`, the host port's TX side and the event queue (an SR-IOV VF's descriptors
     /// go to the NIC, which fetches them: `hw::vf::fetch`).
-    fn vf_parts(&mut self, dev: u32) -> (DevView<'_>, &mut TxPort, &mut EventQueue<Ev>);
+    /// The event queue, on which the guest's driver schedules a back end's and a NIC's events
+    /// (a kick's ioeventfd signal, a VF's descriptor fetch).
+    type KQ: Schedule<io::Event> + Schedule<hw::Event>;
+    /// The queue to schedule them on.
+    fn kq(&mut self) -> &mut Self::KQ;
+    fn vf_parts(&mut self, dev: u32) -> (DevView<'_>, &mut TxPort, &mut Self::KQ);
     /// From a kick exit's start to its ioeventfd signal (ns).
     fn io_signal_ns(&self) -> Time;
 

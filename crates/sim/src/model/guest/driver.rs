@@ -3,6 +3,8 @@
 //! backlog while the queue is stopped, and the TX interrupt that wakes it; an SR-IOV VF's
 //! driver (ixgbevf) on the same side: its descriptor posts, its TX clean, its vector's unmask.
 
+use crate::engine::Schedule;
+use crate::model::io;
 use crate::engine::Time;
 use crate::metrics::ExitReason;
 use crate::model::guest::ctx::Kernel;
@@ -13,7 +15,6 @@ use crate::model::hw::vf;
 use crate::model::hypervisor::irq::Irqs;
 use crate::model::hypervisor::vcpu::{AfterExit, Step, Vcpus, XenIo};
 use crate::model::io::queues::Notice;
-use crate::model::event::Ev;
 
 /// The drivers' operations, for every [`Kernel`].
 pub(crate) trait Driver {
@@ -157,7 +158,7 @@ impl<K: Kernel> Driver for K {
         if signal == 0 {
             self.ioeventfd(now, dev, rx);
         } else {
-            self.q().at(now + signal, Ev::Ioeventfd { dev, vcpu: v, rx });
+            self.kq().schedule(now + signal, io::Event::Ioeventfd { dev, vcpu: v, rx });
         }
         self.exit_for(now, v, ExitReason::IoInstruction, AfterExit::Resume, ioreq)
     }

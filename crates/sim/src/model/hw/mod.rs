@@ -3,6 +3,8 @@
 //! interrupt throttles) and SR-IOV VFs. Nothing here knows a hypervisor, a back end, a guest or
 //! a workload (`tests/layers.rs`).
 
+pub(crate) mod event;
+pub(crate) use event::Event;
 pub(crate) mod client_port;
 pub(crate) mod gro;
 pub(crate) mod lapic;

@@ -31,12 +31,13 @@
 //! the vector's cause, and the driver reclaims it in the next NAPI poll, where it also wakes a
 //! queue stopped on a full ring and sends what waited in the qdisc (`ixgbevf_clean_tx_irq`).
 
+use crate::engine::Schedule;
+use crate::model::hw::event::Event;
 use crate::model::hw::nic_itr::{Arrival, RxItr};
 use crate::model::hw::virtq::Virtq;
 use crate::model::hw::nic_tx::TxPort;
 use crate::model::hw::wire::{Wire, TCP_IP_HDR};
-use crate::model::event::Ev;
-use crate::engine::{EventQueue, Time};
+use crate::engine::Time;
 use crate::config::VfItr;
 use eventpath_policy::moderation::ixgbevf_itr::DynamicItr;
 use eventpath_policy::moderation::{InterruptModerator, ModerationConfig, Moderator};
@@ -149,7 +150,7 @@ impl Vf {
     /// A write-back (RX frame, TX completion) of device `dev` set the queue's interrupt cause:
     /// whether the vector fires now. Else it fires at the throttle's deadline (its `VfIrq`
     /// scheduled here), or not at all while it is masked (NAPI will see the work).
-    pub fn cause(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) -> bool {
+    pub fn cause(&mut self, now: Time, dev: u32, q: &mut impl Schedule<Event>) -> bool {
         if !self.unmasked || self.armed {
             return false;
         }
@@ -157,7 +158,7 @@ impl Vf {
             Arrival::Now => true,
             Arrival::Wait(t) => {
                 self.armed = true;
-                q.at(t, Ev::VfIrq { dev });
+                q.schedule(t, Event::VfIrq { dev });
                 false
             }
             Arrival::Join => {
@@ -197,14 +198,14 @@ impl Vf {
 /// VF has room ([`Wire::vf_room`]); the rest wait in the ring. (A frame that did not fit used to
 /// be dropped and its descriptor written back at once: a send that cost the guest nothing then
 /// looped at one instant for good, and a VF flood dropped frames the NIC never drops.)
-pub(crate) fn fetch(now: Time, dev: u32, txq: &mut Virtq, wire: &mut Wire, port: &mut TxPort, q: &mut EventQueue<Ev>) {
+pub(crate) fn fetch(now: Time, dev: u32, txq: &mut Virtq, wire: &mut Wire, port: &mut TxPort, q: &mut impl Schedule<Event>) {
     while let Some(b) = txq.peek().copied() {
         if !wire.vf_room(port, &b) {
             return;
         }
         let b = txq.take().expect("a posted descriptor");
         if let Some(arrive) = wire.send_from_vf_ring(now, b, port) {
-            q.at(arrive, Ev::WireDone { dev });
+            q.schedule(arrive, Event::WireDone { dev });
         }
     }
 }

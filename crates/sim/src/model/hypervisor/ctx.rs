@@ -10,18 +10,18 @@
 //! and [`crate::model::hypervisor::threads::Threads`], implemented for every `Machine`; static
 //! dispatch, no box or vtable per event.
 
-use crate::engine::{EventQueue, Time};
+use crate::engine::{Schedule, Time};
 use crate::metrics::ExitReason;
 use crate::model::hw::lapic::Vector;
 use crate::model::hypervisor::sched::Scheduler;
 use crate::model::hypervisor::softirq::SoftirqCpus;
 use crate::model::hypervisor::vcpu::{Task, Vcpu};
-use crate::model::event::Ev;
+use crate::model::hypervisor::event::Event;
 use crate::profile::Profile;
 use eventpath_policy::routing::RunState;
 
 /// The hypervisor's own state, borrowed apart so that one operation may use several at once.
-pub(crate) struct Parts<'a> {
+pub(crate) struct Parts<'a, Q> {
     /// Every vCPU, by host-wide index.
     pub vcpus: &'a mut [Vcpu],
     /// Per pCPU: a thread is being switched in (its `SchedIn` is pending).
@@ -29,13 +29,15 @@ pub(crate) struct Parts<'a> {
     /// The host's profile (costs).
     pub profile: &'a Profile,
     /// The event queue.
-    pub q: &'a mut EventQueue<Ev>,
+    pub q: &'a mut Q,
 }
 
 /// What the hypervisor layer may do (see the module doc).
 pub(crate) trait Machine {
+    /// The event queue, on which the hypervisor schedules its own events.
+    type Q: Schedule<Event>;
     /// The hypervisor's own state.
-    fn parts(&mut self) -> Parts<'_>;
+    fn parts(&mut self) -> Parts<'_, Self::Q>;
     /// vCPU `v`.
     fn vcpu(&mut self, v: u32) -> &mut Vcpu;
     /// vCPU `v`, to read.
@@ -49,7 +51,7 @@ pub(crate) trait Machine {
     /// The host's profile.
     fn profile(&self) -> &Profile;
     /// The event queue.
-    fn q(&mut self) -> &mut EventQueue<Ev>;
+    fn q(&mut self) -> &mut Self::Q;
     /// `exit.ipi_send_ns`: how far into its ICR-write exit a call-function IPI leaves.
     fn ipi_send_ns(&self) -> Time;
     /// The pCPU running the thread that handles the current event (the waker).

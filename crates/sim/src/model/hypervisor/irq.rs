@@ -13,6 +13,8 @@
 //! mode: `DeliveryMode::window_exit`). A TX interrupt's kick (softirq, after the `iret` in Linux)
 //! comes before that window exit here; the exits counted are the same.
 
+use crate::engine::Schedule;
+use crate::model::hypervisor::event::Event;
 use crate::model::hw::lapic::Vector;
 use crate::model::hypervisor::delivery::{source_of, Recorded};
 use eventpath_policy::delivery::features::{IpiKind, IpiSend};
@@ -21,7 +23,6 @@ use crate::model::hypervisor::vcpu::{AfterExit, Mode, Task, XenIo};
 use crate::model::hypervisor::ctx::Machine;
 use crate::model::hypervisor::threads::Threads;
 use crate::model::hypervisor::vcpu::Vcpus;
-use crate::model::event::Ev;
 use crate::engine::{Time, NS_PER_S, round_ns};
 use crate::metrics::ExitReason;
 
@@ -165,7 +166,7 @@ impl<M: Machine> Irqs for M {
 
     fn resched(&mut self, now: Time, to: u32) -> bool {
         if self.vcpu_ref(to).poll_flag() {
-            self.q().at(now, Ev::NeedResched { vcpu: to });
+            self.q().schedule(now, Event::NeedResched { vcpu: to });
             return false;
         }
         self.raise_irq(now, to, Vector::Resched);
@@ -176,7 +177,7 @@ impl<M: Machine> Irqs for M {
         let not_running = u32::from(!self.is_running(to));
         if self.ipi_sent(now, from, not_running) {
             let at = now + self.ipi_send_ns();
-            self.q().at(at, Ev::CallFunctionIpi { vcpu: to });
+            self.q().schedule(at, Event::CallFunctionIpi { vcpu: to });
             true
         } else {
             self.raise_irq(now, to, Vector::CallFunction);
@@ -201,7 +202,7 @@ impl<M: Machine> Irqs for M {
                 self.exit_for(now, from, ExitReason::Ipi, AfterExit::Resume, rest);
                 let mut at = now + self.ipi_send_ns();
                 for &t in to {
-                    self.q().at(at, Ev::CallFunctionIpi { vcpu: t });
+                    self.q().schedule(at, Event::CallFunctionIpi { vcpu: t });
                     at += per;
                 }
                 Some(true)
@@ -341,7 +342,7 @@ impl<M: Machine> Irqs for M {
 
     fn tick(&mut self, now: Time, v: u32) {
         let hz = self.profile().guest.tick_hz.value;
-        self.q().at(now + round_ns(NS_PER_S as f64 / hz), Ev::Tick { vcpu: v });
+        self.q().schedule(now + round_ns(NS_PER_S as f64 / hz), Event::Tick { vcpu: v });
         match self.vcpu_ref(v).mode {
             Mode::Halted | Mode::Polling | Mode::Waking => return,
             // idle=poll: the idle loop stops the tick too (NO_HZ).

@@ -3,8 +3,11 @@
 //! hardware layer, never a back end, the guest kernel or a workload by import
 //! (`tests/layers.rs`).
 
+pub(crate) mod event;
+pub(crate) use event::Event;
 pub(crate) mod ctx;
 pub(crate) mod delivery;
+pub(crate) mod dispatch;
 pub(crate) mod guest_poll;
 pub(crate) mod halt;
 pub(crate) mod irq;

@@ -11,11 +11,12 @@
 //!   helpers' `might_fault` is a voluntary preemption point under `CONFIG_PREEMPT_VOLUNTARY`);
 //! * a CPU hog (user-space loop) is preempted at once.
 
+use crate::engine::Schedule;
+use crate::model::hypervisor::event::Event;
 use crate::model::hypervisor::sched::{Action, State};
 use crate::model::hypervisor::vcpu::Mode;
 use crate::model::hypervisor::ctx::Machine;
 use crate::model::hypervisor::vcpu::{AfterExit, Vcpus};
-use crate::model::event::Ev;
 use crate::engine::{round_ns, Time};
 use crate::metrics::ExitReason;
 use eventpath_policy::routing::RunState;
@@ -136,10 +137,10 @@ impl<M: Machine> Threads for M {
                     } // else busy from its SchedIn (sched_in)
                     let p = self.parts();
                     p.switching[cpu as usize] = true;
-                    p.q.at(now + delay, Ev::SchedIn { cpu, seq });
+                    p.q.schedule(now + delay, Event::SchedIn { cpu, seq });
                 }
                 Action::Resched { cpu } => self.poke(now, cpu),
-                Action::Timer { cpu, at } => self.parts().q.at(at, Ev::SchedTimer { cpu }),
+                Action::Timer { cpu, at } => self.parts().q.schedule(at, Event::SchedTimer { cpu }),
             }
         }
     }
@@ -186,7 +187,7 @@ impl<M: Machine> Threads for M {
                     // Back from kvm_vcpu_block to VM entry: host time of the vCPU thread, as
                     // the rest of its HLT exit (not counted as another exit).
                     vc.mode = Mode::Exit { then: AfterExit::Resume };
-                    p.q.at(now + halt_wakeup, Ev::ExitDone { vcpu: v });
+                    p.q.schedule(now + halt_wakeup, Event::ExitDone { vcpu: v });
                     return self.poke(now, cpu);
                 }
                 match self.vcpu_ref(v).mode {
@@ -202,7 +203,7 @@ impl<M: Machine> Threads for M {
 
     fn host_tick(&mut self, now: Time, cpu: u32) {
         let period = self.host_tick_ns();
-        self.q().at(now + period, Ev::HostTick { cpu });
+        self.q().schedule(now + period, Event::HostTick { cpu });
         if cpu == 0 {
             self.watchdog_tick(now);
         }

@@ -2,6 +2,8 @@
 //! time; an exit or an interrupt handler saves the running task, which resumes later. How
 //! virtual interrupts reach a vCPU (emulated or posted) is in `irq.rs`.
 
+use crate::engine::Schedule;
+use crate::model::hypervisor::event::Event;
 use crate::model::hypervisor::delivery::Apic;
 use crate::model::hypervisor::guest_poll::{GuestPoll, IdleStep};
 use crate::model::hypervisor::halt::{Halt, HaltStart};
@@ -9,7 +11,6 @@ use crate::model::hw::lapic::Vector;
 use crate::model::hypervisor::ctx::Machine;
 use crate::model::hypervisor::irq::Irqs;
 use crate::model::hypervisor::threads::Threads;
-use crate::model::event::Ev;
 use crate::engine::{Fired, Time, round_ns};
 use crate::profile::Profile;
 use crate::metrics::{BusyTime, ExitCounters, ExitReason};
@@ -547,7 +548,7 @@ impl<M: Machine> Vcpus for M {
         vc.epoch = vc.epoch.wrapping_add(1);
         vc.mode = Mode::Guest { task, end: now + cost };
         vc.guest_time.set(now, true);
-        p.q.at(now + cost, Ev::GuestDone { vcpu: v, epoch: vc.epoch });
+        p.q.schedule(now + cost, Event::GuestDone { vcpu: v, epoch: vc.epoch });
         self.tr_guest_start(now, v, task);
     }
 
@@ -577,7 +578,7 @@ impl<M: Machine> Vcpus for M {
         vc.mode = Mode::Exit { then };
         vc.exits.record(reason, cost);
         vc.exit_until = now + cost;
-        p.q.at(now + cost, Ev::ExitDone { vcpu: v });
+        p.q.schedule(now + cost, Event::ExitDone { vcpu: v });
     }
 
     fn exit_done(&mut self, now: Time, v: u32) {
@@ -663,7 +664,7 @@ impl<M: Machine> Vcpus for M {
             IdleThread::Run(cost) => {
                 if let Some(t) = until.filter(|&t| self.vcpu_ref(v).burn_timer != Some(t)) {
                     self.vcpu(v).burn_timer = Some(t);
-                    self.q().at(t.max(now), Ev::TimerFire { vcpu: v });
+                    self.q().schedule(t.max(now), Event::TimerFire { vcpu: v });
                     if delivery.timer_write_exits() {
                         return self.exit(now, v, ExitReason::Timer, AfterExit::Resume);
                     }
@@ -679,7 +680,7 @@ impl<M: Machine> Vcpus for M {
             // Busy guest: no HLT. A workload deadline still needs the LAPIC timer, once.
             if let Some(t) = until.filter(|&t| self.vcpu_ref(v).burn_timer != Some(t)) {
                 self.vcpu(v).burn_timer = Some(t);
-                self.q().at(t.max(now), Ev::TimerFire { vcpu: v });
+                self.q().schedule(t.max(now), Event::TimerFire { vcpu: v });
                 if delivery.timer_write_exits() {
                     return self.exit(now, v, ExitReason::Timer, AfterExit::Resume);
                 }
@@ -691,7 +692,7 @@ impl<M: Machine> Vcpus for M {
             // a workload deadline programmed once).
             if let Some(t) = until.filter(|&t| self.vcpu_ref(v).burn_timer != Some(t)) {
                 self.vcpu(v).burn_timer = Some(t);
-                self.q().at(t.max(now), Ev::TimerFire { vcpu: v });
+                self.q().schedule(t.max(now), Event::TimerFire { vcpu: v });
                 if delivery.timer_write_exits() {
                     return self.exit(now, v, ExitReason::Timer, AfterExit::Resume);
                 }
@@ -704,7 +705,7 @@ impl<M: Machine> Vcpus for M {
             if own_deadline {
                 self.vcpu(v).burn_timer = Some(t);
             }
-            self.q().at(t.max(now), Ev::TimerFire { vcpu: v });
+            self.q().schedule(t.max(now), Event::TimerFire { vcpu: v });
             if delivery.timer_write_exits() {
                 return self.exit(now, v, ExitReason::Timer, AfterExit::Hlt);
             }
@@ -731,7 +732,7 @@ impl<M: Machine> Vcpus for M {
                 vc.mode = Mode::Polling;
                 vc.busy.set(now, false);
                 if let Some(t) = event {
-                    self.q().at(t, Ev::HaltPollEnd { vcpu: v });
+                    self.q().schedule(t, Event::HaltPollEnd { vcpu: v });
                 }
             }
         }
@@ -750,7 +751,7 @@ impl<M: Machine> Vcpus for M {
                 debug_assert_eq!(self.vcpu_ref(v).mode, Mode::Polling, "a poll window expired outside its poll");
                 self.block(now, v)
             }
-            Fired::Reschedule(t) => self.q().at(t, Ev::HaltPollEnd { vcpu: v }),
+            Fired::Reschedule(t) => self.q().schedule(t, Event::HaltPollEnd { vcpu: v }),
             Fired::Idle => {}
         }
     }
@@ -776,7 +777,7 @@ impl<M: Machine> Vcpus for M {
         if resume > 0 {
             // The rest of the HLT exit, as host time of the vCPU thread (not another exit).
             vc.mode = Mode::Exit { then: AfterExit::Resume };
-            return p.q.at(now + resume, Ev::ExitDone { vcpu: v });
+            return p.q.schedule(now + resume, Event::ExitDone { vcpu: v });
         }
         self.enter(now, v);
     }

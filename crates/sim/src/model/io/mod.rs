@@ -19,6 +19,8 @@
 mod elvis;
 mod es2;
 pub mod es2_driver;
+pub(crate) mod event;
+pub(crate) use event::Event;
 pub(crate) mod moderation;
 mod pmd;
 pub(crate) mod queues;

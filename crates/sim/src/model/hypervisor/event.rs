@@ -1,0 +1,66 @@
+//! The hypervisor layer's events: a vCPU's guest work or exit done, its timers and ticks, a
+//! scheduler's switch, tick and timers, an IPI leaving its exit. Scheduled through
+//! `engine::Schedule`; the model root's event (`model/event.rs`) carries them.
+
+/// The hypervisor layer's events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// A vCPU finished a piece of guest work (stale if `epoch` moved on).
+    GuestDone {
+        /// vCPU index (host-wide).
+        vcpu: u32,
+        /// vCPU work epoch at scheduling time.
+        epoch: u32,
+    },
+    /// A vCPU finished handling an exit and re-enters the guest.
+    ExitDone {
+        /// vCPU index.
+        vcpu: u32,
+    },
+    /// The thread the scheduler switched in on `cpu` starts running (stale unless `seq` is
+    /// the runqueue's current switch number).
+    SchedIn {
+        /// pCPU.
+        cpu: u32,
+        /// Switch sequence number.
+        seq: u32,
+    },
+    /// The host's periodic scheduler tick on a pCPU.
+    HostTick {
+        /// pCPU.
+        cpu: u32,
+    },
+    /// The guest's LAPIC timer fires.
+    TimerFire {
+        /// vCPU index.
+        vcpu: u32,
+    },
+    /// Periodic guest scheduler tick of a vCPU (its LAPIC timer as a host hrtimer).
+    Tick {
+        /// vCPU index.
+        vcpu: u32,
+    },
+    /// A halted vCPU's poll window timer fires (`halt.rs`: a restartable `engine::Timer`).
+    HaltPollEnd {
+        /// vCPU index.
+        vcpu: u32,
+    },
+    /// A timer the host scheduler asked for fires (`sched::Action::Timer`: Xen credit's tick,
+    /// slice end and accounting).
+    SchedTimer {
+        /// pCPU.
+        cpu: u32,
+    },
+    /// A waker set need_resched for a vCPU whose guest idle loop polls with the POLL flag set
+    /// (`guest_poll.rs`), instead of sending it a reschedule IPI.
+    NeedResched {
+        /// vCPU index.
+        vcpu: u32,
+    },
+    /// A call-function IPI leaves its sender's ICR-write exit (`exit.ipi_send_ns` into it) and
+    /// is raised at its target.
+    CallFunctionIpi {
+        /// Target vCPU index.
+        vcpu: u32,
+    },
+}

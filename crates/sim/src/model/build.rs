@@ -194,7 +194,7 @@ impl Host {
             pcpu_busy: vec![BusyTime::default(); c.pcpus as usize],
             window_start: 0,
             sched,
-            switching: vec![false; c.pcpus as usize],
+            switch_in: vec![crate::engine::Timer::default(); c.pcpus as usize],
             waker: None,
             host_tick_ns: round_ns(NS_PER_S as f64 / host_hz),
             // At most the exit's length: the profile check refuses more (`profile::NOT_ABOVE`).

@@ -46,7 +46,7 @@ impl Machine for Cx<'_> {
     type Q = EventQueue<Ev>;
     fn parts(&mut self) -> Parts<'_, EventQueue<Ev>> {
         let h = &mut *self.h;
-        Parts { vcpus: &mut h.vcpus, switching: &mut h.switching, profile: &h.profile, q: self.q }
+        Parts { vcpus: &mut h.vcpus, switch_in: &mut h.switch_in, profile: &h.profile, q: self.q }
     }
     fn vcpu(&mut self, v: u32) -> &mut Vcpu {
         &mut self.h.vcpus[v as usize]

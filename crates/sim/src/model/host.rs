@@ -127,7 +127,7 @@ pub struct Host {
     /// The host scheduler.
     pub(crate) sched: sched::Scheduler,
     /// Per pCPU: a thread is being switched in (its `SchedIn` is pending).
-    pub(crate) switching: Vec<bool>,
+    pub(crate) switch_in: Vec<crate::engine::Timer>,
     /// The pCPU running the thread that handles the current event (the waker).
     pub(crate) waker: Option<u32>,
     /// Host tick period (ns).

@@ -24,15 +24,15 @@ impl Host {
             let (state, cpu) = (self.sched.thread_state(v as u32), self.sched.thread_cpu(v as u32) as usize);
             let current = self.sched.current(cpu as u32) == Some(v as u32);
             let ok = match vc.mode {
-                Mode::Guest { .. } => state == State::Running && current && !self.switching[cpu],
+                Mode::Guest { .. } => state == State::Running && current && !self.switch_in[cpu].armed(),
                 Mode::Exit { .. } => state == State::Running || state == State::Queued,
                 Mode::Halted => state == State::Sleeping,
-                Mode::Polling => state == State::Running && current && !self.switching[cpu],
-                Mode::Waking => state == State::Queued || (state == State::Running && self.switching[cpu]),
+                Mode::Polling => state == State::Running && current && !self.switch_in[cpu].armed(),
+                Mode::Waking => state == State::Queued || (state == State::Running && self.switch_in[cpu].armed()),
                 Mode::Entering => false,
             };
             assert!(ok, "vCPU {v} in {:?} but its thread is {:?} on pCPU {cpu} (current: {current}, switching: {})",
-                vc.mode, state, self.switching[cpu]);
+                vc.mode, state, self.switch_in[cpu].armed());
         }
         // A back-end thread asleep has no wake-up under way and is not in its loop; one with a
         // wake-up under way is on a runqueue (else the wake-up was lost for good).

@@ -10,7 +10,7 @@
 //! and [`crate::model::hypervisor::threads::Threads`], implemented for every `Machine`; static
 //! dispatch, no box or vtable per event.
 
-use crate::engine::{Schedule, Time};
+use crate::engine::{Schedule, Time, Timer};
 use crate::metrics::ExitReason;
 use crate::model::hw::lapic::Vector;
 use crate::model::hypervisor::sched::Scheduler;
@@ -24,8 +24,9 @@ use eventpath_policy::routing::RunState;
 pub(crate) struct Parts<'a, Q> {
     /// Every vCPU, by host-wide index.
     pub vcpus: &'a mut [Vcpu],
-    /// Per pCPU: a thread is being switched in (its `SchedIn` is pending).
-    pub switching: &'a mut [bool],
+    /// Per pCPU: the switch-in under way (its `SchedIn`; armed while a thread is being
+    /// switched in, a later switch re-arms it: a restartable `engine::Timer`).
+    pub switch_in: &'a mut [Timer],
     /// The host's profile (costs).
     pub profile: &'a Profile,
     /// The event queue.

@@ -12,9 +12,9 @@ use crate::model::hypervisor::vcpu::Vcpus;
 /// Handle hypervisor event `e` at `now`.
 pub(crate) fn handle<M: Machine>(m: &mut M, now: Time, e: Event) {
     match e {
-        Event::GuestDone { vcpu, epoch } => m.guest_done(now, vcpu, epoch),
+        Event::GuestDone { vcpu } => m.guest_done(now, vcpu),
         Event::ExitDone { vcpu } => m.exit_done(now, vcpu),
-        Event::SchedIn { cpu, seq } => m.sched_in(now, cpu, seq),
+        Event::SchedIn { cpu } => m.sched_in(now, cpu),
         Event::HostTick { cpu } => m.host_tick(now, cpu),
         Event::TimerFire { vcpu } => m.timer_fire(now, vcpu),
         Event::Tick { vcpu } => m.tick(now, vcpu),

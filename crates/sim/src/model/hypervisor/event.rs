@@ -5,25 +5,21 @@
 /// The hypervisor layer's events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event {
-    /// A vCPU finished a piece of guest work (stale if `epoch` moved on).
+    /// A vCPU finished a piece of guest work (its `done` timer's event).
     GuestDone {
         /// vCPU index (host-wide).
         vcpu: u32,
-        /// vCPU work epoch at scheduling time.
-        epoch: u32,
     },
     /// A vCPU finished handling an exit and re-enters the guest.
     ExitDone {
         /// vCPU index.
         vcpu: u32,
     },
-    /// The thread the scheduler switched in on `cpu` starts running (stale unless `seq` is
-    /// the runqueue's current switch number).
+    /// The thread the scheduler switched in on `cpu` starts running (the pCPU's `switch_in`
+    /// timer's event).
     SchedIn {
         /// pCPU.
         cpu: u32,
-        /// Switch sequence number.
-        seq: u32,
     },
     /// The host's periodic scheduler tick on a pCPU.
     HostTick {

@@ -89,7 +89,7 @@ impl<M: Machine> Softirqs for M {
         let (end, held) = self.softirqs().run(now, cpu, ns);
         self.tr_softirq(cpu, end - ns, end);
         let Some(t) = self.sched_ref().current(cpu) else { return };
-        if self.parts().switching[cpu as usize] {
+        if self.parts().switch_in[cpu as usize].armed() {
             return;
         }
         match self.kind(t) {

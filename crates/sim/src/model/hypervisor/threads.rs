@@ -17,7 +17,7 @@ use crate::model::hypervisor::sched::{Action, State};
 use crate::model::hypervisor::vcpu::Mode;
 use crate::model::hypervisor::ctx::Machine;
 use crate::model::hypervisor::vcpu::{AfterExit, Vcpus};
-use crate::engine::{round_ns, Time};
+use crate::engine::{round_ns, Fired, Time};
 use crate::metrics::ExitReason;
 use eventpath_policy::routing::RunState;
 
@@ -64,7 +64,7 @@ pub(crate) trait Threads {
     fn poke(&mut self, now: Time, cpu: u32);
 
     /// The switched-in thread starts running on `cpu`.
-    fn sched_in(&mut self, now: Time, cpu: u32, seq: u32);
+    fn sched_in(&mut self, now: Time, cpu: u32);
 
     /// The host's periodic tick on `cpu` (CONFIG_HZ): slice accounting and load balancing.
     fn host_tick(&mut self, now: Time, cpu: u32);
@@ -131,13 +131,14 @@ impl<M: Machine> Threads for M {
     fn drain(&mut self, now: Time) {
         while let Some(a) = self.sched().next_action() {
             match a {
-                Action::SwitchIn { cpu, delay, from_idle, seq, .. } => {
+                Action::SwitchIn { cpu, delay, from_idle, .. } => {
                     if !from_idle {
                         self.set_pcpu_busy(now, cpu, true);
                     } // else busy from its SchedIn (sched_in)
                     let p = self.parts();
-                    p.switching[cpu as usize] = true;
-                    p.q.schedule(now + delay, Event::SchedIn { cpu, seq });
+                    if let Some(t) = p.switch_in[cpu as usize].arm(now + delay) {
+                        p.q.schedule(t, Event::SchedIn { cpu });
+                    }
                 }
                 Action::Resched { cpu } => self.poke(now, cpu),
                 Action::Timer { cpu, at } => self.parts().q.schedule(at, Event::SchedTimer { cpu }),
@@ -146,7 +147,7 @@ impl<M: Machine> Threads for M {
     }
 
     fn poke(&mut self, now: Time, cpu: u32) {
-        if !self.sched_ref().need_resched(cpu) || self.parts().switching[cpu as usize] {
+        if !self.sched_ref().need_resched(cpu) || self.parts().switch_in[cpu as usize].armed() {
             return;
         }
         let Some(t) = self.sched_ref().current(cpu) else { return };
@@ -163,11 +164,12 @@ impl<M: Machine> Threads for M {
         }
     }
 
-    fn sched_in(&mut self, now: Time, cpu: u32, seq: u32) {
-        if self.sched_ref().switch_seq(cpu) != seq {
-            return;
+    fn sched_in(&mut self, now: Time, cpu: u32) {
+        match self.parts().switch_in[cpu as usize].fired(now) {
+            Fired::Expired => {}
+            Fired::Reschedule(t) => return self.q().schedule(t, Event::SchedIn { cpu }),
+            Fired::Idle => return,
         }
-        self.parts().switching[cpu as usize] = false;
         self.set_pcpu_busy(now, cpu, true);
         let t = self.sched_ref().current(cpu).expect("SchedIn on an idle pCPU");
         debug_assert_eq!(self.sched_ref().thread_state(t), State::Running);

@@ -11,7 +11,7 @@ use crate::model::hw::lapic::Vector;
 use crate::model::hypervisor::ctx::Machine;
 use crate::model::hypervisor::irq::Irqs;
 use crate::model::hypervisor::threads::Threads;
-use crate::engine::{Fired, Time, round_ns};
+use crate::engine::{Fired, Time, Timer, round_ns};
 use crate::profile::Profile;
 use crate::metrics::{BusyTime, ExitCounters, ExitReason};
 use crate::config::InterruptDelivery;
@@ -190,8 +190,9 @@ pub struct Vcpu {
     /// vBalance rebound its VM's event channel to this vCPU: the guest's `EVTCHNOP_bind_vcpu`
     /// hypercall is owed, paid at the end of the next device handler here.
     pub(crate) rebind_owed: bool,
-    /// Bumped whenever a scheduled `GuestDone` must be ignored.
-    epoch: u32,
+    /// The running guest task's end (its `GuestDone`): armed when the task starts, cancelled
+    /// when it is cut short (a restartable `engine::Timer`, deadline semantics).
+    done: Timer,
     /// Tasks cut short by an exit or an interrupt handler, with the ns they still need.
     pub(crate) saved: Vec<(Task, Time)>,
     /// The application's step under way (when it began, its guest CPU), and the longest
@@ -279,7 +280,7 @@ impl Vcpu {
             rebind_owed: false,
             app_step: None,
             longest_app_step: 0,
-            epoch: 0,
+            done: Timer::default(),
             saved: Vec::with_capacity(8),
             apic: Apic::default(),
             exits: ExitCounters::default(),
@@ -419,7 +420,7 @@ impl Vcpu {
                 self.lookbusy_ran(now);
             }
             self.saved.push((task, left));
-            self.epoch = self.epoch.wrapping_add(1);
+            self.done.cancel();
             self.charge(task, end - now, false);
         }
     }
@@ -507,7 +508,7 @@ pub(crate) trait Vcpus {
     fn enter(&mut self, now: Time, v: u32);
 
     /// A guest task completed (ignored if the task was cut short since).
-    fn guest_done(&mut self, now: Time, v: u32, epoch: u32);
+    fn guest_done(&mut self, now: Time, v: u32);
 
     /// Nothing to run: program the LAPIC timer for `until` (if any) and halt.
     fn idle(&mut self, now: Time, v: u32, until: Option<Time>);
@@ -545,10 +546,11 @@ impl<M: Machine> Vcpus for M {
         let cost = cost + pollution;
         vc.task_pollution = (pollution, now, cost);
         vc.charge(task, cost, true);
-        vc.epoch = vc.epoch.wrapping_add(1);
         vc.mode = Mode::Guest { task, end: now + cost };
         vc.guest_time.set(now, true);
-        p.q.schedule(now + cost, Event::GuestDone { vcpu: v, epoch: vc.epoch });
+        if let Some(t) = vc.done.arm(now + cost) {
+            p.q.schedule(t, Event::GuestDone { vcpu: v });
+        }
         self.tr_guest_start(now, v, task);
     }
 
@@ -627,12 +629,14 @@ impl<M: Machine> Vcpus for M {
         self.guest_next(now, v);
     }
 
-    fn guest_done(&mut self, now: Time, v: u32, epoch: u32) {
+    fn guest_done(&mut self, now: Time, v: u32) {
+        match self.vcpu(v).done.fired(now) {
+            Fired::Expired => {}
+            Fired::Reschedule(t) => return self.q().schedule(t, Event::GuestDone { vcpu: v }),
+            Fired::Idle => return,
+        }
         let vc = self.vcpu(v);
         let Mode::Guest { task, .. } = vc.mode else { return };
-        if vc.epoch != epoch {
-            return;
-        }
         vc.mode = Mode::Entering;
         self.tr_guest_end(now, v, task);
         match task {

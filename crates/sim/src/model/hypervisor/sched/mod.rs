@@ -184,8 +184,6 @@ pub struct Rq {
     pub need_resched: bool,
     /// Next periodic balance.
     next_balance: Time,
-    /// Switch-in sequence number (stale `SchedIn` events are ignored).
-    pub seq: u32,
     /// When it went idle and its idle governor (idle-state choice).
     pub idle: IdleHistory,
     /// CPU its current thread owes for its wake-up from the idle state (`wake_cpu_ns` of the
@@ -266,8 +264,6 @@ pub enum Action {
         /// The pCPU was idle: `delay` opens with its wake-up (IPI, idle exit), which is neither
         /// the thread's reported run time nor the pCPU's busy time.
         from_idle: bool,
-        /// Sequence number to pass back.
-        seq: u32,
     },
     /// Call the scheduler's `timer(cpu)` at `at` (Xen credit's tick, slice and accounting
     /// timers; CFS runs from the host tick and never asks).
@@ -646,8 +642,6 @@ impl Sched {
         rq.queued.retain(|&x| x != t);
         rq.clear_buddies(t);
         rq.curr = Some(t);
-        rq.seq = rq.seq.wrapping_add(1);
-        let seq = rq.seq;
         self.switches += 1;
         let p = self.p;
         let th = &mut self.threads[t as usize];
@@ -675,7 +669,7 @@ impl Sched {
         // From idle the pCPU and the thread count from its SchedIn (`threads.rs sched_in`).
         th.run_from = if from_idle { now + delay } else { now };
         self.update_min_vruntime(cpu);
-        self.actions.push_back(Action::SwitchIn { cpu, tid: t, delay, from_idle, seq });
+        self.actions.push_back(Action::SwitchIn { cpu, tid: t, delay, from_idle });
     }
 
     /// Start thread `t` at time 0 (it is runnable from the beginning): enqueue on its pCPU.

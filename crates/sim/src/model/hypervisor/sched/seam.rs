@@ -85,10 +85,6 @@ impl Scheduler {
     pub fn take_wake_cpu(&mut self, cpu: u32) -> Time {
         each!(self, s => s.take_wake_cpu(cpu))
     }
-    /// `cpu`'s switch sequence number (a switch-in of another number is stale).
-    pub fn switch_seq(&self, cpu: u32) -> u32 {
-        each!(self, s => s.switch_seq(cpu))
-    }
     /// Threads on `cpu`'s runqueue, the running one included.
     pub fn nr_running(&self, cpu: u32) -> usize {
         each!(self, s => s.nr_running(cpu))
@@ -203,9 +199,6 @@ impl Scheduler {
 impl Sched {
     fn current(&self, cpu: u32) -> Option<u32> {
         self.rqs[cpu as usize].curr
-    }
-    fn switch_seq(&self, cpu: u32) -> u32 {
-        self.rqs[cpu as usize].seq
     }
     fn nr_running(&self, cpu: u32) -> usize {
         self.rqs[cpu as usize].nr_running()

@@ -137,7 +137,6 @@ struct Pcpu {
     runq: Vec<u32>,
     curr: Option<u32>,
     need_resched: bool,
-    seq: u32,
     idle: IdleHistory,
     wake_cpu: Time,
     /// `runq_sort_last`.
@@ -196,7 +195,6 @@ impl Credit {
             runq: Vec::new(),
             curr: None,
             need_resched: false,
-            seq: 0,
             idle: IdleHistory::new(&p.cstates),
             wake_cpu: 0,
             runq_sort_last: 0,

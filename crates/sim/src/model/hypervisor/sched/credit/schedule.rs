@@ -51,8 +51,6 @@ impl Credit {
         let (p, c) = (self.p, self.c);
         let pc = &mut self.pcpus[cpu as usize];
         pc.curr = Some(t);
-        pc.seq = pc.seq.wrapping_add(1);
-        let seq = pc.seq;
         pc.slice_end = Some(now + c.tslice_ns);
         pc.wake_cpu = 0;
         if pc.next_tick.is_none() {
@@ -88,7 +86,7 @@ impl Credit {
         };
         th.run_from = if from_idle { now + delay } else { now };
         self.rearm(cpu);
-        self.actions.push_back(Action::SwitchIn { cpu, tid: t, delay, from_idle, seq });
+        self.actions.push_back(Action::SwitchIn { cpu, tid: t, delay, from_idle });
     }
 
     /// SCHEDULE_SOFTIRQ on busy `cpu` (a tickle, or its slice ended): if `csched_schedule`

@@ -29,10 +29,6 @@ impl Credit {
     pub fn take_wake_cpu(&mut self, cpu: u32) -> Time {
         std::mem::take(&mut self.pcpus[cpu as usize].wake_cpu)
     }
-    /// `cpu`'s switch sequence number.
-    pub fn switch_seq(&self, cpu: u32) -> u32 {
-        self.pcpus[cpu as usize].seq
-    }
     /// Threads on `cpu`'s runqueue, the running one included.
     pub fn nr_running(&self, cpu: u32) -> usize {
         let pc = &self.pcpus[cpu as usize];

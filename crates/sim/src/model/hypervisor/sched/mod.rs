@@ -19,6 +19,7 @@ mod idle;
 mod load;
 mod place;
 mod seam;
+mod waits;
 #[cfg(test)]
 mod tests;
 mod yield_to;
@@ -145,14 +146,8 @@ pub struct Thread {
     run_from: Time,
     /// Woken by the expiry of its own timed sleep (pays `timer_wakeup_ns` from idle).
     timer_woken: bool,
-    /// When it last became queued (runnable, waiting for its pCPU).
-    queued_since: Time,
-    /// Time spent queued, lifetime (`sched_info.run_delay`), excluding the current wait.
-    run_delay: u64,
-    /// Longest single wait for a pCPU since [`Sched::take_max_wait`] last read it.
-    max_wait: u64,
-    /// Longest single wait for a pCPU over the whole run (the starvation audit).
-    longest_wait: u64,
+    /// Its waits for a pCPU.
+    waits: waits::Waits,
     /// `wakee_flips`: how often, decaying by half each second, it woke a different thread than
     /// the one it woke before (`record_wakee`; read by `wake_wide`).
     wakee_flips: u32,
@@ -345,10 +340,7 @@ impl Sched {
             migrated: false,
             run_from: 0,
             timer_woken: false,
-            queued_since: 0,
-            run_delay: 0,
-            max_wait: 0,
-            longest_wait: 0,
+            waits: Default::default(),
             wakee_flips: 0,
             last_wakee: None,
             wakee_decay_at: 0,
@@ -390,16 +382,14 @@ impl Sched {
     /// on counts as far as it has got), and start over.
     pub fn take_max_wait(&mut self, now: Time, t: u32) -> u64 {
         let th = &mut self.threads[t as usize];
-        let ongoing = if th.state == State::Queued { now - th.queued_since } else { 0 };
-        std::mem::take(&mut th.max_wait).max(ongoing)
+        th.waits.take_max(now, th.state == State::Queued)
     }
 
     /// Thread `t`'s longest single wait for a pCPU over the run up to `now` (a wait still going
     /// on counts as far as it has got).
     pub fn longest_wait(&self, now: Time, t: u32) -> u64 {
         let th = &self.threads[t as usize];
-        let ongoing = if th.state == State::Queued { now - th.queued_since } else { 0 };
-        th.longest_wait.max(ongoing)
+        th.waits.longest(now, th.state == State::Queued)
     }
 
     /// How long CFS may keep a runnable thread waiting when every thread has the same weight
@@ -423,7 +413,7 @@ impl Sched {
     pub fn run_and_delay(&self, now: Time, t: u32) -> (u64, u64) {
         let th = &self.threads[t as usize];
         let ran = th.sum_exec + if th.state == State::Running { now - th.exec_start } else { 0 };
-        (ran, th.run_delay + if th.state == State::Queued { now - th.queued_since } else { 0 })
+        (ran, th.waits.delay(now, th.state == State::Queued))
     }
 
     /// Busy time of pCPU `c` in the window: the sum of its threads' run time.
@@ -558,7 +548,7 @@ impl Sched {
         }
         th.cpu = cpu;
         th.state = State::Queued;
-        th.queued_since = now;
+        th.waits.queue(now);
         self.rqs[cpu as usize].queued.push(t);
         self.end_idle_period(now, cpu);
         match self.rqs[cpu as usize].curr {
@@ -618,7 +608,7 @@ impl Sched {
             rq.clear_buddies(t); // dequeue_entity
         } else {
             th.state = State::Queued;
-            th.queued_since = now;
+            th.waits.queue(now);
             rq.queued.push(t);
         }
         self.pick(now, cpu, false);
@@ -647,10 +637,7 @@ impl Sched {
         let th = &mut self.threads[t as usize];
         th.state = State::Running;
         th.preempted = false;
-        let wait = now - th.queued_since;
-        th.run_delay += wait;
-        th.max_wait = th.max_wait.max(wait);
-        th.longest_wait = th.longest_wait.max(wait);
+        th.waits.run(now);
         th.exec_start = now;
         th.slice_start_exec = th.sum_exec;
         let timer = std::mem::take(&mut th.timer_woken);
@@ -676,7 +663,7 @@ impl Sched {
     pub fn start(&mut self, now: Time, t: u32) {
         let th = &mut self.threads[t as usize];
         th.state = State::Queued;
-        th.queued_since = now;
+        th.waits.queue(now);
         let cpu = th.cpu;
         self.rqs[cpu as usize].queued.push(t);
         if self.rqs[cpu as usize].curr.is_none() {

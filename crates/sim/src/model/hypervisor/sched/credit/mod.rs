@@ -30,6 +30,7 @@ mod stats;
 mod tests;
 
 use super::idle::{self, IdleHistory, MAX_CSTATES};
+use super::waits::Waits;
 use super::{Action, CpuMask, Migration, Params, SchedStats, State};
 use crate::engine::{Rng, Time, Timer};
 
@@ -123,10 +124,7 @@ struct Vcpu {
     run_from: Time,
     timer_woken: bool,
     migrated: bool,
-    queued_since: Time,
-    run_delay: u64,
-    max_wait: u64,
-    longest_wait: u64,
+    waits: Waits,
     migrations: u64,
     rng: Rng,
 }
@@ -257,10 +255,7 @@ impl Credit {
             run_from: 0,
             timer_woken: false,
             migrated: false,
-            queued_since: 0,
-            run_delay: 0,
-            max_wait: 0,
-            longest_wait: 0,
+            waits: Waits::default(),
             migrations: 0,
             rng,
         });
@@ -319,10 +314,10 @@ impl Credit {
             let q = &mut self.pcpus[cpu as usize].runq;
             let at = q.iter().position(|&x| x == t).expect("a queued thread is on its pCPU's runqueue");
             q.remove(at);
-            let since = self.threads[t as usize].queued_since;
+            let since = self.threads[t as usize].waits.queued_since;
             self.runq_insert(now, cpu, t);
             // Still the same wait: the boost does not restart it.
-            self.threads[t as usize].queued_since = since;
+            self.threads[t as usize].waits.queued_since = since;
             self.tickle(now, cpu, t, None);
         }
     }
@@ -362,7 +357,7 @@ impl Credit {
         q.insert(at, t);
         let th = &mut self.threads[t as usize];
         th.state = State::Queued;
-        th.queued_since = now;
+        th.waits.queue(now);
     }
 
     /// The current thread of `cpu` leaves it, to sleep or back to its runqueue (or, if the

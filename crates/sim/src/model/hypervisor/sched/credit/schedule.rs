@@ -59,10 +59,7 @@ impl Credit {
         }
         let th = &mut self.threads[t as usize];
         th.state = State::Running;
-        let wait = now - th.queued_since;
-        th.run_delay += wait;
-        th.max_wait = th.max_wait.max(wait);
-        th.longest_wait = th.longest_wait.max(wait);
+        th.waits.run(now);
         th.exec_start = now;
         th.start_time += now as i64;
         let delay = if prev == Some(t) {

@@ -77,21 +77,19 @@ impl Credit {
     pub fn run_and_delay(&self, now: Time, t: u32) -> (u64, u64) {
         let th = &self.threads[t as usize];
         let ran = th.sum_exec + if th.state == State::Running { now - th.exec_start } else { 0 };
-        (ran, th.run_delay + if th.state == State::Queued { now - th.queued_since } else { 0 })
+        (ran, th.waits.delay(now, th.state == State::Queued))
     }
 
     /// Thread `t`'s longest single wait since the last call, and start over.
     pub fn take_max_wait(&mut self, now: Time, t: u32) -> u64 {
         let th = &mut self.threads[t as usize];
-        let ongoing = if th.state == State::Queued { now - th.queued_since } else { 0 };
-        std::mem::take(&mut th.max_wait).max(ongoing)
+        th.waits.take_max(now, th.state == State::Queued)
     }
 
     /// Thread `t`'s longest single wait over the run.
     pub fn longest_wait(&self, now: Time, t: u32) -> u64 {
         let th = &self.threads[t as usize];
-        let ongoing = if th.state == State::Queued { now - th.queued_since } else { 0 };
-        th.longest_wait.max(ongoing)
+        th.waits.longest(now, th.state == State::Queued)
     }
 
     /// None: credit bounds no wait simply. BOOSTed wakers run ahead of a waiting thread, and an

@@ -235,6 +235,12 @@ pub struct HostCosts {
     /// thread's wake-up and `exit.hlt_ns` already hold (kvm_vcpu_block's return, vcpu_load,
     /// the entry); 0 where those hold it all (a bare-metal host; a nested one pays more).
     pub halt_wakeup_ns: Param,
+    /// KVM's default halt polling (`halt_poll_ns`, the module parameter's default of the
+    /// profile's host kernel: x86 `KVM_HALT_POLL_NS_DEFAULT`): what a VM without
+    /// `[vm.halt_poll]` gets (grow, grow start and shrink at the policy's defaults). Absent or
+    /// 0: that kernel does not poll (KVM before Linux 4.0, Xen).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub halt_poll_ns: Option<Param>,
     /// A halt-polling vCPU thread that finds an interrupt pending: from the interrupt to the
     /// guest running its handler (the poll loop's exit, the injection, the VM entry); 0 where
     /// `exit.hlt_ns` holds it (a bare-metal host; a nested one pays tens of µs).
@@ -567,6 +573,7 @@ impl Bounds {
             "vhost.weight_packets" | "guest.napi_weight" => b(1.0, 1e6, true, "packets per handler turn; Linux uses 64-256"),
             "client.delack_segments" => b(1.0, 1024.0, true, "segments per delayed ACK; Linux ACKs every 2nd"),
             "nic.txqueuelen_packets" => b(1.0, 1e6, true, "the qdisc limit; Linux's default is 1000"),
+            "host.halt_poll_ns" => b(0.0, 4_294_967_295.0, true, "halt_poll_ns, an unsigned int of ns; 0 does not poll"),
             "sriov.max_vfs" => b(1.0, 256.0, true, "PCIe SR-IOV: at most 256 functions per device"),
             "sriov.vf_itr_ns" | "sriov.vf_itr_max_ns" | "sriov.vf_itr_min_ns" => b(1.0, MAX_NS, false, "an interrupt interval; 0 would not throttle"),
             "guest.udp_rcvbuf_bytes" => b(2304.0, 2_147_483_647.0, true, "Linux SOCK_MIN_RCVBUF to the largest int"),
@@ -815,6 +822,10 @@ impl Profile {
                 at += 1;
             }
         }
+        if let Some(h) = &self.host.halt_poll_ns {
+            let at = p.iter().position(|(k, _, _)| *k == "host.halt_wakeup_ns").expect("listed above") + 1;
+            p.insert(at, ("host.halt_poll_ns", h, "ns"));
+        }
         if let Some(v) = &self.sriov {
             p.extend([
                 ("sriov.max_vfs", &v.max_vfs, "count"),
@@ -983,6 +994,13 @@ impl Profile {
             }
             (GovernorKind::Menu, None) => Ok(()),
         }
+    }
+
+    /// KVM's default halt polling of the profile's host kernel (`host.halt_poll_ns`), if it
+    /// polls by default: the `[vm.halt_poll]` a VM that says nothing gets.
+    pub fn default_halt_poll(&self) -> Option<eventpath_policy::halt_poll::HaltPollConfig> {
+        let ns = self.host.halt_poll_ns.as_ref().map_or(0.0, |p| p.value);
+        (ns > 0.0).then(|| eventpath_policy::halt_poll::HaltPollConfig { max_halt_poll_ns: ns as u32, ..Default::default() })
     }
 
     /// The CPU has IPI virtualization (`cpu.ipiv = 1`; absent is 0).

@@ -43,3 +43,25 @@ fn a_bad_halt_poll_parameter_is_one_line() {
     let e = Sc::new("h", "es2").vm(Vm::new("vm0", 1).halt_poll("grow_start = 0")).check_error();
     assert!(e.contains("halt_poll") && e.contains("grow_start") && !e.contains('\n'), "{e}");
 }
+
+/// Stock KVM polls where the profile's host kernel does by default (`host.halt_poll_ns`): a VM
+/// that says nothing gets that `[vm.halt_poll]`, unless it never halts or its guest polls.
+#[test]
+fn a_vm_that_says_nothing_polls_where_its_kernel_does_by_default() {
+    let vm = || Vm::new("vm0", 1).workload("kind = \"udp_rr\"\nrequest_bytes = 64\nresponse_bytes = 64");
+    let polls = |sc: Sc| sc.check().scenario.vm[0].halt_poll.as_ref().map(|h| h.max_halt_poll_ns);
+    // modern: Linux 6.1's KVM_HALT_POLL_NS_DEFAULT.
+    assert_eq!(polls(Sc::new("hp", "modern").vm(vm())), Some(200_000));
+    // A kernel without the profile key (es2 today) does not poll unless asked.
+    assert_eq!(polls(Sc::new("hp", "es2").vm(vm())), None);
+    // What the scenario says wins: off, or its own window.
+    assert_eq!(polls(Sc::new("hp", "modern").vm(vm().halt_poll("max_halt_poll_ns = 0"))), Some(0));
+    assert_eq!(polls(Sc::new("hp", "modern").vm(vm().halt_poll("max_halt_poll_ns = 50000"))), Some(50_000));
+    // vCPUs that never halt, and a guest whose own polling turns KVM's off, get none.
+    assert_eq!(polls(Sc::new("hp", "modern").vm(vm().burn(true))), None);
+    assert_eq!(polls(Sc::new("hp", "modern").vm(vm().guest_idle("poll"))), None);
+    assert_eq!(polls(Sc::new("hp", "modern").vm(vm().lines("guest_halt_poll = { guest_halt_poll_ns = 100000 }"))), None);
+    // And the run polls: the vCPU thread is busy while its vCPU waits for the next request.
+    let o = Sc::new("hp", "modern").duration(0.02).warmup(0.005).vm(vm()).run_clean();
+    assert!(o.summary.vms[0].halt_poll_pct.unwrap() > 0.0, "{:?}", o.summary.vms[0].halt_poll_pct);
+}

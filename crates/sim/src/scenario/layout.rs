@@ -24,6 +24,17 @@ pub(super) fn fill_from_profile(vm: &mut Vm, profile: &Profile) {
     }
 }
 
+/// Stock KVM polls on halt where the profile's host kernel does by default (`host.halt_poll_ns`,
+/// Linux 4.0 and later): a VM that says nothing of it, on a KVM host, whose vCPUs halt (no
+/// burn, no `idle=poll`) and whose guest does not poll itself (`[vm.guest_halt_poll]`, whose
+/// driver turns KVM's off), gets that `[vm.halt_poll]`.
+pub(super) fn default_halt_poll(vm: &mut Vm, profile: &Profile, v: Virtualization) {
+    let halts = !vm.guest_cpu_burn && vm.guest_idle != super::GuestIdle::Poll && vm.guest_halt_poll.is_none();
+    if vm.halt_poll.is_none() && v == Virtualization::Kvm && halts {
+        vm.halt_poll = profile.default_halt_poll();
+    }
+}
+
 /// Keys VM `vm` sets that its layout would ignore: each refused, saying why.
 pub(super) fn check_used(vm: &Vm, key: &dyn Fn(&str) -> String, host: &HostLayout) -> Result<(), String> {
     let bare = host.virtualization == Virtualization::BareMetal;

@@ -716,6 +716,9 @@ impl Scenario {
             }
             vm.net.moderation.validate().map_err(|e| err(policy_error(&key("net.moderation"), &e)))?;
         }
+        for vm in &mut self.vm {
+            layout::default_halt_poll(vm, &profile, self.host.virtualization);
+        }
         xen::check(&self, &profile, pcpus).map_err(err)?;
         let pins: Vec<(usize, &[u32])> = self.vm.iter().enumerate().filter_map(|(i, v)| v.vcpu_pins.as_deref().map(|p| (i, p))).collect();
         self.host.io.check(pcpus, &pins).map_err(err)?;

@@ -63,7 +63,9 @@ def test_multi_vm_memcached_directions(tmp_path):
     rows = _rows(reproduce.run("es2-fig8a-h", tmp_path, duration=0.1))
     for n in (1, 4):
         gain = lambda c: rows[(f"{c} vs PI {n}VM", "throughput_gain")]["simulated"]  # noqa: E731
-        assert gain("PI+H(O)") > gain("PI+H(P)") + 2
+        # (By more than a point: at 1 VM and 0.1 s, +4.6 against +2.7 % since issue 45's
+        # client queues and metric windows; it was more than 2 points.)
+        assert gain("PI+H(O)") > gain("PI+H(P)") + 1
         if n == 1:
             # (At 4 VMs the model's H(P) gains +16..21 %, where ES2 has "a very slight
             # increase": the experiment's note.)

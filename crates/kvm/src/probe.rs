@@ -193,7 +193,7 @@ pub fn host_idle() -> HostIdle {
 /// `n` sleeps of 10 µs by a thread on the backend's CPU (the last one) with the backend's timer
 /// slack (`sys::exact_timed_sleeps`): wall and CPU time per sleep.
 fn timed_sleep(n: u64) -> Result<TimedSleep> {
-    let cpu = crate::vmm::sys::host_cpus().saturating_sub(1);
+    let cpu = *crate::vmm::sys::allowed_cpus().last().expect("at least one allowed CPU");
     let h = std::thread::spawn(move || {
         crate::vmm::sys::pin_current(cpu).ok();
         crate::vmm::sys::exact_timed_sleeps();

@@ -1,14 +1,14 @@
-//! The probe's testbed scenarios, built as [`Scenario`] values. Where the host has two CPUs the
-//! vCPU runs on CPU 0 and the backend thread or interrupt generator on CPU 1.
+//! The probe's testbed scenarios, built as [`Scenario`] values. Where the process may use two
+//! CPUs the vCPU runs on the first allowed one and the backend thread or interrupt generator on
+//! the second (ids of the affinity mask: under `taskset -c 2,3` those are CPUs 2 and 3).
 use crate::scenario::{Handling, IoHandling, IrqGenCfg, LoadCfg, Scenario, VmCfg};
 use crate::vmm::sys;
 
-/// (vCPU pins, backend/generator CPU): CPUs 0 and 1, or none on a one-CPU host.
+/// (vCPU pins, backend/generator CPU): the first two allowed CPUs, or none with one CPU.
 fn pins() -> (Vec<usize>, Option<usize>) {
-    if sys::host_cpus() >= 2 {
-        (vec![0], Some(1))
-    } else {
-        (vec![], None)
+    match sys::allowed_cpus()[..] {
+        [a, b, ..] => (vec![a], Some(b)),
+        _ => (vec![], None),
     }
 }
 
@@ -22,7 +22,7 @@ fn one_vm(dur: f64, kick: &str, load: LoadCfg) -> Scenario {
 /// (a PMD needs a core: CPU 0 on a one-CPU host, where the vCPU is not pinned).
 fn with_backend(mut s: Scenario, handling: Handling) -> Scenario {
     match handling {
-        Handling::Pmd => s.host.io = IoHandling { handling, cores: Some(vec![pins().1.unwrap_or(0) as u32]), ..Default::default() },
+        Handling::Pmd => s.host.io = IoHandling { handling, cores: Some(vec![pins().1.unwrap_or(sys::allowed_cpus()[0]) as u32]), ..Default::default() },
         _ => s.backend.pin = pins().1.into_iter().collect(),
     }
     s
@@ -60,10 +60,9 @@ mod tests {
     use super::*;
 
     fn toml_pins() -> (String, String) {
-        if sys::host_cpus() >= 2 {
-            ("pin = [0]".into(), "pin = [1]".into())
-        } else {
-            (String::new(), String::new())
+        match sys::allowed_cpus()[..] {
+            [a, b, ..] => (format!("pin = [{a}]"), format!("pin = [{b}]")),
+            _ => (String::new(), String::new()),
         }
     }
 
@@ -83,7 +82,8 @@ mod tests {
     #[test]
     fn built_scenarios_equal_the_old_toml_texts() {
         let (vp, bp) = toml_pins();
-        let core = if sys::host_cpus() >= 2 { 1 } else { 0 };
+        let cpus = sys::allowed_cpus();
+        let core = cpus.get(1).copied().unwrap_or(cpus[0]);
         for (kick, handling, table) in [
             ("pio", Handling::Pmd, format!("[host.io]\nhandling = \"pmd\"\ncores = [{core}]")),
             ("mmio", Handling::Vhost, format!("[backend]\n{bp}")),
@@ -100,7 +100,7 @@ mod tests {
             same(notify_loop(pattern, kick, 0.5), text);
         }
         for (gap_us, halt, halt_poll) in [(100.0, false, None), (1000.0, true, Some(0u64)), (100.0, true, Some(2_000_000))] {
-            let bp = bp.replace("[1]", "1");
+            let bp = bp.replace(['[', ']'], "");
             let hp = halt_poll.map(|n| format!("halt_poll_ns = {n}")).unwrap_or_default();
             let text = format!(
                 "{}[irqgen]\ngap_us = {gap_us}\n{bp}\n[[vm]]\nname = \"vm0\"\n{vp}\n{hp}\n[[vm.load]]\npattern = \"irq_sink\"\nhalt_when_idle = {halt}\n",

@@ -24,8 +24,11 @@ impl Scenario {
         }
         let pins: Vec<Vec<u32>> = self.vm.iter().map(|v| v.pin.iter().map(|&c| c as u32).collect()).collect();
         let pins: Vec<(usize, &[u32])> = pins.iter().enumerate().map(|(i, p)| (i, p.as_slice())).collect();
-        let pcpus = u32::try_from(crate::vmm::sys::host_cpus()).unwrap_or(u32::MAX);
-        io.check(pcpus, &pins).map_err(Error::Input)?;
+        // CPU ids, not a count: under a taskset or a cpuset the allowed ids need not start at 0.
+        for (i, &c) in cores.iter().enumerate() {
+            super::check::cpu(&format!("host.io.cores[{i}]"), c as usize)?;
+        }
+        io.check(u32::MAX, &pins).map_err(Error::Input)?;
         if io.combining_level.is_some() {
             // The only [host.io] key the testbed does not read: it groups devices by backend.threads.
             return Err(Error::Input(

@@ -139,11 +139,11 @@ fn silently_accepted_values_are_refused_with_one_line() {
         (format!("duration_s = -1\n{OK}"), "duration_s = -1: must be in 0.05..=600"),
         (format!("duration_s = nan\n{OK}"), "duration_s = NaN: must be in 0.05..=600"),
         (format!("warmup_s = -0.1\n{OK}"), "warmup_s = -0.1: must be in 0..=60"),
-        (OK.replace("pattern = \"stream\"\nrate = 1000", "pattern = \"closed\"\nwindow = 0"), "vm[0].load[0].window = 0: must be in 1..=256"),
+        (OK.replace("pattern = \"stream\"\nrate = 1000", "pattern = \"closed\"\nwindow = 0"), "vm[0].load[0].window = 0: must be in 1..=256 (vm.queue_size = 256)"),
         (OK.replace("\"stream\"", "\"streem\""), "vm[0].load[0].pattern = \"streem\": allowed: stream, closed"),
-        (OK.replace("name = \"a\"", "name = \"a\"\npin = [4096]"), "vm[0].pin = 4096: this host has CPUs 0..="),
-        (with("[backend]\npin = [4096]"), "backend.pin = 4096: this host has CPUs 0..="),
-        (with("[irqgen]\ngap_us = 100\npin = 4096"), "irqgen.pin = 4096: this host has CPUs 0..="),
+        (OK.replace("name = \"a\"", "name = \"a\"\npin = [4096]"), "vm[0].pin = 4096: not a CPU this process may run on; allowed CPUs: "),
+        (with("[backend]\npin = [4096]"), "backend.pin = 4096: not a CPU this process may run on; allowed CPUs: "),
+        (with("[irqgen]\ngap_us = 100\npin = 4096"), "irqgen.pin = 4096: not a CPU this process may run on; allowed CPUs: "),
         (with("[backend]\nbusyloop_us = 4000000000"), "backend.busyloop_us = 4000000000: must be in 0..=1000000"),
         // Keys the pattern or the mode never reads.
         (OK.replace("rate = 1000", "rate = 1000\nwindow = 4"), "vm[0].load[0].window = 4: does nothing with pattern = \"stream\" (read by pattern closed); remove it"),
@@ -156,7 +156,7 @@ fn silently_accepted_values_are_refused_with_one_line() {
         (with("[host.io]\ncores = [0]"), "key `host.io.cores`: only for handling = \"es2\", \"elvis\" or \"pmd\"; the testbed pins vhost threads with backend.pin"),
         (with("[host.io]\nhandling = \"pmd\"\ncores = [0]").replace("name = \"a\"", "name = \"a\"\npin = [0]"), "key `host.io.cores[0]`: CPU 0 is an I/O core, but vm[0].pin pins a vCPU to it"),
         (with("[host.io]\nhandling = \"pmd\""), "key `host.io.cores`: a poll-mode back end needs at least one dedicated core"),
-        (with("[host.io]\nhandling = \"pmd\"\ncores = [4096]"), "key `host.io.cores[0]`: pCPU 4096 does not exist"),
+        (with("[host.io]\nhandling = \"pmd\"\ncores = [4096]"), "host.io.cores[0] = 4096: not a CPU this process may run on; allowed CPUs: "),
         (with("[host.io]\nhandling = \"pmd\"\ncores = [0]\nmax_sleep_us = 9"), "key `host.io.max_sleep_us`: only for idle = \"sleep\""),
         (with("[host.io]\nhandling = \"es2\"\ncombining_level = 2"), "key `host.io.combining_level`: the testbed does not read it"),
         // Values the guest would silently ignore or hang on.
@@ -173,4 +173,35 @@ fn silently_accepted_values_are_refused_with_one_line() {
     Scenario::parse(&with("[backend]\nbusyloop_us = 50")).unwrap();
     Scenario::parse(&with("[host.io]\nhandling = \"pmd\"\ncores = [0]\nidle = \"monitor\"\nempty_polls = 8")).unwrap();
     Scenario::parse(&two).unwrap();
+    // Issue 45 (kvm-queue-size-2-unread-burst): a key the pattern never reads is not held to
+    // the ring, so a 2-entry ring runs a stream; a burst that does not fit is refused naming it.
+    let small = OK.replace("name = \"a\"", "name = \"a\"\nqueue_size = 2");
+    Scenario::parse(&small).unwrap();
+    let e = err(&small.replace("pattern = \"stream\"\nrate = 1000", "pattern = \"burst\""));
+    assert!(e.starts_with("vm[0].load[0].burst = 8: must be in 1..=2 (vm.queue_size = 2)"), "{e}");
+    Scenario::parse(&small.replace("pattern = \"stream\"\nrate = 1000", "pattern = \"burst\"\nburst = 2")).unwrap();
+}
+
+/// Issue 45 (kvm-cpu-numbering-under-taskset): pins are CPU ids of the affinity mask, not
+/// 0..count. A thread narrowed to the last allowed CPU (as `taskset -c N` narrows a process)
+/// may pin there, and is refused CPU 0 when 0 is outside its mask.
+#[test]
+fn pins_are_checked_against_the_allowed_cpu_ids() {
+    use crate::vmm::sys;
+    assert_eq!(sys::cpu_list(&[0, 1, 2, 3]), "0-3");
+    assert_eq!(sys::cpu_list(&[1]), "1");
+    assert_eq!(sys::cpu_list(&[2, 5, 6, 7, 9]), "2,5-7,9");
+    let last = *sys::allowed_cpus().last().unwrap();
+    std::thread::spawn(move || {
+        sys::pin_current(last).unwrap();
+        assert_eq!(sys::allowed_cpus(), vec![last]);
+        let pinned = |c: usize| Scenario::parse(&OK.replace("name = \"a\"", &format!("name = \"a\"\npin = [{c}]")));
+        pinned(last).unwrap();
+        if last != 0 {
+            let e = pinned(0).unwrap_err().to_string();
+            assert_eq!(e, format!("vm[0].pin = 0: not a CPU this process may run on; allowed CPUs: {last}"));
+        }
+    })
+    .join()
+    .unwrap();
 }

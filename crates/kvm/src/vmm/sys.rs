@@ -31,9 +31,40 @@ pub fn ns_to_tsc(ns: f64) -> u64 {
     (ns * tsc_hz() as f64 / 1e9) as u64
 }
 
+/// The host CPU ids this process may run on, ascending: its affinity mask, which `taskset` or a
+/// container's cpuset narrows (CPU ids are not 0..count there: under `taskset -c 1` the only
+/// allowed CPU is 1). Pins are checked against these ids, since `sched_setaffinity` takes ids.
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: cpu_set_t is plain data; zeroed is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: pid 0 is the calling thread; `set` is a valid cpu_set_t of the size passed.
+    let r = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if r != 0 {
+        return vec![0];
+    }
+    // SAFETY: CPU_ISSET reads inside `set` for every id below CPU_SETSIZE.
+    let ids: Vec<usize> = (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect();
+    if ids.is_empty() { vec![0] } else { ids }
+}
+
 /// Number of host CPUs this process may use.
 pub fn host_cpus() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    allowed_cpus().len()
+}
+
+/// The allowed CPU ids as a cpuset list ("0-3", "1", "2,5-7").
+pub fn cpu_list(ids: &[usize]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < ids.len() {
+        let mut j = i;
+        while j + 1 < ids.len() && ids[j + 1] == ids[j] + 1 {
+            j += 1;
+        }
+        out.push(if j == i { ids[i].to_string() } else { format!("{}-{}", ids[i], ids[j]) });
+        i = j + 1;
+    }
+    out.join(",")
 }
 
 /// Pins the calling thread to host CPU `cpu`.
@@ -41,7 +72,7 @@ pub fn pin_current(cpu: usize) -> std::io::Result<()> {
     // SAFETY: cpu_set_t is plain data; zeroed is the empty set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: CPU_SET writes inside `set`; `cpu` < CPU_SETSIZE is checked by the caller (scenario
-    // validation bounds it by the host's CPU count).
+    // validation accepts only ids of the process's affinity mask).
     unsafe { libc::CPU_SET(cpu, &mut set) };
     // SAFETY: pid 0 is the calling thread; `set` is a valid cpu_set_t of the size passed.
     let r = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };

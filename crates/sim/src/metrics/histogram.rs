@@ -81,6 +81,9 @@ impl Histogram {
         if h.count > 0 {
             h.sum = sum;
             h.max = max;
+            // A bucket's representative can lie above the exact maximum (one value below its
+            // bucket's midpoint): the exact maximum bounds the minimum too.
+            h.min = h.min.min(max);
         }
         h
     }
@@ -178,6 +181,16 @@ mod tests {
             assert!(lo <= v && v - lo < w, "{v} not in bucket [{lo}, {lo}+{w})");
             last = b;
         }
+    }
+
+    #[test]
+    fn counts_from_another_recorder_keep_min_within_the_exact_max() {
+        // One value of 12,161,214 recorded by a coarser recorder as its bucket's midpoint
+        // 12,189,695 (issue 45's kvm-histogram-quantile-panic: min > max in quantile).
+        let h = Histogram::from_counts([(12_189_695, 1)], 12_161_214, 12_161_214);
+        assert_eq!(h.min(), Some(12_161_214));
+        assert_eq!(h.quantile(0.5), Some(12_161_214.0));
+        assert_eq!(h.quantile(1.0), Some(12_161_214.0));
     }
 
     #[test]

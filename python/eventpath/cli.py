@@ -647,8 +647,9 @@ def cmd_kvm(a) -> int:
         return _kvm_compare(a)
     out = _out_dir(a.out)
     if a.kvm_cmd == "probe":
-        text = _eventpath.kvm_probe(str(out), a.quick)
-        print(text if a.json else f"wrote {out}/probe.json and {out}/profile.toml")
+        text, noise = _probe_shielded(out, a.quick)
+        print(text if a.json else f"wrote {out}/probe.json, {out}/profile.toml and {out}/noise.json")
+        print(f"noise: {_noise_line(noise)}", file=sys.stderr)
         refused = json.loads(text).get("refused") or {}
         for key, r in refused.items():
             where = "profile.toml keeps es2's value" if r.get("profile_key") else "not exported"
@@ -660,6 +661,29 @@ def cmd_kvm(a) -> int:
         _print_summary(json.loads(text), *_scenario_facts(a.scenario))
         print(f"wrote {out}/summary.json")
     return 0
+
+
+def _probe_shielded(out: Path, quick: bool) -> tuple[str, dict]:
+    """``kvm probe`` with its threads shielded from other processes (``kvm_noise.shielded``),
+    and the machine's noise beside it in ``out/noise.json``: others' demand before, what they
+    took during, steal, load average."""
+    from eventpath import _eventpath, kvm_noise
+
+    quiet = kvm_noise.quiet_load()
+    before = kvm_noise.sample()
+    with kvm_noise.shielded() as shielded:
+        text = _eventpath.kvm_probe(str(out), quick)
+    noise = {"quiet_cpus": quiet["other_cpus"], **kvm_noise.between(before, kvm_noise.sample()),
+             "shield": f"nice {kvm_noise.SHIELD_NICE}" if shielded else "none (no CAP_SYS_NICE)"}
+    (out / "noise.json").write_text(json.dumps(noise, indent=2) + "\n")
+    return text, noise
+
+
+def _noise_line(n: dict) -> str:
+    f = lambda x, fmt: "?" if x is None else format(x, fmt)  # noqa: E731
+    return (f"other processes wanted {f(n['quiet_cpus'], '.2f')} CPUs before and took {f(n['other_cpus'], '.2f')} "
+            f"during; steal {f(n['steal_pct'], '.1f')} %; load average {f(n['loadavg_1m'], '.2f')}; "
+            f"probe threads {n['shield']}")
 
 
 def _kvm_compare(a) -> int:
@@ -678,7 +702,8 @@ def _kvm_compare(a) -> int:
     profile = Path(a.profile) if a.profile else None
     if profile is None:
         print("probing this host (eventpath kvm probe: 5 trials) ...", file=sys.stderr)
-        text = _eventpath.kvm_probe(str(out / "probe"), False)
+        text, noise = _probe_shielded(out / "probe", False)
+        print(f"probe noise: {_noise_line(noise)}", file=sys.stderr)
         for key, r in (json.loads(text).get("refused") or {}).items():
             print(f"warning: refused {key}: {r['reason']} (the profile keeps es2's value)", file=sys.stderr)
         profile = out / "probe" / "profile.toml"

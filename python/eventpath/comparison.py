@@ -235,10 +235,22 @@ class TestbedRow(Row):
     def tolerance(self) -> Tolerance:
         return testbed_tolerance(self.kind, self.unit)
 
+    def noisy(self) -> bool:
+        """The testbed's own repeats differ from each other by more than the tolerance: the
+        machine's noise is larger than the bar, so no simulated value can be judged against it."""
+        lo, hi = self.testbed_min, self.testbed_max
+        return lo is not None and hi is not None and lo > 0 and self.tolerance.verdict(hi, lo) == "miss"
+
+    def verdict(self) -> str | None:
+        return None if self.noisy() else super().verdict()
+
     def as_dict(self) -> dict:
-        return {"config": self.config, "metric": self.metric, "unit": self.unit, "testbed": self.reference,
-                "testbed_min": self.testbed_min, "testbed_max": self.testbed_max, "simulated": self.simulated,
-                "ratio": self.ratio(), "verdict": self.verdict()}
+        d = {"config": self.config, "metric": self.metric, "unit": self.unit, "testbed": self.reference,
+             "testbed_min": self.testbed_min, "testbed_max": self.testbed_max, "simulated": self.simulated,
+             "ratio": self.ratio(), "verdict": self.verdict()}
+        if self.noisy():
+            d["unjudged"] = "the testbed's repeats differ by more than the tolerance (noise)"
+        return d
 
 
 # --- scorecards --------------------------------------------------------------------------------
@@ -300,11 +312,25 @@ def print_published_table(doc: dict) -> None:
 def testbed_scorecard(docs: list[dict]) -> str:
     """kvm compare's scorecard: rows within tolerance of those judged, per experiment and in all
     (from each doc's ``within_tolerance`` and ``judged``), and the probe's refused keys."""
-    lines = ["experiment  within  judged", "----------  ------  ------"]
+    def cell(x, fmt):
+        return "-" if x is None else format(x, fmt)
+
+    lines = ["experiment  within  judged  unjudged   others' CPUs  steal %  spread",
+             "----------  ------  ------  --------   ------------  -------  ------"]
     for d in docs:
-        lines.append(f'{d["experiment"]:<10}  {d["within_tolerance"]:>6}  {d["judged"]:>6}')
+        n = d.get("noise") or {}
+        lines.append(f'{d["experiment"]:<10}  {d["within_tolerance"]:>6}  {d["judged"]:>6}  {n.get("unjudged", 0):>8}'
+                     f'   {cell(n.get("quiet_cpus_median"), ".2f"):>12}  {cell(n.get("steal_pct"), ".1f"):>7}'
+                     f'  {cell(n.get("spread_median"), ".1%"):>6}')
     ok, n = sum(d["within_tolerance"] for d in docs), sum(d["judged"] for d in docs)
-    lines.append(f'{"all":<10}  {ok:>6}  {n:>6}  ({100.0 * ok / n if n else 0:.0f} %)')
+    unjudged = sum((d.get("noise") or {}).get("unjudged", 0) for d in docs)
+    lines.append(f'{"all":<10}  {ok:>6}  {n:>6}  {unjudged:>8}   ({100.0 * ok / n if n else 0:.0f} % of judged rows within tolerance)')
+    lines.append("others' CPUs: other processes' demand before each point, median (CPUs); steal: the hypervisor's, "
+                 "median; spread: the testbed repeats' (max - min) / median, median over rows; unjudged: rows "
+                 "whose repeats differ by more than the tolerance")
+    shields = sorted({d["shield"] for d in docs if d.get("shield")})
+    if shields:
+        lines.append(f"testbed threads: {', '.join(shields)}")
     refused = sorted({k for d in docs for k in d.get("profile_refused", [])})
     if refused:
         lines.append(f"(the probe refused {', '.join(refused)}: the twins used es2's value there)")

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from eventpath import comparison
+from eventpath import comparison, kvm_noise
 from eventpath.comparison import FLOORS, TestbedRow  # noqa: F401  (FLOORS: the units' floors)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -287,6 +287,48 @@ def _safe(f, d):
     return None if v is None else float(v)
 
 
+def _point_noise(per_run: list[dict], quiet: dict) -> dict:
+    """A point's noise: other processes' demand just before it (``quiet_cpus``, CPUs), what
+    they took beside its repeats (median and largest), the median steal, the load average."""
+    other = [n["other_cpus"] for n in per_run if n["other_cpus"] is not None]
+    steal = [n["steal_pct"] for n in per_run if n["steal_pct"] is not None]
+    return {"quiet_cpus": quiet["other_cpus"],
+            "other_cpus": statistics.median(other) if other else None,
+            "other_cpus_max": max(other) if other else None,
+            "steal_pct": statistics.median(steal) if steal else None,
+            "loadavg_1m": per_run[-1]["loadavg_1m"] if per_run else quiet["loadavg_1m"]}
+
+
+def _beside_competitors(twin: dict, noise: dict) -> dict:
+    """An unshielded testbed's twin on a host as busy as the testbed's was: one always-running
+    nice-0 host thread, unpinned, per CPU the competitors kept busy while nothing of ours ran
+    (``kvm_noise.competing_threads``). A competitor's nice value cannot be read from
+    ``/proc/stat``; 0 is an ordinary process's."""
+    n = kvm_noise.competing_threads(noise["quiet_cpus"], twin["host"]["pcpus"])
+    noise["twin_competitors"] = n
+    if n:
+        twin = copy.deepcopy(twin)
+        twin["host"]["cpu_hog"] = [{"nice": 0} for _ in range(n)]
+    return twin
+
+
+def _experiment_noise(rows: list[dict]) -> dict:
+    """An experiment's noise: the largest competing load of its points, the median steal, and
+    the median relative spread of the testbed's repeats ((max - min) / median)."""
+    pts = {id(r["noise"]): r["noise"] for r in rows}.values()
+    quiet = [n["quiet_cpus"] for n in pts if n["quiet_cpus"] is not None]
+    other = [n["other_cpus_max"] for n in pts if n["other_cpus_max"] is not None]
+    steal = [n["steal_pct"] for n in pts if n["steal_pct"] is not None]
+    spread = [(r["testbed_max"] - r["testbed_min"]) / r["testbed"] for r in rows
+              if r["testbed"] and r["testbed_min"] is not None]
+    return {"quiet_cpus_median": statistics.median(quiet) if quiet else None,
+            "other_cpus_max": max(other) if other else None,
+            "steal_pct": statistics.median(steal) if steal else None,
+            "spread_median": round(statistics.median(spread), 3) if spread else None,
+            "twins_with_competitors": sum(n["twin_competitors"] > 0 for n in pts),
+            "unjudged": sum("unjudged" in r for r in rows)}
+
+
 def refused_in(profile: Path) -> list[str]:
     """The keys of a probe's profile.toml whose measurement the probe's outlier rule refused (they
     hold es2's value): the twins ran on a prior there, which a reader of compare.json must know."""
@@ -306,16 +348,25 @@ def compare(exp_id: str, out: Path, profile: Path, repeats: int = 3,
 
     out.mkdir(parents=True, exist_ok=True)
     rows = []
+    shield = kvm_noise.can_shield()
     for i, p in enumerate(EXPERIMENTS[exp_id]()):
         text = p.testbed if duration is None else _sub(p.testbed, duration_s=duration)
-        runs = []
+        quiet = kvm_noise.quiet_load()
+        runs, noise = [], []
         for k in range(repeats):
             d = out / "testbed" / f"{i:02d}-{k}"
             d.mkdir(parents=True, exist_ok=True)
             (d / "scenario.toml").write_text(text)
-            runs.append(json.loads(_eventpath.kvm_run(str(d / "scenario.toml"), str(d))))
+            before = kvm_noise.sample()
+            with kvm_noise.shielded():
+                runs.append(json.loads(_eventpath.kvm_run(str(d / "scenario.toml"), str(d))))
+            noise.append(kvm_noise.between(before, kvm_noise.sample()))
             progress(f"{exp_id} {p.config} testbed {k + 1}/{repeats}")
+        point_noise = _point_noise(noise, quiet)
         twin = dict(p.twin, profile=str(profile))
+        point_noise["twin_competitors"] = 0
+        if not shield:
+            twin = _beside_competitors(twin, point_noise)
         if duration is not None:
             twin["duration_s"] = duration
         sim = simulate(twin, what=f"{exp_id} {p.config}: the twin").summary
@@ -325,10 +376,12 @@ def compare(exp_id: str, out: Path, profile: Path, repeats: int = 3,
             rows.append(TestbedRow(p.config, m.name, m.unit, _safe(m.simulated, sim),
                                    statistics.median(vals) if vals else None, kind=m.kind,
                                    testbed_min=min(vals) if vals else None,
-                                   testbed_max=max(vals) if vals else None).as_dict())
+                                   testbed_max=max(vals) if vals else None).as_dict() | {"noise": point_noise})
     ok, judged = comparison.tally(rows)
     doc = {"experiment": exp_id, "profile": str(profile), "profile_refused": refused_in(profile), "repeats": repeats,
-           "within_tolerance": ok, "judged": judged, "rows": rows}
+           "within_tolerance": ok, "judged": judged,
+           "shield": f"nice {kvm_noise.SHIELD_NICE}" if shield else "none (no CAP_SYS_NICE): twins beside competitors",
+           "noise": _experiment_noise(rows), "rows": rows}
     (out / "compare.json").write_text(json.dumps(doc, indent=2) + "\n")
     figure(doc, out / "compare.png")
     return doc

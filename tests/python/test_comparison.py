@@ -107,7 +107,20 @@ def test_tally_and_scorecard_count_judged_rows_per_group():
         {"profile": "es2", "role": "prediction", "ok": 0, "rows": 1, "misses": ["a:y/m"]},
     ]
     text = C.testbed_scorecard([{"experiment": "exp1", "within_tolerance": 3, "judged": 4}])
-    assert text.splitlines()[-1].split() == ["all", "3", "4", "(75", "%)"]
+    assert [line for line in text.splitlines() if line.startswith("all")][0].split()[:5] == ["all", "3", "4", "0", "(75"]
+
+
+def test_a_testbed_row_whose_repeats_disagree_beyond_the_bar_is_unjudged():
+    """Issue 45: the machine's noise, not the simulator, decides a row whose own repeats lie
+    further apart than its tolerance; such a row says so and is not counted as a miss."""
+    def row(lo, hi, kind="rate", unit="requests/s"):
+        return C.TestbedRow("c", "m", unit, 300.0, (lo + hi) / 2, kind=kind, testbed_min=lo, testbed_max=hi)
+
+    assert row(90.0, 110.0).verdict() == "miss" and not row(90.0, 110.0).noisy()
+    noisy = row(60.0, 100.0)  # 100 / 60 is beyond +-25 %
+    assert noisy.noisy() and noisy.verdict() is None and "noise" in noisy.as_dict()["unjudged"]
+    assert not row(20.0, 39.0, "latency", "us").noisy() and row(20.0, 41.0, "latency", "us").noisy()
+    assert C.tally([noisy.as_dict(), row(95.0, 105.0).as_dict()]) == (0, 1)
 
 
 def test_both_figures_are_drawn(tmp_path):

@@ -1,0 +1,119 @@
+"""The machine's own noise while the testbed runs (issue 45): how much CPU *other* processes
+took, the hypervisor's steal, the load average — read from ``/proc`` around each testbed run.
+
+A user's host is rarely idle. ``kvm compare`` held its testbed, run beside whatever else ran,
+against twins of an idle host (on one machine: 103 of 121 rows idle, 65 beside one ``yes``).
+Now the testbed and the probe run *shielded* — their threads at nice -20 (:func:`shielded`), so
+an ordinary competitor takes about 1 % of a CPU it shares with them instead of half, and both
+measure KVM's costs rather than CFS's sharing with strangers — and each point first reads the
+competitors' own demand while nothing of ours runs (:func:`quiet_load`). Where the shield is
+not permitted (no CAP_SYS_NICE), the twin gets that demand as always-running nice-0 host
+threads (``[[host.cpu_hog]]``, unpinned, placed by the twin's CFS as Linux places them). The
+noise is reported beside the scorecard.
+
+Units: ``/proc/stat`` counts USER_HZ ticks (100 a second on Linux, ``os.sysconf("SC_CLK_TCK")``);
+a process's own CPU time (every thread, guest mode included: KVM charges a vCPU thread's guest
+time to its user time) is ``os.times()``'s user + system.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from dataclasses import dataclass
+
+_HZ = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One reading of the machine."""
+
+    wall: float  # monotonic seconds
+    busy: int  # ticks every CPU spent in user, nice, system, irq, softirq (guest time is in user)
+    steal: int  # ticks the hypervisor below took from every CPU
+    total: int  # all ticks of every CPU
+    own: float  # this process's CPU seconds, every thread
+    loadavg_1m: float
+
+
+def sample() -> Sample:
+    """Read ``/proc/stat``'s ``cpu`` line, ``/proc/loadavg`` and this process's CPU time."""
+    busy = steal = total = 0
+    try:
+        with open("/proc/stat") as f:
+            for line in f:
+                if line.startswith("cpu "):
+                    v = [int(x) for x in line.split()[1:]]
+                    v += [0] * (8 - len(v))
+                    # user nice system idle iowait irq softirq steal [guest guest_nice]: guest time
+                    # is already counted in user, so the first eight are the whole.
+                    busy, steal, total = v[0] + v[1] + v[2] + v[5] + v[6], v[7], sum(v[:8])
+                    break
+        with open("/proc/loadavg") as f:
+            load = float(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        load = float("nan")
+    t = os.times()
+    return Sample(time.monotonic(), busy, steal, total, t.user + t.system, load)
+
+
+def between(a: Sample, b: Sample) -> dict:
+    """What the machine did between two samples: ``other_cpus`` (CPUs kept busy by other
+    processes, on average), ``steal_pct`` (of all CPU time) and the load average at the end."""
+    wall = b.wall - a.wall
+    if wall <= 0 or b.total <= a.total:
+        return {"other_cpus": None, "steal_pct": None, "loadavg_1m": b.loadavg_1m}
+    busy_s = (b.busy - a.busy) / _HZ
+    other = max(0.0, (busy_s - (b.own - a.own)) / wall)
+    return {"other_cpus": round(other, 3), "steal_pct": round(100.0 * (b.steal - a.steal) / (b.total - a.total), 2),
+            "loadavg_1m": b.loadavg_1m}
+
+
+def competing_threads(other_cpus: float | None, cpus: int) -> int:
+    """Always-running threads that keep ``other_cpus`` CPUs busy, rounded, at most ``cpus``: the
+    twin's stand-in for the competitors (a fraction below one half is left out, and said so in
+    the row's noise)."""
+    if other_cpus is None:
+        return 0
+    return max(0, min(cpus, int(other_cpus + 0.5)))
+
+
+#: The nice value the testbed's threads run at beside other processes: CFS's heaviest weight
+#: (88,761 against a nice-0 process's 1,024, ``sched_prio_to_weight``), so an ordinary
+#: competitor takes about 1 % of a CPU it shares with a testbed thread instead of half.
+SHIELD_NICE = -20
+
+
+@contextlib.contextmanager
+def shielded(nice: int = SHIELD_NICE):
+    """Run the body with the calling thread at ``nice`` (Linux's nice is per thread, and the
+    testbed's vCPU and back-end threads, created from this one, inherit it); restored after.
+    Without the privilege (CAP_SYS_NICE) the body runs at the thread's own nice."""
+    tid = 0  # PRIO_PROCESS with who = 0: the calling thread on Linux
+    old = os.getpriority(os.PRIO_PROCESS, tid)
+    try:
+        os.setpriority(os.PRIO_PROCESS, tid, nice)
+    except OSError:
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        os.setpriority(os.PRIO_PROCESS, tid, old)
+
+
+def can_shield() -> bool:
+    """Whether this process may run threads at :data:`SHIELD_NICE`."""
+    with shielded() as ok:
+        return ok
+
+
+def quiet_load(seconds: float = 0.2) -> dict:
+    """Other processes' demand while nothing of ours runs: :func:`between` over ``seconds`` of
+    sleep (a competitor that never sleeps shows as a whole CPU here, where beside the testbed
+    it shows only the share CFS left it)."""
+    a = sample()
+    time.sleep(seconds)
+    return between(a, sample())

@@ -182,6 +182,49 @@ def overriding(profile: str, values: dict[str, float], seed: int | None = None):
         _OVERRIDE.reset(token)
 
 
+#: Set by :func:`varied`: (seed offset, duration scale). An ensemble's member ``k`` of a
+#: reproduction runs every scenario at its own seed + k, and a convergence check at twice each
+#: scenario's own duration, without the experiments knowing.
+_VARIED: contextvars.ContextVar[tuple[int, float]] = contextvars.ContextVar("eventpath_varied", default=(0, 1.0))
+
+#: A scenario's seed and measured duration when it does not give them (the simulator's defaults).
+DEFAULT_SEED, DEFAULT_DURATION_S = 1, 1.0
+
+
+@contextlib.contextmanager
+def varied(seed_offset: int = 0, duration_scale: float = 1.0):
+    """Within the block, every :func:`run` whose call gives no seed runs at its scenario's seed
+    + ``seed_offset`` (a seed set by :func:`overriding` wins), and every run lasts
+    ``duration_scale`` x its duration (the call's, else the scenario's). How ``eventpath
+    reproduce --seeds`` runs an ensemble and ``--converge`` a run twice as long."""
+    if isinstance(seed_offset, bool) or not isinstance(seed_offset, numbers.Integral) or seed_offset < 0:
+        raise InputError(f"varied: seed_offset {_short(seed_offset)} is not allowed; expected an integer >= 0")
+    if isinstance(duration_scale, bool) or not isinstance(duration_scale, numbers.Real) \
+            or not (math.isfinite(duration_scale) and duration_scale > 0):
+        raise InputError(f"varied: duration_scale {_short(duration_scale)} is not allowed; expected a positive number")
+    token = _VARIED.set((int(seed_offset), float(duration_scale)))
+    try:
+        yield
+    finally:
+        _VARIED.reset(token)
+
+
+def _varied(scenario, seed, duration):
+    """``seed`` and ``duration`` with :func:`varied`'s offset and scale applied."""
+    offset, scale = _VARIED.get()
+    if offset == 0 and scale == 1.0:
+        return seed, duration
+    sc = scenario_dict(scenario)
+    if seed is None and offset:
+        own = sc.get("seed", DEFAULT_SEED)
+        seed = (own if isinstance(own, int) and not isinstance(own, bool) else DEFAULT_SEED) + offset
+    if scale != 1.0:
+        own = duration if duration is not None else sc.get("duration_s", DEFAULT_DURATION_S)
+        if isinstance(own, numbers.Real) and not isinstance(own, bool):
+            duration = float(own) * scale
+    return seed, duration
+
+
 def _overridden(scenario, seed):
     """``scenario`` (path or dict) and ``seed`` with :func:`overriding`'s values applied."""
     profile, values, o_seed = _OVERRIDE.get()
@@ -219,6 +262,7 @@ def run(scenario: str | os.PathLike | dict, *, seed: int | None = None, duration
         scenario, seed = _overridden(scenario, seed)
     seed = check_seed(seed)
     duration = check_duration(duration)
+    seed, duration = _varied(scenario, seed, duration)
     _check_progress(progress)
     routers = _check_routing(routing)
     if isinstance(scenario, dict):

@@ -3,10 +3,13 @@
 The protocol, as gem5 and the network simulators validate: a parameter no seed states is a
 first-principles prior; where the model's outcome hinges on it, the profile may declare it free
 (``free = { min, max }``, a physically defensible range said in its ``source``). The fit sets
-all free parameters of a profile at once on the profile's named targets
-(``profiles/calibration/PROFILE.toml``: reproduction rows with published values) — one value
-set per profile, used by every experiment on it, never per experiment — and every other row
-stays a *prediction*. At most one free parameter per three targets.
+all free parameters of a profile at once on **all of its calibration rows** (issue 47: every
+row of a baseline configuration — the paper's host without its mechanism, each experiment's
+``baselines`` — with a published value or a stated regime, in every experiment on the profile)
+— one value set per profile, used by every experiment on it, never per experiment — and every
+other row stays a *prediction*: no mechanism's row is ever fitted. ``--targets FILE`` (the
+format of ``profiles/calibration/es2.toml``) fits named rows instead, for a what-if. At most one
+free parameter per three targets.
 
 Optimizer: CMA-ES (the ``cma`` package, Hansen's reference implementation; one free parameter
 is searched on a grid instead, as CMA-ES needs two dimensions). It is
@@ -49,11 +52,18 @@ class Free:
 
 
 def load_targets(profile: str, path: str | os.PathLike | None = None) -> list[TargetSpec]:
-    """The calibration targets of ``profile`` (built-in), or those in the file ``path``,
-    checked against the registered reproductions (``eventpath.targets``)."""
-    from eventpath.reproduce import profiles_of
+    """The calibration targets of ``profile``: without ``path``, every experiment on it that
+    declares baseline configurations, all of its calibration rows (``rows=None``); with it, the
+    file's entries, checked against the registered reproductions (``eventpath.targets``)."""
+    from eventpath.reproduce import EXPERIMENTS, profiles_of
 
-    return targets_mod.load_targets(profile, profiles_of(), path)
+    if path is not None:
+        return targets_mod.load_targets(profile, profiles_of(), path)
+    spec = [TargetSpec(e.id, None, 1.0) for e in EXPERIMENTS.values() if e.profile == profile and e.baselines]
+    if not spec:
+        raise InputError(f"profile {profile}: no experiment on it declares baseline configurations, so it has no "
+                         "calibration rows; give --targets FILE (format: profiles/calibration/es2.toml)")
+    return spec
 
 
 def free_params(profile: str) -> list[Free]:
@@ -83,9 +93,12 @@ def evaluate(profile: str, values: dict[str, float], experiments: list[str], see
     for seed in seeds:
         with api.overriding(profile, values, seed):
             for e in experiments:
-                for r in EXPERIMENTS[e].compare(duration, lambda _label: None):
+                exp = EXPERIMENTS[e]
+                for r in exp.compare(duration, lambda _label: None):
                     a = acc.setdefault(f"{e}|{r.config}|{r.metric}",
-                                       {"published": r.published, "unit": r.unit, "sims": []})
+                                       {"published": r.published, "unit": r.unit, "sims": [],
+                                        "bounds": list(r.bounds) if r.bounds else None,
+                                        "baseline": exp.is_baseline(r.config)})
                     a["sims"].append(r.simulated)
     for a in acc.values():
         sims = a.pop("sims")
@@ -97,11 +110,18 @@ def target_rows(spec: list[TargetSpec], rows: dict[str, dict]) -> dict[str, floa
     """The calibration rows (with their weights) that ``spec`` names among ``rows``; a named
     row that the experiment does not produce is an input error."""
     out: dict[str, float] = {}
+    seen: set[tuple] = set()
     for t in spec:
         mine = {k: r for k, r in rows.items() if k.split("|")[0] == t.experiment}
         if t.rows is None:
+            # Every calibration row: a baseline configuration's, with a published value — once:
+            # an experiment that repeats another's baseline runs (es2-fig4 holds es2-fig4-base's)
+            # would otherwise weigh the same published value twice.
             for k, r in mine.items():
-                if r["published"] is not None:
+                _, config, metric = k.split("|")
+                same = (config, metric, r["published"])
+                if r["published"] is not None and r.get("baseline", True) and same not in seen:
+                    seen.add(same)
                     out[k] = t.weight
             continue
         for name in t.rows:
@@ -117,10 +137,16 @@ def objective(rows: dict[str, dict], targets: dict[str, float]) -> float:
     total = wsum = 0.0
     for k, w in targets.items():
         r = rows[k]
-        e = published_miss(r["simulated"], r["published"], r["unit"])
+        e = published_miss(r["simulated"], r["published"], r["unit"], _bounds(r))
         total += w * (min(e * e, 100.0) if e is not None else 100.0)
         wsum += w
     return total / wsum
+
+
+def _bounds(r: dict):
+    """A row's published range or bound, as ``published_miss`` takes it."""
+    b = r.get("bounds")
+    return tuple(b) if b else None
 
 
 def _eval_task(args):
@@ -287,7 +313,7 @@ def calibrate(profile: str, out: Path, budget: int = 60, workers: int | None = N
 def _report(setup, rows_w, before, after, prior, fitted, moves, nudged, log, budget, command) -> dict:
     def row(k, rows):
         r = rows[k]
-        e = published_miss(r["simulated"], r["published"], r["unit"])
+        e = published_miss(r["simulated"], r["published"], r["unit"], _bounds(r))
         return {"simulated": r["simulated"], "miss": e, "ok": e is not None and abs(e) <= 1.0}
 
     targets = []
@@ -342,8 +368,8 @@ def fitted_profile_text(profile: str, fitted: dict[str, float], report: dict, co
                               lambda m: f"free = {{ min = {m.group(1)}, max = {m.group(2)}, prior = {prior} }}", line, count=1)
                 line = re.sub(r'source = "calibrated by eventpath calibrate [^:]*: ', 'source = "', line, count=1)
                 line = re.sub(r'source = "((?:[^"\\]|\\.)*)"', lambda m: (
-                    f'source = "calibrated by eventpath calibrate on profiles/calibration/{profile}.toml '
-                    f'({n_rows} target rows), objective {report["objective_before"]:.3g} -> '
+                    f'source = "calibrated by eventpath calibrate on the {profile} profile\'s calibration rows '
+                    f'({n_rows} rows of its experiments\' baseline configurations), objective {report["objective_before"]:.3g} -> '
                     f'{report["objective_after"]:.3g}; prior {prior}: {m.group(1)}"'), line, count=1)
                 lines[i] = line
                 break

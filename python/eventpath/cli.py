@@ -434,15 +434,19 @@ def cmd_reproduce(a) -> int:
     _check_duration(a.duration)
     out = _out_dir(a.out)
     docs = []
+    if a.seeds is not None and not 1 <= a.seeds <= 64:
+        raise UsageError(f"--seeds {a.seeds}: expected 1..=64 seeds per row")
     for i, doc in zip(ids, reproduce.run_many(ids, out, duration=a.duration, workers=a.workers,
-                                              scheduler=a.scheduler)):
+                                              scheduler=a.scheduler, seeds=a.seeds, converge=a.converge)):
         reproduce.print_table(doc)
         print(f"wrote {out}/{i}.json and {out}/{i}.png")
         docs.append(doc)
     if len(docs) > 1:
         cards = reproduce.scorecard(docs)
         reproduce.print_scorecard(cards)
-        (out / "scorecard.json").write_text(json.dumps(cards, indent=2) + "\n")
+        v2 = reproduce.scorecard_v2(docs)
+        reproduce.print_scorecard_v2(v2)
+        (out / "scorecard.json").write_text(json.dumps({"papers": v2, "profiles": cards}, indent=2) + "\n")
     return 0
 
 
@@ -784,6 +788,11 @@ def parser() -> argparse.ArgumentParser:
     rp.add_argument("--list", action="store_true", help="list the experiments")
     rp.add_argument("--out", help="output directory (ID.json, ID.png)")
     rp.add_argument("--duration", type=_seconds, help="override each run's measured seconds")
+    rp.add_argument("--seeds", type=int, help="seeds per row: each row is their mean, with its spread "
+                                              "(default: each experiment's own)")
+    rp.add_argument("--converge", action="store_true",
+                    help="also run twice the seeds and twice each run's length, and mark each row converged "
+                         "(both moved it by under a tenth of its tolerance) or not; 4x the runs")
     rp.add_argument("--workers", type=int, help="experiments run at once in separate processes (default: all cores)")
     rp.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                     help="run on this Dask scheduler's workers instead of local processes (eventpath[cluster]; "

@@ -134,9 +134,48 @@ class Floor(Tolerance):
         return (min(lo, -self.floor), max(hi, self.floor)) if abs(reference) < self.floor else (lo, hi)
 
 
+@dataclass(frozen=True)
+class Within(Tolerance):
+    """A published range or bound (``lo`` or ``hi`` None: one-sided): a value inside it misses
+    by 0; outside, by ``inner``'s distance from the nearer end. How a paper's "1.4x-2.7x",
+    "at most 10 %" or "over 90 %" is held, rather than as a point it never gave."""
+
+    inner: Tolerance
+    lo: float | None
+    hi: float | None
+
+    def miss(self, simulated: float, reference: float) -> float:
+        if self.lo is not None and simulated < self.lo:
+            return self.inner.miss(simulated, self.lo)
+        if self.hi is not None and simulated > self.hi:
+            return self.inner.miss(simulated, self.hi)
+        return 0.0
+
+    def band(self, reference: float) -> tuple[float, float]:
+        lo = self.inner.band(self.lo)[0] if self.lo is not None else -math.inf
+        hi = self.inner.band(self.hi)[1] if self.hi is not None else math.inf
+        return lo, hi
+
+
+@dataclass(frozen=True)
+class Holds(Tolerance):
+    """A stated direction ("ELVIS beats the Baseline", "the gain grows with the VMs"): the row's
+    value is 1 where it holds in the run and 0 where it fails; the paper's is 1. Only the same
+    answer agrees (miss 0, else ±2)."""
+
+    def miss(self, simulated: float, reference: float) -> float:
+        return 0.0 if simulated == reference else math.copysign(2.0, simulated - reference)
+
+    def band(self, reference: float) -> tuple[float, float]:
+        return reference, reference
+
+
 #: reproduce's bar (the issue's): percentages within ±10 points, rates within ±25 %.
 SHARE_POINTS = Points(10.0)
 PUBLISHED_RATE = Relative(0.25)
+#: A direction row's unit and tolerance.
+HOLDS_UNIT = "holds"
+HOLDS = Holds()
 
 #: kvm compare's bars: rates and CPU ±25 %, latency medians a factor 2.
 TESTBED_RATE = Relative(0.25, nonpositive="miss")
@@ -146,19 +185,22 @@ TESTBED_LATENCY = Factor(2.0)
 FLOORS = {"kicks/req": 0.01, "%": 2.0, "migrations/s": 10.0}
 
 
-def published_tolerance(unit: str) -> Tolerance:
-    """reproduce's tolerance for a row in ``unit``: ±10 points for "%", else ±25 %."""
-    return SHARE_POINTS if unit == "%" else PUBLISHED_RATE
+def published_tolerance(unit: str, bounds: tuple[float | None, float | None] | None = None) -> Tolerance:
+    """reproduce's tolerance for a row in ``unit``: ±10 points for "%", a direction's exact
+    answer for "holds", else ±25 %; held from a published range or bound where ``bounds``."""
+    inner = SHARE_POINTS if unit == "%" else HOLDS if unit == HOLDS_UNIT else PUBLISHED_RATE
+    return inner if bounds is None else Within(inner, *bounds)
 
 
-def published_miss(simulated: float | None, published: float | None, unit: str) -> float | None:
+def published_miss(simulated: float | None, published: float | None, unit: str,
+                   bounds: tuple[float | None, float | None] | None = None) -> float | None:
     """How far ``simulated`` is from ``published`` in reproduce's tolerances (signed; |x| <= 1
-    is within): percentages against ±10 points, rates against ±25 %; a published 0 (a rate
-    posted interrupts remove) is met only by 0: 0 or ±2. None without both values. The
-    calibration objective is built from it."""
+    is within): percentages against ±10 points, rates against ±25 %, from the nearer end of a
+    published range or bound; a published 0 (a rate posted interrupts remove) is met only by
+    0: 0 or ±2. None without both values. The calibration objective is built from it."""
     if simulated is None or published is None:
         return None
-    return published_tolerance(unit).miss(simulated, published)
+    return published_tolerance(unit, bounds).miss(simulated, published)
 
 
 def testbed_tolerance(kind: str, unit: str) -> Tolerance:
@@ -202,22 +244,39 @@ class Row:
 @dataclass
 class PublishedRow(Row):
     """A reproduction's row: the reference is the paper's published value (None where it
-    publishes none). ``role`` is "calibration" for a target of its profile's fit, else
-    "prediction"."""
+    publishes none; a range's midpoint or a bound's value, with ``bounds``). ``role`` is
+    "calibration" for a row of a baseline configuration (the paper's host without its
+    mechanism), else "prediction". ``spread`` is the simulated value's spread over an ensemble
+    of seeds (``{"seeds", "sd", "min", "max"}``), ``converged`` whether doubling the seeds and
+    the run length moved it by under a tenth of its tolerance (None: not checked)."""
 
     role: str = "prediction"
+    bounds: tuple[float | None, float | None] | None = None
+    spread: dict | None = None
+    converged: bool | None = None
+    #: How the paper gives it: "value", "range", "at_most", "at_least" or "holds".
+    kind: str = "value"
 
     @property
     def tolerance(self) -> Tolerance:
-        return published_tolerance(self.unit)
+        return published_tolerance(self.unit, self.bounds)
 
     @property
     def published(self) -> float | None:
         return self.reference
 
     def as_dict(self) -> dict:
-        return {"config": self.config, "metric": self.metric, "unit": self.unit, "simulated": self.simulated,
-                "published": self.reference, "verdict": self.verdict(), "role": self.role}
+        d = {"config": self.config, "metric": self.metric, "unit": self.unit, "simulated": self.simulated,
+             "published": self.reference, "verdict": self.verdict(), "role": self.role}
+        if self.kind != "value" and self.reference is not None:
+            d["published_kind"] = self.kind
+        if self.bounds is not None:
+            d["published_bounds"] = list(self.bounds)
+        if self.spread is not None:
+            d["spread"] = self.spread
+        if self.converged is not None:
+            d["converged"] = self.converged
+        return d
 
 
 @dataclass
@@ -297,16 +356,78 @@ def print_published_scorecard(cards: list[dict]) -> None:
             print(f"      miss: {m}")
 
 
+#: Scorecard v2's classes of a prediction's miss (issue 47): reached by values inside their
+#: ranges with the calibration still within tolerance, reached by none (a behaviour is
+#: missing), or not yet looked at (``eventpath sensitivity``).
+MISS_CLASSES = ("parametric", "structural", "unclassified")
+
+
+def scorecard_v2(docs: list[dict]) -> list[dict]:
+    """reproduce's scorecard per paper (issue 47): calibration rows within tolerance; the
+    predictions' stated directions that hold; the predictions' magnitudes within tolerance;
+    the prediction misses by class; the rows that did not converge. Each card:
+    ``{paper, calibration: [ok, n], directions: [ok, n], magnitudes: [ok, n], misses: {class:
+    n}, not_converged, converge_checked, missed: [names]}``."""
+    cards: dict[str, dict] = {}
+    for d in docs:
+        paper = d.get("paper", "other")
+        c = cards.setdefault(paper, {"paper": paper, "calibration": [0, 0], "directions": [0, 0],
+                                     "magnitudes": [0, 0], "misses": dict.fromkeys(MISS_CLASSES, 0),
+                                     "not_converged": 0, "converge_checked": 0, "missed": []})
+        for r in d["rows"]:
+            if r.get("converged") is not None:
+                c["converge_checked"] += 1
+                c["not_converged"] += not r["converged"]
+            if r["verdict"] is None:
+                continue
+            if r.get("role") == "calibration":
+                cell = c["calibration"]
+            else:
+                cell = c["directions"] if r["unit"] == HOLDS_UNIT else c["magnitudes"]
+            cell[1] += 1
+            if r["verdict"] == "ok":
+                cell[0] += 1
+            elif r.get("role") != "calibration":
+                cls = r.get("miss_class", "unclassified")
+                c["misses"][cls] += 1
+                c["missed"].append(f"{d['id']}:{r['config']}/{r['metric']} ({cls})")
+    order = ["ES2", "ELVIS", "DID", "CGR/AIR", "hBalance", "other"]
+    return sorted(cards.values(), key=lambda c: (order.index(c["paper"]) if c["paper"] in order else 99, c["paper"]))
+
+
+def print_scorecard_v2(cards: list[dict]) -> None:
+    def frac(cell):
+        return f"{cell[0]:3d}/{cell[1]:<3d}" + (f" {100 * cell[0] / cell[1]:3.0f} %" if cell[1] else "      ")
+
+    print("scorecard v2 (calibration: baselines' rows, fitted; directions and magnitudes: predictions, the test "
+          "of the model; misses by class: eventpath sensitivity):")
+    print(f"  {'paper':9s} {'calibration':>13s} {'directions':>13s} {'magnitudes':>13s}   "
+          f"{'parametric':>10s} {'structural':>10s} {'unclass.':>8s}   not converged")
+    for c in cards:
+        m = c["misses"]
+        conv = f"{c['not_converged']} of {c['converge_checked']}" if c["converge_checked"] else "not checked"
+        print(f"  {c['paper']:9s} {frac(c['calibration']):>13s} {frac(c['directions']):>13s} "
+              f"{frac(c['magnitudes']):>13s}   {m['parametric']:10d} {m['structural']:10d} {m['unclassified']:8d}   {conv}")
+
+
 def print_published_table(doc: dict) -> None:
     """A reproduction's rows as an aligned table with the simulated/published ratio and the verdict."""
     print(f"{doc['id']}: {doc['title']} [{doc['source']}]")
-    print(f"  {'config':18s} {'metric':26s} {'simulated':>12s} {'published':>12s} {'sim/pub':>8s}  {'unit':8s} bar   role")
+    wide = any((r.get("spread") or {}).get("sd") is not None for r in doc["rows"])
+    print(f"  {'config':18s} {'metric':26s} {'simulated':>12s}{' ±sd over seeds' if wide else ''} {'published':>12s} "
+          f"{'sim/pub':>8s}  {'unit':8s} bar   role")
     for r in doc["rows"]:
         sim, pub = r["simulated"], r["published"]
         ratio = f"{sim / pub:8.2f}" if sim is not None and pub else f"{'':8s}"
         fs = lambda v: f"{v:12,.2f}" if v is not None else f"{'—':>12s}"  # noqa: E731
         role = "calib." if r.get("role") == "calibration" else ""
-        print(f"  {r['config']:18s} {r['metric']:26s} {fs(sim)} {fs(pub)} {ratio}  {r['unit']:8s} {r.get('verdict') or '':5s} {role}")
+        sd = (r.get("spread") or {}).get("sd")
+        spread = f" ±{sd:<12.3g}  " if sd is not None else " " * 16 if wide else ""
+        lo, hi = r.get("published_bounds") or (None, None)
+        shown = fs(pub) if r.get("published_bounds") is None else f"{'≤' + format(hi, ',.4g') if lo is None else '≥' + format(lo, ',.4g') if hi is None else format(lo, '.3g') + '..' + format(hi, '.3g'):>12s}"
+        conv = " not converged" if r.get("converged") is False else ""
+        print(f"  {r['config']:18s} {r['metric']:26s} {fs(sim)}{spread} {shown} {ratio}  {r['unit']:8s} "
+              f"{r.get('verdict') or '':5s} {role}{conv}")
 
 
 def testbed_scorecard(docs: list[dict]) -> str:

@@ -13,7 +13,11 @@ def test_fit_writes_profile_report_and_figure_inside_the_ranges(tmp_path):
     rep = calibrate.calibrate("elvis", tmp_path, **FAST)
     (p,) = rep["parameters"]
     assert p["key"] == "guest.tcp_write_ns" and p["range"][0] <= p["fitted"] <= p["range"][1]
-    assert {t["experiment"] for t in rep["targets"]} == {"elvis-baseline-1vm"} and len(rep["targets"]) == 4
+    # Every calibration row of the profile (issue 47): its experiments' baseline configurations.
+    assert {t["experiment"] for t in rep["targets"]} == {"elvis-baseline-1vm", "elvis-fig4", "elvis-fig5"}
+    from eventpath.reproduce import EXPERIMENTS
+
+    assert all(EXPERIMENTS[t["experiment"]].is_baseline(t["config"]) for t in rep["targets"])
     assert rep["objective_before"] > 0 and rep["objective_after"] >= 0 and rep["evaluations"] == 3
     assert (tmp_path / "report.png").read_bytes()[:4] == b"\x89PNG"
     assert json.loads((tmp_path / "report.json").read_text())["profile"] == "elvis"
@@ -27,18 +31,21 @@ def test_fit_writes_profile_report_and_figure_inside_the_ranges(tmp_path):
 
 
 def test_an_interrupted_calibration_resumes_to_the_same_fit(tmp_path):
-    whole = calibrate.calibrate("elvis", tmp_path / "whole", **FAST)
+    # One small experiment's rows (a --targets file): the resume is the point, not the rows.
+    (tmp_path / "t.toml").write_text('profile = "elvis"\ntargets = [{ experiment = "elvis-baseline-1vm" }]\n')
+    fast = dict(FAST, targets=str(tmp_path / "t.toml"))
+    whole = calibrate.calibrate("elvis", tmp_path / "whole", **fast)
     cut = tmp_path / "cut"
-    calibrate.calibrate("elvis", cut, **FAST)
+    calibrate.calibrate("elvis", cut, **fast)
     log = cut / "evals.jsonl"
     lines = log.read_text().splitlines()
     log.write_text("\n".join(lines[:2]) + "\n" + lines[2][:10])  # one kept, one cut mid-line by a kill
     with pytest.raises(calibrate.InputError, match="--resume"):
-        calibrate.calibrate("elvis", cut, **FAST)
-    again = calibrate.calibrate("elvis", cut, resume=True, **FAST)
+        calibrate.calibrate("elvis", cut, **fast)
+    again = calibrate.calibrate("elvis", cut, resume=True, **fast)
     assert again["parameters"] == whole["parameters"] and again["objective_after"] == whole["objective_after"]
     with pytest.raises(calibrate.InputError, match="another set-up"):
-        calibrate.calibrate("elvis", cut, resume=True, **{**FAST, "seeds": [2]})
+        calibrate.calibrate("elvis", cut, resume=True, **{**fast, "seeds": [2]})
 
 
 @pytest.mark.parametrize("targets,needle", [
@@ -72,8 +79,21 @@ def test_reproduction_rows_say_their_role_and_all_ends_with_a_scorecard(cli, tmp
     assert {row["role"] for row in t1["rows"] if row["published"] is not None} == {"calibration"}
     sens = json.loads((tmp_path / "es2-table1-sensitivity.json").read_text())
     assert {row["role"] for row in sens["rows"]} == {"prediction"}
-    cards = json.loads((tmp_path / "scorecard.json").read_text())
+    # A row is calibration exactly where its configuration is one of its paper's baselines.
+    f7 = json.loads((tmp_path / "es2-fig7a.json").read_text())
+    assert all((row["role"] == "calibration") == (row["published"] is not None and row["config"].startswith("PI ")
+                                                  and "vs" not in row["config"]) for row in f7["rows"])
+    assert f7["paper"] == "ES2" and f7["baselines"] == [r"PI \dVM"]
+    doc = json.loads((tmp_path / "scorecard.json").read_text())
+    cards = doc["profiles"]
     assert {(c["profile"], c["role"]) for c in cards} >= {("es2", "calibration"), ("es2", "prediction"),
                                                           ("elvis", "calibration")}
     for c in cards:
         assert c["ok"] + len(c["misses"]) == c["rows"]
+    papers = {c["paper"]: c for c in doc["papers"]}
+    assert set(papers) == {"ES2", "ELVIS", "DID", "CGR/AIR", "hBalance", "other"}
+    assert "scorecard v2" in r.stdout
+    for c in papers.values():
+        ok_pred = c["directions"][0] + c["magnitudes"][0]
+        n_pred = c["directions"][1] + c["magnitudes"][1]
+        assert n_pred - ok_pred == sum(c["misses"].values()) == len(c["missed"])

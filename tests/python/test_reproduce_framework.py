@@ -8,6 +8,8 @@ import tomllib
 
 import pytest
 
+from eventpath import comparison as C
+
 from eventpath import _eventpath, api, kvm_compare, reproduce
 from eventpath.reproduce import published
 from eventpath.reproduce.simulate import REMOVE, SCENARIOS, StalledFlow, check, load, simulate
@@ -129,12 +131,34 @@ def test_attach_puts_the_value_beside_its_row_as_a_float(monkeypatch, tmp_path):
     assert isinstance(rows[0].published, float)
 
 
+def test_ranges_bounds_and_directions_are_held_as_the_paper_gives_them(monkeypatch, tmp_path):
+    """Issue 47: "1.4x-2.7x" is a range, "below 10 %" a bound, "X beats Y" a direction — none a
+    point at every x. Inside a range or bound misses by 0; outside, from the nearer end."""
+    m = reproduce.Measured
+    text = HEAD + "".join([
+        VALUE.format(c="r", u="x").replace("value = 3", "range = [1.4, 2.7]"),
+        VALUE.format(c="b", u="%").replace("value = 3", "at_most = 10"),
+        VALUE.format(c="d", u="holds").replace("value = 3", "holds = true"),
+    ])
+    rows = _attach_with(monkeypatch, tmp_path, text, [m("r", "m", "x", 1.5), m("b", "m", "%", 19.0),
+                                                        m("d", "m", "holds", 0.0)])
+    r, b, d = rows
+    assert (r.kind, r.bounds, r.published, r.verdict(), r.miss()) == ("range", (1.4, 2.7), pytest.approx(2.05), "ok", 0.0)
+    assert (b.bounds, b.verdict(), b.miss()) == ((None, 10.0), "ok", pytest.approx(0.9))
+    assert (d.published, d.verdict()) == (1.0, "miss")
+    assert r.as_dict()["published_bounds"] == [1.4, 2.7] and d.as_dict()["published_kind"] == "holds"
+    assert C.published_miss(3.375, 2.05, "x", (1.4, 2.7)) == pytest.approx(1.0)  # 25 % above 2.7
+
+
 @pytest.mark.parametrize("text,measured,needle", [
     (HEAD + VALUE.format(c="a", u="%"), [("a", "m", "x", 1.0)], "is in '%'; the row is in 'x'"),
     (HEAD + VALUE.format(c="b", u="x"), [("a", "m", "x", 1.0)], "b/m matches no row"),
     (HEAD + VALUE.format(c="a", u="x") + VALUE.format(c="*", u="x"), [("a", "m", "x", 1.0)], "matches 2 published"),
     (HEAD + VALUE.format(c="a", u="x") + VALUE.format(c="a", u="x"), [("a", "m", "x", 1.0)], "given twice"),
-    (HEAD + VALUE.format(c="a", u="x").replace('read = "as printed"\n', ""), [("a", "m", "x", 1.0)], "exactly the keys"),
+    (HEAD + VALUE.format(c="a", u="x").replace('read = "as printed"\n', ""), [("a", "m", "x", 1.0)], "expected the keys"),
+    (HEAD + VALUE.format(c="a", u="x").replace("value = 3", "value = 3\nat_most = 4"), [("a", "m", "x", 1.0)], "exactly one of"),
+    (HEAD + VALUE.format(c="a", u="x").replace("value = 3", "range = [4, 3]"), [("a", "m", "x", 1.0)], "4.0 > 3.0"),
+    (HEAD + VALUE.format(c="a", u="x").replace("value = 3", "holds = true"), [("a", "m", "x", 1.0)], "unit must be"),
     (HEAD + "colour = 1\n", [], "`colour` is not allowed"),
     ('experiment = "u"\npaper = "P"\n', [], "expected 't'"),
 ])

@@ -31,25 +31,46 @@ if TYPE_CHECKING:
 
 from eventpath import comparison, targets
 from eventpath.comparison import PublishedRow as Row, published_miss as miss_ratio  # noqa: F401
-from eventpath.reproduce import figure
+from eventpath.reproduce import ensemble, figure
 from eventpath.reproduce.experiment import EXPERIMENTS, Axis, Experiment, Measured, register  # noqa: F401
 from eventpath.reproduce.simulate import SCENARIOS, StalledFlow, simulate  # noqa: F401
 
 
-def measure(exp_id: str, duration: float | None = None, step: Callable[[str], None] | None = None) -> dict:
-    """Run experiment ``exp_id`` and return its doc (writes nothing: a cluster's worker runs this).
-    ``step(label)`` is called after each of its runs."""
+def measure(exp_id: str, duration: float | None = None, step: Callable[[str], None] | None = None,
+            seeds: int | None = None, converge: bool = False) -> dict:
+    """Run experiment ``exp_id`` over an ensemble of ``seeds`` (default: the experiment's own)
+    and return its doc (writes nothing: a cluster's worker runs this); with ``converge`` also
+    at twice the seeds and at twice each run's length, to mark each row converged or not
+    (``reproduce.ensemble``). ``step(label)`` is called after each of its runs."""
     e = EXPERIMENTS[exp_id]
-    rows = e.compare(duration, step or (lambda _label: None))
-    target = is_target(e.profile)
+    step = step or (lambda _label: None)
+    n = seeds or e.seeds
+    members = ensemble.run_members(e.compare, range(n), duration, step)
+    rows = ensemble.combine(members)
+    if converge:
+        more = members + ensemble.run_members(e.compare, range(n, 2 * n), duration, step)
+        longer = ensemble.run_members(e.compare, range(n), duration, step, duration_scale=2.0)
+        ensemble.mark_converged(rows, ensemble.combine(more), ensemble.combine(longer))
     for r in rows:
-        if r.published is not None and target(e.id, r.config, r.metric):
+        if r.published is not None and e.is_baseline(r.config):
             r.role = "calibration"
-    doc = {"id": e.id, "title": e.title, "source": e.source, "profile": e.profile,
-           "rows": [r.as_dict() for r in rows]}
+    doc = {"id": e.id, "title": e.title, "source": e.source, "profile": e.profile, "paper": paper_of(e),
+           "seeds": n, "baselines": list(e.baselines), "rows": [r.as_dict() for r in rows]}
     if e.notes:
         doc["notes"] = e.notes
     return doc
+
+
+#: The seeds' files and the papers they are.
+PAPERS = {"000_8734db7c67a9fb1f": "ES2", "001_057b634fca7e35c3": "ELVIS", "002_d9bb5eb44ca8e2e6": "DID",
+          "003_9988edc85599e763": "CGR/AIR", "004_ee5e38d5cb394f30": "hBalance"}
+
+
+def paper_of(e: Experiment) -> str:
+    """The seed paper an experiment reproduces ("other" for today's patches and head-to-heads
+    that name none, or name several)."""
+    named = {p for f, p in PAPERS.items() if f in e.source}
+    return named.pop() if len(named) == 1 and "head to head" not in e.title.lower() else "other"
 
 
 def write(doc: dict, out: Path) -> None:
@@ -58,23 +79,31 @@ def write(doc: dict, out: Path) -> None:
     figure.draw(doc, out / f"{doc['id']}.png", EXPERIMENTS[doc["id"]].axis)
 
 
-def run(exp_id: str, out: Path, duration: float | None = None, progress: bool = True) -> dict:
+def runs_of(exp_id: str, seeds: int | None = None, converge: bool = False) -> int:
+    """The runs experiment ``exp_id`` makes: its runs per member x its members (x 4 to converge:
+    twice the members, and the members again at twice the length)."""
+    e = EXPERIMENTS[exp_id]
+    return e.runs * (seeds or e.seeds) * (4 if converge else 1)
+
+
+def run(exp_id: str, out: Path, duration: float | None = None, progress: bool = True,
+        seeds: int | None = None, converge: bool = False) -> dict:
     """Run experiment ``exp_id``; write ``out/ID.json`` and ``out/ID.png``; return the doc."""
     from tqdm import tqdm
 
-    with tqdm(total=EXPERIMENTS[exp_id].runs, desc=exp_id, unit="run", leave=False,
+    with tqdm(total=runs_of(exp_id, seeds, converge), desc=exp_id, unit="run", leave=False,
               disable=None if progress else True) as bar:
         def step(label: str) -> None:
             bar.set_postfix_str(label)
             bar.update(1)
 
-        doc = measure(exp_id, duration, step)
+        doc = measure(exp_id, duration, step, seeds, converge)
     write(doc, out)
     return doc
 
 
 def run_many(ids: list[str], out: Path, duration: float | None = None, workers: int | None = None,
-             scheduler: str | None = None) -> Iterator[dict]:
+             scheduler: str | None = None, seeds: int | None = None, converge: bool = False) -> Iterator[dict]:
     """Run the experiments ``ids``, up to ``workers`` at once in separate processes (default:
     every core) or on the Dask scheduler at ``scheduler``; write each one's files and yield its
     doc, in the order of ``ids``, as each becomes available. One progress display counts the
@@ -82,17 +111,17 @@ def run_many(ids: list[str], out: Path, duration: float | None = None, workers: 
     from eventpath import executor
 
     with executor.start(scheduler, workers, len(ids)) as ex, \
-            executor.Progress(sum(EXPERIMENTS[i].runs for i in ids), "reproduce", "run") as bar:
+            executor.Progress(sum(runs_of(i, seeds, converge) for i in ids), "reproduce", "run") as bar:
         if ex.in_process:
             for i in ids:
-                doc = measure(i, duration, lambda label, i=i: bar.update(1, f"{i}: {label}"))
+                doc = measure(i, duration, lambda label, i=i: bar.update(1, f"{i}: {label}"), seeds, converge)
                 write(doc, out)
                 yield doc
             return
         held: dict[int, dict] = {}
         nxt = 0
-        for k, doc in ex.map(measure, [(i, duration) for i in ids]):
-            bar.update(EXPERIMENTS[ids[k]].runs, ids[k])
+        for k, doc in ex.map(measure, [(i, duration, None, seeds, converge) for i in ids]):
+            bar.update(runs_of(ids[k], seeds, converge), ids[k])
             held[k] = doc
             while nxt in held:
                 write(held[nxt], out)
@@ -123,6 +152,9 @@ scorecard = comparison.published_scorecard
 print_scorecard = comparison.print_published_scorecard
 #: The rows as an aligned table with the simulated/published ratio and the verdict.
 print_table = comparison.print_published_table
+#: Per paper (issue 47): calibration, directions, magnitudes, misses by class, not converged.
+scorecard_v2 = comparison.scorecard_v2
+print_scorecard_v2 = comparison.print_scorecard_v2
 
 
 # Register the experiments.
@@ -139,7 +171,8 @@ from eventpath.reproduce import seeds_today  # noqa: E402,F401
 
 
 def run_reproductions(experiments: str | list[str], out: str | os.PathLike, *, duration: float | None = None,
-                      workers: int | None = None, scheduler: str | None = None) -> list[dict]:
+                      workers: int | None = None, scheduler: str | None = None, seeds: int | None = None,
+                      converge: bool = False) -> list[dict]:
     """``eventpath.reproduce(...)``: run reproductions by ID (``"es2-table1"``, a list of IDs,
     or ``"all"``; see ``eventpath reproduce --list``), writing ``ID.json`` and ``ID.png`` into
     ``out``, in ``workers`` local processes or on the Dask scheduler at ``scheduler``; returns
@@ -159,12 +192,17 @@ def run_reproductions(experiments: str | list[str], out: str | os.PathLike, *, d
             raise InputError(f"reproduce: unknown experiment {args.short(i)}; known: {', '.join(EXPERIMENTS)} (or 'all')")
     if workers is not None:
         workers = args.integer(workers, "reproduce", "workers", 1, 1024, "processes")
+    if seeds is not None:
+        seeds = args.integer(seeds, "reproduce", "seeds", 1, 64, "seeds per row")
+    if not isinstance(converge, bool):
+        raise args.refuse("reproduce", "converge", converge, "True or False")
     duration = check_duration(duration)
     if duration is not None:
         _eventpath.check_duration("duration", duration)
     out = args.path(out, "reproduce", "out", "a directory")
     d = made(out, "reproduce: out")
-    return list(run_many(list(ids), d, duration=duration, workers=workers, scheduler=scheduler))
+    return list(run_many(list(ids), d, duration=duration, workers=workers, scheduler=scheduler, seeds=seeds,
+                         converge=converge))
 
 
 class _CallableModule(types.ModuleType):

@@ -46,6 +46,7 @@ register(Experiment(
     title="VM exits and time in guest receiving 128-byte UDP through an SR-IOV VF, KVM vs DID",
     source="DID §5.2, Fig. 4; §5.3 (seed 002_d9bb5eb44ca8e2e6.txt)",
     profile="did",
+    baselines=(r"KVM-\d+K",),
     rows=_fig4,
     runs=len(_MODES) * len(_FIG4_RATES),
     notes=[
@@ -97,6 +98,7 @@ register(Experiment(
     title="cyclictest interrupt invocation latency, 1 ms interval: bare metal, KVM, KVM+APICv, DID",
     source="DID §5.4, Fig. 6 (seed 002_d9bb5eb44ca8e2e6.txt)",
     profile="did",
+    baselines=(r"bare-metal", r"KVM",),
     rows=_fig6,
     runs=len(_FIG6),
     notes=[
@@ -189,6 +191,7 @@ register(Experiment(
     title="memcached peak requests/s with 95 % within 10 ms: PV, PV-DID, SRIOV, SRIOV-DID, bare metal",
     source="DID §5.7, Fig. 11 and abstract (seed 002_d9bb5eb44ca8e2e6.txt)",
     profile="did",
+    baselines=(r"PV", r"SRIOV", r"bare-metal",),
     rows=_fig11,
     runs=len(_FIG11) + len(_FIG11_AT_PAPER),
     notes=[
@@ -242,6 +245,7 @@ register(Experiment(
     title="WhileLoop's elapsed time beside a background UDP receiver through a VF: bare metal, KVM, DID",
     source="DID §5.3, Fig. 5 (seed 002_d9bb5eb44ca8e2e6.txt)",
     profile="did",
+    baselines=(r"(bare-metal|KVM)-\d+K",),
     rows=_fig5,
     runs=3 * len(_FIG5_RATES),
     notes=[

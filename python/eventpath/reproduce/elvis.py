@@ -42,6 +42,7 @@ register(Experiment(
     title="ELVIS Baseline, one VM: exits per second (netperf TCP 64 B, Apache, memcached)",
     source="ELVIS §4.2 (Baseline), §4.4, §4.6 (seed 001_057b634fca7e35c3.txt)",
     profile="elvis",
+    baselines=(r".*",),
     rows=_baseline_1vm,
     runs=3,
     notes=[
@@ -167,6 +168,7 @@ register(Experiment(
     title="netperf TCP stream (64 B), 1-7 VMs: ELVIS, fine-grained I/O scheduling only, Baseline, Baseline with affinity",
     source="ELVIS §4.7, Fig. 8; configurations §4.2 (seed 001_057b634fca7e35c3.txt)",
     profile="elvis",
+    baselines=(r"\d+vm (Baseline|Baseline with affinity)",),
     rows=_fig8,
     runs=28,
     notes=[
@@ -203,6 +205,7 @@ register(Experiment(
     title="netperf UDP_RR average latency, 1-14 VMs: ELVIS vs Baseline and No interposition (and Baseline with affinity)",
     source="ELVIS §4.4, Fig. 5 (seed 001_057b634fca7e35c3.txt)",
     profile="elvis",
+    baselines=(r"\d+vm (Baseline|Baseline with affinity|No interposition)",),
     rows=_fig5,
     runs=24,
     notes=[
@@ -288,6 +291,7 @@ register(Experiment(
           "No interposition",
     source="ELVIS §4.3, §4.6, Fig. 4 (seed 001_057b634fca7e35c3.txt)",
     profile="elvis",
+    baselines=(r"\S+ \d+vm (Baseline|Baseline with affinity|No interposition)",),
     rows=_fig4,
     runs=84,
     notes=[

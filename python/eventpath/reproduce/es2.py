@@ -30,6 +30,7 @@ register(Experiment(
     title="1 VM / 1 vCPU sending 512-byte UDP without posted interrupts: exits and EHT",
     source="ES2 §6.2, Fig. 4b (seed 000_8734db7c67a9fb1f.txt)",
     profile="es2",
+    baselines=(r"udp512-noPI",),
     rows=_fig4_udp,
     runs=1,
     axis=_SEND,
@@ -104,6 +105,7 @@ register(Experiment(
     title="1 VM / 1 vCPU sending 512-byte TCP: exits by cause without and with posted interrupts",
     source="ES2 §3.3, Table 1 (seed 000_8734db7c67a9fb1f.txt)",
     profile="es2",
+    baselines=(r"tcp512-(noPI|PI)", r"PI vs noPI",),
     rows=_table1,
     runs=2,
     notes=[
@@ -194,6 +196,7 @@ register(Experiment(
     title="1 VM / 1 vCPU sending 512-byte TCP and UDP, without PI and with PI: exits by reason and EHT",
     source="ES2 §6.2, Fig. 4a/4b (seed 000_8734db7c67a9fb1f.txt)",
     profile="es2",
+    baselines=(r"(tcp|udp)512-(noPI|PI)",),
     rows=_fig4,
     runs=4,
     notes=[
@@ -232,6 +235,7 @@ register(Experiment(
     title="1 VM / 1 vCPU sending 512-byte TCP and UDP: w/o PI, PI and PI+H(P), exits by reason and EHT",
     source="ES2 §6.2, Fig. 4a/4b; §5.2 quota (seed 000_8734db7c67a9fb1f.txt)",
     profile="es2",
+    baselines=(r"(tcp|udp)512-(noPI|PI)",),
     rows=_fig4_full,
     runs=6,
     notes=[

@@ -100,6 +100,7 @@ register(Experiment(
     title="1-4 tested VMs (4 vCPUs, 4 netperf threads) sending 512-byte TCP on 4 time-shared cores: PI, PI+H(P), PI+R, PI+H(P)+R",
     source="ES2 §6.3, §6.3.1, Fig. 7a (seed 000_8734db7c67a9fb1f.txt)",
     profile="es2",
+    baselines=(r"PI \dVM",),
     rows=_fig7a,
     runs=16,
     notes=[
@@ -141,6 +142,7 @@ register(Experiment(
     title="1-4 tested VMs (4 vCPUs) receiving 512-byte TCP on 4 time-shared cores, two I/O cores: PI, PI+H(P), PI+R, PI+H(P)+R",
     source="ES2 §6.3, §6.3.1, Fig. 7b (seed 000_8734db7c67a9fb1f.txt)",
     profile="es2",
+    baselines=(r"PI \dVM",),
     rows=_fig7b,
     runs=16,
     notes=[
@@ -180,6 +182,7 @@ register(Experiment(
     title="1-4 tested memcached VMs (memaslap 256 concurrent, get/set 9:1) on 4 time-shared cores: PI, PI+H(P), PI+H(O), +R",
     source="ES2 §6.3, §6.3.2, Fig. 8a (seed 000_8734db7c67a9fb1f.txt)",
     profile="es2",
+    baselines=(r"PI \dVM",),
     rows=_fig8a,
     runs=20,
     notes=[

@@ -51,6 +51,18 @@ class Experiment:
     runs: int = 1
     #: Where its rows lie on the paper's figure (None: each configuration is a bar of its own).
     axis: Axis | None = None
+    #: The paper's baseline configurations (its hosts without its mechanism), as regular
+    #: expressions a config name must match whole: their published values and stated regimes
+    #: are calibration rows; every other row — a mechanism's value, a gain, a ratio, an order
+    #: or a direction involving a mechanism — is a prediction (issue 47).
+    baselines: tuple[str, ...] = ()
+    #: Seeds of its default ensemble (``eventpath reproduce --seeds`` overrides).
+    seeds: int = 1
+
+    def is_baseline(self, config: str) -> bool:
+        import re
+
+        return any(re.fullmatch(p, config) for p in self.baselines)
 
     def compare(self, duration: float | None, step: Callable[[str], None]) -> list[PublishedRow]:
         """Run it; each simulated value beside its published one (``published/ID.toml``)."""

@@ -93,6 +93,7 @@ register(Experiment(
           "logical, hBalance) and PV (vanilla, vBalance, hBalance)",
     source="hBalance §6, §6.1.1, Fig. 7 (seed 004_ee5e38d5cb394f30.txt)",
     profile=PROFILE,
+    baselines=(r"(FV-physical|FV-logical|PV-vanilla) \dbg",),
     rows=_fig7,
     runs=len(CONFIGS) * len(_BACKGROUND),
     notes=[
@@ -157,6 +158,7 @@ register(Experiment(
           "sessions (physical, logical, hBalance), PV 400 (vanilla, vBalance, hBalance)",
     source="hBalance §6.2, Table 2 (seed 004_ee5e38d5cb394f30.txt)",
     profile=PROFILE,
+    baselines=(r"FV-physical", r"FV-logical", r"PV-vanilla",),
     rows=_table2,
     runs=len(CONFIGS),
     notes=[

@@ -16,7 +16,11 @@ no model code reads them. A file::
     config = "tcp512-noPI"      # a name, a list of names, or "*" (every configuration)
     metric = "exits_eoi"
     unit = "exits/s"            # must be the row's unit
-    value = 30736
+    value = 30736               # a number the paper gives; or, exactly one of:
+                                #   range = [1.4, 2.7]   a range it gives ("1.4x-2.7x")
+                                #   at_most = 10         a bound ("below 10 %"); at_least = 90
+                                #   holds = true         a direction it states (unit "holds": the
+                                #                        row is 1 where it holds in the run, else 0)
     source = "ES2 §3.3, Table 1"   # where in the paper: section, figure or table
     read = "as printed"            # how the number was read (text, table, a bound, a midpoint...)
 
@@ -53,12 +57,18 @@ class Value:
     config: str
     metric: str
     unit: str
+    #: The number held against: a point's value, a range's midpoint, a bound's value, 1 for a
+    #: direction that holds.
     value: float
     paper: str
     source: str
     read: str
     #: The file it was written in (an included value keeps its own).
     file: str
+    #: "value", "range", "at_most", "at_least" or "holds".
+    kind: str = "value"
+    #: A range's or bound's ends (None: open).
+    bounds: tuple[float | None, float | None] | None = None
 
     def matches(self, config: str, metric: str) -> bool:
         return self.metric == metric and self.config in (config, EVERY)
@@ -66,7 +76,41 @@ class Value:
 
 _TOP = {"experiment", "paper", "include", "value"}
 _INCLUDE = {"experiment", "config", "as"}
-_VALUE = {"config", "metric", "unit", "value", "source", "read"}
+_VALUE = {"config", "metric", "unit", "source", "read"}
+#: How a published value is given: exactly one of these keys.
+_KINDS = ("value", "range", "at_most", "at_least", "holds")
+
+
+def _number(x, w: str, key: str) -> float:
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+        raise PublishedDataError(f"{w}: key `{key}`: {x!r} is not a finite number")
+    return float(x)
+
+
+def _reference(v: dict, w: str) -> tuple[str, float, tuple[float | None, float | None] | None]:
+    """(kind, the number held against, bounds) of a [[value]] table."""
+    given = [k for k in _KINDS if k in v]
+    if len(given) != 1:
+        raise PublishedDataError(f"{w}: expected exactly one of {', '.join(_KINDS)}; got {given or 'none'}")
+    kind = given[0]
+    x = v[kind]
+    if kind == "value":
+        return kind, _number(x, w, kind), None
+    if kind == "range":
+        if not isinstance(x, list) or len(x) != 2:
+            raise PublishedDataError(f"{w}: key `range`: expected [low, high]")
+        lo, hi = _number(x[0], w, "range"), _number(x[1], w, "range")
+        if lo > hi:
+            raise PublishedDataError(f"{w}: key `range`: {lo} > {hi}")
+        return kind, (lo + hi) / 2.0, (lo, hi)
+    if kind == "holds":
+        if x is not True:
+            raise PublishedDataError(f"{w}: key `holds`: expected true (a direction the paper states)")
+        if v.get("unit") != "holds":
+            raise PublishedDataError(f"{w}: a direction's unit must be \"holds\"")
+        return kind, 1.0, None
+    b = _number(x, w, kind)
+    return kind, b, (None, b) if kind == "at_most" else (b, None)
 
 
 def _str(d: dict, key: str, where: str) -> str:
@@ -104,17 +148,15 @@ def load(experiment: str) -> tuple[Value, ...]:
         out += [Value(**{**v.__dict__, "config": inc.get("as", v.config)}) for v in picked]
     for i, v in enumerate(doc.get("value", [])):
         w = f"{where}: value[{i}]"
-        if not isinstance(v, dict) or set(v) - _VALUE or _VALUE - set(v):
-            raise PublishedDataError(f"{w}: expected exactly the keys {sorted(_VALUE)}")
-        x = v["value"]
-        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
-            raise PublishedDataError(f"{w}: key `value`: {x!r} is not a finite number")
+        if not isinstance(v, dict) or set(v) - _VALUE - set(_KINDS) or _VALUE - set(v):
+            raise PublishedDataError(f"{w}: expected the keys {sorted(_VALUE)} and one of {', '.join(_KINDS)}")
+        kind, x, bounds = _reference(v, w)
         configs = v["config"] if isinstance(v["config"], list) else [v["config"]]
         if not configs or not all(isinstance(c, str) and c for c in configs):
             raise PublishedDataError(f"{w}: key `config`: expected a name, a list of names or \"*\"")
         for c in configs:
-            out.append(Value(c, _str(v, "metric", w), _str(v, "unit", w), float(x), paper, _str(v, "source", w),
-                             _str(v, "read", w), where))
+            out.append(Value(c, _str(v, "metric", w), _str(v, "unit", w), x, paper, _str(v, "source", w),
+                             _str(v, "read", w), where, kind, bounds))
     seen: set[tuple[str, str]] = set()
     for v in out:
         if (v.config, v.metric) in seen:
@@ -139,7 +181,8 @@ def attach(experiment: str, measured: Iterable) -> list[PublishedRow]:
                 raise PublishedDataError(f"{pub.file}: {pub.config}/{pub.metric} is in {pub.unit!r}; "
                                          f"the row is in {m.unit!r}")
             used.add(pub)
-        rows.append(PublishedRow(m.config, m.metric, m.unit, m.simulated, pub.value if pub else None))
+        rows.append(PublishedRow(m.config, m.metric, m.unit, m.simulated, pub.value if pub else None,
+                                 bounds=pub.bounds if pub else None, kind=pub.kind if pub else "value"))
     unused = [v for v in values if v not in used]
     if unused:
         v = unused[0]

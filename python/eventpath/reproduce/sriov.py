@@ -78,6 +78,7 @@ register(Experiment(
     title="Throughput and CPU of one VM receiving TCP through an SR-IOV VF against its fixed interrupt rate",
     source="CGR/AIR §3.2, Fig. 4; §3.3 (seed 003_9988edc85599e763.txt)",
     profile=PROFILE,
+    baselines=(r"ITR-\d+K", r"peak",),
     rows=_fig4,
     runs=len(_FIG4_RATES),
     notes=[
@@ -126,6 +127,7 @@ register(Experiment(
     title="SR-IOV VF scalability: TCP_STREAM into one VM of 2 vCPUs through 1-8 of its VFs, at the driver's default ITR",
     source="CGR/AIR §3.3, Fig. 5 (seed 003_9988edc85599e763.txt)",
     profile=PROFILE,
+    baselines=(r"VF-\d+",),
     rows=_fig5,
     runs=len(_FIG5_VFS),
     notes=[
@@ -191,6 +193,7 @@ register(Experiment(
     title="TCP_STREAM (1,472 B) into 1-16 VMs of 2 vCPUs on 8 pCPUs, each with a VF: FIR vs CGR vs AIR",
     source="CGR/AIR §5.2.1, Fig. 8a (seed 003_9988edc85599e763.txt)",
     profile=PROFILE,
+    baselines=(r"FIR-\d+",),
     rows=_fig8a,
     runs=len(_FIG8_VMS) * len(_CONTROLLERS),
     notes=[
@@ -241,6 +244,7 @@ register(Experiment(
     title="Apache Bench (concurrency 500) completion time of 1K-10K requests per VM: FIR vs CGR vs AIR",
     source="CGR/AIR §5.4, Fig. 11 (seed 003_9988edc85599e763.txt)",
     profile=PROFILE,
+    baselines=(r"FIR(-\d+K)?",),
     rows=_fig11,
     runs=len(_CONTROLLERS),
     notes=[
@@ -286,6 +290,7 @@ register(Experiment(
     title="The multi-threaded VF driver (MTVD) against the VF driver under FIR: TCP_STREAM into 4 VMs of 2 vCPUs",
     source="CGR/AIR §5.5, Fig. 12a; §4.4 (seed 003_9988edc85599e763.txt)",
     profile=PROFILE,
+    baselines=(r"FIR-tcp",),
     rows=_fig12,
     runs=len(_FIG12),
     notes=[

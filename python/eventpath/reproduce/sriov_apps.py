@@ -61,6 +61,7 @@ register(Experiment(
     title="WebBench (100 / 1,000 / 2,000 clients per VM) into 1-16 VMs of 2 vCPUs on 8 pCPUs: FIR vs CGR vs AIR",
     source="CGR/AIR §5.3, Fig. 10 (seed 003_9988edc85599e763.txt)",
     profile=PROFILE,
+    baselines=(r"FIR-\d+c-\d+",),
     rows=_fig10,
     runs=len(_FIG10_VMS) * len(_FIG10_CLIENTS) * len(_CONTROLLERS),
     notes=[
@@ -167,6 +168,7 @@ register(Experiment(
     title="NPB FT (single-threaded) beside 15 TCP_STREAM VMs on 8 pCPUs: execution time under MTVD+AIR normalized to FIR",
     source="CGR/AIR §5.6, Fig. 13 (seed 003_9988edc85599e763.txt)",
     profile=PROFILE,
+    baselines=(r"FIR-[SWA]",),
     rows=_fig13,
     runs=len(_FIG13_CLASSES) * len(_FIG13),
     notes=[

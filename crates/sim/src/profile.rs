@@ -24,6 +24,23 @@ pub struct Param {
     /// the fit may choose from; `value` is then the first-principles prior.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub free: Option<Free>,
+    /// The plausible range of a value no fit sets (issue 47): what another kernel version, a
+    /// cycle count's uncertainty or a datasheet's spread allows, with the reason.
+    /// `eventpath sensitivity` screens it; the model reads only `value`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range: Option<Range>,
+}
+
+/// A parameter's plausible range: `min <= value <= max`, and why.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Range {
+    /// Lowest plausible value.
+    pub min: f64,
+    /// Highest plausible value.
+    pub max: f64,
+    /// Where the range comes from.
+    pub why: String,
 }
 
 /// A free parameter's range (issue 12): `min <= value <= max`, both inside the parameter's
@@ -704,6 +721,7 @@ impl Profile {
             let old = param.get("value").and_then(toml::Value::as_float).unwrap_or(f64::NAN);
             param.insert("value".into(), toml::Value::Float(*v));
             param.remove("free"); // a what-if value is not a prior: its free range goes with it
+            param.remove("range"); // nor a plausible value: a what-if may leave the range
             param.insert("source".into(), toml::Value::String(format!("override in scenario {origin} (profile {}: {old})", self.name)));
         }
         let p: Profile = doc.try_into().map_err(|e| format!("profile {}: {e}", self.name))?;
@@ -865,6 +883,32 @@ impl Profile {
                     b.hi,
                     b.why
                 ));
+            }
+            if let Some(r) = &p.range {
+                if !(r.min.is_finite() && r.max.is_finite() && b.lo <= r.min && r.max <= b.hi && r.min <= r.max) {
+                    return Err(format!(
+                        "key `{key}.range`: {}..={} is not allowed; expected finite bounds, min <= max, in {}..={} {unit} ({})",
+                        crate::error::num(r.min),
+                        crate::error::num(r.max),
+                        b.lo,
+                        b.hi,
+                        b.why
+                    ));
+                }
+                if !(r.min <= p.value && p.value <= r.max) {
+                    return Err(format!(
+                        "key `{key}`: value {} is not allowed outside its range {}..={}; expected a value inside it (or a wider range with its reason)",
+                        crate::error::num(p.value),
+                        crate::error::num(r.min),
+                        crate::error::num(r.max)
+                    ));
+                }
+                if p.free.is_some() {
+                    return Err(format!("key `{key}.range`: a free parameter's range is its `free` table; remove `range`"));
+                }
+                if r.why.trim().is_empty() {
+                    return Err(format!("key `{key}.range.why`: expected the range's reason"));
+                }
             }
             if let Some(f) = p.free {
                 if !(f.min.is_finite() && f.max.is_finite() && b.lo <= f.min && f.max <= b.hi) {

@@ -454,6 +454,25 @@ fn free_ranges_are_checked() {
     assert_eq!((p.exit.hlt_ns.value, f.min, f.max), (1000.0, 500.0, 3000.0));
 }
 
+#[test]
+fn plausible_ranges_are_checked_and_what_ifs_may_leave_them() {
+    // Issue 47: a value's plausible range, with its reason, around the value.
+    let key = "hlt_ns = { value = 1000, unit = \"ns\",";
+    let ranged = |r: &str| format!("hlt_ns = {{ value = 1000, unit = \"ns\", range = {r},");
+    let m = profile_error(key, &ranged("{ min = 2000, max = 3000, why = \"x\" }"));
+    assert!(m.contains("exit.hlt_ns") && m.contains("outside its range 2000..=3000"), "{m}");
+    let m = profile_error(key, &ranged("{ min = 3000, max = 500, why = \"x\" }"));
+    assert!(m.contains("exit.hlt_ns.range") && m.contains("min <= max"), "{m}");
+    let m = profile_error(key, &ranged("{ min = 500, max = 3000, why = \" \" }"));
+    assert!(m.contains("exit.hlt_ns.range.why"), "{m}");
+    let m = profile_error(key, &ranged("{ min = 500, max = 3000 }"));
+    assert!(m.contains("why"), "{m}");
+    let text = es2_text().replacen(key, &ranged("{ min = 500, max = 3000, why = \"a cycle count's uncertainty\" }"), 1);
+    let p = Profile::parse("p.toml", &text).unwrap();
+    let r = p.exit.hlt_ns.range.clone().unwrap();
+    assert_eq!((p.exit.hlt_ns.value, r.min, r.max), (1000.0, 500.0, 3000.0));
+}
+
 /// vm-limit-message-512pcpus.sh: the VM cap was explained with a 64-pCPU host's numbers
 /// whatever the host. It is the engine's, on any host; the message says so with this host's.
 #[test]

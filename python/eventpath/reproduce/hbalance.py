@@ -1,10 +1,15 @@
 """hBalance's experiments (seed 004_ee5e38d5cb394f30.txt, §6) on the profile of its testbed.
 
 §6's host: two quad-core Xeon 5540 (8 pCPUs), Xen 4.2.2 with its credit scheduler (30 ms slice,
-unchanged), dom0 on pCPUs of its own (the profile's ``dom0_cpus``), Linux 3.10 guests. The
-SMP-VM under test has four vCPUs; 1-3 background VMs of four vCPUs share its pCPUs 0-3, vCPU
-``j`` of every VM on pCPU ``j``, each VM at the same lookbusy CPU load (§6.1: "we use lookbusy to
-keep the CPU load of each VM at a desired level"; the level is not stated).
+unchanged), dom0 on pCPUs of its own, Linux 3.10 guests. The SMP-VM under test has four vCPUs;
+1-3 background VMs of four vCPUs run "on the same set of pCPUs" (§6.1) — four of them, as "four
+vCPUs per pCPU on average" (§6.2) with four 4-vCPU VMs implies — and no vCPU is pinned: the paper
+never pins, and blames hBalance's remaining tails on the credit scheduler's load balancing moving
+vCPUs (§6.1.1). The host is therefore the profile's first six pCPUs, dom0 on the last two (4, 5):
+unpinned vCPUs stay off dom0's pCPUs, so every guest vCPU runs on 0-3, where credit moves it
+(our reading of the set-up; the paper names neither the set nor dom0's pCPUs). Every VM runs at
+the same lookbusy CPU load (§6.1: "we use lookbusy to keep the CPU load of each VM at a desired
+level"; the level is not stated: :data:`LOAD_PCT`).
 
 Configurations (§6): FV guests on QEMU's emulated e1000 in dom0 with the vIOAPIC in physical
 destination mode (``fixed``: vCPU 0), logical mode (``lowest_priority_rr``) or hBalance
@@ -29,9 +34,14 @@ CONFIGS = {
     "PV-hBalance": ("xen_pv", "evtchn", "h_balance"),
 }
 
-#: Every VM's lookbusy load, % of each vCPU: §6 does not state it; our choice, half of each vCPU,
-#: so that vCPUs both block (and are boosted when woken) and contend for their pCPUs.
+#: Every VM's lookbusy load, % of each vCPU: §6 does not state it ("a desired level"); our choice,
+#: a quarter of each vCPU, so that at three background VMs (four vCPUs per pCPU) the vCPUs'
+#: demand just fills the pCPUs, and vCPUs both block (and are BOOSTed when woken) and contend.
+#: 50 % overloads the host at that density (``eventpath sensitivity`` may screen both ends).
 LOAD_PCT = 25.0
+
+#: The host: the profile's first six pCPUs, dom0 on 4 and 5, the guests' unpinned vCPUs on 0-3.
+_HOST = {"virtualization": "xen", "scheduler": "xen_credit", "pcpus": 6, "dom0_cpus": [4, 5]}
 
 
 def layout(config: str, background: int, workload: dict | None, tested_load: bool, duration: float,
@@ -41,7 +51,7 @@ def layout(config: str, background: int, workload: dict | None, tested_load: boo
     kind, delivery, router = CONFIGS[config]
     vms = []
     for i in range(1 + background):
-        vm = {"name": "smp" if i == 0 else f"bg{i}", "vcpus": 4, "vcpu_pins": [0, 1, 2, 3],
+        vm = {"name": "smp" if i == 0 else f"bg{i}", "vcpus": 4,
               "interrupt_delivery": delivery, "net": {"kind": kind}}
         if i == 0:
             vm["interrupt_routing"] = router
@@ -52,7 +62,7 @@ def layout(config: str, background: int, workload: dict | None, tested_load: boo
         vms.append(vm)
     return {"name": f"hbalance-{config}-{background}bg", "profile": PROFILE, "seed": seed,
             "duration_s": duration, "warmup_s": warmup,
-            "host": {"virtualization": "xen", "scheduler": "xen_credit"}, "vm": vms}
+            "host": dict(_HOST, dom0_cpus=list(_HOST["dom0_cpus"])), "vm": vms}
 
 
 # --- Fig. 7: ping RTT ---------------------------------------------------------------------------
@@ -69,7 +79,7 @@ _BACKGROUND = (1, 2, 3)
 def _fig7(duration, step, backgrounds=_BACKGROUND, configs=tuple(CONFIGS)):
     rows = []
     for n in backgrounds:
-        p99 = {}
+        p99, p50 = {}, {}
         for cfg in configs:
             s = simulate(layout(cfg, n, _PING, True, duration or _FIG7_DURATION), what=f"ping, {cfg}, {n} background VMs").summary
             vm = s["vms"][0]
@@ -79,12 +89,27 @@ def _fig7(duration, step, backgrounds=_BACKGROUND, configs=tuple(CONFIGS)):
             rows.append(Measured(c, "rtt_p90", "us", lat["p90"]))
             rows.append(Measured(c, "rtt_p99", "us", lat["p99"]))
             rows.append(Measured(c, "rtt_max", "us", lat["max"]))
-            p99[cfg] = lat["p99"]
+            p99[cfg], p50[cfg] = lat["p99"], lat["p50"]
             step(c)
         for path, base in (("FV", "FV-physical"), ("PV", "PV-vanilla")):
             hb, b = p99.get(f"{path}-hBalance"), p99.get(base)
             rows.append(Measured(f"{path}-hBalance vs {base} {n}bg", "p99_cut", "x", b / hb if hb and b else None))
+        # §6.1.1's stated directions: the balancers cut the tail that physical/logical mode
+        # (FV) and vanilla Xen (PV) leave; the FV path costs more than the PV path.
+        for mech, bases in (("FV-hBalance", ("FV-physical", "FV-logical")), ("PV-hBalance", ("PV-vanilla",)),
+                            ("PV-vBalance", ("PV-vanilla",))):
+            for base in bases:
+                if mech in p99 and base in p99:
+                    rows.append(Measured(f"{mech} vs {base} {n}bg", "tail_below", "holds", _below(p99[mech], p99[base])))
+        if "FV-physical" in p50 and "PV-vanilla" in p50:
+            rows.append(Measured(f"FV-physical vs PV-vanilla {n}bg", "median_above", "holds",
+                                 _below(p50["PV-vanilla"], p50["FV-physical"])))
     return rows
+
+
+def _below(a: float | None, b: float | None) -> float | None:
+    """1.0 where ``a`` < ``b``, 0.0 where not; None without both (a direction row's value)."""
+    return None if a is None or b is None else float(a < b)
 
 
 register(Experiment(
@@ -93,19 +118,25 @@ register(Experiment(
           "logical, hBalance) and PV (vanilla, vBalance, hBalance)",
     source="hBalance §6, §6.1.1, Fig. 7 (seed 004_ee5e38d5cb394f30.txt)",
     profile=PROFILE,
-    baselines=(r"(FV-physical|FV-logical|PV-vanilla) \dbg",),
+    baselines=(r"(FV-physical|FV-logical|PV-vanilla) \dbg", r"FV-physical vs PV-vanilla \dbg"),
     rows=_fig7,
     runs=len(CONFIGS) * len(_BACKGROUND),
     notes=[
-        "Layout: eventpath.reproduce.hbalance.layout: the SMP-VM and every background VM at lookbusy 50 % of each "
-        "vCPU (our choice: §6 does not state the level), all four VMs' vCPU j on pCPU j, dom0 on the profile's "
-        "dom0_cpus. Ping: 1,000 echo requests, one every 2 ms.",
+        "Layout: eventpath.reproduce.hbalance.layout: the SMP-VM and every background VM at lookbusy 25 % of each "
+        "vCPU (our choice: §6 does not state the level), no vCPU pinned (§6.1.1 blames the tails on credit moving "
+        "vCPUs), every vCPU on the same four pCPUs 0-3 (§6.1 'the same set of pCPUs'; §6.2 'four vCPUs per pCPU'), "
+        "dom0 on 4-5. Ping: 1,000 echo requests, one every 2 ms (ping sends one a second: our choice, so that the "
+        "run is 2 s; each is answered in the guest's softirq and changes no vCPU's scheduling).",
         "Fig. 7 is a CDF on a log axis; only the PV balancers' RTT has numbers in the text ('around 0.2 "
-        "millisecond', 'not exceeding 0.5 millisecond'). The direction the issue's bar asks for is the p99_cut "
-        "rows: hBalance's 99th percentile against physical mode (FV) and vanilla Xen (PV), at least 10x.",
+        "millisecond' as a median; 'not exceeding 0.5 millisecond' as a bound on the worst; FV hBalance 'mostly "
+        "within 1 millisecond' as a bound on the median). The stated directions are rows (unit holds): each "
+        "balancer's p99 below physical and logical mode's (FV) and vanilla Xen's (PV) at every density "
+        "(predictions), and the FV path's median above the PV path's (a baselines' order: calibration). The "
+        "densities (1-3 background VMs) are our reading of Fig. 7, which the text does not give.",
         "Load: lookbusy at 25 % of each vCPU (our choice; §6 does not state it), so that at three background VMs "
         "(four vCPUs per pCPU) the vCPUs' demand fills the pCPUs. At 50 % the host is overloaded at that density "
-        "and the tails only grow.",
+        "and the tails only grow. lookbusy's spinners start their 100 ms cycles together in every VM (the model "
+        "starts every VM at time 0: the hosts issue of this wave gives VMs their own start).",
         "What the model shows: hBalance cuts the median where the tested VM's vCPU 0 waits (3 background VMs: "
         "FV 1.45 -> 0.65 ms, PV 3.9 -> 0.62 ms) and sends almost no interrupt to a preempted vCPU "
         "(vms[].device_interrupts_by_run_state_per_s.runnable ~1/s), but the tail stays (p99 25-70 ms in every "
@@ -134,7 +165,7 @@ _T2_DURATION, _T2_WARMUP = 30.0, 5.0
 
 def _table2(duration, step, configs=tuple(CONFIGS)):
     rows = []
-    done = {}
+    done, util = {}, {}
     for cfg in configs:
         path = cfg.split("-")[0]
         wl = {"kind": "specweb", "sessions": _SESSIONS[path]}
@@ -142,13 +173,21 @@ def _table2(duration, step, configs=tuple(CONFIGS)):
         vm = simulate(sc, what=f"SPECweb, {cfg}").summary["vms"][0]
         web = vm["specweb"]
         done[cfg] = web["finished_requests"]
+        util[cfg] = vm.get("cpu_util_pct")
         rows.append(Measured(cfg, "finished_requests", "requests", web["finished_requests"]))
         rows.append(Measured(cfg, "response_time", "s", (web["response_time_mean_ms"] or 0.0) / 1e3 or None))
         step(cfg)
     for hb, base in (("FV-hBalance", "FV-physical"), ("FV-hBalance", "FV-logical"),
-                     ("PV-hBalance", "PV-vanilla"), ("PV-hBalance", "PV-vBalance")):
+                     ("PV-hBalance", "PV-vanilla"), ("PV-hBalance", "PV-vBalance"), ("FV-physical", "FV-logical")):
+        if hb not in done or base not in done:
+            continue
         gain = 100.0 * (done[hb] / done[base] - 1.0) if done.get(base) and done.get(hb) is not None else None
         rows.append(Measured(f"{hb} vs {base}", "requests_gain", "%", gain))
+    if "PV-vanilla" in util:
+        # §6.2: "400 simultaneous sessions in the PV tests to saturate the SMP-VM": a regime, read as
+        # its vCPUs halted under a tenth of their time (cpu_util_pct: not halted, % of vCPU time).
+        rows.append(Measured("PV-vanilla", "saturated", "holds", None if util["PV-vanilla"] is None
+                             else float(util["PV-vanilla"] >= 90.0)))
     return rows
 
 
@@ -158,12 +197,20 @@ register(Experiment(
           "sessions (physical, logical, hBalance), PV 400 (vanilla, vBalance, hBalance)",
     source="hBalance §6.2, Table 2 (seed 004_ee5e38d5cb394f30.txt)",
     profile=PROFILE,
-    baselines=(r"FV-physical", r"FV-logical", r"PV-vanilla",),
+    baselines=(r"FV-physical", r"FV-logical", r"PV-vanilla", r"FV-physical vs FV-logical"),
     rows=_table2,
     runs=len(CONFIGS),
     notes=[
-        "Layout: eventpath.reproduce.hbalance.layout with three background VMs at lookbusy 50 % (four vCPUs per "
-        "pCPU, §6.2: 'the same as that in the httperf tests'); the SMP-VM runs only the web server.",
+        "Layout: eventpath.reproduce.hbalance.layout with three background VMs at lookbusy 25 % (four vCPUs per "
+        "pCPU, §6.2: 'the same as that in the httperf tests'), unpinned on pCPUs 0-3; the SMP-VM runs only the "
+        "web server. The think time (10 s) is SPECweb2005/2009 Banking's own (9.98 s between a session's "
+        "operations in its design documents).",
+        "Roles: FV-physical, FV-logical and PV-vanilla are the paper's baselines: their response times (3.053, "
+        "3.443, 1.108 s) and their order (physical beats logical: 27,837 against 24,538 requests, +13.4 %) are "
+        "calibration rows, as is §6.2's regime '400 sessions ... to saturate the SMP-VM' (PV); the gains of "
+        "hBalance and vBalance are predictions. The paper's counts come from runs of 'more than 30 minutes' whose "
+        "lengths it does not give and whose response times and counts fit one closed loop of fixed think time "
+        "only with unequal lengths, so the gains are read as ratios of counts.",
         "The paper's runs last more than 30 minutes, ours 30 simulated seconds after a 5 s warm-up, so finished "
         "requests are compared as the table's own improvements; response times are compared as printed.",
         "Every row misses but the 1.1 % one, for one reason: the specweb workload's declared priors (10 s think, "

@@ -450,6 +450,38 @@ def cmd_reproduce(a) -> int:
     return 0
 
 
+def cmd_sensitivity(a) -> int:
+    """``eventpath sensitivity EXPERIMENT|all``: what moves each row; each prediction miss
+    parametric or structural (python/eventpath/sensitivity.py)."""
+    import time
+
+    from eventpath import reproduce, sensitivity
+
+    ids = [i for i, e in reproduce.EXPERIMENTS.items() if e.profile] if a.id == "all" else [a.id]
+    for i in ids:
+        if i not in reproduce.EXPERIMENTS:
+            raise UsageError(f"sensitivity: unknown experiment {i!r}; known: {', '.join(reproduce.EXPERIMENTS)} (or 'all')")
+    if a.seeds < 1:
+        raise UsageError(f"--seeds {a.seeds}: expected at least 1")
+    _check_workers(a)
+    _check_duration(a.duration)
+    out = _out_dir(a.out)
+    t0 = time.monotonic()
+    for i in ids:
+        doc = sensitivity.analyse(i, a.duration, a.seeds, a.workers, a.scheduler,
+                                  progress=lambda s: print(s, file=sys.stderr))
+        sensitivity.write(doc, out)
+        classes = [d for d in doc["rows"] if "miss_class" in d]
+        n_par = sum(d["miss_class"] == "parametric" for d in classes)
+        print(f"{i}: {doc['parameters']} ranged parameters, {doc['screened_alone']} screened alone; "
+              f"{len(classes)} prediction misses: {n_par} parametric, {len(classes) - n_par} structural "
+              f"-> {out}/{i}.sensitivity.json, {i}.tornado.png")
+        for d in classes:
+            print(f"  {d['config']} / {d['metric']}: {d['miss_class']}: {d['evidence']}")
+    print(f"sensitivity: {len(ids)} experiment(s) in {time.monotonic() - t0:.0f} s")
+    return 0
+
+
 def cmd_qos(a) -> int:
     from eventpath import qos
 
@@ -798,6 +830,17 @@ def parser() -> argparse.ArgumentParser:
                     help="run on this Dask scheduler's workers instead of local processes (eventpath[cluster]; "
                          "the README's 'Sweeps on a cluster')")
     rp.set_defaults(fn=cmd_reproduce)
+
+    se = sub.add_parser("sensitivity", help="which profile values move each reproduction row; each prediction "
+                                            "miss parametric or structural")
+    se.add_argument("id", help="experiment ID (see reproduce --list), or 'all'")
+    se.add_argument("--out", required=True, help="output directory (ID.sensitivity.json, ID.tornado.png; a "
+                                                 "reproduce ID.json there gains each miss's class)")
+    se.add_argument("--duration", type=_seconds, help="each run's measured seconds (default: the experiment's own)")
+    se.add_argument("--seeds", type=int, default=1, help="seeds per evaluation (default 1)")
+    se.add_argument("--workers", type=int, help="processes (default: all cores)")
+    se.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on this Dask scheduler's workers")
+    se.set_defaults(fn=cmd_sensitivity)
 
     qs = sub.add_parser("qos", help="peak memcached request rate whose p95 latency stays within a bound (DID §5.7)")
     qs.add_argument("scenario", help="scenario TOML file with a memcached workload")

@@ -74,7 +74,13 @@ def paper_of(e: Experiment) -> str:
 
 
 def write(doc: dict, out: Path) -> None:
-    """Write ``out/ID.json`` and draw ``out/ID.png`` for an experiment's doc."""
+    """Write ``out/ID.json`` and draw ``out/ID.png`` for an experiment's doc; an
+    ``eventpath sensitivity`` result beside it (``ID.sensitivity.json``) classes its misses."""
+    sens = out / f"{doc['id']}.sensitivity.json"
+    if sens.exists():
+        from eventpath import sensitivity
+
+        sensitivity.classes_into(doc, json.loads(sens.read_text()))
     (out / f"{doc['id']}.json").write_text(json.dumps(doc, indent=2) + "\n")
     figure.draw(doc, out / f"{doc['id']}.png", EXPERIMENTS[doc["id"]].axis)
 

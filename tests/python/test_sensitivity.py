@@ -1,0 +1,39 @@
+"""eventpath sensitivity (issue 47): the screen, the detail and each prediction miss's class."""
+
+import json
+
+from eventpath import sensitivity as S
+
+
+def test_ranged_parameters_are_the_profiles_free_and_ranged_values():
+    ps = {p["key"]: p for p in S.ranged_params("es2")}
+    assert "exit.indirect_per_direct" in ps and ps["exit.indirect_per_direct"]["free"]
+    assert all(p["lo"] < p["hi"] for p in ps.values())
+
+
+def test_each_prediction_miss_is_classed_and_the_classes_reach_reproduces_doc(cli, tmp_path):
+    r = cli("reproduce", "es2-fig4", "--out", str(tmp_path), "--duration", "0.02")
+    assert r.returncode == 0, r.stderr
+    r = cli("sensitivity", "es2-fig4", "--out", str(tmp_path), "--duration", "0.02", "--workers", "1")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((tmp_path / "es2-fig4.sensitivity.json").read_text())
+    assert doc["parameters"] >= 4 and doc["method"].startswith("group screening")
+    rows = doc["rows"]
+    misses = [d for d in rows if d["verdict"] == "miss" and d["role"] == "prediction"]
+    assert misses and all(d["miss_class"] in ("parametric", "structural") and d["evidence"] for d in misses)
+    # A calibration row is never classed: it is fitted, not predicted.
+    assert not any("miss_class" in d for d in rows if d["role"] == "calibration")
+    # The detail: movers sorted by size, each with both ends.
+    for d in rows:
+        sizes = [m["size"] for m in d["movers"]]
+        assert sizes == sorted(sizes, reverse=True) and len(sizes) <= S.TOP
+    assert (tmp_path / "es2-fig4.tornado.png").read_bytes()[:4] == b"\x89PNG"
+    rep = json.loads((tmp_path / "es2-fig4.json").read_text())
+    classed = {(x["config"], x["metric"]): x["miss_class"] for x in rep["rows"] if "miss_class" in x}
+    assert classed == {(d["config"], d["metric"]): d["miss_class"] for d in misses}
+    assert "parametric" in r.stdout or "structural" in r.stdout
+
+
+def test_unknown_experiment_is_one_line_exit_2(cli, tmp_path):
+    r = cli("sensitivity", "no-such", "--out", str(tmp_path))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "unknown experiment" in r.stderr

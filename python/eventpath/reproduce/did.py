@@ -196,6 +196,8 @@ register(Experiment(
         "'mostly IOINSR' cannot be decided (its row is None).",
         "Tolerance: TIG rows are held within ±10 points (reproduce's band for %), which cannot tell 87.5 % from "
         "93.4 %; read the magnitudes beside the band.",
+        "Seeds: two seeds at the default 0.5 s runs give identical rows (spread 0), so the default ensemble is "
+        "one seed.",
     ],
     axis=_RATE,
 ))
@@ -290,7 +292,8 @@ register(Experiment(
         "4 cores / 8 threads), cyclictest at the highest priority, one timer per ms, idle=poll and NO_HZ in the "
         "guest. Bare metal runs on one CPU and idles by polling, as cyclictest's default latency trick "
         "(/dev/cpu_dma_latency = 0) makes it act. The run is 1 s (1,000 interrupts after a 10 ms warm-up) "
-        "against the paper's 100 s (100,000): enough for a mean, not for Fig. 6's density.",
+        "against the paper's 100 s (100,000): enough for a mean, not for Fig. 6's density. Two seeds at 1 s give "
+        "identical rows (spread 0): one seed.",
     ],
 ))
 
@@ -464,6 +467,8 @@ register(Experiment(
         "I/O-instruction exits in an idle VM, not a vhost ioeventfd kick (the audit's change 13: a "
         "first-principles kick prior with a range is the profile's change to make).",
         "Tolerance: bare metal's 0.6 % gain is held within ±10 points (reproduce's band for %).",
+        "Seeds: two seeds at the default 0.3 s runs differ by at most one bisection step of a peak (~2 %, under a "
+        "tenth of the ±25 % band) and 0.1 point of TIG: one seed.",
     ],
 ))
 
@@ -555,6 +560,7 @@ register(Experiment(
         "'128-byte UDP packets' is taken as the UDP payload (unstated). Runs are 0.5 s.",
         "Tolerance: the gains are held within ±10 points (reproduce's band for %), which cannot tell 3.4 % from "
         "13.4 %: read the magnitudes beside the band.",
+        "Seeds: two seeds at the default 0.5 s runs give identical rows (spread 0): one seed.",
     ],
     axis=_RATE,
 ))

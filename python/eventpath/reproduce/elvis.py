@@ -629,6 +629,15 @@ register(Experiment(
         "start 20K); the model's dynamic VF throttle has the later driver's 12K class, so the VF runs fixed at the "
         "3.1 driver's start (50 us, at most 20K interrupts/s): No interposition cannot reach §4.3's 30K, and "
         "Apache's gap to ELVIS is two fixed 50 us throttles in series (docs/model.md, ELVIS No interposition).",
+        "Not reproduced (no experiment here): §4.5 Fig. 6 (filebench on a 1 GB ramdisk through virtio-blk; its "
+        "Baseline values are calibration data for later: 18,715 ops/s and 0.4 ms at 1 VM, 8,862 ops/s per VM and "
+        "0.8 ms at 14 VMs; Baseline with affinity's I/O core 'saturated immediately', latency rising to 3.0 s; "
+        "ELVIS 21,613 ops/s per VM at 0.3 ms is a prediction); §4.6 Fig. 7 (7 VMs mixing TCP stream and UDP_RR; "
+        "only its 1.45 / 1.08 Gbit/s sentence is used); §4.8 Fig. 9 (ELVIS NUMA aligned against unaligned: "
+        "predictions, 26 % better at 1 VM, base the unaligned configuration's throughput, and unaligned 70 % of "
+        "aligned at 7 VMs, base the aligned one's; the model has no NUMA term, and a remote-memory cost would have "
+        "to come from a Sandy Bridge-EP source, not from these figures); §4.4's bare-metal PF-against-VF UDP_RR "
+        "(+22 %, base the PF's latency).",
         "structural: the ELVIS prototype's per-queue work limit. The model's max_work = 64 requests is our choice; "
         "the prototype's net.c has only VHOST_NET_WEIGHT (bytes) and no vhost_can_continue.",
         *_COMMON_NOTES,

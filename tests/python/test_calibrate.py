@@ -14,7 +14,7 @@ def test_fit_writes_profile_report_and_figure_inside_the_ranges(tmp_path):
     (p,) = rep["parameters"]
     assert p["key"] == "guest.tcp_write_ns" and p["range"][0] <= p["fitted"] <= p["range"][1]
     # Every calibration row of the profile (issue 47): its experiments' baseline configurations.
-    assert {t["experiment"] for t in rep["targets"]} == {"elvis-baseline-1vm", "elvis-fig4", "elvis-fig5"}
+    assert {t["experiment"] for t in rep["targets"]} == {"elvis-baseline-1vm", "elvis-fig4", "elvis-fig5", "elvis-fig8"}
     from eventpath.reproduce import EXPERIMENTS
 
     assert all(EXPERIMENTS[t["experiment"]].is_baseline(t["config"]) for t in rep["targets"])

@@ -40,21 +40,31 @@ def test_configuration_sweeps_write_every_row(tmp_path, exp_id):
 def test_elvis_layouts_follow_section_4_2():
     from eventpath.reproduce.elvis import layout
     e = layout("elvis", 10, "netperf")
-    # One I/O thread per socket: the prototype's devices_per_worker set to the first socket's 5.
-    # The NIC's interrupts on the I/O cores (§4.2), each socket's VMs' queues on its own.
-    assert e["host"] == {"pcpus": 16, "nic_irq_cpus": [7, 15], "io": {"handling": "elvis", "cores": [7, 15], "devices_per_worker": 5}}
+    # §4.2: up to 7 VMs on the first socket; above 7 the first socket stays full and the second,
+    # configured the same way, takes the rest (10 = 7 + 3). One I/O thread per socket: the
+    # prototype's devices_per_worker (7) fills the first worker with the first socket's VMs, so no
+    # override. The NIC's interrupts on the I/O cores (§4.2), each socket's VMs' queues on its own
+    # (one entry per device).
+    assert e["host"] == {"pcpus": 16, "nic_irq_cpus": [7] * 7 + [15] * 3, "io": {"handling": "elvis", "cores": [7, 15]}}
     assert "devices_per_worker" not in layout("elvis", 7, "netperf")["host"]["io"]  # the default 7
-    assert [v["vcpu_pins"][0] for v in e["vm"]] == [0, 1, 2, 3, 4, 8, 9, 10, 11, 12]
+    assert [v["vcpu_pins"][0] for v in e["vm"]] == [0, 1, 2, 3, 4, 5, 6, 8, 9, 10]
+    assert [v["vcpu_pins"][0] for v in layout("elvis", 14, "netperf")["vm"]] == [*range(7), *range(8, 15)]
+    # QEMU 0.14.0 offers no event index; the client is the identical 16-core server (§4.1).
+    assert all(v["net"]["event_idx"] is False for v in e["vm"]) and e["client"] == {"cores": 16}
     a = layout("affinity", 3, "netperf")
     assert a["host"]["pcpus"] == 4 and {v["net"]["vhost_pin"] for v in a["vm"]} == {3}
     assert a["host"]["nic_irq_cpus"] == [3]
+    a10 = layout("affinity", 10, "netperf")
+    assert [v["net"]["vhost_pin"] for v in a10["vm"]] == [7] * 7 + [15] * 3
     b = layout("baseline", 3, "netperf")
     assert b["host"]["pcpus"] == 4 and all("vcpu_pins" not in v for v in b["vm"])
     assert "nic_irq_cpus" not in b["host"]  # irqbalance's spread
+    assert layout("baseline", 10, "netperf")["host"]["pcpus"] == 12  # N + 2 above 7 VMs
     n = layout("nointerp", 10, "netperf")
     assert n["host"] == {"pcpus": 16}  # ELVIS's cores; each socket's I/O core left unused (§4.2)
-    assert [v["vcpu_pins"][0] for v in n["vm"]] == [0, 1, 2, 3, 4, 8, 9, 10, 11, 12]
+    assert [v["vcpu_pins"][0] for v in n["vm"]] == [0, 1, 2, 3, 4, 5, 6, 8, 9, 10]
     assert all(v["net"]["kind"] == "sriov_vf" and v["interrupt_delivery"] == "eli" for v in n["vm"])
+    assert all("event_idx" not in v["net"] for v in n["vm"])  # a VF has no virtio ring
 
 
 def test_no_interposition_bypasses_the_host():

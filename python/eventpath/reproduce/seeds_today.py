@@ -76,6 +76,8 @@ def _es2(workload: dict, tested: int = 4):
 
 
 def _elvis(workload: str, n: int):
+    # The elvis profile's sockets (elvis.layout reads cpu.cores_per_socket from its profile); the
+    # headlines' n <= 7 VMs fit one socket of either host, so the layout is the same on modern.
     def build(config: str, duration: float | None) -> dict:
         return elvis.layout(config, n, workload, duration=0.2 if duration is None else duration)
     return build
@@ -160,8 +162,15 @@ def _rows(duration, step):
                 got[config] = s
             base, mech = (h.value(got[c]) for c in (h.base, h.mechanism))
             cfg = f"{h.label} on {on}"
+            gain = _gain(mech, base, h.higher)
+            if h.paper_profile == "elvis" and on == "today":
+                # ELVIS §6: 'Intel and AMD have recently announced that unspecified future
+                # processors will support exitless replies. This hardware capability alone will not
+                # solve the whole problem — exitless requests and fine-grained I/O are also
+                # required': ELVIS still gains on a baseline with posted interrupts (a prediction).
+                rows.append(Measured(cfg, "gain_positive", "holds", None if gain is None else float(gain > 0.0)))
             rows += [
-                Measured(cfg, "gain", "%", _gain(mech, base, h.higher)),
+                Measured(cfg, "gain", "%", gain),
                 Measured(cfg, f"baseline {h.metric}", h.unit, base),
                 Measured(cfg, f"mechanism {h.metric}", h.unit, mech),
                 Measured(cfg, "baseline exits", "exits/s", _exits(got[h.base])),
@@ -192,6 +201,14 @@ register(Experiment(
         "drop from 'paper' to 'today' is what today's hardware already removes before the mechanism acts.",
         "Every row is a prediction: the modern profile has no free parameters, and no paper measured these pairs "
         "on today's hosts.",
+        "ELVIS on today: gain_positive is ELVIS §6's stated direction, that exitless replies in hardware (posted "
+        "interrupts) alone 'will not solve the whole problem — exitless requests and fine-grained I/O are also "
+        "required': ELVIS's gain over today's posted-interrupt baseline is above 0 (1 where it holds). The "
+        "experiment has no published file, so the row carries no verdict.",
+        "ELVIS memcached, 7 VMs puts ELVIS where §4.3 says its one I/O core is saturated ('ELVIS scaled up to 3 "
+        "VMs. At this point, the I/O core was saturated'): its gain there is the saturated core's against a "
+        "Baseline that, on the paper's profile, is already too fast (elvis-fig4: ELVIS below Baseline for "
+        "memcached, against §4.3's 'by 6%-200%'); the 1-VM headline is the unsaturated one.",
         "Compare gains, not absolute values across profiles: modern's per-path costs are the es2 profile's "
         "per-cycle priors at its 2.0 GHz base clock (no turbo), while each paper's profile has its own priors "
         "(the elvis profile's guest TCP write costs 300 ns, modern's 1,035 ns), so an ELVIS baseline sends "

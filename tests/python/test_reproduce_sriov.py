@@ -1,5 +1,6 @@
-"""CGR/AIR reproductions (§3.2 Fig. 4, §5.2.1 Fig. 8a, §5.4 Fig. 11, §5.5 Fig. 12) and the coalescing
-head-to-head: the directions the paper states hold, and the published data fit the rows."""
+"""CGR/AIR reproductions (§3.2 Fig. 4, §3.3 Fig. 5, §5.2.1 Fig. 8a, §5.4 Fig. 11, §5.5 Fig. 12) and the
+coalescing head-to-head: what the model must give by construction, the rows' roles (the baselines'
+published rows calibrate, the mechanisms' predict), and the published data fit the rows."""
 
 import tomllib
 
@@ -59,12 +60,22 @@ def test_sriov_fig4_throughput_and_cpu_rise_with_the_rate_while_window_bound(tmp
     assert rows[("peak", "itr_at_max_throughput")]["role"] == "calibration"
     assert rows[("ITR-48K", "cpu")]["role"] == "calibration"
     assert rows[("ITR-8K", "throughput")]["published"] is None
+    # §3.2 states no throughput for Fig. 4 (§3.3's 5.6 Gbit/s is Fig. 5's); its directions are
+    # calibration rows of unit holds.
+    assert rows[("ITR-48K", "throughput")]["published"] is None
+    for key in (("ITR-1K..48K", "throughput_rises"), ("ITR-1K..48K", "cpu_rises"),
+                ("ITR-64K vs 48K", "throughput_below"), ("ITR-80K vs 48K", "throughput_below")):
+        assert rows[key]["role"] == "calibration" and rows[key]["simulated"] in (0.0, 1.0), key
+    # The window-bound rates rise: the direction over 1K-48K holds or fails on the rates above.
+    assert rows[("ITR-1K..48K", "throughput_rises")]["simulated"] == sriov._rises(
+        [rows[(f"ITR-{r}K", "throughput")]["simulated"] for r in (1, 2, 4, 8, 16, 32, 48)])
 
 
 def test_sriov_fig8a_air_takes_fewer_interrupts_and_no_less_throughput_at_16_vms():
     rows = _measured(sriov._fig8a(0.05, lambda _label: None, counts=(16,)))
     fir, air = rows[("FIR-16", "throughput")], rows[("AIR-16", "throughput")]
-    assert air >= 0.95 * fir, (air, fir)
+    # AIR's ~1,100 interrupts/s per VM carry one 65,536-byte window each: 16 VMs near the link.
+    assert air >= 0.9 * fir, (air, fir)
     assert rows[("AIR-16", "interrupts_per_vm")] < rows[("FIR-16", "interrupts_per_vm")]
     assert rows[("AIR-16", "host_cpu")] < rows[("FIR-16", "host_cpu")]
     assert rows[("AIR/FIR-16", "throughput_ratio")] == pytest.approx(air / fir)
@@ -75,24 +86,33 @@ def test_sriov_fig8a_air_takes_fewer_interrupts_and_no_less_throughput_at_16_vms
 def test_every_published_sriov_value_meets_a_row_of_its_experiment():
     for e in ("sriov-fig4", "sriov-fig5", "sriov-fig8a", "sriov-fig11", "sriov-fig12"):
         values = published.load(e)
+        assert values, e
         doc = reproduce.measure(e, duration=0.05)
         rows = _rows(doc)
         for v in values:
             assert (v.config, v.metric) in rows, f"{e}: {v.config}/{v.metric} has no row"
             assert rows[(v.config, v.metric)]["published"] == v.value
             assert rows[(v.config, v.metric)]["simulated"] is not None
-    assert published.load("sriov-fig8a") and published.load("sriov-fig4")
-    # §5.4 gives Fig. 11 in words only: no data file (the framework wants values in every one).
-    assert not published.load("sriov-fig11")
+    # §5.4 gives Fig. 11 in words only: its directions are rows of unit holds.
+    assert all(v.kind == "holds" for v in published.load("sriov-fig11"))
+    # Fig. 8a's gains are ranges over the VM counts, its CPU a bound.
+    kinds = {(v.config, v.metric): v.kind for v in published.load("sriov-fig8a")}
+    assert kinds[("AIR/FIR-16", "throughput_ratio")] == "range"
+    assert kinds[("FIR-16", "host_cpu")] == "at_most"
 
 
 def test_sriov_fig11_completion_time_grows_with_the_requests():
     rows = _measured(sriov._fig11(0.05, lambda _label: None))
-    for c in ("FIR", "CGR", "AIR"):
+    for c in ("FIR", "CGR", "AIR", "AIR+MTVD"):
         times = [rows[(f"{c}-{n}K", "completion_time")] for n in range(1, 11)]
         assert all(t is not None and t > 0 for t in times)
         assert times == sorted(times) and times[-1] == pytest.approx(10 * times[0])
         assert rows[(c, "requests_per_vm")] == pytest.approx(1000 / times[0])
+    # By construction (n over a steady rate) FIR's time rises with the requests.
+    assert rows[("FIR-1K..10K", "time_rises")] == 1.0
+    fastest = max(("FIR", "CGR", "AIR"), key=lambda c: rows[(c, "requests_per_vm")])
+    assert rows[("AIR+MTVD vs FIR,CGR,AIR", "pace_lowest")] == float(
+        rows[("AIR+MTVD", "requests_per_vm")] > rows[(fastest, "requests_per_vm")])
 
 
 def test_head_to_head_fixed_throttle_bounds_request_response_and_adaptive_ones_do_not():
@@ -128,18 +148,49 @@ def test_sriov_fig12_mtvd_spends_more_cpu_for_the_same_link():
     assert rows[("FIR-tcp", "throughput")] <= 9.5
 
 
-def test_sriov_fig5_more_vfs_in_one_vm_fill_the_link_and_vf_1_is_a_calibration_target(tmp_path):
+def test_sriov_fig5_more_vfs_in_one_vm_fill_the_link_and_its_rows_are_calibration_rows(tmp_path):
     doc = reproduce.run("sriov-fig5", tmp_path, duration=0.05, progress=False)
     rows = _rows(doc)
     thr = [rows[(f"VF-{n}", "throughput")]["simulated"] for n in (1, 2, 3, 4)]
     # §3.3: one VM 'can achieve line rate by assigning multiple (three or four in Fig. 5) VFs'.
+    # At 48K (the experiment's declared rate) each VF's stream is bound by its window or its
+    # vCPU: more VFs use both vCPUs, near the link.
     assert thr[1] > 1.3 * thr[0] and thr[3] >= 0.95 * thr[1], thr
-    assert thr[3] > 9.0, thr
+    assert thr[3] > 8.0, thr
     assert all(t <= 9.5 for t in thr), "never above the 10 GbE link's TCP payload rate"
     # One VF's driver work is one vCPU's; four VFs' is both vCPUs'.
     cpu = [rows[(f"VF-{n}", "cpu")]["simulated"] for n in (1, 4)]
     assert cpu[0] <= 100.0 + 1e-6 and cpu[1] > cpu[0], cpu
-    assert rows[("VF-1", "throughput")]["role"] == "calibration"
-    assert rows[("VF-4", "throughput")]["role"] == "prediction"
-    # One VF's interrupts stay within its fixed 8,000/s throttle.
-    assert rows[("VF-1", "interrupts_per_vf")]["simulated"] <= 8000 * 1.02
+    # All of Fig. 5 is the stock driver: every published row calibrates (issue 47).
+    for key in (("VF-1", "throughput"), ("VF-1", "cpu"), ("VF-4", "throughput"), ("VF-4..8", "throughput_falls"),
+                ("VF-4..8", "cpu_rises")):
+        assert rows[key]["role"] == "calibration", key
+    # One VF's interrupts stay within its fixed 48,000/s throttle.
+    assert rows[("VF-1", "interrupts_per_vf")]["simulated"] <= 48000 * 1.02
+
+
+def test_stated_directions_need_a_step_of_more_than_a_percent():
+    assert sriov._rises([1.0, 2.0, 3.0]) == 1.0
+    # A flat run (within a run's noise) is neither a rise nor a fall.
+    assert sriov._rises([1.0, 1.005, 2.0]) == 0.0 and sriov._falls([2.0, 1.995]) == 0.0
+    assert sriov._falls([3.0, 2.0, 1.0]) == 1.0
+    assert sriov._rises([1.0, None]) is None and sriov._rises([1.0]) is None
+    assert sriov._above(2.0, [1.0, 1.5]) == 1.0 and sriov._above(1.2, [1.0, 1.5]) == 0.0
+    assert sriov._above(None, [1.0]) is None
+    # AIR 'stays stable' past its own peak: at least 90 % of it at every later count.
+    assert sriov._stays_stable([1.0, 5.0, 4.6, 4.9]) == 1.0
+    assert sriov._stays_stable([1.0, 5.0, 4.0]) == 0.0
+    assert sriov._stays_stable([1.0, 2.0, 3.0]) == 1.0
+
+
+def test_baselines_calibrate_and_the_mechanisms_predict():
+    fig4, fig5, fig8a, fig11, fig12 = (reproduce.EXPERIMENTS[e] for e in
+                                       ("sriov-fig4", "sriov-fig5", "sriov-fig8a", "sriov-fig11", "sriov-fig12"))
+    assert all(fig4.is_baseline(c) for c in ("ITR-8K", "peak", "ITR-1K..48K", "ITR-64K vs 48K"))
+    assert all(fig5.is_baseline(c) for c in ("VF-1", "VF-4", "VF-4..8"))
+    assert all(fig8a.is_baseline(c) for c in ("FIR-1", "FIR-16", "FIR-1..8", "FIR-8..16"))
+    assert not any(fig8a.is_baseline(c) for c in ("CGR-16", "AIR-1", "CGR/FIR-16", "AIR/FIR", "CGR-1..8",
+                                                  "AIR-peak..16", "AIR vs CGR,FIR-8"))
+    assert fig11.is_baseline("FIR-1K..10K") and fig11.is_baseline("FIR-3K")
+    assert not any(fig11.is_baseline(c) for c in ("CGR vs FIR", "AIR+MTVD", "AIR+MTVD vs FIR,CGR,AIR"))
+    assert fig12.is_baseline("FIR-tcp") and not fig12.is_baseline("MTVD-vs-FIR-tcp")

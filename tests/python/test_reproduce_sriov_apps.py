@@ -83,3 +83,21 @@ def test_fig13_job_finishes_no_faster_than_its_work_and_is_normalized_to_fir(mon
     assert rows[("MTVD+AIR-vs-FIR", "max_added_time")] == pytest.approx(100 * (mtvd / fir - 1))
     # The co-hosted receivers ran.
     assert rows[("FIR-T", "netperf_gbps")] > 1.0
+
+
+def test_fir_calibrates_and_the_mechanisms_and_orders_predict():
+    fig10, fig13 = (reproduce.EXPERIMENTS[e] for e in EXPERIMENTS)
+    assert all(fig10.is_baseline(c) for c in ("FIR-2000c-16", "FIR-100c-1", "FIR-1000c-8"))
+    assert not any(fig10.is_baseline(c) for c in ("CGR-2000c-16", "AIR-1000c-8", "AIR>CGR>FIR-100c-1",
+                                                  "AIR<CGR<FIR-2000c-16", "AIR-vs-FIR-2000c"))
+    assert fig13.is_baseline("FIR-A") and not fig13.is_baseline("MTVD+AIR/FIR-A")
+    # 'at most 6 percent additional time ... in all tested Classes': a bound on each class run.
+    bound = {v.config: v for v in published.load("sriov-fig13")}
+    assert {c for c in bound} == {f"MTVD+AIR/FIR-{c}" for c in sriov_apps._FIG13_CLASSES}
+    assert all(v.kind == "at_most" and v.bounds == (None, 6.0) for v in bound.values())
+
+
+def test_fig10_orders_hold_only_when_strict():
+    assert sriov_apps._order([3.0, 2.0, 1.0]) == 1.0
+    assert sriov_apps._order([3.0, 3.0, 1.0]) == 0.0
+    assert sriov_apps._order([3.0, None, 1.0]) is None

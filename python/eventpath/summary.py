@@ -9,9 +9,12 @@ comparisons ask for ``gbps(vm)`` or ``io_threads(s)``.
 Two rules hold for every accessor, so that callers can rely on them:
 
 * **null stays None.** A metric that does not apply is null in the contract (a testbed summary
-  leaves many null; a workload without operations has no ``ops_per_s``); the accessor returns
-  None for it, and also for a key the summary lacks (an older build's, a test's hand-made one).
-  It never makes up a zero: a caller that wants one writes ``or 0.0`` where it reads.
+  leaves many null, ``host.threads`` among them; a workload without operations has no
+  ``ops_per_s``); the accessor returns None for it, and also for a key the summary lacks (an
+  older build's, a test's hand-made one). It never makes up a zero or an empty list: a caller
+  that wants one writes ``or 0.0`` where it reads, and a sum over a list that is null fails
+  (:func:`io_thread_util_pct`, :func:`thread_pcpu_pct`, :func:`cpu_split`) rather than say 0.
+  Only :func:`vms` is always a list: every run has its VMs.
 * **Aggregates skip None** (:func:`total`, :func:`worst`) and are None where nothing is known.
 
 ``s`` is one run's summary (a dict, as :attr:`eventpath.Result.summary` or summary.json holds
@@ -185,38 +188,57 @@ def lookbusy(vm: Vm) -> dict | None:
     return vm.get("lookbusy")
 
 
+# The testbed's own keys (docs/kvm.md; typed in crates/kvm/src/measure/extra.rs): None in a
+# simulator summary.
+
 def guest(vm: Vm) -> dict | None:
-    """``vms[].guest``: the testbed's guest counters (``kicks_per_request``, ...; docs/kvm.md);
-    None in a simulator summary."""
+    """``vms[].guest``: the testbed guest's counters (``kicks_per_request``, ...)."""
     return vm.get("guest")
+
+
+def counters(s: Summary) -> dict | None:
+    """``counters``: the testbed's counters by part (``backend``, ``irqgen``, ...)."""
+    return s.get("counters")
+
+
+def series(s: Summary) -> list[dict] | None:
+    """``series[]``: the testbed's time series (``name``, ``t_s``, ``value``)."""
+    return s.get("series")
+
+
+def kvm_stats(s: Summary) -> list[dict] | None:
+    """``kvm_stats[]``: raw KVM binary-statistics deltas, per VM (``vcpus[]``)."""
+    return s.get("kvm_stats")
 
 
 # --- the host ----------------------------------------------------------------------------------
 
-def pcpu_util_pct(s: Summary) -> list[float]:
+def pcpu_util_pct(s: Summary) -> list[float] | None:
     """``host.pcpu_util_pct``: busy % of each pCPU."""
-    return _at(s, "host", "pcpu_util_pct") or []
+    return _at(s, "host", "pcpu_util_pct")
 
 
-def io_threads(s: Summary) -> list[dict]:
+def io_threads(s: Summary) -> list[dict] | None:
     """``host.io_threads[]``: ``name``, ``util_pct``, ``empty_poll_pct`` of each I/O thread."""
-    return _at(s, "host", "io_threads") or []
+    return _at(s, "host", "io_threads")
 
 
 def io_thread_util_pct(s: Summary) -> float:
-    """The I/O threads' busy % summed (a thread without a value counts 0)."""
+    """The I/O threads' busy % summed (a thread without a value counts 0; a summary without
+    ``host.io_threads`` raises :class:`TypeError`)."""
     return sum(t["util_pct"] or 0.0 for t in io_threads(s))
 
 
-def threads(s: Summary) -> list[dict]:
+def threads(s: Summary) -> list[dict] | None:
     """``host.threads[]``: every scheduled host thread's ``name`` and ``pcpu_pct`` (% of the
-    measured time on each pCPU); empty in a testbed summary (null there)."""
-    return _at(s, "host", "threads") or []
+    measured time on each pCPU); null in a testbed summary."""
+    return _at(s, "host", "threads")
 
 
 def thread_pcpu_pct(s: Summary, prefix: str) -> float:
     """The run time of the host threads whose name starts with ``prefix`` (``vcpu:``,
-    ``vhost-``), % of one pCPU, summed over pCPUs."""
+    ``vhost-``), % of one pCPU, summed over pCPUs (a testbed summary, whose ``host.threads``
+    is null, raises :class:`TypeError`)."""
     return sum(sum(t["pcpu_pct"]) for t in threads(s) if t["name"].startswith(prefix))
 
 

@@ -202,12 +202,12 @@ def counters(s: Summary) -> dict | None:
 
 
 def series(s: Summary) -> list[dict] | None:
-    """``series[]``: the testbed's time series (``name``, ``t_s``, ``value``)."""
+    """``series``: the testbed's time series (a list of ``name``, ``t_s``, ``value``)."""
     return s.get("series")
 
 
 def kvm_stats(s: Summary) -> list[dict] | None:
-    """``kvm_stats[]``: raw KVM binary-statistics deltas, per VM (``vcpus[]``)."""
+    """``kvm_stats``: raw KVM binary-statistics deltas, a list per VM (``vcpus[]``)."""
     return s.get("kvm_stats")
 
 

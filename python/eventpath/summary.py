@@ -19,7 +19,9 @@ Two rules hold for every accessor, so that callers can rely on them:
 
 ``s`` is one run's summary (a dict, as :attr:`eventpath.Result.summary` or summary.json holds
 it), ``vm`` one of its ``vms[]``. Host CPU by who burns it is :func:`cpu_split`, the one
-computed reading here.
+computed reading here. Readers import the module, ``from eventpath import summary``, and read
+``summary.gbps(vm)``; a local variable named ``summary`` would hide it, so a summary dict is
+called ``s`` (as here).
 """
 
 from __future__ import annotations
@@ -94,19 +96,25 @@ def name(vm: Vm) -> str | None:
     return vm.get("name")
 
 
+def throughput(vm: Vm, unit: str) -> float | None:
+    """``vms[].throughput.<unit>``: ``gbps``, ``pps`` or ``ops_per_s``, for a reader that picks
+    the unit at run time (a reproduction's metric key)."""
+    return _at(vm, "throughput", unit)
+
+
 def gbps(vm: Vm) -> float | None:
     """``vms[].throughput.gbps``: payload Gbit/s."""
-    return _at(vm, "throughput", "gbps")
+    return throughput(vm, "gbps")
 
 
 def pps(vm: Vm) -> float | None:
     """``vms[].throughput.pps``: packets/s."""
-    return _at(vm, "throughput", "pps")
+    return throughput(vm, "pps")
 
 
 def ops_per_s(vm: Vm) -> float | None:
     """``vms[].throughput.ops_per_s``: the application's operations/s (null where it counts none)."""
-    return _at(vm, "throughput", "ops_per_s")
+    return throughput(vm, "ops_per_s")
 
 
 def latency_us(vm: Vm, q: str = "p50") -> float | None:

@@ -40,7 +40,8 @@ def test_each_accessor_reads_what_the_raw_path_reads(run):
     assert summary.sim_seconds(run) == run["sim_seconds"] and summary.events(run) == run["events"]
     assert summary.stalled_flows(run) == [] and summary.name(vm) == "vm0"
     assert (summary.gbps(vm), summary.pps(vm), summary.ops_per_s(vm)) == tuple(
-        vm["throughput"][k] for k in ("gbps", "pps", "ops_per_s"))
+        vm["throughput"][k] for k in ("gbps", "pps", "ops_per_s")) == tuple(
+        summary.throughput(vm, k) for k in ("gbps", "pps", "ops_per_s"))
     assert summary.latency_us(vm, "p99") == vm["latency_us"]["p99"] and summary.latency_us(vm) == vm["latency_us"]["p50"]
     assert summary.exits_by_reason(vm) == vm["exits_per_s"] and summary.exits_per_s(vm, "eoi") == vm["exits_per_s"]["eoi"]
     for key in ("exits_total_per_s", "eht_pct", "tig_pct", "cpu_util_pct", "kicks_per_s", "interrupts_per_s"):

@@ -17,6 +17,7 @@ import sys
 import time
 
 import eventpath
+from eventpath import summary
 
 
 class RunningFirst:
@@ -93,14 +94,14 @@ def main(duration: float = 0.2) -> dict[str, eventpath.Result]:
         # (The summary names the policy: `external` for the Python copy, its own name for the
         # built-in one; everything else must match.)
         s = {k: v for k, v in r.summary.items() if k != "wall_seconds"}
-        s["vms"] = [{k: v for k, v in vm.items() if k != "interrupt_routing"} for vm in s["vms"]]
+        s["vms"] = [{k: v for k, v in vm.items() if k != "interrupt_routing"} for vm in summary.vms(s)]
         return s
 
     assert same(copy) == same(builtin), "the Python copy of running_first must give the built-in's summary"
     for name, r, wall in [("running_first (Rust)", builtin, t_builtin), ("RunningFirst (Python)", copy, t_copy),
                           ("Sticky (Python)", sticky, t_sticky)]:
-        vm = r.summary["vms"][0]
-        print(f"{name:22} {vm['throughput']['pps']:>9.0f} pps  latency p99 {vm['latency_us']['p99']:>7.1f} µs"
+        vm = summary.vm(r.summary)
+        print(f"{name:22} {summary.pps(vm):>9.0f} pps  latency p99 {summary.latency_us(vm, 'p99'):>7.1f} µs"
               f"  wall {wall:.3f} s")
     return {"builtin": builtin, "copy": copy, "sticky": sticky}
 

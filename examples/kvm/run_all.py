@@ -7,6 +7,8 @@ import sys
 import tempfile
 
 from eventpath import _eventpath as E
+from eventpath import summary as S
+from eventpath.kvm_scenario import sub, with_backend as backend
 
 HERE = pathlib.Path(__file__).parent
 args = [a for a in sys.argv[1:] if not a.startswith("--")]
@@ -21,26 +23,6 @@ def run(name, text, keep_duration=False):
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(text)
     return json.loads(E.kvm_run(str(p), str(OUT / name)))
-
-
-def sub(text, **kv):
-    for k, v in kv.items():
-        text, n = re.subn(rf"(?m)^{k} = .*$", f"{k} = {v}", text, count=1)
-        assert n == 1, k
-    return text
-
-
-def backend(text, io, threads=None):
-    """``text`` with its [backend] and [host.io] tables replaced: [host.io] = ``io`` (a dict of the
-    simulator's keys); a vhost thread is pinned to CPU 1 with backend.pin, the others run on
-    host.io.cores (give them in ``io``)."""
-    head, sep, rest = text.partition("\n[[vm]]\n")
-    head = re.sub(r"(?m)^\[(?:backend|host\.io)\]\n(?:(?!\[).*\n)*", "", head + "\n").rstrip("\n") + "\n"
-    lines = ([f'threads = "{threads}"'] if threads else []) + (["pin = [1]"] if io["handling"] == "vhost" else [])
-    if lines:
-        head += "[backend]\n" + "\n".join(lines) + "\n"
-    head += "[host.io]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in io.items())
-    return head + sep + rest
 
 
 def f(x):
@@ -65,10 +47,11 @@ def exp1():
                      ("es2 optimistic", {"handling": "es2", "switch": "optimistic", "cores": [1]})]:
         for rate in [20000, 100000, 1000000]:
             d = run(f"exp1-{mode.replace(' ', '-')}-{rate}", backend(sub(base, rate=rate), io))
-            v, g = d["vms"][0], d["vms"][0]["guest"]
-            util = sum(t["util_pct"] or 0 for t in d["host"]["io_threads"])
-            rows.append([mode, rate, v["throughput"]["ops_per_s"], g["kicks_per_request"], g["exits_per_request"],
-                         g["kick_cost_us_per_request"], g["kick_cost_us_per_kick"], util, v["latency_us"]["p50"]])
+            v = S.vm(d)
+            g = S.guest(v)
+            rows.append([mode, rate, S.ops_per_s(v), g["kicks_per_request"], g["exits_per_request"],
+                         g["kick_cost_us_per_request"], g["kick_cost_us_per_kick"], S.io_thread_util_pct(d),
+                         S.latency_us(v, "p50")])
     print("Experiment 1 (stream, guest polls its used ring)\n")
     table(["[host.io]", "offered/s", "done/s", "kicks/req", "exits/req", "guest kick µs/req", "µs/kick",
            "backend util %", "p50 µs"], rows)
@@ -89,13 +72,13 @@ def exp2():
         for n in [1, 2, 4]:
             text = backend(head, io, threads) + "".join(vm.replace('"vm0"', f'"vm{i}"') for i in range(n))
             d = run(f"exp2-{label.split()[0]}-{threads}-{n}{'-tuned' if io is tuned else ''}", text)
-            ops = [v["throughput"]["ops_per_s"] or 0 for v in d["vms"]]
-            kicks = [v["guest"]["kicks_per_request"] or 0 for v in d["vms"]]
-            util = sum(t["util_pct"] or 0 for t in d["host"]["io_threads"])
-            p50 = max(v["latency_us"]["p50"] or 0 for v in d["vms"])
-            c = d["counters"]["backend"]
+            ops = [S.ops_per_s(v) or 0 for v in S.vms(d)]
+            kicks = [S.guest(v)["kicks_per_request"] or 0 for v in S.vms(d)]
+            util = S.io_thread_util_pct(d)
+            p50 = max(S.latency_us(v, "p50") or 0 for v in S.vms(d))
+            c = S.counters(d)["backend"]
             polled = f'{c["elvis_poll_turns"]}/{c["elvis_work_turns"]}' if mode == "elvis" else None
-            rows.append([label, threads, n, sum(ops), min(ops), max(ops), max(kicks), len(d["host"]["io_threads"]),
+            rows.append([label, threads, n, sum(ops), min(ops), max(ops), max(kicks), len(S.io_threads(d)),
                          util, p50, polled])
     print("Experiment 2 (closed loop, window 4, backend threads on CPU 1, all vCPUs on CPU 0)\n")
     table(["[host.io]", "threads", "VMs", "total ops/s", "min VM ops/s", "max VM ops/s", "max VM kicks/req",
@@ -120,9 +103,9 @@ def exp3():
             except Exception as e:  # a scheme whose config needs keys: report, go on
                 rows.append([label, rate, f"error: {e}", None, None, None, None])
                 continue
-            v, c = d["vms"][0], d["counters"]
-            rows.append([label, rate, v["throughput"]["ops_per_s"], v["interrupts_per_s"],
-                         c["completions_per_interrupt"], v["latency_us"]["p50"], v["latency_us"]["p99"]])
+            v, c = S.vm(d), S.counters(d)
+            rows.append([label, rate, S.ops_per_s(v), S.interrupts_per_s(v),
+                         c["completions_per_interrupt"], S.latency_us(v, "p50"), S.latency_us(v, "p99")])
     print("Experiment 3 (stream, guest consumes on interrupts, exit-mode backend)\n")
     table(["moderation", "offered/s", "done/s", "interrupts/s", "completions/irq", "p50 µs", "p99 µs"], rows)
 
@@ -136,16 +119,16 @@ def exp3b():
         for r0, r1 in [(5000, 80000), (80000, 5000)]:
             t = sub(text, rate=r0).replace("rate = 80000}", f"rate = {r1}}}")
             d = run(f"exp3b-{label.split()[0]}-{r0}-{r1}", t, keep_duration=True)
-            S = {s["name"]: list(zip(s["t_s"], s["value"])) for s in d["series"]}
+            series = {s["name"]: list(zip(s["t_s"], s["value"])) for s in S.series(d)}
             at = float(re.search(r"at_s = ([0-9.]+)", t).group(1))
-            end = d["sim_seconds"]
+            end = S.sim_seconds(d)
 
             def mean(name, lo, hi):
-                xs = [v for tt, v in S[name] if lo < tt <= hi and v is not None]
+                xs = [v for tt, v in series[name] if lo < tt <= hi and v is not None]
                 return sum(xs) / len(xs) if xs else None
 
             def settle(name, target):
-                for tt, v in S[name]:
+                for tt, v in series[name]:
                     if tt > at and v is not None and abs(v - target) <= 0.05 * target:
                         return (tt - at) * 1e3
                 return None
@@ -165,12 +148,12 @@ def exp4():
     for routing, via in [("fixed", "irqfd_per_vcpu"), ("running_first", "irqfd_per_vcpu"),
                          ("running_first", "gsi_routing")]:
         d = run(f"exp4-{routing}-{via}", sub(base, routing=f'"{routing}"', reroute=f'"{via}"'))
-        g, lat = d["counters"]["irqgen"], d["vms"][0]["latency_us"]
+        g, v = S.counters(d)["irqgen"], S.vm(d)
         o = g["by_run_state"]["other_running"]
         h = g["by_run_state"]["home_running"]
         nr = g["by_run_state"]["none_running"]
-        rows.append([routing, via, g["samples"], lat["p50"], lat["p90"], h["samples"], h["latency_us"]["p50"],
-                     o["samples"], o["latency_us"]["p50"], o["latency_us"]["p90"], nr["samples"],
+        rows.append([routing, via, g["samples"], S.latency_us(v, "p50"), S.latency_us(v, "p90"), h["samples"],
+                     h["latency_us"]["p50"], o["samples"], o["latency_us"]["p50"], o["latency_us"]["p90"], nr["samples"],
                      g["route_changes"], g["reroute_us_mean"]])
     print("Experiment 4 (2 busy vCPUs on CPU 0, open-loop MSIs every 1 ms ± 50 %, latency µs)\n")
     table(["routing", "reroute", "samples", "all p50", "all p90", "home running n", "p50", "home desched., other running n",
@@ -184,8 +167,8 @@ def exp5():
         for gap in [20, 100, 1000]:
             text = sub(base, gap_us=gap).replace("halt_poll_ns = 0", hp)
             d = run(f"exp5-{label.split()[0]}-{gap}", text)
-            v, s = d["vms"][0], d["kvm_stats"][0]["vcpus"][0]
-            rows.append([label, gap, v["latency_us"]["p50"], v["latency_us"]["p90"], v["cpu_util_pct"],
+            v, s = S.vm(d), S.kvm_stats(d)[0]["vcpus"][0]
+            rows.append([label, gap, S.latency_us(v, "p50"), S.latency_us(v, "p90"), S.cpu_util_pct(v),
                          s["halt_exits"], s["halt_successful_poll"], s["halt_attempted_poll"]])
     print("Experiment 5 (one vCPU halting when idle on CPU 0, MSIs from CPU 1; wake-up = inject -> handler)\n")
     table(["halt_poll_ns", "gap µs", "p50 µs", "p90 µs", "vCPU CPU %", "halts", "successful polls",
@@ -200,12 +183,11 @@ def exp6():
         for rate in [5000, 100000, 1000000]:
             io = dict({"handling": "pmd", "cores": [1]}, **keys)
             d = run(f"exp6-{label.split()[0]}-{rate}", backend(sub(base, rate=rate), io))
-            v, g, c = d["vms"][0], d["vms"][0]["guest"], d["counters"]["backend"]
-            secs = d["sim_seconds"]
-            util = sum(t["util_pct"] or 0 for t in d["host"]["io_threads"])
-            rows.append([label, rate, v["throughput"]["ops_per_s"], g["kicks_per_request"], util,
+            v, c = S.vm(d), S.counters(d)["backend"]
+            secs = S.sim_seconds(d)
+            rows.append([label, rate, S.ops_per_s(v), S.guest(v)["kicks_per_request"], S.io_thread_util_pct(d),
                          c["pmd_iterations"] / secs, c["pmd_sleeps"] / secs, 100 * c["pmd_wait_ns"] / 1e9 / secs,
-                         v["latency_us"]["p50"], v["latency_us"]["p99"]])
+                         S.latency_us(v, "p50"), S.latency_us(v, "p99")])
     print("Experiment 6 (poll-mode back end on CPU 1, one VM streaming from CPU 0, guest polls its used ring)\n")
     table(["idle", "offered/s", "done/s", "kicks/req", "backend util %", "iterations/s", "sleeps/s",
            "% in monitor wait", "p50 µs", "p99 µs"], rows)

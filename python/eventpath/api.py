@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from eventpath import _eventpath, args
+from eventpath import _eventpath, args, summary
 from eventpath._eventpath import InputError
 from eventpath.args import one_line as _one_line, short as _short
 
@@ -35,8 +35,9 @@ class Result:
     def vm_rows(self) -> list[dict[str, Any]]:
         """One row per VM with the scalar metrics flattened (``throughput_gbps``, ...)."""
         rows = []
-        for vm in self.summary["vms"]:
-            row: dict[str, Any] = {"scenario": self.summary["scenario"], "seed": self.summary["seed"], "vm": vm["name"]}
+        for vm in summary.vms(self.summary):
+            row: dict[str, Any] = {"scenario": summary.scenario(self.summary), "seed": summary.seed(self.summary),
+                                   "vm": summary.name(vm)}
             for k, v in vm.items():
                 if k == "name" or k == "exits_per_s":
                     continue
@@ -50,8 +51,8 @@ class Result:
     def exit_rows(self) -> list[dict[str, Any]]:
         """One row per (VM, exit reason)."""
         return [
-            {"vm": vm["name"], "reason": r, "exits_per_s": vm["exits_per_s"][r]}
-            for vm in self.summary["vms"]
+            {"vm": summary.name(vm), "reason": r, "exits_per_s": summary.exits_per_s(vm, r)}
+            for vm in summary.vms(self.summary)
             for r in EXIT_REASONS
         ]
 
@@ -60,7 +61,7 @@ class Result:
         their direct handling time in the hypervisor (µs in the measured window, and per exit),
         and the reason's shares of the vCPU's exits and exit time (%). The handling times of a
         VM add up to its ``eht_pct`` of (measured time x vCPUs)."""
-        secs = self.summary["sim_seconds"]
+        secs = summary.sim_seconds(self.summary)
         totals: dict[tuple[str, int], tuple[int, int]] = {}
         for r in self.exit_stats:
             n, t = totals.get((r["vm"], r["vcpu"]), (0, 0))
@@ -79,16 +80,16 @@ class Result:
 
     def pcpu_rows(self) -> list[dict[str, Any]]:
         """One row per pCPU."""
-        return [{"pcpu": i, "util_pct": u} for i, u in enumerate(self.summary["host"]["pcpu_util_pct"])]
+        return [{"pcpu": i, "util_pct": u} for i, u in enumerate(summary.pcpu_util_pct(self.summary))]
 
     def io_thread_rows(self) -> list[dict[str, Any]]:
         """One row per host I/O thread."""
-        return list(self.summary["host"]["io_threads"])
+        return list(summary.io_threads(self.summary))
 
     def tables(self) -> dict[str, list[dict[str, Any]]]:
         """Every tidy table by file stem; every row starts with ``scenario`` and ``seed``, so
         that the tables of several runs concatenate."""
-        run = {"scenario": self.summary["scenario"], "seed": self.summary["seed"]}
+        run = {"scenario": summary.scenario(self.summary), "seed": summary.seed(self.summary)}
         return {stem: [{**run, **row} for row in rows] for stem, rows in {
             "vms": self.vm_rows(),
             "exits": self.exit_rows(),

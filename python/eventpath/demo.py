@@ -9,7 +9,7 @@ import json
 import tomllib
 from pathlib import Path
 
-from eventpath import api
+from eventpath import api, summary
 from eventpath.plots import exit_breakdown_figure
 
 DEFAULT_SCENARIO = Path(__file__).parent / "scenarios" / "default.toml"
@@ -27,13 +27,13 @@ def run(out: Path) -> list[dict]:
         sc = copy.deepcopy(base)
         sc["vm"][0]["interrupt_delivery"] = mode
         sc["vm"][0]["workload"]["message_bytes"] = size
-        vm = api.run(sc).summary["vms"][0]
-        ex = vm["exits_per_s"]
+        vm = summary.vm(api.run(sc).summary)
+        ex = summary.exits_by_reason(vm)
         labels.append(f"{size}B\n{mode}")
         exits.append(ex)
-        rows.append({"message_bytes": size, "delivery": mode, "exits_per_s": vm["exits_total_per_s"],
+        rows.append({"message_bytes": size, "delivery": mode, "exits_per_s": summary.exits_total_per_s(vm),
                      "io_instruction": ex["io_instruction"], "interrupt_delivery": ex["interrupt_delivery"],
-                     "eoi": ex["eoi"], "eht_pct": vm["eht_pct"], "gbps": vm["throughput"]["gbps"]})
+                     "eoi": ex["eoi"], "eht_pct": summary.eht_pct(vm), "gbps": summary.gbps(vm)})
     print(f"{base['name']}: one VM (1 vCPU) sending TCP on profile {base['profile']}: "
           "emulated LAPIC vs posted interrupts")
     print(f"{'msg':>6s} {'delivery':>9s} {'exits/s':>9s} {'I/O':>8s} {'deliv.':>8s} {'EOI':>8s} {'EHT %':>6s} "

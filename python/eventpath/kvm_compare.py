@@ -23,14 +23,14 @@ from __future__ import annotations
 import copy
 import functools
 import json
-import re
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from eventpath import comparison, kvm_noise
+from eventpath import comparison, kvm_noise, summary
 from eventpath.comparison import FLOORS, TestbedRow  # noqa: F401  (FLOORS: the units' floors)
+from eventpath.kvm_scenario import sub as _sub, with_backend as _with_backend
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "kvm"
@@ -54,14 +54,6 @@ class Point:
     metrics: list[Metric]
 
 
-def _sub(text: str, **kv) -> str:
-    for k, v in kv.items():
-        text, n = re.subn(rf"(?m)^{k} = .*$", f"{k} = {v}", text, count=1)
-        if n != 1:
-            raise KeyError(k)
-    return text
-
-
 def _twin(name: str, vms: list[dict], io: dict | None = None, pcpus: int = 2) -> dict:
     sc = {"name": name, "seed": 1, "duration_s": 0.5, "warmup_s": 0.1, "host": {"pcpus": pcpus}, "vm": vms}
     if io:
@@ -69,52 +61,54 @@ def _twin(name: str, vms: list[dict], io: dict | None = None, pcpus: int = 2) ->
     return sc
 
 
-# --- what each world reports -----------------------------------------------------------------
+# --- what each world reports (both summaries read through eventpath.summary) -----------------
 
 def _tb_ops(d):
-    return sum(v["throughput"]["ops_per_s"] or 0.0 for v in d["vms"])
+    return sum(summary.ops_per_s(v) or 0.0 for v in summary.vms(d))
 
 
 def _tb_kpr(d):
-    return max(v["guest"]["kicks_per_request"] or 0.0 for v in d["vms"])
-
-
-def _tb_backend(d):
-    return sum(t["util_pct"] or 0.0 for t in d["host"]["io_threads"])
+    return max(summary.guest(v)["kicks_per_request"] or 0.0 for v in summary.vms(d))
 
 
 def _p50(d):
-    xs = [v["latency_us"]["p50"] for v in d["vms"] if v["latency_us"]["p50"] is not None]
-    return max(xs) if xs else None
+    return summary.worst(summary.latency_us(v, "p50") for v in summary.vms(d))
 
 
 def _migrations(d):
     """Thread moves to another CPU per second, all vCPU and back-end threads: the testbed's from
     the kernel's ``se.nr_migrations`` (``crates/kvm/src/measure/migrations.rs``), the twin's from
     its host scheduler (wake-up placements and balancing)."""
-    return d["host"]["migrations_per_s"]
+    return summary.migrations_per_s(d)
 
 
 def _sim_kpr(d):
-    return max((v["kicks_per_s"] or 0.0) / v["throughput"]["ops_per_s"] for v in d["vms"] if v["throughput"]["ops_per_s"])
+    return max((summary.kicks_per_s(v) or 0.0) / summary.ops_per_s(v) for v in summary.vms(d) if summary.ops_per_s(v))
 
 
 def _sim_backend(d):
-    shared = d["host"]["io_threads"]
-    if shared:
-        return sum(t["util_pct"] or 0.0 for t in shared)
-    return sum(sum(t["pcpu_pct"]) for t in d["host"]["threads"] if t["name"].startswith("vhost-"))
+    if summary.io_threads(d):
+        return summary.io_thread_util_pct(d)
+    return summary.thread_pcpu_pct(d, "vhost-")
 
 
 def _sim_vcpu_cpu(d):
-    return sum(sum(t["pcpu_pct"]) for t in d["host"]["threads"] if t["name"].startswith("vcpu:"))
+    return summary.thread_pcpu_pct(d, "vcpu:")
+
+
+def _interrupts(d):
+    return summary.interrupts_per_s(summary.vm(d))
+
+
+def _vcpu_cpu(d):
+    return summary.cpu_util_pct(summary.vm(d))
 
 
 def _stream_metrics():
     return [
         Metric("done_per_s", "requests/s", "rate", _tb_ops, _tb_ops),
         Metric("kicks_per_request", "kicks/req", "rate", _tb_kpr, _sim_kpr),
-        Metric("backend_cpu", "%", "cpu", _tb_backend, _sim_backend),
+        Metric("backend_cpu", "%", "cpu", summary.io_thread_util_pct, _sim_backend),
         Metric("latency_p50", "us", "latency", _p50, _p50),
         Metric("migrations_per_s", "migrations/s", "rate", _migrations, _migrations),
     ]
@@ -132,17 +126,6 @@ BACKENDS: dict[str, dict] = {
     "es2 optimistic": {"handling": "es2", "switch": "optimistic", "cores": [1]},
     "elvis": {"handling": "elvis", "cores": [1]},
 }
-
-
-def _with_backend(text: str, io: dict, threads: str | None = None) -> str:
-    """Testbed ``text`` with its ``[backend]`` and ``[host.io]`` tables replaced by ``io``'s."""
-    head, sep, rest = text.partition("\n[[vm]]\n")
-    head = re.sub(r"(?m)^\[(?:backend|host\.io)\]\n(?:(?!\[).*\n)*", "", head + "\n").rstrip("\n") + "\n"
-    lines = ([f'threads = "{threads}"'] if threads else []) + (["pin = [1]"] if io["handling"] == "vhost" else [])
-    if lines:
-        head += "[backend]\n" + "\n".join(lines) + "\n"
-    head += "[host.io]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in io.items())
-    return head + sep + rest
 
 
 @functools.cache
@@ -219,8 +202,7 @@ def exp3() -> list[Point]:
               "workload": {"kind": "request_stream", "rate": 100_000, "consume": "irq"}}
         metrics = [
             Metric("done_per_s", "requests/s", "rate", _tb_ops, _tb_ops),
-            Metric("interrupts_per_s", "irqs/s", "rate", lambda d: d["vms"][0]["interrupts_per_s"],
-                   lambda d: d["vms"][0]["interrupts_per_s"]),
+            Metric("interrupts_per_s", "irqs/s", "rate", _interrupts, _interrupts),
             Metric("latency_p50", "us", "latency", _p50, _p50),
         ]
         points.append(Point(f"fir {itr}/s", _sub(base, itr=itr), _twin(f"exp3-fir-{itr}", [vm]), metrics))
@@ -229,7 +211,7 @@ def exp3() -> list[Point]:
 
 def _by_state(state):
     """p50 of the interrupts raised in run state ``state`` (the same summary key in both worlds)."""
-    return lambda d: (d["vms"][0]["latency_by_target_state_us"] or {}).get(state, {}).get("p50")
+    return lambda d: summary.latency_by_target_state_us(summary.vm(d), state, "p50")
 
 
 def exp4() -> list[Point]:
@@ -262,7 +244,7 @@ def exp5() -> list[Point]:
                 vm["halt_poll"] = dict(hp)
             metrics = [
                 Metric("wakeup_p50", "us", "latency", _p50, _p50),
-                Metric("vcpu_host_cpu", "%", "cpu", lambda d: d["vms"][0]["cpu_util_pct"], _sim_vcpu_cpu),
+                Metric("vcpu_host_cpu", "%", "cpu", _vcpu_cpu, _sim_vcpu_cpu),
             ]
             text = _sub(base, gap_us=gap).replace("halt_poll_ns = 0", tb_line)
             points.append(Point(f"{label} gap {gap}us", text, _twin(f"exp5-{gap}", [vm]), metrics))
@@ -287,18 +269,6 @@ def _safe(f, d):
     return None if v is None else float(v)
 
 
-def _point_noise(per_run: list[dict], quiet: dict) -> dict:
-    """A point's noise: other processes' demand just before it (``quiet_cpus``, CPUs), what
-    they took beside its repeats (median and largest), the median steal, the load average."""
-    other = [n["other_cpus"] for n in per_run if n["other_cpus"] is not None]
-    steal = [n["steal_pct"] for n in per_run if n["steal_pct"] is not None]
-    return {"quiet_cpus": quiet["other_cpus"],
-            "other_cpus": statistics.median(other) if other else None,
-            "other_cpus_max": max(other) if other else None,
-            "steal_pct": statistics.median(steal) if steal else None,
-            "loadavg_1m": per_run[-1]["loadavg_1m"] if per_run else quiet["loadavg_1m"]}
-
-
 def _beside_competitors(twin: dict, noise: dict) -> dict:
     """An unshielded testbed's twin on a host as busy as the testbed's was: one always-running
     nice-0 host thread, unpinned, per CPU the competitors kept busy while nothing of ours ran
@@ -310,23 +280,6 @@ def _beside_competitors(twin: dict, noise: dict) -> dict:
         twin = copy.deepcopy(twin)
         twin["host"]["cpu_hog"] = [{"nice": 0} for _ in range(n)]
     return twin
-
-
-def _experiment_noise(rows: list[dict]) -> dict:
-    """An experiment's noise: the largest competing load of its points, the median steal, and
-    the median relative spread of the testbed's repeats ((max - min) / median)."""
-    pts = {id(r["noise"]): r["noise"] for r in rows}.values()
-    quiet = [n["quiet_cpus"] for n in pts if n["quiet_cpus"] is not None]
-    other = [n["other_cpus_max"] for n in pts if n["other_cpus_max"] is not None]
-    steal = [n["steal_pct"] for n in pts if n["steal_pct"] is not None]
-    spread = [(r["testbed_max"] - r["testbed_min"]) / r["testbed"] for r in rows
-              if r["testbed"] and r["testbed_min"] is not None]
-    return {"quiet_cpus_median": statistics.median(quiet) if quiet else None,
-            "other_cpus_max": max(other) if other else None,
-            "steal_pct": statistics.median(steal) if steal else None,
-            "spread_median": round(statistics.median(spread), 3) if spread else None,
-            "twins_with_competitors": sum(n["twin_competitors"] > 0 for n in pts),
-            "unjudged": sum("unjudged" in r for r in rows)}
 
 
 def refused_in(profile: Path) -> list[str]:
@@ -362,7 +315,7 @@ def compare(exp_id: str, out: Path, profile: Path, repeats: int = 3,
                 runs.append(json.loads(_eventpath.kvm_run(str(d / "scenario.toml"), str(d))))
             noise.append(kvm_noise.between(before, kvm_noise.sample()))
             progress(f"{exp_id} {p.config} testbed {k + 1}/{repeats}")
-        point_noise = _point_noise(noise, quiet)
+        point_noise = kvm_noise.of_point(noise, quiet)
         twin = dict(p.twin, profile=str(profile))
         point_noise["twin_competitors"] = 0
         if not shield:
@@ -381,7 +334,7 @@ def compare(exp_id: str, out: Path, profile: Path, repeats: int = 3,
     doc = {"experiment": exp_id, "profile": str(profile), "profile_refused": refused_in(profile), "repeats": repeats,
            "within_tolerance": ok, "judged": judged,
            "shield": f"nice {kvm_noise.SHIELD_NICE}" if shield else "none (no CAP_SYS_NICE): twins beside competitors",
-           "noise": _experiment_noise(rows), "rows": rows}
+           "noise": kvm_noise.of_experiment(rows), "rows": rows}
     (out / "compare.json").write_text(json.dumps(doc, indent=2) + "\n")
     figure(doc, out / "compare.png")
     return doc

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import statistics
 import time
 from dataclasses import dataclass
 
@@ -117,3 +118,33 @@ def quiet_load(seconds: float = 0.2) -> dict:
     a = sample()
     time.sleep(seconds)
     return between(a, sample())
+
+
+def of_point(per_run: list[dict], quiet: dict) -> dict:
+    """A point's noise: other processes' demand just before it (``quiet_cpus``, CPUs), what
+    they took beside its repeats (median and largest), the median steal, the load average."""
+    other = [n["other_cpus"] for n in per_run if n["other_cpus"] is not None]
+    steal = [n["steal_pct"] for n in per_run if n["steal_pct"] is not None]
+    return {"quiet_cpus": quiet["other_cpus"],
+            "other_cpus": statistics.median(other) if other else None,
+            "other_cpus_max": max(other) if other else None,
+            "steal_pct": statistics.median(steal) if steal else None,
+            "loadavg_1m": per_run[-1]["loadavg_1m"] if per_run else quiet["loadavg_1m"]}
+
+
+def of_experiment(rows: list[dict]) -> dict:
+    """An experiment's noise from its rows (each carrying its point's :func:`of_point` as
+    ``noise``): the largest competing load of its points, the median steal, and the median
+    relative spread of the testbed's repeats ((max - min) / median)."""
+    pts = {id(r["noise"]): r["noise"] for r in rows}.values()
+    quiet = [n["quiet_cpus"] for n in pts if n["quiet_cpus"] is not None]
+    other = [n["other_cpus_max"] for n in pts if n["other_cpus_max"] is not None]
+    steal = [n["steal_pct"] for n in pts if n["steal_pct"] is not None]
+    spread = [(r["testbed_max"] - r["testbed_min"]) / r["testbed"] for r in rows
+              if r["testbed"] and r["testbed_min"] is not None]
+    return {"quiet_cpus_median": statistics.median(quiet) if quiet else None,
+            "other_cpus_max": max(other) if other else None,
+            "steal_pct": statistics.median(steal) if steal else None,
+            "spread_median": round(statistics.median(spread), 3) if spread else None,
+            "twins_with_competitors": sum(n["twin_competitors"] > 0 for n in pts),
+            "unjudged": sum("unjudged" in r for r in rows)}

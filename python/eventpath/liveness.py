@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from eventpath import summary
+
 #: The run is a result.
 OK = "ok"
 #: A flow stalled: a model bug.
@@ -21,9 +23,10 @@ STALLED = "stalled"
 UNJUDGED = "unjudged"
 
 
-def verdict(summary: dict[str, Any]) -> tuple[str, str | None]:
-    """(:data:`OK`, None), or (:data:`STALLED` or :data:`UNJUDGED`, a one-line reason)."""
-    flows = summary.get("stalled_flows")
+def verdict(s: dict[str, Any]) -> tuple[str, str | None]:
+    """Run ``s``'s verdict (its summary): (:data:`OK`, None), or (:data:`STALLED` or
+    :data:`UNJUDGED`, a one-line reason)."""
+    flows = summary.stalled_flows(s)
     if flows is None:
         return UNJUDGED, "no liveness verdict (stalled_flows is null): a stalled flow could not be told apart"
     if not flows:

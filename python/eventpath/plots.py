@@ -11,7 +11,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from eventpath import palette  # noqa: E402
+from eventpath import palette, summary  # noqa: E402
 
 
 # Most labelled series a legend lists; most bars whose labels are written under them.
@@ -92,12 +92,13 @@ def run_figures(result, out: Path) -> list[Path]:
     latency CDF of each VM."""
     s = result.summary
     paths = [out / "exits.png", out / "latency_cdf.png"]
-    exit_breakdown_figure([vm["name"] for vm in s["vms"]], [vm["exits_per_s"] for vm in s["vms"]], paths[0],
-                          f"{s['scenario']}: VM exits by reason")
+    vms = summary.vms(s)
+    exit_breakdown_figure([summary.name(vm) for vm in vms], [summary.exits_by_reason(vm) for vm in vms], paths[0],
+                          f"{summary.scenario(s)}: VM exits by reason")
     curves: dict[str, list[tuple[float, float]]] = {}
     for p in result.latency_cdf:
         curves.setdefault(p["vm"], []).append((p["latency_us"], p["cdf"]))
-    latency_cdf_figure(curves, paths[1], f"{s['scenario']}: workload latency")
+    latency_cdf_figure(curves, paths[1], f"{summary.scenario(s)}: workload latency")
     return paths
 
 

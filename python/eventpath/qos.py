@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from eventpath import _eventpath, api, args, liveness
+from eventpath import _eventpath, api, args, liveness, summary
 from eventpath._eventpath import InputError
 
 #: Fraction of the offered rate a run must complete to count as sustaining it.
@@ -97,8 +97,8 @@ def search(scenario: str | os.PathLike | dict, *, bound_ms: float = 10.0, vm: in
     def probe(rate: float) -> Point:
         vms[vm]["workload"]["rate_rps"] = rate
         r = (run or api.run)(sc, duration=duration, seed=seed)
-        v = r.summary["vms"][vm]
-        done, p95 = v["throughput"]["ops_per_s"], v["latency_us"]["p95"]
+        v = summary.vm(r.summary, vm)
+        done, p95 = summary.ops_per_s(v), summary.latency_us(v, "p95")
         status, why = liveness.verdict(r.summary)
         meets = (status == liveness.OK and p95 is not None and p95 <= bound_ms * 1e3 and done is not None
                  and done >= MIN_COMPLETED * rate)

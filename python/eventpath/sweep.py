@@ -177,31 +177,31 @@ def _one(base: dict, point: dict[str, Any], duration: float | None) -> dict | st
         return f"{_label(point)}: {e}"
 
 
-def host_cpu(summary: dict, io_cores: list[int]) -> dict[str, float]:
-    """A run's host CPU in cores (a pCPU busy the whole window is 1.0), by who burns it —
-    :func:`eventpath.compare.metrics.cpu_split`'s parts, coarser: ``host_cpu_vcpus`` is every
-    vCPU thread's time (running and halt polling), ``host_cpu_backend`` the back end's (I/O
-    threads on shared pCPUs and dedicated I/O cores), ``host_cpu_other`` the rest; the three
-    add up to ``host_cpu_cores``, the sum of ``host.pcpu_util_pct`` / 100."""
-    from eventpath.compare.metrics import cpu_split
+def host_cpu(s: dict, io_cores: list[int]) -> dict[str, float]:
+    """Run ``s``'s host CPU in cores (a pCPU busy the whole window is 1.0), by who burns it —
+    :func:`eventpath.summary.cpu_split`'s parts, coarser: ``host_cpu_vcpus`` is every vCPU
+    thread's time (running and halt polling), ``host_cpu_backend`` the back end's (I/O threads
+    on shared pCPUs and dedicated I/O cores), ``host_cpu_other`` the rest; the three add up to
+    ``host_cpu_cores``, the sum of ``host.pcpu_util_pct`` / 100."""
+    from eventpath import summary
 
-    c = cpu_split(summary, io_cores)
+    c = summary.cpu_split(s, io_cores)
     return {"host_cpu_cores": c["cpu_host"], "host_cpu_vcpus": c["cpu_vcpus"] + c["cpu_halt_poll"],
             "host_cpu_backend": c["cpu_backend"] + c["cpu_io_cores"], "host_cpu_other": c["cpu_other"]}
 
 
-def _rows(rid: str, point: dict[str, Any], summary: dict, io_cores: list[int]) -> list[dict]:
+def _rows(rid: str, point: dict[str, Any], s: dict, io_cores: list[int]) -> list[dict]:
     """One row per VM: ``scenario`` and ``seed`` first (so that sweeps concatenate), the run's
     ID, the grid point, the VM's metrics, the run's host CPU (the same on each VM's row), then
     whether the run is a result: ``liveness`` "ok", or "stalled" (a flow stalled: a model bug)
     or "unjudged" (no watchdog verdict) with ``liveness_reason`` (:mod:`eventpath.liveness`)."""
-    from eventpath import liveness
+    from eventpath import liveness, summary
     from eventpath.api import Result
 
-    cpu = host_cpu(summary, io_cores)
-    status, why = liveness.verdict(summary)
-    return [{"scenario": summary["scenario"], "seed": summary["seed"], "run": rid, **point, **r, **cpu,
-             "liveness": status, "liveness_reason": why} for r in Result(summary, []).vm_rows()]
+    cpu = host_cpu(s, io_cores)
+    status, why = liveness.verdict(s)
+    return [{"scenario": summary.scenario(s), "seed": summary.seed(s), "run": rid, **point, **r, **cpu,
+             "liveness": status, "liveness_reason": why} for r in Result(s, []).vm_rows()]
 
 
 # The write steps, as functions so that a test can kill a sweep between any two of them.
@@ -280,7 +280,7 @@ def sweep(scenario: Path | dict, params: list[tuple[str, list[Any]]], seeds: lis
     removed, so that ``runs/`` holds exactly the runs results.csv shows; records of another
     sweep (another base scenario or duration) are refused."""
     from eventpath import _eventpath, api, executor, version
-    from eventpath.compare import metrics
+    from eventpath.summary import io_cores
 
     if isinstance(scenario, dict):
         base = copy.deepcopy(scenario)
@@ -311,7 +311,7 @@ def sweep(scenario: Path | dict, params: list[tuple[str, list[Any]]], seeds: lis
             profiles[name] = api.profile(name)
         ids.append(run_id(identity(sc, p["seed"], duration, profiles.get(name) if isinstance(name, str) else None,
                                    build)))
-        cores[ids[-1]] = metrics.io_cores(sc)
+        cores[ids[-1]] = io_cores(sc)
     fingerprint = hashlib.sha1(json.dumps([base, duration], sort_keys=True).encode()).hexdigest()[:12]
     runs = out / "runs"
     done: dict[str, dict] = {}

@@ -167,15 +167,15 @@ def test_profiles_name_prints_every_value_with_unit_and_source(cli):
 
 def test_profiles_name_cuts_sources_to_the_width_unless_full(capsys):
     from eventpath import api
-    from eventpath.cli import _print_profile
+    from eventpath.cli.show import print_profile
 
     p = api.profile("elvis")
-    _print_profile(p, width=100)
+    print_profile(p, width=100)
     cut = capsys.readouterr().out.splitlines()
     assert any(line.endswith("...") for line in cut)
     long_values = ("description", "host.cstates.states")  # a value is never cut: it pushes its row wider
     assert all(len(line) <= 100 for line in cut if not line.startswith(long_values))
-    _print_profile(p, full=True, width=100)
+    print_profile(p, full=True, width=100)
     full = capsys.readouterr().out
     assert len(full.splitlines()) > len(cut)
     assert all(len(line) <= 100 for line in full.splitlines() if not line.startswith(long_values))
@@ -201,13 +201,13 @@ def test_run_summary_shows_each_vms_metric_host_cpu_and_eht_tig(cli, tmp_path):
 
 
 def test_summary_metric_follows_the_workload(capsys):
-    from eventpath.cli import _vm_metric
+    from eventpath.cli.run_summary import vm_metric
 
     vm = {"throughput": {"gbps": 0.2, "pps": 50000.0, "ops_per_s": None}}
-    assert _vm_metric(vm, "udp_stream") == "50,000 pkt/s"
-    assert _vm_metric(vm, "tcp_stream") == "0.200 Gbit/s"
-    assert _vm_metric({"throughput": {"gbps": 1e-4, "pps": 100.0, "ops_per_s": 100.0}}, "tcp_rr") == "100 ops/s"
-    assert _vm_metric({"throughput": {"gbps": None, "pps": None, "ops_per_s": None}}, None).startswith("no throughput")
+    assert vm_metric(vm, "udp_stream") == "50,000 pkt/s"
+    assert vm_metric(vm, "tcp_stream") == "0.200 Gbit/s"
+    assert vm_metric({"throughput": {"gbps": 1e-4, "pps": 100.0, "ops_per_s": 100.0}}, "tcp_rr") == "100 ops/s"
+    assert vm_metric({"throughput": {"gbps": None, "pps": None, "ops_per_s": None}}, None).startswith("no throughput")
 
 
 def test_reproduce_list_and_run_write_contract_and_figure(cli, tmp_path):
@@ -338,7 +338,7 @@ def test_trace_with_the_largest_limit_streams_a_valid_file(cli, tmp_path):
 
 
 def test_a_stalled_flow_is_reported_as_a_model_bug(capsys):
-    from eventpath.cli import _print_summary
+    from eventpath.cli.run_summary import print_summary
 
     vm = {"name": "vm0", "exits_per_s": {}, "exits_total_per_s": 0.0, "eht_pct": None, "tig_pct": None,
           "kicks_per_s": None, "interrupts_per_s": None, "throughput": {"gbps": None, "pps": None},
@@ -346,11 +346,11 @@ def test_a_stalled_flow_is_reported_as_a_model_bug(capsys):
     s = {"scenario": "x", "sim_seconds": 0.1, "profile": "es2", "seed": 1, "wall_seconds": 0.0, "events": 1,
          "vms": [vm], "stalled_flows": [{"vm": "vm0", "stalled_from_s": 0.01, "detected_s": 0.06,
                                           "recovered_s": None, "state": "vcpus [Halted]"}]}
-    _print_summary(s)
+    print_summary(s)
     err = capsys.readouterr().err
     assert "MODEL BUG" in err and "vm0" in err and "never recovered" in err and "vcpus [Halted]" in err
     s["stalled_flows"] = []
-    _print_summary(s)
+    print_summary(s)
     assert capsys.readouterr().err == ""
 
 

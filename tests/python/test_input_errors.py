@@ -247,14 +247,14 @@ def test_many_vms_plot_on_a_page(tmp_path):
 def test_kvm_summary_prints_without_events(capsys):
     """The testbed leaves events, seed and profile null (docs/summary.md); the CLI printed
     `{events:,}` and crashed after writing the results."""
-    from eventpath.cli import _print_summary
+    from eventpath.cli.run_summary import print_summary
 
     s = {"scenario": "t", "seed": None, "profile": None, "sim_seconds": 0.3, "wall_seconds": 0.4, "events": None,
          "vms": [{"name": "vm0", "exits_per_s": {"io_instruction": 10.0, "timer": None}, "exits_total_per_s": None,
                   "eht_pct": None, "tig_pct": None, "kicks_per_s": 1.0, "interrupts_per_s": None,
                   "throughput": {"gbps": None, "pps": None, "ops_per_s": 5.0},
                   "latency_us": {"p50": None, "p99": None}}]}
-    _print_summary(s)
+    print_summary(s)
     out = capsys.readouterr().out
     assert "t: 0.3 s measured in 0.40 s wall\n" in out and "events" not in out and "n/a" in out
 

@@ -11,7 +11,7 @@ import pytest
 
 from eventpath import palette, reproduce
 from eventpath._eventpath import InputError
-from eventpath.report import outdir
+from eventpath.report import OUT as report_dir
 from eventpath.reproduce import figure
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -26,7 +26,7 @@ def site(tmp_path_factory):
     from eventpath import report
 
     out = tmp_path_factory.mktemp("site") / "report"
-    report.build(outdir.check(str(out)), quick=True, command="eventpath report --quick (test)", say=lambda s: None)
+    report.build(report_dir.check(str(out)), quick=True, command="eventpath report --quick (test)", say=lambda s: None)
     return out
 
 
@@ -91,8 +91,8 @@ def test_an_earlier_report_is_replaced_whole(site, tmp_path):
     out = tmp_path / "again"
     shutil.copytree(site, out)
     (out / "repro-gone.html").write_text("an earlier report's page")
-    outdir.check(str(out))  # an earlier report is accepted ...
-    with outdir.staged(out) as tmp:
+    report_dir.check(str(out))  # an earlier report is accepted ...
+    with report_dir.staged(out) as tmp:
         (tmp / "index.html").write_text("new")
     assert sorted(p.name for p in out.iterdir()) == ["index.html"]  # ... and replaced, nothing left of it
 
@@ -107,7 +107,7 @@ def test_an_earlier_report_is_replaced_whole(site, tmp_path):
 def test_a_directory_a_report_may_not_write_is_refused_in_one_line(tmp_path, make, needle):
     make(tmp_path)
     with pytest.raises(InputError, match=re.escape(needle)):
-        outdir.check(str(tmp_path / "report"))
+        report_dir.check(str(tmp_path / "report"))
 
 
 def test_the_command_refuses_bad_directories_with_exit_2_and_writes_nothing(cli, tmp_path):

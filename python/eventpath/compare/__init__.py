@@ -7,7 +7,8 @@ choices are what the scenario checker accepts today (:mod:`.seams`, :mod:`.matri
 mechanism added to a seam appears here unasked. Each cell runs on several seeds
 (:mod:`.passes`, :mod:`.execute`); the results are ranked per workload with every difference
 from the baseline judged against the seed spread (:mod:`.rank`), printed (:mod:`.table`),
-drawn as a Pareto figure (:mod:`.figure`) and written with what produced them (:mod:`.outdir`):
+drawn as a Pareto figure (:mod:`.figure`) and written with what produced them, into a
+directory kept whole (:data:`OUT`):
 
 * ``compare.json`` — the command, eventpath's version and commit, the profiles, every
   workload's scenario as run, the families and their choices, and every ranked row;
@@ -28,9 +29,10 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from eventpath import api, tables
+from eventpath import api, outdir, tables
 from eventpath._eventpath import InputError
-from eventpath.compare import matrix, outdir, passes, rank, table
+from eventpath.compare import matrix, passes, rank, table
+from eventpath.version import provenance
 
 #: Defaults that keep the whole matrix near a minute on two cores (DESIGN §7): short runs, three
 #: seeds. A mechanism that adapts over longer windows than the run (CGR's and AIR's 100 ms) is
@@ -39,13 +41,21 @@ SEEDS = (1, 2, 3)
 DURATION_S = 0.02
 WARMUP_S = 0.01
 
+#: Every file a comparison writes.
+FILES = ("compare.json", "ranked.csv", "ranked.parquet", "cells.csv", "pareto.png")
+#: A comparison's ``--out``: checked before anything runs, written whole or not at all, never
+#: mixed with another run's files (:class:`eventpath.outdir.Owned`). A directory holding files a
+#: comparison does not write is refused (a ``run``'s, a ``sweep``'s); an earlier comparison's
+#: files are replaced, also a figure the new one does not draw (``--no-plots``).
+OUT = outdir.Owned("a comparison", ".compare-", FILES.__contains__)
+
 
 def compare(inputs: dict[str, dict], out: Path, *, seeds: list[int] = list(SEEDS), workers: int | None = None,
             vary: dict[str, list[str] | None] | None = None, plots: bool = True, top: int = 10,
             command: str | None = None, say: Callable[[str], None] = print,
             scheduler: str | None = None) -> dict[str, Any]:
     """Run the matrix on ``inputs`` ({workload label: scenario dict}) and write ``out``'s files
-    (checked with :func:`outdir.check` by the caller before anything runs). Returns the manifest.
+    (checked with ``OUT.check`` by the caller before anything runs). Returns the manifest.
     The runs go to ``workers`` local processes, or to the Dask scheduler at ``scheduler``."""
     from eventpath import executor
 
@@ -61,7 +71,7 @@ def compare(inputs: dict[str, dict], out: Path, *, seeds: list[int] = list(SEEDS
     labels = {w: [matrix.label(c) for c in cl] for w, cl in cell_lists.items()}
     ranked = {w: rank.rows(w, m.groups[w], labels[w]) for w in inputs}
     manifest = {
-        "command": command, **outdir.provenance(),
+        "command": command, **provenance(),
         "profiles": {p: api.profile(p) for p in sorted({sc["profile"] for sc in inputs.values()})},
         "seeds": seeds, "scenarios": inputs,
         "families": {w: {k: [c.name for c in v] for k, v in f.items()} for w, f in fams.items()},
@@ -98,7 +108,7 @@ def compare(inputs: dict[str, dict], out: Path, *, seeds: list[int] = list(SEEDS
             "this comparison never exercised: a longer --warmup/--duration or another workload may tell them apart)")
     table.print_footer(say)
     manifest["wall_seconds"] = round(time.monotonic() - started, 3)
-    with outdir.staged(out) as tmp:
+    with OUT.staged(out) as tmp:
         (tmp / "compare.json").write_text(json.dumps(manifest, indent=1) + "\n")
         flat = [r for rows in manifest["results"].values() for r in rows]
         tables.write_csv(tmp / "ranked.csv", flat)
@@ -108,7 +118,7 @@ def compare(inputs: dict[str, dict], out: Path, *, seeds: list[int] = list(SEEDS
             from eventpath.compare import figure
 
             figure.pareto(ranked, tmp / "pareto.png")
-        written = [f for f in outdir.FILES if (tmp / f).exists()]
+        written = [f for f in FILES if (tmp / f).exists()]
     say(f"{m.runs} runs in {manifest['wall_seconds']:.1f} s ({time.monotonic() - started:.1f} s with the files); "
         f"wrote {out}/" + ", ".join(written))
     return manifest

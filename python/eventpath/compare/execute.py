@@ -40,24 +40,24 @@ def _digest(summary: dict) -> str:
 def run_job(workload: str, index: int, sc: dict, seeds: list[int], duration: float | None) -> Outcome:
     """Run one cell's seeds (in a worker). Bad input comes back as its message: the compiled
     module's exceptions are pickled by name, which a worker's death would not carry."""
-    from eventpath import api, liveness
+    from eventpath import api, liveness, summary
     from eventpath.compare import metrics
 
     out = Outcome(workload, index)
-    io_cores = metrics.io_cores(sc)
+    io_cores = summary.io_cores(sc)
     for seed in seeds:
         try:
-            summary = api.run(sc, seed=seed, duration=duration).summary
+            s = api.run(sc, seed=seed, duration=duration).summary
         except InputError as e:
             out.refused = str(e).split(": ", 1)[-1] if str(e).startswith("scenario <") else str(e)
             return out
-        status, why = liveness.verdict(summary)
+        status, why = liveness.verdict(s)
         if status != liveness.OK:
             # One seed that is not a result and the cell is not ranked: its mean would hide it.
             out.unranked = (status, f"seed {seed}: {why}")
             return out
-        out.rows.append({"seed": seed, **metrics.of_run(summary, io_cores)})
-        out.digests.append(_digest(summary))
+        out.rows.append({"seed": seed, **metrics.of_run(s, io_cores)})
+        out.digests.append(_digest(s))
     return out
 
 

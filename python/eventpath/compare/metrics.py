@@ -1,80 +1,41 @@
-"""One run's numbers for the head-to-head, read from its summary.json (docs/summary.md).
+"""One run's row of the head-to-head, read from its summary.json through
+:mod:`eventpath.summary` (docs/summary.md).
 
-Host CPU is in cores (a pCPU busy the whole window is 1.0), split by who burns it:
-
-* ``cpu_vcpus``: the vCPUs not halted (guest and exit handling: ``cpu_util_pct`` × vCPUs);
-* ``cpu_halt_poll``: the rest of the vCPU threads' time — a halted vCPU's thread still on its
-  pCPU, which is KVM halt polling;
-* ``cpu_backend``: host I/O threads (``host.io_threads``: vhost, ES2's joint threads) on
-  pCPUs shared with others — vhost busy polling is inside it (summary.json does not split a
-  thread's polling from its work);
-* ``cpu_io_cores``: the busy time of dedicated I/O cores (``[host.io] cores``: ELVIS's
-  sidecores, PMD cores), polling or not;
-* ``cpu_other``: any other busy time (CPU hogs, host work not charged to a thread);
-* ``cpu_host``: all of it, the sum of ``host.pcpu_util_pct``.
+Throughput is the workload's own measure (operations/s where it counts them, else Gbit/s),
+latency the worst VM's (a comparison of one VM: that VM's), host CPU in cores split by who
+burns it (:func:`eventpath.summary.cpu_split`, whose parts are ``CPU_PARTS``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from eventpath import summary
+from eventpath.summary import CPU_PARTS  # noqa: F401  (the row's CPU columns, which add up to cpu_host)
+
 #: Columns every run has, in table order (then ``exits_<reason>_per_s`` for each reason).
 COLUMNS = ("throughput", "throughput_unit", "gbps", "ops_per_s", "pps", "exits_per_s", "tig_pct",
            "p50_us", "p99_us", "p999_us", "cpu_host", "cpu_vcpus", "cpu_halt_poll", "cpu_backend",
            "cpu_io_cores", "cpu_other")
-CPU_PARTS = ("cpu_vcpus", "cpu_halt_poll", "cpu_backend", "cpu_io_cores", "cpu_other")
 
 
-def _sum(values) -> float | None:
-    vals = [v for v in values if v is not None]
-    return sum(vals) if vals else None
-
-
-def _worst(values) -> float | None:
-    vals = [v for v in values if v is not None]
-    return max(vals) if vals else None
-
-
-def of_run(summary: dict[str, Any], io_cores: list[int]) -> dict[str, Any]:
-    """The head-to-head's numbers of one run; ``io_cores``: the scenario's dedicated I/O pCPUs.
-    Throughput is the workload's own measure: operations/s where it counts them, else Gbit/s.
-    Latency is the worst VM's (a comparison of one VM: that VM's)."""
-    vms = summary["vms"]
-    ops = _sum(vm["throughput"]["ops_per_s"] for vm in vms)
-    gbps = _sum(vm["throughput"]["gbps"] for vm in vms)
+def of_run(s: dict[str, Any], io_cores: list[int]) -> dict[str, Any]:
+    """The head-to-head's numbers of run ``s`` (its summary); ``io_cores``: the scenario's
+    dedicated I/O pCPUs (:func:`eventpath.summary.io_cores`)."""
+    vms = summary.vms(s)
+    ops = summary.total(summary.ops_per_s(v) for v in vms)
+    gbps = summary.total(summary.gbps(v) for v in vms)
     row: dict[str, Any] = {
         "throughput": ops if ops is not None else gbps,
         "throughput_unit": "ops/s" if ops is not None else "Gbit/s",
-        "gbps": gbps, "ops_per_s": ops, "pps": _sum(vm["throughput"]["pps"] for vm in vms),
-        "exits_per_s": _sum(vm["exits_total_per_s"] for vm in vms),
-        "tig_pct": sum(vm["tig_pct"] for vm in vms) / len(vms),
-        "p50_us": _worst(vm["latency_us"]["p50"] for vm in vms),
-        "p99_us": _worst(vm["latency_us"]["p99"] for vm in vms),
-        "p999_us": _worst(vm["latency_us"]["p999"] for vm in vms),
+        "gbps": gbps, "ops_per_s": ops, "pps": summary.total(summary.pps(v) for v in vms),
+        "exits_per_s": summary.total(summary.exits_total_per_s(v) for v in vms),
+        "tig_pct": sum(summary.tig_pct(v) for v in vms) / len(vms),
+        "p50_us": summary.worst(summary.latency_us(v, "p50") for v in vms),
+        "p99_us": summary.worst(summary.latency_us(v, "p99") for v in vms),
+        "p999_us": summary.worst(summary.latency_us(v, "p999") for v in vms),
     }
-    for reason in vms[0]["exits_per_s"]:
-        row[f"exits_{reason}_per_s"] = sum(vm["exits_per_s"][reason] for vm in vms)
-    row.update(cpu_split(summary, io_cores))
+    for reason in summary.exits_by_reason(vms[0]):
+        row[f"exits_{reason}_per_s"] = sum(summary.exits_per_s(v, reason) for v in vms)
+    row.update(summary.cpu_split(s, io_cores))
     return row
-
-
-def io_cores(scenario: dict[str, Any]) -> list[int]:
-    """A scenario's dedicated I/O pCPUs (``[host.io] cores``), what :func:`cpu_split` needs."""
-    return list(((scenario.get("host") or {}).get("io") or {}).get("cores") or [])
-
-
-def cpu_split(summary: dict[str, Any], io_cores: list[int]) -> dict[str, float]:
-    host = summary["host"]
-    threads = {t["name"]: t["pcpu_pct"] for t in host["threads"]}
-    vcpu_threads = [name for name in threads if name.startswith("vcpu:")]
-    vcpus_of = {vm["name"]: sum(1 for n in vcpu_threads if n.startswith(f"vcpu:{vm['name']}/")) for vm in summary["vms"]}
-    running = sum(vm["cpu_util_pct"] * vcpus_of[vm["name"]] for vm in summary["vms"]) / 100
-    on_cpu = sum(sum(threads[n]) for n in vcpu_threads) / 100
-    dedicated = set(io_cores)
-    backend = sum(p for t in host["io_threads"] for i, p in enumerate(threads.get(t["name"], ()))
-                  if i not in dedicated) / 100
-    io = sum(u for i, u in enumerate(host["pcpu_util_pct"]) if i in dedicated) / 100
-    total = sum(host["pcpu_util_pct"]) / 100
-    halt_poll = max(on_cpu - running, 0.0)
-    return {"cpu_host": total, "cpu_vcpus": running, "cpu_halt_poll": halt_poll, "cpu_backend": backend,
-            "cpu_io_cores": io, "cpu_other": max(total - running - halt_poll - backend - io, 0.0)}

@@ -7,26 +7,37 @@ usable, and every profile value with its unit and source.
 No server and no script: HTML pages, PNG figures (drawn by the commands' own figure code) and
 the JSON they were made from, in one directory that opens from the disk. Every page says how it
 was made (eventpath's version and commit, the command line, the date). :mod:`.gather` gathers,
-:mod:`.pages` lays out, :mod:`.html` writes, :mod:`.outdir` keeps the directory whole.
+:mod:`.pages` lays out, :mod:`.html` writes, :data:`OUT` keeps the directory whole.
 """
 
 from __future__ import annotations
 
 import datetime
 import json
+import re
 from html import escape
 from pathlib import Path
 from typing import Callable
 
+from eventpath import outdir
 from eventpath.report import gather
-from eventpath.report import html, outdir, pages
+from eventpath.report import html, pages
 from eventpath.version import provenance
+
+#: What a report writes at the top of its directory: its pages, its manifest and the folders
+#: of what it shows (the reproductions, the head-to-head, the testbed comparison).
+_NAMES = re.compile(r"(index|scorecard|compare|kvm|profiles|repro-[\w.+-]+)\.html|report\.json|reproduce|compare|kvm")
+#: A report's ``--out``, kept as a comparison's is (:class:`eventpath.outdir.Owned`): checked
+#: before anything runs, built in a hidden directory and moved into place when complete, never
+#: mixed with another run's files (``eventpath run``'s summary.json, a comparison is refused); an
+#: earlier report is replaced whole, so no page of it is left behind.
+OUT = outdir.Owned("a report", ".report-", _NAMES.fullmatch)
 
 
 def build(out: Path, *, quick: bool = False, no_kvm: bool = False, compare_dir: Path | None = None,
           reproduce_dir: Path | None = None, kvm_dir: Path | None = None, workers: int | None = None,
           command: str = "eventpath report", say: Callable[[str], None] = print, scheduler: str | None = None) -> dict:
-    """Build the site into ``out`` (checked with :func:`outdir.check` by the caller before
+    """Build the site into ``out`` (checked with ``OUT.check`` by the caller before
     anything runs); return its manifest (``report.json``). The runs go to ``workers`` local
     processes, or to the Dask scheduler at ``scheduler``."""
     prov = provenance()
@@ -34,7 +45,7 @@ def build(out: Path, *, quick: bool = False, no_kvm: bool = False, compare_dir: 
     made = (f"Made by <code>{escape(command)}</code> on {when} with eventpath {escape(str(prov['version']))}"
             + (f", commit {escape(prov['commit'][:12])}" if prov["commit"] else "")
             + (" (with uncommitted changes)" if prov["uncommitted_changes"] else "") + ".")
-    with outdir.staged(out) as site:
+    with OUT.staged(out) as site:
         g = gather.reproductions(site, quick, reproduce_dir, workers, say, scheduler)
         gather.head_to_head(site, g, quick, compare_dir, workers, say, scheduler)
         gather.testbed(site, g, quick, no_kvm, kvm_dir, say)

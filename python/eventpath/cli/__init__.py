@@ -24,8 +24,8 @@ __all__ = ["EXIT_BAD_INPUT", "EXIT_INTERRUPTED", "EXIT_PROBE_REFUSED", "MAX_TRAC
            "RUN_FILES", "RUN_RECORDS", "RUN_TABLES", "UsageError", "main", "parser"]
 
 #: Every command's parser, in the order ``eventpath --help`` lists them.
-COMMANDS = (run.add_run, experiments.add_reproduce, experiments.add_sensitivity, search.add_qos, experiments.add_calibrate, search.add_sweep,
-            search.add_compare, experiments.add_report, run.add_trace, show.add_keys, show.add_profiles,
+COMMANDS = (run.add_run, experiments.add_reproduce, experiments.add_sensitivity, search.add_qos,
+            experiments.add_calibrate, search.add_sweep, search.add_compare, experiments.add_report, run.add_trace, show.add_keys, show.add_profiles,
             show.add_bench, show.add_demo, kvm.add_kvm)
 
 

@@ -18,17 +18,23 @@ from eventpath.reproduce.experiment import Axis, Experiment, Measured, register
 from eventpath.reproduce.simulate import simulate
 
 #: (config, [host.io] table or None for stock vhost-net); a "+R" suffix adds ES2's redirection.
+#: "PI+H(P) cl2" is PI+H(P) with combining_level 2 (ES2 §5.1: a module parameter), for Fig. 7b's
+#: two I/O cores.
 _IO = {
     "PI": None,
     "PI+H(P)": {"handling": "es2", "switch": "perceptive", "cores": [4]},
     "PI+H(O)": {"handling": "es2", "switch": "optimistic", "cores": [4]},
+    "PI+H(P) cl2": {"handling": "es2", "switch": "perceptive", "cores": [4], "combining_level": 2},
 }
 
 _IO_CORE = 4
 
+#: The run's warm-up unless an experiment sets its own (s).
+_WARMUP = 0.05
+
 
 def layout(config: str, tested: int, workload: dict, duration: float | None = None, seed: int = 1,
-           io_cores: int = 1) -> dict:
+           io_cores: int = 1, warmup: float | None = None) -> dict:
     """§6.3's host with ``tested`` of its four VMs running ``workload`` under ``config``, its
     back-end threads on ``io_cores`` I/O cores (pCPU 4 on; ES2 gives TCP receive two)."""
     redirect = config.endswith("+R")
@@ -46,37 +52,55 @@ def layout(config: str, tested: int, workload: dict, duration: float | None = No
             vm["workload"] = dict(workload)
         vms.append(vm)
     sc = {"name": f"es2-6.3-{config}-{tested}", "profile": "es2", "seed": seed,
-          "duration_s": 0.3 if duration is None else duration, "warmup_s": 0.05,
+          "duration_s": 0.3 if duration is None else duration, "warmup_s": _WARMUP if warmup is None else warmup,
           "host": {"pcpus": 8}, "vm": vms}
     if io is not None:
         sc["host"]["io"] = dict(io)
     return sc
 
 
-def _run(config, tested, workload, duration, step, io_cores=1):
-    r = simulate(layout(config, tested, workload, duration, io_cores=io_cores), what=f"{config} with {tested} tested VMs")
+def _run(config, tested, workload, duration, step, io_cores=1, warmup=None):
+    r = simulate(layout(config, tested, workload, duration, io_cores=io_cores, warmup=warmup),
+                 what=f"{config} with {tested} tested VMs")
     step(f"{config} {tested} VM")
-    return r.summary["vms"][:tested]
+    return r.summary
 
 
 def _gain(x, base):
     return None if not base else 100.0 * (x / base - 1.0)
 
 
-def _sweep(configs, workload, metric, unit, key, duration, step, counts, io_cores=1):
+def _holds(cond):
+    return None if cond is None else (1.0 if cond else 0.0)
+
+
+def _sweep(configs, workload, metric, unit, key, duration, step, counts, io_cores=1, warmup=None,
+           backend_cpu=False):
     """Every config at every tested-VM count: the tested VMs' total ``throughput[key]``, their
-    mean I/O-instruction exits, and each config's gain over PI."""
+    mean I/O-instruction exits, and each config's gain over PI (``backend_cpu``: also the
+    back-end threads' CPU, % of one core, summed). Returns (rows, gains): gains[config][n]."""
     rows = []
+    gains: dict[str, dict[int, float | None]] = {c: {} for c in configs[1:]}
     for n in counts:
-        got = {c: _run(c, n, workload, duration, step, io_cores) for c in configs}
-        total = {c: sum(vm["throughput"][key] or 0.0 for vm in vms) for c, vms in got.items()}
-        for c, vms in got.items():
-            io = sum(vm["exits_per_s"]["io_instruction"] or 0.0 for vm in vms) / n
+        got = {c: _run(c, n, workload, duration, step, io_cores, warmup) for c in configs}
+        total = {c: sum(vm["throughput"][key] or 0.0 for vm in s["vms"][:n]) for c, s in got.items()}
+        for c, s in got.items():
+            io = sum(vm["exits_per_s"]["io_instruction"] or 0.0 for vm in s["vms"][:n]) / n
             rows.append(Measured(f"{c} {n}VM", metric, unit, total[c]))
             rows.append(Measured(f"{c} {n}VM", "io_exits_per_tested_vm", "exits/s", io))
+            if backend_cpu:
+                cpu = sum(t["util_pct"] or 0.0 for t in s["host"]["io_threads"])
+                rows.append(Measured(f"{c} {n}VM", "backend_cpu", "%", cpu))
         for c in configs[1:]:
-            rows.append(Measured(f"{c} vs PI {n}VM", "throughput_gain", "%", _gain(total[c], total["PI"])))
-    return rows
+            g = gains[c][n] = _gain(total[c], total["PI"])
+            rows.append(Measured(f"{c} vs PI {n}VM", "throughput_gain", "%", g))
+    return rows, gains
+
+
+def _all(gs, pred):
+    """``pred`` holds for every value of ``gs`` (None if one is missing)."""
+    vals = list(gs)
+    return None if not vals or any(v is None for v in vals) else all(pred(v) for v in vals)
 
 
 #: Fig. 7a and 8a's x-axis: the tested VMs ("PI+H(P) 2VM", "PI+H(P) vs PI 2VM").
@@ -90,10 +114,48 @@ _NETPERF = {"kind": "tcp_stream", "message_bytes": 512, "streams": 4}
 #: Fig. 7a's configurations (ES2 §6.3.1); the published gains are in published/es2-fig7a.toml.
 _FIG7A = ("PI", "PI+H(P)", "PI+R", "PI+H(P)+R")
 
+#: Run length and warm-up of the netperf experiments (s): at 1 VM the gains move by < 1 point
+#: from 1 s to 2 s (measured, seeds 1-3); ES2 states no run length.
+_NETPERF_RUN, _NETPERF_WARMUP = 1.0, 0.2
+
+#: Declared thresholds of the stated directions (ours; ES2 gives words): "slight" is a gain
+#: below 10 points, "gradually decreases" allows a step up of at most 2 points between counts.
+_SLIGHT, _STEP_SLACK = 10.0, 2.0
+
 
 def _fig7a(duration, step, counts=(1, 2, 3, 4)):
-    return _sweep(_FIG7A, _NETPERF, "throughput", "Gbit/s", "gbps", duration, step, counts)
+    rows, g = _sweep(_FIG7A, _NETPERF, "throughput", "Gbit/s", "gbps", duration or _NETPERF_RUN, step, counts,
+                     warmup=_NETPERF_WARMUP)
+    io = {r.config: r.simulated for r in rows if r.metric == "io_exits_per_tested_vm"}
+    lo, hi = min(counts), max(counts)
+    # ES2 §6.3.1: PI's kicks per tested VM "drops from 23,000 to 13,000 ... from 1 to 4" (a baseline's regime).
+    a, b = io.get(f"PI {lo}VM"), io.get(f"PI {hi}VM")
+    # On the 4-VM row: a baseline's row (PI \dVM), its kicks below the 1-VM row's.
+    rows.append(Measured(f"PI {hi}VM", "io_exits_fall", "holds", _holds(None if a is None or b is None else b < a)))
+    # "the throughput improvement brought by the hybrid I/O handling scheme gradually decreases from 42% to 25%".
+    hp = [g["PI+H(P)"][n] for n in counts]
+    dec = None if None in hp else hp[-1] < hp[0] and all(y <= x + _STEP_SLACK for x, y in zip(hp, hp[1:]))
+    rows.append(Measured("PI+H(P) vs PI, 1 to 4 VMs", "gain_decreases", "holds", _holds(dec)))
+    # "PI+R ... only provides a slight throughput increase" (one tested VM).
+    r1 = g["PI+R"][lo]
+    rows.append(Measured(f"PI+R vs PI {lo}VM", "slight_gain", "holds", _holds(None if r1 is None else 0 < r1 < _SLIGHT)))
+    # "Finally, the full ES2 ... achieves a 47% throughput enhancement" over H(P)'s 42 %.
+    f1, h1 = g["PI+H(P)+R"][lo], g["PI+H(P)"][lo]
+    rows.append(Measured(f"PI+H(P)+R vs PI+H(P) {lo}VM", "throughput_higher", "holds",
+                         _holds(None if f1 is None or h1 is None else f1 > h1)))
+    return rows
 
+
+#: Structural gaps the §6.3 experiments share (issue 48's input; not modelled here).
+_LOCKSTEP = ("Structural (issue 48), not modelled here: with ES2's always-runnable burns every pCPU's CFS "
+             "slices switch at the same instants and, as all four VMs' vCPUs start in the same order on every "
+             "pCPU, a VM's four vCPUs run all at once or not at all, so ES2's redirection (§4.3) finds no "
+             "running sibling to send an interrupt to; ES2 relies on the opposite ('as each physical core owns "
+             "an independent scheduling queue, it is very likely that those sibling vCPUs have differences in "
+             "online/offline time'). Linux 4.4's ticks are aligned across CPUs (sched_skew_tick = 0), so the "
+             "slot boundaries may coincide; the order of the VMs within a period need not. The PI+R and +R "
+             "rows are therefore no test of the redirection yet: their misses are this set-up gap, not "
+             "prediction misses of the model.")
 
 register(Experiment(
     id="es2-fig7a",
@@ -103,38 +165,72 @@ register(Experiment(
     baselines=(r"PI \dVM",),
     rows=_fig7a,
     runs=16,
+    seeds=4,
     notes=[
-        "Layout: eventpath.reproduce.es2_multi.layout. netperf: tcp_stream with streams = 4, one thread per vCPU.",
-        "Published gains at 2 and 3 VMs are only 'gradually decreases'; PI+R's is 'slight'; no numbers.",
-        "Model gap: the guest sends one descriptor per MSS segment (no GSO/TSO in the model) and the back end "
-        "takes one in ~0.85 us; a perceptive handler that fills its quota alone sleeps 10 us (ES2 §5.2), so an "
-        "ES2 joint thread serves at most ~4 requests per ~13 us. The tested VM's vCPUs run in 6-8 ms host "
-        "slices; while two or more run at once they queue faster than that, the ring fills and the senders stop "
-        "on it. So PI+H(P) loses throughput here where ES2 measured a gain: the direction misses for the same "
-        "reason as es2-fig4's PI+H(P) exit rate (per-request back-end cost and request size; docs/model.md).",
-        "PI+R: 'slight' published, ~0 simulated (the ACK interrupts it moves are few, as ES2 says).",
-        "PI's kicks per tested VM rise with the number of tested VMs (36K -> 61K) where ES2 measured a fall "
-        "(23K -> 13K): ES2 explains the fall by the four vhost threads sharing the I/O core, each waiting its "
-        "turn while its ring fills; the modelled vhost threads need ~0.85 us a request, so four VMs load the "
-        "I/O core to ~50 % and each thread still catches its ring early. Same root cause as above.",
+        "Layout (ES2 §6.3): eventpath.reproduce.es2_multi.layout — four VMs of four vCPUs (1 GB) time-share "
+        "pCPUs 0-3, 'the four sibling vCPUs of the same VM' on different cores (vCPU j on pCPU j), "
+        "'lowest-priority CPU burn scripts in each VM' (guest_cpu_burn), all back-end threads on one separate "
+        "core (pCPU 4: which core is unstated). netperf (§6.3.1): tcp_stream, 512 B writes, streams = 4, "
+        "'four concurrent Netperf threads ... to fully load its four vCPUs', one per vCPU. PI+H(P): one joint "
+        "thread of combining_level 4 on pCPU 4, perceptive switch ('The perceptive mode switch algorithm was "
+        "adopted'), quota 4.",
+        "Roles (§6.1): PI is the baseline — its rows, PI's 23,000 / 13,000 kicks per tested VM and their fall "
+        "from 1 to 4 VMs (io_exits_fall, on the 4-VM row), are calibration rows; every gain and direction "
+        "involving H(P) or R is a prediction.",
+        "Unstated, chosen here: the client (one core per tested VM; ES2 had one 8-core client); the metric is "
+        "the tested VMs' summed Gbit/s (the figure's axis is not in the text; a gain is the same for a sum or a "
+        "mean); vCPU j of every VM on pCPU j with all VMs started in the same order (see the structural note); "
+        "run length 1 s after 0.2 s of warm-up, 4 seeds (ES2 states none).",
+        "Seeds (measured): at 1 VM two seeds differ by < 1 point at 0.3-2 s; at 4 VMs by 10-12 points at every "
+        "length (H(P) +17.5 / +7.5 / +19.3 % at 2 s, seeds 1-3), more than a tenth of the +-10-point bar, so "
+        "the rows are a 4-seed mean and the 3-4 VM rows stay unconverged (their spread is in the rows).",
+        "Directions (predictions; thresholds ours): gain_decreases, §6.3.1's 'gradually decreases from 42% to "
+        "25%' (4 VMs below 1 VM, no step up by more than 2 points); slight_gain, 'PI+R ... only provides a "
+        "slight throughput increase' (0 < gain < 10 points, one tested VM); throughput_higher, the full ES2's "
+        "47 % above H(P)'s 42 % at one VM.",
+        "Published gains at 2 and 3 VMs are only 'gradually decreases'; no numbers.",
+        _LOCKSTEP,
+        "Today's rows (issue 47, 1 s, 4 seeds; the profile before its rebuild): calibration misses to read "
+        "first — PI's kicks per tested VM are 827 / 1,131 / 1,255 / 2,625 per second at 1-4 VMs where ES2 "
+        "measured 23,000 falling to 13,000: 28x and 5x too few, and rising (io_exits_fall fails). ES2 explains "
+        "its fall by the four vhost threads time-sharing the I/O core, each ring filling while it waits its "
+        "turn. Hypothesis (audit es2 §2.4, not checked): the modelled guest's TSO skbs (segmentation offload is "
+        "on by default since issue 28, [vm.net.offload]; the note that the model has no GSO/TSO was stale) "
+        "and the back end batch far more bytes per kick (~440 KB) than ES2's 4.4 guest did. Until this baseline "
+        "is in its regime the H(P) gains are not a clean test.",
+        "Predictions today: PI+H(P) +22.9 / +22.5 / +25.6 / +20.4 % (published 42 -> 25: the 4-VM end within "
+        "the bar, the 1-VM one not); gain_decreases fails (the 3-VM step rises by 3 points); PI+R -1.5 % at one "
+        "VM (slight_gain fails on the sign; see the lock-step note); the full ES2 +19.4 % at one VM, below "
+        "H(P)'s (throughput_higher fails). PI+H(P) no longer loses throughput (the note that it did predates "
+        "issue 28's offloads).",
     ],
     axis=_TESTED,
 ))
 
 
-# --- Fig. 7b: netperf TCP receive, 512 B, 4 threads per tested VM, two I/O cores ---
+# --- Fig. 7b: netperf TCP receive, 512 B sent, 4 threads per tested VM, two I/O cores ---
 
-#: netperf TCP_STREAM towards the guest, 512-byte reads. The model's receiver is one socket
-#: whose reads any free vCPU of the VM makes (the four netperf threads share the connection's
-#: work where ES2 gave each its own; the interrupt and NAPI are the device's either way).
-_NETPERF_RX = {"kind": "tcp_receive", "message_bytes": 512}
+#: netperf TCP_STREAM towards the guest. ES2's "512-byte TCP streams" is the sender's message size
+#: (-m 512, on the client); the guest's receive size (-M) is unstated, and netserver then reads
+#: the size of its socket's receive buffer (nettest_bsd.c: recv_size = lsr_size when none is
+#: given), SO_RCVBUF at the socket's creation: tcp_rmem[1] = 87380 bytes on Linux 4.4.
+_NETPERF_RX = {"kind": "tcp_receive", "message_bytes": 87380}
 
 #: Fig. 7b's configurations (ES2 §6.3.1); the published gains are in published/es2-fig7b.toml.
-_FIG7B = ("PI", "PI+H(P)", "PI+R", "PI+H(P)+R")
+#: "PI+H(P) cl2": H(P) with combining_level 2, two joint threads on the two I/O cores.
+_FIG7B = ("PI", "PI+H(P)", "PI+R", "PI+H(P)+R", "PI+H(P) cl2")
+
+#: "does not show obvious effect": a gain within 10 points either way at every count (ours).
+_NO_EFFECT = 10.0
 
 
 def _fig7b(duration, step, counts=(1, 2, 3, 4)):
-    return _sweep(_FIG7B, _NETPERF_RX, "throughput", "Gbit/s", "gbps", duration, step, counts, io_cores=2)
+    rows, g = _sweep(_FIG7B, _NETPERF_RX, "throughput", "Gbit/s", "gbps", duration or _NETPERF_RUN, step, counts,
+                     io_cores=2, warmup=_NETPERF_WARMUP)
+    hp = [g["PI+H(P)"][n] for n in counts]
+    rows.append(Measured("PI+H(P) vs PI, 1 to 4 VMs", "no_obvious_effect", "holds",
+                         _holds(_all(hp, lambda x: abs(x) < _NO_EFFECT))))
+    return rows
 
 
 register(Experiment(
@@ -144,22 +240,40 @@ register(Experiment(
     profile="es2",
     baselines=(r"PI \dVM",),
     rows=_fig7b,
-    runs=16,
+    runs=20,
+    seeds=4,
     notes=[
         "Layout: eventpath.reproduce.es2_multi.layout with io_cores = 2 (§6.3: 'two I/O cores were used' "
-        "for TCP receiving): stock vhost threads alternate between pCPUs 4 and 5, ES2's joint threads "
-        "are pinned to both in turn.",
-        "The model's tcp_receive is one connection read by one receiver thread, on vCPU 0 (the paper "
-        "ran four netperf threads, one per vCPU); tcp_receive has no `streams` key yet.",
-        "PI+H(P): 'does not show obvious effect' has no number; shown without a published value.",
-        "PI+R misses (+0.5..2 % against +60..63 %), and the model says why: the tested VM's vCPU 0 is "
-        "busy all of its quarter of the cores with the one receiver thread and NAPI (the VM's vCPUs use "
-        "25.6 % of their time, 19 % of it the other three vCPUs' burn), so throughput is the receiver's "
-        "share of vCPU 0. Redirection does move the interrupts: under PI 30 of 2,110 device interrupts/s "
-        "go to a preempted vCPU 0 (vms[].device_interrupts_by_run_state_per_s), under PI+R none; the rest "
-        "already find vCPU 0 running, because while NAPI is scheduled on it the queue raises none. With "
-        "four receiver threads (one per vCPU) the data would be read on every vCPU and the NAPI that "
-        "redirection moves would be the bound; that is the layout to build next.",
+        "for TCP receiving 'to avoid the resource bottleneck'): stock vhost threads alternate between pCPUs 4 "
+        "and 5. PI+H(P) (combining_level 4, §5.1's default) makes one joint thread of the four devices, on "
+        "pCPU 4, and leaves pCPU 5 unused: §5.1's 'one CPU core is sufficient to run one joint thread' and "
+        "§6.3's two cores cannot both bind unless ES2 set combining_level 2 for this figure (§5.1: a module "
+        "parameter) or the bottleneck was PI's alone (audit es2 T2). 'PI+H(P) cl2' is that other reading: "
+        "combining_level 2, two joint threads on pCPUs 4 and 5 (no published value).",
+        "Set-up not reproduced (structural): ES2 ran 'four concurrent Netperf threads' per tested VM, one per "
+        "vCPU (§6.3.1, 'send or receive'); the model's tcp_receive is one connection read by one receiver "
+        "thread, on vCPU 0, and has no `streams` or `threads` key (eventpath keys). With one single-queue "
+        "device NAPI runs where the interrupt lands (vCPU 0 under PI, any online vCPU under PI+R), but with one "
+        "reader on vCPU 0 the throughput is vCPU 0's share of the cores whatever the router does. So the PI+R "
+        "and PI+H(P)+R rows (published +63 / 'about 60' %) are set-up not reproduced, not prediction misses, "
+        "until tcp_receive has several receivers; issue 48's lock-step gap (below) comes on top.",
+        "The receive size (unstated): ES2's '512-byte TCP streams' is the sender's message size; netserver's "
+        "receive size without -M is its socket's receive buffer (netperf nettest_bsd.c: recv_size = lsr_size), "
+        "SO_RCVBUF at creation = tcp_rmem[1] = 87,380 B on Linux 4.4: message_bytes = 87380 (was 512, our "
+        "choice then, which made the one receiver recv()-bound at ~190K reads/s).",
+        "Roles (§6.1): PI's rows are baseline rows (no published value); every gain and direction involving "
+        "H(P) or R is a prediction. no_obvious_effect: §6.3.1's 'the hybrid I/O handling scheme does not show "
+        "obvious effect', read as |PI+H(P)'s gain| < 10 points at every count (our threshold).",
+        "Unstated, chosen here: the client (one core per tested VM, sending each MSS alone: client TSO is not "
+        "modelled; ES2 had one 8-core client); the guest's receive buffer 4 MiB (tcp_receive's default; Linux "
+        "4.4 autotunes up to tcp_rmem[2] = 6 MB); run length 1 s after 0.2 s warm-up, 4 seeds (at 4 VMs two "
+        "seeds differ by ~7 points in PI+R, measured).",
+        "Today's rows (issue 47, 1 s, 4 seeds): PI 3.4 / 6.9 / 10.2 / 13.6 Gbit/s at 1-4 VMs (one receiver's "
+        "share of vCPU 0 per VM); PI+H(P) -0.5 / -1.1 / +0.3 / 0.0 % (no_obvious_effect holds), and 'PI+H(P) "
+        "cl2' the same within 0.5 point (the joint thread is not the bound here); PI+R +3.5 / +2.9 / -3.4 / "
+        "-5.4 % against +63 / 'about 60' %, PI+H(P)+R +3.0 ... -10.2 %: set-up not reproduced (above), not "
+        "prediction misses.",
+        _LOCKSTEP,
     ],
     axis=_TESTED,
 ))
@@ -172,36 +286,88 @@ _MEMCACHED = {"kind": "memcached", "concurrency": 256, "get_ratio": 0.9}
 #: Fig. 8a's configurations (ES2 §6.3.2); the published gains are in published/es2-fig8a-h.toml.
 _FIG8A = ("PI", "PI+H(P)", "PI+H(O)", "PI+R", "PI+H(O)+R")
 
+#: Run length, warm-up (s) and seeds of the memcached experiment (measured, see its notes).
+_MEMCACHED_RUN, _MEMCACHED_WARMUP = 4.0, 0.2
+
+#: Declared thresholds (ours): "stable" gains span at most 10 points over the counts; "very
+#: slight" is a gain between 0 and 5 points.
+_STABLE, _VERY_SLIGHT = 10.0, 5.0
+
 
 def _fig8a(duration, step, counts=(1, 2, 3, 4)):
-    return _sweep(_FIG8A, _MEMCACHED, "ops_per_s", "ops/s", "ops_per_s", duration, step, counts)
+    rows, g = _sweep(_FIG8A, _MEMCACHED, "ops_per_s", "ops/s", "ops_per_s", duration or _MEMCACHED_RUN, step,
+                     counts, warmup=_MEMCACHED_WARMUP, backend_cpu=True)
+    lo, hi = min(counts), max(counts)
+    r = [g["PI+R"][n] for n in counts]
+    # "a stable more than 1.4x ... when the number of tested VMs increases from one to four".
+    rows.append(Measured("PI+R vs PI, 1 to 4 VMs", "stable", "holds",
+                         _holds(None if None in r else max(r) - min(r) <= _STABLE)))
+    # "the optimistic mode switch algorithm ... behaves obviously better than the perceptive".
+    pairs = [(g["PI+H(O)"][n], g["PI+H(P)"][n]) for n in counts]
+    rows.append(Measured("PI+H(O) vs PI+H(P), 1 to 4 VMs", "higher_at_every_count", "holds",
+                         _holds(None if any(None in p for p in pairs) else all(o > q for o, q in pairs))))
+    # "the increase in the number of tested VMs leads to a drop of the throughput improvement
+    # brought by these two mode switch algorithms".
+    ends = [(g[c][lo], g[c][hi]) for c in ("PI+H(P)", "PI+H(O)")]
+    rows.append(Measured("PI+H(P) and PI+H(O) vs PI, 1 to 4 VMs", "gains_drop", "holds",
+                         _holds(None if any(None in e for e in ends) else all(b < a for a, b in ends))))
+    # "When the number of tested VMs becomes four, the PI+H(P) configuration only shows a very slight throughput increase".
+    h4 = g["PI+H(P)"][hi]
+    rows.append(Measured(f"PI+H(P) vs PI {hi}VM", "very_slight_gain", "holds",
+                         _holds(None if h4 is None else 0 < h4 < _VERY_SLIGHT)))
+    return rows
 
 
 register(Experiment(
     id="es2-fig8a-h",
     title="1-4 tested memcached VMs (memaslap 256 concurrent, get/set 9:1) on 4 time-shared cores: PI, PI+H(P), PI+H(O), +R",
-    source="ES2 §6.3, §6.3.2, Fig. 8a (seed 000_8734db7c67a9fb1f.txt)",
+    source="ES2 §6.3, §6.3.2, Fig. 8a; §7 (seed 000_8734db7c67a9fb1f.txt)",
     profile="es2",
     baselines=(r"PI \dVM",),
     rows=_fig8a,
     runs=20,
+    seeds=8,
     notes=[
-        "Layout: eventpath.reproduce.es2_multi.layout; memcached with its default four worker threads, one "
-        "homed on each vCPU, connection c served by thread c % 4 (memaslap's 16 threads are one closed-loop "
-        "client of 256 connections per tested VM).",
-        "H(P) at 4 VMs: 'a very slight throughput increase' has no number; shown without a published value. "
-        "The model gives it +21 %, near H(O)'s: at 4 VMs its switch holds polling (about 1.3 K I/O exits/s "
-        "per tested VM against PI's 16 K), so it removes most reply kicks as H(O) does.",
-        "PI+R's 'more than 1.4x' is compared as +40 % (a lower bound) and PI+H(O)+R's '75%-90%' as +82.5 %.",
-        "PI+R misses (about 0-10 % against +40 %): the four threads serve on all four vCPUs, each of which runs "
-        "a quarter of the time beside the other VMs' burn, so the tested VM is bound by its share of the cores "
-        "(each vCPU ~25 % busy) and a request waits for its thread's vCPU to be scheduled whatever vCPU took the "
+        "Layout: eventpath.reproduce.es2_multi.layout (§6.3, as es2-fig7a); memcached with its default four "
+        "worker threads, one homed on each vCPU, connection c served by thread c % 4 (unstated; memcached's "
+        "-t default); memaslap's '256 concurrent requests from 16 threads with a get/set ratio of 9:1', 'one "
+        "Memaslap process' per tested VM, is one closed-loop client of 256 connections per tested VM on one "
+        "client core (ES2: one 8-core client).",
+        "Unstated, chosen here: key and value sizes 64 / 1024 B (memaslap's defaults, the model's); H(P)'s "
+        "quota 4 (the TCP value of §5.2; ES2 gives none for memcached); H(O)'s poll_count 1000 and the 10 us "
+        "sleep (§5.3).",
+        "Run length and seeds (measured, issue 47's convergence item): at 1 VM the gains still drift with the "
+        "run (PI+H(O)+R +5.5 / +8.8 / +7.8 / +11.7 / +12.6 % at 0.3 / 1 / 2 / 4 / 8 s, warm-up 0.05-0.5 s no "
+        "help) and two seeds differ by ~1-2 points; at 2-4 VMs the seeds fall into different regimes (at 4 s, "
+        "seeds 1-8, 2 VMs: PI+H(O)+R from +12 to +64 %; 4 VMs: PI+H(P) from -9 to +17 %), an sd of 8-20 "
+        "points that no length removes. So: 4 s after 0.2 s warm-up and 8 seeds (~20 s of wall time a seed on "
+        "this machine); the 2-4 VM rows are an 8-seed mean with their spread and stay unconverged (their "
+        "standard error is 3-7 points, the bar's tenth is 1).",
+        "Roles (§6.1): PI's rows are baseline rows — §7's back-end thread CPU of PI at one VM (13.58 %) is a "
+        "calibration row; every gain, direction and PI+H(O)'s 18.6 % are predictions. backend_cpu: the "
+        "back-end threads' CPU, % of one core, summed over them (PI: the VMs' vhost threads; H(P)/H(O): the "
+        "joint thread); with one tested VM only its threads work.",
+        "Encodings: PI+R's 'a stable more than 1.4x' is a bound (at_least +40 %) at every count plus a "
+        "direction ('stable': the four gains within 10 points, ours); PI+H(O)+R's 'finally improves the "
+        "throughput by 75%-90%' is a range at every count (that 90 is 1 VM and 75 is 4 VMs is an inference "
+        "from the abstract's 1.9x, not encoded); higher_at_every_count: H(O) 'behaves obviously better than' "
+        "H(P); gains_drop: both switches' gains lower at 4 VMs than at 1; very_slight_gain: H(P) at 4 VMs "
+        "between 0 and 5 points (ours).",
+        "Today's rows (issue 47, 4 s, 8 seeds; the profile before its rebuild): calibration — PI's back-end CPU "
+        "at one VM 14.2 % against §7's 13.58 %. Predictions — PI+H(P) +5.9 / +9.2 / +8.6 / +1.1 % (12 % at 1 VM: "
+        "within the bar); PI+H(O) +9.0 / +11.4 / +13.6 / +24.2 % (35 % at 1 VM misses, 25 % at 4 VMs within); "
+        "PI+R +1.6 / +7.2 / -0.1 / -0.4 % (>= 40 %); PI+H(O)+R +12.3 / +30.7 / +24.2 / +26.1 % (75-90 %); H(O)'s "
+        "back-end CPU 16.1 % (18.6 %, within). The stale numbers of earlier notes (+21 %, +25 vs +25, +6 %, "
+        "0-10 %) were single 0.3 s runs. A direction is judged per seed and the ensemble keeps the majority: "
+        "the mean gains have H(O) above H(P) at every count, but fewer than half of the seeds do "
+        "(higher_at_every_count fails); gains_drop fails on H(O) (its gain grows with the VMs); "
+        "very_slight_gain fails on most seeds (H(P) at 4 VMs spans -9 .. +17 %); stable fails on PI+R.",
+        _LOCKSTEP,
+        "PI+R misses beyond the lock-step: the four threads serve on all four vCPUs, each running a quarter of "
+        "the time beside the other VMs' burn, and a request waits for its thread's vCPU whatever vCPU took the "
         "interrupt. Redirection would pay if the woken thread followed the interrupt: Linux 4.4's wake_affine "
-        "does pull a thread woken by a socket (a sync wake-up) to the softirq's CPU, and idle balancing spreads "
-        "them again; the guest's load balancer is not modelled, so threads stay on their home vCPU. (Before "
-        "issue 28 item 6 one worker per vCPU served what its vCPU's NAPI received, which gave +34..44 %.)",
-        "H(O) is now near the published gain at 4 VMs (+25 % vs +25 %) but small at 1 VM (+6 % vs +35 %): a "
-        "reply's kick is a smaller part of a request's cost when the work is spread over the four vCPUs.",
+        "pulls a thread woken by a socket (a sync wake-up) to the softirq's CPU and idle balancing spreads them "
+        "again; the guest's load balancer is not modelled, so threads stay on their home vCPU (structural).",
     ],
     axis=_TESTED,
 ))

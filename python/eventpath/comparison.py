@@ -395,6 +395,16 @@ def scorecard_v2(docs: list[dict]) -> list[dict]:
     return sorted(cards.values(), key=lambda c: (order.index(c["paper"]) if c["paper"] in order else 99, c["paper"]))
 
 
+def classes_into(reproduced: dict, sens: dict) -> None:
+    """Each prediction miss of a reproduce doc that an ``eventpath sensitivity`` doc ``sens``
+    classed gains its ``miss_class`` and ``miss_evidence`` (a row no longer a miss gets none)."""
+    classes = {(d["config"], d["metric"]): d for d in sens["rows"] if "miss_class" in d}
+    for row in reproduced["rows"]:
+        c = classes.get((row["config"], row["metric"]))
+        if c is not None and row.get("verdict") == "miss" and row.get("role") != "calibration":
+            row["miss_class"], row["miss_evidence"] = c["miss_class"], c["evidence"]
+
+
 def print_scorecard_v2(cards: list[dict]) -> None:
     def frac(cell):
         return f"{cell[0]:3d}/{cell[1]:<3d}" + (f" {100 * cell[0] / cell[1]:3.0f} %" if cell[1] else "      ")

@@ -275,19 +275,11 @@ def write(doc: dict, out: Path) -> None:
     tornado(doc, out / f"{doc['id']}.tornado.png")
     rep = out / f"{doc['id']}.json"
     if rep.exists():
+        from eventpath.comparison import classes_into
+
         r = json.loads(rep.read_text())
         classes_into(r, doc)
         rep.write_text(json.dumps(r, indent=2) + "\n")
-
-
-def classes_into(reproduced: dict, sens: dict) -> None:
-    """Each prediction miss of a reproduce doc that ``sens`` classified gains its
-    ``miss_class`` and ``miss_evidence`` (a row that is no longer a miss keeps none)."""
-    classes = {(d["config"], d["metric"]): d for d in sens["rows"] if "miss_class" in d}
-    for row in reproduced["rows"]:
-        c = classes.get((row["config"], row["metric"]))
-        if c is not None and row.get("verdict") == "miss" and row.get("role") != "calibration":
-            row["miss_class"], row["miss_evidence"] = c["miss_class"], c["evidence"]
 
 
 def tornado(doc: dict, path: Path, rows: int = 6) -> None:

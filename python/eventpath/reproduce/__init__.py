@@ -78,9 +78,7 @@ def write(doc: dict, out: Path) -> None:
     ``eventpath sensitivity`` result beside it (``ID.sensitivity.json``) classes its misses."""
     sens = out / f"{doc['id']}.sensitivity.json"
     if sens.exists():
-        from eventpath import sensitivity
-
-        sensitivity.classes_into(doc, json.loads(sens.read_text()))
+        comparison.classes_into(doc, json.loads(sens.read_text()))
     (out / f"{doc['id']}.json").write_text(json.dumps(doc, indent=2) + "\n")
     figure.draw(doc, out / f"{doc['id']}.png", EXPERIMENTS[doc["id"]].axis)
 

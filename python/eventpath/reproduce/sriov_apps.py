@@ -236,5 +236,5 @@ register(Experiment(
         "completion time counts from the run's start; a job the run did not finish has none (null). §5.7's 'IS of "
         "the NPB benchmark' is read as §5.6's FT (a typo).",
     ],
-    axis=Axis(r"(?P<series>FIR|MTVD\+AIR)-(?P<x>[SWAB])", "NPB class"),
+    axis=Axis(r"(?P<series>FIR|MTVD\+AIR(?:/FIR)?)-(?P<x>[SWAB])", "NPB class"),
 ))

@@ -71,6 +71,10 @@ pub(crate) struct IoThread {
     /// Spinning on its rings, and the timer that ends the spin (a deadline, its window;
     /// re-armed for now when work is noticed).
     spinning: bool,
+    /// Work was written to a queue it watches while it ran (not spinning), perhaps behind the
+    /// look of this iteration: before a monitor wait it looks again, as DPDK arms its monitor
+    /// and re-checks the ring before `rte_power_monitor` waits, so no write is lost.
+    written_while_running: bool,
     spin_timer: Timer,
     turn: Option<Turn>,
     /// The item being processed, and its device.
@@ -108,6 +112,7 @@ impl IoThread {
             sleep_timer: Timer::default(),
             wake_on: WakeOn { notice: true, write: false },
             spinning: false,
+            written_while_running: false,
             spin_timer: Timer::default(),
             turn: None,
             current: None,
@@ -188,6 +193,9 @@ impl IoThread {
         // that ring (a busy-polling vhost its TX ring, a PMD all of them).
         let seen = notice || self.policy.sees_write(n);
         if self.running || self.wake_pending {
+            if self.running && !self.spinning && seen {
+                self.written_while_running = true;
+            }
             if self.spinning && seen {
                 self.spinning = false;
                 return match self.spin_timer.arm(now) {
@@ -335,6 +343,9 @@ impl IoThread {
                 }
                 Decision::Spin(until) => return self.spin(until),
                 Decision::Sleep { until, notice, write } => {
+                    if std::mem::take(&mut self.written_while_running) && write {
+                        continue; // the monitor's re-check: look at every queue again
+                    }
                     self.running = false;
                     self.wake_on = WakeOn { notice, write };
                     return Next::Sleep(until.and_then(|at| self.sleep_timer.arm(at)));

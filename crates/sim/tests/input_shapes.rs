@@ -167,7 +167,7 @@ fn the_c_state_table_is_not_a_number_override() {
 #[test]
 fn a_profile_file_refuses_arrays_for_tables() {
     let text = BUILTIN.iter().find(|(n, _)| *n == "es2").unwrap().1;
-    let from = "ghz = { value = 2.3, unit = \"GHz\", source = \"Intel ark: E5-4610 v2 base clock\" }";
+    let from = "ghz = { value = 2.3, unit = \"GHz\", source = \"Intel ark: E5-4610 v2 base clock (2.7 GHz turbo); ES2 states neither the governor nor turbo\" }";
     assert!(text.contains(from), "test bug");
     let m = Profile::parse("p.toml", &text.replacen(from, "ghz = [2.3, \"GHz\", \"x\"]", 1)).unwrap_err().to_string();
     has(&m, &["key `cpu.ghz`", "expected a table", "found an array"]);

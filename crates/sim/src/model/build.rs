@@ -8,6 +8,7 @@ use crate::engine::{round_ns, EventQueue, Time, NS_PER_S};
 use crate::metrics::BusyTime;
 use crate::model::hw::virtq::Virtq;
 use crate::model::hw::wire::{Port, Wire};
+use crate::model::hw::device::Device;
 use crate::model::hw::{nic_itr, rxq::RxRing, vf};
 use crate::model::hypervisor::sched::{self, CpuMask};
 use crate::model::hypervisor::threads::Threads;
@@ -137,13 +138,13 @@ impl Host {
                     c.profile.host.nic_rx_itr_ns.value,
                     c.profile.nic.wire_overhead_bytes.value as u32,
                 ),
-                vf: match vm.net.kind {
+                device: match vm.net.kind {
                     crate::scenario::NetKind::SriovVf => {
                         let sr = c.profile.sriov.as_ref().expect("a checked VF has a profile with [sriov]");
-                        Some(vf::Vf::new(vm.net.itr_us, &vm.net.moderation, sr.vf_itr_ns.value, sr.vf_itr_max_ns.value, tcp))
+                        Device::SriovVf(vf::Vf::new(vm.net.itr_us, &vm.net.moderation, sr.vf_itr_ns.value, sr.vf_itr_max_ns.value, tcp))
                     }
-                    crate::scenario::NetKind::Vdpa => Some(vf::Vf::vdpa(tcp)),
-                    _ => None,
+                    crate::scenario::NetKind::Vdpa => Device::Vdpa(hw::device::Vdpa::new(tcp)),
+                    kind => Device::backed(kind),
                 },
                 port_skbs: VecDeque::new(),
                 host_gro: hw::gro::HostGro { enabled: tcp && virtio && off.guest_tso4 && off.host_gro, max_bytes: gro_max },

@@ -218,7 +218,7 @@ fn view(d: &mut NetDev) -> DevView<'_> {
         tx_stopped: &mut d.tx_stopped,
         rxq: &mut d.rxq,
         napi: &mut d.napi,
-        vf: &mut d.vf,
+        device: &mut d.device,
         mtvd: &mut d.mtvd,
         wire: &mut d.wire,
         guest_gro: d.guest_gro,

@@ -10,7 +10,7 @@ use crate::model::guest::napi::Napi;
 use crate::model::hw::rxq::RxRing;
 use crate::model::hw::virtq::Virtq;
 use crate::model::hw::wire::{Port, Wire};
-use crate::model::hw::{nic_itr, vf};
+use crate::model::hw::nic_itr;
 use crate::model::io::moderation;
 use crate::model::workload::client::Client;
 use crate::model::workload::Sender;
@@ -68,9 +68,9 @@ pub(crate) struct NetDev {
     pub tap_last: Time,
     /// The host NIC's receive interrupt throttle for this device's flow (its RSS queue).
     pub port_itr: nic_itr::RxItr,
-    /// The SR-IOV VF this device is, or the VF holding a vDPA device's queues (else
-    /// virtio-net over a back end).
-    pub vf: Option<vf::Vf>,
+    /// Its kind, with the state only that kind has (`hw/device.rs`): a backed device, or the
+    /// NIC's queue pair an SR-IOV VF or a vDPA device is.
+    pub device: hw::device::Device,
     /// The skbs on their way from the port to the tap, in order: each one frame, or the
     /// frames of one poll that the host's GRO merged (`hw/gro.rs`).
     pub port_skbs: VecDeque<hw::gro::PortSkb>,

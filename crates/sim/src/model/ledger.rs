@@ -97,7 +97,7 @@ impl Host {
             c.delivered.push(d.wire.delivered_life);
             c.dropped.push(d.wire.dropped_life);
             // A VF's descriptors in the NIC's hands are its frames on the link.
-            let in_device = if d.vf.is_some() { 0 } else { d.txq.in_device() };
+            let in_device = if d.device.is_assigned() { 0 } else { d.txq.in_device() };
             let on_link = self.port.tx.in_flight(i as u32) as u64;
             c.in_flight.push(d.qdisc.len() as u64 + d.txq.pending() as u64 + in_device + on_link);
             c.tx_on_link.push(on_link);

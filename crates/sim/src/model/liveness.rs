@@ -17,7 +17,7 @@ impl Host {
         for d in self.vms[vm].dev..self.vms[vm].dev + self.vms[vm].ndevs {
             let dev = &self.devs[d as usize];
             let moved = dev.wire.delivered_life + dev.napi.received_life;
-            let in_device = if dev.vf.is_some() { 0 } else { dev.txq.in_device() };
+            let in_device = if dev.device.is_assigned() { 0 } else { dev.txq.in_device() };
             let waiting = dev.qdisc.len() as u64 + dev.txq.pending() as u64 + in_device + self.port.tx.in_flight(d) as u64;
             p.count += moved + self.senders[d as usize].progress();
             p.sent += dev.wire.delivered_life;
@@ -33,7 +33,7 @@ impl Host {
         let vs = &self.vms[vm];
         self.devs[vs.dev as usize..(vs.dev + vs.ndevs) as usize]
             .iter()
-            .any(|d| d.rx_moderation.held || d.tx_moderation.held || d.vf.as_ref().is_some_and(|v| v.armed))
+            .any(|d| d.rx_moderation.held || d.tx_moderation.held || d.device.assigned_ref().is_some_and(|v| v.armed))
     }
 
     /// A one-line picture of VM `vm`'s event path: vCPU modes, rings, the I/O thread.

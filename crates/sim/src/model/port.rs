@@ -21,7 +21,7 @@ impl Host {
             hw::Event::HostRx { dev } => self.host_rx(now, dev, q),
             hw::Event::ClientNicIrq { dev } => self.client_nic_irq(now, dev, q),
             hw::Event::VfIrq { dev } => {
-                if self.devs[dev as usize].vf.as_mut().expect("a VF device").deadline(now) {
+                if self.devs[dev as usize].device.assigned().expect("a VF device").deadline(now) {
                     self.vf_interrupt(now, dev, q);
                 }
             }
@@ -36,7 +36,7 @@ impl Host {
         if let Some((next, t)) = next {
             q.schedule(t, hw::Event::WireDone { dev: next });
         }
-        if self.devs[dev as usize].vf.is_some() {
+        if self.devs[dev as usize].device.is_assigned() {
             // The NIC writes back the VF's TX descriptor and fetches those that waited for room.
             self.devs[dev as usize].txq.put_used();
             self.vf_cause(now, dev, q);
@@ -46,7 +46,7 @@ impl Host {
         let d = &mut self.devs[dev as usize];
         d.wire.arrive(now, b);
         let wire_bytes = d.wire.wire_bytes(&b);
-        if d.vf.is_none() {
+        if !d.device.is_assigned() {
             // The host NIC's TX ring completed it (a VF's frames are not the PF queue's); its
             // TX clean runs in the queue's softirq.
             d.port_itr.on_tx(wire_bytes, b.segs);
@@ -108,7 +108,7 @@ impl Host {
     /// in its RX ring after the NIC's L2 sort and DMA).
     pub(crate) fn to_tap(&mut self, arrive: Time, dev: u32, pkt: hw::rxq::RxPkt, wire_bytes: u32, q: &mut EventQueue<Ev>) {
         let d = &mut self.devs[dev as usize];
-        if d.vf.is_some() {
+        if d.device.is_assigned() {
             // No tap, no host path: the frame waits for the DMA in order.
             d.port_skbs.push_back(hw::gro::PortSkb { opened: false, irq: arrive, pkt });
             return q.schedule(arrive + self.vf_dma_ns, hw::Event::HostRx { dev });
@@ -133,7 +133,7 @@ impl Host {
     /// drops it: no descriptor posted) and sets the queue's interrupt cause.
     pub(crate) fn host_rx(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
         let skb = self.devs[dev as usize].port_skbs.pop_front().expect("an skb on its way to the tap");
-        if self.devs[dev as usize].vf.is_none() {
+        if !self.devs[dev as usize].device.is_assigned() {
             // The host NIC's softirq received its frames (and its interrupt, if it opened one)
             // on the queue's pCPU; it reached the tap as that work ended (its latency is
             // nic_rx_ns). Frames GRO appended pay only their per-frame part.
@@ -150,16 +150,16 @@ impl Host {
         pkt.bufs = if d.host_gro.enabled { hw::gro::buffers(pkt.bytes, d.guest_tso4) } else { 1 };
         let segs = u64::from(pkt.segs);
         d.rx_arrived_life += segs;
-        let room = match d.vf {
-            Some(_) => d.rxq.posted > 0,
-            None => d.rx_sock.len() < workload::net::TAP_QUEUE_PACKETS,
+        let room = match d.device.is_assigned() {
+            true => d.rxq.posted > 0,
+            false => d.rx_sock.len() < workload::net::TAP_QUEUE_PACKETS,
         };
         if !room {
             d.tap_drops += segs * u64::from(pkt.born >= self.window_start);
             d.tap_drops_life += segs;
             return self.app_tap_drop(now, dev, pkt, q);
         }
-        if let Some(vf) = d.vf.as_mut() {
+        if let Some(vf) = d.device.assigned() {
             vf.written_back(now, pkt.segs.into(), pkt.bytes.into());
             d.rxq.take(&pkt);
             d.rxq.put_used(pkt);
@@ -174,7 +174,7 @@ impl Host {
 
     /// A write-back of VF device `dev` set its queue's interrupt cause (`hw/vf.rs`).
     pub(crate) fn vf_cause(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
-        if self.devs[dev as usize].vf.as_mut().expect("a VF device").cause(now, dev, q) {
+        if self.devs[dev as usize].device.assigned().expect("a VF device").cause(now, dev, q) {
             self.vf_interrupt(now, dev, q);
         }
     }
@@ -200,7 +200,7 @@ impl Host {
     /// (A VM's VF `i` has its own vector, whose affinity is local vCPU `i mod vcpus`.)
     pub(crate) fn vf_interrupt(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
         let d = &mut self.devs[dev as usize];
-        d.vf.as_mut().expect("a VF device").fire(now);
+        d.device.assigned().expect("a VF device").fire(now);
         d.rxq.interrupts += 1;
         let (vm, home) = (d.vm as usize, d.home);
         let req = eventpath_policy::routing::RouteRequest { dest: home as usize, ..hypervisor::routing::IrqRouting::device_request(dev, hw::lapic::Vector::Vf) };

@@ -18,7 +18,7 @@ use crate::model::io::queues::Notice;
 use crate::model::guest::mtvd::Mtvd;
 use crate::model::guest::napi::Napi;
 use crate::model::hw::rxq::RxRing;
-use crate::model::hw::vf::Vf;
+use crate::model::hw::device::Device;
 use crate::model::hw::virtq::{Buf, Virtq};
 use crate::model::hw::wire::Wire;
 use std::collections::VecDeque;
@@ -36,8 +36,8 @@ pub(crate) struct DevView<'a> {
     pub rxq: &'a mut RxRing,
     /// The RX queue's NAPI context.
     pub napi: &'a mut Napi,
-    /// The SR-IOV VF this device is, if it is one.
-    pub vf: &'a mut Option<Vf>,
+    /// Its kind (`hw/device.rs`): a backed device, or the NIC's queue pair (a VF, vDPA).
+    pub device: &'a mut Device,
     /// The multi-threaded VF driver's dispatcher and threads, if the VM runs it.
     pub mtvd: &'a mut Option<Mtvd>,
     /// The device's link (a VF's NIC queue puts its frames there).

@@ -11,9 +11,10 @@ use crate::model::guest::ctx::Kernel;
 use crate::model::guest::napi::NapiOps;
 use crate::model::hw::lapic::Vector;
 use crate::model::hw::virtq::Buf;
+use crate::model::hw::device::Device;
 use crate::model::hw::vf;
 use crate::model::hypervisor::irq::Irqs;
-use crate::model::hypervisor::vcpu::{AfterExit, Step, Vcpus, XenIo};
+use crate::model::hypervisor::vcpu::{AfterExit, Step, Vcpus};
 use crate::model::io::queues::Notice;
 
 /// The drivers' operations, for every [`Kernel`].
@@ -85,7 +86,7 @@ pub(crate) trait Driver {
 impl<K: Kernel> Driver for K {
     fn post_tx(&mut self, now: Time, v: u32, dev: u32, b: Buf) {
         let d = self.net(dev);
-        if d.vf.is_some() {
+        if d.device.is_assigned() {
             // ixgbevf_xmit_frame: a full descriptor ring stops the queue until the TX clean.
             if d.txq.free() == 0 || !d.qdisc.is_empty() {
                 d.qdisc.push_back(b);
@@ -139,8 +140,9 @@ impl<K: Kernel> Driver for K {
 
     fn kick_exit(&mut self, now: Time, v: u32, dev: u32, rx: bool) {
         self.tr_kick(now, v, dev, rx, true);
-        let xen = self.vcpu_ref(v).xen;
-        if xen == XenIo::Pv {
+        let kind = &*self.net(dev).device;
+        let (xen_pv, xen_e1000) = (matches!(kind, Device::XenPv), matches!(kind, Device::XenE1000));
+        if xen_pv {
             // netfront's notify: an EVTCHNOP_send hypercall (no VM exit: the trap into Xen,
             // counted with the "other" exits); Xen sets dom0's pending bit and netback's thread
             // is woken at once.
@@ -150,8 +152,8 @@ impl<K: Kernel> Driver for K {
         // Xen FV: the doorbell write (TDT/RDT) is a synchronous ioreq to QEMU in dom0; the
         // vCPU waits its round trip (`xen.ioreq_ns`, on top of the exit), QEMU's per-packet
         // work is its dom0 thread's.
-        let ioreq = match (xen, &self.profile().xen) {
-            (XenIo::Fv, Some(x)) => crate::engine::round_ns(x.ioreq_ns.value),
+        let ioreq = match (xen_e1000, &self.profile().xen) {
+            (true, Some(x)) => crate::engine::round_ns(x.ioreq_ns.value),
             _ => 0,
         };
         let signal = self.io_signal_ns();
@@ -246,9 +248,9 @@ impl<K: Kernel> Driver for K {
 
     fn vf_tx(&mut self, now: Time, dev: u32, b: Buf) {
         let (d, port, q) = self.vf_parts(dev);
-        let vf = d.vf.as_mut().expect("a VF device");
-        vf.on_tx(b.bytes);
-        if vf.doorbell {
+        let doorbell = matches!(d.device, Device::Vdpa(_));
+        d.device.assigned().expect("a VF device").on_tx(b.bytes);
+        if doorbell {
             // vDPA: virtqueue_notify to the mapped doorbell page, a posted MMIO write.
             d.txq.kicks += 1;
         }
@@ -269,6 +271,6 @@ impl<K: Kernel> Driver for K {
 
     fn vf_unmask(&mut self, now: Time, v: u32, dev: u32) {
         self.vf_tx_clean(now, v, dev);
-        self.net(dev).vf.as_mut().expect("a VF device").unmask();
+        self.net(dev).device.assigned().expect("a VF device").unmask();
     }
 }

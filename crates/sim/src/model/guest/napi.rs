@@ -16,6 +16,7 @@ pub const NETDEV_BUDGET: u32 = 300;
 use crate::engine::{Time, round_ns};
 use crate::model::guest::ctx::Kernel;
 use crate::model::guest::driver::Driver;
+use crate::model::hw::device::Device;
 use crate::model::hw::gro;
 use crate::model::hw::rxq::{Ctl, RxPkt, RxRing};
 use crate::model::guest::mtvd::MtvdOps;
@@ -300,14 +301,16 @@ impl<K: Kernel> NapiOps for K {
         let round_start = match d.napi.next(now, v, force, weight, d.rxq) {
             NapiStep::Wait => return false,
             NapiStep::Complete => {
-                if let Some(vf) = d.vf.as_mut() {
+                if d.device.is_assigned() {
                     // ixgbevf: napi_complete, then unmask the vector (EIMS); refills were tail
                     // writes. MTVD's threads are woken for what this poll handed them. A vDPA
                     // device's refills end in one doorbell write (try_fill_recv's kick, to the
                     // mapped page: no exit) and virtqueue_enable_cb.
-                    if vf.doorbell && d.napi.received_life > vf.rx_rung_at {
-                        vf.rx_rung_at = d.napi.received_life;
-                        d.rxq.kicks += 1;
+                    if let Device::Vdpa(vdpa) = d.device {
+                        if d.napi.received_life > vdpa.rx_rung_at {
+                            vdpa.rx_rung_at = d.napi.received_life;
+                            d.rxq.kicks += 1;
+                        }
                     }
                     self.vf_unmask(now, v, dev);
                     return self.mtvd_wake(now, v);
@@ -329,7 +332,7 @@ impl<K: Kernel> NapiOps for K {
             return true;
         }
         let d = self.net(dev);
-        if round_start && d.vf.is_some() {
+        if round_start && d.device.is_assigned() {
             // ixgbevf_poll cleans the TX ring first in every round, not only at completion:
             // under a receive flood that never completes, sends would otherwise stop for good.
             self.vf_tx_clean(now, v, dev);
@@ -366,18 +369,18 @@ impl<K: Kernel> NapiOps for K {
         let d = self.net(dev);
         let pkts = d.napi.received();
         let mut pkt = d.rxq.poll_and_refill().expect("NAPI receive without a used buffer");
-        if let Some(vf) = d.vf.as_mut() {
+        if let Some(vf) = d.device.assigned() {
             vf.on_rx(pkt.bytes);
         }
         for _ in 1..pkts {
             let next = d.rxq.poll_and_refill().expect("a GRO run of used packets");
-            if let Some(vf) = d.vf.as_mut() {
+            if let Some(vf) = d.device.assigned() {
                 vf.on_rx(next.bytes);
             }
             gro::merge(&mut pkt, &next);
         }
         d.napi.received_life += u64::from(pkt.segs);
-        if d.vf.is_none() && polls_rx {
+        if !d.device.is_assigned() && polls_rx {
             // The refill is a write to the RX ring: a back end polling it (a PMD) sees it.
             self.backend_written(now, dev, Notice::RxKick);
         }

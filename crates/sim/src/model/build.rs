@@ -13,7 +13,6 @@ use crate::model::hw::{nic_itr, rxq::RxRing, vf};
 use crate::model::hypervisor::sched::{self, CpuMask};
 use crate::model::hypervisor::threads::Threads;
 use crate::model::hypervisor::vcpu::Vcpu;
-use crate::model::io::moderation;
 use crate::model::guest::napi::Napi;
 use crate::model::workload::client::Client;
 use crate::model::workload::Sender;
@@ -21,7 +20,7 @@ use crate::model::{guest, hw, hypervisor, io, watchdog};
 use crate::model::event::Ev;
 use crate::model::host::Host;
 use crate::model::host::NetDev;
-use crate::model::host::NicWork;
+use crate::model::hw::host_nic::NicWork;
 use crate::model::host::VmState;
 use crate::scenario::{Checked, Workload};
 use eventpath_policy::moderation::ModerationConfig;
@@ -122,8 +121,7 @@ impl Host {
                 qdisc: VecDeque::new(),
                 tx_stopped: false,
                 // A VF's scheme drives its EITR (`hw/vf.rs`), not a virtqueue's interrupts.
-                tx_moderation: moderation::QueueModeration::new(if virtio { &vm.net.moderation } else { &ModerationConfig::None }),
-                rx_moderation: moderation::QueueModeration::new(if virtio { &vm.net.moderation } else { &ModerationConfig::None }),
+                irqs: io::device::DevIrqs::new(if virtio { &vm.net.moderation } else { &ModerationConfig::None }),
                 rxq: RxRing::new(vm.net.queue_size, vm.net.suppression()),
                 rx_sock: VecDeque::new(),
                 rx_arrived_life: 0,
@@ -132,11 +130,14 @@ impl Host {
                 napi: Napi::default(),
                 wire: Wire::new(&c.profile, dev as u32, tcp),
                 client: Client::new(&c.profile),
-                tap_last: 0,
-                port_itr: nic_itr::RxItr::for_nic(
-                    c.profile.host.nic_itr.value,
-                    c.profile.host.nic_rx_itr_ns.value,
-                    c.profile.nic.wire_overhead_bytes.value as u32,
+                nic: hw::host_nic::HostNicRx::new(
+                    nic_itr::RxItr::for_nic(
+                        c.profile.host.nic_itr.value,
+                        c.profile.host.nic_rx_itr_ns.value,
+                        c.profile.nic.wire_overhead_bytes.value as u32,
+                    ),
+                    hw::gro::HostGro { enabled: tcp && virtio && off.guest_tso4 && off.host_gro, max_bytes: gro_max },
+                    virtio && off.guest_tso4,
                 ),
                 device: match vm.net.kind {
                     crate::scenario::NetKind::SriovVf => {
@@ -146,9 +147,6 @@ impl Host {
                     crate::scenario::NetKind::Vdpa => Device::Vdpa(hw::device::Vdpa::new(tcp)),
                     kind => Device::backed(kind),
                 },
-                port_skbs: VecDeque::new(),
-                host_gro: hw::gro::HostGro { enabled: tcp && virtio && off.guest_tso4 && off.host_gro, max_bytes: gro_max },
-                guest_tso4: virtio && off.guest_tso4,
                 guest_gro: off.gro,
                 mtvd: vm.net.mtvd.then(|| guest::mtvd::Mtvd::new(vm.vcpus as usize)),
             });

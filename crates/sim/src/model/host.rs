@@ -10,8 +10,6 @@ use crate::model::guest::napi::Napi;
 use crate::model::hw::rxq::RxRing;
 use crate::model::hw::virtq::Virtq;
 use crate::model::hw::wire::{Port, Wire};
-use crate::model::hw::nic_itr;
-use crate::model::io::moderation;
 use crate::model::workload::client::Client;
 use crate::model::workload::Sender;
 use crate::model::hypervisor::sched;
@@ -43,9 +41,8 @@ pub(crate) struct VmState {
 pub(crate) struct NetDev {
     pub vm: u32,
     pub txq: Virtq,
-    /// Interrupt moderation of each queue (`moderation.rs`).
-    pub tx_moderation: moderation::QueueModeration,
-    pub rx_moderation: moderation::QueueModeration,
+    /// Interrupt moderation of each queue (`io/device.rs`).
+    pub irqs: io::device::DevIrqs,
     /// Packets the driver could not place while the TX ring was full: the qdisc backlog
     /// (`dev_queue_xmit` queues while the queue is stopped; `net_tx_action` resumes it).
     pub qdisc: VecDeque<hw::virtq::Buf>,
@@ -64,21 +61,12 @@ pub(crate) struct NetDev {
     pub napi: Napi,
     pub wire: Wire,
     pub client: Client,
-    /// When this device's latest frame from the port reached its tap queue.
-    pub tap_last: Time,
-    /// The host NIC's receive interrupt throttle for this device's flow (its RSS queue).
-    pub port_itr: nic_itr::RxItr,
+    /// The host NIC's side of its flow: the receive queue's throttle, the host's GRO, the
+    /// skbs on their way from the port (`hw/host_nic.rs`).
+    pub nic: hw::host_nic::HostNicRx,
     /// Its kind, with the state only that kind has (`hw/device.rs`): a backed device, or the
     /// NIC's queue pair an SR-IOV VF or a vDPA device is.
     pub device: hw::device::Device,
-    /// The skbs on their way from the port to the tap, in order: each one frame, or the
-    /// frames of one poll that the host's GRO merged (`hw/gro.rs`).
-    pub port_skbs: VecDeque<hw::gro::PortSkb>,
-    /// The host's GRO for this device's flow.
-    pub host_gro: hw::gro::HostGro,
-    /// `VIRTIO_NET_F_GUEST_TSO4`: packets reach the guest in mergeable buffers as large as
-    /// they are.
-    pub guest_tso4: bool,
     /// The guest's GRO (its driver's `napi_gro_receive`).
     pub guest_gro: bool,
     /// The multi-threaded VF driver (`[vm.net] mtvd`).
@@ -89,20 +77,6 @@ pub(crate) struct NetDev {
     /// The vCPU (host-wide) its MSI-X message last went to, until the handler there takes it
     /// (a VM with several VFs: which VF an interrupt on a vCPU is for).
     pub irq_to: Option<u32>,
-}
-
-/// The host NIC's interrupt work for the virtio devices (profile `host.nic_*_ns`, rounded).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct NicWork {
-    /// Per interrupt of a queue.
-    pub irq_ns: Time,
-    /// Per frame received for a device.
-    pub rx_frame_ns: Time,
-    /// Of `rx_frame_ns`, the part paid once per skb handed up the stack: a frame GRO appends
-    /// to a held skb costs `rx_frame_ns - rx_skb_ns`.
-    pub rx_skb_ns: Time,
-    /// Per skb sent for a device (its TX clean).
-    pub tx_clean_ns: Time,
 }
 
 /// The whole simulated host.
@@ -139,7 +113,7 @@ pub struct Host {
     /// From a frame's arrival at the port to its write-back in a VF's ring (ns).
     pub(crate) vf_dma_ns: Time,
     /// The host NIC's interrupt work per interrupt, received frame and sent skb.
-    pub(crate) nic_work: NicWork,
+    pub(crate) nic_work: hw::host_nic::NicWork,
     /// Per device: the pCPU its NIC queue's interrupts go to (`host.nic_irq_cpus`).
     pub(crate) nic_irq_cpu: Vec<u32>,
     /// The pCPUs' host interrupt work (`hypervisor/softirq.rs`).

@@ -107,7 +107,7 @@ impl Host {
             // their way to the tap are still the client's, on the reverse link.
             let in_sock = d.rx_sock.iter().map(|p| u64::from(p.segs)).sum::<u64>();
             c.rx_queued.push(in_sock + d.rxq.queued_segs());
-            let on_link = d.client.on_link() as u64 + d.port_skbs.iter().map(|s| u64::from(s.pkt.segs)).sum::<u64>();
+            let on_link = d.client.on_link() as u64 + d.nic.in_flight();
             c.rx_on_link.push(on_link);
             let dl = workload::DevLedger {
                 rx_arrived: d.rx_arrived_life,

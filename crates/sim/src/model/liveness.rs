@@ -33,7 +33,7 @@ impl Host {
         let vs = &self.vms[vm];
         self.devs[vs.dev as usize..(vs.dev + vs.ndevs) as usize]
             .iter()
-            .any(|d| d.rx_moderation.held || d.tx_moderation.held || d.device.assigned_ref().is_some_and(|v| v.armed))
+            .any(|d| d.irqs.held() || d.device.assigned_ref().is_some_and(|v| v.armed))
     }
 
     /// A one-line picture of VM `vm`'s event path: vCPU modes, rings, the I/O thread.
@@ -67,7 +67,7 @@ impl Host {
             backend,
             d.client.on_link(),
             d.client.link_bytes(),
-            d.port_skbs.len(),
+            d.nic.skbs.len(),
             self.app_of(vm).describe(),
         )
     }

@@ -60,8 +60,7 @@ impl Host {
             d.napi.polls = 0;
             d.client.reset_metrics();
             d.tap_drops = 0;
-            d.tx_moderation.delayed = 0;
-            d.rx_moderation.delayed = 0;
+            d.irqs.reset_metrics();
         }
         for s in self.senders.iter_mut() {
             s.reset_metrics();

@@ -8,7 +8,10 @@
 //! differently per kind — how it notifies the device, how it cleans TX — reads the variant.
 
 use crate::config::NetKind;
+use crate::engine::Time;
+use crate::model::hw::rxq::{RxPkt, RxRing};
 use crate::model::hw::vf::Vf;
+use std::collections::VecDeque;
 
 /// A VM's network device.
 #[derive(Debug)]
@@ -81,5 +84,38 @@ impl Device {
     /// The NIC serves its rings (an SR-IOV VF or a vDPA device): no back end, no tap.
     pub fn is_assigned(&self) -> bool {
         self.assigned_ref().is_some()
+    }
+}
+
+/// What became of a packet that reached the device from the port.
+pub(crate) enum Received {
+    /// No room (the tap queue full; no RX descriptor posted): dropped.
+    Dropped(RxPkt),
+    /// On the tap socket, for the back end's RX handler.
+    OnTap,
+    /// Written into the assigned device's RX ring: its write-back set the queue's cause.
+    InRing,
+}
+
+impl Device {
+    /// Packet `pkt` reached the device at `now`: a backed device's goes on its tap socket
+    /// `tap` (at most `tap_limit` packets), an assigned one's NIC writes it into the RX ring
+    /// `rxq` (if a descriptor is posted), its controller counting the write-back.
+    pub fn receive(&mut self, now: Time, pkt: RxPkt, rxq: &mut RxRing, tap: &mut VecDeque<RxPkt>, tap_limit: usize) -> Received {
+        let room = if self.is_assigned() { rxq.posted > 0 } else { tap.len() < tap_limit };
+        if !room {
+            return Received::Dropped(pkt);
+        }
+        if let Some(vf) = self.assigned() {
+            vf.written_back(now, pkt.segs.into(), pkt.bytes.into());
+            rxq.take(&pkt);
+            rxq.put_used(pkt);
+            return Received::InRing;
+        }
+        if tap.is_empty() {
+            rxq.head_bufs = u32::from(pkt.bufs);
+        }
+        tap.push_back(pkt);
+        Received::OnTap
     }
 }

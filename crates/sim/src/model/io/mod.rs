@@ -16,6 +16,7 @@
 //! ring, the wire, the interrupt). Adding a back end: its policy in `crates/policy`, its adapter
 //! here (a [`Policy`] variant), its `Handling` variant in `scenario/io.rs`, a test.
 
+pub(crate) mod device;
 mod elvis;
 mod es2;
 pub mod es2_driver;

@@ -13,7 +13,6 @@ use crate::model::hw::{nic_itr, rxq::RxRing, vf};
 use crate::model::hypervisor::sched::{self, CpuMask};
 use crate::model::hypervisor::threads::Threads;
 use crate::model::hypervisor::vcpu::Vcpu;
-use crate::model::guest::napi::Napi;
 use crate::model::workload::client::Client;
 use crate::model::workload::Sender;
 use crate::model::{guest, hw, hypervisor, io, watchdog};
@@ -116,10 +115,7 @@ impl Host {
             devs.push(NetDev {
                 vm: vi as u32,
                 home,
-                irq_to: None,
                 txq: Virtq::new(vm.net.queue_size, vm.net.suppression()),
-                qdisc: VecDeque::new(),
-                tx_stopped: false,
                 // A VF's scheme drives its EITR (`hw/vf.rs`), not a virtqueue's interrupts.
                 irqs: io::device::DevIrqs::new(if virtio { &vm.net.moderation } else { &ModerationConfig::None }),
                 rxq: RxRing::new(vm.net.queue_size, vm.net.suppression()),
@@ -127,7 +123,7 @@ impl Host {
                 rx_arrived_life: 0,
                 tap_drops: 0,
                 tap_drops_life: 0,
-                napi: Napi::default(),
+                guest: guest::netif::NetIf::new(off.gro, vm.net.mtvd.then(|| guest::mtvd::Mtvd::new(vm.vcpus as usize))),
                 wire: Wire::new(&c.profile, dev as u32, tcp),
                 client: Client::new(&c.profile),
                 nic: hw::host_nic::HostNicRx::new(
@@ -147,8 +143,6 @@ impl Host {
                     crate::scenario::NetKind::Vdpa => Device::Vdpa(hw::device::Vdpa::new(tcp)),
                     kind => Device::backed(kind),
                 },
-                guest_gro: off.gro,
-                mtvd: vm.net.mtvd.then(|| guest::mtvd::Mtvd::new(vm.vcpus as usize)),
             });
             let sender = Sender::new(w, vm.vcpus, &c.profile, s.seed, &vm.name, vm.net.offloads());
             senders.push(sender);

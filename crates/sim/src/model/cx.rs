@@ -214,15 +214,15 @@ impl Kernel for Cx<'_> {
 fn view(d: &mut NetDev) -> DevView<'_> {
     DevView {
         txq: &mut d.txq,
-        qdisc: &mut d.qdisc,
-        tx_stopped: &mut d.tx_stopped,
+        qdisc: &mut d.guest.qdisc,
+        tx_stopped: &mut d.guest.tx_stopped,
         rxq: &mut d.rxq,
-        napi: &mut d.napi,
+        napi: &mut d.guest.napi,
         device: &mut d.device,
-        mtvd: &mut d.mtvd,
+        mtvd: &mut d.guest.mtvd,
         wire: &mut d.wire,
-        guest_gro: d.guest_gro,
+        guest_gro: d.guest.gro,
         home: d.home,
-        irq_to: &mut d.irq_to,
+        irq_to: &mut d.guest.irq_to,
     }
 }

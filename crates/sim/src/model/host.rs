@@ -6,7 +6,6 @@
 
 use crate::engine::Time;
 use crate::metrics::BusyTime;
-use crate::model::guest::napi::Napi;
 use crate::model::hw::rxq::RxRing;
 use crate::model::hw::virtq::Virtq;
 use crate::model::hw::wire::{Port, Wire};
@@ -36,18 +35,15 @@ pub(crate) struct VmState {
     pub lookbusy: Option<guest::lookbusy::Lookbusy>,
 }
 
-/// A virtio-net device: TX and RX virtqueues, the vhost thread serving both, the guest's NAPI
-/// context, the link, and the remote client at its other end.
+/// One VM network device and its flow, each part owned by its layer: the rings and the tap
+/// socket, the queues' moderation (`io/`), the host NIC's side and the link (`hw/`), the
+/// device's kind (`hw/device.rs`), the guest's side (`guest/netif.rs`), and the remote client
+/// at the link's other end (`workload/`).
 pub(crate) struct NetDev {
     pub vm: u32,
     pub txq: Virtq,
     /// Interrupt moderation of each queue (`io/device.rs`).
     pub irqs: io::device::DevIrqs,
-    /// Packets the driver could not place while the TX ring was full: the qdisc backlog
-    /// (`dev_queue_xmit` queues while the queue is stopped; `net_tx_action` resumes it).
-    pub qdisc: VecDeque<hw::virtq::Buf>,
-    /// The driver stopped the TX queue (ring full): its writers wait for the TX clean.
-    pub tx_stopped: bool,
     pub rxq: RxRing,
     /// Packets on the tap socket waiting for the vhost RX handler.
     pub rx_sock: VecDeque<hw::rxq::RxPkt>,
@@ -58,7 +54,9 @@ pub(crate) struct NetDev {
     pub tap_drops: u64,
     /// Lifetime count of tap drops.
     pub tap_drops_life: u64,
-    pub napi: Napi,
+    /// The guest's side of the device: its driver's queue state, NAPI, MTVD
+    /// (`guest/netif.rs`).
+    pub guest: guest::netif::NetIf,
     pub wire: Wire,
     pub client: Client,
     /// The host NIC's side of its flow: the receive queue's throttle, the host's GRO, the
@@ -67,16 +65,9 @@ pub(crate) struct NetDev {
     /// Its kind, with the state only that kind has (`hw/device.rs`): a backed device, or the
     /// NIC's queue pair an SR-IOV VF or a vDPA device is.
     pub device: hw::device::Device,
-    /// The guest's GRO (its driver's `napi_gro_receive`).
-    pub guest_gro: bool,
-    /// The multi-threaded VF driver (`[vm.net] mtvd`).
-    pub mtvd: Option<guest::mtvd::Mtvd>,
     /// Its index among its VM's devices (0 but for a VM's second and later VFs): its vector's
     /// affinity and its receiver's vCPU, local vCPU `home mod vcpus` (`[vm.net] vfs`).
     pub home: u32,
-    /// The vCPU (host-wide) its MSI-X message last went to, until the handler there takes it
-    /// (a VM with several VFs: which VF an interrupt on a vCPU is for).
-    pub irq_to: Option<u32>,
 }
 
 /// The whole simulated host.

@@ -57,7 +57,7 @@ impl Host {
             d.wire.reset_metrics(now);
             d.txq.reset_metrics();
             d.rxq.reset_metrics();
-            d.napi.polls = 0;
+            d.guest.napi.polls = 0;
             d.client.reset_metrics();
             d.tap_drops = 0;
             d.irqs.reset_metrics();

@@ -182,7 +182,7 @@ impl Host {
         let (vm, home) = (d.vm as usize, d.home);
         let req = eventpath_policy::routing::RouteRequest { dest: home as usize, ..hypervisor::routing::IrqRouting::device_request(dev, hw::lapic::Vector::Vf) };
         let target = self.route_irq(now, vm, req, q);
-        self.devs[dev as usize].irq_to = Some(target);
+        self.devs[dev as usize].guest.irq_to = Some(target);
         self.cx(q).raise_irq(now, target, hw::lapic::Vector::Vf);
     }
 

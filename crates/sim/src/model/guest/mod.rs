@@ -8,5 +8,6 @@ pub(crate) mod guest_sched;
 pub(crate) mod lookbusy;
 pub(crate) mod mtvd;
 pub(crate) mod napi;
+pub(crate) mod netif;
 pub(crate) mod tso;
 pub(crate) mod workers;

@@ -224,9 +224,9 @@ impl Host {
         q.at(crate::engine::secs_to_ns(s.warmup_s), Ev::Warmup);
         // Every vCPU thread and hog is runnable from the start; a vCPU enters guest mode when
         // its thread first runs, and the workload decides what it does first.
-        // (A PMD polls from the start too.)
-        let pmds = (0..host.io.threads.len() as u32).filter(|&t| host.io.starts_running(t)).map(|t| host.io_thread_tid(t));
-        for t in (0..host.vcpus.len() as u32).chain(pmds.collect::<Vec<_>>()).chain(hogs) {
+        // (So is a back-end thread whose policy runs from the start.)
+        let running = (0..host.io.threads.len() as u32).filter(|&t| host.io.starts_running(t)).map(|t| host.io_thread_tid(t));
+        for t in (0..host.vcpus.len() as u32).chain(running.collect::<Vec<_>>()).chain(hogs) {
             host.sched.start(0, t);
         }
         host.cx(q).drain(0);

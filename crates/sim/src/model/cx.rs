@@ -183,9 +183,6 @@ impl Kernel for Cx<'_> {
     fn backend_written(&mut self, now: Time, dev: u32, n: Notice) {
         self.h.backend_written(now, dev, n, self.q)
     }
-    fn backend_polls_rx(&self) -> bool {
-        self.h.io.polls_rx
-    }
 
     fn app_on_every_vcpu(&self, vm: usize) -> bool {
         self.h.app_of(vm).on_every_vcpu()

@@ -78,10 +78,9 @@ pub(crate) trait Kernel: Machine {
 
     /// Signal the back end serving `dev` (a kick's ioeventfd).
     fn notify_backend(&mut self, now: Time, dev: u32, n: Notice);
-    /// The guest wrote one of `dev`'s rings without a kick: a back end polling it sees it.
+    /// The guest wrote one of `dev`'s rings without a kick: a back end watching that ring sees
+    /// it (which back ends do is theirs to say, `io::Backend::sees_write`).
     fn backend_written(&mut self, now: Time, dev: u32, n: Notice);
-    /// The back ends poll the RX ring (a PMD): a refill is seen without a kick.
-    fn backend_polls_rx(&self) -> bool;
 
     // The VM's application, above.
 

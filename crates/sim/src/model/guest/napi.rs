@@ -365,7 +365,6 @@ impl<K: Kernel> NapiOps for K {
         let (first, n) = self.vm_devs(vm);
         // The poll whose receive this was (a VM's only device, or the one receiving on `v`).
         let dev = if n == 1 { first } else { (first..first + n).find(|&d| self.net(d).napi.receiving_on(v)).expect("a receive under way") };
-        let polls_rx = self.backend_polls_rx();
         let d = self.net(dev);
         let pkts = d.napi.received();
         let mut pkt = d.rxq.poll_and_refill().expect("NAPI receive without a used buffer");
@@ -380,8 +379,8 @@ impl<K: Kernel> NapiOps for K {
             gro::merge(&mut pkt, &next);
         }
         d.napi.received_life += u64::from(pkt.segs);
-        if !d.device.is_assigned() && polls_rx {
-            // The refill is a write to the RX ring: a back end polling it (a PMD) sees it.
+        if !d.device.is_assigned() {
+            // The refill is a write to the RX ring: a back end that watches it sees it.
             self.backend_written(now, dev, Notice::RxKick);
         }
         if self.net(dev).mtvd.is_some() {

@@ -13,8 +13,11 @@
 //! A back end sees only the devices' queues (`queues.rs`: [`queues::DevRings`], the items it
 //! takes and their costs) and a few observations in its [`View`]; it returns what its thread
 //! does next ([`thread::Next`]) and the items it finished, which the model applies (the used
-//! ring, the wire, the interrupt). Adding a back end: its policy in `crates/policy`, its adapter
-//! here (a [`Policy`] variant), its `Handling` variant in `scenario/io.rs`, a test.
+//! ring, the wire, the interrupt). Adding a back end: its policy in `crates/policy`; its file
+//! here — the adapter implementing [`Backend`] and its `threads` (which devices each of its
+//! threads serves) — registered by one line each in [`Policy`], `each!` and
+//! [`shared_threads`]; its `Handling` variant and keys in `config/io.rs`; a test; an example.
+//! Nothing under `guest/` or in the model root names a back end (`tests/backends.rs`).
 
 pub(crate) mod device;
 mod elvis;
@@ -97,7 +100,52 @@ pub(crate) enum Take {
     End,
 }
 
-/// The policy behind a thread.
+/// A back end's policy adapter (DESIGN §2's request-handling seam), one per back end in its
+/// own file: what its thread does with a notice, what it does next, what a turn takes, what a
+/// finished item means to it — and the few properties by which the I/O-thread mechanism
+/// (`thread.rs`) treats it, whose defaults are a polling thread's. Dispatched statically
+/// through [`Policy`], no vtable per item.
+pub(crate) trait Backend {
+    /// Work of kind `n` arrived for the thread's device `local` (`dev`).
+    fn notice<R: DevRings + ?Sized>(&mut self, now: Time, local: usize, dev: u32, n: Notice, v: &mut View<'_, R>);
+    /// What the thread does next: a turn at one of its devices' queues, a spin, a sleep.
+    fn decide<R: DevRings + ?Sized>(&mut self, now: Time, devs: &[u32], v: &mut View<'_, R>) -> Decision;
+    /// What the turn does next: an item, a spin, or the turn's end.
+    fn take<R: DevRings + ?Sized>(&mut self, now: Time, turn: Turn, dev: u32, v: &mut View<'_, R>) -> Take;
+    /// An item of the turn was completed; true: the turn ends.
+    fn after_item<R: DevRings + ?Sized>(&mut self, now: Time, turn: Turn, dev: u32, w: Work, v: &mut View<'_, R>) -> bool;
+    /// Work of kind `n` written without a notice: does the thread see it (spinning,
+    /// monitoring)?
+    fn sees_write(&self, _n: Notice) -> bool {
+        false
+    }
+    /// A look that found nothing costs `poll_ns` (threads that poll pay it over and over).
+    fn empty_look_costs(&self) -> bool {
+        true
+    }
+    /// It checks `need_resched` between turns.
+    fn yields_between_turns(&self) -> bool {
+        true
+    }
+    /// Its own count of looks and empty looks, where it keeps one.
+    fn polls(&self) -> Option<(u64, u64)> {
+        None
+    }
+    /// Start a measurement window.
+    fn reset_metrics(&mut self) {}
+    /// Its thread runs from the start, as if woken (a PMD polls from the start).
+    fn runs_from_start(&self) -> bool {
+        false
+    }
+    /// It hands TX buffers to the host's network stack (not a PMD, whose own driver writes
+    /// the NIC: its per-packet cost is `vhost.tx_packet_ns` alone).
+    fn kernel_path(&self) -> bool {
+        true
+    }
+}
+
+/// The back ends: the policy behind a thread. (A back end is its file and one line here and
+/// in `each!` and [`shared_threads`].)
 pub(crate) enum Policy {
     Vhost(vhost::VhostIo),
     Es2(es2::Es2Io),
@@ -116,7 +164,19 @@ macro_rules! each {
     };
 }
 
-impl Policy {
+/// The threads of a back end that serves the host's backed devices `devs` (each VM's first)
+/// from shared threads, each a group of devices (ES2's joint threads, ELVIS's I/O cores'
+/// workers, PMDs): per thread its name, its devices and its policy.
+fn shared_threads(io: &IoHandling, vhost: &eventpath_policy::vhost::VhostConfig, devs: &[u32], replies: &dyn Fn(u32) -> bool) -> Vec<(String, Vec<u32>, Policy)> {
+    match io.handling {
+        Handling::Es2 => es2::threads(io, vhost, devs, replies),
+        Handling::Elvis => elvis::threads(io, devs),
+        Handling::Pmd => pmd::threads(io, devs),
+        Handling::Vhost => unreachable!("vhost-net: a worker per device"),
+    }
+}
+
+impl Backend for Policy {
     fn notice<R: DevRings + ?Sized>(&mut self, now: Time, local: usize, dev: u32, n: Notice, v: &mut View<'_, R>) {
         each!(self, p => p.notice(now, local, dev, n, v))
     }
@@ -126,39 +186,29 @@ impl Policy {
     fn take<R: DevRings + ?Sized>(&mut self, now: Time, turn: Turn, dev: u32, v: &mut View<'_, R>) -> Take {
         each!(self, p => p.take(now, turn, dev, v))
     }
-    /// An item of the turn was completed; true: the turn ends.
     fn after_item<R: DevRings + ?Sized>(&mut self, now: Time, turn: Turn, dev: u32, w: Work, v: &mut View<'_, R>) -> bool {
         each!(self, p => p.after_item(now, turn, dev, w, v))
     }
-    /// Work of kind `n` written without a notice: does the thread see it (spinning, monitoring)?
     fn sees_write(&self, n: Notice) -> bool {
-        match self {
-            Policy::Vhost(_) => n == Notice::TxKick,
-            Policy::Pmd(_) => true,
-            Policy::Es2(_) | Policy::Elvis(_) => false,
-        }
+        each!(self, p => p.sees_write(n))
     }
-    /// A look that found nothing costs `poll_ns` (threads that poll pay it over and over; a
-    /// vhost worker looks only when kicked).
     fn empty_look_costs(&self) -> bool {
-        !matches!(self, Policy::Vhost(_))
+        each!(self, p => p.empty_look_costs())
     }
-    /// It checks `need_resched` between turns (a vhost worker runs its handlers back to back
-    /// and checks it after each packet).
     fn yields_between_turns(&self) -> bool {
-        !matches!(self, Policy::Vhost(_))
+        each!(self, p => p.yields_between_turns())
     }
-    /// Its own count of looks and empty looks, where it keeps one.
     fn polls(&self) -> Option<(u64, u64)> {
-        match self {
-            Policy::Vhost(p) => Some(p.polls()),
-            _ => None,
-        }
+        each!(self, p => p.polls())
     }
     fn reset_metrics(&mut self) {
-        if let Policy::Vhost(p) = self {
-            p.reset_metrics();
-        }
+        each!(self, p => p.reset_metrics())
+    }
+    fn runs_from_start(&self) -> bool {
+        each!(self, p => p.runs_from_start())
+    }
+    fn kernel_path(&self) -> bool {
+        each!(self, p => p.kernel_path())
     }
 }
 
@@ -174,8 +224,6 @@ pub(crate) struct Backends {
     pub costs: Costs,
     /// Each device's VM.
     pub dev_vm: Vec<u32>,
-    /// A thread watches its RX rings for the guest's refills without a notice (a PMD).
-    pub polls_rx: bool,
 }
 
 /// What the back ends need to know of a VM (the build's view of its scenario entry).
@@ -191,7 +239,8 @@ pub(crate) struct VmIo<'a> {
 
 impl Backends {
     /// The back end `io` asks for, with the profile's costs, for the VMs `vms`. `add(name, pin)` registers each thread with
-    /// the host scheduler, in order; a PMD thread runs from the start ([`Self::starts_running`]).
+    /// the host scheduler, in order; a thread whose policy runs from the start (a PMD's) is started
+    /// ([`Self::starts_running`]).
     /// `dev_vm` gives each device's VM (a VM's devices are consecutive; only a VM of several
     /// VFs has more than one, and a VF has no back end).
     pub fn build(io: &IoHandling, profile: &Profile, vms: &[VmIo], dev_vm: &[u32], dom0: &[u32], add: &mut dyn FnMut(&str, Option<u32>)) -> Backends {
@@ -230,42 +279,27 @@ impl Backends {
                 })
                 .collect();
             let costs = Costs::new(profile, offloads(), true).with_packet_extra(extra);
-            return Backends { threads, by_dev, exitless: false, costs, dev_vm: dev_vm.to_vec(), polls_rx: false };
+            return Backends { threads, by_dev, exitless: false, costs, dev_vm: dev_vm.to_vec() };
         }
         let virtio: Vec<u32> = (0..vms.len()).filter(|&vm| vms[vm].kind.has_backend()).map(|vm| first[vm]).collect();
         let cores = io.cores.clone().unwrap_or_default();
-        let groups = match io.handling {
-            Handling::Es2 => eventpath_policy::es2::combine_devices(virtio.len(), io.es2().3.combining_level),
-            // ELVIS's prototype: each worker filled with devices_per_worker devices, in order;
-            // the workers pinned to the I/O cores in turn (below).
-            Handling::Elvis => eventpath_policy::elvis::assign_workers(virtio.len(), io.elvis().devices_per_worker),
-            // One thread per dedicated core, the devices split in contiguous, balanced groups.
-            _ => eventpath_policy::es2::combine_devices(virtio.len(), virtio.len().div_ceil(cores.len().max(1)).max(1) as u32),
-        };
-        for (g, members) in groups.iter().enumerate() {
-            let devs: Vec<u32> = members.iter().map(|&i| virtio[i]).collect();
+        // A request stream's guest answers each completion as it would a packet (ES2).
+        let replies = |d: u32| vms[dev_vm[d as usize] as usize].request_stream;
+        for (g, (name, devs, policy)) in shared_threads(io, &vhost, &virtio, &replies).into_iter().enumerate() {
             for (local, &d) in devs.iter().enumerate() {
                 by_dev[d as usize] = Some((g as u32, local as u32));
             }
+            // The threads pinned to the I/O cores in turn.
             let pin = (!cores.is_empty()).then(|| cores[g % cores.len()]);
-            let (name, policy) = match io.handling {
-                Handling::Es2 => {
-                    let (switch, p, o, j) = io.es2();
-                    // A request stream's guest answers each completion as it would a packet.
-                    let replies = devs.iter().map(|&d| vms[dev_vm[d as usize] as usize].request_stream).collect();
-                    (format!("es2-joint{g}"), Policy::Es2(es2::Es2Io::new(devs.len(), switch, &p, &o, &j, &vhost, replies)))
-                }
-                Handling::Pmd => (format!("pmd{g}"), Policy::Pmd(pmd::PmdIo::new(&io.pmd(), devs.len()))),
-                _ => (format!("elvis-io{g}"), Policy::Elvis(elvis::ElvisIo::new(io.elvis(), devs.len()))),
-            };
             add(&name, pin);
-            threads.push(IoThread::new(name, devs, policy));
+            let mut th = IoThread::new(name, devs, policy);
+            if th.policy.runs_from_start() {
+                th.start();
+            }
+            threads.push(th);
         }
-        for th in threads.iter_mut().filter(|th| matches!(th.policy, Policy::Pmd(_))) {
-            th.start();
-        }
-        let polls_rx = io.handling == Handling::Pmd;
-        Backends { threads, by_dev, exitless: io.handling == Handling::Elvis, costs: Costs::new(profile, offloads(), !polls_rx), dev_vm: dev_vm.to_vec(), polls_rx }
+        let kernel_path = threads.iter().all(|t| t.policy.kernel_path());
+        Backends { threads, by_dev, exitless: io.handling == Handling::Elvis, costs: Costs::new(profile, offloads(), kernel_path), dev_vm: dev_vm.to_vec() }
     }
 
     /// The thread serving device `dev` and the device's index among its devices, if any.

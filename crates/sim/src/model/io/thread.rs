@@ -12,7 +12,7 @@
 //! applies what it returns ([`Next`]), and completes the items it finishes.
 
 use crate::model::io::queues::{DevRings, Notice, Work};
-use super::{Decision, Policy, Take, Turn, View};
+use super::{Backend, Decision, Policy, Take, Turn, View};
 use crate::engine::{Fired, Time, Timer};
 use crate::metrics::BusyTime;
 

@@ -39,6 +39,7 @@ impl Host {
         let mut vcpus = Vec::new();
         let mut devs = Vec::new();
         let mut senders = Vec::new();
+        let mut routings = Vec::new();
         let params = sched::Params::from_profile(&c.profile, c.pcpus);
         let mut sched = match s.host.scheduler {
             crate::scenario::HostScheduler::Cfs => sched::Scheduler::Cfs(sched::Sched::new(params, c.pcpus)),
@@ -95,11 +96,11 @@ impl Host {
                     hypervisor::routing::VmRouter::Builtin(vm.interrupt_routing.build(vm.vcpus as usize).expect("a checked VM has vCPUs"))
                 }
             };
-            let routing = hypervisor::routing::IrqRouting::new(router, ids[0], vm.vcpus);
+            routings.push(hypervisor::routing::IrqRouting::new(router, ids[0], vm.vcpus));
             let dev = vms.iter().map(|v: &VmState| v.ndevs).sum::<u32>();
             let app_turn = (0..vm.vcpus).map(|l| dev + l.min(vm.net.devices() - 1)).collect();
             let lookbusy = vm.lookbusy.as_ref().map(|l| guest::lookbusy::Lookbusy::new(l, vm.vcpus, &c.profile));
-            vms.push(VmState { name: vm.name.clone(), vcpus: ids, dev, ndevs: vm.net.devices(), routing, app_turn, lookbusy });
+            vms.push(VmState { name: vm.name.clone(), vcpus: ids, dev, ndevs: vm.net.devices(), app_turn, lookbusy });
         }
         let dev_vm: Vec<u32> = vms.iter().enumerate().flat_map(|(vi, v)| std::iter::repeat_n(vi as u32, v.ndevs as usize)).collect();
         for (dev, &vi) in dev_vm.iter().enumerate() {
@@ -175,6 +176,7 @@ impl Host {
             thread_names.push(format!("hog{h}"));
         }
         let host_hz = c.profile.sched.tick_hz.value;
+        let (io_threads, exitless_io) = (io.threads.len() as u32, io.exitless);
         let mut host = Host {
             profile: c.profile.clone(),
             vms,
@@ -189,10 +191,15 @@ impl Host {
             sched,
             switch_in: vec![crate::engine::Timer::default(); c.pcpus as usize],
             waker: None,
-            host_tick_ns: round_ns(NS_PER_S as f64 / host_hz),
+            routing: routings,
+            hv: hypervisor::ctx::Setup {
+                host_tick_ns: round_ns(NS_PER_S as f64 / host_hz),
+                ipi_send_ns: round_ns(c.profile.exit.ipi_send_ns.value),
+                    io_threads,
+                exitless_io,
+            },
             // At most the exit's length: the profile check refuses more (`profile::NOT_ABOVE`).
             io_signal_ns: round_ns(c.profile.exit.io_signal_ns.value),
-            ipi_send_ns: round_ns(c.profile.exit.ipi_send_ns.value),
             vf_dma_ns: c.profile.sriov.as_ref().map_or(0, |s| round_ns(s.dma_ns.value)),
             nic_work: NicWork {
                 irq_ns: round_ns(c.profile.host.nic_irq_ns.value),
@@ -232,7 +239,7 @@ impl Host {
         host.cx(q).drain(0);
         for cpu in 0..c.pcpus {
             // Ticks of different pCPUs are staggered, as their local timers are.
-            q.schedule(host.host_tick_ns * (cpu as Time + 1) / c.pcpus as Time, hypervisor::Event::HostTick { cpu });
+            q.schedule(host.hv.host_tick_ns * (cpu as Time + 1) / c.pcpus as Time, hypervisor::Event::HostTick { cpu });
         }
         let tick = round_ns(NS_PER_S as f64 / host.profile.guest.tick_hz.value);
         for v in 0..host.vcpus.len() as u32 {

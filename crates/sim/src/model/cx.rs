@@ -10,7 +10,6 @@
 //! (the workloads' `AppCtx` says the same).
 
 use crate::engine::{EventQueue, Time};
-use crate::metrics::ExitReason;
 use crate::model::guest::ctx::{DevView, Kernel};
 use crate::model::guest::driver::Driver;
 use crate::model::guest::mtvd::MtvdOps;
@@ -18,16 +17,12 @@ use crate::model::guest::napi::NapiOps;
 use crate::model::hw::lapic::Vector;
 use crate::model::hw::nic_tx::TxPort;
 use crate::model::hw::rxq::RxPkt;
-use crate::model::hypervisor::ctx::{Machine, Parts};
-use crate::model::hypervisor::sched::Scheduler;
-use crate::model::hypervisor::softirq::SoftirqCpus;
-use crate::model::hypervisor::vcpu::{Task, Vcpu};
+use crate::model::hypervisor::ctx::{Machine, Own, Parts, Seen, Trace};
+use crate::model::hypervisor::vcpu::Task;
 use crate::model::io::queues::Notice;
 use crate::model::event::Ev;
 use crate::model::host::Host;
 use crate::model::host::NetDev;
-use crate::profile::Profile;
-use eventpath_policy::routing::RunState;
 
 /// The host and the event queue, for one event's handling.
 pub(crate) struct Cx<'a> {
@@ -44,58 +39,27 @@ impl<'a> Cx<'a> {
 
 impl Machine for Cx<'_> {
     type Q = EventQueue<Ev>;
-    fn parts(&mut self) -> Parts<'_, EventQueue<Ev>> {
+    #[inline]
+    fn parts(&mut self, _: Own) -> Parts<'_, EventQueue<Ev>> {
         let h = &mut *self.h;
-        Parts { vcpus: &mut h.vcpus, switch_in: &mut h.switch_in, profile: &h.profile, q: self.q }
+        Parts {
+            vcpus: &mut h.vcpus,
+            sched: &mut h.sched,
+            switch_in: &mut h.switch_in,
+            softirqs: &mut h.softirqs,
+            pcpu_busy: &mut h.pcpu_busy,
+            routing: &mut h.routing,
+            profile: &h.profile,
+            q: self.q,
+        }
     }
-    fn vcpu(&mut self, v: u32) -> &mut Vcpu {
-        &mut self.h.vcpus[v as usize]
-    }
-    fn vcpu_ref(&self, v: u32) -> &Vcpu {
-        &self.h.vcpus[v as usize]
-    }
-    fn vcpu_count(&self) -> u32 {
-        self.h.vcpus.len() as u32
-    }
-    fn sched(&mut self) -> &mut Scheduler {
-        &mut self.h.sched
-    }
-    fn sched_ref(&self) -> &Scheduler {
-        &self.h.sched
-    }
-    fn profile(&self) -> &Profile {
-        &self.h.profile
-    }
-    fn ipi_send_ns(&self) -> Time {
-        self.h.ipi_send_ns
-    }
-    fn q(&mut self) -> &mut EventQueue<Ev> {
-        self.q
-    }
-    fn waker(&self) -> Option<u32> {
-        self.h.waker
-    }
-    fn host_tick_ns(&self) -> Time {
-        self.h.host_tick_ns
-    }
-    fn io_threads(&self) -> u32 {
-        self.h.io.threads.len() as u32
-    }
-    fn exitless_io(&self) -> bool {
-        self.h.io.exitless
-    }
-    fn set_pcpu_busy(&mut self, now: Time, cpu: u32, busy: bool) {
-        self.h.pcpu_busy[cpu as usize].set(now, busy);
-    }
-    fn softirqs(&mut self) -> &mut SoftirqCpus {
-        &mut self.h.softirqs
+    #[inline]
+    fn seen(&self) -> Seen<'_> {
+        let h = &*self.h;
+        Seen { vcpus: &h.vcpus, sched: &h.sched, profile: &h.profile, setup: &h.hv, waker: h.waker }
     }
     fn io_interrupted(&mut self, t: u32, ns: Time) {
         self.h.io.threads[t as usize].interrupted(ns)
-    }
-    fn on_run_state(&mut self, v: u32, state: RunState) {
-        let vm = self.h.vcpus[v as usize].vm as usize;
-        self.h.vms[vm].routing.on_run_state(v, state);
     }
 
     fn guest_softirq(&mut self, now: Time, v: u32, force: bool) -> bool {
@@ -123,33 +87,12 @@ impl Machine for Cx<'_> {
         self.kick_tx(now, v, dev)
     }
 
-    fn io_run(&mut self, now: Time, t: u32, wake_cpu: Time) {
-        self.h.io_run(now, t, wake_cpu, self.q)
-    }
-    fn watchdog_tick(&mut self, now: Time) {
-        self.h.watchdog_tick(now)
-    }
 
-    fn tr_guest_start(&mut self, now: Time, v: u32, task: Task) {
-        self.h.tr_guest_start(now, v, task)
-    }
-    fn tr_guest_end(&mut self, now: Time, v: u32, task: Task) {
-        self.h.tr_guest_end(now, v, task)
-    }
-    fn tr_exit(&mut self, now: Time, v: u32, reason: ExitReason, cost: Time) {
-        self.h.tr_exit(now, v, reason, cost)
-    }
-    fn tr_irq(&mut self, now: Time, v: u32, vec: Vector) {
-        self.h.tr_irq(now, v, vec)
-    }
-    fn tr_kick(&mut self, now: Time, v: u32, dev: u32, rx: bool, exit: bool) {
-        self.h.tr_kick(now, v, dev, rx, exit)
-    }
-    fn tr_cpu(&mut self, now: Time, cpu: u32, t: Option<u32>) {
-        self.h.tr_cpu(now, cpu, t)
-    }
-    fn tr_softirq(&mut self, cpu: u32, start: Time, end: Time) {
-        self.h.tr_softirq(cpu, start, end)
+    #[inline]
+    fn trace(&mut self, now: Time, e: Trace) {
+        if self.h.trace.is_some() {
+            self.h.trace_event(now, e)
+        }
     }
 }
 

@@ -29,8 +29,6 @@ pub(crate) struct VmState {
     pub ndevs: u32,
     /// Per local vCPU: the device whose application ran there last (of several homed there).
     pub app_turn: Vec<u32>,
-    /// Which vCPU its device interrupts go to (`routing.rs`).
-    pub routing: hypervisor::routing::IrqRouting,
     /// Its lookbusy spinners (`[vm.lookbusy]`), if any.
     pub lookbusy: Option<guest::lookbusy::Lookbusy>,
 }
@@ -95,12 +93,12 @@ pub struct Host {
     pub(crate) switch_in: Vec<crate::engine::Timer>,
     /// The pCPU running the thread that handles the current event (the waker).
     pub(crate) waker: Option<u32>,
-    /// Host tick period (ns).
-    pub(crate) host_tick_ns: Time,
+    /// Per VM: which vCPU its device interrupts go to (`hypervisor/routing.rs`).
+    pub(crate) routing: Vec<hypervisor::routing::IrqRouting>,
+    /// The hypervisor's fixed parameters (host tick, IPI timing, the back-end threads).
+    pub(crate) hv: hypervisor::ctx::Setup,
     /// From a kick exit's start to its ioeventfd signal (ns, at most the exit's length).
     pub(crate) io_signal_ns: Time,
-    /// `exit.ipi_send_ns`: when, into its ICR-write exit, a call-function IPI is raised.
-    pub(crate) ipi_send_ns: Time,
     /// From a frame's arrival at the port to its write-back in a VF's ring (ns).
     pub(crate) vf_dma_ns: Time,
     /// The host NIC's interrupt work per interrupt, received frame and sent skb.

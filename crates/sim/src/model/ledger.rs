@@ -148,7 +148,7 @@ impl Host {
         c.pcpu_busy_ns = self.pcpu_busy.iter().map(|b| b.busy_ns(now)).collect();
         c.pcpu_thread_ns = (0..self.pcpu_busy.len() as u32).map(|p| self.sched.busy_ns(now, p)).collect();
         c.thread_longest_wait_ns = (0..self.thread_names.len() as u32).map(|t| self.sched.longest_wait(now, t)).collect();
-        c.starvation_bound_ns = self.sched.starvation_bound_ns(self.host_tick_ns);
+        c.starvation_bound_ns = self.sched.starvation_bound_ns(self.hv.host_tick_ns);
         c
     }
 }

@@ -65,8 +65,8 @@ impl Host {
         for s in self.senders.iter_mut() {
             s.reset_metrics();
         }
-        for vm in &mut self.vms {
-            vm.routing.routed = [0; 3];
+        for r in &mut self.routing {
+            r.routed = [0; 3];
         }
         for b in &mut self.pcpu_busy {
             b.reset(now);
@@ -101,7 +101,21 @@ impl Model for Host {
         match ev {
             Ev::Warmup => self.start_window(now),
             Ev::Hw(e) => self.hw_event(now, e, q),
-            Ev::Hv(e) => hypervisor::dispatch::handle(&mut self.cx(q), now, e),
+            Ev::Hv(e) => {
+                // pCPU 0's host tick is also the liveness watchdog's period (its look reads
+                // the host only, so before the tick's own work as after it).
+                if e == (hypervisor::Event::HostTick { cpu: 0 }) {
+                    self.watchdog_tick(now);
+                }
+                match hypervisor::dispatch::handle(&mut self.cx(q), now, e) {
+                    hypervisor::dispatch::Up::None => {}
+                    hypervisor::dispatch::Up::IoRun { thread, wake_cpu, cpu } => {
+                        self.io_run(now, thread, wake_cpu, q);
+                        use hypervisor::threads::Threads;
+                        self.cx(q).poke(now, cpu);
+                    }
+                }
+            }
             Ev::Io(e) => self.io_event(now, e, q),
             Ev::Client { dev, kind, x, a, b } => self.app_client_event(now, dev, workload::ClientEv { kind, x, a, b }, q),
         }

@@ -161,7 +161,7 @@ impl Host {
     /// so that the wake-up it causes keeps the `SMP_BOOST` (`routing.rs`).
     pub(crate) fn route_irq(&mut self, now: Time, vm: usize, req: eventpath_policy::routing::RouteRequest, q: &mut EventQueue<Ev>) -> u32 {
         let sched = &self.sched;
-        let (target, boost, rebind) = self.vms[vm].routing.decide(req, |v| sched.credit_priority(v));
+        let (target, boost, rebind) = self.routing[vm].decide(req, |v| sched.credit_priority(v));
         if rebind {
             self.vcpus[target as usize].rebind_owed = true;
         }

@@ -8,6 +8,8 @@ use crate::model::io;
 use crate::engine::Time;
 use crate::metrics::ExitReason;
 use crate::model::guest::ctx::Kernel;
+use crate::model::hypervisor::ctx::HvRead;
+use crate::model::hypervisor::ctx::Trace;
 use crate::model::guest::napi::NapiOps;
 use crate::model::hw::lapic::Vector;
 use crate::model::hw::virtq::Buf;
@@ -117,7 +119,7 @@ impl<K: Kernel> Driver for K {
         if self.net(dev).txq.kick_prepare() {
             return self.kick_tx(now, v, dev);
         }
-        self.tr_kick(now, v, dev, false, false);
+        self.trace(now, Trace::Kick { v, dev, rx: false, exit: false });
         self.backend_written(now, dev, Notice::TxKick);
         self.enter(now, v);
     }
@@ -139,7 +141,7 @@ impl<K: Kernel> Driver for K {
     }
 
     fn kick_exit(&mut self, now: Time, v: u32, dev: u32, rx: bool) {
-        self.tr_kick(now, v, dev, rx, true);
+        self.trace(now, Trace::Kick { v, dev, rx, exit: true });
         let kind = &*self.net(dev).device;
         let (xen_pv, xen_e1000) = (matches!(kind, Device::XenPv), matches!(kind, Device::XenE1000));
         if xen_pv {

@@ -25,6 +25,7 @@
 
 use crate::engine::{round_ns, Time};
 use crate::model::guest::ctx::Kernel;
+use crate::model::hypervisor::ctx::HvRead;
 use crate::model::guest::napi::{stack_cost, NapiOps, StackCosts};
 use crate::model::hypervisor::irq::Irqs;
 use crate::model::hw::rxq::RxPkt;

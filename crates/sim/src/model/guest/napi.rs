@@ -15,6 +15,7 @@ pub const NETDEV_BUDGET: u32 = 300;
 
 use crate::engine::{Time, round_ns};
 use crate::model::guest::ctx::Kernel;
+use crate::model::hypervisor::ctx::HvRead;
 use crate::model::guest::driver::Driver;
 use crate::model::hw::device::Device;
 use crate::model::hw::gro;

@@ -9,12 +9,29 @@ use crate::model::hypervisor::irq::Irqs;
 use crate::model::hypervisor::threads::Threads;
 use crate::model::hypervisor::vcpu::Vcpus;
 
+/// What the model root carries out after a hypervisor event, for a layer above it (the
+/// hypervisor returns it rather than calling up).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Up {
+    /// Nothing.
+    None,
+    /// Back-end thread `thread` was switched in on `cpu`, owing `wake_cpu` ns of wake-up from
+    /// idle: its run is the I/O layer's; then the pCPU is poked (`Threads::poke`), as after
+    /// any switch-in.
+    IoRun { thread: u32, wake_cpu: Time, cpu: u32 },
+}
+
 /// Handle hypervisor event `e` at `now`.
-pub(crate) fn handle<M: Machine>(m: &mut M, now: Time, e: Event) {
+pub(crate) fn handle<M: Machine>(m: &mut M, now: Time, e: Event) -> Up {
     match e {
+        Event::SchedIn { cpu } => {
+            return match m.sched_in(now, cpu) {
+                Some((thread, wake_cpu)) => Up::IoRun { thread, wake_cpu, cpu },
+                None => Up::None,
+            }
+        }
         Event::GuestDone { vcpu } => m.guest_done(now, vcpu),
         Event::ExitDone { vcpu } => m.exit_done(now, vcpu),
-        Event::SchedIn { cpu } => m.sched_in(now, cpu),
         Event::HostTick { cpu } => m.host_tick(now, cpu),
         Event::TimerFire { vcpu } => m.timer_fire(now, vcpu),
         Event::Tick { vcpu } => m.tick(now, vcpu),
@@ -23,6 +40,7 @@ pub(crate) fn handle<M: Machine>(m: &mut M, now: Time, e: Event) {
         Event::CallFunctionIpi { vcpu } => m.raise_irq(now, vcpu, Vector::CallFunction),
         Event::SchedTimer { cpu } => m.sched_timer(now, cpu),
     }
+    Up::None
 }
 
 /// The pCPU whose thread handles event `e` (the waker of anything it wakes), if it is one

@@ -20,7 +20,7 @@ use crate::model::hypervisor::delivery::{source_of, Recorded};
 use eventpath_policy::delivery::features::{IpiKind, IpiSend};
 use eventpath_policy::delivery::{Action, ExitCause, Target};
 use crate::model::hypervisor::vcpu::{AfterExit, Mode, Task, XenIo};
-use crate::model::hypervisor::ctx::Machine;
+use crate::model::hypervisor::ctx::{HvOwn, HvRead, Machine, Trace, OWN};
 use crate::model::hypervisor::threads::Threads;
 use crate::model::hypervisor::vcpu::Vcpus;
 use crate::engine::{Time, NS_PER_S, round_ns};
@@ -104,8 +104,8 @@ pub(crate) trait Irqs {
 
 impl<M: Machine> Irqs for M {
     fn raise_irq(&mut self, now: Time, v: u32, vec: Vector) {
-        self.tr_irq(now, v, vec);
-        let exitless = self.exitless_io();
+        self.trace(now, Trace::Irq { v, vec });
+        let exitless = self.setup().exitless_io;
         let vc = self.vcpu(v);
         vc.ledger.raised += 1;
         if matches!(vec, Vector::NetTx | Vector::NetRx | Vector::Vf | Vector::Msi) {
@@ -176,7 +176,7 @@ impl<M: Machine> Irqs for M {
     fn call_function(&mut self, now: Time, from: u32, to: u32) -> bool {
         let not_running = u32::from(!self.is_running(to));
         if self.ipi_sent(now, from, not_running) {
-            let at = now + self.ipi_send_ns();
+            let at = now + self.setup().ipi_send_ns;
             self.q().schedule(at, Event::CallFunctionIpi { vcpu: to });
             true
         } else {
@@ -200,7 +200,7 @@ impl<M: Machine> Irqs for M {
                 let per = round_ns((x.ipi_ns.value - x.other_ns.value).max(0.0));
                 let rest = per * (to.len() as Time).saturating_sub(1);
                 self.exit_for(now, from, ExitReason::Ipi, AfterExit::Resume, rest);
-                let mut at = now + self.ipi_send_ns();
+                let mut at = now + self.setup().ipi_send_ns;
                 for &t in to {
                     self.q().schedule(at, Event::CallFunctionIpi { vcpu: t });
                     at += per;
@@ -262,7 +262,7 @@ impl<M: Machine> Irqs for M {
     }
 
     fn inject(&mut self, now: Time, v: u32) -> bool {
-        let p = self.parts();
+        let p = self.parts(OWN);
         let vc = &mut p.vcpus[v as usize];
         vc.ledger.coalesced += vc.apic.sync() as u64;
         let Some(vec) = vc.apic.accept() else { return false };

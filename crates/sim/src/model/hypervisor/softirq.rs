@@ -17,7 +17,7 @@
 
 use crate::engine::Time;
 use crate::metrics::ExitReason;
-use crate::model::hypervisor::ctx::Machine;
+use crate::model::hypervisor::ctx::{HvOwn, HvRead, Machine, Trace, OWN};
 use crate::model::hypervisor::threads::{Kind, Threads};
 use crate::model::hypervisor::vcpu::{AfterExit, Mode, Vcpus};
 
@@ -87,9 +87,9 @@ impl<M: Machine> Softirqs for M {
         // Counted where it runs; the thread there loses this piece's time (work already in
         // hand took its share when it came), or ksoftirqd's share of it.
         let (end, held) = self.softirqs().run(now, cpu, ns);
-        self.tr_softirq(cpu, end - ns, end);
+        self.trace(end - ns, Trace::Softirq { cpu, end });
         let Some(t) = self.sched_ref().current(cpu) else { return };
-        if self.parts().switch_in[cpu as usize].armed() {
+        if self.parts(OWN).switch_in[cpu as usize].armed() {
             return;
         }
         match self.kind(t) {

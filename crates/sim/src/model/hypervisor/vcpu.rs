@@ -8,7 +8,7 @@ use crate::model::hypervisor::delivery::Apic;
 use crate::model::hypervisor::guest_poll::{GuestPoll, IdleStep};
 use crate::model::hypervisor::halt::{Halt, HaltStart};
 use crate::model::hw::lapic::Vector;
-use crate::model::hypervisor::ctx::Machine;
+use crate::model::hypervisor::ctx::{HvOwn, HvRead, Machine, Trace, OWN};
 use crate::model::hypervisor::irq::Irqs;
 use crate::model::hypervisor::threads::Threads;
 use crate::engine::{Fired, Time, Timer, round_ns};
@@ -535,7 +535,7 @@ pub(crate) trait Vcpus {
 
 impl<M: Machine> Vcpus for M {
     fn run_task(&mut self, now: Time, v: u32, task: Task, cost: Time) {
-        let p = self.parts();
+        let p = self.parts(OWN);
         let vc = &mut p.vcpus[v as usize];
         if let (Task::App(Step { softirq: false, .. }) | Task::Backlog, Some(gp)) = (task, vc.guest_poll.as_mut()) {
             // A thread runs: the guest's poll, if it polled, ended on its wake-up.
@@ -551,7 +551,7 @@ impl<M: Machine> Vcpus for M {
         if let Some(t) = vc.done.arm(now + cost) {
             p.q.schedule(t, Event::GuestDone { vcpu: v });
         }
-        self.tr_guest_start(now, v, task);
+        self.trace(now, Trace::GuestStart { v, task });
     }
 
     fn run_step(&mut self, now: Time, v: u32, s: Step, cost: Time) {
@@ -569,10 +569,10 @@ impl<M: Machine> Vcpus for M {
         } + extra;
         let indirect = round_ns(self.profile().exit.indirect_per_direct.value * cost as f64);
         if let Mode::Guest { task, .. } = self.vcpu_ref(v).mode {
-            self.tr_guest_end(now, v, task);
+            self.trace(now, Trace::GuestEnd { v, task });
         }
-        self.tr_exit(now, v, reason, cost);
-        let p = self.parts();
+        self.trace(now, Trace::Exit { v, reason, cost });
+        let p = self.parts(OWN);
         let vc = &mut p.vcpus[v as usize];
         vc.pollution_ns = indirect;
         vc.save_running(now);
@@ -638,7 +638,7 @@ impl<M: Machine> Vcpus for M {
         let vc = self.vcpu(v);
         let Mode::Guest { task, .. } = vc.mode else { return };
         vc.mode = Mode::Entering;
-        self.tr_guest_end(now, v, task);
+        self.trace(now, Trace::GuestEnd { v, task });
         match task {
             Task::App(_) | Task::NapiRx | Task::Backlog => self.guest_task_done(now, v, task),
             Task::Irq(vec) => self.irq_done(now, v, vec),
@@ -764,7 +764,7 @@ impl<M: Machine> Vcpus for M {
         if !matches!(self.vcpu_ref(v).mode, Mode::Guest { task: Task::Burn, .. }) {
             return;
         }
-        self.tr_guest_end(now, v, Task::Burn);
+        self.trace(now, Trace::GuestEnd { v, task: Task::Burn });
         let vc = self.vcpu(v);
         vc.save_running(now);
         vc.saved.pop();
@@ -774,7 +774,7 @@ impl<M: Machine> Vcpus for M {
 
     fn halt_poll_wake(&mut self, now: Time, v: u32) {
         let resume = round_ns(self.profile().host.halt_poll_wake_ns.value);
-        let p = self.parts();
+        let p = self.parts(OWN);
         let vc = &mut p.vcpus[v as usize];
         vc.busy.set(now, true);
         vc.halt.woken_in_poll(now);

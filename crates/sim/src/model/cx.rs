@@ -15,7 +15,7 @@ use crate::model::guest::driver::Driver;
 use crate::model::guest::mtvd::MtvdOps;
 use crate::model::guest::napi::NapiOps;
 use crate::model::hw::lapic::Vector;
-use crate::model::hw::nic_tx::TxPort;
+use crate::model::hw::vf;
 use crate::model::hw::rxq::RxPkt;
 use crate::model::hypervisor::ctx::{Machine, Own, Parts, Seen, Trace};
 use crate::model::hypervisor::vcpu::Task;
@@ -113,8 +113,9 @@ impl Kernel for Cx<'_> {
     fn kq(&mut self) -> &mut EventQueue<Ev> {
         self.q
     }
-    fn vf_parts(&mut self, dev: u32) -> (DevView<'_>, &mut TxPort, &mut EventQueue<Ev>) {
-        (view(&mut self.h.devs[dev as usize]), &mut self.h.port.tx, self.q)
+    fn vf_tail_written(&mut self, now: Time, dev: u32) {
+        let d = &mut self.h.devs[dev as usize];
+        vf::fetch(now, dev, &mut d.txq, &mut d.wire, &mut self.h.port.tx, self.q);
     }
     fn io_signal_ns(&self) -> Time {
         self.h.io_signal_ns
@@ -160,7 +161,6 @@ fn view(d: &mut NetDev) -> DevView<'_> {
         napi: &mut d.guest.napi,
         device: &mut d.device,
         mtvd: &mut d.guest.mtvd,
-        wire: &mut d.wire,
         guest_gro: d.guest.gro,
         home: d.home,
         irq_to: &mut d.guest.irq_to,

@@ -14,7 +14,6 @@ use crate::model::guest::napi::NapiOps;
 use crate::model::hw::lapic::Vector;
 use crate::model::hw::virtq::Buf;
 use crate::model::hw::device::Device;
-use crate::model::hw::vf;
 use crate::model::hypervisor::irq::Irqs;
 use crate::model::hypervisor::vcpu::{AfterExit, Step, Vcpus};
 use crate::model::io::queues::Notice;
@@ -249,7 +248,7 @@ impl<K: Kernel> Driver for K {
     }
 
     fn vf_tx(&mut self, now: Time, dev: u32, b: Buf) {
-        let (d, port, q) = self.vf_parts(dev);
+        let d = self.net(dev);
         let doorbell = matches!(d.device, Device::Vdpa(_));
         d.device.assigned().expect("a VF device").on_tx(b.bytes);
         if doorbell {
@@ -257,7 +256,7 @@ impl<K: Kernel> Driver for K {
             d.txq.kicks += 1;
         }
         d.txq.add(b);
-        vf::fetch(now, dev, d.txq, d.wire, port, q);
+        self.vf_tail_written(now, dev);
     }
 
     fn vf_tx_clean(&mut self, now: Time, v: u32, dev: u32) {

@@ -50,10 +50,8 @@ impl Host {
             io::Event::IoWake { thread } => self.io_wake(now, thread, q),
             io::Event::IoPoll { thread } => self.io_poll(now, thread, q),
             io::Event::IrqDeadline { dev, rx } => self.irq_deadline(now, dev, rx, q),
-            io::Event::Ioeventfd { dev, rx, .. } => {
-                use crate::model::guest::driver::Driver;
-                self.cx(q).ioeventfd(now, dev, rx)
-            }
+            // A kick's ioeventfd fires: the back end learns of the queue's new buffers.
+            io::Event::Ioeventfd { dev, rx, .. } => self.notify_backend(now, dev, if rx { Notice::RxKick } else { Notice::TxKick }, q),
         }
     }
 

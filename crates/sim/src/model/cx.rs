@@ -58,9 +58,6 @@ impl Machine for Cx<'_> {
         let h = &*self.h;
         Seen { vcpus: &h.vcpus, sched: &h.sched, profile: &h.profile, setup: &h.hv, waker: h.waker }
     }
-    fn io_interrupted(&mut self, t: u32, ns: Time) {
-        self.h.io.threads[t as usize].interrupted(ns)
-    }
 
     fn guest_softirq(&mut self, now: Time, v: u32, force: bool) -> bool {
         self.napi_next(now, v, force) || self.mtvd_next(now, v)

@@ -52,7 +52,7 @@ impl Host {
             // TX clean runs in the queue's softirq.
             d.nic.sent(wire_bytes, b.segs);
             let (cpu, ns) = (self.nic_irq_cpu[dev as usize], self.nic_work.tx_clean_ns);
-            self.cx(q).host_irq_work(now, cpu, ns);
+            self.host_irq_work(now, cpu, ns, q);
         }
         let d = &mut self.devs[dev as usize];
         match d.client.nic.receive(now, wire_bytes, b.segs) {
@@ -133,7 +133,7 @@ impl Host {
             // on the queue's pCPU; it reached the tap as that work ended (its latency is
             // nic_rx_ns).
             let cpu = self.nic_irq_cpu[dev as usize];
-            self.cx(q).host_irq_work(now, cpu, ns);
+            self.host_irq_work(now, cpu, ns, q);
         }
         let d = &mut self.devs[dev as usize];
         let segs = u64::from(pkt.segs);
@@ -186,4 +186,11 @@ impl Host {
         self.cx(q).raise_irq(now, target, hw::lapic::Vector::Vf);
     }
 
+    /// `ns` of the host NIC's interrupt work runs on `cpu` from `now` (`hypervisor/softirq.rs`);
+    /// a back-end thread it took the pCPU from finishes its step that much later.
+    fn host_irq_work(&mut self, now: Time, cpu: u32, ns: Time, q: &mut EventQueue<Ev>) {
+        if let Some((t, held)) = self.cx(q).host_irq_work(now, cpu, ns) {
+            self.io.threads[t as usize].interrupted(held);
+        }
+    }
 }

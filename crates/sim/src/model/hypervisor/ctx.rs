@@ -87,9 +87,6 @@ pub(crate) trait Machine {
     fn parts(&mut self, key: Own) -> Parts<'_, Self::Q>;
     /// The hypervisor's state, to read.
     fn seen(&self) -> Seen<'_>;
-    /// Back-end thread `t` lost `ns` of its pCPU to host interrupt work: the step it has under
-    /// way ends that much later (`IoThread::interrupted`).
-    fn io_interrupted(&mut self, t: u32, ns: Time);
 
     // The guest, above: what runs in the VM.
 

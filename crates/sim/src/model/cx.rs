@@ -1,8 +1,10 @@
 //! The model root's side of the lower layers' contexts: [`Cx`], through which the hypervisor
 //! (`hypervisor::ctx::Machine`) and the guest kernel (`guest::ctx::Kernel`) act on the host.
-//! Each method is one field or one call into the layer that owns it; the calls upward (what
-//! the guest runs at a VM entry, what a finished task means, a back-end thread's turn, the
-//! workload's part) are made here, so neither layer names one above it.
+//! Each method is one field or one call into the layer that owns it; the calls upward that
+//! remain (what the guest runs at a VM entry, what a finished task means, the workload's part)
+//! are made here, so neither layer names one above it. (A back-end thread's turn and the time
+//! host interrupt work takes from it are the hypervisor's returned decisions, applied by the
+//! root's dispatch: `mod.rs`, `port.rs`.)
 //!
 //! Why one value holds the whole host: a VM entry runs guest work, which exits into the
 //! hypervisor, which may enter the guest again — the call chain crosses the layers both ways

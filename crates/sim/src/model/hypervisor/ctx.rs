@@ -1,8 +1,12 @@
-//! The hypervisor's context: what its vCPU model (`vcpu.rs`), interrupt delivery (`irq.rs`) and
-//! thread glue (`threads.rs`) may touch — their own state (the vCPUs, the host scheduler, the
-//! event queue, the profile's costs) and, above them, the guest and the back ends only through
-//! named calls: what the guest runs at a VM entry, what a finished guest task or handler
-//! means to it, a back-end thread's turn on its pCPU.
+//! The hypervisor's context: what its vCPU model (`vcpu.rs`), interrupt delivery (`irq.rs`),
+//! host interrupt work (`softirq.rs`) and thread glue (`threads.rs`) may touch — their own
+//! state, one [`Parts`] behind a key only `hypervisor/` can make ([`Own`]), so that the layers
+//! above, whose contexts extend `Machine`, read the hypervisor ([`Machine::seen`]) but reach no
+//! `&mut Vcpu` and no scheduler of its — and, above them, the guest only through six named
+//! calls (what runs at a VM entry, what a finished task or handler means, the TX kick after a
+//! handler) and the timeline through one ([`Machine::trace`]). What the hypervisor decides
+//! for the back ends it returns instead of calling up: a back-end thread switched in
+//! (`dispatch::Up`), the time host interrupt work took from one (`Softirqs::host_irq_work`).
 //!
 //! A trait here, implemented by the model root (`model/cx.rs`), as the workloads' `Ctx` is:
 //! the hypervisor states what it needs and imports nothing above it. Its operations are the

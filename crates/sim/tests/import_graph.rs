@@ -161,12 +161,6 @@ const KNOWN_BACK_EDGES: &[(&str, &str)] = &[
     ("model::guest::napi", "model::guest::ctx"),
     ("model::guest::napi", "model::guest::driver"),
     ("model::guest::napi", "model::guest::mtvd"),
-    ("model::hypervisor::softirq", "model::hypervisor::ctx"),
-    ("model::hypervisor::threads", "model::hypervisor::ctx"),
-    ("model::hypervisor::vcpu", "model::hypervisor::ctx"),
-    ("model::hypervisor::irq", "model::hypervisor::ctx"),
-    ("model::hypervisor::vcpu", "model::hypervisor::threads"),
-    ("model::hypervisor::vcpu", "model::hypervisor::irq"),
     ("model::io::queues", "model::io"),
     ("model::io::thread", "model::io"),
 ];

@@ -13,8 +13,7 @@ use crate::model::hw::rxq::{RxPkt, RxRing};
 use crate::model::hw::virtq::Virtq;
 use crate::model::event::Ev;
 use crate::model::host::{Host, NetDev};
-use crate::model::hypervisor::irq::Irqs;
-use crate::model::hypervisor::threads::Threads;
+use crate::model::hypervisor::ops::{Irqs, Threads};
 use crate::engine::{EventQueue, Fired, Time};
 use std::collections::VecDeque;
 

@@ -11,7 +11,7 @@ use crate::model::hw::wire::{Port, Wire};
 use crate::model::hw::device::Device;
 use crate::model::hw::{nic_itr, rxq::RxRing, vf};
 use crate::model::hypervisor::sched::{self, CpuMask};
-use crate::model::hypervisor::threads::Threads;
+use crate::model::hypervisor::ops::Threads;
 use crate::model::hypervisor::vcpu::Vcpu;
 use crate::model::workload::client::Client;
 use crate::model::workload::Sender;

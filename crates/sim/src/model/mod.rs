@@ -111,7 +111,7 @@ impl Model for Host {
                     hypervisor::dispatch::Up::None => {}
                     hypervisor::dispatch::Up::IoRun { thread, wake_cpu, cpu } => {
                         self.io_run(now, thread, wake_cpu, q);
-                        use hypervisor::threads::Threads;
+                        use hypervisor::ops::Threads;
                         self.cx(q).poke(now, cpu);
                     }
                 }

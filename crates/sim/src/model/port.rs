@@ -6,8 +6,8 @@
 
 use crate::engine::Schedule;
 use crate::engine::{EventQueue, Time};
-use crate::model::hypervisor::irq::Irqs;
-use crate::model::hypervisor::softirq::Softirqs;
+use crate::model::hypervisor::ops::Irqs;
+use crate::model::hypervisor::host_irq::Softirqs;
 use crate::model::hw::device::Received;
 use crate::model::hw::{nic_itr, vf};
 use crate::model::{hw, hypervisor, io, workload};
@@ -166,7 +166,7 @@ impl Host {
             self.vcpus[target as usize].rebind_owed = true;
         }
         if boost {
-            use hypervisor::threads::Threads;
+            use hypervisor::ops::Threads;
             self.cx(q).smp_boost(now, target);
         }
         target

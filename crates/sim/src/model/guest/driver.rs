@@ -14,8 +14,8 @@ use crate::model::guest::napi::NapiOps;
 use crate::model::hw::lapic::Vector;
 use crate::model::hw::virtq::Buf;
 use crate::model::hw::device::Device;
-use crate::model::hypervisor::irq::Irqs;
-use crate::model::hypervisor::vcpu::{AfterExit, Step, Vcpus};
+use crate::model::hypervisor::ops::{Irqs, Vcpus};
+use crate::model::hypervisor::vcpu::{AfterExit, Step};
 use crate::model::io::queues::Notice;
 
 /// The drivers' operations, for every [`Kernel`].

@@ -27,9 +27,9 @@ use crate::engine::{round_ns, Time};
 use crate::model::guest::ctx::Kernel;
 use crate::model::hypervisor::ctx::HvRead;
 use crate::model::guest::napi::{stack_cost, NapiOps, StackCosts};
-use crate::model::hypervisor::irq::Irqs;
+use crate::model::hypervisor::ops::{Irqs, Vcpus};
 use crate::model::hw::rxq::RxPkt;
-use crate::model::hypervisor::vcpu::{Task, Vcpus};
+use crate::model::hypervisor::vcpu::Task;
 use std::collections::VecDeque;
 
 /// The dispatcher's and the thread pool's state of one VF.

@@ -21,8 +21,8 @@ use crate::model::hw::device::Device;
 use crate::model::hw::gro;
 use crate::model::hw::rxq::{Ctl, RxPkt, RxRing};
 use crate::model::guest::mtvd::MtvdOps;
-use crate::model::hypervisor::irq::Irqs;
-use crate::model::hypervisor::vcpu::{Task, Vcpus};
+use crate::model::hypervisor::ops::{Irqs, Vcpus};
+use crate::model::hypervisor::vcpu::Task;
 use crate::model::io::queues::Notice;
 
 /// The NAPI context of one RX queue.

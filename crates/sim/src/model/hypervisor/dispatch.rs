@@ -5,9 +5,7 @@ use crate::engine::Time;
 use crate::model::hw::lapic::Vector;
 use crate::model::hypervisor::ctx::Machine;
 use crate::model::hypervisor::event::Event;
-use crate::model::hypervisor::irq::Irqs;
-use crate::model::hypervisor::threads::Threads;
-use crate::model::hypervisor::vcpu::Vcpus;
+use crate::model::hypervisor::ops::{Irqs, Threads, Vcpus};
 
 /// What the model root carries out after a hypervisor event, for a layer above it (the
 /// hypervisor returns it rather than calling up).

@@ -16,64 +16,13 @@ use crate::model::hypervisor::event::Event;
 use crate::model::hypervisor::sched::{Action, State};
 use crate::model::hypervisor::vcpu::Mode;
 use crate::model::hypervisor::ctx::{HvOwn, HvRead, Machine, Trace, OWN};
-use crate::model::hypervisor::vcpu::{AfterExit, Vcpus};
+use crate::model::hypervisor::vcpu::AfterExit;
+use crate::model::hypervisor::ops::{Kind, Threads, Vcpus};
 use crate::engine::{round_ns, Fired, Time};
 use crate::metrics::ExitReason;
 use eventpath_policy::routing::RunState;
 
-/// What a scheduler thread is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// vCPU thread of vCPU `0`.
-    Vcpu(u32),
-    /// Back-end thread `0` (a vhost worker, an ES2 joint thread, an ELVIS I/O core, a PMD;
-    /// `io/`).
-    Io(u32),
-    /// CPU hog number `0`.
-    Hog(u32),
-}
 
-/// The host threads' side of the scheduler's decisions, for every [`Machine`].
-pub(crate) trait Threads {
-    /// The kind of thread `tid`.
-    fn kind(&self, tid: u32) -> Kind;
-
-    /// The pCPU of thread `tid` (current, queued on, or last run on).
-    fn cpu_of(&self, tid: u32) -> u32;
-
-    /// Wake sleeping thread `tid`; the waker is the pCPU running the current event's thread.
-    fn wake_thread(&mut self, now: Time, tid: u32);
-
-    /// Thread on `cpu` leaves it (to sleep, or back to its runqueue at a preemption point).
-    fn leave_cpu(&mut self, now: Time, cpu: u32, sleep: bool);
-
-    /// Is a preemption of the thread on `cpu` pending?
-    fn should_yield(&self, cpu: u32) -> bool;
-
-    /// hBalance's `SMP_BOOST` of vCPU `v`'s thread, carried out (Xen credit) or not (CFS:
-    /// `Scheduler::smp_boost`).
-    fn smp_boost(&mut self, now: Time, v: u32);
-
-    /// vCPU `v`'s thread yields to vCPU `to`'s (`kvm_vcpu_yield_to`, `Scheduler::yield_to`).
-    fn yield_to(&mut self, now: Time, v: u32, to: u32);
-
-    /// Carry out the scheduler's decisions, in order.
-    fn drain(&mut self, now: Time);
-
-    /// Bring the thread on `cpu` to its preemption point if a reschedule is pending.
-    fn poke(&mut self, now: Time, cpu: u32);
-
-    /// The switched-in thread starts running on `cpu`. A back-end thread's run is the I/O
-    /// layer's: returned (its thread and the wake-up CPU it owes) for the root to start, which
-    /// then pokes `cpu`.
-    fn sched_in(&mut self, now: Time, cpu: u32) -> Option<(u32, Time)>;
-
-    /// The host's periodic tick on `cpu` (CONFIG_HZ): slice accounting and load balancing.
-    fn host_tick(&mut self, now: Time, cpu: u32);
-
-    /// A timer the scheduler asked for fires on `cpu` (Xen credit's tick, slice, accounting).
-    fn sched_timer(&mut self, now: Time, cpu: u32);
-}
 
 impl<M: Machine> Threads for M {
     fn kind(&self, tid: u32) -> Kind {

@@ -17,9 +17,9 @@ fn code(text: &str) -> String {
     body.lines().map(|l| l.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n")
 }
 
-/// The back ends registered in `io/mod.rs`'s `Policy`: (variant, module), e.g. ("Pmd", "pmd").
+/// The back ends registered in `io/policy.rs`'s `Policy`: (variant, module), e.g. ("Pmd", "pmd").
 fn backends() -> Vec<(String, String)> {
-    let text = std::fs::read_to_string(src().join("io/mod.rs")).unwrap();
+    let text = std::fs::read_to_string(src().join("io/policy.rs")).unwrap();
     let start = text.find("pub(crate) enum Policy {").expect("the back ends' registry");
     let body = &text[start..start + text[start..].find('}').unwrap()];
     body.lines()

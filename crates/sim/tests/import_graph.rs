@@ -161,8 +161,6 @@ const KNOWN_BACK_EDGES: &[(&str, &str)] = &[
     ("model::guest::napi", "model::guest::ctx"),
     ("model::guest::napi", "model::guest::driver"),
     ("model::guest::napi", "model::guest::mtvd"),
-    ("model::io::queues", "model::io"),
-    ("model::io::thread", "model::io"),
 ];
 
 #[test]

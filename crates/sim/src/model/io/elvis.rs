@@ -12,7 +12,7 @@
 //! rule; the testbed's adapter applies the same, whatever the VM's number of vCPUs).
 
 use crate::model::io::queues::{DevRings, Notice, Notified, Work};
-use super::{Backend, Decision, Policy, Take, Turn, TurnMode, View};
+use crate::model::io::seam::{Backend, Decision, Take, Turn, TurnMode, View};
 use crate::config::IoHandling;
 use crate::engine::Time;
 use eventpath_policy::elvis::{ElvisConfig, ElvisDecision, ElvisScheduler, ModeChange, QueueMode, ServeAction};
@@ -95,7 +95,7 @@ impl Backend for ElvisIo {
 
 /// ELVIS's prototype: each worker filled with `devices_per_worker` of the devices `devs`, in
 /// order (the workers pinned to the I/O cores in turn).
-pub(crate) fn threads(io: &IoHandling, devs: &[u32]) -> Vec<(String, Vec<u32>, Policy)> {
+pub(crate) fn threads(io: &IoHandling, devs: &[u32]) -> Vec<(String, Vec<u32>, ElvisIo)> {
     let cfg = io.elvis();
     let groups = eventpath_policy::elvis::assign_workers(devs.len(), cfg.devices_per_worker);
     groups
@@ -104,7 +104,7 @@ pub(crate) fn threads(io: &IoHandling, devs: &[u32]) -> Vec<(String, Vec<u32>, P
         .map(|(g, members)| {
             let mine: Vec<u32> = members.iter().map(|&i| devs[i]).collect();
             let n = mine.len();
-            (format!("elvis-io{g}"), mine, Policy::Elvis(ElvisIo::new(io.elvis(), n)))
+            (format!("elvis-io{g}"), mine, ElvisIo::new(io.elvis(), n))
         })
         .collect()
 }

@@ -13,16 +13,19 @@
 //! A back end sees only the devices' queues (`queues.rs`: [`queues::DevRings`], the items it
 //! takes and their costs) and a few observations in its [`View`]; it returns what its thread
 //! does next ([`thread::Next`]) and the items it finished, which the model applies (the used
-//! ring, the wire, the interrupt). Adding a back end: its policy in `crates/policy`; its file
-//! here — the adapter implementing [`Backend`] and its `threads` (which devices each of its
-//! threads serves) — registered by one line each in [`Policy`], `each!` and
-//! [`shared_threads`]; its `Handling` variant and keys in `config/io.rs`; a test; an example.
+//! ring, the wire, the interrupt). The seam is `seam.rs`; the registry of back ends
+//! `policy.rs`. Adding a back end: its policy in `crates/policy`; its file here — the adapter
+//! implementing [`seam::Backend`] and its `threads` (which devices each of its threads serves)
+//! — registered by one line each in `policy.rs`'s `Policy`, `each!` and `shared_threads` (and
+//! its `mod` line here); its `Handling` variant and keys in `config/io.rs`; a test; an example.
 //! Nothing under `guest/` or in the model root names a back end (`tests/backends.rs`).
 
 pub(crate) mod device;
 mod elvis;
 mod es2;
 pub mod es2_driver;
+mod policy;
+pub(crate) mod seam;
 pub(crate) mod event;
 pub(crate) use event::Event;
 pub(crate) mod moderation;
@@ -31,186 +34,13 @@ pub(crate) mod queues;
 pub(crate) mod thread;
 mod vhost;
 
-use crate::engine::Time;
 use crate::config::{Handling, IoHandling, NetKind, Offload};
 use crate::profile::Profile;
-use queues::{Costs, DevRings, Notice, Work};
+use policy::{shared_threads, Policy};
+use queues::Costs;
+use seam::Backend;
+pub(crate) use seam::View;
 pub(crate) use thread::{IoThread, Next, Signal};
-
-/// What a back end sees besides its queues, at the moment it is asked.
-pub(crate) struct View<'a, R: DevRings + ?Sized> {
-    /// The devices' queues.
-    pub rings: &'a mut R,
-    /// What its steps cost.
-    pub costs: &'a Costs,
-    /// Another thread wants its pCPU (`need_resched`).
-    pub yield_wanted: bool,
-    /// Each device's VM (a move between VMs' queues costs a page-table switch).
-    pub dev_vm: &'a [u32],
-}
-
-/// How a turn serves its queue (set by the policy when the turn starts).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum TurnMode {
-    /// A vhost worker's handler loop over its device's two queues.
-    Vhost,
-    /// ES2 perceptive TX handler (Algorithm 1).
-    Perceptive,
-    /// ES2 optimistic TX handler in polling mode (Algorithm 2).
-    OptimisticPoll,
-    /// A regular vhost handler (kick- or packet-driven) of a joint thread.
-    Regular,
-    /// An ELVIS turn on a queue that is polled (`true`) or notified.
-    Elvis(bool),
-    /// A PMD's look at one queue (up to a burst).
-    Pmd,
-    /// A scheduled handler with nothing to do (a stale entry): the turn ends at once.
-    Nothing,
-}
-
-/// One turn: a queue of one of the thread's devices.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Turn {
-    /// The device's index among the thread's devices.
-    pub local: usize,
-    /// The RX queue (else TX).
-    pub rx: bool,
-    /// Items taken so far.
-    pub taken: u32,
-    pub mode: TurnMode,
-}
-
-/// What the policy says the thread does next.
-pub(crate) enum Decision {
-    Turn(Turn),
-    /// Spin on its rings (a busy PMD that found nothing) until then or until work is seen.
-    Spin(Option<Time>),
-    /// Sleep until `until` (or until woken); a notice wakes it if `notice`, work written
-    /// without one if `write`.
-    Sleep { until: Option<Time>, notice: bool, write: bool },
-}
-
-/// What a turn does next.
-pub(crate) enum Take {
-    /// Process this item, which costs this long.
-    Item(Work, Time),
-    /// Spin on the rings until then (or until work is seen), keeping the pCPU.
-    Spin(Option<Time>),
-    /// The turn is over.
-    End,
-}
-
-/// A back end's policy adapter (DESIGN §2's request-handling seam), one per back end in its
-/// own file: what its thread does with a notice, what it does next, what a turn takes, what a
-/// finished item means to it — and the few properties by which the I/O-thread mechanism
-/// (`thread.rs`) treats it, whose defaults are a polling thread's. Dispatched statically
-/// through [`Policy`], no vtable per item.
-pub(crate) trait Backend {
-    /// Work of kind `n` arrived for the thread's device `local` (`dev`).
-    fn notice<R: DevRings + ?Sized>(&mut self, now: Time, local: usize, dev: u32, n: Notice, v: &mut View<'_, R>);
-    /// What the thread does next: a turn at one of its devices' queues, a spin, a sleep.
-    fn decide<R: DevRings + ?Sized>(&mut self, now: Time, devs: &[u32], v: &mut View<'_, R>) -> Decision;
-    /// What the turn does next: an item, a spin, or the turn's end.
-    fn take<R: DevRings + ?Sized>(&mut self, now: Time, turn: Turn, dev: u32, v: &mut View<'_, R>) -> Take;
-    /// An item of the turn was completed; true: the turn ends.
-    fn after_item<R: DevRings + ?Sized>(&mut self, now: Time, turn: Turn, dev: u32, w: Work, v: &mut View<'_, R>) -> bool;
-    /// Work of kind `n` written without a notice: does the thread see it (spinning,
-    /// monitoring)?
-    fn sees_write(&self, _n: Notice) -> bool {
-        false
-    }
-    /// A look that found nothing costs `poll_ns` (threads that poll pay it over and over).
-    fn empty_look_costs(&self) -> bool {
-        true
-    }
-    /// It checks `need_resched` between turns.
-    fn yields_between_turns(&self) -> bool {
-        true
-    }
-    /// Its own count of looks and empty looks, where it keeps one.
-    fn polls(&self) -> Option<(u64, u64)> {
-        None
-    }
-    /// Start a measurement window.
-    fn reset_metrics(&mut self) {}
-    /// Its thread runs from the start, as if woken (a PMD polls from the start).
-    fn runs_from_start(&self) -> bool {
-        false
-    }
-    /// It hands TX buffers to the host's network stack (not a PMD, whose own driver writes
-    /// the NIC: its per-packet cost is `vhost.tx_packet_ns` alone).
-    fn kernel_path(&self) -> bool {
-        true
-    }
-}
-
-/// The back ends: the policy behind a thread. (A back end is its file and one line here and
-/// in `each!` and [`shared_threads`].)
-pub(crate) enum Policy {
-    Vhost(vhost::VhostIo),
-    Es2(es2::Es2Io),
-    Elvis(elvis::ElvisIo),
-    Pmd(pmd::PmdIo),
-}
-
-macro_rules! each {
-    ($self:ident, $p:ident => $e:expr) => {
-        match $self {
-            Policy::Vhost($p) => $e,
-            Policy::Es2($p) => $e,
-            Policy::Elvis($p) => $e,
-            Policy::Pmd($p) => $e,
-        }
-    };
-}
-
-/// The threads of a back end that serves the host's backed devices `devs` (each VM's first)
-/// from shared threads, each a group of devices (ES2's joint threads, ELVIS's I/O cores'
-/// workers, PMDs): per thread its name, its devices and its policy.
-fn shared_threads(io: &IoHandling, vhost: &eventpath_policy::vhost::VhostConfig, devs: &[u32], replies: &dyn Fn(u32) -> bool) -> Vec<(String, Vec<u32>, Policy)> {
-    match io.handling {
-        Handling::Es2 => es2::threads(io, vhost, devs, replies),
-        Handling::Elvis => elvis::threads(io, devs),
-        Handling::Pmd => pmd::threads(io, devs),
-        Handling::Vhost => unreachable!("vhost-net: a worker per device"),
-    }
-}
-
-impl Backend for Policy {
-    fn notice<R: DevRings + ?Sized>(&mut self, now: Time, local: usize, dev: u32, n: Notice, v: &mut View<'_, R>) {
-        each!(self, p => p.notice(now, local, dev, n, v))
-    }
-    fn decide<R: DevRings + ?Sized>(&mut self, now: Time, devs: &[u32], v: &mut View<'_, R>) -> Decision {
-        each!(self, p => p.decide(now, devs, v))
-    }
-    fn take<R: DevRings + ?Sized>(&mut self, now: Time, turn: Turn, dev: u32, v: &mut View<'_, R>) -> Take {
-        each!(self, p => p.take(now, turn, dev, v))
-    }
-    fn after_item<R: DevRings + ?Sized>(&mut self, now: Time, turn: Turn, dev: u32, w: Work, v: &mut View<'_, R>) -> bool {
-        each!(self, p => p.after_item(now, turn, dev, w, v))
-    }
-    fn sees_write(&self, n: Notice) -> bool {
-        each!(self, p => p.sees_write(n))
-    }
-    fn empty_look_costs(&self) -> bool {
-        each!(self, p => p.empty_look_costs())
-    }
-    fn yields_between_turns(&self) -> bool {
-        each!(self, p => p.yields_between_turns())
-    }
-    fn polls(&self) -> Option<(u64, u64)> {
-        each!(self, p => p.polls())
-    }
-    fn reset_metrics(&mut self) {
-        each!(self, p => p.reset_metrics())
-    }
-    fn runs_from_start(&self) -> bool {
-        each!(self, p => p.runs_from_start())
-    }
-    fn kernel_path(&self) -> bool {
-        each!(self, p => p.kernel_path())
-    }
-}
 
 /// The back-end threads of a host and which thread serves each device.
 pub(crate) struct Backends {

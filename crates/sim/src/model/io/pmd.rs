@@ -17,7 +17,7 @@
 //! profiles yet).
 
 use crate::model::io::queues::{DevRings, Notice, Notified, Work};
-use super::{Backend, Decision, Policy, Take, Turn, TurnMode, View};
+use crate::model::io::seam::{Backend, Decision, Take, Turn, TurnMode, View};
 use crate::config::IoHandling;
 use crate::engine::Time;
 use eventpath_policy::pmd::{PmdConfig, PmdDecision, PmdIdle, PmdThread};
@@ -108,7 +108,7 @@ impl Backend for PmdIo {
 
 /// One PMD thread per dedicated core (`[host.io] cores`), the devices `devs` split in
 /// contiguous, balanced groups.
-pub(crate) fn threads(io: &IoHandling, devs: &[u32]) -> Vec<(String, Vec<u32>, Policy)> {
+pub(crate) fn threads(io: &IoHandling, devs: &[u32]) -> Vec<(String, Vec<u32>, PmdIo)> {
     let cores = io.cores.as_deref().unwrap_or_default().len();
     let per_thread = devs.len().div_ceil(cores.max(1)).max(1) as u32;
     let cfg = io.pmd();
@@ -118,7 +118,7 @@ pub(crate) fn threads(io: &IoHandling, devs: &[u32]) -> Vec<(String, Vec<u32>, P
         .map(|(g, members)| {
             let mine: Vec<u32> = members.iter().map(|&i| devs[i]).collect();
             let n = mine.len();
-            (format!("pmd{g}"), mine, Policy::Pmd(PmdIo::new(&cfg, n)))
+            (format!("pmd{g}"), mine, PmdIo::new(&cfg, n))
         })
         .collect()
 }

@@ -21,7 +21,7 @@
 //! handler does not poll.
 
 use crate::model::io::queues::{recheck, DevRings, Notice, Work};
-use super::{Backend, Decision, Take, Turn, TurnMode, View};
+use crate::model::io::seam::{Backend, Decision, Take, Turn, TurnMode, View};
 use crate::engine::Time;
 use eventpath_policy::vhost::{VhostAction, VhostConfig, VhostEvent, VhostHandler, VhostState};
 

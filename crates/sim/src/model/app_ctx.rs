@@ -12,7 +12,7 @@ use crate::model::hw::lapic::Vector;
 use crate::model::hw::rxq::RxPkt;
 use crate::model::hw::virtq::{Buf, Virtq};
 use crate::model::cx::Cx;
-use crate::model::guest::driver::Driver;
+use crate::model::guest::ops::Driver;
 use crate::model::hypervisor::ops::{Irqs, Vcpus};
 use crate::model::workload::client::{AckAction, Client};
 use crate::model::workload::ctx::Ctx;

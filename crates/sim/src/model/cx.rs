@@ -13,9 +13,9 @@
 
 use crate::engine::{EventQueue, Time};
 use crate::model::guest::ctx::{DevView, Kernel};
-use crate::model::guest::driver::Driver;
-use crate::model::guest::mtvd::MtvdOps;
-use crate::model::guest::napi::NapiOps;
+use crate::model::guest::ops::Driver;
+use crate::model::guest::ops::MtvdOps;
+use crate::model::guest::ops::NapiOps;
 use crate::model::hw::lapic::Vector;
 use crate::model::hw::vf;
 use crate::model::hw::rxq::RxPkt;

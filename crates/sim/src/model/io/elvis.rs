@@ -12,7 +12,7 @@
 //! rule; the testbed's adapter applies the same, whatever the VM's number of vCPUs).
 
 use crate::model::io::queues::{DevRings, Notice, Notified, Work};
-use crate::model::io::seam::{Backend, Decision, Take, Turn, TurnMode, View};
+use crate::model::io::seam::{per_group, Backend, Decision, Take, Turn, TurnMode, View};
 use crate::config::IoHandling;
 use crate::engine::Time;
 use eventpath_policy::elvis::{ElvisConfig, ElvisDecision, ElvisScheduler, ModeChange, QueueMode, ServeAction};
@@ -98,15 +98,7 @@ impl Backend for ElvisIo {
 pub(crate) fn threads(io: &IoHandling, devs: &[u32]) -> Vec<(String, Vec<u32>, ElvisIo)> {
     let cfg = io.elvis();
     let groups = eventpath_policy::elvis::assign_workers(devs.len(), cfg.devices_per_worker);
-    groups
-        .iter()
-        .enumerate()
-        .map(|(g, members)| {
-            let mine: Vec<u32> = members.iter().map(|&i| devs[i]).collect();
-            let n = mine.len();
-            (format!("elvis-io{g}"), mine, ElvisIo::new(io.elvis(), n))
-        })
-        .collect()
+    per_group(&groups, devs, |g, mine| (format!("elvis-io{g}"), ElvisIo::new(cfg.clone(), mine.len())))
 }
 
 fn queue(local: usize, rx: bool) -> usize {

@@ -23,7 +23,7 @@
 //!   a polling handler queued): the regular handler first finishes its own loop.
 
 use crate::model::io::queues::{recheck, DevRings, Notice, Notified, Queues, Work};
-use crate::model::io::seam::{Backend, Decision, Take, Turn, TurnMode, View};
+use crate::model::io::seam::{per_group, Backend, Decision, Take, Turn, TurnMode, View};
 use crate::engine::Time;
 use crate::config::{Es2Switch, IoHandling};
 use eventpath_policy::es2::{
@@ -262,16 +262,11 @@ impl Backend for Es2Io {
 /// `replies(d)`: device `d`'s guest answers each TX completion (a request stream).
 pub(crate) fn threads(io: &IoHandling, vhost: &VhostConfig, devs: &[u32], replies: &dyn Fn(u32) -> bool) -> Vec<(String, Vec<u32>, Es2Io)> {
     let (switch, p, o, j) = io.es2();
-    eventpath_policy::es2::combine_devices(devs.len(), j.combining_level)
-        .iter()
-        .enumerate()
-        .map(|(g, members)| {
-            let mine: Vec<u32> = members.iter().map(|&i| devs[i]).collect();
-            let r = mine.iter().map(|&d| replies(d)).collect();
-            let io = Es2Io::new(mine.len(), switch, &p, &o, &j, vhost, r);
-            (format!("es2-joint{g}"), mine, io)
-        })
-        .collect()
+    let groups = eventpath_policy::es2::combine_devices(devs.len(), j.combining_level);
+    per_group(&groups, devs, |g, mine| {
+        let r = mine.iter().map(|&d| replies(d)).collect();
+        (format!("es2-joint{g}"), Es2Io::new(mine.len(), switch, &p, &o, &j, vhost, r))
+    })
 }
 
 fn handler(local: usize, rx: bool) -> usize {

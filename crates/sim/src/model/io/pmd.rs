@@ -17,7 +17,7 @@
 //! profiles yet).
 
 use crate::model::io::queues::{DevRings, Notice, Notified, Work};
-use crate::model::io::seam::{Backend, Decision, Take, Turn, TurnMode, View};
+use crate::model::io::seam::{per_group, Backend, Decision, Take, Turn, TurnMode, View};
 use crate::config::IoHandling;
 use crate::engine::Time;
 use eventpath_policy::pmd::{PmdConfig, PmdDecision, PmdIdle, PmdThread};
@@ -112,13 +112,6 @@ pub(crate) fn threads(io: &IoHandling, devs: &[u32]) -> Vec<(String, Vec<u32>, P
     let cores = io.cores.as_deref().unwrap_or_default().len();
     let per_thread = devs.len().div_ceil(cores.max(1)).max(1) as u32;
     let cfg = io.pmd();
-    eventpath_policy::es2::combine_devices(devs.len(), per_thread)
-        .iter()
-        .enumerate()
-        .map(|(g, members)| {
-            let mine: Vec<u32> = members.iter().map(|&i| devs[i]).collect();
-            let n = mine.len();
-            (format!("pmd{g}"), mine, PmdIo::new(&cfg, n))
-        })
-        .collect()
+    let groups = eventpath_policy::es2::combine_devices(devs.len(), per_thread);
+    per_group(&groups, devs, |g, mine| (format!("pmd{g}"), PmdIo::new(&cfg, mine.len())))
 }

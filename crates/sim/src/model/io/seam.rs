@@ -135,3 +135,18 @@ impl<R: DevRings + ?Sized> Queues for View<'_, R> {
         self.costs.weight_packets
     }
 }
+
+/// A shared back end's threads, one per group of `groups` (indices into the backed devices
+/// `devs`, as its policy grouped them): each its name, its devices and its adapter, which
+/// `thread(g, mine)` makes for group `g` of devices `mine`.
+pub(crate) fn per_group<P>(groups: &[Vec<usize>], devs: &[u32], mut thread: impl FnMut(usize, &[u32]) -> (String, P)) -> Vec<(String, Vec<u32>, P)> {
+    groups
+        .iter()
+        .enumerate()
+        .map(|(g, members)| {
+            let mine: Vec<u32> = members.iter().map(|&i| devs[i]).collect();
+            let (name, p) = thread(g, &mine);
+            (name, mine, p)
+        })
+        .collect()
+}

@@ -14,6 +14,7 @@ use crate::model::hypervisor::vcpu::{AfterExit, IdleThread, Mode, Step, Task, Xe
 use crate::engine::{Fired, Time, round_ns};
 use crate::profile::Profile;
 use crate::metrics::ExitReason;
+use crate::config::InterruptDelivery;
 
 
 impl<M: Machine> Vcpus for M {
@@ -149,12 +150,8 @@ impl<M: Machine> Vcpus for M {
         match self.guest_idle_thread(now, v) {
             IdleThread::None => {}
             IdleThread::Run(cost) => {
-                if let Some(t) = until.filter(|&t| self.vcpu_ref(v).burn_timer != Some(t)) {
-                    self.vcpu(v).burn_timer = Some(t);
-                    self.q().schedule(t.max(now), Event::TimerFire { vcpu: v });
-                    if delivery.timer_write_exits() {
-                        return self.exit(now, v, ExitReason::Timer, AfterExit::Resume);
-                    }
+                if program_deadline(self, now, v, until, delivery) {
+                    return;
                 }
                 return self.run_task(now, v, Task::Lookbusy, cost);
             }
@@ -165,24 +162,16 @@ impl<M: Machine> Vcpus for M {
         }
         if self.vcpu_ref(v).burn {
             // Busy guest: no HLT. A workload deadline still needs the LAPIC timer, once.
-            if let Some(t) = until.filter(|&t| self.vcpu_ref(v).burn_timer != Some(t)) {
-                self.vcpu(v).burn_timer = Some(t);
-                self.q().schedule(t.max(now), Event::TimerFire { vcpu: v });
-                if delivery.timer_write_exits() {
-                    return self.exit(now, v, ExitReason::Timer, AfterExit::Resume);
-                }
+            if program_deadline(self, now, v, until, delivery) {
+                return;
             }
             return self.run_task(now, v, Task::Burn, BURN_CHUNK_NS);
         }
         if let Some(IdleStep::Poll { until: end }) = self.vcpu(v).guest_poll.as_mut().map(|g| g.idle(now)) {
             // cpuidle-haltpoll's state 0: the idle task polls in guest mode (as the burn runs,
             // a workload deadline programmed once).
-            if let Some(t) = until.filter(|&t| self.vcpu_ref(v).burn_timer != Some(t)) {
-                self.vcpu(v).burn_timer = Some(t);
-                self.q().schedule(t.max(now), Event::TimerFire { vcpu: v });
-                if delivery.timer_write_exits() {
-                    return self.exit(now, v, ExitReason::Timer, AfterExit::Resume);
-                }
+            if program_deadline(self, now, v, until, delivery) {
+                return;
             }
             return self.run_task(now, v, Task::Burn, (end - now).min(BURN_CHUNK_NS));
         }
@@ -268,6 +257,22 @@ impl<M: Machine> Vcpus for M {
         }
         self.enter(now, v);
     }
+}
+
+/// A workload deadline `until` of a vCPU that keeps running in guest mode (lookbusy's
+/// spinner, the burn, the guest's idle poll): its LAPIC timer is programmed once
+/// (`burn_timer`). Returns whether that write exits — the exit is then taken, and the caller
+/// stops.
+fn program_deadline<M: Machine>(m: &mut M, now: Time, v: u32, until: Option<Time>, delivery: InterruptDelivery) -> bool {
+    if let Some(t) = until.filter(|&t| m.vcpu_ref(v).burn_timer != Some(t)) {
+        m.vcpu(v).burn_timer = Some(t);
+        m.q().schedule(t.max(now), Event::TimerFire { vcpu: v });
+        if delivery.timer_write_exits() {
+            m.exit(now, v, ExitReason::Timer, AfterExit::Resume);
+            return true;
+        }
+    }
+    false
 }
 
 /// A PV vCPU's cost for `r` where Xen's PV path replaces the HVM exit: the event-channel

@@ -2,9 +2,10 @@
 //! (`hypervisor::ctx::Machine`) and the guest kernel (`guest::ctx::Kernel`) act on the host.
 //! Each method is one field or one call into the layer that owns it; the calls upward that
 //! remain (what the guest runs at a VM entry, what a finished task means, the workload's part)
-//! are made here, so neither layer names one above it. (A back-end thread's turn and the time
-//! host interrupt work takes from it are the hypervisor's returned decisions, applied by the
-//! root's dispatch: `mod.rs`, `port.rs`.)
+//! are made here, so neither layer names one above it. What the hypervisor hands up at the end
+//! of an event (`hypervisor::ops::Up`: a back-end thread's turn, a finished guest task, the TX
+//! kick after a handler) is applied here ([`Cx::apply_up`]); the time host interrupt work takes
+//! from a back-end thread, in `port.rs`.
 //!
 //! Why one value holds the whole host: a VM entry runs guest work, which exits into the
 //! hypervisor, which may enter the guest again — the call chain crosses the layers both ways
@@ -20,6 +21,7 @@ use crate::model::hw::lapic::Vector;
 use crate::model::hw::vf;
 use crate::model::hw::rxq::RxPkt;
 use crate::model::hypervisor::ctx::{Machine, Own, Parts, Seen, Trace};
+use crate::model::hypervisor::ops::{Threads, Up};
 use crate::model::hypervisor::vcpu::Task;
 use crate::model::io::queues::Notice;
 use crate::model::event::Ev;
@@ -36,6 +38,34 @@ impl<'a> Cx<'a> {
     /// The context of `h` for an event that schedules into `q`.
     pub(crate) fn new(h: &'a mut Host, q: &'a mut EventQueue<Ev>) -> Self {
         Cx { h, q }
+    }
+}
+
+impl Cx<'_> {
+    /// Carry out what a hypervisor event's handling handed up (`hypervisor::ops::Up`), in the
+    /// order it would have been called: a back-end thread's run, a finished guest task's owner,
+    /// the driver's TX kick — then the pCPU's poke that follows a switch-in.
+    pub(crate) fn apply_up(&mut self, now: Time, up: Up) {
+        match up {
+            Up::None => {}
+            Up::IoRun { thread, wake_cpu, cpu } => {
+                self.h.io_run(now, thread, wake_cpu, self.q);
+                self.poke(now, cpu);
+            }
+            Up::TaskDone { v, task } => match task {
+                Task::App(s) => self.h.app_step_done(now, v, s, self.q),
+                Task::NapiRx => self.napi_rx_done(now, v),
+                Task::Backlog => self.mtvd_done(now, v),
+                Task::Irq(_) | Task::Burn | Task::Lookbusy => unreachable!("the hypervisor ends its handlers, the burn and the spinner"),
+            },
+            Up::KickTx { v, poke } => {
+                let dev = self.h.vms[self.h.vcpus[v as usize].vm as usize].dev;
+                self.kick_tx(now, v, dev);
+                if let Some(cpu) = poke {
+                    self.poke(now, cpu);
+                }
+            }
+        }
     }
 }
 
@@ -70,20 +100,8 @@ impl Machine for Cx<'_> {
     fn guest_idle_thread(&mut self, now: Time, v: u32) -> crate::model::hypervisor::vcpu::IdleThread {
         self.h.lookbusy_idle(now, v)
     }
-    fn guest_task_done(&mut self, now: Time, v: u32, task: Task) {
-        match task {
-            Task::App(s) => self.h.app_step_done(now, v, s, self.q),
-            Task::NapiRx => self.napi_rx_done(now, v),
-            Task::Backlog => self.mtvd_done(now, v),
-            Task::Irq(_) | Task::Burn | Task::Lookbusy => unreachable!("the hypervisor ends its handlers, the burn and the spinner"),
-        }
-    }
     fn guest_handled(&mut self, now: Time, v: u32, vec: Vector) -> bool {
         self.irq_handled(now, v, vec)
-    }
-    fn guest_kick_tx(&mut self, now: Time, v: u32) {
-        let dev = self.h.vms[self.h.vcpus[v as usize].vm as usize].dev;
-        self.kick_tx(now, v, dev)
     }
 
 

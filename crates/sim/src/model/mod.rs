@@ -107,14 +107,8 @@ impl Model for Host {
                 if e == (hypervisor::Event::HostTick { cpu: 0 }) {
                     self.watchdog_tick(now);
                 }
-                match hypervisor::dispatch::handle(&mut self.cx(q), now, e) {
-                    hypervisor::dispatch::Up::None => {}
-                    hypervisor::dispatch::Up::IoRun { thread, wake_cpu, cpu } => {
-                        self.io_run(now, thread, wake_cpu, q);
-                        use hypervisor::ops::Threads;
-                        self.cx(q).poke(now, cpu);
-                    }
-                }
+                let up = hypervisor::dispatch::handle(&mut self.cx(q), now, e);
+                self.cx(q).apply_up(now, up);
             }
             Ev::Io(e) => self.io_event(now, e, q),
             Ev::Client { dev, kind, x, a, b } => self.app_client_event(now, dev, workload::ClientEv { kind, x, a, b }, q),

@@ -2,11 +2,12 @@
 //! host interrupt work (`softirq.rs`) and thread glue (`threads.rs`) may touch — their own
 //! state, one [`Parts`] behind a key only `hypervisor/` can make ([`Own`]), so that the layers
 //! above, whose contexts extend `Machine`, read the hypervisor ([`Machine::seen`]) but reach no
-//! `&mut Vcpu` and no scheduler of its — and, above them, the guest only through six named
-//! calls (what runs at a VM entry, what a finished task or handler means, the TX kick after a
-//! handler) and the timeline through one ([`Machine::trace`]). What the hypervisor decides
-//! for the back ends it returns instead of calling up: a back-end thread switched in
-//! (`dispatch::Up`), the time host interrupt work took from one (`Softirqs::host_irq_work`).
+//! `&mut Vcpu` and no scheduler of its — and, above them, the guest only through four named
+//! calls (what runs at a VM entry, whether a guest thread runs instead of the idle loop, what a
+//! finished handler did) and the timeline through one ([`Machine::trace`]). What it decides
+//! at the end of an event for a layer above it returns instead of calling up (`ops::Up`: a
+//! back-end thread switched in, a guest task's end, the driver's TX kick after a handler), as
+//! the time host interrupt work took from a back-end thread (`Softirqs::host_irq_work`).
 //!
 //! A trait here, implemented by the model root (`model/cx.rs`), as the workloads' `Ctx` is:
 //! the hypervisor states what it needs and imports nothing above it. Its operations are the
@@ -103,14 +104,9 @@ pub(crate) trait Machine {
     /// `v`'s application has nothing to run: does a guest thread of the VM's own (the lookbusy
     /// spinner) run, or sleep until some time?
     fn guest_idle_thread(&mut self, now: Time, v: u32) -> crate::model::hypervisor::vcpu::IdleThread;
-    /// A guest task other than a handler or the burn finished on `v` (an application step,
-    /// a NAPI receive): its owner goes on.
-    fn guest_task_done(&mut self, now: Time, v: u32, task: Task);
     /// The guest's handler for `vec` on `v` finished its device-side work (before its EOI).
     /// Returns whether the TX queue must be kicked after it (buffers the handler added).
     fn guest_handled(&mut self, now: Time, v: u32, vec: Vector) -> bool;
-    /// The driver's TX kick on `v` (an exit that signals the back end).
-    fn guest_kick_tx(&mut self, now: Time, v: u32);
 
     /// Tell the timeline (`eventpath trace`) what happened at `now`; a no-op unless it records.
     fn trace(&mut self, now: Time, e: Trace);

@@ -5,31 +5,15 @@ use crate::engine::Time;
 use crate::model::hw::lapic::Vector;
 use crate::model::hypervisor::ctx::Machine;
 use crate::model::hypervisor::event::Event;
-use crate::model::hypervisor::ops::{Irqs, Threads, Vcpus};
+use crate::model::hypervisor::ops::{Irqs, Threads, Up, Vcpus};
 
-/// What the model root carries out after a hypervisor event, for a layer above it (the
-/// hypervisor returns it rather than calling up).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Up {
-    /// Nothing.
-    None,
-    /// Back-end thread `thread` was switched in on `cpu`, owing `wake_cpu` ns of wake-up from
-    /// idle: its run is the I/O layer's; then the pCPU is poked (`Threads::poke`), as after
-    /// any switch-in.
-    IoRun { thread: u32, wake_cpu: Time, cpu: u32 },
-}
 
 /// Handle hypervisor event `e` at `now`.
 pub(crate) fn handle<M: Machine>(m: &mut M, now: Time, e: Event) -> Up {
     match e {
-        Event::SchedIn { cpu } => {
-            return match m.sched_in(now, cpu) {
-                Some((thread, wake_cpu)) => Up::IoRun { thread, wake_cpu, cpu },
-                None => Up::None,
-            }
-        }
-        Event::GuestDone { vcpu } => m.guest_done(now, vcpu),
-        Event::ExitDone { vcpu } => m.exit_done(now, vcpu),
+        Event::SchedIn { cpu } => return m.sched_in(now, cpu),
+        Event::GuestDone { vcpu } => return m.guest_done(now, vcpu),
+        Event::ExitDone { vcpu } => return m.exit_done(now, vcpu),
         Event::HostTick { cpu } => m.host_tick(now, cpu),
         Event::TimerFire { vcpu } => m.timer_fire(now, vcpu),
         Event::Tick { vcpu } => m.tick(now, vcpu),

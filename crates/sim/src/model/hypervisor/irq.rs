@@ -21,7 +21,7 @@ use eventpath_policy::delivery::features::{IpiKind, IpiSend};
 use eventpath_policy::delivery::{Action, ExitCause, Target};
 use crate::model::hypervisor::vcpu::{AfterExit, Mode, Task, XenIo};
 use crate::model::hypervisor::ctx::{HvOwn, HvRead, Machine, Trace, OWN};
-use crate::model::hypervisor::ops::{Irqs, Threads, Vcpus};
+use crate::model::hypervisor::ops::{Irqs, Threads, Up, Vcpus};
 use crate::engine::{Time, NS_PER_S, round_ns};
 use crate::metrics::ExitReason;
 
@@ -224,7 +224,7 @@ impl<M: Machine> Irqs for M {
         true
     }
 
-    fn irq_done(&mut self, now: Time, v: u32, vec: Vector) {
+    fn irq_done(&mut self, now: Time, v: u32, vec: Vector) -> Up {
         // The handler's work in the guest (a TX clean, NAPI scheduled, the application told).
         let kick = self.guest_handled(now, v, vec);
         let vc = self.vcpu(v);
@@ -247,16 +247,19 @@ impl<M: Machine> Irqs for M {
             // vBalance moved the event channel here: the guest's EVTCHNOP_bind_vcpu (an
             // evtchn vCPU has no EOI exit, so this is the only trap after its handler).
             vc.rebind_owed = false;
-            return self.exit(now, v, ExitReason::Other, then);
+            self.exit(now, v, ExitReason::Other, then);
+            return Up::None;
         }
         if vc.features.eoi_exits(delivery, injection_mode, others) {
-            return self.exit(now, v, ExitReason::Eoi, then);
+            self.exit(now, v, ExitReason::Eoi, then);
+            return Up::None;
         }
         match then {
             AfterExit::Rearm if delivery.timer_write_exits() => self.exit(now, v, ExitReason::Timer, AfterExit::Resume),
-            AfterExit::KickTx => self.guest_kick_tx(now, v),
+            AfterExit::KickTx => return Up::KickTx { v, poke: None },
             _ => self.enter(now, v),
         }
+        Up::None
     }
 
     fn timer_fire(&mut self, now: Time, v: u32) {

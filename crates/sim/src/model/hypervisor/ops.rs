@@ -10,6 +10,26 @@ use crate::metrics::ExitReason;
 use crate::model::hw::lapic::Vector;
 use crate::model::hypervisor::vcpu::{AfterExit, Step, Task};
 
+/// What the model root carries out after a hypervisor event, for a layer above it: the
+/// hypervisor returns it rather than calling up. (Each arises where the event's handling ends:
+/// a decision at the tail of an operation is handed up, not made from inside it.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Up {
+    /// Nothing.
+    None,
+    /// Back-end thread `thread` was switched in on `cpu`, owing `wake_cpu` ns of wake-up from
+    /// idle: its run is the I/O layer's; then the pCPU is poked (`Threads::poke`), as after
+    /// any switch-in.
+    IoRun { thread: u32, wake_cpu: Time, cpu: u32 },
+    /// Guest task `task` (an application step, a NAPI receive, an MTVD thread's packet) ended
+    /// on `v`: its owner goes on.
+    TaskDone { v: u32, task: Task },
+    /// The exit (or the handler) after which `v`'s driver kicks its TX queue ended: the kick
+    /// (buffers the TX interrupt's handler added); then `poke`'s pCPU is poked, when the exit
+    /// ended at a switch-in.
+    KickTx { v: u32, poke: Option<u32> },
+}
+
 /// What a scheduler thread is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -53,9 +73,9 @@ pub(crate) trait Threads {
     fn poke(&mut self, now: Time, cpu: u32);
 
     /// The switched-in thread starts running on `cpu`. A back-end thread's run is the I/O
-    /// layer's: returned (its thread and the wake-up CPU it owes) for the root to start, which
-    /// then pokes `cpu`.
-    fn sched_in(&mut self, now: Time, cpu: u32) -> Option<(u32, Time)>;
+    /// layer's, and a TX kick owed at the end of a vCPU's exit the guest's: returned for the
+    /// root to carry out, which then pokes `cpu`.
+    fn sched_in(&mut self, now: Time, cpu: u32) -> Up;
 
     /// The host's periodic tick on `cpu` (CONFIG_HZ): slice accounting and load balancing.
     fn host_tick(&mut self, now: Time, cpu: u32);
@@ -81,14 +101,14 @@ pub(crate) trait Vcpus {
     fn exit_for(&mut self, now: Time, v: u32, reason: ExitReason, then: AfterExit, extra: Time);
 
     /// The exit of `v` was handled: what its handling said follows, else VM entry.
-    fn exit_done(&mut self, now: Time, v: u32);
+    fn exit_done(&mut self, now: Time, v: u32) -> Up;
 
     /// VM entry: finish a handler in progress (`irq.rs`), else inject a deliverable interrupt,
     /// else run pending softirq work (NAPI), else resume saved work, else ask the workload.
     fn enter(&mut self, now: Time, v: u32);
 
     /// A guest task completed (ignored if the task was cut short since).
-    fn guest_done(&mut self, now: Time, v: u32);
+    fn guest_done(&mut self, now: Time, v: u32) -> Up;
 
     /// Nothing to run: program the LAPIC timer for `until` (if any) and halt.
     fn idle(&mut self, now: Time, v: u32, until: Option<Time>);
@@ -176,7 +196,7 @@ pub(crate) trait Irqs {
     fn inject(&mut self, now: Time, v: u32) -> bool;
 
     /// The guest's handler for `vec` finished: its device-side effect, then the EOI.
-    fn irq_done(&mut self, now: Time, v: u32, vec: Vector);
+    fn irq_done(&mut self, now: Time, v: u32, vec: Vector) -> Up;
 
     /// The LAPIC timer the idle guest programmed expired.
     fn timer_fire(&mut self, now: Time, v: u32);

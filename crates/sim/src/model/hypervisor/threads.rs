@@ -17,7 +17,7 @@ use crate::model::hypervisor::sched::{Action, State};
 use crate::model::hypervisor::vcpu::Mode;
 use crate::model::hypervisor::ctx::{HvOwn, HvRead, Machine, Trace, OWN};
 use crate::model::hypervisor::vcpu::AfterExit;
-use crate::model::hypervisor::ops::{Kind, Threads, Vcpus};
+use crate::model::hypervisor::ops::{Kind, Threads, Up, Vcpus};
 use crate::engine::{round_ns, Fired, Time};
 use crate::metrics::ExitReason;
 use eventpath_policy::routing::RunState;
@@ -115,14 +115,14 @@ impl<M: Machine> Threads for M {
         }
     }
 
-    fn sched_in(&mut self, now: Time, cpu: u32) -> Option<(u32, Time)> {
+    fn sched_in(&mut self, now: Time, cpu: u32) -> Up {
         match self.parts(OWN).switch_in[cpu as usize].fired(now) {
             Fired::Expired => {}
             Fired::Reschedule(t) => {
                 self.q().schedule(t, Event::SchedIn { cpu });
-                return None;
+                return Up::None;
             }
-            Fired::Idle => return None,
+            Fired::Idle => return Up::None,
         }
         self.set_pcpu_busy(now, cpu, true);
         let t = self.sched_ref().current(cpu).expect("SchedIn on an idle pCPU");
@@ -145,18 +145,22 @@ impl<M: Machine> Threads for M {
                     vc.mode = Mode::Exit { then: AfterExit::Resume };
                     p.q.schedule(now + halt_wakeup, Event::ExitDone { vcpu: v });
                     self.poke(now, cpu);
-                    return None;
+                    return Up::None;
                 }
                 match self.vcpu_ref(v).mode {
-                    Mode::Exit { .. } => self.exit_done(now, v),
+                    Mode::Exit { .. } => {
+                        if let Up::KickTx { v, .. } = self.exit_done(now, v) {
+                            return Up::KickTx { v, poke: Some(cpu) };
+                        }
+                    }
                     _ => self.enter(now, v),
                 }
             }
-            Kind::Io(t) => return Some((t, wake_cpu)),
+            Kind::Io(thread) => return Up::IoRun { thread, wake_cpu, cpu },
             Kind::Hog(_) => {}
         }
         self.poke(now, cpu);
-        None
+        Up::None
     }
 
     fn host_tick(&mut self, now: Time, cpu: u32) {

@@ -9,7 +9,7 @@ use crate::model::hypervisor::event::Event;
 use crate::model::hypervisor::guest_poll::IdleStep;
 use crate::model::hypervisor::halt::HaltStart;
 use crate::model::hypervisor::ctx::{HvOwn, HvRead, Machine, Trace, OWN};
-use crate::model::hypervisor::ops::{Irqs, Threads, Vcpus};
+use crate::model::hypervisor::ops::{Irqs, Threads, Up, Vcpus};
 use crate::model::hypervisor::vcpu::{AfterExit, IdleThread, Mode, Step, Task, XenIo, BURN_CHUNK_NS};
 use crate::engine::{Fired, Time, round_ns};
 use crate::profile::Profile;
@@ -67,7 +67,7 @@ impl<M: Machine> Vcpus for M {
         p.q.schedule(now + cost, Event::ExitDone { vcpu: v });
     }
 
-    fn exit_done(&mut self, now: Time, v: u32) {
+    fn exit_done(&mut self, now: Time, v: u32) -> Up {
         let Mode::Exit { then } = self.vcpu_ref(v).mode else { unreachable!("ExitDone outside an exit") };
         let pending = self.vcpu_ref(v).has_deliverable();
         match then {
@@ -76,17 +76,19 @@ impl<M: Machine> Vcpus for M {
             // kvm_vcpu_halt: poll for an interrupt, or block until one wakes the thread.
             AfterExit::Block if !pending => self.halt(now, v),
             AfterExit::Rearm => self.exit(now, v, ExitReason::Timer, AfterExit::Resume),
-            AfterExit::KickTx => self.guest_kick_tx(now, v),
+            AfterExit::KickTx => return Up::KickTx { v, poke: None },
             _ => {
                 // vcpu_run checks need_resched() before VM entry: a preempted vCPU waits here,
                 // in exit mode, and this exit is finished again when it runs.
                 let cpu = self.cpu_of(v);
                 if self.should_yield(cpu) {
-                    return self.leave_cpu(now, cpu, false);
+                    self.leave_cpu(now, cpu, false);
+                    return Up::None;
                 }
                 self.enter(now, v)
             }
         }
+        Up::None
     }
 
     fn enter(&mut self, now: Time, v: u32) {
@@ -113,19 +115,22 @@ impl<M: Machine> Vcpus for M {
         self.guest_next(now, v);
     }
 
-    fn guest_done(&mut self, now: Time, v: u32) {
+    fn guest_done(&mut self, now: Time, v: u32) -> Up {
         match self.vcpu(v).done.fired(now) {
             Fired::Expired => {}
-            Fired::Reschedule(t) => return self.q().schedule(t, Event::GuestDone { vcpu: v }),
-            Fired::Idle => return,
+            Fired::Reschedule(t) => {
+                self.q().schedule(t, Event::GuestDone { vcpu: v });
+                return Up::None;
+            }
+            Fired::Idle => return Up::None,
         }
         let vc = self.vcpu(v);
-        let Mode::Guest { task, .. } = vc.mode else { return };
+        let Mode::Guest { task, .. } = vc.mode else { return Up::None };
         vc.mode = Mode::Entering;
         self.trace(now, Trace::GuestEnd { v, task });
         match task {
-            Task::App(_) | Task::NapiRx | Task::Backlog => self.guest_task_done(now, v, task),
-            Task::Irq(vec) => self.irq_done(now, v, vec),
+            Task::App(_) | Task::NapiRx | Task::Backlog => return Up::TaskDone { v, task },
+            Task::Irq(vec) => return self.irq_done(now, v, vec),
             Task::Burn => {
                 self.vcpu(v).burn_ran(now);
                 self.guest_next(now, v)
@@ -135,6 +140,7 @@ impl<M: Machine> Vcpus for M {
                 self.guest_next(now, v)
             }
         }
+        Up::None
     }
 
     fn idle(&mut self, now: Time, v: u32, until: Option<Time>) {

@@ -101,7 +101,15 @@ impl Machine for Cx<'_> {
         self.h.lookbusy_idle(now, v)
     }
     fn guest_handled(&mut self, now: Time, v: u32, vec: Vector) -> bool {
-        self.irq_handled(now, v, vec)
+        let vm = self.h.vcpus[v as usize].vm as usize;
+        match vec {
+            // A workload's own interrupt sources (an MSI device's vector, a call-function IPI):
+            // their handlers are the workload's; every other vector's, the guest kernel's.
+            Vector::Msi => self.h.app_msi_handled(now, v, vm),
+            Vector::CallFunction => self.h.app_ipi_handled(now, v, vm, self.q),
+            _ => return self.irq_handled(now, v, vec),
+        }
+        false
     }
 
 
@@ -159,12 +167,6 @@ impl Kernel for Cx<'_> {
     }
     fn app_tx_interrupt(&mut self, now: Time, v: u32, vm: usize) {
         self.h.app_tx_interrupt(now, v, vm)
-    }
-    fn app_msi_handled(&mut self, now: Time, v: u32, vm: usize) {
-        self.h.app_msi_handled(now, v, vm)
-    }
-    fn app_ipi_handled(&mut self, now: Time, v: u32, vm: usize) {
-        self.h.app_ipi_handled(now, v, vm, self.q)
     }
 }
 

@@ -91,8 +91,4 @@ pub(crate) trait Kernel: Machine {
     fn app_deliver(&mut self, now: Time, v: u32, dev: u32, pkt: RxPkt) -> bool;
     /// The TX interrupt's handler ran on `v`.
     fn app_tx_interrupt(&mut self, now: Time, v: u32, vm: usize);
-    /// The handler of an `Msi` vector ran on `v`.
-    fn app_msi_handled(&mut self, now: Time, v: u32, vm: usize);
-    /// The handler of a call-function IPI ran its function on `v`.
-    fn app_ipi_handled(&mut self, now: Time, v: u32, vm: usize);
 }

@@ -137,8 +137,8 @@ impl<K: Kernel> Driver for K {
                     self.napi_schedule(v, dev);
                 }
             }
-            Vector::Msi => self.app_msi_handled(now, v, vm),
-            Vector::CallFunction => self.app_ipi_handled(now, v, vm),
+            // The workload's own interrupt sources: the root hands them to it (`cx.rs`).
+            Vector::Msi | Vector::CallFunction => unreachable!("a workload's vector, not the driver's"),
             Vector::Timer | Vector::Resched => {}
         }
         false

@@ -40,10 +40,11 @@ pub(crate) trait Driver {
     /// A kick's ioeventfd fires: the back end learns of the queue's new buffers.
     fn ioeventfd(&mut self, now: Time, dev: u32, rx: bool);
 
-    /// The guest's handler for `vec` on `v` did its device-side work: a TX interrupt's clean
-    /// (`tx_irq`, then the writers it woke), NAPI scheduled for RX, a VF's TX clean and NAPI,
-    /// the application told of a TX interrupt or an `Msi`. Returns whether the TX queue must
-    /// be kicked for buffers the handler added.
+    /// The guest's handler for a device's (or the timer's, a reschedule IPI's) `vec` on `v` did
+    /// its device-side work: a TX interrupt's clean (`tx_irq`, the application told, then the
+    /// writers it woke), NAPI scheduled for RX, a VF's TX clean and NAPI. Returns whether the
+    /// TX queue must be kicked for buffers the handler added. (An `Msi` or a call-function
+    /// IPI is a workload's own interrupt: its handler is the workload's.)
     fn irq_handled(&mut self, now: Time, v: u32, vec: Vector) -> bool;
 
     /// TX interrupt (`skb_xmit_done` → `netif_wake_subqueue`; then `net_tx_action` runs the

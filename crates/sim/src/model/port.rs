@@ -110,13 +110,13 @@ impl Host {
     pub(crate) fn to_tap(&mut self, arrive: Time, dev: u32, pkt: hw::rxq::RxPkt, wire_bytes: u32, q: &mut EventQueue<Ev>) {
         let d = &mut self.devs[dev as usize];
         if d.device.is_assigned() {
-            let at = d.nic.to_ring(arrive, pkt, self.vf_dma_ns);
+            let at = d.nic.port_to_ring(arrive, pkt, self.vf_dma_ns);
             return q.schedule(at, hw::Event::HostRx { dev });
         }
         // Its NIC's TX ring sent it, the host NIC's RX ring will receive it (both count it for
         // an adaptive ITR).
         d.client.nic.on_tx(wire_bytes, 1);
-        if let Some(at) = d.nic.to_tap(arrive, pkt, wire_bytes, &mut self.port.rx_path) {
+        if let Some(at) = d.nic.port_to_tap(arrive, pkt, wire_bytes, &mut self.port.rx_path) {
             q.schedule(at, hw::Event::HostRx { dev });
         }
     }

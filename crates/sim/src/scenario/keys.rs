@@ -167,7 +167,7 @@ const TAIL: &[Key] = &[
 ];
 
 const N: usize = HEAD.len() + crate::config::io::KEYS.len() + TAIL.len();
-const ALL: [Key; N] = joined(&[HEAD, crate::config::io::KEYS, TAIL]);
+static ALL: [Key; N] = joined(&[HEAD, crate::config::io::KEYS, TAIL]);
 
 /// Every key, in the order a scenario file is usually written (`[host.io]`'s from
 /// `config/io.rs`, each back end's beside its variant).

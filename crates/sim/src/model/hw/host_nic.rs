@@ -59,7 +59,7 @@ impl HostNicRx {
     /// `arrive`: its interrupt (throttled), the host's GRO and the receive path. Returns when
     /// it reaches the tap (the device's `HostRx`), or `None` when GRO appended it to the skb
     /// its poll holds (it reaches the tap with that skb).
-    pub fn to_tap(&mut self, arrive: Time, pkt: RxPkt, wire_bytes: u32, path: &mut PortToTap) -> Option<Time> {
+    pub fn port_to_tap(&mut self, arrive: Time, pkt: RxPkt, wire_bytes: u32, path: &mut PortToTap) -> Option<Time> {
         let irqs = self.itr.irqs;
         let irq = self.itr.irq_for(arrive, wire_bytes);
         let opened = self.itr.irqs != irqs;
@@ -73,7 +73,7 @@ impl HostNicRx {
 
     /// Frame `pkt` for an assigned device reached the port at `arrive`: no tap, no host path;
     /// it waits for the DMA in order. Returns when it is in the device's ring (its `HostRx`).
-    pub fn to_ring(&mut self, arrive: Time, pkt: RxPkt, dma_ns: Time) -> Time {
+    pub fn port_to_ring(&mut self, arrive: Time, pkt: RxPkt, dma_ns: Time) -> Time {
         self.skbs.push_back(PortSkb { opened: false, irq: arrive, pkt });
         arrive + dma_ns
     }

@@ -27,7 +27,7 @@ impl<M: Machine> Softirqs for M {
         // hand took its share when it came), or ksoftirqd's share of it.
         let (end, held) = self.softirqs().run(now, cpu, ns);
         self.trace(end - ns, Trace::Softirq { cpu, end });
-        let Some(t) = self.sched_ref().current(cpu) else { return None };
+        let t = self.sched_ref().current(cpu)?;
         if self.parts(OWN).switch_in[cpu as usize].armed() {
             return None;
         }

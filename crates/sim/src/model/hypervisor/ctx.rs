@@ -1,4 +1,4 @@
-//! The hypervisor's context: what its vCPU model (`vcpu.rs`), interrupt delivery (`irq.rs`),
+//! The hypervisor's context: what its vCPU model (`vcpu_run.rs`), interrupt delivery (`irq.rs`),
 //! host interrupt work (`softirq.rs`) and thread glue (`threads.rs`) may touch — their own
 //! state, one [`Parts`] behind a key only `hypervisor/` can make ([`Own`]), so that the layers
 //! above, whose contexts extend `Machine`, read the hypervisor ([`Machine::seen`]) but reach no

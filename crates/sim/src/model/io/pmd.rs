@@ -71,7 +71,7 @@ impl Backend for PmdIo {
         }
         let q = self.cursor;
         self.cursor += 1;
-        Decision::Turn(Turn { local: q / 2, rx: q % 2 == 1, taken: 0, mode: TurnMode::Pmd })
+        Decision::Turn(Turn { local: q / 2, rx: q % 2 == 1, taken: 0, mode: TurnMode::Plain })
     }
 
     /// Up to a burst from the turn's queue.

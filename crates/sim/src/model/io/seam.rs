@@ -19,11 +19,13 @@ pub(crate) struct View<'a, R: DevRings + ?Sized> {
     pub dev_vm: &'a [u32],
 }
 
-/// How a turn serves its queue (set by the policy when the turn starts).
+/// How a turn serves its queue (set by the policy when the turn starts, read back only by
+/// it): the kinds of turn a back end tells apart; one that tells none apart takes `Plain`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum TurnMode {
-    /// A vhost worker's handler loop over its device's two queues.
-    Vhost,
+    /// A turn of a policy that keeps no kind for it (a vhost worker's handler loop over its
+    /// device's two queues, a PMD's look at one queue).
+    Plain,
     /// ES2 perceptive TX handler (Algorithm 1).
     Perceptive,
     /// ES2 optimistic TX handler in polling mode (Algorithm 2).
@@ -32,8 +34,6 @@ pub(crate) enum TurnMode {
     Regular,
     /// An ELVIS turn on a queue that is polled (`true`) or notified.
     Elvis(bool),
-    /// A PMD's look at one queue (up to a burst).
-    Pmd,
     /// A scheduled handler with nothing to do (a stale entry): the turn ends at once.
     Nothing,
 }

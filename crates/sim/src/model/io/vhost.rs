@@ -96,7 +96,7 @@ impl Backend for VhostIo {
             return Decision::Sleep { until: None, notice: true, write: false };
         }
         self.start(Handler::Tx, devs[0], v);
-        Decision::Turn(Turn { local: 0, rx: false, taken: 0, mode: TurnMode::Vhost })
+        Decision::Turn(Turn { local: 0, rx: false, taken: 0, mode: TurnMode::Plain })
     }
 
     /// The loop's next item: the running handler's, or the other handler's, or a busy poll;

@@ -273,7 +273,7 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
             // As checked: a xen_pv device's default, event channels, filled in (Scenario::check).
             interrupt_delivery: Some(c.scenario.vm[i].interrupt_delivery.key()),
             device_interrupts_by_target_state_per_s: by_target.into(),
-            interrupt_routing: if vm.routing.external() {
+            interrupt_routing: if h.routing[i].external() {
                 Some("external".to_owned())
             } else {
                 serde_json::to_value(c.scenario.vm[i].interrupt_routing).ok().and_then(|v| v.as_str().map(str::to_owned))
@@ -281,7 +281,7 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
             interrupt_routing_note: (vm.vcpus.len() == 1 && c.scenario.vm[i].interrupt_routing != Default::default())
                 .then_some("one vCPU: every device interrupt goes to vCPU 0 and nothing is boosted; the policy has no effect"),
             device_interrupts_by_run_state_per_s: {
-                let r = &vm.routing.routed;
+                let r = &h.routing[i].routed;
                 crate::model::hypervisor::routing::RUN_STATE_KEYS.iter().zip(r).map(|(&k, &n)| (k, rate(n))).collect::<BTreeMap<_, _>>().into()
             },
             latency_by_target_state_us: match m.by_run_class {

@@ -3,7 +3,10 @@
 //! names; the graph must have no circle. So no file under `model/` uses an item of
 //! `model/mod.rs` (which declares and re-exports the parts), and `scenario/` and `run/`, which
 //! sit above the model, are read by no model file but the build (`model/build.rs`), the one
-//! leaf meant for them.
+//! leaf meant for them. And every import runs downward through the crate's levels
+//! ([`LEVELS`]: engine < config, metrics < profile < the model's layers in their order < the
+//! model root < scenario, summary < sanity < run < the tools), the build's two reads of the
+//! levels above it the only listed exceptions ([`UPWARD`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -149,24 +152,11 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
     fs.iter().map(|(rel, text)| (module_of(rel), imports(rel, &code(text), &modules))).collect()
 }
 
-/// Imports that still close a circle inside a layer, where a context trait (`Machine`,
-/// `Kernel`, `DevRings`) and the operations implemented for it import each other — the
-/// call-up design that issue 46's "layers return decisions" replaces. An edge may leave this
-/// list, never join it.
-const KNOWN_BACK_EDGES: &[(&str, &str)] = &[
-    ("model::guest::mtvd", "model::guest::ctx"),
-    ("model::guest::napi", "model::guest::ctx"),
-    ("model::guest::napi", "model::guest::driver"),
-    ("model::guest::napi", "model::guest::mtvd"),
-    ("model::hypervisor::softirq", "model::hypervisor::ctx"),
-    ("model::hypervisor::threads", "model::hypervisor::ctx"),
-    ("model::hypervisor::vcpu", "model::hypervisor::ctx"),
-    ("model::hypervisor::irq", "model::hypervisor::ctx"),
-    ("model::hypervisor::vcpu", "model::hypervisor::threads"),
-    ("model::hypervisor::vcpu", "model::hypervisor::irq"),
-    ("model::io::queues", "model::io"),
-    ("model::io::thread", "model::io"),
-];
+/// Imports that may close a circle inside a layer. Issue 46 emptied it: a context trait's
+/// state types live apart from the operations implemented for it, and each layer's operations
+/// that call one another are declared once (`hypervisor/ops.rs`, `guest/ops.rs`; `io/seam.rs`
+/// for the back ends), so no file imports one that imports it back. No edge may join it.
+const KNOWN_BACK_EDGES: &[(&str, &str)] = &[];
 
 #[test]
 fn the_known_back_edges_still_exist() {
@@ -242,4 +232,65 @@ fn the_layers_import_no_file_of_the_model_root() {
         }
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// The crate's levels, lowest first (DESIGN §2): a file may import its own level and those
+/// below, never one above. The model's layers in their order, then the model root (dispatch,
+/// build, ledger, contexts), then what sits above the model: the scenario that describes a run,
+/// its summary, the checks of it, the run itself, and the tools over runs.
+const LEVELS: &[&[&str]] = &[
+    &["engine", "error"],
+    &["config", "metrics"],
+    &["profile"],
+    &["model::hw"],
+    &["model::hypervisor"],
+    &["model::io"],
+    &["model::guest"],
+    &["model::workload"],
+    &["model"],
+    &["scenario", "summary"],
+    &["sanity"],
+    &["run"],
+    &["bench", "fuzz", ""],
+];
+
+/// Imports upward that are allowed: the build reads the checked scenario and the run's
+/// external policies (`model/build.rs`, the one leaf meant for them). An edge may leave this
+/// list, never join it.
+const UPWARD: &[(&str, &str)] = &[("model::build", "scenario"), ("model::build", "run")];
+
+/// The level of module `m`: the longest prefix of its path that `LEVELS` names.
+fn level(m: &str) -> usize {
+    let segs: Vec<&str> = m.split("::").collect();
+    for n in (0..=segs.len()).rev() {
+        let prefix = segs[..n].join("::");
+        if let Some(l) = LEVELS.iter().position(|names| names.contains(&prefix.as_str())) {
+            return l;
+        }
+    }
+    panic!("{m}: in no level");
+}
+
+#[test]
+fn every_file_of_the_crate_imports_downward() {
+    let g = graph();
+    assert!(g.contains_key("scenario") && g.contains_key("run") && g.contains_key("model::build"), "the scan covers the whole crate");
+    let mut bad = Vec::new();
+    let mut used = BTreeSet::new();
+    for (m, deps) in &g {
+        for d in deps {
+            if level(d) > level(m) {
+                let top = d.split("::").next().unwrap_or("");
+                match UPWARD.iter().find(|(a, b)| a == m && (*b == top || b == d)) {
+                    Some(e) => {
+                        used.insert(*e);
+                    }
+                    None => bad.push(format!("{m} (level {}) imports {d} (level {})", level(m), level(d))),
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "imports against the levels:\n{}", bad.join("\n"));
+    let stale: Vec<_> = UPWARD.iter().filter(|e| !used.contains(*e)).collect();
+    assert!(stale.is_empty(), "no longer imported upward: take them off UPWARD: {stale:?}");
 }

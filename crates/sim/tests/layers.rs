@@ -4,6 +4,8 @@
 //! the event dispatch, the build, the summaries, and the contexts through which the layers act:
 //! `cx.rs`, `app_ctx.rs`) is above them all. No layer file extends `Host` (an `impl Host`
 //! block reaches into the whole model); the root files that do are listed in [`ROOT_ON_HOST`].
+//! The contexts through which the layers act hand out no `&mut Host`, no `&mut Vcpu` and no
+//! scheduler, and their methods only shrink ([`CONTEXT_METHODS`]).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -159,4 +161,35 @@ fn workloads_import_in_one_direction() {
     for m in graph.keys() {
         visit(m, &graph, &mut Vec::new(), &mut done);
     }
+}
+
+/// The body of `trait NAME` in a file (up to its closing brace at column 0).
+fn trait_body(rel: &str, name: &str) -> String {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/model").join(rel)).unwrap();
+    let code = code(&text);
+    let start = code.find(&format!("trait {name}")).unwrap_or_else(|| panic!("{rel}: no trait {name}"));
+    let end = code[start..].find("\n}").map_or(code.len(), |e| start + e);
+    code[start..end].to_string()
+}
+
+/// The required methods of the contexts through which the lower layers act (issue 46). Each may
+/// only shrink: a new need of a layer is a decision it returns, or a service truly below it.
+const CONTEXT_METHODS: &[(&str, &str, usize)] = &[("hypervisor/ctx.rs", "Machine", 7), ("guest/ctx.rs", "Kernel", 14), ("workload/ctx.rs", "Ctx", 28)];
+
+#[test]
+fn no_context_hands_out_the_host_a_vcpu_or_the_scheduler() {
+    for (rel, name, most) in CONTEXT_METHODS {
+        let body = trait_body(rel, name);
+        let methods = body.matches("    fn ").count();
+        assert!(methods <= *most, "{rel}: {name} has {methods} methods (at most {most}: the list only shrinks)");
+        for bad in ["&mut Host", "&mut Vcpu", "&mut Scheduler", "&mut [Vcpu]", "&mut SoftirqCpus"] {
+            assert!(!body.contains(bad), "{rel}: {name} hands out {bad}");
+        }
+        // The hypervisor's own state only behind the key its files alone can make.
+        for line in body.lines().filter(|l| l.contains("Parts<")) {
+            assert!(line.contains("key: Own"), "{rel}: {name}: {line}");
+        }
+    }
+    let ctx = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/model/hypervisor/ctx.rs")).unwrap();
+    assert!(ctx.contains("pub(crate) struct Own(());") && ctx.contains("pub(in crate::model::hypervisor) const OWN"), "the key's constructor is private to hypervisor/");
 }

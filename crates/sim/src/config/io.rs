@@ -5,7 +5,33 @@
 use eventpath_policy::elvis::ElvisConfig;
 use eventpath_policy::es2::{JointConfig, OptimisticConfig, PerceptiveConfig};
 use eventpath_policy::pmd::{PmdConfig, PmdIdle};
+use super::key::{k, Key, B, I, PCPUS, S};
 use serde::{Deserialize, Serialize};
+
+/// `[host.io]`'s keys (`eventpath keys`; `scenario::keys` lists them in place), a back end's
+/// beside the others'.
+pub const KEYS: &[Key] = &[
+    k("host.io.handling", "", S, "", "\"vhost\"", "Which host threads serve the virtio queues: `vhost` (a vhost-net worker per device), `es2` (ES2's joint threads, §4.2), `elvis` (ELVIS's I/O cores, §3), `pmd` (a poll-mode back end on dedicated cores).", "\"vhost\""),
+    k("host.io.cores", "", PCPUS, "pCPUs", "absent: es2's threads unpinned (required for elvis and pmd)", "es2, elvis, pmd: the I/O cores the threads are pinned to in turn; no vCPU may be pinned to one.", "[1]"),
+    k("host.io.switch", "", S, "", "\"perceptive\" (es2)", "es2: the TX mode switch, `perceptive` (Algorithm 1) or `optimistic` (Algorithm 2).", "\"perceptive\""),
+    k("host.io.quota", "", I, "requests per turn", "4 (es2 perceptive)", "es2 perceptive: requests per turn that keep a TX queue polled, 1..=4096 (ES2 §5.2's TCP value; 16 for UDP).", "4"),
+    k("host.io.poll_count", "", I, "polls", "1000 (es2 optimistic)", "es2 optimistic: polls of a TX queue after each received packet, 1..=1000000 (ES2 §5.3).", "1000"),
+    k("host.io.combining_level", "", I, "devices", "4 (es2)", "es2: devices per joint thread, 1..=64 (ES2 §5.1).", "4"),
+    k("host.io.sleep_us", "", I, "µs", "10 (es2)", "es2: the joint thread's interruptible sleep, 1..=1000 (ES2 §5.2-5.3).", "10"),
+    k("host.io.exitless_requests", "", B, "", "true (elvis)", "elvis: poll a queue whose kick rate reaches the threshold; false is fine-grained I/O scheduling only (ELVIS §4.7).", "true"),
+    k("host.io.max_work", "", I, "requests", "64 (elvis)", "elvis: requests after which the I/O thread always leaves a queue, 1..=1000000 (our choice).", "64"),
+    k("host.io.min_work", "", I, "requests", "8 (elvis, with stuck_us)", "elvis, with stuck_us only: requests before which the thread never leaves a non-empty queue (our choice).", "8"),
+    k("host.io.stuck_us", "", I, "µs", "absent: the stuck rule off (the prototype's -1)", "elvis: a queue with pending work is stuck when no new work arrived for this long, 1..=1000000.", "100"),
+    k("host.io.poll_start_per_jiffy", "", I, "kicks per jiffy", "1 (elvis)", "elvis, exitless requests: kicks within one jiffy that start polling a queue (the prototype's poll_start_rate).", "1"),
+    k("host.io.jiffy_us", "", I, "µs", "4000 (elvis)", "elvis, exitless requests: the jiffy kicks are counted over, 1..=100000 (HZ = 250).", "4000"),
+    k("host.io.poll_idle_us", "", I, "µs of wall time", "3000000 (elvis)", "elvis, exitless requests: a polled queue without work this long returns to notifications (the prototype's poll_stop_idle).", "3000000"),
+    k("host.io.devices_per_worker", "", I, "devices", "7 (elvis)", "elvis: devices an I/O thread serves before the next one is created, 1..=4096.", "7"),
+    k("host.io.poll_start_rate", "", I, "kicks/s", "none", "Removed: refused with the poll_start_per_jiffy value that replaces it.", "1000"),
+    k("host.io.burst", "", I, "packets", "32 (pmd)", "pmd: packets taken from a queue per look, 1..=1024 (DPDK's burst).", "32"),
+    k("host.io.idle", "", S, "", "\"busy\" (pmd)", "pmd: `busy` (never idles), `sleep` (OVS-DPDK's load-based sleep) or `monitor` (DPDK's wait for a write after empty_polls empty iterations).", "\"busy\""),
+    k("host.io.max_sleep_us", "", I, "µs", "250 (pmd, idle = sleep)", "pmd, idle = sleep: the longest sleep, 1..=10000.", "250"),
+    k("host.io.empty_polls", "", I, "iterations", "512 (pmd, idle = monitor)", "pmd, idle = monitor: empty iterations before it waits, 1..=1000000.", "512"),
+];
 
 /// The request-handling mode of the host's virtio devices.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -277,5 +303,54 @@ impl IoHandling {
             }
         }
         Ok(())
+    }
+}
+
+impl IoHandling {
+    /// The keys of the chosen mode, each set (its default where unset); the other modes' unset
+    /// (`scenario.resolved.toml`, `scenario/resolve.rs`).
+    pub(crate) fn resolved(&self) -> IoHandling {
+        let mut r = IoHandling { handling: self.handling, cores: self.cores.clone(), ..Default::default() };
+        let us = |ns: u64| u32::try_from(ns / 1000).unwrap_or(u32::MAX);
+        match self.handling {
+            Handling::Vhost => {}
+            Handling::Es2 => {
+                let (switch, perceptive, optimistic, joint) = self.es2();
+                r.switch = Some(switch);
+                r.combining_level = Some(joint.combining_level);
+                r.sleep_us = Some(us(joint.sleep_ns));
+                match switch {
+                    Es2Switch::Perceptive => r.quota = Some(perceptive.quota),
+                    Es2Switch::Optimistic => r.poll_count = Some(optimistic.max_poll_count),
+                }
+            }
+            Handling::Elvis => {
+                let e = self.elvis();
+                r.exitless_requests = Some(e.exitless_requests);
+                r.max_work = Some(e.max_work);
+                r.devices_per_worker = Some(e.devices_per_worker);
+                if let Some(stuck) = e.stuck_ns {
+                    // min_work is read only by the stuck rule.
+                    r.stuck_us = Some(us(stuck));
+                    r.min_work = Some(e.min_work);
+                }
+                if e.exitless_requests {
+                    r.poll_start_per_jiffy = Some(e.poll_start_per_jiffy);
+                    r.jiffy_us = Some(us(e.jiffy_ns));
+                    r.poll_idle_us = Some(us(e.poll_idle_ns));
+                }
+            }
+            Handling::Pmd => {
+                let p = self.pmd();
+                r.burst = Some(p.burst);
+                r.idle = Some(p.idle);
+                match p.idle {
+                    PmdIdle::Sleep => r.max_sleep_us = Some(p.max_sleep_us),
+                    PmdIdle::Monitor => r.empty_polls = Some(p.empty_polls),
+                    PmdIdle::Busy => {}
+                }
+            }
+        }
+        r
     }
 }

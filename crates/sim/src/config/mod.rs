@@ -6,7 +6,8 @@
 //! them.
 
 pub mod de;
-mod io;
+pub(crate) mod io;
+pub mod key;
 pub mod limits;
 pub mod workload;
 

@@ -3,7 +3,7 @@
 
 use crate::engine::{EventQueue, Time};
 use crate::model::app_ctx::AppCtx;
-use crate::model::hypervisor::vcpu::Vcpus;
+use crate::model::hypervisor::ops::Vcpus;
 use crate::model::workload::{with_app, App, ClientEv, Sender, Step};
 use crate::model::{guest, hw, hypervisor};
 use crate::model::event::Ev;

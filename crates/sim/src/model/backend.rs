@@ -7,15 +7,13 @@ use crate::engine::Schedule;
 use crate::model::hw;
 use crate::model::io;
 use crate::model::io::queues::{DevRings, Notice, Work};
-use crate::model::io::moderation::Wanted;
 use crate::model::io::{Next, Signal, View};
 use crate::model::hw::lapic::Vector;
 use crate::model::hw::rxq::{RxPkt, RxRing};
 use crate::model::hw::virtq::Virtq;
 use crate::model::event::Ev;
 use crate::model::host::{Host, NetDev};
-use crate::model::hypervisor::irq::Irqs;
-use crate::model::hypervisor::threads::Threads;
+use crate::model::hypervisor::ops::{Irqs, Threads};
 use crate::engine::{EventQueue, Fired, Time};
 use std::collections::VecDeque;
 
@@ -51,10 +49,8 @@ impl Host {
             io::Event::IoWake { thread } => self.io_wake(now, thread, q),
             io::Event::IoPoll { thread } => self.io_poll(now, thread, q),
             io::Event::IrqDeadline { dev, rx } => self.irq_deadline(now, dev, rx, q),
-            io::Event::Ioeventfd { dev, rx, .. } => {
-                use crate::model::guest::driver::Driver;
-                self.cx(q).ioeventfd(now, dev, rx)
-            }
+            // A kick's ioeventfd fires: the back end learns of the queue's new buffers.
+            io::Event::Ioeventfd { dev, rx, .. } => self.notify_backend(now, dev, if rx { Notice::RxKick } else { Notice::TxKick }, q),
         }
     }
 
@@ -186,49 +182,30 @@ impl Host {
         let d = &mut self.devs[dev as usize];
         match w {
             Work::Tx(b) => {
-                let due = d.tx_moderation.completed(now, b.bytes as u64);
+                let due = d.irqs.completed(now, false, b.bytes as u64);
                 let interrupt = d.txq.put_used();
                 self.app_tx_used(now, dev, b, q);
                 let d = &mut self.devs[dev as usize];
                 if let Some(arrive) = d.wire.send(now, b, &mut self.port.tx) {
                     q.schedule(arrive, hw::Event::WireDone { dev });
                 }
-                if due {
+                if d.irqs.raise(now, dev, false, due, interrupt, q) {
                     self.device_irq(now, dev, Vector::NetTx, q);
-                } else if interrupt {
-                    self.moderated_irq(now, dev, Vector::NetTx, q);
                 }
             }
             Work::Rx(pkt) => {
-                let due = d.rx_moderation.completed(now, pkt.bytes as u64);
+                let due = d.irqs.completed(now, true, pkt.bytes as u64);
                 let interrupt = d.rxq.put_used(pkt);
-                if due {
+                if d.irqs.raise(now, dev, true, due, interrupt, q) {
                     self.device_irq(now, dev, Vector::NetRx, q);
-                } else if interrupt {
-                    self.moderated_irq(now, dev, Vector::NetRx, q);
                 }
             }
-        }
-    }
-
-    /// Device `dev` would interrupt the guest with `vec` (its driver asked): through the queue's
-    /// moderator (`io/moderation.rs`).
-    pub(crate) fn moderated_irq(&mut self, now: Time, dev: u32, vec: Vector, q: &mut EventQueue<Ev>) {
-        let rx = vec == Vector::NetRx;
-        let d = &mut self.devs[dev as usize];
-        let m = if rx { &mut d.rx_moderation } else { &mut d.tx_moderation };
-        match m.wanted(now) {
-            Wanted::Fire => self.device_irq(now, dev, vec, q),
-            Wanted::Arm(t) => q.schedule(t, io::Event::IrqDeadline { dev, rx }),
-            Wanted::Coalesced => {}
         }
     }
 
     /// A queue's held interrupt is due.
     pub(crate) fn irq_deadline(&mut self, now: Time, dev: u32, rx: bool, q: &mut EventQueue<Ev>) {
-        let d = &mut self.devs[dev as usize];
-        let m = if rx { &mut d.rx_moderation } else { &mut d.tx_moderation };
-        if m.deadline(now) {
+        if self.devs[dev as usize].irqs.deadline(now, rx) {
             self.device_irq(now, dev, if rx { Vector::NetRx } else { Vector::NetTx }, q);
         }
     }

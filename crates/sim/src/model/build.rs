@@ -8,19 +8,18 @@ use crate::engine::{round_ns, EventQueue, Time, NS_PER_S};
 use crate::metrics::BusyTime;
 use crate::model::hw::virtq::Virtq;
 use crate::model::hw::wire::{Port, Wire};
+use crate::model::hw::device::Device;
 use crate::model::hw::{nic_itr, rxq::RxRing, vf};
 use crate::model::hypervisor::sched::{self, CpuMask};
-use crate::model::hypervisor::threads::Threads;
+use crate::model::hypervisor::ops::Threads;
 use crate::model::hypervisor::vcpu::Vcpu;
-use crate::model::io::moderation;
-use crate::model::guest::napi::Napi;
 use crate::model::workload::client::Client;
 use crate::model::workload::Sender;
 use crate::model::{guest, hw, hypervisor, io, watchdog};
 use crate::model::event::Ev;
 use crate::model::host::Host;
 use crate::model::host::NetDev;
-use crate::model::host::NicWork;
+use crate::model::hw::host_nic::NicWork;
 use crate::model::host::VmState;
 use crate::scenario::{Checked, Workload};
 use eventpath_policy::moderation::ModerationConfig;
@@ -40,6 +39,7 @@ impl Host {
         let mut vcpus = Vec::new();
         let mut devs = Vec::new();
         let mut senders = Vec::new();
+        let mut routings = Vec::new();
         let params = sched::Params::from_profile(&c.profile, c.pcpus);
         let mut sched = match s.host.scheduler {
             crate::scenario::HostScheduler::Cfs => sched::Scheduler::Cfs(sched::Sched::new(params, c.pcpus)),
@@ -96,11 +96,11 @@ impl Host {
                     hypervisor::routing::VmRouter::Builtin(vm.interrupt_routing.build(vm.vcpus as usize).expect("a checked VM has vCPUs"))
                 }
             };
-            let routing = hypervisor::routing::IrqRouting::new(router, ids[0], vm.vcpus);
+            routings.push(hypervisor::routing::IrqRouting::new(router, ids[0], vm.vcpus));
             let dev = vms.iter().map(|v: &VmState| v.ndevs).sum::<u32>();
             let app_turn = (0..vm.vcpus).map(|l| dev + l.min(vm.net.devices() - 1)).collect();
             let lookbusy = vm.lookbusy.as_ref().map(|l| guest::lookbusy::Lookbusy::new(l, vm.vcpus, &c.profile));
-            vms.push(VmState { name: vm.name.clone(), vcpus: ids, dev, ndevs: vm.net.devices(), routing, app_turn, lookbusy });
+            vms.push(VmState { name: vm.name.clone(), vcpus: ids, dev, ndevs: vm.net.devices(), app_turn, lookbusy });
         }
         let dev_vm: Vec<u32> = vms.iter().enumerate().flat_map(|(vi, v)| std::iter::repeat_n(vi as u32, v.ndevs as usize)).collect();
         for (dev, &vi) in dev_vm.iter().enumerate() {
@@ -116,40 +116,34 @@ impl Host {
             devs.push(NetDev {
                 vm: vi as u32,
                 home,
-                irq_to: None,
                 txq: Virtq::new(vm.net.queue_size, vm.net.suppression()),
-                qdisc: VecDeque::new(),
-                tx_stopped: false,
                 // A VF's scheme drives its EITR (`hw/vf.rs`), not a virtqueue's interrupts.
-                tx_moderation: moderation::QueueModeration::new(if virtio { &vm.net.moderation } else { &ModerationConfig::None }),
-                rx_moderation: moderation::QueueModeration::new(if virtio { &vm.net.moderation } else { &ModerationConfig::None }),
+                irqs: io::device::DevIrqs::new(if virtio { &vm.net.moderation } else { &ModerationConfig::None }),
                 rxq: RxRing::new(vm.net.queue_size, vm.net.suppression()),
                 rx_sock: VecDeque::new(),
                 rx_arrived_life: 0,
                 tap_drops: 0,
                 tap_drops_life: 0,
-                napi: Napi::default(),
+                guest: guest::netif::NetIf::new(off.gro, vm.net.mtvd.then(|| guest::mtvd::Mtvd::new(vm.vcpus as usize))),
                 wire: Wire::new(&c.profile, dev as u32, tcp),
                 client: Client::new(&c.profile),
-                tap_last: 0,
-                port_itr: nic_itr::RxItr::for_nic(
-                    c.profile.host.nic_itr.value,
-                    c.profile.host.nic_rx_itr_ns.value,
-                    c.profile.nic.wire_overhead_bytes.value as u32,
+                nic: hw::host_nic::HostNicRx::new(
+                    nic_itr::RxItr::for_nic(
+                        c.profile.host.nic_itr.value,
+                        c.profile.host.nic_rx_itr_ns.value,
+                        c.profile.nic.wire_overhead_bytes.value as u32,
+                    ),
+                    hw::gro::HostGro { enabled: tcp && virtio && off.guest_tso4 && off.host_gro, max_bytes: gro_max },
+                    virtio && off.guest_tso4,
                 ),
-                vf: match vm.net.kind {
+                device: match vm.net.kind {
                     crate::scenario::NetKind::SriovVf => {
                         let sr = c.profile.sriov.as_ref().expect("a checked VF has a profile with [sriov]");
-                        Some(vf::Vf::new(vm.net.itr_us, &vm.net.moderation, sr.vf_itr_ns.value, sr.vf_itr_max_ns.value, tcp))
+                        Device::SriovVf(vf::Vf::new(vm.net.itr_us, &vm.net.moderation, sr.vf_itr_ns.value, sr.vf_itr_max_ns.value, tcp))
                     }
-                    crate::scenario::NetKind::Vdpa => Some(vf::Vf::vdpa(tcp)),
-                    _ => None,
+                    crate::scenario::NetKind::Vdpa => Device::Vdpa(hw::device::Vdpa::new(tcp)),
+                    kind => Device::backed(kind),
                 },
-                port_skbs: VecDeque::new(),
-                host_gro: hw::gro::HostGro { enabled: tcp && virtio && off.guest_tso4 && off.host_gro, max_bytes: gro_max },
-                guest_tso4: virtio && off.guest_tso4,
-                guest_gro: off.gro,
-                mtvd: vm.net.mtvd.then(|| guest::mtvd::Mtvd::new(vm.vcpus as usize)),
             });
             let sender = Sender::new(w, vm.vcpus, &c.profile, s.seed, &vm.name, vm.net.offloads());
             senders.push(sender);
@@ -182,6 +176,7 @@ impl Host {
             thread_names.push(format!("hog{h}"));
         }
         let host_hz = c.profile.sched.tick_hz.value;
+        let (io_threads, exitless_io) = (io.threads.len() as u32, io.exitless);
         let mut host = Host {
             profile: c.profile.clone(),
             vms,
@@ -196,10 +191,15 @@ impl Host {
             sched,
             switch_in: vec![crate::engine::Timer::default(); c.pcpus as usize],
             waker: None,
-            host_tick_ns: round_ns(NS_PER_S as f64 / host_hz),
+            routing: routings,
+            hv: hypervisor::ctx::Setup {
+                host_tick_ns: round_ns(NS_PER_S as f64 / host_hz),
+                ipi_send_ns: round_ns(c.profile.exit.ipi_send_ns.value),
+                    io_threads,
+                exitless_io,
+            },
             // At most the exit's length: the profile check refuses more (`profile::NOT_ABOVE`).
             io_signal_ns: round_ns(c.profile.exit.io_signal_ns.value),
-            ipi_send_ns: round_ns(c.profile.exit.ipi_send_ns.value),
             vf_dma_ns: c.profile.sriov.as_ref().map_or(0, |s| round_ns(s.dma_ns.value)),
             nic_work: NicWork {
                 irq_ns: round_ns(c.profile.host.nic_irq_ns.value),
@@ -231,15 +231,15 @@ impl Host {
         q.at(crate::engine::secs_to_ns(s.warmup_s), Ev::Warmup);
         // Every vCPU thread and hog is runnable from the start; a vCPU enters guest mode when
         // its thread first runs, and the workload decides what it does first.
-        // (A PMD polls from the start too.)
-        let pmds = (0..host.io.threads.len() as u32).filter(|&t| host.io.starts_running(t)).map(|t| host.io_thread_tid(t));
-        for t in (0..host.vcpus.len() as u32).chain(pmds.collect::<Vec<_>>()).chain(hogs) {
+        // (So is a back-end thread whose policy runs from the start.)
+        let running = (0..host.io.threads.len() as u32).filter(|&t| host.io.starts_running(t)).map(|t| host.io_thread_tid(t));
+        for t in (0..host.vcpus.len() as u32).chain(running.collect::<Vec<_>>()).chain(hogs) {
             host.sched.start(0, t);
         }
         host.cx(q).drain(0);
         for cpu in 0..c.pcpus {
             // Ticks of different pCPUs are staggered, as their local timers are.
-            q.schedule(host.host_tick_ns * (cpu as Time + 1) / c.pcpus as Time, hypervisor::Event::HostTick { cpu });
+            q.schedule(host.hv.host_tick_ns * (cpu as Time + 1) / c.pcpus as Time, hypervisor::Event::HostTick { cpu });
         }
         let tick = round_ns(NS_PER_S as f64 / host.profile.guest.tick_hz.value);
         for v in 0..host.vcpus.len() as u32 {

@@ -1,8 +1,11 @@
 //! The model root's side of the lower layers' contexts: [`Cx`], through which the hypervisor
 //! (`hypervisor::ctx::Machine`) and the guest kernel (`guest::ctx::Kernel`) act on the host.
-//! Each method is one field or one call into the layer that owns it; the calls upward (what
-//! the guest runs at a VM entry, what a finished task means, a back-end thread's turn, the
-//! workload's part) are made here, so neither layer names one above it.
+//! Each method is one field or one call into the layer that owns it; the calls upward that
+//! remain (what the guest runs at a VM entry, what a finished task means, the workload's part)
+//! are made here, so neither layer names one above it. What the hypervisor hands up at the end
+//! of an event (`hypervisor::ops::Up`: a back-end thread's turn, a finished guest task, the TX
+//! kick after a handler) is applied here ([`Cx::apply_up`]); the time host interrupt work takes
+//! from a back-end thread, in `port.rs`.
 //!
 //! Why one value holds the whole host: a VM entry runs guest work, which exits into the
 //! hypervisor, which may enter the guest again — the call chain crosses the layers both ways
@@ -10,24 +13,20 @@
 //! (the workloads' `AppCtx` says the same).
 
 use crate::engine::{EventQueue, Time};
-use crate::metrics::ExitReason;
 use crate::model::guest::ctx::{DevView, Kernel};
-use crate::model::guest::driver::Driver;
-use crate::model::guest::mtvd::MtvdOps;
-use crate::model::guest::napi::NapiOps;
+use crate::model::guest::ops::Driver;
+use crate::model::guest::ops::MtvdOps;
+use crate::model::guest::ops::NapiOps;
 use crate::model::hw::lapic::Vector;
-use crate::model::hw::nic_tx::TxPort;
+use crate::model::hw::vf;
 use crate::model::hw::rxq::RxPkt;
-use crate::model::hypervisor::ctx::{Machine, Parts};
-use crate::model::hypervisor::sched::Scheduler;
-use crate::model::hypervisor::softirq::SoftirqCpus;
-use crate::model::hypervisor::vcpu::{Task, Vcpu};
+use crate::model::hypervisor::ctx::{Machine, Own, Parts, Seen, Trace};
+use crate::model::hypervisor::ops::{Threads, Up};
+use crate::model::hypervisor::vcpu::Task;
 use crate::model::io::queues::Notice;
 use crate::model::event::Ev;
 use crate::model::host::Host;
 use crate::model::host::NetDev;
-use crate::profile::Profile;
-use eventpath_policy::routing::RunState;
 
 /// The host and the event queue, for one event's handling.
 pub(crate) struct Cx<'a> {
@@ -42,60 +41,54 @@ impl<'a> Cx<'a> {
     }
 }
 
+impl Cx<'_> {
+    /// Carry out what a hypervisor event's handling handed up (`hypervisor::ops::Up`), in the
+    /// order it would have been called: a back-end thread's run, a finished guest task's owner,
+    /// the driver's TX kick — then the pCPU's poke that follows a switch-in.
+    pub(crate) fn apply_up(&mut self, now: Time, up: Up) {
+        match up {
+            Up::None => {}
+            Up::IoRun { thread, wake_cpu, cpu } => {
+                self.h.io_run(now, thread, wake_cpu, self.q);
+                self.poke(now, cpu);
+            }
+            Up::TaskDone { v, task } => match task {
+                Task::App(s) => self.h.app_step_done(now, v, s, self.q),
+                Task::NapiRx => self.napi_rx_done(now, v),
+                Task::Backlog => self.mtvd_done(now, v),
+                Task::Irq(_) | Task::Burn | Task::Lookbusy => unreachable!("the hypervisor ends its handlers, the burn and the spinner"),
+            },
+            Up::KickTx { v, poke } => {
+                let dev = self.h.vms[self.h.vcpus[v as usize].vm as usize].dev;
+                self.kick_tx(now, v, dev);
+                if let Some(cpu) = poke {
+                    self.poke(now, cpu);
+                }
+            }
+        }
+    }
+}
+
 impl Machine for Cx<'_> {
     type Q = EventQueue<Ev>;
-    fn parts(&mut self) -> Parts<'_, EventQueue<Ev>> {
+    #[inline]
+    fn parts(&mut self, _: Own) -> Parts<'_, EventQueue<Ev>> {
         let h = &mut *self.h;
-        Parts { vcpus: &mut h.vcpus, switch_in: &mut h.switch_in, profile: &h.profile, q: self.q }
+        Parts {
+            vcpus: &mut h.vcpus,
+            sched: &mut h.sched,
+            switch_in: &mut h.switch_in,
+            softirqs: &mut h.softirqs,
+            pcpu_busy: &mut h.pcpu_busy,
+            routing: &mut h.routing,
+            profile: &h.profile,
+            q: self.q,
+        }
     }
-    fn vcpu(&mut self, v: u32) -> &mut Vcpu {
-        &mut self.h.vcpus[v as usize]
-    }
-    fn vcpu_ref(&self, v: u32) -> &Vcpu {
-        &self.h.vcpus[v as usize]
-    }
-    fn vcpu_count(&self) -> u32 {
-        self.h.vcpus.len() as u32
-    }
-    fn sched(&mut self) -> &mut Scheduler {
-        &mut self.h.sched
-    }
-    fn sched_ref(&self) -> &Scheduler {
-        &self.h.sched
-    }
-    fn profile(&self) -> &Profile {
-        &self.h.profile
-    }
-    fn ipi_send_ns(&self) -> Time {
-        self.h.ipi_send_ns
-    }
-    fn q(&mut self) -> &mut EventQueue<Ev> {
-        self.q
-    }
-    fn waker(&self) -> Option<u32> {
-        self.h.waker
-    }
-    fn host_tick_ns(&self) -> Time {
-        self.h.host_tick_ns
-    }
-    fn io_threads(&self) -> u32 {
-        self.h.io.threads.len() as u32
-    }
-    fn exitless_io(&self) -> bool {
-        self.h.io.exitless
-    }
-    fn set_pcpu_busy(&mut self, now: Time, cpu: u32, busy: bool) {
-        self.h.pcpu_busy[cpu as usize].set(now, busy);
-    }
-    fn softirqs(&mut self) -> &mut SoftirqCpus {
-        &mut self.h.softirqs
-    }
-    fn io_interrupted(&mut self, t: u32, ns: Time) {
-        self.h.io.threads[t as usize].interrupted(ns)
-    }
-    fn on_run_state(&mut self, v: u32, state: RunState) {
-        let vm = self.h.vcpus[v as usize].vm as usize;
-        self.h.vms[vm].routing.on_run_state(v, state);
+    #[inline]
+    fn seen(&self) -> Seen<'_> {
+        let h = &*self.h;
+        Seen { vcpus: &h.vcpus, sched: &h.sched, profile: &h.profile, setup: &h.hv, waker: h.waker }
     }
 
     fn guest_softirq(&mut self, now: Time, v: u32, force: bool) -> bool {
@@ -107,49 +100,24 @@ impl Machine for Cx<'_> {
     fn guest_idle_thread(&mut self, now: Time, v: u32) -> crate::model::hypervisor::vcpu::IdleThread {
         self.h.lookbusy_idle(now, v)
     }
-    fn guest_task_done(&mut self, now: Time, v: u32, task: Task) {
-        match task {
-            Task::App(s) => self.h.app_step_done(now, v, s, self.q),
-            Task::NapiRx => self.napi_rx_done(now, v),
-            Task::Backlog => self.mtvd_done(now, v),
-            Task::Irq(_) | Task::Burn | Task::Lookbusy => unreachable!("the hypervisor ends its handlers, the burn and the spinner"),
-        }
-    }
     fn guest_handled(&mut self, now: Time, v: u32, vec: Vector) -> bool {
-        self.irq_handled(now, v, vec)
-    }
-    fn guest_kick_tx(&mut self, now: Time, v: u32) {
-        let dev = self.h.vms[self.h.vcpus[v as usize].vm as usize].dev;
-        self.kick_tx(now, v, dev)
-    }
-
-    fn io_run(&mut self, now: Time, t: u32, wake_cpu: Time) {
-        self.h.io_run(now, t, wake_cpu, self.q)
-    }
-    fn watchdog_tick(&mut self, now: Time) {
-        self.h.watchdog_tick(now)
+        let vm = self.h.vcpus[v as usize].vm as usize;
+        match vec {
+            // A workload's own interrupt sources (an MSI device's vector, a call-function IPI):
+            // their handlers are the workload's; every other vector's, the guest kernel's.
+            Vector::Msi => self.h.app_msi_handled(now, v, vm),
+            Vector::CallFunction => self.h.app_ipi_handled(now, v, vm, self.q),
+            _ => return self.irq_handled(now, v, vec),
+        }
+        false
     }
 
-    fn tr_guest_start(&mut self, now: Time, v: u32, task: Task) {
-        self.h.tr_guest_start(now, v, task)
-    }
-    fn tr_guest_end(&mut self, now: Time, v: u32, task: Task) {
-        self.h.tr_guest_end(now, v, task)
-    }
-    fn tr_exit(&mut self, now: Time, v: u32, reason: ExitReason, cost: Time) {
-        self.h.tr_exit(now, v, reason, cost)
-    }
-    fn tr_irq(&mut self, now: Time, v: u32, vec: Vector) {
-        self.h.tr_irq(now, v, vec)
-    }
-    fn tr_kick(&mut self, now: Time, v: u32, dev: u32, rx: bool, exit: bool) {
-        self.h.tr_kick(now, v, dev, rx, exit)
-    }
-    fn tr_cpu(&mut self, now: Time, cpu: u32, t: Option<u32>) {
-        self.h.tr_cpu(now, cpu, t)
-    }
-    fn tr_softirq(&mut self, cpu: u32, start: Time, end: Time) {
-        self.h.tr_softirq(cpu, start, end)
+
+    #[inline]
+    fn trace(&mut self, now: Time, e: Trace) {
+        if self.h.trace.is_some() {
+            self.h.trace_event(now, e)
+        }
     }
 }
 
@@ -170,8 +138,9 @@ impl Kernel for Cx<'_> {
     fn kq(&mut self) -> &mut EventQueue<Ev> {
         self.q
     }
-    fn vf_parts(&mut self, dev: u32) -> (DevView<'_>, &mut TxPort, &mut EventQueue<Ev>) {
-        (view(&mut self.h.devs[dev as usize]), &mut self.h.port.tx, self.q)
+    fn vf_tail_written(&mut self, now: Time, dev: u32) {
+        let d = &mut self.h.devs[dev as usize];
+        vf::fetch(now, dev, &mut d.txq, &mut d.wire, &mut self.h.port.tx, self.q);
     }
     fn io_signal_ns(&self) -> Time {
         self.h.io_signal_ns
@@ -182,9 +151,6 @@ impl Kernel for Cx<'_> {
     }
     fn backend_written(&mut self, now: Time, dev: u32, n: Notice) {
         self.h.backend_written(now, dev, n, self.q)
-    }
-    fn backend_polls_rx(&self) -> bool {
-        self.h.io.polls_rx
     }
 
     fn app_on_every_vcpu(&self, vm: usize) -> bool {
@@ -202,27 +168,20 @@ impl Kernel for Cx<'_> {
     fn app_tx_interrupt(&mut self, now: Time, v: u32, vm: usize) {
         self.h.app_tx_interrupt(now, v, vm)
     }
-    fn app_msi_handled(&mut self, now: Time, v: u32, vm: usize) {
-        self.h.app_msi_handled(now, v, vm)
-    }
-    fn app_ipi_handled(&mut self, now: Time, v: u32, vm: usize) {
-        self.h.app_ipi_handled(now, v, vm, self.q)
-    }
 }
 
 /// Device `d` as its guest driver sees it.
 fn view(d: &mut NetDev) -> DevView<'_> {
     DevView {
         txq: &mut d.txq,
-        qdisc: &mut d.qdisc,
-        tx_stopped: &mut d.tx_stopped,
+        qdisc: &mut d.guest.qdisc,
+        tx_stopped: &mut d.guest.tx_stopped,
         rxq: &mut d.rxq,
-        napi: &mut d.napi,
-        vf: &mut d.vf,
-        mtvd: &mut d.mtvd,
-        wire: &mut d.wire,
-        guest_gro: d.guest_gro,
+        napi: &mut d.guest.napi,
+        device: &mut d.device,
+        mtvd: &mut d.guest.mtvd,
+        guest_gro: d.guest.gro,
         home: d.home,
-        irq_to: &mut d.irq_to,
+        irq_to: &mut d.guest.irq_to,
     }
 }

@@ -6,12 +6,9 @@
 
 use crate::engine::Time;
 use crate::metrics::BusyTime;
-use crate::model::guest::napi::Napi;
 use crate::model::hw::rxq::RxRing;
 use crate::model::hw::virtq::Virtq;
 use crate::model::hw::wire::{Port, Wire};
-use crate::model::hw::{nic_itr, vf};
-use crate::model::io::moderation;
 use crate::model::workload::client::Client;
 use crate::model::workload::Sender;
 use crate::model::hypervisor::sched;
@@ -32,25 +29,19 @@ pub(crate) struct VmState {
     pub ndevs: u32,
     /// Per local vCPU: the device whose application ran there last (of several homed there).
     pub app_turn: Vec<u32>,
-    /// Which vCPU its device interrupts go to (`routing.rs`).
-    pub routing: hypervisor::routing::IrqRouting,
     /// Its lookbusy spinners (`[vm.lookbusy]`), if any.
     pub lookbusy: Option<guest::lookbusy::Lookbusy>,
 }
 
-/// A virtio-net device: TX and RX virtqueues, the vhost thread serving both, the guest's NAPI
-/// context, the link, and the remote client at its other end.
+/// One VM network device and its flow, each part owned by its layer: the rings and the tap
+/// socket, the queues' moderation (`io/`), the host NIC's side and the link (`hw/`), the
+/// device's kind (`hw/device.rs`), the guest's side (`guest/netif.rs`), and the remote client
+/// at the link's other end (`workload/`).
 pub(crate) struct NetDev {
     pub vm: u32,
     pub txq: Virtq,
-    /// Interrupt moderation of each queue (`moderation.rs`).
-    pub tx_moderation: moderation::QueueModeration,
-    pub rx_moderation: moderation::QueueModeration,
-    /// Packets the driver could not place while the TX ring was full: the qdisc backlog
-    /// (`dev_queue_xmit` queues while the queue is stopped; `net_tx_action` resumes it).
-    pub qdisc: VecDeque<hw::virtq::Buf>,
-    /// The driver stopped the TX queue (ring full): its writers wait for the TX clean.
-    pub tx_stopped: bool,
+    /// Interrupt moderation of each queue (`io/device.rs`).
+    pub irqs: io::device::DevIrqs,
     pub rxq: RxRing,
     /// Packets on the tap socket waiting for the vhost RX handler.
     pub rx_sock: VecDeque<hw::rxq::RxPkt>,
@@ -61,48 +52,20 @@ pub(crate) struct NetDev {
     pub tap_drops: u64,
     /// Lifetime count of tap drops.
     pub tap_drops_life: u64,
-    pub napi: Napi,
+    /// The guest's side of the device: its driver's queue state, NAPI, MTVD
+    /// (`guest/netif.rs`).
+    pub guest: guest::netif::NetIf,
     pub wire: Wire,
     pub client: Client,
-    /// When this device's latest frame from the port reached its tap queue.
-    pub tap_last: Time,
-    /// The host NIC's receive interrupt throttle for this device's flow (its RSS queue).
-    pub port_itr: nic_itr::RxItr,
-    /// The SR-IOV VF this device is, or the VF holding a vDPA device's queues (else
-    /// virtio-net over a back end).
-    pub vf: Option<vf::Vf>,
-    /// The skbs on their way from the port to the tap, in order: each one frame, or the
-    /// frames of one poll that the host's GRO merged (`hw/gro.rs`).
-    pub port_skbs: VecDeque<hw::gro::PortSkb>,
-    /// The host's GRO for this device's flow.
-    pub host_gro: hw::gro::HostGro,
-    /// `VIRTIO_NET_F_GUEST_TSO4`: packets reach the guest in mergeable buffers as large as
-    /// they are.
-    pub guest_tso4: bool,
-    /// The guest's GRO (its driver's `napi_gro_receive`).
-    pub guest_gro: bool,
-    /// The multi-threaded VF driver (`[vm.net] mtvd`).
-    pub mtvd: Option<guest::mtvd::Mtvd>,
+    /// The host NIC's side of its flow: the receive queue's throttle, the host's GRO, the
+    /// skbs on their way from the port (`hw/host_nic.rs`).
+    pub nic: hw::host_nic::HostNicRx,
+    /// Its kind, with the state only that kind has (`hw/device.rs`): a backed device, or the
+    /// NIC's queue pair an SR-IOV VF or a vDPA device is.
+    pub device: hw::device::Device,
     /// Its index among its VM's devices (0 but for a VM's second and later VFs): its vector's
     /// affinity and its receiver's vCPU, local vCPU `home mod vcpus` (`[vm.net] vfs`).
     pub home: u32,
-    /// The vCPU (host-wide) its MSI-X message last went to, until the handler there takes it
-    /// (a VM with several VFs: which VF an interrupt on a vCPU is for).
-    pub irq_to: Option<u32>,
-}
-
-/// The host NIC's interrupt work for the virtio devices (profile `host.nic_*_ns`, rounded).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct NicWork {
-    /// Per interrupt of a queue.
-    pub irq_ns: Time,
-    /// Per frame received for a device.
-    pub rx_frame_ns: Time,
-    /// Of `rx_frame_ns`, the part paid once per skb handed up the stack: a frame GRO appends
-    /// to a held skb costs `rx_frame_ns - rx_skb_ns`.
-    pub rx_skb_ns: Time,
-    /// Per skb sent for a device (its TX clean).
-    pub tx_clean_ns: Time,
 }
 
 /// The whole simulated host.
@@ -130,16 +93,16 @@ pub struct Host {
     pub(crate) switch_in: Vec<crate::engine::Timer>,
     /// The pCPU running the thread that handles the current event (the waker).
     pub(crate) waker: Option<u32>,
-    /// Host tick period (ns).
-    pub(crate) host_tick_ns: Time,
+    /// Per VM: which vCPU its device interrupts go to (`hypervisor/routing.rs`).
+    pub(crate) routing: Vec<hypervisor::routing::IrqRouting>,
+    /// The hypervisor's fixed parameters (host tick, IPI timing, the back-end threads).
+    pub(crate) hv: hypervisor::ctx::Setup,
     /// From a kick exit's start to its ioeventfd signal (ns, at most the exit's length).
     pub(crate) io_signal_ns: Time,
-    /// `exit.ipi_send_ns`: when, into its ICR-write exit, a call-function IPI is raised.
-    pub(crate) ipi_send_ns: Time,
     /// From a frame's arrival at the port to its write-back in a VF's ring (ns).
     pub(crate) vf_dma_ns: Time,
     /// The host NIC's interrupt work per interrupt, received frame and sent skb.
-    pub(crate) nic_work: NicWork,
+    pub(crate) nic_work: hw::host_nic::NicWork,
     /// Per device: the pCPU its NIC queue's interrupts go to (`host.nic_irq_cpus`).
     pub(crate) nic_irq_cpu: Vec<u32>,
     /// The pCPUs' host interrupt work (`hypervisor/softirq.rs`).

@@ -97,9 +97,9 @@ impl Host {
             c.delivered.push(d.wire.delivered_life);
             c.dropped.push(d.wire.dropped_life);
             // A VF's descriptors in the NIC's hands are its frames on the link.
-            let in_device = if d.vf.is_some() { 0 } else { d.txq.in_device() };
+            let in_device = if d.device.is_assigned() { 0 } else { d.txq.in_device() };
             let on_link = self.port.tx.in_flight(i as u32) as u64;
-            c.in_flight.push(d.qdisc.len() as u64 + d.txq.pending() as u64 + in_device + on_link);
+            c.in_flight.push(d.guest.qdisc.len() as u64 + d.txq.pending() as u64 + in_device + on_link);
             c.tx_on_link.push(on_link);
             c.rx_arrived.push(d.rx_arrived_life);
             c.rx_tap_dropped.push(d.tap_drops_life);
@@ -107,13 +107,13 @@ impl Host {
             // their way to the tap are still the client's, on the reverse link.
             let in_sock = d.rx_sock.iter().map(|p| u64::from(p.segs)).sum::<u64>();
             c.rx_queued.push(in_sock + d.rxq.queued_segs());
-            let on_link = d.client.on_link() as u64 + d.port_skbs.iter().map(|s| u64::from(s.pkt.segs)).sum::<u64>();
+            let on_link = d.client.on_link() as u64 + d.nic.in_flight();
             c.rx_on_link.push(on_link);
             let dl = workload::DevLedger {
                 rx_arrived: d.rx_arrived_life,
                 rx_tap_dropped: d.tap_drops_life,
                 // Frames NAPI took off the ring that an MTVD thread has not yet taken up.
-                rx_queued: *c.rx_queued.last().expect("pushed above") + d.mtvd.as_ref().map_or(0, |m| m.queued_segs()),
+                rx_queued: *c.rx_queued.last().expect("pushed above") + d.guest.mtvd.as_ref().map_or(0, |m| m.queued_segs()),
                 rx_on_link: on_link,
                 rx_client_dropped: d.client.qdisc_drops_life,
             };
@@ -144,11 +144,11 @@ impl Host {
             c.irq_coalesced.push(v.ledger.coalesced);
             c.irq_pending.push(v.irqs_pending());
         }
-        c.rx_polled = self.devs.iter().map(|d| d.napi.received_life).collect();
+        c.rx_polled = self.devs.iter().map(|d| d.guest.napi.received_life).collect();
         c.pcpu_busy_ns = self.pcpu_busy.iter().map(|b| b.busy_ns(now)).collect();
         c.pcpu_thread_ns = (0..self.pcpu_busy.len() as u32).map(|p| self.sched.busy_ns(now, p)).collect();
         c.thread_longest_wait_ns = (0..self.thread_names.len() as u32).map(|t| self.sched.longest_wait(now, t)).collect();
-        c.starvation_bound_ns = self.sched.starvation_bound_ns(self.host_tick_ns);
+        c.starvation_bound_ns = self.sched.starvation_bound_ns(self.hv.host_tick_ns);
         c
     }
 }

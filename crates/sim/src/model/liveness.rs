@@ -16,9 +16,9 @@ impl Host {
         let mut p = Progress { count: 0, sent: 0, sending: false };
         for d in self.vms[vm].dev..self.vms[vm].dev + self.vms[vm].ndevs {
             let dev = &self.devs[d as usize];
-            let moved = dev.wire.delivered_life + dev.napi.received_life;
-            let in_device = if dev.vf.is_some() { 0 } else { dev.txq.in_device() };
-            let waiting = dev.qdisc.len() as u64 + dev.txq.pending() as u64 + in_device + self.port.tx.in_flight(d) as u64;
+            let moved = dev.wire.delivered_life + dev.guest.napi.received_life;
+            let in_device = if dev.device.is_assigned() { 0 } else { dev.txq.in_device() };
+            let waiting = dev.guest.qdisc.len() as u64 + dev.txq.pending() as u64 + in_device + self.port.tx.in_flight(d) as u64;
             p.count += moved + self.senders[d as usize].progress();
             p.sent += dev.wire.delivered_life;
             p.sending |= waiting > 0;
@@ -33,7 +33,7 @@ impl Host {
         let vs = &self.vms[vm];
         self.devs[vs.dev as usize..(vs.dev + vs.ndevs) as usize]
             .iter()
-            .any(|d| d.rx_moderation.held || d.tx_moderation.held || d.vf.as_ref().is_some_and(|v| v.armed))
+            .any(|d| d.irqs.held() || d.device.assigned_ref().is_some_and(|v| v.armed))
     }
 
     /// A one-line picture of VM `vm`'s event path: vCPU modes, rings, the I/O thread.
@@ -53,7 +53,7 @@ impl Host {
             vcpus.join("; "),
             d.txq.free(),
             d.txq.pending(),
-            d.qdisc.len(),
+            d.guest.qdisc.len(),
             self.port.tx.in_flight(self.vms[vm].dev),
             d.txq.kick.device_enabled(),
             d.txq.irq.driver_enabled(),
@@ -62,12 +62,12 @@ impl Host {
             d.rx_sock.len(),
             d.rxq.kick.device_enabled(),
             d.rxq.irq.driver_enabled(),
-            (d.napi.scheduled, d.napi.running),
+            (d.guest.napi.scheduled, d.guest.napi.running),
             self.io.of_dev(self.vms[vm].dev).is_some_and(|(t, _)| self.io.threads[t as usize].running),
             backend,
             d.client.on_link(),
             d.client.link_bytes(),
-            d.port_skbs.len(),
+            d.nic.skbs.len(),
             self.app_of(vm).describe(),
         )
     }

@@ -57,17 +57,16 @@ impl Host {
             d.wire.reset_metrics(now);
             d.txq.reset_metrics();
             d.rxq.reset_metrics();
-            d.napi.polls = 0;
+            d.guest.napi.polls = 0;
             d.client.reset_metrics();
             d.tap_drops = 0;
-            d.tx_moderation.delayed = 0;
-            d.rx_moderation.delayed = 0;
+            d.irqs.reset_metrics();
         }
         for s in self.senders.iter_mut() {
             s.reset_metrics();
         }
-        for vm in &mut self.vms {
-            vm.routing.routed = [0; 3];
+        for r in &mut self.routing {
+            r.routed = [0; 3];
         }
         for b in &mut self.pcpu_busy {
             b.reset(now);
@@ -102,7 +101,15 @@ impl Model for Host {
         match ev {
             Ev::Warmup => self.start_window(now),
             Ev::Hw(e) => self.hw_event(now, e, q),
-            Ev::Hv(e) => hypervisor::dispatch::handle(&mut self.cx(q), now, e),
+            Ev::Hv(e) => {
+                // pCPU 0's host tick is also the liveness watchdog's period (its look reads
+                // the host only, so before the tick's own work as after it).
+                if e == (hypervisor::Event::HostTick { cpu: 0 }) {
+                    self.watchdog_tick(now);
+                }
+                let up = hypervisor::dispatch::handle(&mut self.cx(q), now, e);
+                self.cx(q).apply_up(now, up);
+            }
             Ev::Io(e) => self.io_event(now, e, q),
             Ev::Client { dev, kind, x, a, b } => self.app_client_event(now, dev, workload::ClientEv { kind, x, a, b }, q),
         }

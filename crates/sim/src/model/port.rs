@@ -6,8 +6,9 @@
 
 use crate::engine::Schedule;
 use crate::engine::{EventQueue, Time};
-use crate::model::hypervisor::irq::Irqs;
-use crate::model::hypervisor::softirq::Softirqs;
+use crate::model::hypervisor::ops::Irqs;
+use crate::model::hypervisor::host_irq::Softirqs;
+use crate::model::hw::device::Received;
 use crate::model::hw::{nic_itr, vf};
 use crate::model::{hw, hypervisor, io, workload};
 use crate::model::event::Ev;
@@ -21,7 +22,7 @@ impl Host {
             hw::Event::HostRx { dev } => self.host_rx(now, dev, q),
             hw::Event::ClientNicIrq { dev } => self.client_nic_irq(now, dev, q),
             hw::Event::VfIrq { dev } => {
-                if self.devs[dev as usize].vf.as_mut().expect("a VF device").deadline(now) {
+                if self.devs[dev as usize].device.assigned().expect("a VF device").deadline(now) {
                     self.vf_interrupt(now, dev, q);
                 }
             }
@@ -36,7 +37,7 @@ impl Host {
         if let Some((next, t)) = next {
             q.schedule(t, hw::Event::WireDone { dev: next });
         }
-        if self.devs[dev as usize].vf.is_some() {
+        if self.devs[dev as usize].device.is_assigned() {
             // The NIC writes back the VF's TX descriptor and fetches those that waited for room.
             self.devs[dev as usize].txq.put_used();
             self.vf_cause(now, dev, q);
@@ -46,12 +47,12 @@ impl Host {
         let d = &mut self.devs[dev as usize];
         d.wire.arrive(now, b);
         let wire_bytes = d.wire.wire_bytes(&b);
-        if d.vf.is_none() {
+        if !d.device.is_assigned() {
             // The host NIC's TX ring completed it (a VF's frames are not the PF queue's); its
             // TX clean runs in the queue's softirq.
-            d.port_itr.on_tx(wire_bytes, b.segs);
+            d.nic.sent(wire_bytes, b.segs);
             let (cpu, ns) = (self.nic_irq_cpu[dev as usize], self.nic_work.tx_clean_ns);
-            self.cx(q).host_irq_work(now, cpu, ns);
+            self.host_irq_work(now, cpu, ns, q);
         }
         let d = &mut self.devs[dev as usize];
         match d.client.nic.receive(now, wire_bytes, b.segs) {
@@ -108,73 +109,49 @@ impl Host {
     /// in its RX ring after the NIC's L2 sort and DMA).
     pub(crate) fn to_tap(&mut self, arrive: Time, dev: u32, pkt: hw::rxq::RxPkt, wire_bytes: u32, q: &mut EventQueue<Ev>) {
         let d = &mut self.devs[dev as usize];
-        if d.vf.is_some() {
-            // No tap, no host path: the frame waits for the DMA in order.
-            d.port_skbs.push_back(hw::gro::PortSkb { opened: false, irq: arrive, pkt });
-            return q.schedule(arrive + self.vf_dma_ns, hw::Event::HostRx { dev });
+        if d.device.is_assigned() {
+            let at = d.nic.port_to_ring(arrive, pkt, self.vf_dma_ns);
+            return q.schedule(at, hw::Event::HostRx { dev });
         }
         // Its NIC's TX ring sent it, the host NIC's RX ring will receive it (both count it for
         // an adaptive ITR).
         d.client.nic.on_tx(wire_bytes, 1);
-        let irqs = d.port_itr.irqs;
-        let irq = d.port_itr.irq_for(arrive, wire_bytes);
-        let opened = d.port_itr.irqs != irqs;
-        if d.host_gro.joins(d.port_skbs.back(), irq, &pkt) {
-            // GRO appends it to the skb its poll holds: it reaches the tap with that skb.
-            return hw::gro::merge(&mut d.port_skbs.back_mut().expect("joined").pkt, &pkt);
+        if let Some(at) = d.nic.port_to_tap(arrive, pkt, wire_bytes, &mut self.port.rx_path) {
+            q.schedule(at, hw::Event::HostRx { dev });
         }
-        d.port_skbs.push_back(hw::gro::PortSkb { opened, irq, pkt });
-        let at = self.port.rx_path.deliver(irq, &mut d.tap_last);
-        q.schedule(at, hw::Event::HostRx { dev });
     }
 
     /// A packet reached the device: on the tap socket, queue it (or drop it, queue full) and
     /// wake the back end for its RX handler; a VF's NIC writes it into the VF's RX ring (or
     /// drops it: no descriptor posted) and sets the queue's interrupt cause.
     pub(crate) fn host_rx(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
-        let skb = self.devs[dev as usize].port_skbs.pop_front().expect("an skb on its way to the tap");
-        if self.devs[dev as usize].vf.is_none() {
+        let d = &mut self.devs[dev as usize];
+        let backed = !d.device.is_assigned();
+        let (pkt, ns) = d.nic.arrived(backed, &self.nic_work);
+        if backed {
             // The host NIC's softirq received its frames (and its interrupt, if it opened one)
             // on the queue's pCPU; it reached the tap as that work ended (its latency is
-            // nic_rx_ns). Frames GRO appended pay only their per-frame part.
-            let w = self.nic_work;
-            let merged = Time::from(skb.pkt.segs - 1);
-            let ns = w.rx_frame_ns + merged * (w.rx_frame_ns - w.rx_skb_ns) + if skb.opened { w.irq_ns } else { 0 };
+            // nic_rx_ns).
             let cpu = self.nic_irq_cpu[dev as usize];
-            self.cx(q).host_irq_work(now, cpu, ns);
+            self.host_irq_work(now, cpu, ns, q);
         }
-        let mut pkt = skb.pkt;
         let d = &mut self.devs[dev as usize];
-        // Only a TCP skb the host's GRO built can outgrow one buffer: the model's UDP datagram
-        // (up to 64 KB) stands for its IP fragments, each a frame of one buffer.
-        pkt.bufs = if d.host_gro.enabled { hw::gro::buffers(pkt.bytes, d.guest_tso4) } else { 1 };
         let segs = u64::from(pkt.segs);
         d.rx_arrived_life += segs;
-        let room = match d.vf {
-            Some(_) => d.rxq.posted > 0,
-            None => d.rx_sock.len() < workload::net::TAP_QUEUE_PACKETS,
-        };
-        if !room {
-            d.tap_drops += segs * u64::from(pkt.born >= self.window_start);
-            d.tap_drops_life += segs;
-            return self.app_tap_drop(now, dev, pkt, q);
+        match d.device.receive(now, pkt, &mut d.rxq, &mut d.rx_sock, workload::net::TAP_QUEUE_PACKETS) {
+            Received::Dropped(pkt) => {
+                d.tap_drops += segs * u64::from(pkt.born >= self.window_start);
+                d.tap_drops_life += segs;
+                self.app_tap_drop(now, dev, pkt, q)
+            }
+            Received::InRing => self.vf_cause(now, dev, q),
+            Received::OnTap => self.notify_backend(now, dev, io::queues::Notice::RxPacket, q),
         }
-        if let Some(vf) = d.vf.as_mut() {
-            vf.written_back(now, pkt.segs.into(), pkt.bytes.into());
-            d.rxq.take(&pkt);
-            d.rxq.put_used(pkt);
-            return self.vf_cause(now, dev, q);
-        }
-        if d.rx_sock.is_empty() {
-            d.rxq.head_bufs = u32::from(pkt.bufs);
-        }
-        d.rx_sock.push_back(pkt);
-        self.notify_backend(now, dev, io::queues::Notice::RxPacket, q);
     }
 
     /// A write-back of VF device `dev` set its queue's interrupt cause (`hw/vf.rs`).
     pub(crate) fn vf_cause(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
-        if self.devs[dev as usize].vf.as_mut().expect("a VF device").cause(now, dev, q) {
+        if self.devs[dev as usize].device.assigned().expect("a VF device").cause(now, dev, q) {
             self.vf_interrupt(now, dev, q);
         }
     }
@@ -184,12 +161,12 @@ impl Host {
     /// so that the wake-up it causes keeps the `SMP_BOOST` (`routing.rs`).
     pub(crate) fn route_irq(&mut self, now: Time, vm: usize, req: eventpath_policy::routing::RouteRequest, q: &mut EventQueue<Ev>) -> u32 {
         let sched = &self.sched;
-        let (target, boost, rebind) = self.vms[vm].routing.decide(req, |v| sched.credit_priority(v));
+        let (target, boost, rebind) = self.routing[vm].decide(req, |v| sched.credit_priority(v));
         if rebind {
             self.vcpus[target as usize].rebind_owed = true;
         }
         if boost {
-            use hypervisor::threads::Threads;
+            use hypervisor::ops::Threads;
             self.cx(q).smp_boost(now, target);
         }
         target
@@ -200,13 +177,20 @@ impl Host {
     /// (A VM's VF `i` has its own vector, whose affinity is local vCPU `i mod vcpus`.)
     pub(crate) fn vf_interrupt(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
         let d = &mut self.devs[dev as usize];
-        d.vf.as_mut().expect("a VF device").fire(now);
+        d.device.assigned().expect("a VF device").fire(now);
         d.rxq.interrupts += 1;
         let (vm, home) = (d.vm as usize, d.home);
         let req = eventpath_policy::routing::RouteRequest { dest: home as usize, ..hypervisor::routing::IrqRouting::device_request(dev, hw::lapic::Vector::Vf) };
         let target = self.route_irq(now, vm, req, q);
-        self.devs[dev as usize].irq_to = Some(target);
+        self.devs[dev as usize].guest.irq_to = Some(target);
         self.cx(q).raise_irq(now, target, hw::lapic::Vector::Vf);
     }
 
+    /// `ns` of the host NIC's interrupt work runs on `cpu` from `now` (`hypervisor/softirq.rs`);
+    /// a back-end thread it took the pCPU from finishes its step that much later.
+    fn host_irq_work(&mut self, now: Time, cpu: u32, ns: Time, q: &mut EventQueue<Ev>) {
+        if let Some((t, held)) = self.cx(q).host_irq_work(now, cpu, ns) {
+            self.io.threads[t as usize].interrupted(held);
+        }
+    }
 }

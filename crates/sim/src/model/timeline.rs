@@ -4,6 +4,7 @@
 use crate::engine::Time;
 use crate::metrics::{ExitReason, Name};
 use crate::model::hw::lapic::Vector;
+use crate::model::hypervisor::ctx::Trace;
 use crate::model::hypervisor::vcpu::Task;
 use crate::model::host::Host;
 use crate::model::trace::writer::TraceWriter;
@@ -115,7 +116,20 @@ impl Host {
         Some(tr.trace.finish())
     }
 
-    pub(crate) fn tr_guest_start(&mut self, now: Time, v: u32, task: Task) {
+    /// Record what the hypervisor or the guest's driver told the timeline (`Machine::trace`).
+    pub(crate) fn trace_event(&mut self, now: Time, e: Trace) {
+        match e {
+            Trace::GuestStart { v, task } => self.tr_guest_start(now, v, task),
+            Trace::GuestEnd { v, task } => self.tr_guest_end(now, v, task),
+            Trace::Exit { v, reason, cost } => self.tr_exit(now, v, reason, cost),
+            Trace::Irq { v, vec } => self.tr_irq(now, v, vec),
+            Trace::Kick { v, dev, rx, exit } => self.tr_kick(now, v, dev, rx, exit),
+            Trace::Cpu { cpu, t } => self.tr_cpu(now, cpu, t),
+            Trace::Softirq { cpu, end } => self.tr_softirq(cpu, now, end),
+        }
+    }
+
+    fn tr_guest_start(&mut self, now: Time, v: u32, task: Task) {
         let Some(tr) = self.trace.as_deref() else { return };
         // A handler the guest takes with no exit (a posted interrupt in guest mode) cuts the
         // task under way: its span ends here (the rest runs after the handler, a span of its own).

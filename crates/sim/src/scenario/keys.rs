@@ -7,40 +7,11 @@
 //! (`vm.net.queue_size` is `queue_size` under `[vm.net]` of each `[[vm]]`). A workload's or a
 //! moderation scheme's own keys name their `kind`.
 
-/// One scenario key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub struct Key {
-    /// Dotted path (`vm.net.queue_size`).
-    pub key: &'static str,
-    /// For a key of one workload (`vm.workload.*`) or moderation scheme
-    /// (`vm.net.moderation.*`): that `kind`; else empty.
-    pub kind: &'static str,
-    /// Value type: `string`, `integer`, `float`, `bool`, `array of integers`, `table`, ...
-    #[serde(rename = "type")]
-    pub ty: &'static str,
-    /// Unit ("" where it has none).
-    pub unit: &'static str,
-    /// Default: a value, `required`, or what its absence means (`absent: ...`).
-    pub default: &'static str,
-    /// What it sets, the values allowed, and where it applies.
-    pub meaning: &'static str,
-    /// A value the parser accepts (a TOML literal), used by the tests.
-    #[serde(skip)]
-    pub example: &'static str,
-}
+pub use crate::config::key::Key;
+use crate::config::key::{joined, k, B, F, I, PCPUS, S};
 
-const fn k(key: &'static str, kind: &'static str, ty: &'static str, unit: &'static str, default: &'static str, meaning: &'static str, example: &'static str) -> Key {
-    Key { key, kind, ty, unit, default, meaning, example }
-}
-
-const S: &str = "string";
-const I: &str = "integer";
-const F: &str = "float";
-const B: &str = "bool";
-const PCPUS: &str = "array of integers";
-
-/// Every key, in the order a scenario file is usually written.
-pub const KEYS: &[Key] = &[
+/// The keys before `[host.io]`.
+const HEAD: &[Key] = &[
     k("name", "", S, "", "required", "Name used in outputs (1..=64 characters).", "\"x\""),
     k("profile", "", S, "", "required", "The host: a built-in profile (`eventpath profiles`) or the path of a profile .toml.", "\"es2\""),
     k("seed", "", I, "", "1", "Seed of all random streams (0..2^63 in a file; up to 2^64-1 with --seed).", "1"),
@@ -58,27 +29,10 @@ pub const KEYS: &[Key] = &[
     k("host.tslice_ms", "", I, "ms", "30 with xen_credit", "Xen's credit time slice (sched_credit_tslice_ms), 1..=1000; only with scheduler = \"xen_credit\".", "10"),
     k("host.cpu_hog.nice", "", I, "", "19 (cfs); absent with xen_credit", "[[host.cpu_hog]], a host thread that never sleeps: its nice value, -20..=19. Refused with xen_credit (Xen has no nice: every thread has weight 256).", "19"),
     k("host.cpu_hog.pins", "", PCPUS, "pCPUs", "absent: every pCPU", "[[host.cpu_hog]]: the pCPUs it may run on.", "[0]"),
-    // [host.io]
-    k("host.io.handling", "", S, "", "\"vhost\"", "Which host threads serve the virtio queues: `vhost` (a vhost-net worker per device), `es2` (ES2's joint threads, §4.2), `elvis` (ELVIS's I/O cores, §3), `pmd` (a poll-mode back end on dedicated cores).", "\"vhost\""),
-    k("host.io.cores", "", PCPUS, "pCPUs", "absent: es2's threads unpinned (required for elvis and pmd)", "es2, elvis, pmd: the I/O cores the threads are pinned to in turn; no vCPU may be pinned to one.", "[1]"),
-    k("host.io.switch", "", S, "", "\"perceptive\" (es2)", "es2: the TX mode switch, `perceptive` (Algorithm 1) or `optimistic` (Algorithm 2).", "\"perceptive\""),
-    k("host.io.quota", "", I, "requests per turn", "4 (es2 perceptive)", "es2 perceptive: requests per turn that keep a TX queue polled, 1..=4096 (ES2 §5.2's TCP value; 16 for UDP).", "4"),
-    k("host.io.poll_count", "", I, "polls", "1000 (es2 optimistic)", "es2 optimistic: polls of a TX queue after each received packet, 1..=1000000 (ES2 §5.3).", "1000"),
-    k("host.io.combining_level", "", I, "devices", "4 (es2)", "es2: devices per joint thread, 1..=64 (ES2 §5.1).", "4"),
-    k("host.io.sleep_us", "", I, "µs", "10 (es2)", "es2: the joint thread's interruptible sleep, 1..=1000 (ES2 §5.2-5.3).", "10"),
-    k("host.io.exitless_requests", "", B, "", "true (elvis)", "elvis: poll a queue whose kick rate reaches the threshold; false is fine-grained I/O scheduling only (ELVIS §4.7).", "true"),
-    k("host.io.max_work", "", I, "requests", "64 (elvis)", "elvis: requests after which the I/O thread always leaves a queue, 1..=1000000 (our choice).", "64"),
-    k("host.io.min_work", "", I, "requests", "8 (elvis, with stuck_us)", "elvis, with stuck_us only: requests before which the thread never leaves a non-empty queue (our choice).", "8"),
-    k("host.io.stuck_us", "", I, "µs", "absent: the stuck rule off (the prototype's -1)", "elvis: a queue with pending work is stuck when no new work arrived for this long, 1..=1000000.", "100"),
-    k("host.io.poll_start_per_jiffy", "", I, "kicks per jiffy", "1 (elvis)", "elvis, exitless requests: kicks within one jiffy that start polling a queue (the prototype's poll_start_rate).", "1"),
-    k("host.io.jiffy_us", "", I, "µs", "4000 (elvis)", "elvis, exitless requests: the jiffy kicks are counted over, 1..=100000 (HZ = 250).", "4000"),
-    k("host.io.poll_idle_us", "", I, "µs of wall time", "3000000 (elvis)", "elvis, exitless requests: a polled queue without work this long returns to notifications (the prototype's poll_stop_idle).", "3000000"),
-    k("host.io.devices_per_worker", "", I, "devices", "7 (elvis)", "elvis: devices an I/O thread serves before the next one is created, 1..=4096.", "7"),
-    k("host.io.poll_start_rate", "", I, "kicks/s", "none", "Removed: refused with the poll_start_per_jiffy value that replaces it.", "1000"),
-    k("host.io.burst", "", I, "packets", "32 (pmd)", "pmd: packets taken from a queue per look, 1..=1024 (DPDK's burst).", "32"),
-    k("host.io.idle", "", S, "", "\"busy\" (pmd)", "pmd: `busy` (never idles), `sleep` (OVS-DPDK's load-based sleep) or `monitor` (DPDK's wait for a write after empty_polls empty iterations).", "\"busy\""),
-    k("host.io.max_sleep_us", "", I, "µs", "250 (pmd, idle = sleep)", "pmd, idle = sleep: the longest sleep, 1..=10000.", "250"),
-    k("host.io.empty_polls", "", I, "iterations", "512 (pmd, idle = monitor)", "pmd, idle = monitor: empty iterations before it waits, 1..=1000000.", "512"),
+];
+
+/// The keys after `[host.io]`.
+const TAIL: &[Key] = &[
     // [client]
     k("client.cores", "", I, "cores", "one per VM (per VF of a VM with several, `vm.net.vfs`)", "Cores of the remote client machine; device i's flow (VM i's, when no VM has several VFs) runs on core i mod cores (fewer cores than flows: they share), 1..=1024.", "1"),
     k("client.nic_itr", "", S, "", "the profile's client.nic_itr", "The client NIC driver's receive interrupt throttle: `fixed`, `ixgbe` or `i40e`.", "\"fixed\""),
@@ -211,6 +165,13 @@ pub const KEYS: &[Key] = &[
     k("vm.workload.workers", "specweb", I, "processes", "2 per vCPU", "Apache worker processes sharing one listening socket, 1..=256; worker w is homed on vCPU w mod vcpus.", "8"),
     k("vm.workload.work_ms", "cpu_job", F, "ms", "required", "A CPU-bound job (NPB FT-like) on vCPU 0: the guest CPU it needs, ms at the vCPU's full speed, > 0 and <= 1e7; its completion time is the metric.", "200.0"),
 ];
+
+const N: usize = HEAD.len() + crate::config::io::KEYS.len() + TAIL.len();
+static ALL: [Key; N] = joined(&[HEAD, crate::config::io::KEYS, TAIL]);
+
+/// Every key, in the order a scenario file is usually written (`[host.io]`'s from
+/// `config/io.rs`, each back end's beside its variant).
+pub const KEYS: &[Key] = &ALL;
 
 /// The workload kinds and moderation schemes the list names, in its order.
 pub fn kinds(prefix: &str) -> Vec<&'static str> {

@@ -9,56 +9,7 @@
 //! `[host.io] cores` and `stuck_us`, `[vm.halt_poll]`, a workload's open-loop rate or
 //! `workers`): each documented as "absent: ..." in `eventpath keys`.
 
-use super::{Checked, Es2Switch, Handling, HostScheduler, IoHandling, Offload, Scenario};
-use eventpath_policy::pmd::PmdIdle;
-
-impl IoHandling {
-    /// The keys of the chosen mode, each set (its default where unset); the other modes' unset.
-    fn resolved(&self) -> IoHandling {
-        let mut r = IoHandling { handling: self.handling, cores: self.cores.clone(), ..Default::default() };
-        let us = |ns: u64| u32::try_from(ns / 1000).unwrap_or(u32::MAX);
-        match self.handling {
-            Handling::Vhost => {}
-            Handling::Es2 => {
-                let (switch, perceptive, optimistic, joint) = self.es2();
-                r.switch = Some(switch);
-                r.combining_level = Some(joint.combining_level);
-                r.sleep_us = Some(us(joint.sleep_ns));
-                match switch {
-                    Es2Switch::Perceptive => r.quota = Some(perceptive.quota),
-                    Es2Switch::Optimistic => r.poll_count = Some(optimistic.max_poll_count),
-                }
-            }
-            Handling::Elvis => {
-                let e = self.elvis();
-                r.exitless_requests = Some(e.exitless_requests);
-                r.max_work = Some(e.max_work);
-                r.devices_per_worker = Some(e.devices_per_worker);
-                if let Some(stuck) = e.stuck_ns {
-                    // min_work is read only by the stuck rule.
-                    r.stuck_us = Some(us(stuck));
-                    r.min_work = Some(e.min_work);
-                }
-                if e.exitless_requests {
-                    r.poll_start_per_jiffy = Some(e.poll_start_per_jiffy);
-                    r.jiffy_us = Some(us(e.jiffy_ns));
-                    r.poll_idle_us = Some(us(e.poll_idle_ns));
-                }
-            }
-            Handling::Pmd => {
-                let p = self.pmd();
-                r.burst = Some(p.burst);
-                r.idle = Some(p.idle);
-                match p.idle {
-                    PmdIdle::Sleep => r.max_sleep_us = Some(p.max_sleep_us),
-                    PmdIdle::Monitor => r.empty_polls = Some(p.empty_polls),
-                    PmdIdle::Busy => {}
-                }
-            }
-        }
-        r
-    }
-}
+use super::{Checked, HostScheduler, Offload, Scenario};
 
 /// `v` without its null entries (an unset optional key), recursively: the form a scenario
 /// file or dict gives.

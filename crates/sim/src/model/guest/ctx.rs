@@ -10,21 +10,19 @@
 //! implemented for every `Kernel`.
 
 use crate::engine::{Schedule, Time};
-use crate::model::{hw, io};
-use crate::model::hw::nic_tx::TxPort;
+use crate::model::io;
 use crate::model::hw::rxq::RxPkt;
 use crate::model::hypervisor::ctx::Machine;
 use crate::model::io::queues::Notice;
 use crate::model::guest::mtvd::Mtvd;
 use crate::model::guest::napi::Napi;
 use crate::model::hw::rxq::RxRing;
-use crate::model::hw::vf::Vf;
+use crate::model::hw::device::Device;
 use crate::model::hw::virtq::{Buf, Virtq};
-use crate::model::hw::wire::Wire;
 use std::collections::VecDeque;
 
 /// A device as its guest driver sees it: the rings, the driver's own queue state and NAPI
-/// context, the VF behind it if it is one (and its link, which the VF's NIC queue feeds).
+/// context (`netif.rs`), and the device's kind (a VF's or vDPA device's state is its own).
 pub(crate) struct DevView<'a> {
     /// The TX virtqueue (a VF's TX descriptor ring).
     pub txq: &'a mut Virtq,
@@ -36,12 +34,10 @@ pub(crate) struct DevView<'a> {
     pub rxq: &'a mut RxRing,
     /// The RX queue's NAPI context.
     pub napi: &'a mut Napi,
-    /// The SR-IOV VF this device is, if it is one.
-    pub vf: &'a mut Option<Vf>,
+    /// Its kind (`hw/device.rs`): a backed device, or the NIC's queue pair (a VF, vDPA).
+    pub device: &'a mut Device,
     /// The multi-threaded VF driver's dispatcher and threads, if the VM runs it.
     pub mtvd: &'a mut Option<Mtvd>,
-    /// The device's link (a VF's NIC queue puts its frames there).
-    pub wire: &'a mut Wire,
     /// The guest's GRO is on (`[vm.net.offload] gro`).
     pub guest_gro: bool,
     /// Its index among the VM's devices: its vector's affinity and its reader's vCPU (local
@@ -63,14 +59,14 @@ pub(crate) trait Kernel: Machine {
     fn vm_devs(&self, vm: usize) -> (u32, u32);
     /// Device `dev` as its driver sees it.
     fn net(&mut self, dev: u32) -> DevView<'_>;
-    /// Device `dev`, the host port's TX side and the event queue (an SR-IOV VF's descriptors
-    /// go to the NIC, which fetches them: `hw::vf::fetch`).
-    /// The event queue, on which the guest's driver schedules a back end's and a NIC's events
-    /// (a kick's ioeventfd signal, a VF's descriptor fetch).
-    type KQ: Schedule<io::Event> + Schedule<hw::Event>;
+    /// The event queue, on which the guest's driver schedules a back end's events (a kick's
+    /// ioeventfd signal).
+    type KQ: Schedule<io::Event>;
     /// The queue to schedule them on.
     fn kq(&mut self) -> &mut Self::KQ;
-    fn vf_parts(&mut self, dev: u32) -> (DevView<'_>, &mut TxPort, &mut Self::KQ);
+    /// The driver wrote assigned device `dev`'s TX tail register (MMIO, no exit): the NIC
+    /// fetches the descriptors its queue for the device has room for (`hw::vf::fetch`).
+    fn vf_tail_written(&mut self, now: Time, dev: u32);
     /// From a kick exit's start to its ioeventfd signal (ns).
     fn io_signal_ns(&self) -> Time;
 
@@ -78,10 +74,9 @@ pub(crate) trait Kernel: Machine {
 
     /// Signal the back end serving `dev` (a kick's ioeventfd).
     fn notify_backend(&mut self, now: Time, dev: u32, n: Notice);
-    /// The guest wrote one of `dev`'s rings without a kick: a back end polling it sees it.
+    /// The guest wrote one of `dev`'s rings without a kick: a back end watching that ring sees
+    /// it (which back ends do is theirs to say, `io::Backend::sees_write`).
     fn backend_written(&mut self, now: Time, dev: u32, n: Notice);
-    /// The back ends poll the RX ring (a PMD): a refill is seen without a kick.
-    fn backend_polls_rx(&self) -> bool;
 
     // The VM's application, above.
 
@@ -96,8 +91,4 @@ pub(crate) trait Kernel: Machine {
     fn app_deliver(&mut self, now: Time, v: u32, dev: u32, pkt: RxPkt) -> bool;
     /// The TX interrupt's handler ran on `v`.
     fn app_tx_interrupt(&mut self, now: Time, v: u32, vm: usize);
-    /// The handler of an `Msi` vector ran on `v`.
-    fn app_msi_handled(&mut self, now: Time, v: u32, vm: usize);
-    /// The handler of a call-function IPI ran its function on `v`.
-    fn app_ipi_handled(&mut self, now: Time, v: u32, vm: usize);
 }

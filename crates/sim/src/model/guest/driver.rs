@@ -8,84 +8,21 @@ use crate::model::io;
 use crate::engine::Time;
 use crate::metrics::ExitReason;
 use crate::model::guest::ctx::Kernel;
-use crate::model::guest::napi::NapiOps;
+use crate::model::hypervisor::ctx::HvRead;
+use crate::model::hypervisor::ctx::Trace;
+use crate::model::guest::ops::{Driver, NapiOps};
 use crate::model::hw::lapic::Vector;
 use crate::model::hw::virtq::Buf;
-use crate::model::hw::vf;
-use crate::model::hypervisor::irq::Irqs;
-use crate::model::hypervisor::vcpu::{AfterExit, Step, Vcpus, XenIo};
+use crate::model::hw::device::Device;
+use crate::model::hypervisor::ops::{Irqs, Vcpus};
+use crate::model::hypervisor::vcpu::{AfterExit, Step};
 use crate::model::io::queues::Notice;
 
-/// The drivers' operations, for every [`Kernel`].
-pub(crate) trait Driver {
-    /// virtio-net `start_xmit` tail: add the buffer to the TX ring, stop the queue if the ring
-    /// is full (and ask for a TX interrupt), kick if the device has notifications enabled.
-    /// A packet sent while the queue is stopped — by another vCPU's worker, a control segment
-    /// or an ACK — waits in the qdisc until the TX interrupt wakes the queue (`tx_irq`).
-    fn post_tx(&mut self, now: Time, v: u32, dev: u32, b: Buf);
-
-    /// Buffers were published on device `dev`'s TX ring by `v`: kick if the device asked for
-    /// it, else a back end spinning on the ring (vhost busy polling, a PMD) sees them anyway;
-    /// the vCPU goes on.
-    fn notify_tx(&mut self, now: Time, v: u32, dev: u32);
-
-    /// A paced sender's turn on `v`: halt while its queue is stopped (the TX interrupt wakes
-    /// it), sleep until its next send is due (`next_at`, ns), else run its `send` step.
-    fn paced_send(&mut self, now: Time, v: u32, stopped: bool, next_at: f64, send: Step, cost: Time);
-
-    /// The driver notifies the device of new TX buffers: a kick.
-    fn kick_tx(&mut self, now: Time, v: u32, dev: u32);
-
-    /// A kick: an I/O-instruction exit in which KVM's ioeventfd signals the vhost thread
-    /// `exit.io_signal_ns` after the exit began (at most at its end), not at its start.
-    /// `rx`: the RX queue's refill kick (else TX's).
-    fn kick_exit(&mut self, now: Time, v: u32, dev: u32, rx: bool);
-
-    /// A kick's ioeventfd fires: the back end learns of the queue's new buffers.
-    fn ioeventfd(&mut self, now: Time, dev: u32, rx: bool);
-
-    /// The guest's handler for `vec` on `v` did its device-side work: a TX interrupt's clean
-    /// (`tx_irq`, then the writers it woke), NAPI scheduled for RX, a VF's TX clean and NAPI,
-    /// the application told of a TX interrupt or an `Msi`. Returns whether the TX queue must
-    /// be kicked for buffers the handler added.
-    fn irq_handled(&mut self, now: Time, v: u32, vec: Vector) -> bool;
-
-    /// TX interrupt (`skb_xmit_done` → `netif_wake_subqueue`; then `net_tx_action` runs the
-    /// qdisc): reclaimed space takes the backlog; the queue stays stopped while the ring fills
-    /// again. Returns whether the device must be kicked for buffers added here, and whether a
-    /// stopped queue was woken (its writers elsewhere need waking).
-    fn tx_irq(&mut self, v: u32) -> (bool, bool);
-
-    /// The driver stops (`netif_tx_stop_queue`) or wakes device `dev`'s TX queue; the
-    /// workload using the device sees it. Returns whether the queue was stopped before.
-    fn set_tx_stopped(&mut self, dev: u32, stopped: bool) -> bool;
-
-    /// A TX interrupt on vCPU `v` woke device `dev`'s queue (`netif_wake_queue`): the writers
-    /// that halted on it elsewhere — the application's vCPU (device `dev`'s reader's, local
-    /// `home mod vcpus`), or every server worker's — get a reschedule IPI (their ICR write is
-    /// not charged: the EOI or kick exit of `v` follows).
-    fn wake_writers(&mut self, now: Time, v: u32, dev: u32);
-
-    /// ixgbevf: the driver posts a TX descriptor and writes the tail (MMIO to the VF's BAR,
-    /// no exit); the NIC fetches what its queue for the VF has room for (`hw/vf.rs`).
-    fn vf_tx(&mut self, now: Time, dev: u32, b: Buf);
-
-    /// The NAPI poll's TX clean on vCPU `v` (`ixgbevf_clean_tx_irq`, first in
-    /// `ixgbevf_poll`): the descriptors the NIC wrote back are reclaimed, so send the qdisc's
-    /// backlog and wake a stopped queue — and the writers that halted on it on other vCPUs,
-    /// whichever of the interrupt or a poll round's clean finds the room.
-    fn vf_tx_clean(&mut self, now: Time, v: u32, dev: u32);
-
-    /// NAPI completed with the RX ring empty: its last round's TX clean, then unmask the
-    /// vector (the RX refills were tail writes). Write-backs while the vector was masked raise
-    /// no interrupt of their own: each poll round's clean is what finds them.
-    fn vf_unmask(&mut self, now: Time, v: u32, dev: u32);
-}
 
 impl<K: Kernel> Driver for K {
     fn post_tx(&mut self, now: Time, v: u32, dev: u32, b: Buf) {
         let d = self.net(dev);
-        if d.vf.is_some() {
+        if d.device.is_assigned() {
             // ixgbevf_xmit_frame: a full descriptor ring stops the queue until the TX clean.
             if d.txq.free() == 0 || !d.qdisc.is_empty() {
                 d.qdisc.push_back(b);
@@ -116,7 +53,7 @@ impl<K: Kernel> Driver for K {
         if self.net(dev).txq.kick_prepare() {
             return self.kick_tx(now, v, dev);
         }
-        self.tr_kick(now, v, dev, false, false);
+        self.trace(now, Trace::Kick { v, dev, rx: false, exit: false });
         self.backend_written(now, dev, Notice::TxKick);
         self.enter(now, v);
     }
@@ -138,9 +75,10 @@ impl<K: Kernel> Driver for K {
     }
 
     fn kick_exit(&mut self, now: Time, v: u32, dev: u32, rx: bool) {
-        self.tr_kick(now, v, dev, rx, true);
-        let xen = self.vcpu_ref(v).xen;
-        if xen == XenIo::Pv {
+        self.trace(now, Trace::Kick { v, dev, rx, exit: true });
+        let kind = &*self.net(dev).device;
+        let (xen_pv, xen_e1000) = (matches!(kind, Device::XenPv), matches!(kind, Device::XenE1000));
+        if xen_pv {
             // netfront's notify: an EVTCHNOP_send hypercall (no VM exit: the trap into Xen,
             // counted with the "other" exits); Xen sets dom0's pending bit and netback's thread
             // is woken at once.
@@ -150,8 +88,8 @@ impl<K: Kernel> Driver for K {
         // Xen FV: the doorbell write (TDT/RDT) is a synchronous ioreq to QEMU in dom0; the
         // vCPU waits its round trip (`xen.ioreq_ns`, on top of the exit), QEMU's per-packet
         // work is its dom0 thread's.
-        let ioreq = match (xen, &self.profile().xen) {
-            (XenIo::Fv, Some(x)) => crate::engine::round_ns(x.ioreq_ns.value),
+        let ioreq = match (xen_e1000, &self.profile().xen) {
+            (true, Some(x)) => crate::engine::round_ns(x.ioreq_ns.value),
             _ => 0,
         };
         let signal = self.io_signal_ns();
@@ -199,8 +137,8 @@ impl<K: Kernel> Driver for K {
                     self.napi_schedule(v, dev);
                 }
             }
-            Vector::Msi => self.app_msi_handled(now, v, vm),
-            Vector::CallFunction => self.app_ipi_handled(now, v, vm),
+            // The workload's own interrupt sources: the root hands them to it (`cx.rs`).
+            Vector::Msi | Vector::CallFunction => unreachable!("a workload's vector, not the driver's"),
             Vector::Timer | Vector::Resched => {}
         }
         false
@@ -245,15 +183,15 @@ impl<K: Kernel> Driver for K {
     }
 
     fn vf_tx(&mut self, now: Time, dev: u32, b: Buf) {
-        let (d, port, q) = self.vf_parts(dev);
-        let vf = d.vf.as_mut().expect("a VF device");
-        vf.on_tx(b.bytes);
-        if vf.doorbell {
+        let d = self.net(dev);
+        let doorbell = matches!(d.device, Device::Vdpa(_));
+        d.device.assigned().expect("a VF device").on_tx(b.bytes);
+        if doorbell {
             // vDPA: virtqueue_notify to the mapped doorbell page, a posted MMIO write.
             d.txq.kicks += 1;
         }
         d.txq.add(b);
-        vf::fetch(now, dev, d.txq, d.wire, port, q);
+        self.vf_tail_written(now, dev);
     }
 
     fn vf_tx_clean(&mut self, now: Time, v: u32, dev: u32) {
@@ -269,6 +207,6 @@ impl<K: Kernel> Driver for K {
 
     fn vf_unmask(&mut self, now: Time, v: u32, dev: u32) {
         self.vf_tx_clean(now, v, dev);
-        self.net(dev).vf.as_mut().expect("a VF device").unmask();
+        self.net(dev).device.assigned().expect("a VF device").unmask();
     }
 }

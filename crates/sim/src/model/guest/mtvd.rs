@@ -23,26 +23,21 @@
 //! bytes, so the out-of-order queue's cost and the duplicate ACKs Linux would send are not
 //! modelled (docs/model.md).
 
-use crate::engine::{round_ns, Time};
-use crate::model::guest::ctx::Kernel;
-use crate::model::guest::napi::{stack_cost, NapiOps, StackCosts};
-use crate::model::hypervisor::irq::Irqs;
 use crate::model::hw::rxq::RxPkt;
-use crate::model::hypervisor::vcpu::{Task, Vcpus};
 use std::collections::VecDeque;
 
 /// The dispatcher's and the thread pool's state of one VF.
 #[derive(Debug)]
 pub struct Mtvd {
     /// Per thread (thread `w` bound to the VM's vCPU `w`): the packets handed to it, in order.
-    queues: Vec<VecDeque<RxPkt>>,
+    pub(in crate::model::guest) queues: Vec<VecDeque<RxPkt>>,
     /// Packets dispatched so far: the next goes to thread `next mod N`.
     next: u64,
     /// Per thread: a packet's receive is under way (or saved on its vCPU).
     running: Vec<bool>,
     /// Per thread: data was delivered while the socket started a step of its own (TCP's ACK):
     /// the reader's wake-up is raised when that step is done (as `Napi` does).
-    wake_due: Vec<bool>,
+    pub(in crate::model::guest) wake_due: Vec<bool>,
     /// Packets (frames) the threads took up the stack (lifetime).
     pub processed_life: u64,
 }
@@ -92,7 +87,7 @@ impl Mtvd {
     }
 
     /// Thread `w` has packets handed to it and none under way (it needs to run).
-    fn waiting(&self, w: usize) -> bool {
+    pub(in crate::model::guest) fn waiting(&self, w: usize) -> bool {
         !self.queues[w].is_empty() && !self.running[w]
     }
 
@@ -102,91 +97,7 @@ impl Mtvd {
     }
 }
 
-/// MTVD's operations, for every [`Kernel`].
-pub(crate) trait MtvdOps {
-    /// NAPI on `v` took `pkt` off the VF's ring: hand it to the next thread (woken at the
-    /// round's end, [`MtvdOps::mtvd_wake`]).
-    fn mtvd_dispatch(&mut self, v: u32, pkt: RxPkt);
-    /// NAPI on `v` ended a round or completed: wake every thread with packets handed to it
-    /// that sleeps on a halted vCPU, with a reschedule IPI. Returns whether the IPIs' exit
-    /// started.
-    fn mtvd_wake(&mut self, now: Time, v: u32) -> bool;
-    /// At VM entry: run the next packet of `v`'s thread if it has one. Returns whether a task
-    /// (or an exit) was started.
-    fn mtvd_next(&mut self, now: Time, v: u32) -> bool;
-    /// `v`'s thread took its packet up the stack: the socket gets it.
-    fn mtvd_done(&mut self, now: Time, v: u32);
-}
 
-/// vCPU `v`'s thread: its index among its VM's vCPUs.
-fn thread_of<K: Kernel>(k: &K, v: u32) -> (usize, u32, usize) {
-    let vm = k.vcpu_ref(v).vm as usize;
-    let w = k.vm_vcpus(vm).iter().position(|&u| u == v).expect("a vCPU of its VM");
-    (vm, k.dev_of(vm), w)
-}
-
-impl<K: Kernel> MtvdOps for K {
-    fn mtvd_dispatch(&mut self, v: u32, pkt: RxPkt) {
-        let (_, dev, from) = thread_of(self, v);
-        self.net(dev).mtvd.as_mut().expect("an MTVD device").dispatch(pkt, from);
-    }
-
-    fn mtvd_wake(&mut self, now: Time, v: u32) -> bool {
-        let vm = self.vcpu_ref(v).vm as usize;
-        let dev = self.dev_of(vm);
-        let Some(n) = self.net(dev).mtvd.as_ref().map(|m| m.queues.len()) else { return false };
-        let (mut sent, mut not_running) = (false, 0);
-        for w in 0..n {
-            if !self.net(dev).mtvd.as_ref().expect("checked above").waiting(w) {
-                continue;
-            }
-            let u = self.vm_vcpus(vm)[w];
-            if u != v && self.vcpu_ref(u).wants_resched_ipi() {
-                let idle = !self.is_running(u);
-                if self.resched(now, u) {
-                    sent = true;
-                    not_running += u32::from(idle);
-                }
-            }
-        }
-        // One exit for the round's wake-ups, as before `[vm.apic]` (each is its own
-        // try_to_wake_up in Linux; see docs/model.md); none where the CPU virtualizes them.
-        sent && self.ipi_sent(now, v, not_running)
-    }
-
-    fn mtvd_next(&mut self, now: Time, v: u32) -> bool {
-        // Every VM entry asks: a VM without MTVD answers before any search.
-        let vm = self.vcpu_ref(v).vm as usize;
-        if self.net(self.dev_of(vm)).mtvd.is_none() {
-            return false;
-        }
-        let (vm, dev, w) = thread_of(self, v);
-        let tcp_data = self.app_receives_tcp_data(vm);
-        let costs = StackCosts::of(&self.profile().guest);
-        let Some(m) = self.net(dev).mtvd.as_mut() else { return false };
-        if std::mem::take(&mut m.wake_due[w]) && self.wake_app(now, v, dev) {
-            return true;
-        }
-        let Some(pkt) = self.net(dev).mtvd.as_mut().expect("checked above").start(w) else { return false };
-        let cost = stack_cost(&pkt, tcp_data, &costs);
-        self.run_task(now, v, Task::Backlog, round_ns(cost));
-        true
-    }
-
-    fn mtvd_done(&mut self, now: Time, v: u32) {
-        let (vm, dev, w) = thread_of(self, v);
-        let pkt = self.net(dev).mtvd.as_mut().expect("an MTVD device").done(w);
-        let data = pkt.bytes > 0 && self.app_receives_tcp_data(vm);
-        if self.app_deliver(now, v, dev, pkt) {
-            self.net(dev).mtvd.as_mut().expect("an MTVD device").wake_due[w] = data;
-            return;
-        }
-        if self.wake_app(now, v, dev) {
-            return;
-        }
-        self.enter(now, v);
-    }
-}
 
 #[cfg(test)]
 mod tests {

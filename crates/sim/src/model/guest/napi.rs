@@ -13,15 +13,8 @@
 /// Linux `net.core.netdev_budget` default: packets per softirq run before deferring.
 pub const NETDEV_BUDGET: u32 = 300;
 
-use crate::engine::{Time, round_ns};
-use crate::model::guest::ctx::Kernel;
-use crate::model::guest::driver::Driver;
-use crate::model::hw::gro;
+use crate::engine::Time;
 use crate::model::hw::rxq::{Ctl, RxPkt, RxRing};
-use crate::model::guest::mtvd::MtvdOps;
-use crate::model::hypervisor::irq::Irqs;
-use crate::model::hypervisor::vcpu::{Task, Vcpus};
-use crate::model::io::queues::Notice;
 
 /// The NAPI context of one RX queue.
 #[derive(Debug, Default)]
@@ -48,13 +41,13 @@ pub struct Napi {
     merging: u32,
     /// Data was delivered while the softirq started a step of its own (TCP's ACK): the reader's
     /// wake-up (`sk_data_ready`) is raised when that step is done.
-    wake_due: bool,
+    pub(in crate::model::guest) wake_due: bool,
     /// Poll rounds (window).
     pub polls: u64,
     /// Frames received (lifetime, for conservation; a GRO skb counts its frames).
     pub received_life: u64,
     /// When its latest poll round began (several polls on one vCPU take turns by it).
-    round_at: Time,
+    pub(in crate::model::guest) round_at: Time,
 }
 
 /// What NAPI does next on a vCPU (`Napi::next`).
@@ -213,206 +206,7 @@ pub(crate) fn stack_cost(p: &RxPkt, tcp: bool, c: &StackCosts) -> f64 {
     }
 }
 
-/// NAPI's operations, for every [`Kernel`].
-pub(crate) trait NapiOps {
-    /// The RX interrupt handler of device `dev` (`skb_recv_done`): disable callbacks,
-    /// schedule NAPI.
-    fn napi_schedule(&mut self, v: u32, dev: u32);
 
-    /// At VM entry: run the next NAPI step on `v` if its poll is pending. Returns whether a
-    /// task (or an exit) was started. `force`: the vCPU has nothing else to run (ksoftirqd runs
-    /// even when deferred).
-    fn napi_next(&mut self, now: Time, v: u32, force: bool) -> bool;
-
-    /// [`NapiOps::napi_next`] for device `dev`'s poll.
-    fn napi_next_dev(&mut self, now: Time, v: u32, force: bool, dev: u32) -> bool;
-
-    /// One packet received: refill its buffer, hand the ACK to TCP.
-    fn napi_rx_done(&mut self, now: Time, v: u32);
-
-    /// NAPI on vCPU `v` handed a packet of device `dev` to the application thread reading it
-    /// (`try_to_wake_up` across CPUs; device `dev`'s reader's vCPU is local `home mod vcpus`,
-    /// vCPU 0 but for a VM's later VFs): if that thread's vCPU is another one, halted (or halting) or running only
-    /// the guest's CPU burn, it gets a reschedule IPI, and the sender's ICR write exits (as a
-    /// server worker's wake-up does, `resched_ipi`); its softirq goes on after the exit.
-    /// Returns whether that exit was started.
-    fn wake_app(&mut self, now: Time, v: u32, dev: u32) -> bool;
-}
-
-impl<K: Kernel> NapiOps for K {
-    fn napi_schedule(&mut self, v: u32, dev: u32) {
-        let weight = self.profile().guest.napi_weight.value as u32;
-        let d = self.net(dev);
-        d.rxq.irq.driver_disable();
-        d.napi.schedule(v, weight);
-    }
-
-    fn napi_next(&mut self, now: Time, v: u32, force: bool) -> bool {
-        let vm = self.vcpu_ref(v).vm as usize;
-        let (first, n) = self.vm_devs(vm);
-        if n == 1 {
-            return self.napi_next_dev(now, v, force, first);
-        }
-        // Several VFs: one softirq at a time on a vCPU (a receive under way finishes first);
-        // the polls scheduled here take turns as on `net_rx_action`'s list: a round under way
-        // goes on, else the poll whose last round began longest ago (then the lowest index).
-        let devs = first..first + n;
-        if devs.clone().any(|d| self.net(d).napi.receiving_on(v)) {
-            return false;
-        }
-        if let Some(d) = devs.clone().find(|&d| self.net(d).napi.mid_round(v)) {
-            if self.napi_next_dev(now, v, force, d) {
-                return true;
-            }
-        }
-        let mut tried = 0u64;
-        loop {
-            let mut best: Option<(Time, u32)> = None;
-            for d in devs.clone() {
-                let napi = &*self.net(d).napi;
-                if tried & (1 << (d - first)) == 0 && napi.scheduled && napi.vcpu == v && best.is_none_or(|(t, _)| napi.round_at < t) {
-                    best = Some((napi.round_at, d));
-                }
-            }
-            let Some((_, d)) = best else { return false };
-            tried |= 1 << (d - first);
-            if self.napi_next_dev(now, v, force, d) {
-                return true;
-            }
-        }
-    }
-
-    fn napi_next_dev(&mut self, now: Time, v: u32, force: bool, dev: u32) -> bool {
-        let vm = self.vcpu_ref(v).vm as usize;
-        let g = &self.profile().guest;
-        let weight = g.napi_weight.value as u32;
-        let poll_ns = g.napi_poll_ns.value;
-        let (tcp_seg_ns, tcp_byte_ns) = (g.tcp_rx_segment_ns.value, g.tcp_rx_byte_ns.value);
-        let (gro_ns, buf_ns, dispatch_ns) = (g.gro_segment_ns.value, g.rx_buffer_ns.value, g.rx_dispatch_ns.value);
-        let costs = StackCosts::of(g);
-        let gro_max = self.profile().nic.gso_max_size_bytes.value as u32;
-        let tcp_data = self.app_receives_tcp_data(vm);
-        let d = self.net(dev);
-        if d.napi.vcpu == v && std::mem::take(&mut d.napi.wake_due) && self.wake_app(now, v, dev) {
-            return true;
-        }
-        let d = self.net(dev);
-        let round_start = match d.napi.next(now, v, force, weight, d.rxq) {
-            NapiStep::Wait => return false,
-            NapiStep::Complete => {
-                if let Some(vf) = d.vf.as_mut() {
-                    // ixgbevf: napi_complete, then unmask the vector (EIMS); refills were tail
-                    // writes. MTVD's threads are woken for what this poll handed them. A vDPA
-                    // device's refills end in one doorbell write (try_fill_recv's kick, to the
-                    // mapped page: no exit) and virtqueue_enable_cb.
-                    if vf.doorbell && d.napi.received_life > vf.rx_rung_at {
-                        vf.rx_rung_at = d.napi.received_life;
-                        d.rxq.kicks += 1;
-                    }
-                    self.vf_unmask(now, v, dev);
-                    return self.mtvd_wake(now, v);
-                }
-                // The virtqueue_poll re-check: try_fill_recv refilled a ring the device had
-                // run dry of: kick it.
-                if d.rxq.kick_prepare() {
-                    d.rxq.kicks += 1;
-                    self.kick_exit(now, v, dev, true);
-                    return true;
-                }
-                return false;
-            }
-            NapiStep::Receive { round_start } => round_start,
-        };
-        // A new round: MTVD's threads are woken for what the last one handed them (an IPI
-        // exit, after which the round begins).
-        if round_start && d.mtvd.is_some() && self.mtvd_wake(now, v) {
-            return true;
-        }
-        let d = self.net(dev);
-        if round_start && d.vf.is_some() {
-            // ixgbevf_poll cleans the TX ring first in every round, not only at completion:
-            // under a receive flood that never completes, sends would otherwise stop for good.
-            self.vf_tx_clean(now, v, dev);
-        }
-        let d = self.net(dev);
-        let front = *d.rxq.used.front().expect("non-empty");
-        let mut pkts = 1;
-        let cost = if d.mtvd.is_some() {
-            // MTVD: the driver's descriptor work and the hand-over; a thread takes it up the
-            // stack (`mtvd.rs`), one packet at a time (no GRO before the dispatch).
-            buf_ns + dispatch_ns
-        } else if tcp_data && front.bytes > 0 && front.ctl != Ctl::Syn {
-            // The guest's GRO takes the run of this flow's data at the ring's head as one skb
-            // up the stack: each packet after the first costs its driver receive and the merge,
-            // each buffer after a packet's first its frag (`receive_mergeable`).
-            let limit = if d.guest_gro { d.napi.room() } else { 1 };
-            let run = gro::guest_run(d.rxq.used.iter(), gro_max, limit);
-            pkts = run.pkts;
-            tcp_seg_ns + gro_ns * f64::from(pkts - 1) + buf_ns * run.extra_bufs as f64 + tcp_byte_ns * run.bytes as f64
-        } else {
-            stack_cost(&front, tcp_data, &costs)
-        };
-        let cost = d.napi.start_receive(now, cost, poll_ns, pkts);
-        self.run_task(now, v, Task::NapiRx, round_ns(cost));
-        true
-    }
-
-    fn napi_rx_done(&mut self, now: Time, v: u32) {
-        let vm = self.vcpu_ref(v).vm as usize;
-        let (first, n) = self.vm_devs(vm);
-        // The poll whose receive this was (a VM's only device, or the one receiving on `v`).
-        let dev = if n == 1 { first } else { (first..first + n).find(|&d| self.net(d).napi.receiving_on(v)).expect("a receive under way") };
-        let polls_rx = self.backend_polls_rx();
-        let d = self.net(dev);
-        let pkts = d.napi.received();
-        let mut pkt = d.rxq.poll_and_refill().expect("NAPI receive without a used buffer");
-        if let Some(vf) = d.vf.as_mut() {
-            vf.on_rx(pkt.bytes);
-        }
-        for _ in 1..pkts {
-            let next = d.rxq.poll_and_refill().expect("a GRO run of used packets");
-            if let Some(vf) = d.vf.as_mut() {
-                vf.on_rx(next.bytes);
-            }
-            gro::merge(&mut pkt, &next);
-        }
-        d.napi.received_life += u64::from(pkt.segs);
-        if d.vf.is_none() && polls_rx {
-            // The refill is a write to the RX ring: a back end polling it (a PMD) sees it.
-            self.backend_written(now, dev, Notice::RxKick);
-        }
-        if self.net(dev).mtvd.is_some() {
-            self.mtvd_dispatch(v, pkt);
-            return self.enter(now, v);
-        }
-        // TCP data wakes its reader; an ICMP echo answered here wakes nobody.
-        let data = pkt.bytes > 0 && self.app_receives_tcp_data(vm);
-        if self.app_deliver(now, v, dev, pkt) {
-            // The softirq went on with a step of its own (TCP's ACK); Linux wakes the reader
-            // before it (`sk_data_ready`, then `__tcp_ack_snd_check`): the wake-up follows the
-            // step here, before NAPI's next packet. (A reader left asleep with its socket
-            // full never reads again: the stream stalls.)
-            self.net(dev).napi.wake_due = data;
-            return;
-        }
-        if self.wake_app(now, v, dev) {
-            return;
-        }
-        self.enter(now, v);
-    }
-
-    fn wake_app(&mut self, now: Time, v: u32, dev: u32) -> bool {
-        let vm = self.vcpu_ref(v).vm as usize;
-        let home = self.net(dev).home as usize;
-        let vcpus = self.vm_vcpus(vm);
-        let app = vcpus[home % vcpus.len()];
-        if app == v || self.app_on_every_vcpu(vm) || !self.vcpu_ref(app).wants_resched_ipi() {
-            return false;
-        }
-        let not_running = u32::from(!self.is_running(app));
-        self.resched(now, app) && self.ipi_sent(now, v, not_running)
-    }
-}
 
 #[cfg(test)]
 mod tests {

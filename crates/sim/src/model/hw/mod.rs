@@ -6,7 +6,9 @@
 pub(crate) mod event;
 pub(crate) use event::Event;
 pub(crate) mod client_port;
+pub(crate) mod device;
 pub(crate) mod gro;
+pub(crate) mod host_nic;
 pub(crate) mod lapic;
 pub(crate) mod nic_itr;
 pub(crate) mod nic_tx;

@@ -60,13 +60,6 @@ pub struct Vf {
     host: Option<HostItr>,
     /// Frame bytes beyond a packet's payload (the driver counts whole frames).
     hdr_bytes: u32,
-    /// A vDPA device's virtqueues (`[vm.net] kind = "vdpa"`): the guest's virtio-net driver
-    /// writes the queue's doorbell for each buffer it adds — a kick, but to the device's
-    /// mapped notification page, so no exit — and there is no EITR.
-    pub doorbell: bool,
-    /// NAPI's received-frame count at the last RX doorbell (vDPA): a completion that received
-    /// something refilled the ring and rings the RX doorbell once.
-    pub rx_rung_at: u64,
 }
 
 /// A moderation scheme run by the host as the VF's EITR controller.
@@ -102,7 +95,7 @@ impl Vf {
             let mut host = HostItr { scheme: scheme.build(0).expect("validated with the scenario"), rate: None, max_ns: max_ns.round() as u64 };
             let mut itr = RxItr::new(default_ns);
             host.write(&mut itr);
-            return Vf { itr, unmasked: true, armed: false, dynamic: None, host: Some(host), hdr_bytes, doorbell: false, rx_rung_at: 0 };
+            return Vf { itr, unmasked: true, armed: false, dynamic: None, host: Some(host), hdr_bytes };
         }
         let (itr, dynamic) = match setting {
             None => (RxItr::new(default_ns), None),
@@ -112,15 +105,7 @@ impl Vf {
                 (RxItr::new(d.interval_ns() as f64), Some(d))
             }
         };
-        Vf { itr, unmasked: true, armed: false, dynamic, host: None, hdr_bytes, doorbell: false, rx_rung_at: 0 }
-    }
-
-    /// A vDPA device's queue pair carrying TCP (else UDP) frames: its MSI-X fires for each
-    /// write-back while the driver's callbacks are on (virtio-net's NAPI turns them off while it
-    /// polls, `virtqueue_disable_cb`, as the VF's vector masks itself), with no throttle: a
-    /// virtio device has no EITR.
-    pub fn vdpa(tcp: bool) -> Self {
-        Vf { doorbell: true, ..Vf::new(Some(VfItr::Fixed(0.0)), &ModerationConfig::None, 0.0, 0.0, tcp) }
+        Vf { itr, unmasked: true, armed: false, dynamic, host: None, hdr_bytes }
     }
 
     /// The NIC wrote `frames` frames of `payload` bytes in all back to the RX ring at `now`:

@@ -1,8 +1,13 @@
-//! The hypervisor's context: what its vCPU model (`vcpu.rs`), interrupt delivery (`irq.rs`) and
-//! thread glue (`threads.rs`) may touch — their own state (the vCPUs, the host scheduler, the
-//! event queue, the profile's costs) and, above them, the guest and the back ends only through
-//! named calls: what the guest runs at a VM entry, what a finished guest task or handler
-//! means to it, a back-end thread's turn on its pCPU.
+//! The hypervisor's context: what its vCPU model (`vcpu_run.rs`), interrupt delivery (`irq.rs`),
+//! host interrupt work (`softirq.rs`) and thread glue (`threads.rs`) may touch — their own
+//! state, one [`Parts`] behind a key only `hypervisor/` can make ([`Own`]), so that the layers
+//! above, whose contexts extend `Machine`, read the hypervisor ([`Machine::seen`]) but reach no
+//! `&mut Vcpu` and no scheduler of its — and, above them, the guest only through four named
+//! calls (what runs at a VM entry, whether a guest thread runs instead of the idle loop, what a
+//! finished handler did) and the timeline through one ([`Machine::trace`]). What it decides
+//! at the end of an event for a layer above it returns instead of calling up (`ops::Up`: a
+//! back-end thread switched in, a guest task's end, the driver's TX kick after a handler), as
+//! the time host interrupt work took from a back-end thread (`Softirqs::host_irq_work`).
 //!
 //! A trait here, implemented by the model root (`model/cx.rs`), as the workloads' `Ctx` is:
 //! the hypervisor states what it needs and imports nothing above it. Its operations are the
@@ -11,8 +16,9 @@
 //! dispatch, no box or vtable per event.
 
 use crate::engine::{Schedule, Time, Timer};
-use crate::metrics::ExitReason;
+use crate::metrics::{BusyTime, ExitReason};
 use crate::model::hw::lapic::Vector;
+use crate::model::hypervisor::routing::IrqRouting;
 use crate::model::hypervisor::sched::Scheduler;
 use crate::model::hypervisor::softirq::SoftirqCpus;
 use crate::model::hypervisor::vcpu::{Task, Vcpu};
@@ -20,58 +26,72 @@ use crate::model::hypervisor::event::Event;
 use crate::profile::Profile;
 use eventpath_policy::routing::RunState;
 
+/// The key to the hypervisor's own state: [`Machine::parts`] takes one, and only the
+/// hypervisor's files can make one ([`OWN`]) — the layers above, whose contexts extend
+/// `Machine`, read the hypervisor ([`Machine::seen`]) but reach no `&mut Vcpu` and no
+/// scheduler of its.
+pub(crate) struct Own(());
+
+/// The hypervisor's key (see [`Own`]).
+pub(in crate::model::hypervisor) const OWN: Own = Own(());
+
+/// The hypervisor's fixed parameters, set when the host is built.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Setup {
+    /// Host tick period (ns).
+    pub host_tick_ns: Time,
+    /// `exit.ipi_send_ns`: how far into its ICR-write exit a call-function IPI leaves.
+    pub ipi_send_ns: Time,
+    /// How many back-end threads there are (their thread ids follow the vCPUs').
+    pub io_threads: u32,
+    /// The back ends' notifications are exitless (ELVIS: posted as a device interrupt's).
+    pub exitless_io: bool,
+}
+
 /// The hypervisor's own state, borrowed apart so that one operation may use several at once.
 pub(crate) struct Parts<'a, Q> {
     /// Every vCPU, by host-wide index.
     pub vcpus: &'a mut [Vcpu],
+    /// The host scheduler.
+    pub sched: &'a mut Scheduler,
     /// Per pCPU: the switch-in under way (its `SchedIn`; armed while a thread is being
     /// switched in, a later switch re-arms it: a restartable `engine::Timer`).
     pub switch_in: &'a mut [Timer],
+    /// The pCPUs' host interrupt work (`softirq.rs`).
+    pub softirqs: &'a mut SoftirqCpus,
+    /// Per pCPU: its busy time (guest, exits, host threads; time conservation).
+    pub pcpu_busy: &'a mut [BusyTime],
+    /// Per VM: which vCPU its device interrupts go to (`routing.rs`), which hears its vCPUs'
+    /// run states.
+    pub routing: &'a mut [IrqRouting],
     /// The host's profile (costs).
     pub profile: &'a Profile,
     /// The event queue.
     pub q: &'a mut Q,
 }
 
+/// What of the hypervisor anyone may read.
+pub(crate) struct Seen<'a> {
+    /// Every vCPU, by host-wide index.
+    pub vcpus: &'a [Vcpu],
+    /// The host scheduler.
+    pub sched: &'a Scheduler,
+    /// The host's profile (costs).
+    pub profile: &'a Profile,
+    /// Its fixed parameters.
+    pub setup: &'a Setup,
+    /// The pCPU running the thread that handles the current event (the waker).
+    pub waker: Option<u32>,
+}
+
 /// What the hypervisor layer may do (see the module doc).
 pub(crate) trait Machine {
     /// The event queue, on which the hypervisor schedules its own events.
     type Q: Schedule<Event>;
-    /// The hypervisor's own state.
-    fn parts(&mut self) -> Parts<'_, Self::Q>;
-    /// vCPU `v`.
-    fn vcpu(&mut self, v: u32) -> &mut Vcpu;
-    /// vCPU `v`, to read.
-    fn vcpu_ref(&self, v: u32) -> &Vcpu;
-    /// How many vCPUs there are (their thread ids come first).
-    fn vcpu_count(&self) -> u32;
-    /// The host scheduler.
-    fn sched(&mut self) -> &mut Scheduler;
-    /// The host scheduler, to read.
-    fn sched_ref(&self) -> &Scheduler;
-    /// The host's profile.
-    fn profile(&self) -> &Profile;
-    /// The event queue.
-    fn q(&mut self) -> &mut Self::Q;
-    /// `exit.ipi_send_ns`: how far into its ICR-write exit a call-function IPI leaves.
-    fn ipi_send_ns(&self) -> Time;
-    /// The pCPU running the thread that handles the current event (the waker).
-    fn waker(&self) -> Option<u32>;
-    /// Host tick period (ns).
-    fn host_tick_ns(&self) -> Time;
-    /// How many back-end threads there are (their thread ids follow the vCPUs').
-    fn io_threads(&self) -> u32;
-    /// The back ends' notifications are exitless (ELVIS: posted as a device interrupt's).
-    fn exitless_io(&self) -> bool;
-    /// pCPU `cpu` became busy or idle (time conservation).
-    fn set_pcpu_busy(&mut self, now: Time, cpu: u32, busy: bool);
-    /// vCPU `v`'s thread changed run state: its VM's interrupt routing hears it.
-    fn on_run_state(&mut self, v: u32, state: RunState);
-    /// The pCPUs' host interrupt work (`softirq.rs`).
-    fn softirqs(&mut self) -> &mut SoftirqCpus;
-    /// Back-end thread `t` lost `ns` of its pCPU to host interrupt work: the step it has under
-    /// way ends that much later (`IoThread::interrupted`).
-    fn io_interrupted(&mut self, t: u32, ns: Time);
+    /// The hypervisor's own state (its files' only: see [`Own`]).
+    fn parts(&mut self, key: Own) -> Parts<'_, Self::Q>;
+    /// The hypervisor's state, to read.
+    fn seen(&self) -> Seen<'_>;
 
     // The guest, above: what runs in the VM.
 
@@ -84,37 +104,93 @@ pub(crate) trait Machine {
     /// `v`'s application has nothing to run: does a guest thread of the VM's own (the lookbusy
     /// spinner) run, or sleep until some time?
     fn guest_idle_thread(&mut self, now: Time, v: u32) -> crate::model::hypervisor::vcpu::IdleThread;
-    /// A guest task other than a handler or the burn finished on `v` (an application step,
-    /// a NAPI receive): its owner goes on.
-    fn guest_task_done(&mut self, now: Time, v: u32, task: Task);
     /// The guest's handler for `vec` on `v` finished its device-side work (before its EOI).
     /// Returns whether the TX queue must be kicked after it (buffers the handler added).
     fn guest_handled(&mut self, now: Time, v: u32, vec: Vector) -> bool;
-    /// The driver's TX kick on `v` (an exit that signals the back end).
-    fn guest_kick_tx(&mut self, now: Time, v: u32);
 
-    // The back ends and the model's own bookkeeping.
+    /// Tell the timeline (`eventpath trace`) what happened at `now`; a no-op unless it records.
+    fn trace(&mut self, now: Time, e: Trace);
+}
 
-    /// Back-end thread `t` was switched in (after `wake_cpu` ns of wake-up from idle).
-    fn io_run(&mut self, now: Time, t: u32, wake_cpu: Time);
-    /// The liveness watchdog's periodic look.
-    fn watchdog_tick(&mut self, now: Time);
-
-    // The timeline (`eventpath trace`); no-ops unless it records.
-
+/// What the hypervisor and the guest's driver tell the timeline (`eventpath trace`), which the
+/// model root records when asked to.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Trace {
     /// `v` started guest task `task`.
-    fn tr_guest_start(&mut self, now: Time, v: u32, task: Task);
+    GuestStart { v: u32, task: Task },
     /// `v`'s guest task `task` ended.
-    fn tr_guest_end(&mut self, now: Time, v: u32, task: Task);
+    GuestEnd { v: u32, task: Task },
     /// `v` took an exit for `reason` lasting `cost`.
-    fn tr_exit(&mut self, now: Time, v: u32, reason: ExitReason, cost: Time);
+    Exit { v: u32, reason: ExitReason, cost: Time },
     /// `vec` is raised for `v`.
-    fn tr_irq(&mut self, now: Time, v: u32, vec: Vector);
+    Irq { v: u32, vec: Vector },
     /// The guest on `v` tells device `dev`'s back end of new buffers in its RX (`rx`) or TX
     /// queue: by an exit (`exit`: its `io_instruction` exit follows) or a ring write only.
-    fn tr_kick(&mut self, now: Time, v: u32, dev: u32, rx: bool, exit: bool);
+    Kick { v: u32, dev: u32, rx: bool, exit: bool },
     /// Thread `t` (or none) runs on `cpu` from now.
-    fn tr_cpu(&mut self, now: Time, cpu: u32, t: Option<u32>);
-    /// Host interrupt work holds `cpu` over [start, end).
-    fn tr_softirq(&mut self, cpu: u32, start: Time, end: Time);
+    Cpu { cpu: u32, t: Option<u32> },
+    /// Host interrupt work holds `cpu` from now until `end`.
+    Softirq { cpu: u32, end: Time },
 }
+
+/// What of the hypervisor the layers above may read: a vCPU, the scheduler, the profile.
+pub(crate) trait HvRead: Machine {
+    /// vCPU `v`, to read.
+    fn vcpu_ref(&self, v: u32) -> &Vcpu {
+        &self.seen().vcpus[v as usize]
+    }
+    /// The host scheduler, to read.
+    fn sched_ref(&self) -> &Scheduler {
+        self.seen().sched
+    }
+    /// The host's profile.
+    fn profile(&self) -> &Profile {
+        self.seen().profile
+    }
+}
+
+impl<M: Machine + ?Sized> HvRead for M {}
+
+/// The hypervisor's own state, for its own files (the trait is private to `hypervisor/`).
+pub(in crate::model::hypervisor) trait HvOwn: Machine {
+    /// vCPU `v`.
+    fn vcpu(&mut self, v: u32) -> &mut Vcpu {
+        &mut self.parts(OWN).vcpus[v as usize]
+    }
+    /// The host scheduler.
+    fn sched(&mut self) -> &mut Scheduler {
+        self.parts(OWN).sched
+    }
+    /// The event queue.
+    fn q(&mut self) -> &mut Self::Q {
+        self.parts(OWN).q
+    }
+    /// The pCPUs' host interrupt work.
+    fn softirqs(&mut self) -> &mut SoftirqCpus {
+        self.parts(OWN).softirqs
+    }
+    /// pCPU `cpu` became busy or idle (time conservation).
+    fn set_pcpu_busy(&mut self, now: Time, cpu: u32, busy: bool) {
+        self.parts(OWN).pcpu_busy[cpu as usize].set(now, busy);
+    }
+    /// vCPU `v`'s thread changed run state: its VM's interrupt routing hears it.
+    fn on_run_state(&mut self, v: u32, state: RunState) {
+        let p = self.parts(OWN);
+        let vm = p.vcpus[v as usize].vm as usize;
+        p.routing[vm].on_run_state(v, state);
+    }
+    /// How many vCPUs there are (their thread ids come first).
+    fn vcpu_count(&self) -> u32 {
+        self.seen().vcpus.len() as u32
+    }
+    /// The fixed parameters.
+    fn setup(&self) -> Setup {
+        *self.seen().setup
+    }
+    /// The pCPU running the thread that handles the current event (the waker).
+    fn waker(&self) -> Option<u32> {
+        self.seen().waker
+    }
+}
+
+impl<M: Machine + ?Sized> HvOwn for M {}

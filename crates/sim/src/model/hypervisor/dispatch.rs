@@ -5,16 +5,15 @@ use crate::engine::Time;
 use crate::model::hw::lapic::Vector;
 use crate::model::hypervisor::ctx::Machine;
 use crate::model::hypervisor::event::Event;
-use crate::model::hypervisor::irq::Irqs;
-use crate::model::hypervisor::threads::Threads;
-use crate::model::hypervisor::vcpu::Vcpus;
+use crate::model::hypervisor::ops::{Irqs, Threads, Up, Vcpus};
+
 
 /// Handle hypervisor event `e` at `now`.
-pub(crate) fn handle<M: Machine>(m: &mut M, now: Time, e: Event) {
+pub(crate) fn handle<M: Machine>(m: &mut M, now: Time, e: Event) -> Up {
     match e {
-        Event::GuestDone { vcpu } => m.guest_done(now, vcpu),
-        Event::ExitDone { vcpu } => m.exit_done(now, vcpu),
-        Event::SchedIn { cpu } => m.sched_in(now, cpu),
+        Event::SchedIn { cpu } => return m.sched_in(now, cpu),
+        Event::GuestDone { vcpu } => return m.guest_done(now, vcpu),
+        Event::ExitDone { vcpu } => return m.exit_done(now, vcpu),
         Event::HostTick { cpu } => m.host_tick(now, cpu),
         Event::TimerFire { vcpu } => m.timer_fire(now, vcpu),
         Event::Tick { vcpu } => m.tick(now, vcpu),
@@ -23,6 +22,7 @@ pub(crate) fn handle<M: Machine>(m: &mut M, now: Time, e: Event) {
         Event::CallFunctionIpi { vcpu } => m.raise_irq(now, vcpu, Vector::CallFunction),
         Event::SchedTimer { cpu } => m.sched_timer(now, cpu),
     }
+    Up::None
 }
 
 /// The pCPU whose thread handles event `e` (the waker of anything it wakes), if it is one

@@ -12,7 +12,7 @@
 //!
 //! [`GuestPoll`] owns one vCPU's side of this — the governor, the poll window, the halt whose
 //! residency the governor adapts from, the counters — and answers what the idle loop does; the
-//! vCPU model (`vcpu.rs`) carries it out.
+//! vCPU model (`vcpu_run.rs`) carries it out.
 
 use crate::engine::Time;
 use eventpath_policy::guest_haltpoll::{GuestHaltPoll, IdleChoice};

@@ -10,7 +10,7 @@
 //! outcome (its length, whether it blocked) grows or shrinks the poll time.
 //!
 //! [`Halt`] owns one vCPU's side of this — the policy, the current halt, the poll window's
-//! timer, the counters — and answers what the halt does; the vCPU model (`vcpu.rs`) carries it
+//! timer, the counters — and answers what the halt does; the vCPU model (`vcpu_run.rs`) carries it
 //! out (its mode, its thread leaving the pCPU, the window's end event). The window's end is a
 //! restartable timer (`engine::Timer`): a halt that ends early cancels it, and the next halt's
 //! window re-arms the one event still pending instead of adding another.

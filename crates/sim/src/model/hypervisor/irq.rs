@@ -20,92 +20,16 @@ use crate::model::hypervisor::delivery::{source_of, Recorded};
 use eventpath_policy::delivery::features::{IpiKind, IpiSend};
 use eventpath_policy::delivery::{Action, ExitCause, Target};
 use crate::model::hypervisor::vcpu::{AfterExit, Mode, Task, XenIo};
-use crate::model::hypervisor::ctx::Machine;
-use crate::model::hypervisor::threads::Threads;
-use crate::model::hypervisor::vcpu::Vcpus;
+use crate::model::hypervisor::ctx::{HvOwn, HvRead, Machine, Trace, OWN};
+use crate::model::hypervisor::ops::{Irqs, Threads, Up, Vcpus};
 use crate::engine::{Time, NS_PER_S, round_ns};
 use crate::metrics::ExitReason;
 
-/// Interrupt delivery's operations, for every [`Machine`].
-pub(crate) trait Irqs {
-    /// A device, timer or IPI raises `vec` for vCPU `v`.
-    fn raise_irq(&mut self, now: Time, v: u32, vec: Vector);
-
-    fn wake_vcpu(&mut self, now: Time, v: u32);
-
-    /// vCPU `v` has just sent a unicast reschedule IPI (raised at its targets), `not_running`
-    /// of which were not running when it wrote the ICR ([`Irqs::is_running`], read before the
-    /// raise): its ICR write exits unless the VM's features say otherwise (IPIv: the CPU posts
-    /// it; AVIC: the CPU delivers it to a running target). Returns whether `v` exits (the exit
-    /// then takes the vCPU).
-    fn ipi_sent(&mut self, now: Time, v: u32, not_running: u32) -> bool;
-
-    /// AVIC's IsRunning bit of vCPU `v`: its thread is on its pCPU (KVM sets the bit in
-    /// `avic_vcpu_load` and clears it in `avic_vcpu_put`, at sched-out, and in
-    /// `avic_vcpu_blocking` before the thread blocks; a halt-polling thread is still running).
-    fn is_running(&self, v: u32) -> bool;
-
-    /// A thread was woken for vCPU `to`, which needs telling: a reschedule IPI raised at it —
-    /// unless its guest idle loop polls with the POLL flag set, when the waker only sets
-    /// need_resched (`set_nr_and_not_polling`). Returns whether an IPI was sent (its sender
-    /// then asks [`Irqs::ipi_sent`] whether its ICR write exits).
-    fn resched(&mut self, now: Time, to: u32) -> bool;
-
-    /// `smp_call_function_single` from `from` to vCPU `to`: a call-function IPI. Where the
-    /// ICR write exits, the IPI leaves `exit.ipi_send_ns` into that exit (KVM's
-    /// `kvm_apic_send_ipi`); with IPI virtualization it is raised at once. Returns whether
-    /// `from` exits. (Linux skips the IPI for an idle CPU polling with the POLL flag,
-    /// `send_call_function_single_ipi`; the scenario refuses guest halt polling beside the one
-    /// workload that sends these.)
-    fn call_function(&mut self, now: Time, from: u32, to: u32) -> bool;
-
-    /// `smp_call_function_many` from `from` to every vCPU of `to` (`apic->send_IPI_mask`):
-    /// the VM's features say whether it is one send. PV IPI: one `KVM_HC_SEND_IPI` hypercall
-    /// exit of `from` (counted as `ipi`), as long as an ICR write's exit (`exit.ipi_ns`) plus,
-    /// for each destination after the first, the delivery such an exit does once
-    /// (`exit.ipi_ns - exit.other_ns`); the first IPI leaves `exit.ipi_send_ns` into it, each
-    /// next one a delivery later; returns `Some(true)`. Else `None`: the guest's `send_IPI_mask` writes the ICR
-    /// once per destination, each a [`Irqs::call_function`] of the caller's.
-    fn call_function_many(&mut self, now: Time, from: u32, to: &[u32]) -> Option<bool>;
-
-    /// After `smp_call_function_many` from `from` to `to`, the guest's
-    /// `kvm_smp_send_call_func_ipi` looks for a preempted destination (its steal-time record);
-    /// with PV sched yield, the first it finds costs `from` a `KVM_HC_SCHED_YIELD` hypercall
-    /// exit (counted as `other`, at `exit.other_ns`) in which KVM yields `from`'s thread to that
-    /// vCPU's (`kvm_sched_yield` → `yield_to`): `from` leaves its pCPU at the exit's end if the
-    /// scheduler picks another thread there. Returns whether `from` exits.
-    fn sched_yield(&mut self, now: Time, from: u32, to: &[u32]) -> bool;
-
-    /// At VM entry, or the guest's next step, while a handler is in progress (IF clear): resume
-    /// the handler if an exit cut it short — it runs to its end before anything else; else it
-    /// has ended, and this is its `iret`: IF is set, and a software-injected vector that waited
-    /// for it costs an interrupt-window exit first (KVM `enable_irq_window` at the entry that
-    /// found it blocked, `handle_interrupt_window`; injected at that exit's entry). Returns
-    /// whether it took the vCPU.
-    fn handler_return(&mut self, now: Time, v: u32) -> bool;
-
-    /// At VM entry (or on a posted notification in guest mode): sync the PIR, accept the
-    /// deliverable vector and start its handler. Returns whether a handler was started.
-    fn inject(&mut self, now: Time, v: u32) -> bool;
-
-    /// The guest's handler for `vec` finished: its device-side effect, then the EOI.
-    fn irq_done(&mut self, now: Time, v: u32, vec: Vector);
-
-    /// The LAPIC timer the idle guest programmed expired.
-    fn timer_fire(&mut self, now: Time, v: u32);
-
-    /// The periodic scheduler tick of a busy vCPU (CONFIG_HZ). The guest's LAPIC timer is a
-    /// host hrtimer on the vCPU's pCPU: if the vCPU runs guest code, the host timer interrupt
-    /// causes an external-interrupt exit, and the timer vector is injected at the entry
-    /// (unless the delivery mode gives the guest its core's timer: DID §4.4).
-    /// A halted vCPU has its tick stopped (NO_HZ idle).
-    fn tick(&mut self, now: Time, v: u32);
-}
 
 impl<M: Machine> Irqs for M {
     fn raise_irq(&mut self, now: Time, v: u32, vec: Vector) {
-        self.tr_irq(now, v, vec);
-        let exitless = self.exitless_io();
+        self.trace(now, Trace::Irq { v, vec });
+        let exitless = self.setup().exitless_io;
         let vc = self.vcpu(v);
         vc.ledger.raised += 1;
         if matches!(vec, Vector::NetTx | Vector::NetRx | Vector::Vf | Vector::Msi) {
@@ -176,7 +100,7 @@ impl<M: Machine> Irqs for M {
     fn call_function(&mut self, now: Time, from: u32, to: u32) -> bool {
         let not_running = u32::from(!self.is_running(to));
         if self.ipi_sent(now, from, not_running) {
-            let at = now + self.ipi_send_ns();
+            let at = now + self.setup().ipi_send_ns;
             self.q().schedule(at, Event::CallFunctionIpi { vcpu: to });
             true
         } else {
@@ -200,7 +124,7 @@ impl<M: Machine> Irqs for M {
                 let per = round_ns((x.ipi_ns.value - x.other_ns.value).max(0.0));
                 let rest = per * (to.len() as Time).saturating_sub(1);
                 self.exit_for(now, from, ExitReason::Ipi, AfterExit::Resume, rest);
-                let mut at = now + self.ipi_send_ns();
+                let mut at = now + self.setup().ipi_send_ns;
                 for &t in to {
                     self.q().schedule(at, Event::CallFunctionIpi { vcpu: t });
                     at += per;
@@ -262,7 +186,7 @@ impl<M: Machine> Irqs for M {
     }
 
     fn inject(&mut self, now: Time, v: u32) -> bool {
-        let p = self.parts();
+        let p = self.parts(OWN);
         let vc = &mut p.vcpus[v as usize];
         vc.ledger.coalesced += vc.apic.sync() as u64;
         let Some(vec) = vc.apic.accept() else { return false };
@@ -300,7 +224,7 @@ impl<M: Machine> Irqs for M {
         true
     }
 
-    fn irq_done(&mut self, now: Time, v: u32, vec: Vector) {
+    fn irq_done(&mut self, now: Time, v: u32, vec: Vector) -> Up {
         // The handler's work in the guest (a TX clean, NAPI scheduled, the application told).
         let kick = self.guest_handled(now, v, vec);
         let vc = self.vcpu(v);
@@ -323,16 +247,19 @@ impl<M: Machine> Irqs for M {
             // vBalance moved the event channel here: the guest's EVTCHNOP_bind_vcpu (an
             // evtchn vCPU has no EOI exit, so this is the only trap after its handler).
             vc.rebind_owed = false;
-            return self.exit(now, v, ExitReason::Other, then);
+            self.exit(now, v, ExitReason::Other, then);
+            return Up::None;
         }
         if vc.features.eoi_exits(delivery, injection_mode, others) {
-            return self.exit(now, v, ExitReason::Eoi, then);
+            self.exit(now, v, ExitReason::Eoi, then);
+            return Up::None;
         }
         match then {
             AfterExit::Rearm if delivery.timer_write_exits() => self.exit(now, v, ExitReason::Timer, AfterExit::Resume),
-            AfterExit::KickTx => self.guest_kick_tx(now, v),
+            AfterExit::KickTx => return Up::KickTx { v, poke: None },
             _ => self.enter(now, v),
         }
+        Up::None
     }
 
     fn timer_fire(&mut self, now: Time, v: u32) {

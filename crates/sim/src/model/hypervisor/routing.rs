@@ -6,7 +6,7 @@
 //! [`IrqRouting`] owns a VM's router and knows which host-wide vCPUs are the VM's (a VM's vCPUs
 //! have consecutive indices, `Host::build`); the thread model tells it run-state changes, the
 //! devices ask it for targets. What the guest does when routed work lands away from the thread
-//! that waits for it (a reschedule IPI) is the guest's: `guest/napi.rs`, `guest/driver.rs`.
+//! that waits for it (a reschedule IPI) is the guest's: `guest/net_rx.rs`, `guest/driver.rs`.
 //!
 //! Under Xen credit (`[host] scheduler = "xen_credit"`) the router is also told each of the
 //! VM's vCPUs' credit priority (UNDER/OVER/BOOST) just before each decision — read from the

@@ -16,10 +16,6 @@
 //! (`tests/fuzz-open/` case 475, now `fuzz-regressions/softirq-overload-thread-keeps-half.toml`).
 
 use crate::engine::Time;
-use crate::metrics::ExitReason;
-use crate::model::hypervisor::ctx::Machine;
-use crate::model::hypervisor::threads::{Kind, Threads};
-use crate::model::hypervisor::vcpu::{AfterExit, Mode, Vcpus};
 
 /// Linux `MAX_SOFTIRQ_TIME`: the longest one softirq run goes on before ksoftirqd takes over.
 const MAX_SOFTIRQ_NS: Time = 2_000_000;
@@ -73,36 +69,6 @@ impl SoftirqCpus {
     }
 }
 
-/// Host interrupt work on the pCPUs, for every [`Machine`].
-pub(crate) trait Softirqs {
-    /// `ns` of host interrupt work runs on `cpu` from `now`.
-    fn host_irq_work(&mut self, now: Time, cpu: u32, ns: Time);
-}
-
-impl<M: Machine> Softirqs for M {
-    fn host_irq_work(&mut self, now: Time, cpu: u32, ns: Time) {
-        if ns == 0 {
-            return;
-        }
-        // Counted where it runs; the thread there loses this piece's time (work already in
-        // hand took its share when it came), or ksoftirqd's share of it.
-        let (end, held) = self.softirqs().run(now, cpu, ns);
-        self.tr_softirq(cpu, end - ns, end);
-        let Some(t) = self.sched_ref().current(cpu) else { return };
-        if self.parts().switch_in[cpu as usize].armed() {
-            return;
-        }
-        match self.kind(t) {
-            Kind::Vcpu(v) => {
-                if let Mode::Guest { .. } = self.vcpu_ref(v).mode {
-                    self.exit_for(now, v, ExitReason::ExternalInterrupt, AfterExit::Resume, held);
-                }
-            }
-            Kind::Io(t) => self.io_interrupted(t, held),
-            Kind::Hog(_) => {}
-        }
-    }
-}
 
 #[cfg(test)]
 mod tests {

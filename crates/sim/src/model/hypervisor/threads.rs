@@ -15,68 +15,19 @@ use crate::engine::Schedule;
 use crate::model::hypervisor::event::Event;
 use crate::model::hypervisor::sched::{Action, State};
 use crate::model::hypervisor::vcpu::Mode;
-use crate::model::hypervisor::ctx::Machine;
-use crate::model::hypervisor::vcpu::{AfterExit, Vcpus};
+use crate::model::hypervisor::ctx::{HvOwn, HvRead, Machine, Trace, OWN};
+use crate::model::hypervisor::vcpu::AfterExit;
+use crate::model::hypervisor::ops::{Kind, Threads, Up, Vcpus};
 use crate::engine::{round_ns, Fired, Time};
 use crate::metrics::ExitReason;
 use eventpath_policy::routing::RunState;
 
-/// What a scheduler thread is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// vCPU thread of vCPU `0`.
-    Vcpu(u32),
-    /// Back-end thread `0` (a vhost worker, an ES2 joint thread, an ELVIS I/O core, a PMD;
-    /// `io/`).
-    Io(u32),
-    /// CPU hog number `0`.
-    Hog(u32),
-}
 
-/// The host threads' side of the scheduler's decisions, for every [`Machine`].
-pub(crate) trait Threads {
-    /// The kind of thread `tid`.
-    fn kind(&self, tid: u32) -> Kind;
-
-    /// The pCPU of thread `tid` (current, queued on, or last run on).
-    fn cpu_of(&self, tid: u32) -> u32;
-
-    /// Wake sleeping thread `tid`; the waker is the pCPU running the current event's thread.
-    fn wake_thread(&mut self, now: Time, tid: u32);
-
-    /// Thread on `cpu` leaves it (to sleep, or back to its runqueue at a preemption point).
-    fn leave_cpu(&mut self, now: Time, cpu: u32, sleep: bool);
-
-    /// Is a preemption of the thread on `cpu` pending?
-    fn should_yield(&self, cpu: u32) -> bool;
-
-    /// hBalance's `SMP_BOOST` of vCPU `v`'s thread, carried out (Xen credit) or not (CFS:
-    /// `Scheduler::smp_boost`).
-    fn smp_boost(&mut self, now: Time, v: u32);
-
-    /// vCPU `v`'s thread yields to vCPU `to`'s (`kvm_vcpu_yield_to`, `Scheduler::yield_to`).
-    fn yield_to(&mut self, now: Time, v: u32, to: u32);
-
-    /// Carry out the scheduler's decisions, in order.
-    fn drain(&mut self, now: Time);
-
-    /// Bring the thread on `cpu` to its preemption point if a reschedule is pending.
-    fn poke(&mut self, now: Time, cpu: u32);
-
-    /// The switched-in thread starts running on `cpu`.
-    fn sched_in(&mut self, now: Time, cpu: u32);
-
-    /// The host's periodic tick on `cpu` (CONFIG_HZ): slice accounting and load balancing.
-    fn host_tick(&mut self, now: Time, cpu: u32);
-
-    /// A timer the scheduler asked for fires on `cpu` (Xen credit's tick, slice, accounting).
-    fn sched_timer(&mut self, now: Time, cpu: u32);
-}
 
 impl<M: Machine> Threads for M {
     fn kind(&self, tid: u32) -> Kind {
         let nv = self.vcpu_count();
-        let nd = self.io_threads();
+        let nd = self.setup().io_threads;
         if tid < nv {
             Kind::Vcpu(tid)
         } else if tid < nv + nd {
@@ -117,7 +68,7 @@ impl<M: Machine> Threads for M {
             self.on_run_state(v, if sleep { RunState::Blocked } else { RunState::Runnable });
         }
         self.sched().deschedule(now, cpu, sleep);
-        self.tr_cpu(now, cpu, None);
+        self.trace(now, Trace::Cpu { cpu, t: None });
         self.drain(now);
         if self.sched_ref().current(cpu).is_none() {
             self.set_pcpu_busy(now, cpu, false);
@@ -135,19 +86,19 @@ impl<M: Machine> Threads for M {
                     if !from_idle {
                         self.set_pcpu_busy(now, cpu, true);
                     } // else busy from its SchedIn (sched_in)
-                    let p = self.parts();
+                    let p = self.parts(OWN);
                     if let Some(t) = p.switch_in[cpu as usize].arm(now + delay) {
                         p.q.schedule(t, Event::SchedIn { cpu });
                     }
                 }
                 Action::Resched { cpu } => self.poke(now, cpu),
-                Action::Timer { cpu, at } => self.parts().q.schedule(at, Event::SchedTimer { cpu }),
+                Action::Timer { cpu, at } => self.parts(OWN).q.schedule(at, Event::SchedTimer { cpu }),
             }
         }
     }
 
     fn poke(&mut self, now: Time, cpu: u32) {
-        if !self.sched_ref().need_resched(cpu) || self.parts().switch_in[cpu as usize].armed() {
+        if !self.sched_ref().need_resched(cpu) || self.parts(OWN).switch_in[cpu as usize].armed() {
             return;
         }
         let Some(t) = self.sched_ref().current(cpu) else { return };
@@ -164,16 +115,19 @@ impl<M: Machine> Threads for M {
         }
     }
 
-    fn sched_in(&mut self, now: Time, cpu: u32) {
-        match self.parts().switch_in[cpu as usize].fired(now) {
+    fn sched_in(&mut self, now: Time, cpu: u32) -> Up {
+        match self.parts(OWN).switch_in[cpu as usize].fired(now) {
             Fired::Expired => {}
-            Fired::Reschedule(t) => return self.q().schedule(t, Event::SchedIn { cpu }),
-            Fired::Idle => return,
+            Fired::Reschedule(t) => {
+                self.q().schedule(t, Event::SchedIn { cpu });
+                return Up::None;
+            }
+            Fired::Idle => return Up::None,
         }
         self.set_pcpu_busy(now, cpu, true);
         let t = self.sched_ref().current(cpu).expect("SchedIn on an idle pCPU");
         debug_assert_eq!(self.sched_ref().thread_state(t), State::Running);
-        self.tr_cpu(now, cpu, Some(t));
+        self.trace(now, Trace::Cpu { cpu, t: Some(t) });
         // CPU for the wake-up from the idle state its pCPU left (host.cstates wake_cpu_ns):
         // a back end owes it before its first item, a vCPU thread before its VM entry; a CPU
         // hog's run is all work anyway.
@@ -183,32 +137,35 @@ impl<M: Machine> Threads for M {
                 self.vcpu(v).busy.set(now, true);
                 self.on_run_state(v, RunState::Running);
                 let halt_wakeup = round_ns(self.profile().host.halt_wakeup_ns.value) + wake_cpu;
-                let p = self.parts();
+                let p = self.parts(OWN);
                 let vc = &mut p.vcpus[v as usize];
                 if std::mem::take(&mut vc.from_halt) && halt_wakeup > 0 && vc.mode == Mode::Waking {
                     // Back from kvm_vcpu_block to VM entry: host time of the vCPU thread, as
                     // the rest of its HLT exit (not counted as another exit).
                     vc.mode = Mode::Exit { then: AfterExit::Resume };
                     p.q.schedule(now + halt_wakeup, Event::ExitDone { vcpu: v });
-                    return self.poke(now, cpu);
+                    self.poke(now, cpu);
+                    return Up::None;
                 }
                 match self.vcpu_ref(v).mode {
-                    Mode::Exit { .. } => self.exit_done(now, v),
+                    Mode::Exit { .. } => {
+                        if let Up::KickTx { v, .. } = self.exit_done(now, v) {
+                            return Up::KickTx { v, poke: Some(cpu) };
+                        }
+                    }
                     _ => self.enter(now, v),
                 }
             }
-            Kind::Io(t) => self.io_run(now, t, wake_cpu),
+            Kind::Io(thread) => return Up::IoRun { thread, wake_cpu, cpu },
             Kind::Hog(_) => {}
         }
         self.poke(now, cpu);
+        Up::None
     }
 
     fn host_tick(&mut self, now: Time, cpu: u32) {
-        let period = self.host_tick_ns();
+        let period = self.setup().host_tick_ns;
         self.q().schedule(now + period, Event::HostTick { cpu });
-        if cpu == 0 {
-            self.watchdog_tick(now);
-        }
         self.sched().tick(now, cpu);
         self.drain(now);
         self.poke(now, cpu);

@@ -1,19 +1,14 @@
-//! vCPUs: guest mode, exits and halting (ES2 §2.2, DID §2). A vCPU runs one guest task at a
-//! time; an exit or an interrupt handler saves the running task, which resumes later. How
-//! virtual interrupts reach a vCPU (emulated or posted) is in `irq.rs`.
+//! A vCPU's state (ES2 §2.2, DID §2): its mode (guest, exit, halted, ...), the guest task it
+//! runs and those an exit or a handler saved, its LAPIC and delivery, its halt polling and its
+//! counters. Its run loop — VM entry, guest tasks, exits, idling and halting — is
+//! `vcpu_run.rs`; how virtual interrupts reach it (emulated or posted), `irq.rs`.
 
-use crate::engine::Schedule;
-use crate::model::hypervisor::event::Event;
-use crate::model::hypervisor::delivery::Apic;
-use crate::model::hypervisor::guest_poll::{GuestPoll, IdleStep};
-use crate::model::hypervisor::halt::{Halt, HaltStart};
+use crate::engine::{Time, Timer};
 use crate::model::hw::lapic::Vector;
-use crate::model::hypervisor::ctx::Machine;
-use crate::model::hypervisor::irq::Irqs;
-use crate::model::hypervisor::threads::Threads;
-use crate::engine::{Fired, Time, Timer, round_ns};
-use crate::profile::Profile;
-use crate::metrics::{BusyTime, ExitCounters, ExitReason};
+use crate::model::hypervisor::delivery::Apic;
+use crate::model::hypervisor::guest_poll::GuestPoll;
+use crate::model::hypervisor::halt::Halt;
+use crate::metrics::{BusyTime, ExitCounters};
 use crate::config::InterruptDelivery;
 
 /// One guest step of an application, as a vCPU runs it (`Task::App`) (a `write()`, a segment's transmit, a `recvfrom()`...):
@@ -192,7 +187,7 @@ pub struct Vcpu {
     pub(crate) rebind_owed: bool,
     /// The running guest task's end (its `GuestDone`): armed when the task starts, cancelled
     /// when it is cut short (a restartable `engine::Timer`, deadline semantics).
-    done: Timer,
+    pub(in crate::model::hypervisor) done: Timer,
     /// Tasks cut short by an exit or an interrupt handler, with the ns they still need.
     pub(crate) saved: Vec<(Task, Time)>,
     /// The application's step under way (when it began, its guest CPU), and the longest
@@ -227,7 +222,7 @@ pub struct Vcpu {
     /// Woken from a halt, its thread not yet back in the guest (pays `host.halt_wakeup_ns`).
     pub(crate) from_halt: bool,
     /// Indirect exit cost still owed by the next guest task (cache/TLB refill), ns.
-    pollution_ns: Time,
+    pub(in crate::model::hypervisor) pollution_ns: Time,
     /// The running task's share of that cost, when the task started and its whole length (its
     /// own work plus that share). The refill's misses are spread over the task: cut short
     /// after a fraction of its length, it has done that fraction of its own work, and the
@@ -235,7 +230,7 @@ pub struct Vcpu {
     /// to, the one it had not finished). (Until issue 26 the refill was paid first, so a vCPU
     /// preempted more often than the refill took made no progress at all: a vhost thread
     /// waking every 7 µs on its pCPU stalled a polling guest for good.)
-    task_pollution: (Time, Time, Time),
+    pub(in crate::model::hypervisor) task_pollution: (Time, Time, Time),
     /// Guest time run (lifetime, ns; a task is charged when it starts, the unrun rest refunded
     /// when it is cut short): all tasks, and interrupt handlers plus softirq work (NAPI and the
     /// ACKs it sends) among them.
@@ -336,7 +331,7 @@ impl Vcpu {
     }
 
     /// The burn task that started at `task_pollution`'s time stops at `now` (done or cut short).
-    fn burn_ran(&mut self, now: Time) {
+    pub(in crate::model::hypervisor) fn burn_ran(&mut self, now: Time) {
         self.burn_cpu_life += now - self.task_pollution.1;
         // Only the part in the window.
         if self.guest_poll.as_ref().is_some_and(GuestPoll::polling) {
@@ -349,7 +344,7 @@ impl Vcpu {
 
     /// The lookbusy chunk that started at `task_pollution`'s time stops at `now` (done or cut
     /// short): its guest time and work are counted.
-    fn lookbusy_ran(&mut self, now: Time) {
+    pub(in crate::model::hypervisor) fn lookbusy_ran(&mut self, now: Time) {
         let start = self.task_pollution.1;
         self.lookbusy_cpu_life += now - start;
         self.lookbusy_work_life += self.work_done(now, 0);
@@ -468,7 +463,7 @@ impl Vcpu {
     }
 
     /// Account `ns` of `task`'s guest time (`run`) or refund it (cut short).
-    fn charge(&mut self, task: Task, ns: Time, run: bool) {
+    pub(in crate::model::hypervisor) fn charge(&mut self, task: Task, ns: Time, run: bool) {
         let irq = match task {
             Task::App(s) => s.softirq,
             Task::Irq(_) | Task::NapiRx => true,
@@ -484,335 +479,3 @@ impl Vcpu {
     }
 }
 
-/// The vCPU model's operations, for every [`Machine`]: a task's start and end, exits, VM entry,
-/// idling and halting.
-pub(crate) trait Vcpus {
-    /// Start `task` on `v` for `cost` ns of guest time.
-    fn run_task(&mut self, now: Time, v: u32, task: Task, cost: Time);
-
-    /// Run step `s` of the VM's application on `v` for `cost`.
-    fn run_step(&mut self, now: Time, v: u32, s: Step, cost: Time);
-
-    /// Take a VM exit on `v` now; the running task (if any) is saved and resumes after.
-    fn exit(&mut self, now: Time, v: u32, reason: ExitReason, then: AfterExit);
-
-    /// An exit as [`Vcpus::exit`] that lasts `extra` ns longer than its reason's cost (host
-    /// interrupt work that runs inside it: `softirq.rs`).
-    fn exit_for(&mut self, now: Time, v: u32, reason: ExitReason, then: AfterExit, extra: Time);
-
-    /// The exit of `v` was handled: what its handling said follows, else VM entry.
-    fn exit_done(&mut self, now: Time, v: u32);
-
-    /// VM entry: finish a handler in progress (`irq.rs`), else inject a deliverable interrupt,
-    /// else run pending softirq work (NAPI), else resume saved work, else ask the workload.
-    fn enter(&mut self, now: Time, v: u32);
-
-    /// A guest task completed (ignored if the task was cut short since).
-    fn guest_done(&mut self, now: Time, v: u32);
-
-    /// Nothing to run: program the LAPIC timer for `until` (if any) and halt.
-    fn idle(&mut self, now: Time, v: u32, until: Option<Time>);
-
-    /// The vCPU halts (nothing pending at the end of its HLT exit): poll, or block (`halt.rs`).
-    fn halt(&mut self, now: Time, v: u32);
-
-    /// kvm_vcpu_block: the vCPU thread sleeps until an interrupt wakes it. Also where a
-    /// halt-polling thread goes when another thread wants its pCPU.
-    fn block(&mut self, now: Time, v: u32);
-
-    /// The poll window's timer of vCPU `v` fired: block if the window ended.
-    fn halt_poll_end(&mut self, now: Time, v: u32);
-
-    /// An interrupt reached the polling vCPU: the guest resumes with it, after
-    /// `host.halt_poll_wake_ns` (no wake-up, no idle-state exit).
-    fn halt_poll_wake(&mut self, now: Time, v: u32);
-
-    /// A waker set need_resched for `v`, whose guest idle loop was polling with the POLL flag
-    /// set (`guest_poll.rs`): if the poll still runs, it sees the flag and the guest schedules
-    /// (else the woken thread runs at the vCPU's next entry, as after an IPI).
-    fn need_resched(&mut self, now: Time, v: u32);
-}
-
-impl<M: Machine> Vcpus for M {
-    fn run_task(&mut self, now: Time, v: u32, task: Task, cost: Time) {
-        let p = self.parts();
-        let vc = &mut p.vcpus[v as usize];
-        if let (Task::App(Step { softirq: false, .. }) | Task::Backlog, Some(gp)) = (task, vc.guest_poll.as_mut()) {
-            // A thread runs: the guest's poll, if it polled, ended on its wake-up.
-            gp.woken();
-        }
-        // The first guest work after an exit runs slower: it pays the indirect cost.
-        let pollution = std::mem::take(&mut vc.pollution_ns);
-        let cost = cost + pollution;
-        vc.task_pollution = (pollution, now, cost);
-        vc.charge(task, cost, true);
-        vc.mode = Mode::Guest { task, end: now + cost };
-        vc.guest_time.set(now, true);
-        if let Some(t) = vc.done.arm(now + cost) {
-            p.q.schedule(t, Event::GuestDone { vcpu: v });
-        }
-        self.tr_guest_start(now, v, task);
-    }
-
-    fn run_step(&mut self, now: Time, v: u32, s: Step, cost: Time) {
-        self.run_task(now, v, Task::App(s), cost)
-    }
-
-    fn exit(&mut self, now: Time, v: u32, reason: ExitReason, then: AfterExit) {
-        self.exit_for(now, v, reason, then, 0)
-    }
-
-    fn exit_for(&mut self, now: Time, v: u32, reason: ExitReason, then: AfterExit, extra: Time) {
-        let cost = match (self.vcpu_ref(v).xen, self.profile().xen.as_ref()) {
-            (XenIo::Pv, Some(x)) => xen_pv_cost(x, reason).unwrap_or_else(|| exit_cost(self.profile(), reason)),
-            _ => exit_cost(self.profile(), reason),
-        } + extra;
-        let indirect = round_ns(self.profile().exit.indirect_per_direct.value * cost as f64);
-        if let Mode::Guest { task, .. } = self.vcpu_ref(v).mode {
-            self.tr_guest_end(now, v, task);
-        }
-        self.tr_exit(now, v, reason, cost);
-        let p = self.parts();
-        let vc = &mut p.vcpus[v as usize];
-        vc.pollution_ns = indirect;
-        vc.save_running(now);
-        vc.guest_time.set(now, false);
-        vc.mode = Mode::Exit { then };
-        vc.exits.record(reason, cost);
-        vc.exit_until = now + cost;
-        p.q.schedule(now + cost, Event::ExitDone { vcpu: v });
-    }
-
-    fn exit_done(&mut self, now: Time, v: u32) {
-        let Mode::Exit { then } = self.vcpu_ref(v).mode else { unreachable!("ExitDone outside an exit") };
-        let pending = self.vcpu_ref(v).has_deliverable();
-        match then {
-            // An interrupt that arrived during the exit cancels the idle entry.
-            AfterExit::Hlt if !pending => self.exit(now, v, ExitReason::Hlt, AfterExit::Block),
-            // kvm_vcpu_halt: poll for an interrupt, or block until one wakes the thread.
-            AfterExit::Block if !pending => self.halt(now, v),
-            AfterExit::Rearm => self.exit(now, v, ExitReason::Timer, AfterExit::Resume),
-            AfterExit::KickTx => self.guest_kick_tx(now, v),
-            _ => {
-                // vcpu_run checks need_resched() before VM entry: a preempted vCPU waits here,
-                // in exit mode, and this exit is finished again when it runs.
-                let cpu = self.cpu_of(v);
-                if self.should_yield(cpu) {
-                    return self.leave_cpu(now, cpu, false);
-                }
-                self.enter(now, v)
-            }
-        }
-    }
-
-    fn enter(&mut self, now: Time, v: u32) {
-        let vc = self.vcpu(v);
-        vc.mode = Mode::Entering;
-        if let Some(gp) = vc.guest_poll.as_mut() {
-            gp.entered(now);
-        }
-        if self.handler_return(now, v) || self.inject(now, v) {
-            return;
-        }
-        if self.guest_softirq(now, v, false) {
-            return;
-        }
-        let vc = self.vcpu(v);
-        if let Some((task, left)) = vc.saved.pop() {
-            // The burn has the lowest priority: work woken meanwhile runs first, and the
-            // workload chooses the burn again when it has nothing to do. The lookbusy spinner's
-            // cut chunk was counted: the guest scheduler chooses again (`guest_next`).
-            if task != Task::Burn && task != Task::Lookbusy {
-                return self.run_task(now, v, task, left);
-            }
-        }
-        self.guest_next(now, v);
-    }
-
-    fn guest_done(&mut self, now: Time, v: u32) {
-        match self.vcpu(v).done.fired(now) {
-            Fired::Expired => {}
-            Fired::Reschedule(t) => return self.q().schedule(t, Event::GuestDone { vcpu: v }),
-            Fired::Idle => return,
-        }
-        let vc = self.vcpu(v);
-        let Mode::Guest { task, .. } = vc.mode else { return };
-        vc.mode = Mode::Entering;
-        self.tr_guest_end(now, v, task);
-        match task {
-            Task::App(_) | Task::NapiRx | Task::Backlog => self.guest_task_done(now, v, task),
-            Task::Irq(vec) => self.irq_done(now, v, vec),
-            Task::Burn => {
-                self.vcpu(v).burn_ran(now);
-                self.guest_next(now, v)
-            }
-            Task::Lookbusy => {
-                self.vcpu(v).lookbusy_ran(now);
-                self.guest_next(now, v)
-            }
-        }
-    }
-
-    fn idle(&mut self, now: Time, v: u32, until: Option<Time>) {
-        // Deferred softirq work (ksoftirqd) runs before the vCPU may halt.
-        if self.guest_softirq(now, v, true) {
-            return;
-        }
-        let delivery = self.vcpu_ref(v).delivery;
-        // The VM's own guest thread (lookbusy's spinner), an ordinary thread: it runs before
-        // the idle loop or the lowest-priority burn; asleep, its wake-up is a LAPIC deadline.
-        let mut until = until;
-        let mut own_deadline = false;
-        match self.guest_idle_thread(now, v) {
-            IdleThread::None => {}
-            IdleThread::Run(cost) => {
-                if let Some(t) = until.filter(|&t| self.vcpu_ref(v).burn_timer != Some(t)) {
-                    self.vcpu(v).burn_timer = Some(t);
-                    self.q().schedule(t.max(now), Event::TimerFire { vcpu: v });
-                    if delivery.timer_write_exits() {
-                        return self.exit(now, v, ExitReason::Timer, AfterExit::Resume);
-                    }
-                }
-                return self.run_task(now, v, Task::Lookbusy, cost);
-            }
-            IdleThread::Sleep(wake) => {
-                until = Some(until.map_or(wake, |u| u.min(wake)));
-                own_deadline = true;
-            }
-        }
-        if self.vcpu_ref(v).burn {
-            // Busy guest: no HLT. A workload deadline still needs the LAPIC timer, once.
-            if let Some(t) = until.filter(|&t| self.vcpu_ref(v).burn_timer != Some(t)) {
-                self.vcpu(v).burn_timer = Some(t);
-                self.q().schedule(t.max(now), Event::TimerFire { vcpu: v });
-                if delivery.timer_write_exits() {
-                    return self.exit(now, v, ExitReason::Timer, AfterExit::Resume);
-                }
-            }
-            return self.run_task(now, v, Task::Burn, BURN_CHUNK_NS);
-        }
-        if let Some(IdleStep::Poll { until: end }) = self.vcpu(v).guest_poll.as_mut().map(|g| g.idle(now)) {
-            // cpuidle-haltpoll's state 0: the idle task polls in guest mode (as the burn runs,
-            // a workload deadline programmed once).
-            if let Some(t) = until.filter(|&t| self.vcpu_ref(v).burn_timer != Some(t)) {
-                self.vcpu(v).burn_timer = Some(t);
-                self.q().schedule(t.max(now), Event::TimerFire { vcpu: v });
-                if delivery.timer_write_exits() {
-                    return self.exit(now, v, ExitReason::Timer, AfterExit::Resume);
-                }
-            }
-            return self.run_task(now, v, Task::Burn, (end - now).min(BURN_CHUNK_NS));
-        }
-        // A deadline the guest's poll already programmed is not programmed again (nor, with a
-        // spinner asleep, one programmed at an earlier idle: it is still pending).
-        if let Some(t) = until.filter(|&t| self.vcpu_ref(v).burn_timer != Some(t)) {
-            if own_deadline {
-                self.vcpu(v).burn_timer = Some(t);
-            }
-            self.q().schedule(t.max(now), Event::TimerFire { vcpu: v });
-            if delivery.timer_write_exits() {
-                return self.exit(now, v, ExitReason::Timer, AfterExit::Hlt);
-            }
-        }
-        if delivery.hlt_exits() {
-            return self.exit(now, v, ExitReason::Hlt, AfterExit::Block);
-        }
-        // Bare metal: the CPU idles until an interrupt, with no exit — unless one arrived while
-        // it was on its way (what the end of a HLT exit checks in the virtualized modes).
-        if self.vcpu_ref(v).has_deliverable() {
-            return self.enter(now, v);
-        }
-        self.vcpu(v).guest_time.set(now, false);
-        self.halt(now, v)
-    }
-
-    fn halt(&mut self, now: Time, v: u32) {
-        let cpu = self.cpu_of(v);
-        let alone = self.sched_ref().nr_running(cpu) == 1 && !self.should_yield(cpu);
-        match self.vcpu(v).halt.begin(now, alone) {
-            HaltStart::Block => self.block(now, v),
-            HaltStart::Poll { event } => {
-                let vc = self.vcpu(v);
-                vc.mode = Mode::Polling;
-                vc.busy.set(now, false);
-                if let Some(t) = event {
-                    self.q().schedule(t, Event::HaltPollEnd { vcpu: v });
-                }
-            }
-        }
-    }
-
-    fn block(&mut self, now: Time, v: u32) {
-        self.vcpu(v).halt.stop_polling(now);
-        self.vcpu(v).mode = Mode::Halted;
-        let cpu = self.cpu_of(v);
-        self.leave_cpu(now, cpu, true);
-    }
-
-    fn halt_poll_end(&mut self, now: Time, v: u32) {
-        match self.vcpu(v).halt.window_fired(now) {
-            Fired::Expired => {
-                debug_assert_eq!(self.vcpu_ref(v).mode, Mode::Polling, "a poll window expired outside its poll");
-                self.block(now, v)
-            }
-            Fired::Reschedule(t) => self.q().schedule(t, Event::HaltPollEnd { vcpu: v }),
-            Fired::Idle => {}
-        }
-    }
-
-    fn need_resched(&mut self, now: Time, v: u32) {
-        if !matches!(self.vcpu_ref(v).mode, Mode::Guest { task: Task::Burn, .. }) {
-            return;
-        }
-        self.tr_guest_end(now, v, Task::Burn);
-        let vc = self.vcpu(v);
-        vc.save_running(now);
-        vc.saved.pop();
-        vc.mode = Mode::Entering;
-        self.guest_next(now, v);
-    }
-
-    fn halt_poll_wake(&mut self, now: Time, v: u32) {
-        let resume = round_ns(self.profile().host.halt_poll_wake_ns.value);
-        let p = self.parts();
-        let vc = &mut p.vcpus[v as usize];
-        vc.busy.set(now, true);
-        vc.halt.woken_in_poll(now);
-        if resume > 0 {
-            // The rest of the HLT exit, as host time of the vCPU thread (not another exit).
-            vc.mode = Mode::Exit { then: AfterExit::Resume };
-            return p.q.schedule(now + resume, Event::ExitDone { vcpu: v });
-        }
-        self.enter(now, v);
-    }
-}
-
-/// A PV vCPU's cost for `r` where Xen's PV path replaces the HVM exit: the event-channel
-/// upcall for an interrupt kick, a hypercall for an IPI (`EVTCHNOP_send` on the IPI's event
-/// channel) or any other trap (the netfront notify, vBalance's rebinding).
-fn xen_pv_cost(x: &crate::profile::Xen, r: ExitReason) -> Option<Time> {
-    let p = match r {
-        ExitReason::InterruptDelivery => &x.evtchn_upcall_ns,
-        ExitReason::Ipi | ExitReason::Other => &x.hypercall_ns,
-        _ => return None,
-    };
-    Some(round_ns(p.value))
-}
-
-/// The profile's cost of an exit for `r`.
-fn exit_cost(profile: &Profile, r: ExitReason) -> Time {
-    let x = &profile.exit;
-    let p = match r {
-        ExitReason::IoInstruction => &x.io_instruction_ns,
-        ExitReason::InterruptDelivery => &x.interrupt_delivery_ns,
-        ExitReason::Eoi => &x.eoi_ns,
-        ExitReason::ExternalInterrupt => &x.external_interrupt_ns,
-        ExitReason::Timer => &x.timer_ns,
-        ExitReason::Hlt => &x.hlt_ns,
-        ExitReason::EptViolation => &x.ept_violation_ns,
-        ExitReason::InterruptWindow => &x.interrupt_window_ns,
-        ExitReason::Ipi => &x.ipi_ns,
-        ExitReason::Other => &x.other_ns,
-    };
-    round_ns(p.value)
-}

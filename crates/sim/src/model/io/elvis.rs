@@ -12,7 +12,8 @@
 //! rule; the testbed's adapter applies the same, whatever the VM's number of vCPUs).
 
 use crate::model::io::queues::{DevRings, Notice, Notified, Work};
-use super::{Decision, Take, Turn, TurnMode, View};
+use crate::model::io::seam::{per_group, Backend, Decision, Take, Turn, TurnMode, View};
+use crate::config::IoHandling;
 use crate::engine::Time;
 use eventpath_policy::elvis::{ElvisConfig, ElvisDecision, ElvisScheduler, ModeChange, QueueMode, ServeAction};
 
@@ -27,8 +28,11 @@ impl ElvisIo {
         ElvisIo { sched: ElvisScheduler::new(cfg, 2 * n) }
     }
 
+}
+
+impl Backend for ElvisIo {
     /// Work arrived for the thread's device `local`.
-    pub fn notice<R: DevRings + ?Sized>(&mut self, now: Time, local: usize, dev: u32, n: Notice, v: &mut View<'_, R>) {
+    fn notice<R: DevRings + ?Sized>(&mut self, now: Time, local: usize, dev: u32, n: Notice, v: &mut View<'_, R>) {
         match n {
             Notice::TxKick => {
                 if self.sched.on_kick(queue(local, false), now) == ModeChange::StartPolling {
@@ -45,7 +49,7 @@ impl ElvisIo {
     }
 
     /// The next queue to serve, or sleep (both of the policy's queues are empty).
-    pub fn decide<R: DevRings + ?Sized>(&mut self, now: Time, devs: &[u32], v: &mut View<'_, R>) -> Decision {
+    fn decide<R: DevRings + ?Sized>(&mut self, now: Time, devs: &[u32], v: &mut View<'_, R>) -> Decision {
         let ElvisDecision::Serve(qid, _) = self.sched.next(now) else { return Decision::Sleep { until: None, notice: true, write: false } };
         let polled = matches!(self.sched.mode(qid), Some(QueueMode::Polled { .. }));
         let (local, rx) = (qid / 2, qid % 2 == 1);
@@ -59,7 +63,7 @@ impl ElvisIo {
     }
 
     /// The turn's next item, or `End` when its queue is empty.
-    pub fn take<R: DevRings + ?Sized>(&mut self, now: Time, turn: Turn, dev: u32, v: &mut View<'_, R>) -> Take {
+    fn take<R: DevRings + ?Sized>(&mut self, now: Time, turn: Turn, dev: u32, v: &mut View<'_, R>) -> Take {
         let item = if turn.rx { v.costs.take_rx(v.rings, dev) } else { v.costs.take_tx(v.rings, dev) };
         if let Some((w, cost)) = item {
             return Take::Item(w, cost);
@@ -84,9 +88,17 @@ impl ElvisIo {
     }
 
     /// An item of the current turn is done: the policy says whether to stay on the queue.
-    pub fn after_item<R: DevRings + ?Sized>(&mut self, now: Time, _turn: Turn, _dev: u32, _w: Work, _v: &mut View<'_, R>) -> bool {
+    fn after_item<R: DevRings + ?Sized>(&mut self, now: Time, _turn: Turn, _dev: u32, _w: Work, _v: &mut View<'_, R>) -> bool {
         self.sched.on_request(now) == ServeAction::Leave
     }
+}
+
+/// ELVIS's prototype: each worker filled with `devices_per_worker` of the devices `devs`, in
+/// order (the workers pinned to the I/O cores in turn).
+pub(crate) fn threads(io: &IoHandling, devs: &[u32]) -> Vec<(String, Vec<u32>, ElvisIo)> {
+    let cfg = io.elvis();
+    let groups = eventpath_policy::elvis::assign_workers(devs.len(), cfg.devices_per_worker);
+    per_group(&groups, devs, |g, mine| (format!("elvis-io{g}"), ElvisIo::new(cfg.clone(), mine.len())))
 }
 
 fn queue(local: usize, rx: bool) -> usize {

@@ -22,10 +22,10 @@
 //!   Taken during a notification-mode turn, the switch applies when that turn ends (kicks off,
 //!   a polling handler queued): the regular handler first finishes its own loop.
 
-use crate::model::io::queues::{recheck, Notice, Notified, Queues, Work};
-use super::{Decision, Take, Turn, TurnMode};
+use crate::model::io::queues::{recheck, DevRings, Notice, Notified, Queues, Work};
+use crate::model::io::seam::{per_group, Backend, Decision, Take, Turn, TurnMode, View};
 use crate::engine::Time;
-use crate::config::Es2Switch;
+use crate::config::{Es2Switch, IoHandling};
 use eventpath_policy::es2::{
     HandlerKind, JointConfig, JointDecision, JointThread, OptimisticAction, OptimisticConfig, OptimisticTx, PerceptiveAction,
     PerceptiveConfig, PerceptiveEvent, PerceptiveHandler,
@@ -239,6 +239,34 @@ impl Es2Io {
             }
         }
     }
+}
+
+/// A joint thread's view of the model's rings is one of the [`Queues`] its machines are driven
+/// through (`es2_driver.rs` drives them through another, outside the model).
+impl Backend for Es2Io {
+    fn notice<R: DevRings + ?Sized>(&mut self, now: Time, local: usize, dev: u32, n: Notice, v: &mut View<'_, R>) {
+        Es2Io::notice(self, now, local, dev, n, v)
+    }
+    fn decide<R: DevRings + ?Sized>(&mut self, now: Time, devs: &[u32], v: &mut View<'_, R>) -> Decision {
+        Es2Io::decide(self, now, devs, v)
+    }
+    fn take<R: DevRings + ?Sized>(&mut self, now: Time, turn: Turn, dev: u32, v: &mut View<'_, R>) -> Take {
+        Es2Io::take(self, now, turn, dev, v)
+    }
+    fn after_item<R: DevRings + ?Sized>(&mut self, now: Time, turn: Turn, dev: u32, w: Work, v: &mut View<'_, R>) -> bool {
+        Es2Io::after_item(self, now, turn, dev, w, v)
+    }
+}
+
+/// ES2's joint threads: the devices `devs` combined `combining_level` to a thread (ES2 §5.1);
+/// `replies(d)`: device `d`'s guest answers each TX completion (a request stream).
+pub(crate) fn threads(io: &IoHandling, vhost: &VhostConfig, devs: &[u32], replies: &dyn Fn(u32) -> bool) -> Vec<(String, Vec<u32>, Es2Io)> {
+    let (switch, p, o, j) = io.es2();
+    let groups = eventpath_policy::es2::combine_devices(devs.len(), j.combining_level);
+    per_group(&groups, devs, |g, mine| {
+        let r = mine.iter().map(|&d| replies(d)).collect();
+        (format!("es2-joint{g}"), Es2Io::new(mine.len(), switch, &p, &o, &j, vhost, r))
+    })
 }
 
 fn handler(local: usize, rx: bool) -> usize {

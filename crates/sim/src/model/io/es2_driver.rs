@@ -15,7 +15,7 @@
 
 use super::es2::Es2Io;
 use super::queues::{Notice, Notified, Queues, Work};
-use super::Take;
+use super::seam::Take;
 use crate::engine::Time;
 use crate::model::hw::virtq::Buf;
 use crate::config::IoHandling;

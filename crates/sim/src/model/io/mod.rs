@@ -13,12 +13,19 @@
 //! A back end sees only the devices' queues (`queues.rs`: [`queues::DevRings`], the items it
 //! takes and their costs) and a few observations in its [`View`]; it returns what its thread
 //! does next ([`thread::Next`]) and the items it finished, which the model applies (the used
-//! ring, the wire, the interrupt). Adding a back end: its policy in `crates/policy`, its adapter
-//! here (a [`Policy`] variant), its `Handling` variant in `scenario/io.rs`, a test.
+//! ring, the wire, the interrupt). The seam is `seam.rs`; the registry of back ends
+//! `policy.rs`. Adding a back end: its policy in `crates/policy`; its file here — the adapter
+//! implementing [`seam::Backend`] and its `threads` (which devices each of its threads serves)
+//! — registered by one line each in `policy.rs`'s `Policy`, `each!` and `shared_threads` (and
+//! its `mod` line here); its `Handling` variant and keys in `config/io.rs`; a test; an example.
+//! Nothing under `guest/` or in the model root names a back end (`tests/backends.rs`).
 
+pub(crate) mod device;
 mod elvis;
 mod es2;
 pub mod es2_driver;
+mod policy;
+pub(crate) mod seam;
 pub(crate) mod event;
 pub(crate) use event::Event;
 pub(crate) mod moderation;
@@ -27,139 +34,13 @@ pub(crate) mod queues;
 pub(crate) mod thread;
 mod vhost;
 
-use crate::engine::Time;
 use crate::config::{Handling, IoHandling, NetKind, Offload};
 use crate::profile::Profile;
-use queues::{Costs, DevRings, Notice, Work};
+use policy::{shared_threads, Policy};
+use queues::Costs;
+use seam::Backend;
+pub(crate) use seam::View;
 pub(crate) use thread::{IoThread, Next, Signal};
-
-/// What a back end sees besides its queues, at the moment it is asked.
-pub(crate) struct View<'a, R: DevRings + ?Sized> {
-    /// The devices' queues.
-    pub rings: &'a mut R,
-    /// What its steps cost.
-    pub costs: &'a Costs,
-    /// Another thread wants its pCPU (`need_resched`).
-    pub yield_wanted: bool,
-    /// Each device's VM (a move between VMs' queues costs a page-table switch).
-    pub dev_vm: &'a [u32],
-}
-
-/// How a turn serves its queue (set by the policy when the turn starts).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum TurnMode {
-    /// A vhost worker's handler loop over its device's two queues.
-    Vhost,
-    /// ES2 perceptive TX handler (Algorithm 1).
-    Perceptive,
-    /// ES2 optimistic TX handler in polling mode (Algorithm 2).
-    OptimisticPoll,
-    /// A regular vhost handler (kick- or packet-driven) of a joint thread.
-    Regular,
-    /// An ELVIS turn on a queue that is polled (`true`) or notified.
-    Elvis(bool),
-    /// A PMD's look at one queue (up to a burst).
-    Pmd,
-    /// A scheduled handler with nothing to do (a stale entry): the turn ends at once.
-    Nothing,
-}
-
-/// One turn: a queue of one of the thread's devices.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Turn {
-    /// The device's index among the thread's devices.
-    pub local: usize,
-    /// The RX queue (else TX).
-    pub rx: bool,
-    /// Items taken so far.
-    pub taken: u32,
-    pub mode: TurnMode,
-}
-
-/// What the policy says the thread does next.
-pub(crate) enum Decision {
-    Turn(Turn),
-    /// Spin on its rings (a busy PMD that found nothing) until then or until work is seen.
-    Spin(Option<Time>),
-    /// Sleep until `until` (or until woken); a notice wakes it if `notice`, work written
-    /// without one if `write`.
-    Sleep { until: Option<Time>, notice: bool, write: bool },
-}
-
-/// What a turn does next.
-pub(crate) enum Take {
-    /// Process this item, which costs this long.
-    Item(Work, Time),
-    /// Spin on the rings until then (or until work is seen), keeping the pCPU.
-    Spin(Option<Time>),
-    /// The turn is over.
-    End,
-}
-
-/// The policy behind a thread.
-pub(crate) enum Policy {
-    Vhost(vhost::VhostIo),
-    Es2(es2::Es2Io),
-    Elvis(elvis::ElvisIo),
-    Pmd(pmd::PmdIo),
-}
-
-macro_rules! each {
-    ($self:ident, $p:ident => $e:expr) => {
-        match $self {
-            Policy::Vhost($p) => $e,
-            Policy::Es2($p) => $e,
-            Policy::Elvis($p) => $e,
-            Policy::Pmd($p) => $e,
-        }
-    };
-}
-
-impl Policy {
-    fn notice<R: DevRings + ?Sized>(&mut self, now: Time, local: usize, dev: u32, n: Notice, v: &mut View<'_, R>) {
-        each!(self, p => p.notice(now, local, dev, n, v))
-    }
-    fn decide<R: DevRings + ?Sized>(&mut self, now: Time, devs: &[u32], v: &mut View<'_, R>) -> Decision {
-        each!(self, p => p.decide(now, devs, v))
-    }
-    fn take<R: DevRings + ?Sized>(&mut self, now: Time, turn: Turn, dev: u32, v: &mut View<'_, R>) -> Take {
-        each!(self, p => p.take(now, turn, dev, v))
-    }
-    /// An item of the turn was completed; true: the turn ends.
-    fn after_item<R: DevRings + ?Sized>(&mut self, now: Time, turn: Turn, dev: u32, w: Work, v: &mut View<'_, R>) -> bool {
-        each!(self, p => p.after_item(now, turn, dev, w, v))
-    }
-    /// Work of kind `n` written without a notice: does the thread see it (spinning, monitoring)?
-    fn sees_write(&self, n: Notice) -> bool {
-        match self {
-            Policy::Vhost(_) => n == Notice::TxKick,
-            Policy::Pmd(_) => true,
-            Policy::Es2(_) | Policy::Elvis(_) => false,
-        }
-    }
-    /// A look that found nothing costs `poll_ns` (threads that poll pay it over and over; a
-    /// vhost worker looks only when kicked).
-    fn empty_look_costs(&self) -> bool {
-        !matches!(self, Policy::Vhost(_))
-    }
-    /// It checks `need_resched` between turns (a vhost worker runs its handlers back to back
-    /// and checks it after each packet).
-    fn yields_between_turns(&self) -> bool {
-        !matches!(self, Policy::Vhost(_))
-    }
-    /// Its own count of looks and empty looks, where it keeps one.
-    fn polls(&self) -> Option<(u64, u64)> {
-        match self {
-            Policy::Vhost(p) => Some(p.polls()),
-            _ => None,
-        }
-    }
-    fn reset_metrics(&mut self) {
-        if let Policy::Vhost(p) = self {
-            p.reset_metrics();
-        }
-    }
-}
 
 /// The back-end threads of a host and which thread serves each device.
 pub(crate) struct Backends {
@@ -173,8 +54,6 @@ pub(crate) struct Backends {
     pub costs: Costs,
     /// Each device's VM.
     pub dev_vm: Vec<u32>,
-    /// A thread watches its RX rings for the guest's refills without a notice (a PMD).
-    pub polls_rx: bool,
 }
 
 /// What the back ends need to know of a VM (the build's view of its scenario entry).
@@ -190,7 +69,8 @@ pub(crate) struct VmIo<'a> {
 
 impl Backends {
     /// The back end `io` asks for, with the profile's costs, for the VMs `vms`. `add(name, pin)` registers each thread with
-    /// the host scheduler, in order; a PMD thread runs from the start ([`Self::starts_running`]).
+    /// the host scheduler, in order; a thread whose policy runs from the start (a PMD's) is started
+    /// ([`Self::starts_running`]).
     /// `dev_vm` gives each device's VM (a VM's devices are consecutive; only a VM of several
     /// VFs has more than one, and a VF has no back end).
     pub fn build(io: &IoHandling, profile: &Profile, vms: &[VmIo], dev_vm: &[u32], dom0: &[u32], add: &mut dyn FnMut(&str, Option<u32>)) -> Backends {
@@ -229,42 +109,27 @@ impl Backends {
                 })
                 .collect();
             let costs = Costs::new(profile, offloads(), true).with_packet_extra(extra);
-            return Backends { threads, by_dev, exitless: false, costs, dev_vm: dev_vm.to_vec(), polls_rx: false };
+            return Backends { threads, by_dev, exitless: false, costs, dev_vm: dev_vm.to_vec() };
         }
         let virtio: Vec<u32> = (0..vms.len()).filter(|&vm| vms[vm].kind.has_backend()).map(|vm| first[vm]).collect();
         let cores = io.cores.clone().unwrap_or_default();
-        let groups = match io.handling {
-            Handling::Es2 => eventpath_policy::es2::combine_devices(virtio.len(), io.es2().3.combining_level),
-            // ELVIS's prototype: each worker filled with devices_per_worker devices, in order;
-            // the workers pinned to the I/O cores in turn (below).
-            Handling::Elvis => eventpath_policy::elvis::assign_workers(virtio.len(), io.elvis().devices_per_worker),
-            // One thread per dedicated core, the devices split in contiguous, balanced groups.
-            _ => eventpath_policy::es2::combine_devices(virtio.len(), virtio.len().div_ceil(cores.len().max(1)).max(1) as u32),
-        };
-        for (g, members) in groups.iter().enumerate() {
-            let devs: Vec<u32> = members.iter().map(|&i| virtio[i]).collect();
+        // A request stream's guest answers each completion as it would a packet (ES2).
+        let replies = |d: u32| vms[dev_vm[d as usize] as usize].request_stream;
+        for (g, (name, devs, policy)) in shared_threads(io, &vhost, &virtio, &replies).into_iter().enumerate() {
             for (local, &d) in devs.iter().enumerate() {
                 by_dev[d as usize] = Some((g as u32, local as u32));
             }
+            // The threads pinned to the I/O cores in turn.
             let pin = (!cores.is_empty()).then(|| cores[g % cores.len()]);
-            let (name, policy) = match io.handling {
-                Handling::Es2 => {
-                    let (switch, p, o, j) = io.es2();
-                    // A request stream's guest answers each completion as it would a packet.
-                    let replies = devs.iter().map(|&d| vms[dev_vm[d as usize] as usize].request_stream).collect();
-                    (format!("es2-joint{g}"), Policy::Es2(es2::Es2Io::new(devs.len(), switch, &p, &o, &j, &vhost, replies)))
-                }
-                Handling::Pmd => (format!("pmd{g}"), Policy::Pmd(pmd::PmdIo::new(&io.pmd(), devs.len()))),
-                _ => (format!("elvis-io{g}"), Policy::Elvis(elvis::ElvisIo::new(io.elvis(), devs.len()))),
-            };
             add(&name, pin);
-            threads.push(IoThread::new(name, devs, policy));
+            let mut th = IoThread::new(name, devs, policy);
+            if th.policy.runs_from_start() {
+                th.start();
+            }
+            threads.push(th);
         }
-        for th in threads.iter_mut().filter(|th| matches!(th.policy, Policy::Pmd(_))) {
-            th.start();
-        }
-        let polls_rx = io.handling == Handling::Pmd;
-        Backends { threads, by_dev, exitless: io.handling == Handling::Elvis, costs: Costs::new(profile, offloads(), !polls_rx), dev_vm: dev_vm.to_vec(), polls_rx }
+        let kernel_path = threads.iter().all(|t| t.policy.kernel_path());
+        Backends { threads, by_dev, exitless: io.handling == Handling::Elvis, costs: Costs::new(profile, offloads(), kernel_path), dev_vm: dev_vm.to_vec() }
     }
 
     /// The thread serving device `dev` and the device's index among its devices, if any.

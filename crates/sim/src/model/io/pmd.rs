@@ -17,7 +17,8 @@
 //! profiles yet).
 
 use crate::model::io::queues::{DevRings, Notice, Notified, Work};
-use super::{Decision, Take, Turn, TurnMode, View};
+use crate::model::io::seam::{per_group, Backend, Decision, Take, Turn, TurnMode, View};
+use crate::config::IoHandling;
 use crate::engine::Time;
 use eventpath_policy::pmd::{PmdConfig, PmdDecision, PmdIdle, PmdThread};
 
@@ -41,11 +42,14 @@ impl PmdIo {
         PmdIo { pmd: PmdThread::new(cfg), busy: cfg.idle == PmdIdle::Busy, queues: 2 * n, cursor: 0, most: 0, started: false }
     }
 
+}
+
+impl Backend for PmdIo {
     /// Notices need nothing listed: it looks at every queue anyway.
-    pub fn notice<R: DevRings + ?Sized>(&mut self, _now: Time, _local: usize, _dev: u32, _n: Notice, _v: &mut View<'_, R>) {}
+    fn notice<R: DevRings + ?Sized>(&mut self, _now: Time, _local: usize, _dev: u32, _n: Notice, _v: &mut View<'_, R>) {}
 
     /// The next queue of the iteration, or — the iteration over — the policy's decision.
-    pub fn decide<R: DevRings + ?Sized>(&mut self, now: Time, devs: &[u32], v: &mut View<'_, R>) -> Decision {
+    fn decide<R: DevRings + ?Sized>(&mut self, now: Time, devs: &[u32], v: &mut View<'_, R>) -> Decision {
         if !std::mem::replace(&mut self.started, true) {
             for &d in devs {
                 v.rings.tx(d).disable_notification();
@@ -67,11 +71,11 @@ impl PmdIo {
         }
         let q = self.cursor;
         self.cursor += 1;
-        Decision::Turn(Turn { local: q / 2, rx: q % 2 == 1, taken: 0, mode: TurnMode::Pmd })
+        Decision::Turn(Turn { local: q / 2, rx: q % 2 == 1, taken: 0, mode: TurnMode::Plain })
     }
 
     /// Up to a burst from the turn's queue.
-    pub fn take<R: DevRings + ?Sized>(&mut self, _now: Time, turn: Turn, dev: u32, v: &mut View<'_, R>) -> Take {
+    fn take<R: DevRings + ?Sized>(&mut self, _now: Time, turn: Turn, dev: u32, v: &mut View<'_, R>) -> Take {
         if turn.taken < self.pmd.burst() {
             let item = if turn.rx { v.costs.take_rx(v.rings, dev) } else { v.costs.take_tx(v.rings, dev) };
             if let Some((w, cost)) = item {
@@ -82,7 +86,32 @@ impl PmdIo {
         Take::End
     }
 
-    pub fn after_item<R: DevRings + ?Sized>(&mut self, _now: Time, _turn: Turn, _dev: u32, _w: Work, _v: &mut View<'_, R>) -> bool {
+    fn after_item<R: DevRings + ?Sized>(&mut self, _now: Time, _turn: Turn, _dev: u32, _w: Work, _v: &mut View<'_, R>) -> bool {
         false
     }
+
+    /// It spins on, or monitors, every ring.
+    fn sees_write(&self, _n: Notice) -> bool {
+        true
+    }
+
+    /// It polls from the start.
+    fn runs_from_start(&self) -> bool {
+        true
+    }
+
+    /// Its own driver writes the NIC: no host network stack per TX buffer.
+    fn kernel_path(&self) -> bool {
+        false
+    }
+}
+
+/// One PMD thread per dedicated core (`[host.io] cores`), the devices `devs` split in
+/// contiguous, balanced groups.
+pub(crate) fn threads(io: &IoHandling, devs: &[u32]) -> Vec<(String, Vec<u32>, PmdIo)> {
+    let cores = io.cores.as_deref().unwrap_or_default().len();
+    let per_thread = devs.len().div_ceil(cores.max(1)).max(1) as u32;
+    let cfg = io.pmd();
+    let groups = eventpath_policy::es2::combine_devices(devs.len(), per_thread);
+    per_group(&groups, devs, |g, mine| (format!("pmd{g}"), PmdIo::new(&cfg, mine.len())))
 }

@@ -6,7 +6,6 @@
 //! [`DevRings`] (the model implements it for its devices) and hands each item it finishes back
 //! to the model, which applies the device's side of it (used ring, wire, interrupt).
 
-use super::View;
 use crate::model::hw::rxq::{RxPkt, RxRing};
 use crate::model::hw::virtq::{Buf, Virtq};
 use crate::engine::{round_ns, Time};
@@ -85,8 +84,8 @@ impl<T: Notified + ?Sized> Notified for &mut T {
 }
 
 /// What an adapter does to its devices' queues: take the next item (with its cost), look at the
-/// tap socket, turn a ring's notifications off and on. The I/O thread's [`View`] does it on the
-/// model's rings ([`DevRings`], priced by [`Costs`]); a driver outside the model on rings of its
+/// tap socket, turn a ring's notifications off and on. The I/O thread's view (`seam::View`) does it on
+/// the model's rings ([`DevRings`], priced by [`Costs`]); a driver outside the model on rings of its
 /// own (`es2_driver.rs`: the KVM crate's two-worlds test runs the ES2 adapter over a script).
 pub(crate) trait Queues {
     /// Device `dev`'s next TX buffer and its cost, if its ring has one.
@@ -104,26 +103,6 @@ pub(crate) trait Queues {
     fn weight_packets(&self) -> u32;
 }
 
-impl<R: DevRings + ?Sized> Queues for View<'_, R> {
-    fn take_tx(&mut self, dev: u32) -> Option<(Work, Time)> {
-        self.costs.take_tx(self.rings, dev)
-    }
-    fn take_rx(&mut self, dev: u32) -> Option<(Work, Time)> {
-        self.costs.take_rx(self.rings, dev)
-    }
-    fn sock_empty(&mut self, dev: u32) -> bool {
-        self.rings.sock(dev).is_empty()
-    }
-    fn tx_ring(&mut self, dev: u32) -> impl Notified + '_ {
-        self.rings.tx(dev)
-    }
-    fn rx_ring(&mut self, dev: u32) -> impl Notified + '_ {
-        self.rings.rx(dev)
-    }
-    fn weight_packets(&self) -> u32 {
-        self.costs.weight_packets
-    }
-}
 
 /// The end of every handler's drain: re-enable notifications, let the handler's machine decide
 /// on the ring's answer (`decide(work arrived)` → keep draining?), and if it keeps draining,

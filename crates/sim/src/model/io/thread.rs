@@ -12,7 +12,8 @@
 //! applies what it returns ([`Next`]), and completes the items it finishes.
 
 use crate::model::io::queues::{DevRings, Notice, Work};
-use super::{Decision, Policy, Take, Turn, View};
+use crate::model::io::policy::Policy;
+use crate::model::io::seam::{Backend, Decision, Take, Turn, View};
 use crate::engine::{Fired, Time, Timer};
 use crate::metrics::BusyTime;
 

@@ -21,7 +21,7 @@
 //! handler does not poll.
 
 use crate::model::io::queues::{recheck, DevRings, Notice, Work};
-use super::{Decision, Take, Turn, TurnMode, View};
+use crate::model::io::seam::{Backend, Decision, Take, Turn, TurnMode, View};
 use crate::engine::Time;
 use eventpath_policy::vhost::{VhostAction, VhostConfig, VhostEvent, VhostHandler, VhostState};
 
@@ -63,27 +63,6 @@ impl VhostIo {
         }
     }
 
-    pub fn polls(&self) -> (u64, u64) {
-        (self.polls, self.empty_polls)
-    }
-
-    pub fn reset_metrics(&mut self) {
-        self.polls = 0;
-        self.empty_polls = 0;
-    }
-
-    /// The thread merges every signal into one wake-up and looks at both rings.
-    pub fn notice<R: DevRings + ?Sized>(&mut self, _now: Time, _local: usize, _dev: u32, _n: Notice, _v: &mut View<'_, R>) {}
-
-    /// After a wake-up, the TX handler first; once the loop has run dry, sleep until a kick.
-    pub fn decide<R: DevRings + ?Sized>(&mut self, _now: Time, devs: &[u32], v: &mut View<'_, R>) -> Decision {
-        if std::mem::take(&mut self.done) {
-            return Decision::Sleep { until: None, notice: true, write: false };
-        }
-        self.start(Handler::Tx, devs[0], v);
-        Decision::Turn(Turn { local: 0, rx: false, taken: 0, mode: TurnMode::Vhost })
-    }
-
     fn start<R: DevRings + ?Sized>(&mut self, h: Handler, dev: u32, v: &mut View<'_, R>) {
         self.handler = h;
         self.polls += 1;
@@ -105,9 +84,24 @@ impl VhostIo {
         self.empty_polls += u64::from(empty);
     }
 
+}
+
+impl Backend for VhostIo {
+    /// The thread merges every signal into one wake-up and looks at both rings.
+    fn notice<R: DevRings + ?Sized>(&mut self, _now: Time, _local: usize, _dev: u32, _n: Notice, _v: &mut View<'_, R>) {}
+
+    /// After a wake-up, the TX handler first; once the loop has run dry, sleep until a kick.
+    fn decide<R: DevRings + ?Sized>(&mut self, _now: Time, devs: &[u32], v: &mut View<'_, R>) -> Decision {
+        if std::mem::take(&mut self.done) {
+            return Decision::Sleep { until: None, notice: true, write: false };
+        }
+        self.start(Handler::Tx, devs[0], v);
+        Decision::Turn(Turn { local: 0, rx: false, taken: 0, mode: TurnMode::Plain })
+    }
+
     /// The loop's next item: the running handler's, or the other handler's, or a busy poll;
     /// `End` when neither has work (the worker then sleeps).
-    pub fn take<R: DevRings + ?Sized>(&mut self, now: Time, _turn: Turn, dev: u32, v: &mut View<'_, R>) -> Take {
+    fn take<R: DevRings + ?Sized>(&mut self, now: Time, _turn: Turn, dev: u32, v: &mut View<'_, R>) -> Take {
         loop {
             match self.handler {
                 Handler::Tx => {
@@ -170,11 +164,36 @@ impl VhostIo {
     }
 
     /// One item done: its handler counts it against the weight.
-    pub fn after_item<R: DevRings + ?Sized>(&mut self, _now: Time, _turn: Turn, _dev: u32, w: Work, _v: &mut View<'_, R>) -> bool {
+    fn after_item<R: DevRings + ?Sized>(&mut self, _now: Time, _turn: Turn, _dev: u32, w: Work, _v: &mut View<'_, R>) -> bool {
         match w {
             Work::Tx(b) => self.tx.step(VhostEvent::Buffer { bytes: b.bytes as u64 }),
             Work::Rx(pkt) => self.rx.step(VhostEvent::Buffer { bytes: pkt.bytes as u64 }),
         };
+        false
+    }
+
+    /// Handler invocations (window), and those that found no work.
+    fn polls(&self) -> Option<(u64, u64)> {
+        Some((self.polls, self.empty_polls))
+    }
+
+    fn reset_metrics(&mut self) {
+        self.polls = 0;
+        self.empty_polls = 0;
+    }
+
+    /// A worker sees a TX buffer written without a kick while it busy-polls its TX ring.
+    fn sees_write(&self, n: Notice) -> bool {
+        n == Notice::TxKick
+    }
+
+    /// It looks only when kicked.
+    fn empty_look_costs(&self) -> bool {
+        false
+    }
+
+    /// It runs its handlers back to back and checks `need_resched` after each packet.
+    fn yields_between_turns(&self) -> bool {
         false
     }
 }

@@ -1,6 +1,7 @@
 """A profile's values flattened to rows: one per dotted key (``section.key``) with its value,
-unit, free range (``free = {min, max, prior}`` of a calibrated parameter) and source. Shared by
-``eventpath profiles NAME`` and the report's profiles page."""
+unit, free range (``free = {min, max, prior}`` of a calibrated parameter), plausible range
+(``range = {min, max, why}``, issue 47) and source. Shared by ``eventpath profiles NAME``, the
+report's profiles page and ``eventpath sensitivity``'s screen."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ class Value(NamedTuple):
     unit: str
     free: dict | None
     source: str
+    range: dict | None = None
 
 
 def free_note(free: dict | None) -> str:
@@ -24,6 +26,15 @@ def free_note(free: dict | None) -> str:
     return f"free {n['min']}..{n['max']}, prior {n['prior']}"
 
 
+def range_note(v: Value) -> str:
+    """What a value may plausibly be: its free range and prior, or its range and why; ''."""
+    if v.free:
+        return free_note(v.free)
+    if v.range:
+        return f"range {v.range['min']:g}..{v.range['max']:g}: {v.range['why']}"
+    return ""
+
+
 def values(table: dict, prefix: str = "", inherited: str = "") -> Iterator[Value]:
     """Every value of a profile (as :func:`eventpath.api.profile` returns it), nested tables
     flattened. A value without its own source (a plain key of a table) takes its table's."""
@@ -31,7 +42,8 @@ def values(table: dict, prefix: str = "", inherited: str = "") -> Iterator[Value
     for k, v in table.items():
         key = f"{prefix}{k}"
         if isinstance(v, dict) and "value" in v:
-            yield Value(key, v["value"], v.get("unit", ""), v.get("free") or None, str(v.get("source", "")))
+            yield Value(key, v["value"], v.get("unit", ""), v.get("free") or None, str(v.get("source", "")),
+                        v.get("range") or None)
         elif isinstance(v, dict):
             yield from values(v, f"{key}.", src or inherited)
         elif k != "source" or not prefix:  # a table's own source is shown beside its values instead

@@ -51,20 +51,15 @@ COMBINE = 5
 
 def ranged_params(profile: str) -> list[dict]:
     """Every parameter of ``profile`` with a range: ``{key, value, lo, hi, why, free}``."""
-    doc = json.loads(_eventpath.profile_json(profile))
+    from eventpath import profile_values
+
     out = []
-    for section, table in doc.items():
-        if not isinstance(table, dict):
+    for v in profile_values.values(json.loads(_eventpath.profile_json(profile))):
+        r = v.free or v.range
+        if r is None or not isinstance(v.value, (int, float)) or r["min"] == r["max"]:
             continue
-        for name, p in table.items():
-            if not isinstance(p, dict) or "value" not in p or not isinstance(p["value"], (int, float)):
-                continue
-            r = p.get("free") or p.get("range")
-            if r is None or r["min"] == r["max"]:
-                continue
-            out.append({"key": f"{section}.{name}", "value": float(p["value"]), "lo": float(r["min"]),
-                        "hi": float(r["max"]), "why": r.get("why", "free parameter (calibrate's range)"),
-                        "free": "free" in p})
+        out.append({"key": v.key, "value": float(v.value), "lo": float(r["min"]), "hi": float(r["max"]),
+                    "why": r.get("why", "free parameter (calibrate's range)"), "free": v.free is not None})
     return out
 
 

@@ -98,7 +98,8 @@ def print_profile(p: dict, full: bool = False, width: int | None = None) -> None
 
     width = width or shutil.get_terminal_size().columns
     rows = [(v.key, profile_values.exact(v.value), v.unit,
-             (f"[{profile_values.free_note(v.free)}] " if v.free else "") + v.source)
+             (f"[{profile_values.free_note(v.free)}] " if v.free else "") + v.source
+             + (f" [range {v.range['min']:g}..{v.range['max']:g}]" if v.range else ""))
             for v in profile_values.values(p)]
     head = ("key", "value", "unit", "source")
     w = [max(len(r[i]) for r in [head, *rows]) for i in range(3)]

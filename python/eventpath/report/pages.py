@@ -115,7 +115,8 @@ def profiles(ps: dict[str, dict]) -> tuple[str, str]:
         body.append(f'<h2 id="{_esc(name)}">{_esc(name)}: {_esc(p.get("description", ""))}</h2>')
         rows = []
         for v in profile_values.values(p):
-            source = v.source + (f" [{profile_values.free_note(v.free)}]" if v.free else "")
+            note = profile_values.range_note(v)
+            source = v.source + (f" [{note}]" if note else "")
             number = isinstance(v.value, (int, float)) and not isinstance(v.value, bool)
             rows.append([v.key, (profile_values.exact(v.value), "num") if number else str(v.value), v.unit,
                          (_esc(source), "src")])

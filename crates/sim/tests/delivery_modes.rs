@@ -122,7 +122,10 @@ fn several_vms_share_the_port_each_with_its_vf() {
         .net("kind = \"sriov_vf\"")
         .workload("kind = \"udp_receive\"\nmessage_bytes = 128\nrate_pps = 50000"));
     let o = run(&sc);
-    assert_eq!(o.summary.vms[1].throughput.pps.unwrap(), 50_000.0);
+    // The profile's default throttle holds the window's last few datagrams past its end: all
+    // but those arrive.
+    let pps = o.summary.vms[1].throughput.pps.unwrap();
+    assert!((49_900.0..=50_000.0).contains(&pps), "{pps}");
     assert!(o.summary.vms[1].exits_per_s["eoi"].unwrap() > 0.0, "vm1 is emulated: its EOIs exit");
 }
 

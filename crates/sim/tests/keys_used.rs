@@ -146,7 +146,7 @@ fn io_keys_of_another_mode_are_refused() {
 fn a_profile_value_beyond_its_bound_is_refused_not_clamped() {
     // host.nic_rx_spread_ns = 1e9 was accepted and clamped to nic_rx_ns in model/wire.rs.
     let r = Scenario::from_toml("t", &reproducer("override-spread-silently-clamped.toml")).and_then(|s| run_parsed(s, "t", &RunOptions::default()));
-    has(&r.unwrap_err().to_string(), &["key `profile_overrides.host.nic_rx_spread_ns`: value 1000000000 is not allowed; expected at most host.nic_rx_ns (3869 ns)"]);
+    has(&r.unwrap_err().to_string(), &["key `profile_overrides.host.nic_rx_spread_ns`: value 1000000000 is not allowed; expected at most host.nic_rx_ns ("]);
     // Each bounded pair, in a profile file too; the built-in profiles pass.
     let es2 = BUILTIN.iter().find(|(n, _)| *n == "es2").unwrap().1;
     let base = Profile::load("es2").unwrap();

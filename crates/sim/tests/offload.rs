@@ -45,7 +45,9 @@ fn tso_sends_fewer_larger_skbs_when_the_back_end_lags() {
     let (off_gbps, off_per_kick, off_per_frame, off_per_event) = per_byte(&joint_thread("offload = { host_tso4 = false }"));
     // Frames on the wire are MSS-sized either way: the host's NIC cuts the TSO skbs.
     assert!((on_per_frame - off_per_frame).abs() < 10.0, "{on_per_frame} vs {off_per_frame} bytes per frame");
-    assert!(on_per_kick > 2.0 * off_per_kick, "bytes per kick: TSO {on_per_kick}, without {off_per_kick}");
+    // The joint thread polls the ring, so kicks are a residue either way (a kick per MB or
+    // so, from the polls that found it empty): the skbs show in the model's events per byte.
+    assert!(on_per_kick > 100_000.0 && off_per_kick > 100_000.0, "bytes per kick: TSO {on_per_kick}, without {off_per_kick}");
     assert!(on_per_event > 2.0 * off_per_event, "bytes per model event: TSO {on_per_event}, without {off_per_event}");
     assert!(on_gbps > off_gbps, "per-skb costs paid once per 64 KB: {on_gbps} vs {off_gbps} Gbit/s");
 }

@@ -45,7 +45,7 @@ fn kicks_per_request(v: &VmSummary) -> f64 {
 
 #[test]
 fn an_open_loop_stream_completes_what_it_offers_and_kicks_less_as_the_rate_rises() {
-    let mut last = f64::INFINITY;
+    let mut last = 1.0;
     for rate in [20_000.0, 100_000.0, 500_000.0] {
         let out = run(&stream(&format!("rate = {rate}"), ""));
         let v = vm(&out);
@@ -53,12 +53,15 @@ fn an_open_loop_stream_completes_what_it_offers_and_kicks_less_as_the_rate_rises
         assert!((done / rate - 1.0).abs() < 0.02, "{rate}/s offered, {done}/s done");
         // vring_need_event: requests published while the back end has not caught up send no kick.
         let k = kicks_per_request(v);
-        assert!(k <= 1.0 && k < last, "{rate}/s: {k} kicks per request (previous rate {last})");
+        // While the back end finishes each request before the next arrives, every request
+        // kicks; past that, fewer do.
+        assert!(k <= last, "{rate}/s: {k} kicks per request (previous rate {last})");
         last = k;
         // The guest polls its used ring: the device never interrupts it (the guest's own
         // timer ticks, 250/s, are its only interrupts).
         assert!(v.interrupts_per_s.unwrap() <= 260.0, "{:?}", v.interrupts_per_s);
     }
+    assert!(last < 0.9, "at 500,000/s the back end is still busy at most requests: {last} kicks per request");
 }
 
 #[test]

@@ -43,6 +43,10 @@ pub struct TraceCounts {
 pub(crate) struct Flow {
     pub(crate) id: u64,
     pub(crate) begun: bool,
+    /// Where its last part starts: a later part that starts at the same nanosecond (a back
+    /// end that takes a request while its kick's exit is still under way) is drawn 1 ns
+    /// later, so a viewer orders the parts as they happened.
+    pub(crate) last: Time,
 }
 
 /// The interrupt vectors a VM's interrupt track names, in [`vec_slot`] order.
@@ -120,7 +124,7 @@ pub(crate) fn exit_name(r: ExitReason) -> &'static str {
 impl Tracing {
     pub(crate) fn new_flow(&mut self) -> Flow {
         self.next_flow += 1;
-        Flow { id: self.next_flow, begun: false }
+        Flow { id: self.next_flow, begun: false, last: 0 }
     }
 
     /// A span [start, end) clipped to the window, as part of `flow` if any: an arrow arrives
@@ -145,9 +149,19 @@ impl Tracing {
 
     pub(crate) fn write(&mut self, track: u32, name: Name, a: Time, b: Time, flow: Option<&mut Flow>, out: bool) {
         let part = flow.as_ref().map(|f| FlowPart { id: f.id, flow_in: f.begun, flow_out: out }).filter(|p| p.flow_in || p.flow_out);
-        if self.trace.span_flow(track, name, a, b - a, part) && out {
+        let a = match &flow {
+            Some(f) if f.begun && a <= f.last => f.last + 1,
+            _ => a,
+        };
+        let b = b.max(a);
+        if self.trace.span_flow(track, name, a, b - a, part) {
             if let Some(f) = flow {
-                f.begun = true;
+                if part.is_some() {
+                    f.last = a;
+                }
+                if out {
+                    f.begun = true;
+                }
             }
         }
     }

@@ -256,6 +256,9 @@ class PublishedRow(Row):
     converged: bool | None = None
     #: How the paper gives it: "value", "range", "at_most", "at_least" or "holds".
     kind: str = "value"
+    #: What the row measures, on which VMs or CPUs, a percentage's base (its published file's
+    #: ``[measures]``; None for a row the paper gives no value for).
+    definition: str | None = None
 
     @property
     def tolerance(self) -> Tolerance:
@@ -276,6 +279,8 @@ class PublishedRow(Row):
             d["spread"] = self.spread
         if self.converged is not None:
             d["converged"] = self.converged
+        if self.definition:
+            d["definition"] = self.definition
         return d
 
 
@@ -438,6 +443,11 @@ def print_published_table(doc: dict) -> None:
         conv = " not converged" if r.get("converged") is False else ""
         print(f"  {r['config']:18s} {r['metric']:26s} {fs(sim)}{spread} {shown} {ratio}  {r['unit']:8s} "
               f"{r.get('verdict') or '':5s} {role}{conv}")
+    measures = {r["metric"]: r["definition"] for r in doc["rows"] if r.get("definition")}
+    if measures:
+        print("  what each metric measures:")
+        for m, d in measures.items():
+            print(f"    {m}: {d}")
 
 
 def testbed_scorecard(docs: list[dict]) -> str:

@@ -370,14 +370,16 @@ MISS_CLASSES = ("parametric", "structural", "unclassified")
 def scorecard_v2(docs: list[dict]) -> list[dict]:
     """reproduce's scorecard per paper (issue 47): calibration rows within tolerance; the
     predictions' stated directions that hold; the predictions' magnitudes within tolerance;
-    the prediction misses by class; the rows that did not converge. Each card:
-    ``{paper, calibration: [ok, n], directions: [ok, n], magnitudes: [ok, n], misses: {class:
-    n}, not_converged, converge_checked, missed: [names]}``."""
+    the prediction misses by class, the calibration misses by class; the rows that did not
+    converge. Each card: ``{paper, calibration: [ok, n], directions: [ok, n], magnitudes: [ok, n],
+    misses: {class: n}, calibration_misses: {class: n}, not_converged, converge_checked, missed:
+    [names]}`` (``missed`` names the prediction misses)."""
     cards: dict[str, dict] = {}
     for d in docs:
         paper = d.get("paper", "other")
         c = cards.setdefault(paper, {"paper": paper, "calibration": [0, 0], "directions": [0, 0],
                                      "magnitudes": [0, 0], "misses": dict.fromkeys(MISS_CLASSES, 0),
+                                     "calibration_misses": dict.fromkeys(MISS_CLASSES, 0),
                                      "not_converged": 0, "converge_checked": 0, "missed": []})
         for r in d["rows"]:
             if r.get("converged") is not None:
@@ -392,7 +394,9 @@ def scorecard_v2(docs: list[dict]) -> list[dict]:
             cell[1] += 1
             if r["verdict"] == "ok":
                 cell[0] += 1
-            elif r.get("role") != "calibration":
+            elif r.get("role") == "calibration":
+                c["calibration_misses"][r.get("miss_class", "unclassified")] += 1
+            else:
                 cls = r.get("miss_class", "unclassified")
                 c["misses"][cls] += 1
                 c["missed"].append(f"{d['id']}:{r['config']}/{r['metric']} ({cls})")
@@ -401,12 +405,13 @@ def scorecard_v2(docs: list[dict]) -> list[dict]:
 
 
 def classes_into(reproduced: dict, sens: dict) -> None:
-    """Each prediction miss of a reproduce doc that an ``eventpath sensitivity`` doc ``sens``
-    classed gains its ``miss_class`` and ``miss_evidence`` (a row no longer a miss gets none)."""
+    """Each miss (prediction or calibration) of a reproduce doc that an ``eventpath sensitivity``
+    doc ``sens`` classed gains its ``miss_class`` and ``miss_evidence`` (a row no longer a miss
+    gets none)."""
     classes = {(d["config"], d["metric"]): d for d in sens["rows"] if "miss_class" in d}
     for row in reproduced["rows"]:
         c = classes.get((row["config"], row["metric"]))
-        if c is not None and row.get("verdict") == "miss" and row.get("role") != "calibration":
+        if c is not None and row.get("verdict") == "miss":
             row["miss_class"], row["miss_evidence"] = c["miss_class"], c["evidence"]
 
 
@@ -416,13 +421,16 @@ def print_scorecard_v2(cards: list[dict]) -> None:
 
     print("scorecard v2 (calibration: baselines' rows, fitted; directions and magnitudes: predictions, the test "
           "of the model; misses by class: eventpath sensitivity):")
+    print(f"  {'':9s} {'':13s} {'':13s} {'':13s}   {'prediction misses':^30s}   {'calibration misses':^18s}")
     print(f"  {'paper':9s} {'calibration':>13s} {'directions':>13s} {'magnitudes':>13s}   "
-          f"{'parametric':>10s} {'structural':>10s} {'unclass.':>8s}   not converged")
+          f"{'parametric':>10s} {'structural':>10s} {'unclass.':>8s}   {'par.':>4s} {'str.':>4s} {'unc.':>4s}   "
+          "not converged")
     for c in cards:
-        m = c["misses"]
+        m, k = c["misses"], c.get("calibration_misses", dict.fromkeys(MISS_CLASSES, 0))
         conv = f"{c['not_converged']} of {c['converge_checked']}" if c["converge_checked"] else "not checked"
         print(f"  {c['paper']:9s} {frac(c['calibration']):>13s} {frac(c['directions']):>13s} "
-              f"{frac(c['magnitudes']):>13s}   {m['parametric']:10d} {m['structural']:10d} {m['unclassified']:8d}   {conv}")
+              f"{frac(c['magnitudes']):>13s}   {m['parametric']:10d} {m['structural']:10d} {m['unclassified']:8d}   "
+              f"{k['parametric']:4d} {k['structural']:4d} {k['unclassified']:4d}   {conv}")
 
 
 def print_published_table(doc: dict) -> None:

@@ -256,6 +256,9 @@ class PublishedRow(Row):
     converged: bool | None = None
     #: How the paper gives it: "value", "range", "at_most", "at_least" or "holds".
     kind: str = "value"
+    #: What the row measures, on which VMs or CPUs, a percentage's base (its published file's
+    #: ``[measures]``; None for a row the paper gives no value for).
+    definition: str | None = None
 
     @property
     def tolerance(self) -> Tolerance:
@@ -276,6 +279,8 @@ class PublishedRow(Row):
             d["spread"] = self.spread
         if self.converged is not None:
             d["converged"] = self.converged
+        if self.definition:
+            d["definition"] = self.definition
         return d
 
 
@@ -365,14 +370,16 @@ MISS_CLASSES = ("parametric", "structural", "unclassified")
 def scorecard_v2(docs: list[dict]) -> list[dict]:
     """reproduce's scorecard per paper (issue 47): calibration rows within tolerance; the
     predictions' stated directions that hold; the predictions' magnitudes within tolerance;
-    the prediction misses by class; the rows that did not converge. Each card:
-    ``{paper, calibration: [ok, n], directions: [ok, n], magnitudes: [ok, n], misses: {class:
-    n}, not_converged, converge_checked, missed: [names]}``."""
+    the prediction misses by class, the calibration misses by class; the rows that did not
+    converge. Each card: ``{paper, calibration: [ok, n], directions: [ok, n], magnitudes: [ok, n],
+    misses: {class: n}, calibration_misses: {class: n}, not_converged, converge_checked, missed:
+    [names]}`` (``missed`` names the prediction misses)."""
     cards: dict[str, dict] = {}
     for d in docs:
         paper = d.get("paper", "other")
         c = cards.setdefault(paper, {"paper": paper, "calibration": [0, 0], "directions": [0, 0],
                                      "magnitudes": [0, 0], "misses": dict.fromkeys(MISS_CLASSES, 0),
+                                     "calibration_misses": dict.fromkeys(MISS_CLASSES, 0),
                                      "not_converged": 0, "converge_checked": 0, "missed": []})
         for r in d["rows"]:
             if r.get("converged") is not None:
@@ -387,7 +394,9 @@ def scorecard_v2(docs: list[dict]) -> list[dict]:
             cell[1] += 1
             if r["verdict"] == "ok":
                 cell[0] += 1
-            elif r.get("role") != "calibration":
+            elif r.get("role") == "calibration":
+                c["calibration_misses"][r.get("miss_class", "unclassified")] += 1
+            else:
                 cls = r.get("miss_class", "unclassified")
                 c["misses"][cls] += 1
                 c["missed"].append(f"{d['id']}:{r['config']}/{r['metric']} ({cls})")
@@ -396,12 +405,13 @@ def scorecard_v2(docs: list[dict]) -> list[dict]:
 
 
 def classes_into(reproduced: dict, sens: dict) -> None:
-    """Each prediction miss of a reproduce doc that an ``eventpath sensitivity`` doc ``sens``
-    classed gains its ``miss_class`` and ``miss_evidence`` (a row no longer a miss gets none)."""
+    """Each miss (prediction or calibration) of a reproduce doc that an ``eventpath sensitivity``
+    doc ``sens`` classed gains its ``miss_class`` and ``miss_evidence`` (a row no longer a miss
+    gets none)."""
     classes = {(d["config"], d["metric"]): d for d in sens["rows"] if "miss_class" in d}
     for row in reproduced["rows"]:
         c = classes.get((row["config"], row["metric"]))
-        if c is not None and row.get("verdict") == "miss" and row.get("role") != "calibration":
+        if c is not None and row.get("verdict") == "miss":
             row["miss_class"], row["miss_evidence"] = c["miss_class"], c["evidence"]
 
 
@@ -411,13 +421,16 @@ def print_scorecard_v2(cards: list[dict]) -> None:
 
     print("scorecard v2 (calibration: baselines' rows, fitted; directions and magnitudes: predictions, the test "
           "of the model; misses by class: eventpath sensitivity):")
+    print(f"  {'':9s} {'':13s} {'':13s} {'':13s}   {'prediction misses':^30s}   {'calibration misses':^18s}")
     print(f"  {'paper':9s} {'calibration':>13s} {'directions':>13s} {'magnitudes':>13s}   "
-          f"{'parametric':>10s} {'structural':>10s} {'unclass.':>8s}   not converged")
+          f"{'parametric':>10s} {'structural':>10s} {'unclass.':>8s}   {'par.':>4s} {'str.':>4s} {'unc.':>4s}   "
+          "not converged")
     for c in cards:
-        m = c["misses"]
+        m, k = c["misses"], c.get("calibration_misses", dict.fromkeys(MISS_CLASSES, 0))
         conv = f"{c['not_converged']} of {c['converge_checked']}" if c["converge_checked"] else "not checked"
         print(f"  {c['paper']:9s} {frac(c['calibration']):>13s} {frac(c['directions']):>13s} "
-              f"{frac(c['magnitudes']):>13s}   {m['parametric']:10d} {m['structural']:10d} {m['unclassified']:8d}   {conv}")
+              f"{frac(c['magnitudes']):>13s}   {m['parametric']:10d} {m['structural']:10d} {m['unclassified']:8d}   "
+              f"{k['parametric']:4d} {k['structural']:4d} {k['unclassified']:4d}   {conv}")
 
 
 def print_published_table(doc: dict) -> None:
@@ -438,6 +451,11 @@ def print_published_table(doc: dict) -> None:
         conv = " not converged" if r.get("converged") is False else ""
         print(f"  {r['config']:18s} {r['metric']:26s} {fs(sim)}{spread} {shown} {ratio}  {r['unit']:8s} "
               f"{r.get('verdict') or '':5s} {role}{conv}")
+    measures = {r["metric"]: r["definition"] for r in doc["rows"] if r.get("definition")}
+    if measures:
+        print("  what each metric measures:")
+        for m, d in measures.items():
+            print(f"    {m}: {d}")
 
 
 def testbed_scorecard(docs: list[dict]) -> str:

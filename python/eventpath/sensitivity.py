@@ -25,6 +25,13 @@ it, and the values that move it least of all point at the behaviour that is miss
 experiment's own calibration rows are held (the profile's other experiments are not run): a
 parametric verdict is necessary, not sufficient, for a fit to reach the row.
 
+**Calibration misses are classed the same way** (issue 47: each calibration miss parametric or
+structural with its evidence): a baseline's row that a combination of ranged values brings within
+tolerance with the experiment's other baselines held is parametric — a refit that frees those
+values (``calibrate`` frees only the declared free parameters) could reach it; one that no value
+reaches, or only by breaking the other baselines, is structural. A calibration row is never
+*fitted* here: the verdict says what a fit could do, and the profile is not changed.
+
 Outputs (``--out DIR``): ``ID.sensitivity.json`` and ``ID.tornado.png`` per experiment; a doc of
 ``eventpath reproduce`` in the same directory (``ID.json``) gains each miss's ``miss_class``, so
 ``reproduce``'s scorecard v2 counts the classes.
@@ -151,7 +158,7 @@ def analyse(exp_id: str, duration: float | None = None, seeds: int = 1, workers:
             movers.sort(key=lambda m: -m["size"])
             d["movers"] = movers[:TOP]
             rows_out.append(d)
-            if d["verdict"] == "miss" and d["role"] != "calibration":
+            if d["verdict"] == "miss":
                 to_classify.append(i)
         # Verdicts: combine the values that move each miss toward its published value.
         plans = []
@@ -278,7 +285,7 @@ def write(doc: dict, out: Path) -> None:
 
 
 def tornado(doc: dict, path: Path, rows: int = 6) -> None:
-    """Per prediction miss (the largest first, up to ``rows``): its top movers' effects at the
+    """Per miss (the largest first, up to ``rows``): its top movers' effects at the
     low (left bar) and high (right bar) end of each value's range, in tolerances."""
     from eventpath import palette
     from eventpath.plots import plt
@@ -298,7 +305,8 @@ def tornado(doc: dict, path: Path, rows: int = 6) -> None:
         ax.axvline(0, color="k", lw=0.6)
         miss = d_miss(d)
         ax.axvline(-miss, color=palette.VERDICT_MISS, ls="--", lw=0.8)
-        ax.set_title(f"{d['config']} · {d['metric']}: miss {miss:+.2f} tol. ({d.get('miss_class', 'no miss')})",
+        role = " (calibration)" if d["role"] == "calibration" else ""
+        ax.set_title(f"{d['config']} · {d['metric']}{role}: miss {miss:+.2f} tol. ({d.get('miss_class', 'no miss')})",
                      fontsize=8)
         ax.tick_params(axis="x", labelsize=7)
     axes[-1, 0].set_xlabel("move of the row, in tolerances (dashed: the move that would meet the paper)", fontsize=8)

@@ -97,3 +97,4 @@ def test_reproduction_rows_say_their_role_and_all_ends_with_a_scorecard(cli, tmp
         ok_pred = c["directions"][0] + c["magnitudes"][0]
         n_pred = c["directions"][1] + c["magnitudes"][1]
         assert n_pred - ok_pred == sum(c["misses"].values()) == len(c["missed"])
+        assert c["calibration"][1] - c["calibration"][0] == sum(c["calibration_misses"].values())

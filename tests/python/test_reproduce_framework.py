@@ -120,7 +120,8 @@ def _attach_with(monkeypatch, tmp_path, text, measured):
         published.load.cache_clear()
 
 
-HEAD = 'experiment = "t"\npaper = "P"\n'
+TOP = 'experiment = "t"\npaper = "P"\n'
+HEAD = TOP + '[measures]\nm = "the m of the tested VM"\n'
 VALUE = '[[value]]\nconfig = "{c}"\nmetric = "m"\nunit = "{u}"\nvalue = 3\nsource = "§1"\nread = "as printed"\n'
 
 
@@ -129,6 +130,8 @@ def test_attach_puts_the_value_beside_its_row_as_a_float(monkeypatch, tmp_path):
     rows = _attach_with(monkeypatch, tmp_path, HEAD + VALUE.format(c="*", u="x"), [m("a", "m", "x", 1.0), m("b", "n", "x", 2.0)])
     assert [(r.config, r.published) for r in rows] == [("a", 3.0), ("b", None)]
     assert isinstance(rows[0].published, float)
+    assert [r.definition for r in rows] == ["the m of the tested VM", None]
+    assert rows[0].as_dict()["definition"] == "the m of the tested VM"
 
 
 def test_ranges_bounds_and_directions_are_held_as_the_paper_gives_them(monkeypatch, tmp_path):
@@ -159,7 +162,10 @@ def test_ranges_bounds_and_directions_are_held_as_the_paper_gives_them(monkeypat
     (HEAD + VALUE.format(c="a", u="x").replace("value = 3", "value = 3\nat_most = 4"), [("a", "m", "x", 1.0)], "exactly one of"),
     (HEAD + VALUE.format(c="a", u="x").replace("value = 3", "range = [4, 3]"), [("a", "m", "x", 1.0)], "4.0 > 3.0"),
     (HEAD + VALUE.format(c="a", u="x").replace("value = 3", "holds = true"), [("a", "m", "x", 1.0)], "unit must be"),
-    (HEAD + "colour = 1\n", [], "`colour` is not allowed"),
+    (TOP + "colour = 1\n", [], "`colour` is not allowed"),
+    (TOP + VALUE.format(c="a", u="x"), [("a", "m", "x", 1.0)], "metric 'm' has no definition"),
+    (HEAD + 'n = "unused"\n' + VALUE.format(c="a", u="x"), [("a", "m", "x", 1.0)], "'n' names no metric"),
+    (HEAD + 'n = ""\n' + VALUE.format(c="a", u="x"), [("a", "m", "x", 1.0)], "expected a non-empty string"),
     ('experiment = "u"\npaper = "P"\n', [], "expected 't'"),
 ])
 def test_attach_refuses_data_that_does_not_fit(monkeypatch, tmp_path, text, measured, needle):
@@ -167,7 +173,7 @@ def test_attach_refuses_data_that_does_not_fit(monkeypatch, tmp_path, text, meas
         _attach_with(monkeypatch, tmp_path, text, [reproduce.Measured(*m) for m in measured])
 
 
-def test_data_files_are_toml_with_only_value_and_include_tables():
+def test_data_files_are_toml_with_only_measures_value_and_include_tables():
     for f in published.PUBLISHED.glob("*.toml"):
         doc = tomllib.loads(f.read_text())
-        assert set(doc) <= {"experiment", "paper", "include", "value"}, f
+        assert set(doc) <= {"experiment", "paper", "measures", "include", "value"}, f

@@ -114,8 +114,8 @@ def cmd_reproduce(a) -> int:
 
 
 def cmd_sensitivity(a) -> int:
-    """``eventpath sensitivity EXPERIMENT|all``: what moves each row; each prediction miss
-    parametric or structural (:mod:`eventpath.sensitivity`)."""
+    """``eventpath sensitivity EXPERIMENT|all``: what moves each row; each miss (prediction or
+    calibration) parametric or structural (:mod:`eventpath.sensitivity`)."""
     import time
 
     from eventpath import reproduce, sensitivity
@@ -135,12 +135,16 @@ def cmd_sensitivity(a) -> int:
                                   progress=lambda s: print(s, file=sys.stderr))
         sensitivity.write(doc, out)
         classes = [d for d in doc["rows"] if "miss_class" in d]
-        n_par = sum(d["miss_class"] == "parametric" for d in classes)
+        tally = []
+        for role in ("prediction", "calibration"):
+            of = [d for d in classes if (d["role"] == "calibration") == (role == "calibration")]
+            n_par = sum(d["miss_class"] == "parametric" for d in of)
+            tally.append(f"{len(of)} {role} misses: {n_par} parametric, {len(of) - n_par} structural")
         print(f"{i}: {doc['parameters']} ranged parameters, {doc['screened_alone']} screened alone; "
-              f"{len(classes)} prediction misses: {n_par} parametric, {len(classes) - n_par} structural "
-              f"-> {out}/{i}.sensitivity.json, {i}.tornado.png")
+              f"{'; '.join(tally)} -> {out}/{i}.sensitivity.json, {i}.tornado.png")
         for d in classes:
-            print(f"  {d['config']} / {d['metric']}: {d['miss_class']}: {d['evidence']}")
+            role = " (calibration)" if d["role"] == "calibration" else ""
+            print(f"  {d['config']} / {d['metric']}{role}: {d['miss_class']}: {d['evidence']}")
     print(f"sensitivity: {len(ids)} experiment(s) in {time.monotonic() - t0:.0f} s")
     return 0
 

@@ -63,6 +63,10 @@ def reproduction(doc: dict) -> tuple[str, str]:
     body.append(table(["config", "metric", "unit", "simulated", "published", "sim/pub", "verdict", "role"],
                       [[r["config"], r["metric"], r["unit"], r["simulated"], r["published"], _ratio(r),
                         _verdict(r["verdict"]), r["role"]] for r in doc["rows"]]))
+    measures = {r["metric"]: r["definition"] for r in doc["rows"] if r.get("definition")}
+    if measures:
+        body.append("<h2>What each metric measures</h2><dl>" + "".join(
+            f"<dt>{_esc(m)}</dt><dd>{_esc(d)}</dd>" for m, d in measures.items()) + "</dl>")
     body.append(para(f"Data: reproduce/{doc['id']}.json", "note"))
     return f"{doc['id']}: {doc['title']}", "\n".join(body)
 

@@ -54,7 +54,8 @@ def combine(members: list[list[PublishedRow]]) -> list[PublishedRow]:
         if have and len(have) == len(vals):
             mean = statistics.fmean(have)
             sim = (1.0 if mean > 0.5 else 0.0) if r.unit == HOLDS_UNIT else mean
-        row = PublishedRow(r.config, r.metric, r.unit, sim, r.reference, role=r.role, bounds=r.bounds, kind=r.kind)
+        row = PublishedRow(r.config, r.metric, r.unit, sim, r.reference, role=r.role, bounds=r.bounds, kind=r.kind,
+                           definition=r.definition)
         if len(members) > 1:
             row.spread = _spread(have, len(vals), r.unit)
         out.append(row)

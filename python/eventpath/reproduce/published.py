@@ -7,6 +7,12 @@ no model code reads them. A file::
     experiment = "es2-table1"                       # the experiment's ID (= the file's stem)
     paper = "ES2 (seed 000_8734db7c67a9fb1f.txt)"   # the paper every value below is from
 
+    [measures]                  # each metric a value below names: what the row measures, on
+                                # which VMs, vCPUs or pCPUs, over what window, a percentage's
+                                # base, and any set-up detail the paper leaves unstated (the
+                                # choice declared)
+    exits_eoi = "EOI-write exits per second of the tested VM (all its vCPUs), ..."
+
     [[include]]                 # optional: another experiment's values (all, or one config's)
     experiment = "es2-table1"
     config = "tcp512-noPI"      # optional: only this configuration's values ...
@@ -69,12 +75,14 @@ class Value:
     kind: str = "value"
     #: A range's or bound's ends (None: open).
     bounds: tuple[float | None, float | None] | None = None
+    #: What its row measures (its file's ``[measures]`` entry for the metric).
+    definition: str = ""
 
     def matches(self, config: str, metric: str) -> bool:
         return self.metric == metric and self.config in (config, EVERY)
 
 
-_TOP = {"experiment", "paper", "include", "value"}
+_TOP = {"experiment", "paper", "measures", "include", "value"}
 _INCLUDE = {"experiment", "config", "as"}
 _VALUE = {"config", "metric", "unit", "source", "read"}
 #: How a published value is given: exactly one of these keys.
@@ -133,6 +141,11 @@ def load(experiment: str) -> tuple[Value, ...]:
     if doc.get("experiment") != experiment:
         raise PublishedDataError(f"{where}: key `experiment`: {doc.get('experiment')!r}; expected {experiment!r}")
     paper = _str(doc, "paper", where)
+    measures = doc.get("measures", {})
+    if not isinstance(measures, dict):
+        raise PublishedDataError(f"{where}: key `measures`: expected a table of metric = \"what it measures\"")
+    for m in measures:
+        _str(measures, m, f"{where}: measures")
     out: list[Value] = []
     for i, inc in enumerate(doc.get("include", [])):
         w = f"{where}: include[{i}]"
@@ -154,9 +167,16 @@ def load(experiment: str) -> tuple[Value, ...]:
         configs = v["config"] if isinstance(v["config"], list) else [v["config"]]
         if not configs or not all(isinstance(c, str) and c for c in configs):
             raise PublishedDataError(f"{w}: key `config`: expected a name, a list of names or \"*\"")
+        metric = _str(v, "metric", w)
+        if metric not in measures:
+            raise PublishedDataError(f"{w}: metric {metric!r} has no definition; add `{metric} = \"...\"` to [measures] "
+                                     f"(what it measures, on which VMs or CPUs, a percentage's base)")
         for c in configs:
-            out.append(Value(c, _str(v, "metric", w), _str(v, "unit", w), x, paper, _str(v, "source", w),
-                             _str(v, "read", w), where, kind, bounds))
+            out.append(Value(c, metric, _str(v, "unit", w), x, paper, _str(v, "source", w),
+                             _str(v, "read", w), where, kind, bounds, measures[metric]))
+    unused = set(measures) - {v.metric for v in out}
+    if unused:
+        raise PublishedDataError(f"{where}: measures: {sorted(unused)[0]!r} names no metric of a value here")
     seen: set[tuple[str, str]] = set()
     for v in out:
         if (v.config, v.metric) in seen:
@@ -182,7 +202,8 @@ def attach(experiment: str, measured: Iterable) -> list[PublishedRow]:
                                          f"the row is in {m.unit!r}")
             used.add(pub)
         rows.append(PublishedRow(m.config, m.metric, m.unit, m.simulated, pub.value if pub else None,
-                                 bounds=pub.bounds if pub else None, kind=pub.kind if pub else "value"))
+                                 bounds=pub.bounds if pub else None, kind=pub.kind if pub else "value",
+                                 definition=pub.definition if pub else None))
     unused = [v for v in values if v not in used]
     if unused:
         v = unused[0]

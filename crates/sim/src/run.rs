@@ -225,6 +225,7 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
         let by_target: BTreeMap<&'static str, Option<f64>> =
             [("guest", target[0]), ("exit", target[1]), ("halted", target[2])].into_iter().map(|(k, n)| (k, rate(n))).collect();
         let vcpu_ns = window * vm.vcpus.len() as f64;
+        let cosched = h.cosched[i].pct(now, window);
         let exits_per_s: BTreeMap<&'static str, Option<f64>> =
             ExitReason::ALL.iter().map(|&r| (r.key(), rate(exits.count(r)))).collect();
         let measure = |dev: u32| {
@@ -291,6 +292,12 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
             latency_us: Latency::from_histogram(hist),
             loss_pct: if idle { None } else { m.loss_pct },
             cpu_util_pct: pct(busy_ns as f64, vcpu_ns),
+            coscheduled_pct: cosched.map(|c| c.0),
+            coscheduled_if_independent_pct: cosched.map(|c| c.1),
+            running_target_found_pct: match h.routing[i].with_one_running {
+                [n, found] if n > 0 && vm.vcpus.len() > 1 => pct(found as f64, n as f64),
+                _ => None,
+            },
             guest_burn_pct: if c.scenario.vm[i].guest_cpu_burn { pct(burn_ns as f64, vcpu_ns) } else { None },
             halt_poll_pct: c.scenario.vm[i].halt_poll.as_ref().and_then(|_| pct(host_poll_ns as f64, vcpu_ns)),
             guest_halt_poll_pct: c.scenario.vm[i].guest_halt_poll.as_ref().and_then(|_| pct(guest_poll_ns as f64, vcpu_ns)),

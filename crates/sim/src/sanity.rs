@@ -45,6 +45,9 @@ pub fn violations<X, V>(s: &Summary<X, V>, link_gbps: f64) -> Vec<String> {
         pct(format!("vm {n} eht_pct"), vm.eht_pct);
         pct(format!("vm {n} tig_pct"), vm.tig_pct);
         pct(format!("vm {n} cpu_util_pct"), vm.cpu_util_pct);
+        pct(format!("vm {n} coscheduled_pct"), vm.coscheduled_pct);
+        pct(format!("vm {n} coscheduled_if_independent_pct"), vm.coscheduled_if_independent_pct);
+        pct(format!("vm {n} running_target_found_pct"), vm.running_target_found_pct);
         pct(format!("vm {n} guest_burn_pct"), vm.guest_burn_pct);
         pct(format!("vm {n} halt_poll_pct"), vm.halt_poll_pct);
         pct(format!("vm {n} guest_halt_poll_pct"), vm.guest_halt_poll_pct);

@@ -124,6 +124,17 @@ pub struct VmSummary<V = ()> {
     pub loss_pct: Option<f64>,
     /// vCPU busy time (guest + exits, not halted) as % of vCPU time, averaged over vCPUs.
     pub cpu_util_pct: Option<f64>,
+    /// Share of the window all the VM's vCPU threads were on pCPUs at once, % (null for a
+    /// one-vCPU VM): beside `coscheduled_if_independent_pct`, the lock-step gauge (issue 48).
+    /// Simulator only.
+    pub coscheduled_pct: Option<f64>,
+    /// The share independent vCPU threads with the same time on pCPUs would give, % (the
+    /// product of each one's share; null for a one-vCPU VM). Simulator only.
+    pub coscheduled_if_independent_pct: Option<f64>,
+    /// Of the device interrupts routed while one of the VM's vCPUs was running, the share (%)
+    /// routed to a running vCPU (null for a one-vCPU VM or when none was routed so): whether
+    /// its router finds a running vCPU where one exists (issue 48). Simulator only.
+    pub running_target_found_pct: Option<f64>,
     /// Work the guest CPU burn got done as % of vCPU time (null without `guest_cpu_burn`): a
     /// fixed-work program's speed (DID §5.3's WhileLoop) relative to owning the CPU. Simulator only.
     pub guest_burn_pct: Option<f64>,
@@ -396,6 +407,9 @@ mod tests {
             latency_us: Latency::default(),
             loss_pct: None,
             cpu_util_pct: None,
+            coscheduled_pct: None,
+            coscheduled_if_independent_pct: None,
+            running_target_found_pct: None,
             guest_burn_pct: None,
             halt_poll_pct: None,
             guest_halt_poll_pct: None,
@@ -415,10 +429,10 @@ mod tests {
         }
         let sim = serde_json::to_value(vm(())).unwrap();
         let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
-        assert_eq!(keys(&sim).len(), 21);
+        assert_eq!(keys(&sim).len(), 24);
         let bed = serde_json::to_value(vm(Extra { counters: 3 })).unwrap();
         assert_eq!(bed["counters"], 3);
-        assert_eq!(keys(&bed).len(), 22);
+        assert_eq!(keys(&bed).len(), 25);
         assert!(bed["device_interrupts_by_target_state_per_s"].is_null());
     }
 }

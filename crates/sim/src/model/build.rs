@@ -191,6 +191,7 @@ impl Host {
             sched,
             switch_in: vec![crate::engine::Timer::default(); c.pcpus as usize],
             waker: None,
+            cosched: c.scenario.vm.iter().map(|vm| hypervisor::cosched::CoSched::new(vm.vcpus)).collect(),
             routing: routings,
             hv: hypervisor::ctx::Setup {
                 host_tick_ns: round_ns(NS_PER_S as f64 / host_hz),

@@ -81,6 +81,7 @@ impl Machine for Cx<'_> {
             softirqs: &mut h.softirqs,
             pcpu_busy: &mut h.pcpu_busy,
             routing: &mut h.routing,
+            cosched: &mut h.cosched,
             profile: &h.profile,
             q: self.q,
         }

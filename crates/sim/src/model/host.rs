@@ -95,6 +95,8 @@ pub struct Host {
     pub(crate) waker: Option<u32>,
     /// Per VM: which vCPU its device interrupts go to (`hypervisor/routing.rs`).
     pub(crate) routing: Vec<hypervisor::routing::IrqRouting>,
+    /// Per VM: the time all its vCPUs were on pCPUs at once (`hypervisor/cosched.rs`).
+    pub(crate) cosched: Vec<hypervisor::cosched::CoSched>,
     /// The hypervisor's fixed parameters (host tick, IPI timing, the back-end threads).
     pub(crate) hv: hypervisor::ctx::Setup,
     /// From a kick exit's start to its ioeventfd signal (ns, at most the exit's length).

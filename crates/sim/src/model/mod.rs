@@ -67,6 +67,10 @@ impl Host {
         }
         for r in &mut self.routing {
             r.routed = [0; 3];
+            r.with_one_running = [0; 2];
+        }
+        for c in &mut self.cosched {
+            c.reset(now);
         }
         for b in &mut self.pcpu_busy {
             b.reset(now);

@@ -18,6 +18,7 @@
 use crate::engine::{Schedule, Time, Timer};
 use crate::metrics::{BusyTime, ExitReason};
 use crate::model::hw::lapic::Vector;
+use crate::model::hypervisor::cosched::CoSched;
 use crate::model::hypervisor::routing::IrqRouting;
 use crate::model::hypervisor::sched::Scheduler;
 use crate::model::hypervisor::softirq::SoftirqCpus;
@@ -64,6 +65,8 @@ pub(crate) struct Parts<'a, Q> {
     /// Per VM: which vCPU its device interrupts go to (`routing.rs`), which hears its vCPUs'
     /// run states.
     pub routing: &'a mut [IrqRouting],
+    /// Per VM: how much of the window all its vCPUs were on pCPUs at once (`cosched.rs`).
+    pub cosched: &'a mut [CoSched],
     /// The host's profile (costs).
     pub profile: &'a Profile,
     /// The event queue.
@@ -173,10 +176,12 @@ pub(in crate::model::hypervisor) trait HvOwn: Machine {
     fn set_pcpu_busy(&mut self, now: Time, cpu: u32, busy: bool) {
         self.parts(OWN).pcpu_busy[cpu as usize].set(now, busy);
     }
-    /// vCPU `v`'s thread changed run state: its VM's interrupt routing hears it.
-    fn on_run_state(&mut self, v: u32, state: RunState) {
+    /// vCPU `v`'s thread changed run state: its VM's interrupt routing hears it, and its
+    /// co-scheduling count follows it on and off its pCPU.
+    fn on_run_state(&mut self, now: Time, v: u32, state: RunState) {
         let p = self.parts(OWN);
         let vm = p.vcpus[v as usize].vm as usize;
+        p.cosched[vm].set(now, p.routing[vm].local(v), state == RunState::Running);
         p.routing[vm].on_run_state(v, state);
     }
     /// How many vCPUs there are (their thread ids come first).

@@ -84,7 +84,7 @@ impl<M: Machine> Irqs for M {
         self.vcpu(v).halt.end(now, true);
         self.vcpu(v).mode = Mode::Waking;
         self.vcpu(v).from_halt = true;
-        self.on_run_state(v, eventpath_policy::routing::RunState::Runnable);
+        self.on_run_state(now, v, eventpath_policy::routing::RunState::Runnable);
         self.wake_thread(now, v);
     }
 

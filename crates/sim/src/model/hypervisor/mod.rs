@@ -5,6 +5,7 @@
 
 pub(crate) mod event;
 pub(crate) use event::Event;
+pub(crate) mod cosched;
 pub(crate) mod ctx;
 pub(crate) mod delivery;
 pub(crate) mod dispatch;

@@ -77,6 +77,9 @@ pub(crate) struct IrqRouting {
     /// Device interrupts routed to a vCPU in each run state: running, runnable, blocked
     /// (window; `VmSummary::device_interrupts_by_run_state_per_s`).
     pub routed: [u64; 3],
+    /// Device interrupts routed while one of the VM's vCPUs was running, and of those, the
+    /// ones routed to a running vCPU (window; `VmSummary::running_target_found_pct`).
+    pub with_one_running: [u64; 2],
 }
 
 impl IrqRouting {
@@ -87,7 +90,7 @@ impl IrqRouting {
         for j in 0..n as usize {
             router.on_run_state(j, RunState::Runnable);
         }
-        IrqRouting { router, first, n, states: vec![RunState::Runnable; n as usize], routed: [0; 3] }
+        IrqRouting { router, first, n, states: vec![RunState::Runnable; n as usize], routed: [0; 3], with_one_running: [0; 2] }
     }
 
     /// Its router was supplied at run time (`run::External`), not named by the scenario.
@@ -144,7 +147,16 @@ impl IrqRouting {
     fn count(&mut self, t: usize, req: RouteRequest) {
         if req.class == InterruptClass::Device {
             self.routed[Self::slot(self.states[t])] += 1;
+            if self.states.contains(&RunState::Running) {
+                self.with_one_running[0] += 1;
+                self.with_one_running[1] += (self.states[t] == RunState::Running) as u64;
+            }
         }
+    }
+
+    /// vCPU `v`'s (host-wide, one of this VM's) index within the VM.
+    pub fn local(&self, v: u32) -> usize {
+        (v - self.first) as usize
     }
 
     /// vCPU `v` (host-wide, one of this VM's) changed run state.

@@ -65,7 +65,7 @@ impl<M: Machine> Threads for M {
     fn leave_cpu(&mut self, now: Time, cpu: u32, sleep: bool) {
         if let Some(Kind::Vcpu(v)) = self.sched_ref().current(cpu).map(|t| self.kind(t)) {
             self.vcpu(v).busy.set(now, false);
-            self.on_run_state(v, if sleep { RunState::Blocked } else { RunState::Runnable });
+            self.on_run_state(now, v, if sleep { RunState::Blocked } else { RunState::Runnable });
         }
         self.sched().deschedule(now, cpu, sleep);
         self.trace(now, Trace::Cpu { cpu, t: None });
@@ -135,7 +135,7 @@ impl<M: Machine> Threads for M {
         match self.kind(t) {
             Kind::Vcpu(v) => {
                 self.vcpu(v).busy.set(now, true);
-                self.on_run_state(v, RunState::Running);
+                self.on_run_state(now, v, RunState::Running);
                 let halt_wakeup = round_ns(self.profile().host.halt_wakeup_ns.value) + wake_cpu;
                 let p = self.parts(OWN);
                 let vc = &mut p.vcpus[v as usize];

@@ -218,7 +218,10 @@ def test_reproduce_list_and_run_write_contract_and_figure(cli, tmp_path):
     doc = json.loads((tmp_path / "es2-fig4-udp.json").read_text())
     assert {"id", "title", "source", "rows"} <= doc.keys()
     for row in doc["rows"]:
-        assert set(row) == {"config", "metric", "unit", "simulated", "published", "verdict", "role"}
+        # A row with a published value carries its metric's definition (published/ID.toml's [measures]).
+        want = {"config", "metric", "unit", "simulated", "published", "verdict", "role"}
+        assert set(row) == want | ({"definition"} if row["published"] is not None else set())
+        assert row["published"] is None or row["definition"].strip()
     assert any(row["published"] is not None for row in doc["rows"])
     assert (tmp_path / "es2-fig4-udp.png").read_bytes()[:4] == b"\x89PNG"
 

@@ -247,6 +247,12 @@ impl DeliveryMode {
         !matches!(self, DeliveryMode::Did | DeliveryMode::Native)
     }
 
+    /// Does the host's own tick fire on the pCPU that runs this vCPU? DID restricts the
+    /// hypervisor's timers to a designated core (DID §4.4), so a DID vCPU's core takes none.
+    pub fn host_tick_on_vcpu_core(self) -> bool {
+        self != DeliveryMode::Did
+    }
+
     /// Does HLT exit? Only without a hypervisor does it not.
     pub fn hlt_exits(self) -> bool {
         self != DeliveryMode::Native

@@ -552,6 +552,38 @@ pub struct Profile {
     /// Xen's hypervisor and dom0, if the profile is a Xen host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub xen: Option<Xen>,
+    /// The host kernel's own work on every pCPU and the order its VMs started in (issue 48:
+    /// hosts as they run, not in lock-step). Absent: a perfectly quiet host whose VMs all
+    /// start at 0 (a probed profile, whose testbed twins start that way).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub housekeeping: Option<Housekeeping>,
+}
+
+/// The host's housekeeping and start order (`[housekeeping]`; `model/hypervisor/kthread.rs`,
+/// `model/build.rs`).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Housekeeping {
+    /// The host tick's own work on a pCPU that runs a thread (`tick_sched_timer`:
+    /// `update_process_times`, `scheduler_tick`, the RCU check, the timer softirq's raise);
+    /// a vCPU in guest mode takes it as an external-interrupt exit.
+    pub tick_ns: Param,
+    /// Ticks of different pCPUs offset from each other (1: `tick_setup_sched_timer` spreads
+    /// them over half a tick, Linux before 2.6.37 or `skew_tick=1`) or aligned (0: the
+    /// default since 2.6.37).
+    pub tick_skew: Param,
+    /// Each pCPU's per-CPU kernel threads (kworker, watchdog) wake on average this far apart
+    /// on a busy pCPU, each at its own phase; 0: none.
+    pub kthread_interval_ns: Param,
+    /// What one such wake-up runs on its pCPU (beside the two context switches it causes).
+    pub kthread_ns: Param,
+    /// The VMs start at offsets drawn uniformly over this span, each from its own random
+    /// stream. Both spans together fall in the first half of the warm-up (scaled down where they do not fit): a
+    /// scenario without one starts every thread at 0.
+    pub vm_boot_spread_ns: Param,
+    /// Each of a VM's vCPU threads starts at the VM's offset plus its own draw over this span
+    /// (by the time a workload runs, each has slept and woken at its own guest's timers).
+    pub vcpu_start_spread_ns: Param,
 }
 
 /// Longest time any one parameter may give, ns: a second. No single operation, latency or
@@ -599,6 +631,11 @@ impl Bounds {
             "client.udp_rr_timeout_ns" => b(1.0, MAX_NS, true, "a resend timer; 0 ns would resend at one instant forever"),
             "client.fork_ns" => b(0.0, 1e9, true, "a fork() of the client's load generator"),
             "xen.dom0_pcpus" => b(1.0, 511.0, true, "dom0 needs a pCPU and leaves one to the guests"),
+            "housekeeping.tick_skew" => b(0.0, 1.0, true, "0 (aligned ticks) or 1 (skewed)"),
+            "housekeeping.kthread_interval_ns" => b(0.0, 60e9, false, "0 (none) to a minute"),
+            "housekeeping.kthread_ns" => b(0.0, 500_000.0, false, "a kernel work item of up to half a millisecond (its thread wakes at most every millisecond)"),
+            "housekeeping.tick_ns" => b(0.0, 50_000.0, false, "a tick's own work, at most half the shortest tick period (10 kHz)"),
+            "housekeeping.vm_boot_spread_ns" => b(0.0, 10e9, false, "VMs started within ten seconds"),
             _ => match unit {
                 "ns" => b(0.0, MAX_NS, false, "at most a second"),
                 // A tick ≤ 100 µs apart would cost more than it measures; Linux CONFIG_HZ is
@@ -854,6 +891,16 @@ impl Profile {
                 ("sriov.vf_irq_ns", &v.vf_irq_ns, "ns"),
             ]);
         }
+        if let Some(h) = &self.housekeeping {
+            p.extend([
+                ("housekeeping.tick_ns", &h.tick_ns, "ns"),
+                ("housekeeping.tick_skew", &h.tick_skew, "bool"),
+                ("housekeeping.kthread_interval_ns", &h.kthread_interval_ns, "ns"),
+                ("housekeeping.kthread_ns", &h.kthread_ns, "ns"),
+                ("housekeeping.vm_boot_spread_ns", &h.vm_boot_spread_ns, "ns"),
+                ("housekeeping.vcpu_start_spread_ns", &h.vcpu_start_spread_ns, "ns"),
+            ]);
+        }
         if let Some(x) = &self.xen {
             p.extend([
                 ("xen.dom0_pcpus", &x.dom0_pcpus, "count"),
@@ -960,7 +1007,19 @@ impl Profile {
             }
         }
         self.check_nic_itr()?;
+        self.check_housekeeping()?;
         self.check_cstates()
+    }
+
+    /// A per-CPU kernel thread wakes at most every millisecond (its work, at most half a
+    /// millisecond by its bounds, so ends before its next wake-up).
+    fn check_housekeeping(&self) -> Result<(), String> {
+        let Some(h) = &self.housekeeping else { return Ok(()) };
+        let every = h.kthread_interval_ns.value;
+        if every != 0.0 && every < 1e6 {
+            return Err(format!("key `housekeeping.kthread_interval_ns`: value {} is not allowed; expected 0 (none) or at least 1000000 ns (a kernel thread sleeps between its wake-ups)", crate::error::num(every)));
+        }
+        Ok(())
     }
 
     /// An adaptive ITR's start (and its free range) must lie in its driver's range, or be 0

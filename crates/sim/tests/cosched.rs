@@ -34,9 +34,8 @@ fn a_one_vcpu_vm_has_no_gauge() {
 fn sibling_vms_sharing_pcpus_show_each_vcpu_on_its_share() {
     // Four 4-vCPU VMs time-share four pCPUs: each vCPU is on its pCPU a quarter of the time,
     // so independent phases would give (1/4)^4 ≈ 0.4 %; a VM's vCPUs can be on their pCPUs
-    // together at most a quarter of the time. (Today's model runs every pCPU's VMs in the same
-    // order at the same instants, so the VMs sit near that ceiling: the lock-step issue 48
-    // removes. This test holds the gauge's bounds, not either regime.)
+    // together at most a quarter of the time. (This test holds the gauge's bounds, not either
+    // regime: `housekeeping.rs` holds that the pCPUs no longer run in lock-step.)
     for v in siblings(4, 4) {
         let (all, indep) = (v.coscheduled_pct.unwrap(), v.coscheduled_if_independent_pct.unwrap());
         assert!((0.2..=0.6).contains(&indep), "{}: independent {indep} %", v.name);

@@ -35,13 +35,23 @@ fn exits(o: &RunOutput, reason: &str) -> f64 {
 
 const IDLE_POLL: &str = "guest_idle = \"poll\"";
 
+/// The did profile's host tick (CONFIG_HZ 1000): on a pCPU whose vCPU is in guest mode each
+/// tick is an external-interrupt exit (`[housekeeping]`), except under DID, whose host timers
+/// live on another core (DID §4.4).
+const HOST_TICK_HZ: f64 = 1000.0;
+
+/// Exits other than external interrupts.
+fn other_exits(o: &RunOutput) -> f64 {
+    o.summary.vms[0].exits_total_per_s.unwrap() - exits(o, "external_interrupt")
+}
+
 #[test]
 fn emulated_vf_interrupts_cost_an_external_interrupt_and_an_eoi_exit_each() {
     let o = vf("emulated", IDLE_POLL);
     let v = &o.summary.vms[0];
     let irqs = v.interrupts_per_s.unwrap();
     assert!((45_000.0..=50_001.0).contains(&irqs), "a 20 µs EITR at 100 kpps: {irqs}");
-    assert!((exits(&o, "external_interrupt") - irqs).abs() < 0.02 * irqs, "{:?}", v.exits_per_s);
+    assert!((exits(&o, "external_interrupt") - irqs - HOST_TICK_HZ).abs() < 0.02 * irqs, "{:?}", v.exits_per_s);
     assert!((exits(&o, "eoi") - irqs).abs() < 0.02 * irqs, "{:?}", v.exits_per_s);
     assert_eq!(exits(&o, "io_instruction"), 0.0, "a VF's tail writes are MMIO to its BAR: no exit");
     assert_eq!(exits(&o, "hlt"), 0.0, "idle=poll");
@@ -62,7 +72,12 @@ fn vt_d_posting_eli_and_did_deliver_vf_interrupts_without_exits() {
     for mode in ["posted", "eli", "did"] {
         let o = vf(mode, IDLE_POLL);
         let v = &o.summary.vms[0];
-        assert_eq!(v.exits_total_per_s, Some(0.0), "{mode}: {:?}", v.exits_per_s);
+        assert_eq!(other_exits(&o), 0.0, "{mode}: {:?}", v.exits_per_s);
+        // What is left: the host's ticks (none under DID) and the pCPU's kernel thread
+        // preempting the vCPU (one wake-up in the 50 ms window: 20/s).
+        let tick = if mode == "did" { 0.0 } else { HOST_TICK_HZ };
+        let x = exits(&o, "external_interrupt");
+        assert!((tick..=tick + 25.0).contains(&x), "{mode}: {:?}", v.exits_per_s);
         assert!(v.interrupts_per_s.unwrap() > 40_000.0, "{mode}");
         assert_eq!(v.throughput.pps.unwrap(), 100_000.0, "{mode}");
     }
@@ -75,7 +90,8 @@ fn the_timer_exits_under_eli_and_posting_but_not_under_did() {
     let tick_hz = 1000.0;
     for mode in ["posted", "eli"] {
         let o = vf(mode, burn);
-        let x = exits(&o, "external_interrupt");
+        // ... and the host's own tick another.
+        let x = exits(&o, "external_interrupt") - HOST_TICK_HZ;
         assert!((0.9 * tick_hz..=1.1 * tick_hz).contains(&x), "{mode}: {:?}", o.summary.vms[0].exits_per_s);
         assert!(exits(&o, "timer") >= 0.9 * tick_hz, "{mode}: the tick's TMICT re-arm exits");
     }
@@ -84,7 +100,8 @@ fn the_timer_exits_under_eli_and_posting_but_not_under_did() {
     assert!(exits(&eli, "eoi") >= 0.9 * tick_hz, "{:?}", eli.summary.vms[0].exits_per_s);
     assert_eq!(exits(&vf("posted", burn), "eoi"), 0.0);
     let did = vf("did", burn);
-    assert_eq!(did.summary.vms[0].exits_total_per_s, Some(0.0), "{:?}", did.summary.vms[0].exits_per_s);
+    assert_eq!(other_exits(&did), 0.0, "{:?}", did.summary.vms[0].exits_per_s);
+    assert!(exits(&did, "external_interrupt") <= 25.0, "only the kernel thread's preemption: {:?}", did.summary.vms[0].exits_per_s);
 }
 
 #[test]
@@ -122,10 +139,12 @@ fn several_vms_share_the_port_each_with_its_vf() {
         .net("kind = \"sriov_vf\"")
         .workload("kind = \"udp_receive\"\nmessage_bytes = 128\nrate_pps = 50000"));
     let o = run(&sc);
-    // The profile's default throttle holds the window's last few datagrams past its end: all
-    // but those arrive.
+    // The profile's default throttle holds the window's last few datagrams past its end, and
+    // what queued while the VM's vCPU thread had not yet started (its start falls in the
+    // warm-up, `[housekeeping]`) drains at the window's start: within a few datagrams of the
+    // offered rate.
     let pps = o.summary.vms[1].throughput.pps.unwrap();
-    assert!((49_900.0..=50_000.0).contains(&pps), "{pps}");
+    assert!((49_900.0..=50_100.0).contains(&pps), "{pps}");
     assert!(o.summary.vms[1].exits_per_s["eoi"].unwrap() > 0.0, "vm1 is emulated: its EOIs exit");
 }
 

@@ -51,7 +51,10 @@ fn a_vm_without_a_workload_burns_or_idles() {
     let (burn, idle) = (&s.vms[0], &s.vms[1]);
     assert!(burn.tig_pct.unwrap() > 40.0, "two burning vCPUs share two pCPUs: {:?}", burn.tig_pct);
     assert_eq!(burn.exits_per_s["hlt"], Some(0.0));
-    assert_eq!(idle.cpu_util_pct, Some(0.0), "an idle VM's vCPU halts");
+    // (Its thread, started in the warm-up behind a burning vCPU's slice, may first run and
+    // halt just inside the window.)
+    assert!(idle.cpu_util_pct.unwrap() < 0.01, "an idle VM's vCPU halts: {:?}", idle.cpu_util_pct);
+    assert!(idle.exits_per_s["hlt"].unwrap() <= 20.0, "{:?}", idle.exits_per_s);
     for v in [burn, idle] {
         assert_eq!((v.throughput.gbps, v.throughput.pps, v.latency_us.p50, v.loss_pct), (None, None, None, None));
     }

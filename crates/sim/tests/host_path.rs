@@ -30,8 +30,9 @@ fn the_nic_interrupt_work_runs_where_its_affinity_says() {
     let on_idle = stream("nic_irq_cpus = [2]").run().summary;
     let sirq = |s: &Summary| s.host.pcpu_softirq_pct.get().expect("the simulator measures it").clone();
     let (a, b) = (sirq(&on_vcpu), sirq(&on_idle));
-    assert!(a[0] > 1.0 && a[1] == 0.0 && a[2] == 0.0, "all of it on pCPU 0: {a:?}");
-    assert!(b[2] > 1.0 && b[0] == 0.0 && b[1] == 0.0, "all of it on pCPU 2: {b:?}");
+    // (Beside it each busy pCPU's host tick, `[housekeeping]`: a few hundredths of a percent.)
+    assert!(a[0] > 1.0 && a[1] < 0.05 && a[2] < 0.05, "all of it on pCPU 0: {a:?}");
+    assert!(b[2] > 1.0 && b[0] < 0.05 && b[1] < 0.05, "all of it on pCPU 2: {b:?}");
     // On the vCPU's pCPU each piece of work is an external-interrupt exit of the vCPU.
     assert!(ext_exits(&on_vcpu) > 10.0 * ext_exits(&on_idle).max(100.0), "{} vs {} exits/s", ext_exits(&on_vcpu), ext_exits(&on_idle));
     // ... which takes guest time from the sender.

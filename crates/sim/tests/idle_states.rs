@@ -21,7 +21,8 @@ fn sparse_requests_wake_from_the_deepest_state_a_stream_from_c1() {
     assert_eq!(ping["C1"], 0.0, "{ping:?}");
     let stream = run("es2", "menu", STREAM).summary.host.idle_wakeups_by_cstate_per_s;
     assert!(stream["C1"] > 10_000.0, "vhost idles µs at a time: {stream:?}");
-    assert_eq!(stream["C6"], 0.0, "{stream:?}");
+    // (What leaves C6 is a pCPU's kernel thread waking an otherwise idle core: a few per second.)
+    assert!(stream["C6"] < 1e-3 * stream["C1"], "{stream:?}");
 }
 
 #[test]

@@ -175,6 +175,16 @@ impl Host {
             hogs.push(sched.add(hog.nice.unwrap_or(crate::scenario::DEFAULT_HOG_NICE), allowed, rng(&format!("hog{h}"))));
             thread_names.push(format!("hog{h}"));
         }
+        // Then each pCPU's kernel thread (`hypervisor/kthread.rs`), pinned to it.
+        let linux = !xen && s.host.scheduler == crate::scenario::HostScheduler::Cfs;
+        let housekeeping = hypervisor::kthread::Housekeeping::of(&c.profile, linux);
+        if housekeeping.kthreads() {
+            for cpu in 0..c.pcpus {
+                let name = format!("kworker/{cpu}");
+                sched.add(0, CpuMask::bit(cpu), rng(&name));
+                thread_names.push(name);
+            }
+        }
         let host_hz = c.profile.sched.tick_hz.value;
         let (io_threads, exitless_io) = (io.threads.len() as u32, io.exitless);
         let mut host = Host {
@@ -196,7 +206,9 @@ impl Host {
             hv: hypervisor::ctx::Setup {
                 host_tick_ns: round_ns(NS_PER_S as f64 / host_hz),
                 ipi_send_ns: round_ns(c.profile.exit.ipi_send_ns.value),
-                    io_threads,
+                io_threads,
+                hogs: hogs.len() as u32,
+                housekeeping,
                 exitless_io,
             },
             // At most the exit's length: the profile check refuses more (`profile::NOT_ABOVE`).
@@ -233,14 +245,56 @@ impl Host {
         // Every vCPU thread and hog is runnable from the start; a vCPU enters guest mode when
         // its thread first runs, and the workload decides what it does first.
         // (So is a back-end thread whose policy runs from the start.)
-        let running = (0..host.io.threads.len() as u32).filter(|&t| host.io.starts_running(t)).map(|t| host.io_thread_tid(t));
-        for t in (0..host.vcpus.len() as u32).chain(running.collect::<Vec<_>>()).chain(hogs) {
+        // A vCPU thread starts at its VM's boot offset plus its own offset (`[housekeeping]`;
+        // each draw from its own stream, so a VM added changes no other's): so each pCPU's
+        // runqueue takes its VMs in an order, and at a point of its round, of its own.
+        let running: Vec<u32> = (0..host.io.threads.len() as u32).filter(|&t| host.io.starts_running(t)).map(|t| host.io_thread_tid(t)).collect();
+        // Both spans together fall in the first half of the warm-up (scaled down where they
+        // would not): the paper's VMs started long before its measurement, so none may start
+        // inside the window. (On a Linux host scheduled by CFS; Xen's credit keeps every
+        // thread starting at 0.)
+        let half = crate::engine::secs_to_ns(s.warmup_s) as f64 / 2.0;
+        let hk = c.profile.housekeeping.as_ref().filter(|_| linux);
+        let (spread, gap) = hk.map_or((0.0, 0.0), |h| {
+            let (a, b) = (h.vm_boot_spread_ns.value, h.vcpu_start_spread_ns.value);
+            let fit = if a + b > half { half / (a + b) } else { 1.0 };
+            (a * fit, b * fit)
+        });
+        for (vi, vm) in s.vm.iter().enumerate() {
+            let draw = |name: String| crate::engine::Rng::for_component(s.seed, &name).uniform();
+            let boot = round_ns(draw(format!("boot:{}", vm.name)) * spread);
+            for (j, &t) in host.vms[vi].vcpus.iter().enumerate() {
+                let at = boot + round_ns(draw(format!("boot:{}/{j}", vm.name)) * gap);
+                if at == 0 {
+                    host.sched.start(0, t);
+                } else {
+                    q.schedule(at, hypervisor::Event::ThreadStart { tid: t });
+                }
+            }
+        }
+        for t in running.into_iter().chain(hogs) {
             host.sched.start(0, t);
         }
         host.cx(q).drain(0);
+        // Ticks of different pCPUs aligned (Linux since 2.6.37 unless skew_tick=1) or spread
+        // over half a tick (`tick_setup_sched_timer`'s skew); a host without housekeeping, or
+        // not scheduled by Linux (Xen's timers are its own), keeps a spread over a whole tick.
+        let skew = c.profile.housekeeping.as_ref().filter(|_| linux).map(|h| h.tick_skew.value != 0.0);
         for cpu in 0..c.pcpus {
-            // Ticks of different pCPUs are staggered, as their local timers are.
-            q.schedule(host.hv.host_tick_ns * (cpu as Time + 1) / c.pcpus as Time, hypervisor::Event::HostTick { cpu });
+            let t = host.hv.host_tick_ns;
+            let at = match skew {
+                Some(false) => t,
+                Some(true) => t + t / 2 * cpu as Time / c.pcpus as Time,
+                None => t * (cpu as Time + 1) / c.pcpus as Time,
+            };
+            q.schedule(at, hypervisor::Event::HostTick { cpu });
+        }
+        // Each kernel thread's timer at its own phase within its period.
+        if housekeeping.kthreads() {
+            for cpu in 0..c.pcpus {
+                let phase = crate::engine::Rng::for_component(s.seed, &format!("kworker/{cpu}")).below(housekeeping.kthread_interval_ns);
+                q.schedule(phase.max(1), hypervisor::Event::KthreadWake { cpu });
+            }
         }
         let tick = round_ns(NS_PER_S as f64 / host.profile.guest.tick_hz.value);
         for v in 0..host.vcpus.len() as u32 {

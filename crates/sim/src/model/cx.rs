@@ -58,6 +58,7 @@ impl Cx<'_> {
                 Task::Backlog => self.mtvd_done(now, v),
                 Task::Irq(_) | Task::Burn | Task::Lookbusy => unreachable!("the hypervisor ends its handlers, the burn and the spinner"),
             },
+            Up::IoHeld { thread, held } => self.h.io.threads[thread as usize].interrupted(held),
             Up::KickTx { v, poke } => {
                 let dev = self.h.vms[self.h.vcpus[v as usize].vm as usize].dev;
                 self.kick_tx(now, v, dev);

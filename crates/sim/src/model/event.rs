@@ -36,10 +36,10 @@ pub enum Ev {
 
 impl Ev {
     /// The kinds' names, indexed by [`Ev::kind`] (the benchmark's events-by-kind census).
-    pub const KINDS: [&'static str; 22] = [
+    pub const KINDS: [&'static str; 25] = [
         "Warmup", "GuestDone", "ExitDone", "SchedIn", "HostTick", "TimerFire", "WireDone", "Tick",
         "HostRx", "Client", "HaltPollEnd", "IrqDeadline", "ClientNicIrq", "Ioeventfd", "VfIrq", "IoStep", "IoWake", "IoPoll",
-        "SchedTimer", "NeedResched", "CallFunctionIpi", "ClientPort",
+        "SchedTimer", "NeedResched", "CallFunctionIpi", "ClientPort", "ThreadStart", "KthreadWake", "KthreadDone",
     ];
 
     /// This event's kind, an index into [`Ev::KINDS`].
@@ -67,6 +67,9 @@ impl Ev {
             Ev::Hv(hypervisor::Event::NeedResched { .. }) => 19,
             Ev::Hv(hypervisor::Event::CallFunctionIpi { .. }) => 20,
             Ev::Hw(hw::Event::ClientPort) => 21,
+            Ev::Hv(hypervisor::Event::ThreadStart { .. }) => 22,
+            Ev::Hv(hypervisor::Event::KthreadWake { .. }) => 23,
+            Ev::Hv(hypervisor::Event::KthreadDone { .. }) => 24,
         }
     }
 }

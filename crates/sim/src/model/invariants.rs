@@ -28,7 +28,9 @@ impl Host {
                 Mode::Exit { .. } => state == State::Running || state == State::Queued,
                 Mode::Halted => state == State::Sleeping,
                 Mode::Polling => state == State::Running && current && !self.switch_in[cpu].armed(),
-                Mode::Waking => state == State::Queued || (state == State::Running && self.switch_in[cpu].armed()),
+                // (Sleeping: a vCPU thread not yet started, `Event::ThreadStart`, has never run.)
+                Mode::Waking => state == State::Queued || (state == State::Running && self.switch_in[cpu].armed())
+                    || (state == State::Sleeping && self.sched.run_and_delay(0, v as u32).0 == 0),
                 Mode::Entering => false,
             };
             assert!(ok, "vCPU {v} in {:?} but its thread is {:?} on pCPU {cpu} (current: {current}, switching: {})",

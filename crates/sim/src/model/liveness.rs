@@ -125,7 +125,9 @@ impl Host {
                 // A finished workload (a done CPU job, a web client whose clients all failed)
                 // owes no progress: treated like a flow waiting on a timer; so are users who
                 // all think (SPECweb's sessions wait on their think timers).
-                let timer = rto || self.flow_throttled(vm) || senders.iter().all(|s| s.finished() || s.thinking());
+                // So does a VM not yet booted (a vCPU thread not yet started: `Event::ThreadStart`).
+                let booting = vs.vcpus.iter().any(|&v| self.sched.thread_state(v) == crate::model::hypervisor::sched::State::Sleeping && self.sched.run_and_delay(now, v).0 == 0);
+                let timer = rto || booting || self.flow_throttled(vm) || senders.iter().all(|s| s.finished() || s.thinking());
                 let before = self.watchdog.stalls.len();
                 self.watchdog.observe(vm, now, count, timer, effort, end);
                 if self.watchdog.stalls.len() > before {

@@ -45,6 +45,11 @@ pub(crate) struct Setup {
     pub ipi_send_ns: Time,
     /// How many back-end threads there are (their thread ids follow the vCPUs').
     pub io_threads: u32,
+    /// How many CPU hogs there are (their ids follow the back ends'; then each pCPU's kernel
+    /// thread, `kthread.rs`, if the host has housekeeping).
+    pub hogs: u32,
+    /// The host's housekeeping on each pCPU (`[housekeeping]`; all 0 on a quiet host).
+    pub housekeeping: crate::model::hypervisor::kthread::Housekeeping,
     /// The back ends' notifications are exitless (ELVIS: posted as a device interrupt's).
     pub exitless_io: bool,
 }

@@ -14,13 +14,16 @@ pub(crate) fn handle<M: Machine>(m: &mut M, now: Time, e: Event) -> Up {
         Event::SchedIn { cpu } => return m.sched_in(now, cpu),
         Event::GuestDone { vcpu } => return m.guest_done(now, vcpu),
         Event::ExitDone { vcpu } => return m.exit_done(now, vcpu),
-        Event::HostTick { cpu } => m.host_tick(now, cpu),
+        Event::HostTick { cpu } => return m.host_tick(now, cpu),
         Event::TimerFire { vcpu } => m.timer_fire(now, vcpu),
         Event::Tick { vcpu } => m.tick(now, vcpu),
         Event::HaltPollEnd { vcpu } => m.halt_poll_end(now, vcpu),
         Event::NeedResched { vcpu } => m.need_resched(now, vcpu),
         Event::CallFunctionIpi { vcpu } => m.raise_irq(now, vcpu, Vector::CallFunction),
         Event::SchedTimer { cpu } => m.sched_timer(now, cpu),
+        Event::ThreadStart { tid } => m.start_thread(now, tid),
+        Event::KthreadWake { cpu } => m.kthread_wake(now, cpu),
+        Event::KthreadDone { cpu } => m.kthread_done(now, cpu),
     }
     Up::None
 }
@@ -30,7 +33,7 @@ pub(crate) fn handle<M: Machine>(m: &mut M, now: Time, e: Event) -> Up {
 pub(crate) fn waker(e: Event, thread_cpu: impl Fn(u32) -> u32) -> Option<u32> {
     match e {
         Event::GuestDone { vcpu, .. } | Event::ExitDone { vcpu } | Event::Tick { vcpu } | Event::TimerFire { vcpu } => Some(thread_cpu(vcpu)),
-        Event::SchedIn { cpu, .. } | Event::HostTick { cpu } | Event::SchedTimer { cpu } => Some(cpu),
+        Event::SchedIn { cpu, .. } | Event::HostTick { cpu } | Event::SchedTimer { cpu } | Event::KthreadWake { cpu } | Event::KthreadDone { cpu } => Some(cpu),
         _ => None,
     }
 }

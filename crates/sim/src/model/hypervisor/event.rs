@@ -53,6 +53,22 @@ pub enum Event {
         /// vCPU index.
         vcpu: u32,
     },
+    /// A pCPU's per-CPU kernel thread wakes (`kthread.rs`: its periodic timer).
+    KthreadWake {
+        /// pCPU.
+        cpu: u32,
+    },
+    /// A pCPU's kernel thread finished its work and sleeps.
+    KthreadDone {
+        /// pCPU.
+        cpu: u32,
+    },
+    /// A host thread is created and first runnable (`wake_up_new_task`): a vCPU thread at its
+    /// VM's boot offset and its place in QEMU's creation order (`build.rs` start times).
+    ThreadStart {
+        /// Thread id.
+        tid: u32,
+    },
     /// A call-function IPI leaves its sender's ICR-write exit (`exit.ipi_send_ns` into it) and
     /// is raised at its target.
     CallFunctionIpi {

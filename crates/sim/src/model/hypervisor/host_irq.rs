@@ -38,7 +38,7 @@ impl<M: Machine> Softirqs for M {
                 }
             }
             Kind::Io(t) => return Some((t, held)),
-            Kind::Hog(_) => {}
+            Kind::Hog(_) | Kind::Kthread(_) => {}
         }
         None
     }

@@ -13,6 +13,7 @@ pub(crate) mod guest_poll;
 pub(crate) mod halt;
 pub(crate) mod host_irq;
 pub(crate) mod irq;
+pub(crate) mod kthread;
 pub(crate) mod ops;
 pub(crate) mod routing;
 pub mod sched;

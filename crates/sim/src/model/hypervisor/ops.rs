@@ -28,6 +28,9 @@ pub(crate) enum Up {
     /// (buffers the TX interrupt's handler added); then `poke`'s pCPU is poked, when the exit
     /// ended at a switch-in.
     KickTx { v: u32, poke: Option<u32> },
+    /// Host interrupt work (a host tick's) took `held` ns from back-end thread `thread` in the
+    /// middle of its step: the I/O layer's to delay (`IoThread::interrupted`).
+    IoHeld { thread: u32, held: Time },
 }
 
 /// What a scheduler thread is.
@@ -40,6 +43,8 @@ pub enum Kind {
     Io(u32),
     /// CPU hog number `0`.
     Hog(u32),
+    /// The per-CPU kernel thread of pCPU `0` (`kthread.rs`).
+    Kthread(u32),
 }
 
 /// The host threads' side of the scheduler's decisions, for every [`Machine`].
@@ -78,10 +83,16 @@ pub(crate) trait Threads {
     fn sched_in(&mut self, now: Time, cpu: u32) -> Up;
 
     /// The host's periodic tick on `cpu` (CONFIG_HZ): slice accounting and load balancing.
-    fn host_tick(&mut self, now: Time, cpu: u32);
+    fn host_tick(&mut self, now: Time, cpu: u32) -> Up;
 
     /// A timer the scheduler asked for fires on `cpu` (Xen credit's tick, slice, accounting).
     fn sched_timer(&mut self, now: Time, cpu: u32);
+    /// Thread `tid` is created and runnable (`Event::ThreadStart`).
+    fn start_thread(&mut self, now: Time, tid: u32);
+    /// `cpu`'s kernel thread wakes (`Event::KthreadWake`).
+    fn kthread_wake(&mut self, now: Time, cpu: u32);
+    /// `cpu`'s kernel thread is done (`Event::KthreadDone`).
+    fn kthread_done(&mut self, now: Time, cpu: u32);
 }
 
 /// The vCPU model's operations, for every [`Machine`]: a task's start and end, exits, VM entry,

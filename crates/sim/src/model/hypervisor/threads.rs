@@ -18,6 +18,7 @@ use crate::model::hypervisor::vcpu::Mode;
 use crate::model::hypervisor::ctx::{HvOwn, HvRead, Machine, Trace, OWN};
 use crate::model::hypervisor::vcpu::AfterExit;
 use crate::model::hypervisor::ops::{Kind, Threads, Up, Vcpus};
+use crate::model::hypervisor::host_irq::Softirqs;
 use crate::engine::{round_ns, Fired, Time};
 use crate::metrics::ExitReason;
 use eventpath_policy::routing::RunState;
@@ -32,8 +33,10 @@ impl<M: Machine> Threads for M {
             Kind::Vcpu(tid)
         } else if tid < nv + nd {
             Kind::Io(tid - nv)
-        } else {
+        } else if tid < nv + nd + self.setup().hogs {
             Kind::Hog(tid - nv - nd)
+        } else {
+            Kind::Kthread(tid - nv - nd - self.setup().hogs)
         }
     }
 
@@ -112,6 +115,7 @@ impl<M: Machine> Threads for M {
                 _ => {}
             },
             Kind::Io(_) => {} // yields after the packet it is copying
+            Kind::Kthread(_) => {} // a kernel work item runs to its end (no preemption point)
         }
     }
 
@@ -158,17 +162,52 @@ impl<M: Machine> Threads for M {
             }
             Kind::Io(thread) => return Up::IoRun { thread, wake_cpu, cpu },
             Kind::Hog(_) => {}
+            Kind::Kthread(k) => {
+                let run = self.setup().housekeeping.kthread_ns + wake_cpu;
+                self.q().schedule(now + run, Event::KthreadDone { cpu: k });
+                return Up::None;
+            }
         }
         self.poke(now, cpu);
         Up::None
     }
 
-    fn host_tick(&mut self, now: Time, cpu: u32) {
+    fn host_tick(&mut self, now: Time, cpu: u32) -> Up {
         let period = self.setup().host_tick_ns;
         self.q().schedule(now + period, Event::HostTick { cpu });
+        // The tick's own work (`housekeeping.tick_ns`) on a pCPU that runs a thread: a vCPU in
+        // guest mode takes it as an external-interrupt exit (an idle pCPU's tick is stopped,
+        // NO_HZ_IDLE).
+        // DID moves the host's timers off its vCPUs' cores (`host_tick_on_vcpu_core`).
+        let ns = self.setup().housekeeping.tick_ns;
+        let ticked = match self.sched_ref().current(cpu).map(|t| self.kind(t)) {
+            None => false,
+            Some(Kind::Vcpu(v)) => self.vcpu_ref(v).delivery.host_tick_on_vcpu_core(),
+            Some(_) => true,
+        };
+        let held = if ticked { self.host_irq_work(now, cpu, ns) } else { None };
         self.sched().tick(now, cpu);
         self.drain(now);
         self.poke(now, cpu);
+        held.map_or(Up::None, |(thread, held)| Up::IoHeld { thread, held })
+    }
+
+    fn kthread_wake(&mut self, now: Time, cpu: u32) {
+        let hk = self.setup().housekeeping;
+        self.q().schedule(now + hk.kthread_interval_ns, Event::KthreadWake { cpu });
+        let tid = self.vcpu_count() + self.setup().io_threads + self.setup().hogs + cpu;
+        self.sched().wake_by_timer(now, tid);
+        self.drain(now);
+    }
+
+    fn kthread_done(&mut self, now: Time, cpu: u32) {
+        // The work item done, the kernel thread sleeps until its timer's next expiry.
+        self.leave_cpu(now, self.cpu_of(self.vcpu_count() + self.setup().io_threads + self.setup().hogs + cpu), true);
+    }
+
+    fn start_thread(&mut self, now: Time, tid: u32) {
+        self.sched().start(now, tid);
+        self.drain(now);
     }
 
     fn sched_timer(&mut self, now: Time, cpu: u32) {

@@ -114,7 +114,7 @@ impl Sched {
             return None;
         }
         let t = self.pull_one(now, this, Migration::IdleBalance)?;
-        self.rqs[this as usize].queued.push(t);
+        self.enqueue(this, t);
         Some(t)
     }
 
@@ -129,7 +129,7 @@ impl Sched {
             for c in 0..self.ncpus() {
                 if self.idle(c) {
                     if let Some(t) = self.pull_one(now, c, Migration::NohzBalance) {
-                        self.rqs[c as usize].queued.push(t);
+                        self.enqueue(c, t);
                         self.pick(now, c, true);
                     }
                 }
@@ -141,7 +141,7 @@ impl Sched {
         let factor = if busy { self.p.busy_factor } else { 1 };
         self.rqs[cpu as usize].next_balance = now + self.p.balance_interval_ns * factor;
         if let Some(t) = self.pull_one(now, cpu, Migration::PeriodicBalance) {
-            self.rqs[cpu as usize].queued.push(t);
+            self.enqueue(cpu, t);
             match self.rqs[cpu as usize].curr {
                 None => self.pick(now, cpu, true),
                 Some(c) => self.check_preempt_wakeup(cpu, c, t),

@@ -164,6 +164,9 @@ pub struct Thread {
     preempted: bool,
     /// Random stream (idle wake-up latency).
     rng: Rng,
+    /// When it last entered its runqueue (`Sched::enqueued`): among equal vruntimes the
+    /// earlier goes first, as `__enqueue_entity` inserts an equal key to the right.
+    enq: u64,
 }
 
 /// One pCPU's runqueue.
@@ -293,6 +296,8 @@ pub struct Sched {
     pub wake_affine_hits: u64,
     /// Wake-ups of an idle pCPU by the idle state it left (window).
     pub cstate_wakeups: [u64; MAX_CSTATES],
+    /// Runqueue insertions so far (the order of [`Thread::enq`]).
+    enqueued: u64,
 }
 
 impl Sched {
@@ -310,6 +315,7 @@ impl Sched {
             switches: 0,
             wake_affine_hits: 0,
             cstate_wakeups: [0; MAX_CSTATES],
+            enqueued: 0,
         }
     }
 
@@ -348,6 +354,7 @@ impl Sched {
             migrations: 0,
             preempted: false,
             rng,
+            enq: 0,
         });
         self.run_ns.resize(self.threads.len() * self.rqs.len(), 0);
         tid
@@ -452,7 +459,21 @@ impl Sched {
 
     /// The waiting thread with the smallest vruntime (ties: lowest id).
     pub fn leftmost(&self, cpu: u32) -> Option<u32> {
-        self.rqs[cpu as usize].queued.iter().copied().min_by_key(|&t| (self.threads[t as usize].vruntime, t))
+        self.rqs[cpu as usize].queued.iter().copied().min_by_key(|&t| self.tree_key(t))
+    }
+
+    /// A waiting thread's place in its runqueue's tree: vruntime, then insertion order (the
+    /// rbtree of `__enqueue_entity` puts an equal key right of those already in it).
+    pub(super) fn tree_key(&self, t: u32) -> (u64, u64) {
+        let th = &self.threads[t as usize];
+        (th.vruntime, th.enq)
+    }
+
+    /// Put thread `t` on `cpu`'s runqueue (`__enqueue_entity`), stamped with its turn.
+    pub(super) fn enqueue(&mut self, cpu: u32, t: u32) {
+        self.enqueued += 1;
+        self.threads[t as usize].enq = self.enqueued;
+        self.rqs[cpu as usize].queued.push(t);
     }
 
     /// `cfs_rq->runnable_load_avg` at `now`: the PELT loads of its runnable threads.
@@ -549,7 +570,7 @@ impl Sched {
         th.cpu = cpu;
         th.state = State::Queued;
         th.waits.queue(now);
-        self.rqs[cpu as usize].queued.push(t);
+        self.enqueue(cpu, t);
         self.end_idle_period(now, cpu);
         match self.rqs[cpu as usize].curr {
             None => self.pick(now, cpu, true),
@@ -609,7 +630,7 @@ impl Sched {
         } else {
             th.state = State::Queued;
             th.waits.queue(now);
-            rq.queued.push(t);
+            self.enqueue(cpu, t);
         }
         self.pick(now, cpu, false);
     }
@@ -659,13 +680,29 @@ impl Sched {
         self.actions.push_back(Action::SwitchIn { cpu, tid: t, delay, from_idle });
     }
 
-    /// Start thread `t` at time 0 (it is runnable from the beginning): enqueue on its pCPU.
+    /// Start thread `t`: enqueue it on its pCPU. A thread there from the run's start (time 0)
+    /// is one the host already ran, at its runqueue's vruntime; one created later
+    /// (`wake_up_new_task`) is placed a slice behind the threads already there
+    /// (`place_entity(initial)` with START_DEBIT). A thread not sleeping is left as it is.
     pub fn start(&mut self, now: Time, t: u32) {
+        if self.threads[t as usize].state != State::Sleeping {
+            return;
+        }
+        let cpu = self.threads[t as usize].cpu;
+        if now > 0 {
+            self.update_curr(now, cpu);
+            let w = self.threads[t as usize].weight;
+            let nr = self.rqs[cpu as usize].nr_running() as u64 + 1;
+            let vslice = self.period(nr) * NICE_0_LOAD / (self.weight_sum(cpu) + w);
+            let base = self.rqs[cpu as usize].min_vruntime + vslice;
+            let th = &mut self.threads[t as usize];
+            th.vruntime = th.vruntime.max(base);
+        }
         let th = &mut self.threads[t as usize];
         th.state = State::Queued;
         th.waits.queue(now);
         let cpu = th.cpu;
-        self.rqs[cpu as usize].queued.push(t);
+        self.enqueue(cpu, t);
         if self.rqs[cpu as usize].curr.is_none() {
             self.pick(now, cpu, false);
         }

@@ -332,3 +332,47 @@ fn menu_wake_cpu_follows_the_state() {
     s.deschedule(1_200_000, 0, true);
     assert_eq!(s.take_wake_cpu(0), 0, "u switched in from a busy pCPU");
 }
+
+/// The thread a pick took last among equal vruntimes, from `s`'s actions.
+fn last_switched_in(s: &mut Sched) -> Option<u32> {
+    let mut last = None;
+    while let Some(a) = s.actions.pop_front() {
+        if let Action::SwitchIn { tid, .. } = a {
+            last = Some(tid);
+        }
+    }
+    last
+}
+
+#[test]
+fn equal_vruntimes_run_in_the_order_they_entered_the_runqueue() {
+    // __enqueue_entity puts a key equal to one already in the tree to its right: among equal
+    // vruntimes the earlier arrival goes first, whatever the thread ids (not the lowest id).
+    let mut s = Sched::new(params(), 1);
+    let ts: Vec<u32> = (0..3).map(|i| s.add(0, CpuMask::bit(0), Rng::for_component(i, "t"))).collect();
+    s.start(0, ts[0]);
+    s.start(0, ts[2]);
+    s.start(0, ts[1]);
+    assert_eq!(last_switched_in(&mut s), Some(ts[0]));
+    s.deschedule(0, 0, false); // ran nothing: still equal to the others, and now the last in
+    assert_eq!(last_switched_in(&mut s), Some(ts[2]), "2 entered before 1");
+    s.deschedule(0, 0, false);
+    assert_eq!(last_switched_in(&mut s), Some(ts[1]));
+    s.deschedule(0, 0, false);
+    assert_eq!(last_switched_in(&mut s), Some(ts[0]), "0 re-entered after both");
+}
+
+#[test]
+fn a_thread_started_late_waits_a_slice_behind_those_there() {
+    // wake_up_new_task: place_entity(initial) puts a new thread a vslice behind min_vruntime
+    // (START_DEBIT), so the running hog keeps its slice; one there at the start does not pay it.
+    let mut s = Sched::new(params(), 1);
+    let (a, b) = (s.add(0, CpuMask::bit(0), Rng::for_component(1, "a")), s.add(0, CpuMask::bit(0), Rng::for_component(2, "b")));
+    s.start(0, a);
+    last_switched_in(&mut s);
+    s.start(1_000_000, b);
+    let (va, vb) = (s.threads[a as usize].vruntime, s.threads[b as usize].vruntime);
+    // a's 1 ms; b's debit: the 24 ms period over two threads' weight, 12 ms.
+    assert_eq!((va, vb), (1_000_000, 13_000_000));
+    assert!(!s.need_resched(0), "no wake-up preemption for a new thread");
+}

@@ -82,7 +82,9 @@ impl Sched {
     /// thread, as Linux's pick sees it when that thread is still runnable).
     fn choose(&self, cpu: u32, running: Option<u32>) -> Option<u32> {
         let rq = &self.rqs[cpu as usize];
-        let key = |&t: &u32| (self.threads[t as usize].vruntime, t);
+        // The running thread is not in the tree: it goes first only if strictly before
+        // (`entity_before(curr, left)`), so among equals it comes last.
+        let key = |&t: &u32| if Some(t) == running { (self.threads[t as usize].vruntime, u64::MAX) } else { self.tree_key(t) };
         let all = || rq.queued.iter().copied().chain(running);
         let left = all().min_by_key(key)?;
         if rq.next.is_none() && rq.skip.is_none() {

@@ -270,6 +270,9 @@ impl Credit {
 
     /// Thread `t` is runnable from the start.
     pub fn start(&mut self, now: Time, t: u32) {
+        if self.threads[t as usize].state != State::Sleeping {
+            return;
+        }
         let cpu = self.threads[t as usize].cpu;
         self.runq_insert(now, cpu, t);
         if self.pcpus[cpu as usize].curr.is_none() {

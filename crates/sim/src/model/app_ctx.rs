@@ -102,9 +102,7 @@ impl<A: Held> Ctx<A> for AppCtx<'_, A> {
     }
     fn resched_ipi(&mut self, from: u32, to: u32) -> bool {
         let now = self.now;
-        let mut cx = self.cx();
-        let not_running = u32::from(!cx.is_running(to));
-        cx.resched(now, to) && cx.ipi_sent(now, from, not_running)
+        self.cx().resched_ipis(now, from, std::iter::once(to))
     }
 
     fn call_function_ipi(&mut self, from: u32, to: u32) -> bool {

@@ -36,10 +36,10 @@ pub enum Ev {
 
 impl Ev {
     /// The kinds' names, indexed by [`Ev::kind`] (the benchmark's events-by-kind census).
-    pub const KINDS: [&'static str; 25] = [
+    pub const KINDS: [&'static str; 26] = [
         "Warmup", "GuestDone", "ExitDone", "SchedIn", "HostTick", "TimerFire", "WireDone", "Tick",
         "HostRx", "Client", "HaltPollEnd", "IrqDeadline", "ClientNicIrq", "Ioeventfd", "VfIrq", "IoStep", "IoWake", "IoPoll",
-        "SchedTimer", "NeedResched", "CallFunctionIpi", "ClientPort", "ThreadStart", "KthreadWake", "KthreadDone",
+        "SchedTimer", "NeedResched", "CallFunctionIpi", "ClientPort", "ThreadStart", "KthreadWake", "KthreadDone", "ReschedIpi",
     ];
 
     /// This event's kind, an index into [`Ev::KINDS`].
@@ -70,6 +70,7 @@ impl Ev {
             Ev::Hv(hypervisor::Event::ThreadStart { .. }) => 22,
             Ev::Hv(hypervisor::Event::KthreadWake { .. }) => 23,
             Ev::Hv(hypervisor::Event::KthreadDone { .. }) => 24,
+            Ev::Hv(hypervisor::Event::ReschedIpi { .. }) => 25,
         }
     }
 }

@@ -29,23 +29,22 @@ impl<K: Kernel> MtvdOps for K {
         let vm = self.vcpu_ref(v).vm as usize;
         let dev = self.dev_of(vm);
         let Some(n) = self.net(dev).mtvd.as_ref().map(|m| m.queues.len()) else { return false };
-        let (mut sent, mut not_running) = (false, 0);
+        // The workers to wake (at most a VM's vCPUs: one per vCPU), on the stack.
+        let mut to = [0u32; crate::config::limits::MAX_VCPUS_PER_VM as usize];
+        let mut k = 0;
         for w in 0..n {
             if !self.net(dev).mtvd.as_ref().expect("checked above").waiting(w) {
                 continue;
             }
             let u = self.vm_vcpus(vm)[w];
             if u != v && self.vcpu_ref(u).wants_resched_ipi() {
-                let idle = !self.is_running(u);
-                if self.resched(now, u) {
-                    sent = true;
-                    not_running += u32::from(idle);
-                }
+                to[k] = u;
+                k += 1;
             }
         }
         // One exit for the round's wake-ups, as before `[vm.apic]` (each is its own
         // try_to_wake_up in Linux; see docs/model.md); none where the CPU virtualizes them.
-        sent && self.ipi_sent(now, v, not_running)
+        self.resched_ipis(now, v, to[..k].iter().copied())
     }
 
     fn mtvd_next(&mut self, now: Time, v: u32) -> bool {

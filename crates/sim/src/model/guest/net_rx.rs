@@ -187,7 +187,6 @@ impl<K: Kernel> NapiOps for K {
         if app == v || self.app_on_every_vcpu(vm) || !self.vcpu_ref(app).wants_resched_ipi() {
             return false;
         }
-        let not_running = u32::from(!self.is_running(app));
-        self.resched(now, app) && self.ipi_sent(now, v, not_running)
+        self.resched_ipis(now, v, std::iter::once(app))
     }
 }

@@ -20,6 +20,7 @@ pub(crate) fn handle<M: Machine>(m: &mut M, now: Time, e: Event) -> Up {
         Event::HaltPollEnd { vcpu } => m.halt_poll_end(now, vcpu),
         Event::NeedResched { vcpu } => m.need_resched(now, vcpu),
         Event::CallFunctionIpi { vcpu } => m.raise_irq(now, vcpu, Vector::CallFunction),
+        Event::ReschedIpi { vcpu } => m.raise_irq(now, vcpu, Vector::Resched),
         Event::SchedTimer { cpu } => m.sched_timer(now, cpu),
         Event::ThreadStart { tid } => m.start_thread(now, tid),
         Event::KthreadWake { cpu } => m.kthread_wake(now, cpu),

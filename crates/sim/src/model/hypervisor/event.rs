@@ -53,6 +53,12 @@ pub enum Event {
         /// vCPU index.
         vcpu: u32,
     },
+    /// A reschedule IPI leaves its sender's ICR-write exit (`exit.ipi_send_ns` into it) and is
+    /// raised at its target (`Irqs::resched_ipis`).
+    ReschedIpi {
+        /// Target vCPU index.
+        vcpu: u32,
+    },
     /// A pCPU's per-CPU kernel thread wakes (`kthread.rs`: its periodic timer).
     KthreadWake {
         /// pCPU.

@@ -97,6 +97,29 @@ impl<M: Machine> Irqs for M {
         true
     }
 
+    fn resched_ipis(&mut self, now: Time, from: u32, to: impl Iterator<Item = u32> + Clone) -> bool {
+        // Who needs an IPI and how many of them were not running, read before any is sent.
+        let (mut sent, mut not_running) = (false, 0);
+        for t in to.clone() {
+            if !self.vcpu_ref(t).poll_flag() {
+                sent = true;
+                not_running += u32::from(!self.is_running(t));
+            }
+        }
+        let exits = sent && self.ipi_sent(now, from, not_running);
+        for t in to {
+            if !exits {
+                self.resched(now, t);
+            } else if self.vcpu_ref(t).poll_flag() {
+                self.q().schedule(now, Event::NeedResched { vcpu: t });
+            } else {
+                let at = now + self.setup().ipi_send_ns;
+                self.q().schedule(at, Event::ReschedIpi { vcpu: t });
+            }
+        }
+        exits
+    }
+
     fn call_function(&mut self, now: Time, from: u32, to: u32) -> bool {
         let not_running = u32::from(!self.is_running(to));
         if self.ipi_sent(now, from, not_running) {

@@ -169,6 +169,14 @@ pub(crate) trait Irqs {
     /// then asks [`Irqs::ipi_sent`] whether its ICR write exits).
     fn resched(&mut self, now: Time, to: u32) -> bool;
 
+    /// `from` wakes threads on the vCPUs of `to` (a guest's `try_to_wake_up`s in one handler
+    /// or step): a reschedule IPI to each that needs one ([`Irqs::resched`]'s POLL-flag rule),
+    /// in one ICR-write exit of `from` where the VM's features say it exits
+    /// ([`Irqs::ipi_sent`]); each IPI then leaves `exit.ipi_send_ns` into that exit, as a
+    /// call-function IPI does, and at once where the CPU posts it. Returns whether `from`
+    /// exits. `to` is walked twice (it must be cheap to clone).
+    fn resched_ipis(&mut self, now: Time, from: u32, to: impl Iterator<Item = u32> + Clone) -> bool;
+
     /// `smp_call_function_single` from `from` to vCPU `to`: a call-function IPI. Where the
     /// ICR write exits, the IPI leaves `exit.ipi_send_ns` into that exit (KVM's
     /// `kvm_apic_send_ipi`); with IPI virtualization it is raised at once. Returns whether

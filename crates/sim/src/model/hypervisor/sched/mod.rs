@@ -632,11 +632,18 @@ impl Sched {
             th.waits.queue(now);
             self.enqueue(cpu, t);
         }
-        self.pick(now, cpu, false);
+        self.pick_after(now, cpu, false, (!sleep).then_some(t));
     }
 
     /// `pick_next_task_fair`: run the leftmost thread, or go idle (after an idle balance).
     fn pick(&mut self, now: Time, cpu: u32, from_idle: bool) {
+        self.pick_after(now, cpu, from_idle, None);
+    }
+
+    /// [`Self::pick`] after `prev` left the pCPU still runnable: picked again, it goes on
+    /// where it was — `__schedule` switches nothing when `prev == next`: no context switch
+    /// to pay or count (its slice starts over, as `set_next_entity` restarts it).
+    fn pick_after(&mut self, now: Time, cpu: u32, from_idle: bool, prev: Option<u32>) {
         let mut next = self.pick_next_entity(cpu);
         if next.is_none() {
             self.rqs[cpu as usize].idle_stamp = Some(now);
@@ -653,7 +660,8 @@ impl Sched {
         rq.queued.retain(|&x| x != t);
         rq.clear_buddies(t);
         rq.curr = Some(t);
-        self.switches += 1;
+        let same = prev == Some(t);
+        self.switches += u64::from(!same);
         let p = self.p;
         let th = &mut self.threads[t as usize];
         th.state = State::Running;
@@ -668,6 +676,8 @@ impl Sched {
             let (delay, wake_cpu) = idle::idle_wakeup(&p, &mut rq.idle, &mut th.rng, timer, now, &mut self.cstate_wakeups);
             rq.wake_cpu = wake_cpu;
             delay
+        } else if same {
+            0
         } else {
             p.context_switch_ns
         };

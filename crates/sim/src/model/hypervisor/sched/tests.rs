@@ -376,3 +376,27 @@ fn a_thread_started_late_waits_a_slice_behind_those_there() {
     assert_eq!((va, vb), (1_000_000, 13_000_000));
     assert!(!s.need_resched(0), "no wake-up preemption for a new thread");
 }
+
+#[test]
+fn a_thread_picked_again_after_it_yielded_switches_nothing() {
+    // __schedule: prev == next keeps the thread on the pCPU: no context switch paid or counted.
+    let mut p = params();
+    p.context_switch_ns = 1_500;
+    let mut s = Sched::new(p, 1);
+    let a = s.add(0, CpuMask::bit(0), Rng::for_component(1, "a"));
+    s.start(0, a);
+    s.actions.clear();
+    let before = s.switches;
+    s.deschedule(1_000_000, 0, false); // alone: it is the leftmost again
+    let ins: Vec<(u32, u64)> = s.actions.drain(..).filter_map(|x| match x { Action::SwitchIn { tid, delay, .. } => Some((tid, delay)), _ => None }).collect();
+    assert_eq!(ins, vec![(a, 0)]);
+    assert_eq!(s.switches, before);
+    // Another thread picked instead pays the switch.
+    let b = s.add(0, CpuMask::bit(0), Rng::for_component(2, "b"));
+    s.start(1_000_000, b);
+    s.actions.clear();
+    s.deschedule(30_000_000, 0, false);
+    let ins: Vec<(u32, u64)> = s.actions.drain(..).filter_map(|x| match x { Action::SwitchIn { tid, delay, .. } => Some((tid, delay)), _ => None }).collect();
+    assert_eq!(ins, vec![(b, 1_500)]);
+    assert_eq!(s.switches, before + 1);
+}

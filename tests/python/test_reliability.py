@@ -33,7 +33,11 @@ def test_a_thousand_tcp_vms_on_64_pcpus_run_with_no_stalled_flow():
     assert len(gbps) == 1000 and min(gbps) > 0.0
     # es2's 40 GbE port is the bottleneck: nearly all of it, each VM a share of it.
     assert 30.0 < sum(gbps) <= 40.0
-    assert min(gbps) > 0.5 * sum(gbps) / len(gbps)
+    # No VM starves. (Not an even share: with the VMs' starts spread over the warm-up
+    # ([housekeeping]) some pCPUs take many back-end threads while the others' vCPUs have not
+    # yet started, and CFS balances PELT load, which those light threads hardly carry: their
+    # vCPUs get ~0.4 of the mean, measured 2026-12-02; was 0.5+ with every VM starting at 0.)
+    assert min(gbps) > 0.25 * sum(gbps) / len(gbps)
 
 
 def test_512_tcp_vms_on_a_256_pcpu_host_run_with_no_stalled_flow():

@@ -224,8 +224,7 @@ pub struct ExitCosts {
     /// ICR write exit: the guest sends an IPI (APIC-access/APIC-write exit, kvm_apic_send_ipi).
     pub ipi_ns: Param,
     /// From the start of that exit to `kvm_apic_send_ipi` delivering the IPI; at most the exit's
-    /// length. Applied to call-function IPIs (`ipi_pingpong`); reschedule IPIs are still
-    /// raised at their exit's start.
+    /// length. Applied to call-function and reschedule IPIs (`Irqs::resched_ipis`).
     pub ipi_send_ns: Param,
     /// Any other exit.
     pub other_ns: Param,

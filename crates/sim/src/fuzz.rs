@@ -511,11 +511,13 @@ fn overrides(r: &mut Rng, profile: &str, s: &mut String) {
     // Dotted key -> value; the first draw of a key counts.
     let mut values: std::collections::BTreeMap<&str, f64> = Default::default();
     for _ in 0..n {
-        let (key, param, _) = params[r.below(params.len() as u64) as usize];
+        let (key, param, unit) = params[r.below(params.len() as u64) as usize];
         if key.starts_with("cpu.") {
             continue; // the layout's size is fuzzed through host.pcpus
         }
         let v = if r.chance(0.3) { 0.0 } else { (param.value * 0.25 * 16f64.powf(r.uniform())).round().max(0.0) };
+        // A switch (housekeeping.tick_skew) is 0 or 1.
+        let v = if unit == "bool" { v.min(1.0) } else { v };
         values.entry(key).or_insert(v);
     }
     // A parameter bounded by another (a spread by its mean) is kept within its bound, as the

@@ -34,7 +34,11 @@ impl<M: Machine> Softirqs for M {
         match self.kind(t) {
             Kind::Vcpu(v) => {
                 if let Mode::Guest { .. } = self.vcpu_ref(v).mode {
-                    self.exit_for(now, v, ExitReason::ExternalInterrupt, AfterExit::Resume, held);
+                    if self.vcpu_ref(v).delivery.virtualized() {
+                        self.exit_for(now, v, ExitReason::ExternalInterrupt, AfterExit::Resume, held);
+                    } else {
+                        self.paused(now, v, held);
+                    }
                 }
             }
             Kind::Io(t) => return Some((t, held)),

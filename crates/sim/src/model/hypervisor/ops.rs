@@ -111,6 +111,10 @@ pub(crate) trait Vcpus {
     /// interrupt work that runs inside it: `softirq.rs`).
     fn exit_for(&mut self, now: Time, v: u32, reason: ExitReason, then: AfterExit, extra: Time);
 
+    /// Without a hypervisor (bare metal) host interrupt work pauses the running task for `ns`:
+    /// no exit, no exit cost, nothing counted as one; the task goes on after it.
+    fn paused(&mut self, now: Time, v: u32, ns: Time);
+
     /// The exit of `v` was handled: what its handling said follows, else VM entry.
     fn exit_done(&mut self, now: Time, v: u32) -> Up;
 

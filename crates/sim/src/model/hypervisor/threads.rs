@@ -108,7 +108,9 @@ impl<M: Machine> Threads for M {
         match self.kind(t) {
             Kind::Hog(_) => self.leave_cpu(now, cpu, false),
             Kind::Vcpu(v) => match self.vcpu_ref(v).mode {
-                // The reschedule IPI / tick interrupt forces the vCPU out of guest mode.
+                // The reschedule IPI / tick interrupt forces the vCPU out of guest mode (on bare
+                // metal it only interrupts the task, which then yields).
+                Mode::Guest { .. } if !self.vcpu_ref(v).delivery.virtualized() => self.paused(now, v, 0),
                 Mode::Guest { .. } => self.exit(now, v, ExitReason::ExternalInterrupt, AfterExit::Resume),
                 // A halt-polling thread stops polling when another thread wants the pCPU.
                 Mode::Polling => self.block(now, v),
@@ -195,6 +197,13 @@ impl<M: Machine> Threads for M {
     fn kthread_wake(&mut self, now: Time, cpu: u32) {
         let hk = self.setup().housekeeping;
         self.q().schedule(now + hk.kthread_interval_ns, Event::KthreadWake { cpu });
+        // DID moves the hypervisor's timers off its vCPUs' cores (DID §4.4): this one fires on
+        // the designated core, and its per-CPU work for a DID core is not modelled.
+        if let Some(Kind::Vcpu(v)) = self.sched_ref().current(cpu).map(|t| self.kind(t)) {
+            if !self.vcpu_ref(v).delivery.host_tick_on_vcpu_core() {
+                return;
+            }
+        }
         let tid = self.vcpu_count() + self.setup().io_threads + self.setup().hogs + cpu;
         self.sched().wake_by_timer(now, tid);
         self.drain(now);

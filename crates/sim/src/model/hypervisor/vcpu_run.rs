@@ -67,6 +67,19 @@ impl<M: Machine> Vcpus for M {
         p.q.schedule(now + cost, Event::ExitDone { vcpu: v });
     }
 
+    fn paused(&mut self, now: Time, v: u32, ns: Time) {
+        if let Mode::Guest { task, .. } = self.vcpu_ref(v).mode {
+            self.trace(now, Trace::GuestEnd { v, task });
+        }
+        let p = self.parts(OWN);
+        let vc = &mut p.vcpus[v as usize];
+        vc.save_running(now);
+        vc.guest_time.set(now, false);
+        vc.mode = Mode::Exit { then: AfterExit::Resume };
+        vc.exit_until = now + ns;
+        p.q.schedule(now + ns, Event::ExitDone { vcpu: v });
+    }
+
     fn exit_done(&mut self, now: Time, v: u32) -> Up {
         let Mode::Exit { then } = self.vcpu_ref(v).mode else { unreachable!("ExitDone outside an exit") };
         let pending = self.vcpu_ref(v).has_deliverable();

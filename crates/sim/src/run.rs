@@ -285,6 +285,10 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
                 let r = &h.routing[i].routed;
                 crate::model::hypervisor::routing::RUN_STATE_KEYS.iter().zip(r).map(|(&k, &n)| (k, rate(n))).collect::<BTreeMap<_, _>>().into()
             },
+            default_target_away_by_run_state_per_s: {
+                let r = &h.routing[i].away;
+                crate::model::hypervisor::routing::RUN_STATE_KEYS.iter().zip(r).map(|(&k, &n)| (k, rate(n))).collect::<BTreeMap<_, _>>().into()
+            },
             latency_by_target_state_us: match m.by_run_class {
                 Some(h) => crate::model::RUN_CLASS_KEYS.iter().zip(h).map(|(&k, h)| (k, Latency::from_histogram(h))).collect::<BTreeMap<_, _>>().into(),
                 None => Measured::not_measured(),

@@ -112,6 +112,9 @@ pub fn violations<X, V>(s: &Summary<X, V>, link_gbps: f64) -> Vec<String> {
         for (state, &v) in vm.device_interrupts_by_run_state_per_s.iter() {
             rate(format!("vm {n} device_interrupts_by_run_state_per_s.{state}"), v);
         }
+        for (state, &v) in vm.default_target_away_by_run_state_per_s.iter() {
+            rate(format!("vm {n} default_target_away_by_run_state_per_s.{state}"), v);
+        }
     }
     rate("host context_switches_per_s".into(), s.host.context_switches_per_s);
     rate("host migrations_per_s".into(), s.host.migrations_per_s);

@@ -159,6 +159,10 @@ pub struct VmSummary<V = ()> {
     /// the router saw it: `running`, `runnable` (preempted, waiting in a runqueue), `blocked`
     /// (halted) — hBalance Fig. 14's classes (issue 31). Simulator only.
     pub device_interrupts_by_run_state_per_s: Measured<BTreeMap<&'static str, Option<f64>>>,
+    /// Of those, the ones whose default target (the guest's affinity) was not running, by the
+    /// run state of the vCPU they went to: what a router did when the guest's choice was away
+    /// (issue 48 item 2). Simulator only.
+    pub default_target_away_by_run_state_per_s: Measured<BTreeMap<&'static str, Option<f64>>>,
     /// Latency by what was on a pCPU when each event began — `home_running` (the target vCPU),
     /// `other_running` (only another vCPU of the VM), `none_running` — for the interrupt source
     /// (`irq_source`; the testbed's `[irqgen]` VM); null otherwise (issue 15).
@@ -418,6 +422,7 @@ mod tests {
             interrupt_routing: None,
             interrupt_routing_note: None,
             device_interrupts_by_run_state_per_s: Measured::not_measured(),
+            default_target_away_by_run_state_per_s: Measured::not_measured(),
             latency_by_target_state_us: Measured::not_measured(),
             web: None,
             cpu_job: None,
@@ -429,10 +434,10 @@ mod tests {
         }
         let sim = serde_json::to_value(vm(())).unwrap();
         let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
-        assert_eq!(keys(&sim).len(), 24);
+        assert_eq!(keys(&sim).len(), 25);
         let bed = serde_json::to_value(vm(Extra { counters: 3 })).unwrap();
         assert_eq!(bed["counters"], 3);
-        assert_eq!(keys(&bed).len(), 25);
+        assert_eq!(keys(&bed).len(), 26);
         assert!(bed["device_interrupts_by_target_state_per_s"].is_null());
     }
 }

@@ -60,9 +60,18 @@ fn a_router_that_follows_running_vcpus_finds_one_where_one_runs() {
             .set("interrupt_routing", routing)
             .workload("kind = \"udp_receive\"\nmessage_bytes = 512\nrate_pps = 2000"))
             .vm(Vm::new("vm1", 2).pins(&[0, 0]).burn(true).delivery("posted"));
-        sc.run().summary.vms[0].running_target_found_pct.expect("interrupts routed while a vCPU ran")
+        let v = sc.run().summary.vms.remove(0);
+        let away = v.default_target_away_by_run_state_per_s.get().expect("simulated").clone();
+        (v.running_target_found_pct.expect("interrupts routed while a vCPU ran"), away)
     };
-    let (fixed, redirect) = (run("fixed"), run("es2"));
+    let ((fixed, fixed_away), (redirect, redirect_away)) = (run("fixed"), run("es2"));
     assert!(redirect > 99.0, "ES2 redirection: {redirect} %");
     assert!(fixed < 99.0 && fixed < redirect, "vCPU 0 always: {fixed} %");
+    // Where vCPU 0 (the guest's affinity) was away: `fixed` still sent them there (a preempted
+    // or halted vCPU 0), ES2's redirection to the running vCPU 1.
+    let of = |m: &std::collections::BTreeMap<&str, Option<f64>>, k: &str| m[k].unwrap();
+    assert_eq!(of(&fixed_away, "running"), 0.0, "{fixed_away:?}");
+    assert!(of(&fixed_away, "runnable") + of(&fixed_away, "blocked") > 0.0, "{fixed_away:?}");
+    assert!(of(&redirect_away, "running") > 0.0, "{redirect_away:?}");
+    assert_eq!(of(&redirect_away, "runnable") + of(&redirect_away, "blocked"), 0.0, "{redirect_away:?}");
 }

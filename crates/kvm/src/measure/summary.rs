@@ -177,6 +177,7 @@ fn vm_summary(s: &Scenario, v: usize, w: &Window, gen: Option<&IrqGenResult>) ->
         interrupt_routing: None,
         interrupt_routing_note: None,
         device_interrupts_by_run_state_per_s: Measured::not_measured(),
+        default_target_away_by_run_state_per_s: Measured::not_measured(),
         // The generator's injections by what was running (the same classes as the simulator's
         // irq_source, `eventpath_policy::routing::RunClass`).
         latency_by_target_state_us: match gen.filter(|_| s.irqgen.as_ref().is_some_and(|g| g.vm == v)) {

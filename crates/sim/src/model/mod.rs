@@ -68,6 +68,7 @@ impl Host {
         for r in &mut self.routing {
             r.routed = [0; 3];
             r.with_one_running = [0; 2];
+            r.away = [0; 3];
         }
         for c in &mut self.cosched {
             c.reset(now);

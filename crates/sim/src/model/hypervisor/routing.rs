@@ -80,6 +80,10 @@ pub(crate) struct IrqRouting {
     /// Device interrupts routed while one of the VM's vCPUs was running, and of those, the
     /// ones routed to a running vCPU (window; `VmSummary::running_target_found_pct`).
     pub with_one_running: [u64; 2],
+    /// Device interrupts whose default target (the source's affinity, `dest`) was not running,
+    /// by the run state of the vCPU they were delivered to: running, runnable, blocked
+    /// (window; `VmSummary::default_target_away_by_run_state_per_s`; issue 48 item 2).
+    pub away: [u64; 3],
 }
 
 impl IrqRouting {
@@ -90,7 +94,7 @@ impl IrqRouting {
         for j in 0..n as usize {
             router.on_run_state(j, RunState::Runnable);
         }
-        IrqRouting { router, first, n, states: vec![RunState::Runnable; n as usize], routed: [0; 3], with_one_running: [0; 2] }
+        IrqRouting { router, first, n, states: vec![RunState::Runnable; n as usize], routed: [0; 3], with_one_running: [0; 2], away: [0; 3] }
     }
 
     /// Its router was supplied at run time (`run::External`), not named by the scenario.
@@ -150,6 +154,9 @@ impl IrqRouting {
             if self.states.contains(&RunState::Running) {
                 self.with_one_running[0] += 1;
                 self.with_one_running[1] += (self.states[t] == RunState::Running) as u64;
+            }
+            if self.states[req.dest as usize % self.n as usize] != RunState::Running {
+                self.away[Self::slot(self.states[t])] += 1;
             }
         }
     }

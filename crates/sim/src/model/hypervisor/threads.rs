@@ -33,10 +33,10 @@ impl<M: Machine> Threads for M {
             Kind::Vcpu(tid)
         } else if tid < nv + nd {
             Kind::Io(tid - nv)
-        } else if tid < nv + nd + self.setup().hogs {
+        } else if tid < kthread_tid(self, 0) {
             Kind::Hog(tid - nv - nd)
         } else {
-            Kind::Kthread(tid - nv - nd - self.setup().hogs)
+            Kind::Kthread(tid - kthread_tid(self, 0))
         }
     }
 
@@ -204,14 +204,16 @@ impl<M: Machine> Threads for M {
                 return;
             }
         }
-        let tid = self.vcpu_count() + self.setup().io_threads + self.setup().hogs + cpu;
+        let tid = kthread_tid(self, cpu);
         self.sched().wake_by_timer(now, tid);
         self.drain(now);
     }
 
     fn kthread_done(&mut self, now: Time, cpu: u32) {
         // The work item done, the kernel thread sleeps until its timer's next expiry.
-        self.leave_cpu(now, self.cpu_of(self.vcpu_count() + self.setup().io_threads + self.setup().hogs + cpu), true);
+        // (Pinned to `cpu`, and never preempted inside its work: it is `cpu`'s current thread.)
+        debug_assert_eq!(self.sched_ref().current(cpu), Some(kthread_tid(self, cpu)));
+        self.leave_cpu(now, cpu, true);
     }
 
     fn start_thread(&mut self, now: Time, tid: u32) {
@@ -224,4 +226,10 @@ impl<M: Machine> Threads for M {
         self.drain(now);
         self.poke(now, cpu);
     }
+}
+
+/// The thread id of pCPU `cpu`'s kernel thread: after the vCPUs', the back ends' and the hogs'.
+fn kthread_tid<M: Machine>(m: &M, cpu: u32) -> u32 {
+    let s = m.setup();
+    m.vcpu_count() + s.io_threads + s.hogs + cpu
 }

@@ -227,7 +227,8 @@ def pcpu_util_pct(s: Summary) -> list[float] | None:
 
 
 def io_threads(s: Summary) -> list[dict] | None:
-    """``host.io_threads[]``: ``name``, ``util_pct``, ``empty_poll_pct`` of each I/O thread."""
+    """``host.io_threads[]``: ``name``, ``util_pct``, ``empty_poll_pct``, ``remote_items_pct`` and
+    ``remote_busy_pct`` (profile ``[numa]``: work on another node's memory) of each I/O thread."""
     return _at(s, "host", "io_threads")
 
 

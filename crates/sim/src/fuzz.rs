@@ -70,6 +70,11 @@ pub fn scenario(case: u64) -> String {
     let mut hs = Rng::for_component(case, "layout-fuzz-host-size");
     let big = hs.chance(0.02).then(|| 65 + hs.below(448) as u32);
     let pcpus = big.unwrap_or(pcpus);
+    // Memory nodes (issue 48): on the two-socket elvis host, 15 % of the cases reach into the
+    // second socket and VMs put their memory on either node — a stream of its own.
+    let mut nm = Rng::for_component(case, "layout-fuzz-numa");
+    let numa = profile == "elvis";
+    let pcpus = if numa && big.is_none() && nm.chance(0.15) { 9 + nm.below(8) as u32 } else { pcpus };
     let mut s = String::new();
     let _ = writeln!(s, "name = \"fuzz-{case}\"\nprofile = \"{profile}\"\nseed = {}", 1 + r.below(1000));
     let _ = writeln!(s, "duration_s = {DURATION_S}\nwarmup_s = {WARMUP_S}\n\n[host]\npcpus = {pcpus}");
@@ -202,6 +207,9 @@ pub fn scenario(case: u64) -> String {
         }
         if let Some(p) = vcpu_pins {
             let _ = writeln!(s, "vcpu_pins = {p}");
+        }
+        if numa && nm.chance(0.3) {
+            let _ = writeln!(s, "memory_node = {}", nm.below(2));
         }
         let mut delivery = if r.chance(0.5) { "emulated" } else { "posted" };
         let vf = profile == "did" && d.chance(0.5);

@@ -556,6 +556,30 @@ pub struct Profile {
     /// start at 0 (a probed profile, whose testbed twins start that way).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub housekeeping: Option<Housekeeping>,
+    /// What a back end pays for a VM's memory on another socket (issue 48 item 5:
+    /// `model/io/queues.rs`). Absent: one memory distance (a one-socket host, or a profile
+    /// that declares no remote cost; its `vm.memory_node` is refused above node 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub numa: Option<Numa>,
+}
+
+/// Remote-memory costs (`[numa]`): the pCPUs of socket `s` are `s × cpu.cores_per_socket`
+/// onwards, each socket one memory node. A back end's item of a VM whose memory is on another
+/// node than the back end's pCPU pays, beyond its local cost, `ring_lines_per_packet` dependent
+/// accesses at `remote_line_ns` each and, per 64-byte line of the packet it copies from or to
+/// guest memory, `remote_copy_line_ns`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Numa {
+    /// One dependent cache-line access served from the other socket (its memory, or a line
+    /// its cache holds), over a local one.
+    pub remote_line_ns: Param,
+    /// Such accesses a back end makes per packet in the guest's rings (virtqueue indices,
+    /// ring entries, descriptors, the used element).
+    pub ring_lines_per_packet: Param,
+    /// One 64-byte line of a copy between guest memory on the other socket and local memory,
+    /// over the same line copied locally (a streaming copy: bandwidth, not latency, bound).
+    pub remote_copy_line_ns: Param,
 }
 
 /// The host's housekeeping and start order (`[housekeeping]`; `model/hypervisor/kthread.rs`,
@@ -635,6 +659,9 @@ impl Bounds {
             "housekeeping.kthread_ns" => b(0.0, 500_000.0, false, "a kernel work item of up to half a millisecond (its thread wakes at most every millisecond)"),
             "housekeeping.tick_ns" => b(0.0, 50_000.0, false, "a tick's own work, at most half the shortest tick period (10 kHz)"),
             "housekeeping.vm_boot_spread_ns" => b(0.0, 10e9, false, "VMs started within ten seconds"),
+            "numa.remote_line_ns" => b(0.0, 1000.0, false, "a remote access costs at most a microsecond more than a local one"),
+            "numa.remote_copy_line_ns" => b(0.0, 200.0, false, "a 64-byte line copied across sockets at no less than 0.3 GB/s"),
+            "numa.ring_lines_per_packet" => b(0.0, 64.0, false, "ring accesses of one packet"),
             _ => match unit {
                 "ns" => b(0.0, MAX_NS, false, "at most a second"),
                 // A tick ≤ 100 µs apart would cost more than it measures; Linux CONFIG_HZ is
@@ -900,6 +927,13 @@ impl Profile {
                 ("housekeeping.vcpu_start_spread_ns", &h.vcpu_start_spread_ns, "ns"),
             ]);
         }
+        if let Some(n) = &self.numa {
+            p.extend([
+                ("numa.remote_line_ns", &n.remote_line_ns, "ns"),
+                ("numa.ring_lines_per_packet", &n.ring_lines_per_packet, "count"),
+                ("numa.remote_copy_line_ns", &n.remote_copy_line_ns, "ns"),
+            ]);
+        }
         if let Some(x) = &self.xen {
             p.extend([
                 ("xen.dom0_pcpus", &x.dom0_pcpus, "count"),
@@ -1120,6 +1154,11 @@ impl Profile {
             x2avic: on(&self.cpu.x2avic),
             avic_erratum_1235: on(&self.cpu.avic_erratum_1235),
         }
+    }
+
+    /// The socket (memory node) of pCPU `cpu`.
+    pub fn socket_of(&self, cpu: u32) -> u32 {
+        cpu / (self.cpu.cores_per_socket.value as u32).max(1)
     }
 
     /// Number of pCPUs the profile's host has.

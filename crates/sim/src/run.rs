@@ -358,7 +358,16 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
             .iter()
             .map(|t| {
                 let (polls, empty) = t.polls();
-                IoThreadSummary { name: t.name.clone(), util_pct: pct(t.busy.busy_ns(now) as f64, window), empty_poll_pct: pct(empty as f64, polls as f64) }
+                let numa = h.profile.numa.is_some();
+                let busy = t.busy.busy_ns(now) as f64;
+                IoThreadSummary {
+                    name: t.name.clone(),
+                    util_pct: pct(busy, window),
+                    empty_poll_pct: pct(empty as f64, polls as f64),
+                    remote_items_pct: pct(t.remote_items as f64, t.items as f64).filter(|_| numa),
+                    // (An item taken just before the end is counted whole: at most its cost over.)
+                    remote_busy_pct: pct(t.remote_ns as f64, busy).filter(|_| numa).map(|p| p.min(100.0)),
+                }
             })
             .collect(),
         threads: h

@@ -66,6 +66,8 @@ pub fn violations<X, V>(s: &Summary<X, V>, link_gbps: f64) -> Vec<String> {
     for t in &s.host.io_threads {
         pct(format!("io thread {} util_pct", t.name), t.util_pct);
         pct(format!("io thread {} empty_poll_pct", t.name), t.empty_poll_pct);
+        pct(format!("io thread {} remote_items_pct", t.name), t.remote_items_pct);
+        pct(format!("io thread {} remote_busy_pct", t.name), t.remote_busy_pct);
     }
     for t in s.host.threads.iter() {
         for (c, &p) in t.pcpu_pct.iter().enumerate() {

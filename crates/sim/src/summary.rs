@@ -268,6 +268,11 @@ pub struct IoThreadSummary {
     pub util_pct: Option<f64>,
     /// % of polls that found no work (null for a thread that never polls).
     pub empty_poll_pct: Option<f64>,
+    /// % of its items (packets, buffers) of a VM whose memory is on another node than the
+    /// pCPU it served them on (null: a profile without `[numa]`, or no items; issue 48).
+    pub remote_items_pct: Option<f64>,
+    /// % of its busy time that was remote-memory cost (null likewise).
+    pub remote_busy_pct: Option<f64>,
 }
 
 /// One host thread as the host scheduler ran it (added with the host scheduler, issue 3).

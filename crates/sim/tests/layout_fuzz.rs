@@ -55,6 +55,31 @@ fn the_apic_draws_reach_both_features_and_ipiv_only_on_a_cpu_given_it() {
 }
 
 #[test]
+fn the_numa_draws_reach_both_nodes_and_the_second_socket_and_are_never_refused_for_them() {
+    let (mut node1, mut wide, mut ran) = (0, 0, 0);
+    for case in 0..400 {
+        let s = eventpath_sim::fuzz::scenario(case);
+        if !s.contains("memory_node = ") {
+            continue;
+        }
+        assert!(s.contains("profile = \"elvis\""), "case {case}: a memory node on a one-node profile\n{s}");
+        node1 += usize::from(s.contains("memory_node = 1"));
+        let pcpus: u32 = s.split("pcpus = ").nth(1).and_then(|t| t.split('\n').next()).and_then(|n| n.parse().ok()).unwrap();
+        wide += usize::from(pcpus > 8);
+        let sc = eventpath_sim::scenario::Scenario::from_toml("fuzz", &s).unwrap();
+        if let Err(e) = sc.check("fuzz") {
+            assert!(!e.to_string().contains("memory_node"), "case {case}: {e}\n{s}");
+        } else if ran < 3 {
+            match check_scenario(&s) {
+                Ok(Outcome::Ok) => ran += 1,
+                other => panic!("case {case}: {other:?}\n{s}"),
+            }
+        }
+    }
+    assert!(node1 >= 10 && wide >= 3 && ran >= 1, "node 1 in {node1}, past socket 0 in {wide}, run clean {ran}");
+}
+
+#[test]
 fn the_avic_draws_reach_avic_x2apic_and_the_erratum_only_on_an_amd_cpu() {
     let (mut avic, mut x2apic, mut erratum) = (0, 0, 0);
     for case in 0..300 {

@@ -274,10 +274,13 @@ pub fn build(s: &Scenario, w: &Window, wall: f64, gen: Option<&IrqGenResult>) ->
             name: name.clone(),
             util_pct: Some(cpu / w.secs * 100.0),
             empty_poll_pct: ratio(c.empty_polls as f64 * 100.0, c.polls),
+            // The testbed's host is this machine's: its memory placement is not measured.
+            remote_items_pct: None,
+            remote_busy_pct: None,
         })
         .collect();
     if gen.is_some() {
-        io_threads.push(IoThreadSummary { name: "irqgen".into(), util_pct: None, empty_poll_pct: None });
+        io_threads.push(IoThreadSummary { name: "irqgen".into(), util_pct: None, empty_poll_pct: None, remote_items_pct: None, remote_busy_pct: None });
     }
     let thread_migrations = super::migrations::rates(&a.migrations, &b.migrations, w.secs);
     let kvm_stats = s

@@ -30,9 +30,11 @@ impl DevRings for [NetDev] {
 }
 
 /// A back end's view of the host at `$now`: the devices' queues, costs and observations.
+/// `$t`: the back-end thread asked (its pCPU's socket decides what a VM's memory costs it).
 macro_rules! view {
-    ($h:ident, $now:expr, $yield_wanted:expr) => {
+    ($h:ident, $t:expr, $yield_wanted:expr) => {
         View {
+            socket: Some($h.profile.socket_of($h.sched.thread_cpu($h.vcpus.len() as u32 + $t))),
             rings: &mut $h.devs[..],
             costs: &$h.io.costs,
             yield_wanted: $yield_wanted,
@@ -64,6 +66,20 @@ impl Host {
         self.sched.need_resched(self.sched.thread_cpu(self.io_thread_tid(t)))
     }
 
+    /// What `pkts` packets of `bytes` in all of device `dev` cost vCPU `v`'s guest beyond
+    /// their local cost (profile `[numa]`): the ring's lines and the packets' data were last
+    /// written or read by the back end, and cross the socket interconnect when it runs on
+    /// another socket than the vCPU. 0 for a device without a back end (a VF's DMA is not
+    /// modelled as remote).
+    pub(crate) fn guest_cross_ns(&self, v: u32, dev: u32, pkts: u32, bytes: u32) -> Time {
+        let Some(t) = self.backend_tid(dev) else { return 0 };
+        let socket = |tid| self.profile.socket_of(self.sched.thread_cpu(tid));
+        if socket(t) == socket(v) {
+            return 0;
+        }
+        self.io.costs.cross_ns(pkts, bytes)
+    }
+
     /// Thread id of the back-end thread that serves device `dev`, if one does (not a VF's).
     pub(crate) fn backend_tid(&self, dev: u32) -> Option<u32> {
         self.io.of_dev(dev).map(|(t, _)| self.io_thread_tid(t))
@@ -72,7 +88,7 @@ impl Host {
     /// Work for device `dev`'s back end: a kick (its ioeventfd) or a packet on its tap socket.
     pub(crate) fn notify_backend(&mut self, now: Time, dev: u32, n: Notice, q: &mut EventQueue<Ev>) {
         let Some((t, local)) = self.io.of_dev(dev) else { return };
-        let s = self.io.threads[t as usize].notice(now, local, n, &mut view!(self, now, false));
+        let s = self.io.threads[t as usize].notice(now, local, n, &mut view!(self, t, false));
         self.io_signal(now, t, s, q);
     }
 
@@ -112,7 +128,7 @@ impl Host {
     /// Thread `t`'s spin timer fires (its window, or work seen): it goes on.
     pub(crate) fn io_poll(&mut self, now: Time, t: u32, q: &mut EventQueue<Ev>) {
         let yield_wanted = self.io_yield_wanted(t);
-        if let Some(n) = self.io.threads[t as usize].spin_over(now, &mut view!(self, now, yield_wanted)) {
+        if let Some(n) = self.io.threads[t as usize].spin_over(now, &mut view!(self, t, yield_wanted)) {
             self.io_apply(now, t, n, q);
         }
     }
@@ -121,7 +137,7 @@ impl Host {
     pub(crate) fn io_run(&mut self, now: Time, t: u32, wake_cpu: Time, q: &mut EventQueue<Ev>) {
         self.io.threads[t as usize].owe(wake_cpu);
         let yield_wanted = self.io_yield_wanted(t);
-        let n = self.io.threads[t as usize].run(now, &mut view!(self, now, yield_wanted));
+        let n = self.io.threads[t as usize].run(now, &mut view!(self, t, yield_wanted));
         self.io_apply(now, t, n, q);
     }
 
@@ -134,12 +150,12 @@ impl Host {
         self.tr_io_step_end(now, t);
         if let Some((dev, w)) = self.io.threads[t as usize].finish_item() {
             self.complete(now, dev, w, q);
-            self.io.threads[t as usize].after_item(now, dev, w, &mut view!(self, now, false));
+            self.io.threads[t as usize].after_item(now, dev, w, &mut view!(self, t, false));
         }
         if self.io_yield_wanted(t) {
             return self.io_apply(now, t, Next::Yield, q);
         }
-        let n = self.io.threads[t as usize].next(now, &mut view!(self, now, false));
+        let n = self.io.threads[t as usize].next(now, &mut view!(self, t, false));
         self.io_apply(now, t, n, q);
     }
 

@@ -153,13 +153,17 @@ impl Host {
         let vm_io: Vec<io::VmIo> = s
             .vm
             .iter()
-            .map(|vm| io::VmIo {
+            .enumerate()
+            .map(|(vi, vm)| io::VmIo {
                 name: &vm.name,
                 kind: vm.net.kind,
                 offloads: vm.net.offloads(),
                 vhost_pin: vm.net.vhost_pin,
                 busyloop_timeout_us: vm.net.busyloop_timeout_us,
                 request_stream: matches!(vm.workload, Some(Workload::RequestStream { .. })),
+                // Linux's default policy: the node of the CPU that first touches a page, the
+                // booting vCPU 0's (where the host scheduler placed its thread).
+                memory_node: vm.memory_node.unwrap_or_else(|| c.profile.socket_of(sched.thread_cpu(vms[vi].vcpus[0]))),
             })
             .collect();
         let io = io::Backends::build(&s.host.io, &c.profile, &vm_io, &dev_vm, &dom0, &mut |name, pin| {

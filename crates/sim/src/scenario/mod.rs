@@ -190,6 +190,11 @@ pub struct Vm {
     /// pCPU each vCPU thread is pinned to (one entry per vCPU). Default: unpinned, placed
     /// by the host scheduler on any pCPU.
     pub vcpu_pins: Option<Vec<u32>>,
+    /// The memory node (socket) its memory is on (issue 48 item 5). Default: the node of the
+    /// pCPU its vCPU 0 is placed on first (Linux's default policy allocates a page on the node
+    /// of the CPU that first touches it, the booting vCPU's).
+    #[serde(default)]
+    pub memory_node: Option<u32>,
     /// How interrupts reach the vCPUs (`eventpath_policy::delivery`), as the VM runs:
     /// `emulated` (software LAPIC, default), `apicv` (EOI virtualized only), `posted` (CPU and
     /// VT-d posted interrupts), `eli` (ELI/ELVIS exitless, needs an `sriov_vf`), `did` (DID),
@@ -651,6 +656,16 @@ impl Scenario {
                             key("vcpu_pins"), pcpus - 1
                         )));
                     }
+                }
+            }
+            if let Some(n) = vm.memory_node {
+                let nodes = if profile.numa.is_some() { profile.cpu.sockets.value as u32 } else { 1 };
+                if n >= nodes {
+                    return Err(err(format!(
+                        "key `{}`: node {n} does not exist; profile {} has {} (one per socket: nodes 0..={}{})",
+                        key("memory_node"), profile.name, if nodes == 1 { "one memory node".to_string() } else { format!("{nodes} memory nodes") }, nodes - 1,
+                        if profile.numa.is_none() && profile.cpu.sockets.value > 1.0 { "; it declares no [numa] costs, so its sockets are one memory distance" } else { "" }
+                    )));
                 }
             }
             if let Some(p) = vm.net.vhost_pin {

@@ -116,6 +116,7 @@ impl<K: Kernel> NapiOps for K {
         let d = self.net(dev);
         let front = *d.rxq.used.front().expect("non-empty");
         let mut pkts = 1;
+        let mut run_bytes = front.bytes;
         let cost = if d.mtvd.is_some() {
             // MTVD: the driver's descriptor work and the hand-over; a thread takes it up the
             // stack (`mtvd.rs`), one packet at a time (no GRO before the dispatch).
@@ -127,10 +128,14 @@ impl<K: Kernel> NapiOps for K {
             let limit = if d.guest_gro { d.napi.room() } else { 1 };
             let run = gro::guest_run(d.rxq.used.iter(), gro_max, limit);
             pkts = run.pkts;
+            run_bytes = run.bytes as u32;
             tcp_seg_ns + gro_ns * f64::from(pkts - 1) + buf_ns * run.extra_bufs as f64 + tcp_byte_ns * run.bytes as f64
         } else {
             stack_cost(&front, tcp_data, &costs)
         };
+        // The used ring's lines and the packets' buffers, which the back end wrote.
+        let cost = cost + self.ring_cross_ns(v, dev, pkts, run_bytes) as f64;
+        let d = self.net(dev);
         let cost = d.napi.start_receive(now, cost, poll_ns, pkts);
         self.run_task(now, v, Task::NapiRx, round_ns(cost));
         true

@@ -64,7 +64,7 @@ impl Backend for ElvisIo {
 
     /// The turn's next item, or `End` when its queue is empty.
     fn take<R: DevRings + ?Sized>(&mut self, now: Time, turn: Turn, dev: u32, v: &mut View<'_, R>) -> Take {
-        let item = if turn.rx { v.costs.take_rx(v.rings, dev) } else { v.costs.take_tx(v.rings, dev) };
+        let item = if turn.rx { v.costs.take_rx(v.rings, dev, v.socket) } else { v.costs.take_tx(v.rings, dev, v.socket) };
         if let Some((w, cost)) = item {
             return Take::Item(w, cost);
         }

@@ -65,6 +65,8 @@ pub(crate) struct VmIo<'a> {
     pub busyloop_timeout_us: u32,
     /// Its workload is the testbed's request stream (its guest answers each completion).
     pub request_stream: bool,
+    /// The node its memory is on (`vm.memory_node` or first touch).
+    pub memory_node: u32,
 }
 
 impl Backends {
@@ -80,6 +82,7 @@ impl Backends {
         // Each VM's first device (a virtio VM's only one).
         let first: Vec<u32> = (0..vms.len() as u32).map(|vm| dev_vm.iter().position(|&v| v == vm).expect("a device per VM") as u32).collect();
         let offloads = || dev_vm.iter().map(|&vm| vms[vm as usize].offloads);
+        let nodes = || dev_vm.iter().map(|&vm| vms[vm as usize].memory_node).collect();
         if io.handling == Handling::Vhost {
             // One worker per device, pinned where its VM says. (A VF's never wakes: it is kept
             // so that the threads' ids and placement stay what they were.)
@@ -108,7 +111,7 @@ impl Backends {
                     _ => 0.0,
                 })
                 .collect();
-            let costs = Costs::new(profile, offloads(), true).with_packet_extra(extra);
+            let costs = Costs::new(profile, offloads(), true).with_packet_extra(extra).with_numa(profile, nodes());
             return Backends { threads, by_dev, exitless: false, costs, dev_vm: dev_vm.to_vec() };
         }
         let virtio: Vec<u32> = (0..vms.len()).filter(|&vm| vms[vm].kind.has_backend()).map(|vm| first[vm]).collect();
@@ -129,7 +132,7 @@ impl Backends {
             threads.push(th);
         }
         let kernel_path = threads.iter().all(|t| t.policy.kernel_path());
-        Backends { threads, by_dev, exitless: io.handling == Handling::Elvis, costs: Costs::new(profile, offloads(), kernel_path), dev_vm: dev_vm.to_vec() }
+        Backends { threads, by_dev, exitless: io.handling == Handling::Elvis, costs: Costs::new(profile, offloads(), kernel_path).with_numa(profile, nodes()), dev_vm: dev_vm.to_vec() }
     }
 
     /// The thread serving device `dev` and the device's index among its devices, if any.

@@ -77,7 +77,7 @@ impl Backend for PmdIo {
     /// Up to a burst from the turn's queue.
     fn take<R: DevRings + ?Sized>(&mut self, _now: Time, turn: Turn, dev: u32, v: &mut View<'_, R>) -> Take {
         if turn.taken < self.pmd.burst() {
-            let item = if turn.rx { v.costs.take_rx(v.rings, dev) } else { v.costs.take_tx(v.rings, dev) };
+            let item = if turn.rx { v.costs.take_rx(v.rings, dev, v.socket) } else { v.costs.take_tx(v.rings, dev, v.socket) };
             if let Some((w, cost)) = item {
                 return Take::Item(w, cost);
             }

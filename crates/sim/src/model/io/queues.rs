@@ -21,6 +21,16 @@ pub(crate) enum Work {
     Rx(RxPkt),
 }
 
+impl Work {
+    /// Its payload bytes.
+    pub fn bytes(&self) -> u32 {
+        match self {
+            Work::Tx(b) => b.bytes,
+            Work::Rx(p) => p.bytes,
+        }
+    }
+}
+
 /// What reached a device's back end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Notice {
@@ -140,7 +150,27 @@ pub(crate) struct Costs {
     /// Per device: what its back end pays per packet beyond vhost's, both ways (a Xen
     /// device's: netback's grant copy, QEMU's e1000 emulation; 0 otherwise).
     packet_extra_ns: Vec<f64>,
+    /// What an item of a VM whose memory is on another node costs more (profile `[numa]`);
+    /// None: one memory distance.
+    remote: Option<Remote>,
 }
+
+/// A back end's remote-memory costs (profile `[numa]`, issue 48 item 5): an item of a device
+/// whose VM's memory is on another node than the back end's pCPU makes its ring accesses
+/// (indices, entries, descriptors, the used element) and copies the packet's bytes across the
+/// socket interconnect. The host side of each copy (the skb) is on the back end's own node.
+#[derive(Debug, Clone)]
+struct Remote {
+    /// `ring_lines_per_packet` × `remote_line_ns`.
+    ring_ns: f64,
+    /// `remote_copy_line_ns`, per 64-byte line of the packet.
+    copy_line_ns: f64,
+    /// Per device, its VM's memory node.
+    dev_node: Vec<u32>,
+}
+
+/// A cache line's bytes.
+const LINE_BYTES: u32 = 64;
 
 impl Costs {
     /// The profile's costs for devices whose negotiated offloads are `offloads`; `kernel_path`:
@@ -153,6 +183,7 @@ impl Costs {
         Costs {
             rx_csum_byte_ns: offloads.map(|o| if o.guest_csum { 0.0 } else { csum }).collect(),
             packet_extra_ns: Vec::new(),
+            remote: None,
             tx_packet_ns: v.tx_packet_ns.value + host_path,
             tx_byte_ns: v.tx_byte_ns.value,
             rx_packet_ns: v.rx_packet_ns.value,
@@ -171,19 +202,52 @@ impl Costs {
         self
     }
 
+    /// The profile's remote-memory costs (if it has `[numa]`), each device's VM's memory on
+    /// `dev_node`.
+    pub fn with_numa(mut self, p: &Profile, dev_node: Vec<u32>) -> Self {
+        self.remote = p.numa.as_ref().map(|n| Remote {
+            ring_ns: n.ring_lines_per_packet.value * n.remote_line_ns.value,
+            copy_line_ns: n.remote_copy_line_ns.value,
+            dev_node,
+        });
+        self
+    }
+
+    /// What an item of `bytes` of device `dev` costs beyond its local cost when the back end
+    /// runs on a pCPU of socket `socket` (None: not on a pCPU, nothing to say): 0 unless the
+    /// device's VM's memory is on another node.
+    pub fn remote_ns(&self, dev: u32, bytes: u32, socket: Option<u32>) -> Time {
+        match (&self.remote, socket) {
+            (Some(r), Some(s)) if r.dev_node[dev as usize] != s => self.cross_ns(1, bytes),
+            _ => 0,
+        }
+    }
+
+    /// What `pkts` packets of `bytes` in all cost one side of a ring beyond their local cost
+    /// when the other side last wrote their lines from another socket (0 without `[numa]`):
+    /// each packet's ring accesses, its payload's lines and one line of headers (the
+    /// virtio-net header and the frame's).
+    pub fn cross_ns(&self, pkts: u32, bytes: u32) -> Time {
+        self.remote.as_ref().map_or(0, |r| {
+            round_ns(f64::from(pkts) * r.ring_ns + r.copy_line_ns * f64::from(bytes.div_ceil(LINE_BYTES) + pkts))
+        })
+    }
+
     fn extra(&self, dev: u32) -> f64 {
         self.packet_extra_ns.get(dev as usize).copied().unwrap_or(0.0)
     }
 
     /// Take device `dev`'s next TX buffer and its cost, if its ring has one.
-    pub fn take_tx(&self, rings: &mut (impl DevRings + ?Sized), dev: u32) -> Option<(Work, Time)> {
+    /// `socket`: the back end's pCPU's (the remote-memory cost's question).
+    pub fn take_tx(&self, rings: &mut (impl DevRings + ?Sized), dev: u32, socket: Option<u32>) -> Option<(Work, Time)> {
         let b = rings.tx(dev).take()?;
-        Some((Work::Tx(b), round_ns(self.tx_packet_ns + self.extra(dev) + self.tx_byte_ns * b.bytes as f64)))
+        let local = round_ns(self.tx_packet_ns + self.extra(dev) + self.tx_byte_ns * b.bytes as f64);
+        Some((Work::Tx(b), local + self.remote_ns(dev, b.bytes, socket)))
     }
 
     /// Take the next packet on device `dev`'s tap socket into posted guest buffers (as many as
     /// it needs, `hw/gro.rs`), and its cost, if there are both.
-    pub fn take_rx(&self, rings: &mut (impl DevRings + ?Sized), dev: u32) -> Option<(Work, Time)> {
+    pub fn take_rx(&self, rings: &mut (impl DevRings + ?Sized), dev: u32, socket: Option<u32>) -> Option<(Work, Time)> {
         if !rings.rx(dev).has_room() {
             return None;
         }
@@ -193,6 +257,7 @@ impl Costs {
         rx.take(&pkt);
         rx.head_bufs = head;
         let per_byte = self.rx_byte_ns + self.rx_csum_byte_ns[dev as usize];
-        Some((Work::Rx(pkt), round_ns(self.rx_packet_ns + self.extra(dev) + per_byte * pkt.bytes as f64)))
+        let local = round_ns(self.rx_packet_ns + self.extra(dev) + per_byte * pkt.bytes as f64);
+        Some((Work::Rx(pkt), local + self.remote_ns(dev, pkt.bytes, socket)))
     }
 }

@@ -17,6 +17,8 @@ pub(crate) struct View<'a, R: DevRings + ?Sized> {
     pub yield_wanted: bool,
     /// Each device's VM (a move between VMs' queues costs a page-table switch).
     pub dev_vm: &'a [u32],
+    /// The socket of the pCPU the thread is on (a VM's memory elsewhere costs more).
+    pub socket: Option<u32>,
 }
 
 /// How a turn serves its queue (set by the policy when the turn starts, read back only by
@@ -117,10 +119,10 @@ pub(crate) trait Backend {
 /// The model's rings, as one of the [`Queues`] an adapter's machines are driven through.
 impl<R: DevRings + ?Sized> Queues for View<'_, R> {
     fn take_tx(&mut self, dev: u32) -> Option<(Work, Time)> {
-        self.costs.take_tx(self.rings, dev)
+        self.costs.take_tx(self.rings, dev, self.socket)
     }
     fn take_rx(&mut self, dev: u32) -> Option<(Work, Time)> {
-        self.costs.take_rx(self.rings, dev)
+        self.costs.take_rx(self.rings, dev, self.socket)
     }
     fn sock_empty(&mut self, dev: u32) -> bool {
         self.rings.sock(dev).is_empty()

@@ -98,6 +98,11 @@ pub(crate) struct IoThread {
     /// Turns (window), and those that took nothing.
     turns: u64,
     empty_turns: u64,
+    /// Items taken (window), those of a VM whose memory is on another node than the thread's
+    /// pCPU, and what their remote accesses added (`queues.rs`, profile `[numa]`).
+    pub items: u64,
+    pub remote_items: u64,
+    pub remote_ns: Time,
     pub(crate) policy: Policy,
 }
 
@@ -126,6 +131,9 @@ impl IoThread {
             longest_turn: 0,
             turns: 0,
             empty_turns: 0,
+            items: 0,
+            remote_items: 0,
+            remote_ns: 0,
             policy,
         }
     }
@@ -167,6 +175,9 @@ impl IoThread {
         self.busy.reset(now);
         self.turns = 0;
         self.empty_turns = 0;
+        self.items = 0;
+        self.remote_items = 0;
+        self.remote_ns = 0;
         self.policy.reset_metrics();
     }
 
@@ -312,6 +323,10 @@ impl IoThread {
                 let dev = self.devs[turn.local];
                 match self.policy.take(now, turn, dev, v) {
                     Take::Item(w, cost) => {
+                        let remote = v.costs.remote_ns(dev, w.bytes(), v.socket);
+                        self.items += 1;
+                        self.remote_items += u64::from(remote > 0);
+                        self.remote_ns += remote;
                         self.current = Some((dev, w));
                         return Next::Step(now + std::mem::take(&mut self.owed_ns) + cost);
                     }

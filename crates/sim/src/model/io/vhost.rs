@@ -106,7 +106,7 @@ impl Backend for VhostIo {
             match self.handler {
                 Handler::Tx => {
                     if self.tx.state() != VhostState::Requeued {
-                        if let Some((w, cost)) = v.costs.take_tx(v.rings, dev) {
+                        if let Some((w, cost)) = v.costs.take_tx(v.rings, dev, v.socket) {
                             return Take::Item(w, cost);
                         }
                         // Ring empty: busy-poll it if configured, else vhost_enable_notify, then
@@ -131,7 +131,7 @@ impl Backend for VhostIo {
                 }
                 Handler::Rx => {
                     if self.rx.state() != VhostState::Requeued {
-                        if let Some((w, cost)) = v.costs.take_rx(v.rings, dev) {
+                        if let Some((w, cost)) = v.costs.take_rx(v.rings, dev, v.socket) {
                             return Take::Item(w, cost);
                         }
                         if v.rings.sock(dev).is_empty() {

@@ -179,13 +179,17 @@ impl App for TcpStreams {
         };
         let st = &t.s[i as usize];
         let (step, cost) = match st.next_segment().filter(|_| !stopped) {
-            Some(bytes) => (Step::new(XMIT, bytes, u64::from(i)), st.seg_cost + round_ns(st.csum_byte_ns * f64::from(bytes))),
+            Some(bytes) => {
+                let local = st.seg_cost + round_ns(st.csum_byte_ns * f64::from(bytes));
+                // Its descriptor, ring entries and buffer, last touched by the back end.
+                (Step::new(XMIT, bytes, u64::from(i)), local + g.ring_cross_ns(v, bytes))
+            }
             None => {
                 let (bytes, cost) = st.next_write().expect("a runnable thread has a segment or a write");
                 (Step::new(WRITE, bytes, u64::from(i)), cost)
             }
         };
-        t.sched.ran(i, cost + switch);
+        g.app().sched.ran(i, cost + switch);
         g.run_step(v, step, cost + switch)
     }
 

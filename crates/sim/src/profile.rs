@@ -586,20 +586,29 @@ pub struct Numa {
 /// `model/build.rs`).
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
+///
+/// The first four keys are a Linux host's (its tick and kernel threads), used only on a host
+/// scheduled by CFS: a Xen host's profile (one with `[xen]`) leaves them out, as its guests'
+/// pCPUs run no Linux (Xen's timers are its own; dom0's kernel threads run on dom0's pCPUs),
+/// and every other profile must give them. The two spreads apply under either scheduler.
 pub struct Housekeeping {
     /// The host tick's own work on a pCPU that runs a thread (`tick_sched_timer`:
     /// `update_process_times`, `scheduler_tick`, the RCU check, the timer softirq's raise);
     /// a vCPU in guest mode takes it as an external-interrupt exit.
-    pub tick_ns: Param,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tick_ns: Option<Param>,
     /// Ticks of different pCPUs offset from each other (1: `tick_setup_sched_timer` spreads
     /// them over half a tick, Linux before 2.6.37 or `skew_tick=1`) or aligned (0: the
     /// default since 2.6.37).
-    pub tick_skew: Param,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tick_skew: Option<Param>,
     /// Each pCPU's per-CPU kernel threads (kworker, watchdog) wake on average this far apart
     /// on a busy pCPU, each at its own phase; 0: none.
-    pub kthread_interval_ns: Param,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kthread_interval_ns: Option<Param>,
     /// What one such wake-up runs on its pCPU (beside the two context switches it causes).
-    pub kthread_ns: Param,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kthread_ns: Option<Param>,
     /// The VMs start at offsets drawn uniformly over this span, each from its own random
     /// stream. Both spans together fall in the first half of the warm-up (scaled down where they do not fit): a
     /// scenario without one starts every thread at 0.
@@ -607,6 +616,18 @@ pub struct Housekeeping {
     /// Each of a VM's vCPU threads starts at the VM's offset plus its own draw over this span
     /// (by the time a workload runs, each has slept and woken at its own guest's timers).
     pub vcpu_start_spread_ns: Param,
+}
+
+impl Housekeeping {
+    /// The Linux host's keys, by name (absent in a Xen host's profile).
+    pub fn linux_keys(&self) -> [(&'static str, Option<&Param>, &'static str); 4] {
+        [
+            ("housekeeping.tick_ns", self.tick_ns.as_ref(), "ns"),
+            ("housekeeping.tick_skew", self.tick_skew.as_ref(), "bool"),
+            ("housekeeping.kthread_interval_ns", self.kthread_interval_ns.as_ref(), "ns"),
+            ("housekeeping.kthread_ns", self.kthread_ns.as_ref(), "ns"),
+        ]
+    }
 }
 
 /// Longest time any one parameter may give, ns: a second. No single operation, latency or
@@ -918,11 +939,8 @@ impl Profile {
             ]);
         }
         if let Some(h) = &self.housekeeping {
+            p.extend(h.linux_keys().into_iter().filter_map(|(k, v, u)| v.map(|v| (k, v, u))));
             p.extend([
-                ("housekeeping.tick_ns", &h.tick_ns, "ns"),
-                ("housekeeping.tick_skew", &h.tick_skew, "bool"),
-                ("housekeeping.kthread_interval_ns", &h.kthread_interval_ns, "ns"),
-                ("housekeeping.kthread_ns", &h.kthread_ns, "ns"),
                 ("housekeeping.vm_boot_spread_ns", &h.vm_boot_spread_ns, "ns"),
                 ("housekeeping.vcpu_start_spread_ns", &h.vcpu_start_spread_ns, "ns"),
             ]);
@@ -1048,7 +1066,14 @@ impl Profile {
     /// millisecond by its bounds, so ends before its next wake-up).
     fn check_housekeeping(&self) -> Result<(), String> {
         let Some(h) = &self.housekeeping else { return Ok(()) };
-        let every = h.kthread_interval_ns.value;
+        if self.xen.is_none() {
+            if let Some((key, _, _)) = h.linux_keys().into_iter().find(|(_, v, _)| v.is_none()) {
+                return Err(format!(
+                    "key `{key}`: missing; a Linux host's `[housekeeping]` gives tick_ns, tick_skew, kthread_interval_ns and kthread_ns (only a Xen host's profile, one with `[xen]`, leaves them out)"
+                ));
+            }
+        }
+        let every = h.kthread_interval_ns.as_ref().map_or(0.0, |p| p.value);
         if every != 0.0 && every < 1e6 {
             return Err(format!("key `housekeeping.kthread_interval_ns`: value {} is not allowed; expected 0 (none) or at least 1000000 ns (a kernel thread sleeps between its wake-ups)", crate::error::num(every)));
         }

@@ -52,8 +52,11 @@ fn h_balance_with_the_scheduler_half_cuts_the_interrupt_tail_under_credit() {
     // at the latest when the hog's rate limit (`sched_ratelimit_us`, 1 ms) runs out, never a slice.
     let none = &hb.summary.vms[0].latency_by_target_state_us.get().expect("irq_source classes its raises")["none_running"];
     assert!(none.max.unwrap() < 1_000.0 + 100.0, "{none:?}");
-    let none_fixed = &fixed.summary.vms[0].latency_by_target_state_us.get().unwrap()["none_running"];
-    assert!(none_fixed.max.unwrap() > 10_000.0, "fixed waits for slices: {none_fixed:?}");
+    // Fixed waits for slices. (The VM's vCPUs start at their own offsets since issue 48 item 4,
+    // so their pCPUs' slices are out of step and some vCPU of the VM runs at almost every raise:
+    // fixed's waits are those of a raise on a waiting vCPU 0 while another runs.)
+    let other_fixed = &fixed.summary.vms[0].latency_by_target_state_us.get().unwrap()["other_running"];
+    assert!(other_fixed.max.unwrap() > 10_000.0, "fixed waits for slices: {other_fixed:?}");
 }
 
 /// The guest's application answers on vCPU 0 (the ping's `recvfrom()`): routing moves the

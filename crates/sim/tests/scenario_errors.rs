@@ -521,3 +521,17 @@ fn emulated_written_on_a_xen_pv_device_is_refused_and_the_absent_key_reads_evtch
     let fv = xen(Vm::new("vm0", 2).net("kind = \"xen_e1000\"").delivery("emulated")).check();
     assert_eq!(fv.scenario.vm[0].interrupt_delivery, InterruptDelivery::Emulated);
 }
+
+#[test]
+fn a_linux_hosts_housekeeping_must_give_its_tick_and_kernel_threads() {
+    // Only a Xen host's profile (one with [xen]) may leave the Linux host's keys out.
+    let text = es2_text();
+    let line = text.lines().find(|l| l.starts_with("tick_ns = {")).expect("es2 has housekeeping.tick_ns");
+    let m = Profile::parse("p.toml", &text.replacen(&format!("{line}\n"), "", 1)).expect_err("a Linux host's housekeeping without tick_ns").to_string();
+    assert!(!m.contains('\n') && m.contains("housekeeping.tick_ns") && m.contains("[xen]"), "{m}");
+    // The hbalance profile (Xen) gives the start spreads only, and loads.
+    let hb = BUILTIN.iter().find(|(n, _)| *n == "hbalance").unwrap().1;
+    let p = Profile::parse("hbalance.toml", hb).unwrap();
+    let h = p.housekeeping.as_ref().expect("hbalance has [housekeeping]");
+    assert!(h.tick_ns.is_none() && h.kthread_interval_ns.is_none() && h.vm_boot_spread_ns.value > 0.0);
+}

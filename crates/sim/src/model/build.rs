@@ -255,10 +255,11 @@ impl Host {
         let running: Vec<u32> = (0..host.io.threads.len() as u32).filter(|&t| host.io.starts_running(t)).map(|t| host.io_thread_tid(t)).collect();
         // Both spans together fall in the first half of the warm-up (scaled down where they
         // would not): the paper's VMs started long before its measurement, so none may start
-        // inside the window. (On a Linux host scheduled by CFS; Xen's credit keeps every
-        // thread starting at 0.)
+        // inside the window. (Under either host scheduler: how the VMs were started is the
+        // host's. A late start is a wake-up under Xen's credit, `domain_unpause`, and a new
+        // task's placement under CFS, `wake_up_new_task`.)
         let half = crate::engine::secs_to_ns(s.warmup_s) as f64 / 2.0;
-        let hk = c.profile.housekeeping.as_ref().filter(|_| linux);
+        let hk = c.profile.housekeeping.as_ref();
         let (spread, gap) = hk.map_or((0.0, 0.0), |h| {
             let (a, b) = (h.vm_boot_spread_ns.value, h.vcpu_start_spread_ns.value);
             let fit = if a + b > half { half / (a + b) } else { 1.0 };
@@ -281,9 +282,10 @@ impl Host {
         }
         host.cx(q).drain(0);
         // Ticks of different pCPUs aligned (Linux since 2.6.37 unless skew_tick=1) or spread
-        // over half a tick (`tick_setup_sched_timer`'s skew); a host without housekeeping, or
-        // not scheduled by Linux (Xen's timers are its own), keeps a spread over a whole tick.
-        let skew = c.profile.housekeeping.as_ref().filter(|_| linux).map(|h| h.tick_skew.value != 0.0);
+        // over half a tick (`tick_setup_sched_timer`'s skew); a host without housekeeping (or
+        // without `tick_skew`: a Xen host's profile), or not scheduled by Linux (Xen's timers
+        // are its own), keeps a spread over a whole tick.
+        let skew = c.profile.housekeeping.as_ref().filter(|_| linux).and_then(|h| h.tick_skew.as_ref()).map(|k| k.value != 0.0);
         for cpu in 0..c.pcpus {
             let t = host.hv.host_tick_ns;
             let at = match skew {

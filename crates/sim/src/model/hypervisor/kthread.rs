@@ -24,13 +24,15 @@ pub struct Housekeeping {
 impl Housekeeping {
     /// The profile's housekeeping, on a Linux host scheduled by CFS (`linux`); none under Xen
     /// or its credit scheduler (the hypervisor's own timers and softirqs make no scheduling
-    /// decision among the guests' vCPUs, and dom0's kernel threads run on dom0's vCPUs).
+    /// decision among the guests' vCPUs, and dom0's kernel threads run on dom0's vCPUs), nor
+    /// where the profile leaves a key out (a Xen host's profile may).
     pub fn of(p: &Profile, linux: bool) -> Housekeeping {
+        let ns = |v: &Option<crate::profile::Param>| v.as_ref().map_or(0, |v| round_ns(v.value));
         match &p.housekeeping {
             Some(h) if linux => Housekeeping {
-                tick_ns: round_ns(h.tick_ns.value),
-                kthread_interval_ns: round_ns(h.kthread_interval_ns.value),
-                kthread_ns: round_ns(h.kthread_ns.value),
+                tick_ns: ns(&h.tick_ns),
+                kthread_interval_ns: ns(&h.kthread_interval_ns),
+                kthread_ns: ns(&h.kthread_ns),
             },
             _ => Housekeeping::default(),
         }

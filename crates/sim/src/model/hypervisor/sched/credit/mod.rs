@@ -268,10 +268,21 @@ impl Credit {
         tid
     }
 
-    /// Thread `t` is runnable from the start.
+    /// Thread `t` becomes runnable for the first time. At 0 it is one of the threads the host
+    /// already runs when the model begins: queued as it is (UNDER), run at once on an idle pCPU.
+    /// Later it is a new domain's vCPU made runnable: Xen 4.2 creates a vCPU UNDER with no
+    /// credit (`csched_alloc_vdata`), and the toolstack's unpause (`domain_unpause` →
+    /// `vcpu_wake`, for every vCPU of the domain) reaches `csched_vcpu_wake` like any wake-up:
+    /// BOOSTed, queued, `__runq_tickle` (preempting a lower priority on its pCPU, tickling one
+    /// idle pCPU, which steals it). The tickle cycles from the vCPU's own pCPU's
+    /// `last_tickle_cpu` (Xen's is the toolstack's pCPU, in dom0: not modelled).
     pub fn start(&mut self, now: Time, t: u32) {
         if self.threads[t as usize].state != State::Sleeping {
             return;
+        }
+        if now > 0 {
+            self.threads[t as usize].timer_woken = false;
+            return self.wake_inner(now, t, None);
         }
         let cpu = self.threads[t as usize].cpu;
         self.runq_insert(now, cpu, t);

@@ -257,3 +257,95 @@ fn an_smp_boost_outranks_boost_preempts_and_drops_at_the_next_tick() {
     s.tick_cpu(3_000_000, 0);
     assert_eq!(s.threads[v as usize].pri, Pri::Under);
 }
+
+// A thread started after 0 is a new domain's vCPU made runnable: `domain_unpause` → `vcpu_wake`
+// → `csched_vcpu_wake` (issue 48 item 4). Before, `start` queued it UNDER without a tickle: on a
+// busy pCPU it waited for the current thread's slice (up to 30 ms) while a peer idled.
+
+#[test]
+fn a_late_start_is_boosted_and_preempts_a_hog_past_the_rate_limit() {
+    let mut s = credit(1, 30);
+    let (hog, v) = (s.add(0, 1, rng("hog")), s.add(0, 1, rng("v")));
+    let mut h = TimerLoop::new();
+    s.start(0, hog);
+    h.run(&mut s, 0, 25_000_000);
+    s.start(25_000_000, v);
+    // csched_alloc_vdata: UNDER, no credit; csched_vcpu_wake: UNDER -> BOOST.
+    assert_eq!((s.threads[v as usize].pri, s.threads[v as usize].credit), (Pri::Boost, 0));
+    // __runq_tickle: strictly above the hog's UNDER, so its pCPU reschedules.
+    assert!(s.need_resched(0));
+    h.drain(&mut s, 25_000_000);
+    assert_eq!(s.current(0), Some(v));
+}
+
+#[test]
+fn a_late_start_within_the_rate_limit_waits_for_it() {
+    let mut s = credit(1, 30);
+    let (hog, io, v) = (s.add(0, 1, rng("hog")), s.add(0, 1, rng("io")), s.add(0, 1, rng("v")));
+    let mut h = TimerLoop::new();
+    s.start(0, hog);
+    h.run(&mut s, 0, 25_000_000);
+    // A wake-up takes the pCPU for 0.1 ms; the hog is switched back in at 25.1 ms.
+    s.wake(25_000_000, io, None);
+    h.drain(&mut s, 25_000_000);
+    s.deschedule(25_100_000, 0, true);
+    assert_eq!(s.current(0), Some(hog));
+    // 0.5 ms after its switch-in the hog keeps the pCPU a rate-limit period from now.
+    s.start(25_600_000, v);
+    assert_eq!(s.threads[v as usize].pri, Pri::Boost);
+    assert!(!s.need_resched(0));
+    assert_eq!(s.pcpus[0].slice_end, Some(26_600_000));
+    h.run(&mut s, 25_600_000, 26_600_000);
+    assert_eq!(s.current(0), Some(v));
+}
+
+#[test]
+fn a_late_start_on_a_busy_pcpu_is_stolen_by_a_tickled_idle_one() {
+    let mut s = credit(2, 30);
+    let hog = s.add(0, 0b01, rng("hog"));
+    let v = s.add(0, 0b11, rng("v"));
+    s.threads[v as usize].cpu = 0; // created on the hog's pCPU
+    s.start(0, hog);
+    s.start(5_000_000, v);
+    // __runq_tickle: the busy pCPU tickles the idle one, whose csched_schedule steals it.
+    assert_eq!((s.current(1), s.thread_cpu(v)), (Some(v), 1));
+    assert_eq!(s.migrations[Migration::NohzBalance as usize], 1);
+    assert_eq!(s.current(0), Some(hog));
+    assert!(!s.need_resched(0), "nothing better is left on the hog's runqueue");
+}
+
+#[test]
+fn a_late_start_on_an_idle_pcpu_runs_at_once_woken_from_idle() {
+    let mut s = credit(2, 30);
+    let v = s.add(0, 0b01, rng("v"));
+    s.actions.clear();
+    s.start(7_000_000, v);
+    assert_eq!(s.current(0), Some(v));
+    let woke = s.actions.iter().any(|a| matches!(a, Action::SwitchIn { cpu: 0, from_idle: true, .. }));
+    assert!(woke, "the idle pCPU's SCHEDULE_SOFTIRQ: a wake-up from idle, {:?}", s.actions);
+}
+
+#[test]
+fn a_late_start_does_not_preempt_a_boosted_thread() {
+    let mut s = credit(2, 30);
+    let (a, v) = (s.add(0, 0b01, rng("a")), s.add(0, 0b01, rng("v")));
+    s.start(0, a);
+    s.threads[a as usize].pri = Pri::Boost; // woken, its tick not yet come
+    s.start(2_000_000, v);
+    assert_eq!(s.threads[v as usize].pri, Pri::Boost);
+    // BOOST does not preempt BOOST (`new->pri > cur->pri`); pCPU 1 is not allowed to it.
+    assert!(!s.need_resched(0));
+    assert_eq!((s.current(0), s.current(1)), (Some(a), None));
+    assert_eq!(s.pcpus[0].runq, vec![v]);
+}
+
+#[test]
+fn a_start_at_zero_is_a_thread_already_running_not_a_wake_up() {
+    let mut s = credit(1, 30);
+    let (a, b) = (s.add(0, 1, rng("a")), s.add(0, 1, rng("b")));
+    s.start(0, a);
+    s.start(0, b);
+    assert_eq!((s.threads[a as usize].pri, s.threads[b as usize].pri), (Pri::Under, Pri::Under));
+    assert_eq!(s.current(0), Some(a));
+    assert!(!s.need_resched(0));
+}

@@ -66,7 +66,8 @@ fn testbed_summary_has_every_simulator_key_null_where_it_cannot_measure() {
     let mut nulls = Vec::new();
     check_paths(&simulator_summary(), &testbed_summary(), "", &mut nulls);
     let want = [
-        ".events", ".host.context_switches_per_s", ".host.idle_wakeups_by_cstate_per_s", ".host.migrations_by_cause_per_s",
+        ".events", ".host.context_switches_per_s", ".host.idle_wakeups_by_cstate_per_s", ".host.io_threads[].remote_busy_pct",
+        ".host.io_threads[].remote_items_pct", ".host.migrations_by_cause_per_s",
         ".host.pcpu_softirq_pct", ".host.threads", ".host.wake_affine_per_s", ".profile", ".seed", ".stalled_flows",
         ".vms[].coscheduled_if_independent_pct", ".vms[].coscheduled_pct", ".vms[].default_target_away_by_run_state_per_s", ".vms[].device_interrupts_by_run_state_per_s", ".vms[].device_interrupts_by_target_state_per_s", ".vms[].eht_pct", ".vms[].exits_per_s.interrupt_delivery",
         ".vms[].exits_per_s.ipi", ".vms[].exits_per_s.timer", ".vms[].guest_burn_pct", ".vms[].guest_halt_poll_pct",

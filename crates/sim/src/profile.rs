@@ -582,6 +582,16 @@ pub struct Numa {
     pub remote_copy_line_ns: Param,
 }
 
+impl Numa {
+    /// What `pkts` packets of `bytes` in all cost one side of a ring beyond their local cost
+    /// when their lines come from the other socket: each packet's ring accesses, its
+    /// payload's 64-byte lines and one line of headers (the virtio-net header and the frame's).
+    pub fn cross_ns(&self, pkts: u32, bytes: u32) -> f64 {
+        f64::from(pkts) * self.ring_lines_per_packet.value * self.remote_line_ns.value
+            + self.remote_copy_line_ns.value * f64::from(bytes.div_ceil(64) + pkts)
+    }
+}
+
 /// The host's housekeeping and start order (`[housekeeping]`; `model/hypervisor/kthread.rs`,
 /// `model/build.rs`).
 #[derive(Debug, Clone, Deserialize, Serialize)]

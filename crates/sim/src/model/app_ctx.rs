@@ -120,9 +120,6 @@ impl<A: Held> Ctx<A> for AppCtx<'_, A> {
         self.cx().sched_yield(now, from, to)
     }
 
-    fn ring_cross_ns(&self, v: u32, bytes: u32) -> Time {
-        self.h.guest_cross_ns(v, self.dev, 1, bytes)
-    }
     fn post_tx(&mut self, v: u32, b: Buf) {
         let (now, dev) = (self.now, self.dev);
         self.cx().post_tx(now, v, dev, b)

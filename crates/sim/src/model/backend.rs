@@ -66,18 +66,24 @@ impl Host {
         self.sched.need_resched(self.sched.thread_cpu(self.io_thread_tid(t)))
     }
 
-    /// What `pkts` packets of `bytes` in all of device `dev` cost vCPU `v`'s guest beyond
-    /// their local cost (profile `[numa]`): the ring's lines and the packets' data were last
-    /// written or read by the back end, and cross the socket interconnect when it runs on
-    /// another socket than the vCPU. 0 for a device without a back end (a VF's DMA is not
-    /// modelled as remote).
-    pub(crate) fn guest_cross_ns(&self, v: u32, dev: u32, pkts: u32, bytes: u32) -> Time {
-        let Some(t) = self.backend_tid(dev) else { return 0 };
-        let socket = |tid| self.profile.socket_of(self.sched.thread_cpu(tid));
-        if socket(t) == socket(v) {
-            return 0;
+    /// Back-end thread `t` served an item of device `dev`'s RX ring (else its TX ring): the ring
+    /// is `far` when the thread's pCPU is on another socket than the device's home vCPU's, so
+    /// that the guest pays for the lines it touched (profile `[numa]`; never without it).
+    fn mark_far(&mut self, t: u32, dev: u32, rx: bool) {
+        if self.profile.numa.is_none() {
+            return;
         }
-        self.io.costs.cross_ns(pkts, bytes)
+        let d = &self.devs[dev as usize];
+        let vm = &self.vms[d.vm as usize];
+        let home = vm.vcpus[(d.home as usize) % vm.vcpus.len()];
+        let socket = |tid: u32| self.profile.socket_of(self.sched.thread_cpu(tid));
+        let far = socket(self.io_thread_tid(t)) != socket(home);
+        let d = &mut self.devs[dev as usize];
+        if rx {
+            d.rxq.far = far;
+        } else {
+            d.txq.far = far;
+        }
     }
 
     /// Thread id of the back-end thread that serves device `dev`, if one does (not a VF's).
@@ -149,6 +155,7 @@ impl Host {
         }
         self.tr_io_step_end(now, t);
         if let Some((dev, w)) = self.io.threads[t as usize].finish_item() {
+            self.mark_far(t, dev, matches!(w, Work::Rx(_)));
             self.complete(now, dev, w, q);
             self.io.threads[t as usize].after_item(now, dev, w, &mut view!(self, t, false));
         }

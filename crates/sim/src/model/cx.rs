@@ -147,9 +147,6 @@ impl Kernel for Cx<'_> {
     fn io_signal_ns(&self) -> Time {
         self.h.io_signal_ns
     }
-    fn ring_cross_ns(&self, v: u32, dev: u32, pkts: u32, bytes: u32) -> Time {
-        self.h.guest_cross_ns(v, dev, pkts, bytes)
-    }
 
     fn notify_backend(&mut self, now: Time, dev: u32, n: Notice) {
         self.h.notify_backend(now, dev, n, self.q)

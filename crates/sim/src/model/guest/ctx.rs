@@ -69,9 +69,6 @@ pub(crate) trait Kernel: Machine {
     fn vf_tail_written(&mut self, now: Time, dev: u32);
     /// From a kick exit's start to its ioeventfd signal (ns).
     fn io_signal_ns(&self) -> Time;
-    /// What `pkts` packets of `bytes` in all on `dev`'s rings cost vCPU `v` beyond their local
-    /// cost: lines its back end last touched from another socket (profile `[numa]`; 0 on one).
-    fn ring_cross_ns(&self, v: u32, dev: u32, pkts: u32, bytes: u32) -> Time;
 
     // The back end behind the rings.
 

@@ -133,10 +133,12 @@ impl<K: Kernel> NapiOps for K {
         } else {
             stack_cost(&front, tcp_data, &costs)
         };
-        // The used ring's lines and the packets' buffers, which the back end wrote.
-        let cost = cost + self.ring_cross_ns(v, dev, pkts, run_bytes) as f64;
+        // The used ring's lines and the packets' buffers, which the back end wrote from another
+        // socket (profile `[numa]`).
+        let far = d.rxq.far;
+        let cross = self.profile().numa.as_ref().filter(|_| far).map_or(0.0, |n| n.cross_ns(pkts, run_bytes));
         let d = self.net(dev);
-        let cost = d.napi.start_receive(now, cost, poll_ns, pkts);
+        let cost = d.napi.start_receive(now, cost + cross, poll_ns, pkts);
         self.run_task(now, v, Task::NapiRx, round_ns(cost));
         true
     }

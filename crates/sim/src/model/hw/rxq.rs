@@ -86,6 +86,9 @@ pub struct RxRing {
     pub kicks: u64,
     /// Interrupts signalled (window).
     pub interrupts: u64,
+    /// The back end that last filled it ran on another socket than the device's home vCPU
+    /// (profile `[numa]`; set by the model root), as [`crate::model::hw::virtq::Virtq::far`].
+    pub far: bool,
 }
 
 impl RxRing {
@@ -106,6 +109,7 @@ impl RxRing {
             irq: IrqGate::new(mode, 0, true),
             kicks: 0,
             interrupts: 0,
+            far: false,
         }
     }
 

@@ -50,6 +50,10 @@ pub struct Virtq {
     pub kicks: u64,
     /// Interrupts the device signalled (measured window).
     pub interrupts: u64,
+    /// The back end that last served the ring ran on another socket than the device's home
+    /// vCPU (profile `[numa]`; set by the model root): the driver's accesses to the lines it
+    /// touched cross the socket interconnect.
+    pub far: bool,
 }
 
 impl Virtq {
@@ -66,6 +70,7 @@ impl Virtq {
             irq: IrqGate::new(mode, 0, false),
             kicks: 0,
             interrupts: 0,
+            far: false,
         }
     }
 

@@ -161,16 +161,10 @@ pub(crate) struct Costs {
 /// socket interconnect. The host side of each copy (the skb) is on the back end's own node.
 #[derive(Debug, Clone)]
 struct Remote {
-    /// `ring_lines_per_packet` × `remote_line_ns`.
-    ring_ns: f64,
-    /// `remote_copy_line_ns`, per 64-byte line of the packet.
-    copy_line_ns: f64,
+    numa: crate::profile::Numa,
     /// Per device, its VM's memory node.
     dev_node: Vec<u32>,
 }
-
-/// A cache line's bytes.
-const LINE_BYTES: u32 = 64;
 
 impl Costs {
     /// The profile's costs for devices whose negotiated offloads are `offloads`; `kernel_path`:
@@ -205,11 +199,7 @@ impl Costs {
     /// The profile's remote-memory costs (if it has `[numa]`), each device's VM's memory on
     /// `dev_node`.
     pub fn with_numa(mut self, p: &Profile, dev_node: Vec<u32>) -> Self {
-        self.remote = p.numa.as_ref().map(|n| Remote {
-            ring_ns: n.ring_lines_per_packet.value * n.remote_line_ns.value,
-            copy_line_ns: n.remote_copy_line_ns.value,
-            dev_node,
-        });
+        self.remote = p.numa.clone().map(|numa| Remote { numa, dev_node });
         self
     }
 
@@ -218,19 +208,9 @@ impl Costs {
     /// device's VM's memory is on another node.
     pub fn remote_ns(&self, dev: u32, bytes: u32, socket: Option<u32>) -> Time {
         match (&self.remote, socket) {
-            (Some(r), Some(s)) if r.dev_node[dev as usize] != s => self.cross_ns(1, bytes),
+            (Some(r), Some(s)) if r.dev_node[dev as usize] != s => round_ns(r.numa.cross_ns(1, bytes)),
             _ => 0,
         }
-    }
-
-    /// What `pkts` packets of `bytes` in all cost one side of a ring beyond their local cost
-    /// when the other side last wrote their lines from another socket (0 without `[numa]`):
-    /// each packet's ring accesses, its payload's lines and one line of headers (the
-    /// virtio-net header and the frame's).
-    pub fn cross_ns(&self, pkts: u32, bytes: u32) -> Time {
-        self.remote.as_ref().map_or(0, |r| {
-            round_ns(f64::from(pkts) * r.ring_ns + r.copy_line_ns * f64::from(bytes.div_ceil(LINE_BYTES) + pkts))
-        })
     }
 
     fn extra(&self, dev: u32) -> f64 {

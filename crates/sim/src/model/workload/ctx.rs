@@ -71,9 +71,6 @@ pub(crate) trait Ctx<A> {
     /// pCPU to the first vCPU of `to` that is preempted. Returns whether `from` exits.
     fn sched_yield(&mut self, from: u32, to: &[u32]) -> bool;
 
-    /// What a frame of `bytes` on the VM's device costs vCPU `v` beyond its local cost: ring
-    /// lines and buffers its back end last touched from another socket (profile `[numa]`).
-    fn ring_cross_ns(&self, v: u32, bytes: u32) -> Time;
     /// Hand frame `b` to the driver on `v` (`start_xmit`; the vCPU goes on after it).
     fn post_tx(&mut self, v: u32, b: Buf);
     /// The VM's TX virtqueue (the testbed guest writes requests straight into it).

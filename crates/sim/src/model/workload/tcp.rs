@@ -181,8 +181,11 @@ impl App for TcpStreams {
         let (step, cost) = match st.next_segment().filter(|_| !stopped) {
             Some(bytes) => {
                 let local = st.seg_cost + round_ns(st.csum_byte_ns * f64::from(bytes));
-                // Its descriptor, ring entries and buffer, last touched by the back end.
-                (Step::new(XMIT, bytes, u64::from(i)), local + g.ring_cross_ns(v, bytes))
+                // Its descriptor, ring entries and buffer, last touched by a back end on
+                // another socket (profile `[numa]`).
+                let far = g.txq().far;
+                let cross = g.profile().numa.as_ref().filter(|_| far).map_or(0, |n| round_ns(n.cross_ns(1, bytes)));
+                (Step::new(XMIT, bytes, u64::from(i)), local + cross)
             }
             None => {
                 let (bytes, cost) = st.next_write().expect("a runnable thread has a segment or a write");

@@ -345,6 +345,11 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
                 }),
                 _ => None,
             },
+            guest_threads: m.guest_threads.map(|g| crate::summary::GuestThreadsSummary {
+                threads: g.threads,
+                switches_per_s: rate(g.switches),
+                migrations_per_s: crate::model::hypervisor::sched::Migration::ALL.iter().map(|c| (c.key(), rate(g.migrations[*c as usize]))).collect(),
+            }),
             extra: (),
         });
     }

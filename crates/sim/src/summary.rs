@@ -185,6 +185,10 @@ pub struct VmSummary<V = ()> {
     /// (issue 31).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub specweb: Option<SpecwebSummary>,
+    /// The guest's CFS over the application's threads (issue 48 item 3); present only for a
+    /// workload of several threads (`tcp_stream` with `streams`, the TCP servers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub guest_threads: Option<GuestThreadsSummary>,
     /// Keys this world adds (flattened into the VM's object).
     #[serde(flatten)]
     pub extra: V,
@@ -257,6 +261,18 @@ pub struct SpecwebSummary {
     pub response_time_p95_ms: Option<f64>,
     /// Finished requests by operation class (`light`, `heavy`).
     pub finished_by_class: BTreeMap<&'static str, u64>,
+}
+
+/// The guest scheduler's work on an application's threads (window).
+#[derive(Debug, Clone, Serialize)]
+pub struct GuestThreadsSummary {
+    /// Application threads (netperf threads, server workers).
+    pub threads: u32,
+    /// Switches from one thread to another, burners included, per second.
+    pub switches_per_s: Option<f64>,
+    /// Moves of a thread to another vCPU per second, by cause: `wakeup`
+    /// (`select_task_rq_fair`), `idle_balance`, `nohz_balance`, `periodic_balance`.
+    pub migrations_per_s: BTreeMap<&'static str, Option<f64>>,
 }
 
 /// One host I/O thread.
@@ -434,6 +450,7 @@ mod tests {
             lookbusy: None,
             httperf: None,
             specweb: None,
+            guest_threads: None,
             extra,
             }
         }

@@ -59,15 +59,18 @@ fn ipiv_is_refused_on_a_cpu_without_it_and_without_posted_interrupts() {
 
 #[test]
 fn pv_eoi_removes_most_eoi_exits_but_not_those_with_another_vector_pending() {
-    let base = run(&workers("elvis", "emulated", ""));
-    let pv = run(&workers("elvis", "emulated", "pv_eoi = true"));
+    // Busy vCPUs (16 connections, 8 workers): a device interrupt and a reschedule IPI often
+    // meet inside one handler.
+    let busy = |apic: &str| workers("elvis", "emulated", apic).edit_vm(0, |vm| vm.workload("concurrency = 16\nworkers = 8"));
+    let base = run(&busy(""));
+    let pv = run(&busy("pv_eoi = true"));
     let (b, p) = (exits(&base, "eoi"), exits(&pv, "eoi"));
     eprintln!("emulated: {:?}\nemulated + pv_eoi: {:?}", base.summary.vms[0].exits_per_s, pv.summary.vms[0].exits_per_s);
     assert!(b > 10_000.0, "{:?}", base.summary.vms[0].exits_per_s);
     assert!(p < 0.5 * b, "PV EOI spares the lone vector's EOI: {p} of {b}");
     assert!(p > 0.0, "an interrupt raised inside a handler waits in the IRR: that EOI still exits");
     assert_eq!(exits(&pv, "ipi") > 0.0, exits(&base, "ipi") > 0.0, "IPIs unchanged in kind");
-    assert!(exits(&pv, "interrupt_delivery") > 0.0, "injection still kicks the vCPU");
+    assert_eq!(exits(&pv, "interrupt_delivery") > 0.0, exits(&base, "interrupt_delivery") > 0.0, "injection's kicks unchanged in kind");
 }
 
 #[test]

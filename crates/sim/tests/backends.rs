@@ -74,8 +74,16 @@ fn neither_the_guest_nor_the_model_root_names_a_back_end() {
     let names: Vec<String> = backends().into_iter().flat_map(|(v, m)| [v, m]).collect();
     let items = ["Policy", "Backend", "IoThread", "Handling", "polls_rx"];
     let mut files = Vec::new();
-    for e in std::fs::read_dir(src().join("guest")).unwrap() {
-        files.push(e.unwrap().path());
+    let mut dirs = vec![src().join("guest")];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else {
+                files.push(p);
+            }
+        }
     }
     for e in std::fs::read_dir(src()).unwrap() {
         let p = e.unwrap().path();

@@ -55,8 +55,10 @@ fn the_burn_takes_no_time_from_the_threads_and_remote_wakeups_reach_a_burning_vc
         // ACK interrupts go to vCPU 0 (fixed routing): threads on the other vCPUs are woken
         // there by a reschedule IPI, so the burn cannot hold them for its 1 ms chunks.
         assert!(busy > 0.85 * quiet, "{vcpus} vCPUs: with burn {busy} Gbit/s vs {quiet} without");
-        // CPU-bound threads never block: the burn gets (almost) nothing.
-        assert!(vm.guest_burn_pct.unwrap() < 5.0, "burn {:?} %", vm.guest_burn_pct);
+        // The burners are nice-19 CFS threads: their weight's share (1.4 %), and up to a tick
+        // each time a thread that slept briefly (window full), placed at min_vruntime less
+        // half a latency, runs past the burner's vruntime.
+        assert!(vm.guest_burn_pct.unwrap() < 10.0, "burn {:?} %", vm.guest_burn_pct);
     }
 }
 

@@ -172,6 +172,7 @@ fn vm_summary(s: &Scenario, v: usize, w: &Window, gen: Option<&IrqGenResult>) ->
         lookbusy: None,
         httperf: None,
         specweb: None,
+        guest_threads: None,
         interrupt_delivery: None,
         device_interrupts_by_target_state_per_s: Measured::not_measured(),
         interrupt_routing: None,

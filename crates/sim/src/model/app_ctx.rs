@@ -73,9 +73,6 @@ impl<A: Held> Ctx<A> for AppCtx<'_, A> {
     fn on_cpu(&self, v: u32) -> bool {
         self.h.sched.current(self.h.sched.thread_cpu(v)) == Some(v)
     }
-    fn wants_resched_ipi(&self, v: u32) -> bool {
-        self.h.vcpus[v as usize].wants_resched_ipi()
-    }
 
     fn run_step(&mut self, v: u32, s: Step, cost: Time) {
         let (now, dev) = (self.now, self.dev);

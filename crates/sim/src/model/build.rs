@@ -145,7 +145,14 @@ impl Host {
                     kind => Device::backed(kind),
                 },
             });
-            let sender = Sender::new(w, vm.vcpus, &c.profile, s.seed, &vm.name, vm.net.offloads());
+            use crate::model::guest::guest_sched::{Beside, Placement};
+            let beside = match (vm.guest_cpu_burn, vm.lookbusy.is_some()) {
+                (true, _) => Beside::Burn,
+                (false, true) => Beside::Lookbusy,
+                _ => Beside::Nothing,
+            };
+            let at = Placement { beside, one_device: vm.net.devices() == 1 };
+            let sender = Sender::new(w, vm.vcpus, at, &c.profile, s.seed, &vm.name, vm.net.offloads());
             senders.push(sender);
         }
         // The back-end threads come after the vCPU threads.

@@ -1,227 +1,278 @@
-//! The guest kernel's scheduler for a VM's application threads (DESIGN §3.5): one CFS-like run
-//! queue per vCPU, as Linux 4.4's `kernel/sched/fair.c` keeps, over the threads homed on it
-//! (netperf's threads; `tcp.rs`). Equal weights (nice 0): each runnable thread's virtual
-//! runtime advances by the guest time it is given, and the vCPU runs
-//! * the current thread until it blocks or has had its slice of the period
-//!   (`sched_slice`: period = max(latency, nr × min_granularity), split evenly:
-//!   `check_preempt_tick`, checked at step boundaries instead of ticks);
-//! * then the runnable thread with the smallest virtual runtime (`pick_next_entity`);
-//! * a thread that wakes is placed no earlier than `min_vruntime` − latency / 2 (`place_entity`
-//!   for sleepers) and preempts the current one when it is more than `wakeup_granularity`
-//!   behind it (`check_preempt_wakeup` / `wakeup_preempt_entity`), seen at the next step
-//!   boundary.
+//! The guest kernel's scheduler for a VM's application threads (DESIGN §3.5; issue 48 item 3):
+//! the host's CFS (`hypervisor/sched`, a model of Linux 4.4's `kernel/sched/fair.c`)
+//! instantiated once per VM over its vCPUs. One implementation serves both kernels, so the
+//! guest has what the host has: vruntime and slices (`sched_slice`, `check_preempt_tick` at the
+//! guest's tick), wake-up preemption (`check_preempt_wakeup`), sleeper placement
+//! (`place_entity`), wake-up placement (`select_task_rq_fair`: `wake_wide`, `wake_affine`,
+//! `select_idle_sibling`), and idle, new-idle, nohz and periodic balancing with `task_hot` and
+//! `can_migrate_task`; affinity masks are honoured.
 //!
-//! Switching between two threads costs `sched.context_switch_ns` of guest time (the guest is
-//! the same Linux as the host, whose parameters — latency, granularities, scaled by
-//! 1 + ilog2(min(vCPUs, 8)) as `update_sysctl` does — it shares). The lowest-priority CPU
-//! burn (`guest_cpu_burn`, ES2 §6.3's "lowest-priority CPU burn scripts") is not on these run
-//! queues: it runs only when none of them has a runnable thread (`vcpu.rs`), so a woken
-//! application thread always preempts it.
+//! What the guest's instance takes from the host's model, and what it does not:
+//! * its CFS tunables are the profile's `[sched]` (Linux's defaults, identical from 3.10 to 4.4:
+//!   6 ms latency, 0.75 ms minimum and 1 ms wake-up granularity, 0.5 ms migration cost), scaled
+//!   by the VM's vCPUs as `update_sysctl` does; its tick is the guest's `guest.tick_hz`;
+//! * a switch between two threads costs `sched.context_switch_ns` of guest time, a thread's
+//!   first run after a migration also `sched.migration_ns` (its cache);
+//! * an idle vCPU's wake-up is the hypervisor's to model (halt, IPI, VM entry), so the guest's
+//!   instance has no idle-state exit costs of its own;
+//! * the guest's run-queue clock is wall time: a thread on a vCPU the host preempted goes on
+//!   accruing run time (steal time is not subtracted: CONFIG_PARAVIRT_TIME_ACCOUNTING off);
+//! * the VM's vCPUs share one last-level cache (declared: a topology of one socket; QEMU 2.0's
+//!   `-smp N` gives N sockets, whose only difference here is `select_idle_sibling`'s search).
 //!
-//! Threads stay on their home vCPU: wake-up placement of netperf's busy threads is their
-//! previous CPU (`select_task_rq_fair` keeps a task on a CPU that is not idle-balanced away),
-//! and the guest's load balancer is not modelled.
+//! ES2 §6.3's "lowest-priority CPU burn scripts" (`guest_cpu_burn`) are CFS threads too: one
+//! nice-19 busy loop pinned to each vCPU. They keep every vCPU busy for `select_idle_sibling`
+//! and the balancers, which is why a woken thread stays where it last ran on such a guest, and
+//! a woken thread preempts them at once (their vruntime runs 68 times faster). While a burner
+//! is a vCPU's current thread, the vCPU runs the hypervisor layer's burn (`vcpu.rs`).
+//!
+//! The adapter: the workload asks at each step boundary of a vCPU which thread runs there
+//! ([`GuestSched::pick`]); it reports a thread woken by an event ([`GuestSched::wake`]). The
+//! scheduler's decisions that concern another vCPU (a wake-up onto it, a preemption of its
+//! thread, a balancer's pull onto an idle one) come back as vCPUs to send a reschedule IPI to,
+//! as Linux's `resched_curr` sends one.
 
-use crate::engine::Time;
+use crate::engine::{Rng, Time, round_ns};
+use crate::model::hypervisor::sched::{Action, CStateTable, CpuMask, Migration, Params, Sched, State};
 use crate::profile::Profile;
 
-/// The CFS parameters of a guest of `vcpus` vCPUs (ns).
-#[derive(Debug, Clone, Copy)]
-struct Params {
-    latency: Time,
-    min_granularity: Time,
-    wakeup_granularity: Time,
-    switch: Time,
+/// What runs beside the application's threads on every vCPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Beside {
+    /// Nothing: a vCPU without a runnable thread idles.
+    Nothing,
+    /// ES2's lowest-priority burn scripts (`guest_cpu_burn`): nice-19 CFS threads, one pinned
+    /// to each vCPU.
+    Burn,
+    /// lookbusy's spinners (`[vm.lookbusy]`), which `lookbusy.rs` shares each vCPU with,
+    /// outside this instance: the application's threads stay on the vCPUs they start on, so
+    /// that the two never disagree on where a thread is.
+    Lookbusy,
 }
 
-/// One vCPU's run queue.
-#[derive(Debug, Default)]
-struct Rq {
-    /// The threads homed on the vCPU (workload-local ids), in id order.
-    threads: Vec<u32>,
-    /// Their virtual runtimes (ns).
-    vruntime: Vec<Time>,
-    /// Runnable at the previous pick (a thread runnable now and not then has woken).
-    was_runnable: Vec<bool>,
-    /// Index of the thread that ran last, and its virtual runtime when it was picked.
-    curr: Option<(usize, Time)>,
-    /// Monotone floor of the runnable threads' virtual runtimes.
-    min_vruntime: Time,
+/// Where a VM's application threads may run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placement {
+    /// What runs beside them.
+    pub beside: Beside,
+    /// The VM has one network device, whose application the model may run on any vCPU. (With
+    /// several, each device's application runs on the vCPUs it is homed on, and its threads
+    /// stay on the vCPUs they start on; so do a one-thread application's, which the model runs
+    /// on the VM's first vCPU.)
+    pub one_device: bool,
+}
+
+/// The nice value of a lowest-priority burn script (`nice -n 19`).
+const BURNER_NICE: i32 = 19;
+
+/// The guest scheduler's counts over a window (`guest_sched.rs`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct GuestThreads {
+    /// Application threads.
+    pub threads: u32,
+    /// Switches between two threads.
+    pub switches: u64,
+    /// Migrations by cause (`Migration::ALL` order).
+    pub migrations: [u64; Migration::COUNT],
 }
 
 /// The guest scheduler of one VM.
 #[derive(Debug)]
 pub(crate) struct GuestSched {
-    p: Params,
-    rqs: Vec<Rq>,
-    /// Switches between two threads on a vCPU (lifetime).
-    pub switches: u64,
+    cfs: Sched,
+    /// Application threads: ids `0..apps` in `cfs`; the burners, if any, follow.
+    apps: u32,
+    /// The guest's tick period and each vCPU's next tick.
+    tick: Time,
+    next_tick: Vec<Time>,
+    /// Guest time each vCPU owes for the switch-in of its current thread (until it runs).
+    owed: Vec<Time>,
+    /// vCPUs a decision left needing a reschedule IPI, not yet taken.
+    kicks: Vec<u32>,
+    /// [`Self::pick`] wakes threads that gained work without a [`Self::wake`].
+    lazy: bool,
+    /// The scheduler's switch and migration counts when the window began.
+    base: (u64, [u64; Migration::COUNT]),
 }
 
 impl GuestSched {
-    /// Run queues for `vcpus` vCPUs; thread `t` of `threads` is homed on vCPU `t % vcpus`.
-    pub fn new(threads: u32, vcpus: u32, p: &Profile) -> Self {
-        let s = &p.sched;
-        let factor = 1 + u64::from(vcpus.clamp(1, 8).ilog2());
-        let p = Params {
-            latency: s.latency_ns.value as Time * factor,
-            min_granularity: s.min_granularity_ns.value as Time * factor,
-            wakeup_granularity: s.wakeup_granularity_ns.value as Time * factor,
-            switch: s.context_switch_ns.value as Time,
-        };
-        let mut rqs: Vec<Rq> = (0..vcpus).map(|_| Rq::default()).collect();
+    /// The scheduler of a VM of `vcpus` vCPUs running `threads` application threads placed as
+    /// `at` says: allowed on every vCPU, or kept on the vCPU each starts on (thread t on vCPU
+    /// t % vcpus) where the model runs the application only there or lookbusy shares the vCPUs.
+    pub fn new(threads: u32, vcpus: u32, at: Placement, p: &Profile) -> Self {
+        let burn = at.beside == Beside::Burn;
+        let free = at.one_device && threads > 1 && at.beside != Beside::Lookbusy;
+        if free {
+            Self::with_affinity(threads, vcpus, burn, p, |_| CpuMask::first(vcpus))
+        } else {
+            Self::with_affinity(threads, vcpus, burn, p, |t| CpuMask::bit(t % vcpus))
+        }
+    }
+
+    /// As [`Self::new`], thread `t` allowed on the vCPUs of `allowed(t)`, with one pinned
+    /// burner per vCPU if `burn`.
+    pub fn with_affinity(threads: u32, vcpus: u32, burn: bool, p: &Profile, allowed: impl Fn(u32) -> CpuMask) -> Self {
+        let mut params = Params::from_profile(p, vcpus);
+        params.idle_wakeup_ns = 0.0;
+        params.timer_wakeup_ns = 0.0;
+        params.idle_wakeup_spread_ns = 0.0;
+        params.cstates = CStateTable::new([]);
+        params.cores_per_llc = vcpus;
+        let mut cfs = Sched::new(params, vcpus);
+        // No draw is ever made (no idle-exit spread): one constant stream.
+        let rng = || Rng::from_seed(0);
+        // Fork balancing (`find_idlest_cpu`: fewest threads) homes thread t on vCPU t % vcpus.
         for t in 0..threads {
-            let rq = &mut rqs[(t % vcpus) as usize];
-            rq.threads.push(t);
-            rq.vruntime.push(0);
-            rq.was_runnable.push(true);
+            let id = cfs.add(0, allowed(t), rng());
+            debug_assert_eq!(id, t);
         }
-        GuestSched { p, rqs, switches: 0 }
-    }
-
-    /// The thread local vCPU `v` runs next among those `runnable` says can run, and the guest
-    /// time the switch to it costs; None: none can (the vCPU idles or burns).
-    pub fn pick(&mut self, v: u32, runnable: impl Fn(u32) -> bool) -> Option<(u32, Time)> {
-        let p = self.p;
-        let rq = &mut self.rqs[v as usize];
-        let mut nr = 0u64;
-        let mut best: Option<usize> = None;
-        let mut woken: Option<usize> = None;
-        let floor = rq.min_vruntime.saturating_sub(p.latency / 2);
-        for i in 0..rq.threads.len() {
-            let r = runnable(rq.threads[i]);
-            if r && !rq.was_runnable[i] {
-                // place_entity: a sleeper gets at most half a period of credit.
-                rq.vruntime[i] = rq.vruntime[i].max(floor);
-                if woken.is_none_or(|w| rq.vruntime[i] < rq.vruntime[w]) {
-                    woken = Some(i);
-                }
-            }
-            rq.was_runnable[i] = r;
-            if r {
-                nr += 1;
-                if best.is_none_or(|b| rq.vruntime[i] < rq.vruntime[b]) {
-                    best = Some(i);
-                }
+        if burn {
+            for v in 0..vcpus {
+                cfs.add(BURNER_NICE, CpuMask::bit(v), rng());
             }
         }
-        let best = best?;
-        rq.min_vruntime = rq.min_vruntime.max(rq.vruntime[best]);
-        let period = p.latency.max(nr * p.min_granularity);
-        let slice = period / nr;
-        let next = match rq.curr {
-            Some((c, at)) if rq.was_runnable[c] => {
-                let preempted_by_wakeup = woken.filter(|&w| w != c && rq.vruntime[c] > rq.vruntime[w] + p.wakeup_granularity);
-                match preempted_by_wakeup {
-                    Some(w) => w,
-                    None if rq.vruntime[c] - at < slice => c,
-                    None => best,
-                }
-            }
-            _ => best,
+        let mut g = GuestSched {
+            cfs,
+            apps: threads,
+            tick: round_ns(1e9 / p.guest.tick_hz.value),
+            next_tick: vec![0; vcpus as usize],
+            owed: vec![0; vcpus as usize],
+            kicks: Vec::with_capacity(vcpus as usize),
+            lazy: false,
+            base: (0, [0; Migration::COUNT]),
         };
-        let cost = match rq.curr {
-            Some((c, _)) if c != next => {
-                self.switches += 1;
-                p.switch
+        if burn {
+            // Each burner has been running since boot.
+            for v in 0..vcpus {
+                g.cfs.start(0, threads + v);
             }
-            _ => 0,
-        };
-        if rq.curr.is_none_or(|(c, _)| c != next) {
-            rq.curr = Some((next, rq.vruntime[next]));
+            g.drain(None);
+            g.kicks.clear();
         }
-        Some((rq.threads[next], cost))
+        g
     }
 
-    /// Thread `t`, homed on local vCPU `t % vCPUs`, is given `ns` of guest time.
-    pub fn ran(&mut self, t: u32, ns: Time) {
-        let n = self.rqs.len() as u32;
-        let rq = &mut self.rqs[(t % n) as usize];
-        let i = (t / n) as usize;
-        rq.vruntime[i] += ns;
+    /// Let [`Self::pick`] wake, from no vCPU, the threads that gained work without a
+    /// [`Self::wake`] (a workload whose threads' work appears in more places than one; each
+    /// pick then looks at every thread).
+    pub fn lazy_wakes(mut self) -> Self {
+        self.lazy = true;
+        self
     }
 
-    /// Thread `t`'s virtual runtime (ns).
+    fn burner(&self, t: u32) -> bool {
+        t >= self.apps
+    }
+
+    /// Carry out the scheduler's pending decisions: a switch-in's cost is owed by its vCPU; a
+    /// decision for another vCPU than `here` asks for a reschedule IPI there.
+    fn drain(&mut self, here: Option<u32>) {
+        while let Some(a) = self.cfs.actions.pop_front() {
+            let cpu = match a {
+                Action::SwitchIn { cpu, delay, .. } => {
+                    self.owed[cpu as usize] = delay;
+                    cpu
+                }
+                Action::Resched { cpu } => cpu,
+                Action::Timer { .. } => unreachable!("CFS asks for no timers"),
+            };
+            if here != Some(cpu) && !self.kicks.contains(&cpu) {
+                self.kicks.push(cpu);
+            }
+        }
+    }
+
+    /// Application thread `t` got work at `now`, from local vCPU `waker` (the one whose
+    /// interrupt or thread gave it; None: no vCPU's); `sync`: a `WF_SYNC` wake-up (data for a
+    /// socket's reader, `sock_def_readable`). Returns a vCPU other than the waker's that needs
+    /// a reschedule IPI for it (a halted or busy vCPU it was placed on). A thread not asleep
+    /// finds its work at its next pick.
+    pub fn wake(&mut self, now: Time, t: u32, waker: Option<u32>, sync: bool) -> Option<u32> {
+        if self.cfs.threads[t as usize].state != State::Sleeping {
+            return None;
+        }
+        if sync {
+            self.cfs.wake_sync(now, t, waker);
+        } else {
+            self.cfs.wake(now, t, waker);
+        }
+        self.drain(waker);
+        self.kicks.pop()
+    }
+
+    /// A vCPU a past decision left needing a reschedule IPI (taken once).
+    pub fn take_kick(&mut self) -> Option<u32> {
+        self.kicks.pop()
+    }
+
+    /// The thread local vCPU `v` runs at `now` among those `runnable` says have work; None: the
+    /// vCPU idles, or runs its burner. The current thread blocks if it has no work, or yields
+    /// if it was preempted; the vCPU's tick runs if due; with [`Self::lazy_wakes`], threads
+    /// that gained work are woken first. The switch-in's cost is [`Self::take_switch`]'s.
+    pub fn pick(&mut self, now: Time, v: u32, runnable: impl Fn(u32) -> bool) -> Option<u32> {
+        if self.lazy {
+            for t in 0..self.apps {
+                if self.cfs.threads[t as usize].state == State::Sleeping && runnable(t) {
+                    self.cfs.wake(now, t, None);
+                }
+            }
+            self.drain(Some(v));
+        }
+        if now >= self.next_tick[v as usize] {
+            self.next_tick[v as usize] = (now / self.tick + 1) * self.tick;
+            self.cfs.tick(now, v);
+            self.drain(Some(v));
+        }
+        loop {
+            let t = self.cfs.rqs[v as usize].curr?;
+            let blocked = !self.burner(t) && !runnable(t);
+            if blocked || self.cfs.need_resched(v) {
+                self.cfs.deschedule(now, v, blocked);
+                self.drain(Some(v));
+                continue;
+            }
+            return (!self.burner(t)).then_some(t);
+        }
+    }
+
+    /// The guest time local vCPU `v` owes for switching in the thread [`Self::pick`] gave it
+    /// (a context switch, plus the cache after a migration; 0 when it went on running), taken once.
+    pub fn take_switch(&mut self, v: u32) -> Time {
+        std::mem::take(&mut self.owed[v as usize])
+    }
+
+    /// The local vCPU thread `t` is on, queued on or last ran on (`task_cpu`).
+    pub fn cpu_of(&self, t: u32) -> u32 {
+        self.cfs.threads[t as usize].cpu
+    }
+
+    /// Is thread `t` asleep (no work when the scheduler last looked)?
     #[cfg(test)]
-    fn vruntime(&self, t: u32) -> Time {
-        let n = self.rqs.len() as u32;
-        self.rqs[(t % n) as usize].vruntime[(t / n) as usize]
+    pub fn sleeping(&self, t: u32) -> bool {
+        self.cfs.threads[t as usize].state == State::Sleeping
+    }
+
+    /// Migrations of the application threads since the window began, by cause (the order
+    /// of [`Migration::ALL`]; burners are pinned).
+    pub fn migrations(&self) -> [u64; Migration::COUNT] {
+        std::array::from_fn(|c| self.cfs.migrations[c] - self.base.1[c])
+    }
+
+    /// Switches between two threads since the window began.
+    pub fn switches(&self) -> u64 {
+        self.cfs.switches - self.base.0
+    }
+
+    /// Start a new measurement window.
+    pub fn reset_metrics(&mut self) {
+        self.base = (self.cfs.switches, self.cfs.migrations);
+    }
+
+    /// The window's counts for the summary.
+    pub fn counts(&self) -> GuestThreads {
+        GuestThreads { threads: self.apps, switches: self.switches(), migrations: self.migrations() }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sched(threads: u32, vcpus: u32) -> GuestSched {
-        GuestSched::new(threads, vcpus, &crate::profile::Profile::load("es2").expect("es2"))
-    }
-
-    /// Run vCPU 0 for `steps` steps of `ns` each with every thread runnable; returns each
-    /// thread's share of the guest time.
-    fn shares(g: &mut GuestSched, steps: u32, ns: Time, runnable: impl Fn(u32) -> bool + Copy) -> Vec<Time> {
-        let mut got = vec![0; g.rqs[0].threads.len()];
-        for _ in 0..steps {
-            let (t, _) = g.pick(0, runnable).expect("a runnable thread");
-            g.ran(t, ns);
-            got[(t / g.rqs.len() as u32) as usize] += ns;
-        }
-        got
-    }
-
-    #[test]
-    fn threads_on_one_vcpu_share_it_evenly_in_slices() {
-        let mut g = sched(3, 1);
-        let got = shares(&mut g, 30_000, 1_000, |_| true);
-        let (lo, hi) = (got.iter().min().unwrap(), got.iter().max().unwrap());
-        // Equal to within one slice (6 ms latency / 3 = 2 ms at 1 vCPU).
-        assert!(hi - lo <= 2_000_000, "{got:?}");
-        // Slices, not step-by-step alternation: far fewer switches than steps.
-        assert!(g.switches < 100, "{} switches", g.switches);
-    }
-
-    #[test]
-    fn a_thread_alone_runs_without_switch_costs() {
-        let mut g = sched(1, 1);
-        for _ in 0..100 {
-            let (t, cost) = g.pick(0, |_| true).unwrap();
-            assert_eq!((t, cost), (0, 0));
-            g.ran(t, 5_000);
-        }
-        assert_eq!(g.pick(0, |_| false), None);
-    }
-
-    #[test]
-    fn threads_are_homed_round_robin_on_the_vcpus() {
-        let mut g = sched(4, 2);
-        assert_eq!(g.pick(0, |_| true).unwrap().0, 0);
-        assert_eq!(g.pick(1, |_| true).unwrap().0, 1);
-        assert_eq!(g.pick(1, |t| t == 3).unwrap().0, 3);
-        assert_eq!(g.pick(0, |t| t == 1), None, "thread 1 lives on vCPU 1");
-    }
-
-    #[test]
-    fn a_woken_sleeper_preempts_a_thread_that_ran_long() {
-        let mut g = sched(2, 1);
-        // Thread 1 sleeps while thread 0 runs 100 ms.
-        for _ in 0..100 {
-            let (t, _) = g.pick(0, |t| t == 0).unwrap();
-            g.ran(t, 1_000_000);
-        }
-        // It wakes: placed at most half a latency behind, and runs at once (with a switch).
-        let (t, cost) = g.pick(0, |_| true).unwrap();
-        assert_eq!(t, 1);
-        assert!(cost > 0);
-        // (min_vruntime trails thread 0 by its last 1 ms step.)
-        assert_eq!(g.vruntime(1), g.vruntime(0) - 1_000_000 - 3_000_000);
-    }
-
-    #[test]
-    fn a_wakeup_within_the_granularity_does_not_preempt() {
-        let mut g = sched(2, 1);
-        let (t, _) = g.pick(0, |t| t == 0).unwrap();
-        g.ran(t, 100_000);
-        g.ran(1, 50_000); // thread 1 is only a little behind
-        assert_eq!(g.pick(0, |_| true).unwrap().0, 0, "0.05 ms behind < 1 ms wake-up granularity");
-    }
-}
+mod tests;

@@ -1,6 +1,7 @@
 //! The server's worker threads in the guest (`tcp_rr.rs`): which worker a complete request
-//! wakes, and which worker a vCPU runs next. Worker `w` is homed on the VM's vCPU
-//! `w % vcpus`; a worker serves one request at a time (read, work, write, segments).
+//! wakes, and which worker a vCPU runs next. Worker `w` starts on the VM's vCPU `w % vcpus`
+//! and goes where the guest's CFS puts it (`guest_sched.rs`); a worker serves one request at
+//! a time (read, work, write, segments).
 //!
 //! Three ways to hand requests to workers:
 //! * per vCPU (netperf TCP_RR; `http` without `workers`): one worker per vCPU serves the
@@ -10,16 +11,17 @@
 //!   to worker `c % workers` — memcached's listener hands each accepted connection to the next
 //!   worker thread round robin (`dispatch_conn_new`), and that thread's event loop serves it
 //!   for its life, wherever the interrupt that completed a request ran.
-//! * shared socket: an idle worker is woken, preferring one homed on the NAPI vCPU, else the
+//! * shared socket: an idle worker is woken, preferring one last on the NAPI vCPU, else the
 //!   lowest-numbered; with none idle the request waits for the next worker to finish.
 //!
-//! The workers homed on a vCPU share it as the guest's CFS shares it (`guest_sched.rs`: slices,
+//! A complete request wakes its worker as `sock_def_readable` does (`WF_SYNC`, from the NAPI's
+//! vCPU); the guest's CFS places it and shares each vCPU between the workers on it (slices,
 //! wake-up preemption, `sched.context_switch_ns` per switch between two of them), so several
-//! memcached threads on one vCPU pay switches only when one blocks or its slice ends.
-//! Waking a sleeping worker homed on another vCPU costs a reschedule IPI (`irq.rs`).
+//! memcached threads on one vCPU pay switches only when one blocks or its slice ends. A
+//! worker placed on another vCPU than the NAPI's costs a reschedule IPI there (`irq.rs`).
 
 use crate::engine::Time;
-use crate::model::guest::guest_sched::GuestSched;
+use crate::model::guest::guest_sched::{GuestSched, Placement};
 use crate::profile::Profile;
 use crate::config::Workload;
 use std::collections::VecDeque;
@@ -50,7 +52,6 @@ impl Worker {
 #[derive(Debug)]
 pub(crate) struct Workers {
     dispatch: Dispatch,
-    vcpus: u32,
     pub(crate) w: Vec<Worker>,
     /// Shared socket: complete requests no worker has taken yet.
     backlog: VecDeque<u32>,
@@ -63,7 +64,8 @@ pub(crate) struct Workers {
 }
 
 impl Workers {
-    pub(crate) fn new(w: &Workload, vcpus: u32, p: &Profile) -> Self {
+    /// The workers of workload `w` in a VM of `vcpus` vCPUs, placed as `at` says.
+    pub(crate) fn new(w: &Workload, vcpus: u32, at: Placement, p: &Profile) -> Self {
         let (n, dispatch) = match *w {
             Workload::Memcached { threads, .. } => (threads, Dispatch::Connection),
             Workload::Http { workers: Some(n), worker_ports: true, .. } => (n, Dispatch::Connection),
@@ -77,29 +79,25 @@ impl Workers {
         };
         Workers {
             dispatch,
-            vcpus,
             w: vec![Worker::default(); n as usize],
             backlog: VecDeque::new(),
             current: (0..vcpus).collect(),
-            sched: GuestSched::new(n, vcpus, p),
+            sched: GuestSched::new(n, vcpus, at, p),
             served: vec![0; vcpus as usize],
         }
     }
 
-    fn home(&self, w: u32) -> u32 {
-        w % self.vcpus
-    }
-
-    /// A complete request on `conn`, received by the NAPI of local vCPU `napi`. Returns the
-    /// local vCPU to send a reschedule IPI to, if a sleeping worker homed elsewhere was woken.
-    pub(crate) fn deliver(&mut self, conn: u32, napi: u32) -> Option<u32> {
+    /// A complete request on `conn` at `now`, received by the NAPI of local vCPU `napi`.
+    /// Returns the local vCPU to send a reschedule IPI to, if the worker it woke was placed on
+    /// another vCPU that must be told.
+    pub(crate) fn deliver(&mut self, now: Time, conn: u32, napi: u32) -> Option<u32> {
         let n = self.w.len() as u32;
         let w = match self.dispatch {
             Dispatch::PerVcpu => napi,
             Dispatch::Connection => conn % n,
             Dispatch::Shared => {
                 let idle = |w: &u32| !self.w[*w as usize].runnable();
-                let near = (napi..n).step_by(self.vcpus as usize).find(idle);
+                let near = (0..n).filter(|&w| self.sched.cpu_of(w) == napi).find(idle);
                 match near.or_else(|| (0..n).find(idle)) {
                     Some(w) => w,
                     None => {
@@ -109,29 +107,37 @@ impl Workers {
                 }
             }
         };
-        let sleeping = !self.w[w as usize].runnable();
         self.w[w as usize].queue.push_back(conn);
-        let home = self.home(w);
-        (sleeping && home != napi).then_some(home)
+        self.sched.wake(now, w, Some(napi), true)
     }
 
-    /// The worker local vCPU `v` runs next and the guest time the switch to it costs: the
-    /// current one while its response is in flight, else the guest scheduler's choice among
-    /// the runnable workers homed there. None: none has work (the vCPU blocks).
-    pub(crate) fn pick(&mut self, v: u32) -> Option<(u32, Time)> {
-        let cur = self.current[v as usize];
-        if self.w.get(cur as usize).is_some_and(|w| w.tx.is_some()) {
-            return Some((cur, 0));
-        }
+    /// The worker local vCPU `v` runs next at `now`: the guest scheduler's choice among the
+    /// workers on it with work. None: none has work (the vCPU blocks, or burns).
+    pub(crate) fn pick(&mut self, now: Time, v: u32) -> Option<u32> {
         let w = &self.w;
-        let (next, switch) = self.sched.pick(v, |t| w[t as usize].runnable())?;
+        let next = self.sched.pick(now, v, |t| w[t as usize].runnable())?;
         self.current[v as usize] = next;
-        Some((next, switch))
+        Some(next)
     }
 
-    /// Worker `w` was given `ns` of guest time (its virtual runtime advances).
-    pub(crate) fn ran(&mut self, w: u32, ns: Time) {
-        self.sched.ran(w, ns);
+    /// The guest time the switch to the worker [`Self::pick`] gave `v` costs (taken once).
+    pub(crate) fn take_switch(&mut self, v: u32) -> Time {
+        self.sched.take_switch(v)
+    }
+
+    /// The guest scheduler's counts over the window.
+    pub(crate) fn counts(&self) -> crate::model::guest::guest_sched::GuestThreads {
+        self.sched.counts()
+    }
+
+    /// Start a new measurement window.
+    pub(crate) fn reset_metrics(&mut self) {
+        self.sched.reset_metrics();
+    }
+
+    /// A vCPU a scheduling decision left needing a reschedule IPI (taken once).
+    pub(crate) fn take_kick(&mut self) -> Option<u32> {
+        self.sched.take_kick()
     }
 
     /// The worker local vCPU `v` runs now (between `pick` and the end of its task).

@@ -53,7 +53,10 @@ pub struct Measure<'a> {
     pub open_loop: Option<[u64; 3]>,
     /// SPECweb: finished requests by class, light and heavy (window).
     pub by_class: Option<[u64; 2]>,
+    /// The guest's CFS over the application's threads (window).
+    pub guest_threads: Option<crate::model::guest::guest_sched::GuestThreads>,
 }
+
 
 /// Where a CPU job (`cpu_job`) stands at the end of a run.
 #[derive(Debug, Clone, Copy)]

@@ -38,8 +38,6 @@ pub(crate) trait Ctx<A> {
     fn vcpu_count(&self) -> u32;
     /// Is vCPU `v`'s thread on a pCPU now?
     fn on_cpu(&self, v: u32) -> bool;
-    /// Would vCPU `v` need a reschedule IPI to run a thread woken for it (halted, or burning)?
-    fn wants_resched_ipi(&self, v: u32) -> bool;
 
     /// Start step `s` on vCPU `v` for `cost` ns of guest time.
     fn run_step(&mut self, v: u32, s: Step, cost: Time);

@@ -146,21 +146,21 @@ apps! {$
 
 impl Sender {
     /// The application `w` describes (None: no workload), in VM `vm_name` of `vcpus` vCPUs
-    /// whose device negotiated offloads `off`.
-    pub fn new(w: Option<&Workload>, vcpus: u32, p: &Profile, seed: u64, vm_name: &str, off: Offload) -> Self {
+    /// (its threads placed as `at` says) whose device negotiated offloads `off`.
+    pub fn new(w: Option<&Workload>, vcpus: u32, at: crate::model::guest::guest_sched::Placement, p: &Profile, seed: u64, vm_name: &str, off: Offload) -> Self {
         let Some(w) = w else { return Sender::Idle(IdleApp) };
         match *w {
             Workload::TcpReceive { message_bytes, window_bytes } => {
                 Sender::TcpRx(TcpReceiver::new(message_bytes, window_bytes, p))
             }
             Workload::TcpRr { .. } | Workload::Memcached { .. } | Workload::Http { .. } | Workload::Webbench { .. } | Workload::Httperf { .. } | Workload::Specweb { .. } => {
-                Sender::Server(TcpServer::new(w, vcpus, p, seed, vm_name, off))
+                Sender::Server(TcpServer::new(w, vcpus, at, p, seed, vm_name, off))
             }
             Workload::UdpStream { message_bytes, rate_pps } => {
                 Sender::Udp(UdpSender::new(message_bytes, rate_pps, p, seed, vm_name))
             }
             Workload::TcpStream { message_bytes, window_bytes, streams } => {
-                Sender::Tcp(TcpStreams::new(message_bytes, window_bytes, streams, vcpus, p, off))
+                Sender::Tcp(TcpStreams::new(message_bytes, window_bytes, streams, vcpus, at, p, off))
             }
             Workload::UdpReceive { message_bytes, rate_pps } => {
                 Sender::UdpRx(UdpReceiver::new(message_bytes, Some(rate_pps), None, p))

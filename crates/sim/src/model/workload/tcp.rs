@@ -13,7 +13,7 @@
 use crate::model::workload::client::AckAction;
 use crate::model::hw::rxq::{Ctl, RxPkt};
 use crate::model::hw::virtq::Buf;
-use crate::model::guest::guest_sched::GuestSched;
+use crate::model::guest::guest_sched::{GuestSched, Placement};
 use crate::model::workload::app::{pct, App, ClientEv, DevView, Measure, Step};
 use crate::model::workload::ctx::Ctx;
 use crate::model::guest::tso::SizeGoal;
@@ -118,8 +118,9 @@ impl TcpSender {
 
 /// netperf TCP_STREAM with one or more threads (`streams`), each writing to a connection of
 /// its own through the VM's one virtio-net device (ES2 §6.3.1: "four concurrent Netperf
-/// threads ... to fully load its four vCPUs"). Thread `s` lives on vCPU `s % vcpus`; the guest
-/// scheduler (`guest_sched.rs`) shares a vCPU between the threads homed there.
+/// threads ... to fully load its four vCPUs"). Thread `s` starts on vCPU `s % vcpus`; the
+/// guest's CFS (`guest_sched.rs`) places it from then on and shares each vCPU between the
+/// threads on it.
 #[derive(Debug)]
 pub struct TcpStreams {
     /// Per thread: its connection's sender.
@@ -133,10 +134,12 @@ pub struct TcpStreams {
 impl TcpStreams {
     /// `streams` threads of `msg`-byte writes, each with send window `window` bytes, in a VM
     /// of `vcpus` vCPUs.
-    pub fn new(msg: u32, window: u32, streams: u32, vcpus: u32, p: &Profile, off: Offload) -> Self {
+    pub fn new(msg: u32, window: u32, streams: u32, vcpus: u32, at: Placement, p: &Profile, off: Offload) -> Self {
         TcpStreams {
             s: (0..streams).map(|_| TcpSender::new(msg, window, p, off)).collect(),
-            sched: GuestSched::new(streams, vcpus, p),
+            // A thread's work appears with its ACKs and with the driver's queue waking: each
+            // pick looks at every thread (at most 64).
+            sched: GuestSched::new(streams, vcpus, at, p).lazy_wakes(),
             stopped: false,
         }
     }
@@ -170,14 +173,23 @@ impl App for TcpStreams {
     /// (windows full, or the queue stopped) the vCPU halts.
     fn next(g: &mut impl Ctx<Self>, v: u32) {
         let local = v - g.vcpu(0);
+        let now = g.now();
         let t = g.app();
         // A stopped driver queue stops transmits, not `write()`s: the bytes wait in the socket
         // and leave as larger skbs when the queue wakes (up to the size goal with TSO).
         let stopped = t.stopped;
-        let Some((i, switch)) = t.sched.pick(local, |i| t.s[i as usize].runnable(stopped)) else {
-            return g.idle(v, None);
-        };
-        let st = &t.s[i as usize];
+        let picked = t.sched.pick(now, local, |i| t.s[i as usize].runnable(stopped));
+        // Reschedule IPIs its decisions ask for; an ICR write that exits ends here (VM entry
+        // asks again).
+        while let Some(k) = g.app().sched.take_kick() {
+            let to = g.vcpu(k);
+            if g.resched_ipi(v, to) {
+                return;
+            }
+        }
+        let Some(i) = picked else { return g.idle(v, None) };
+        let switch = g.app().sched.take_switch(local);
+        let st = &g.app().s[i as usize];
         let (step, cost) = match st.next_segment().filter(|_| !stopped) {
             Some(bytes) => {
                 let local = st.seg_cost + round_ns(st.csum_byte_ns * f64::from(bytes));
@@ -192,7 +204,6 @@ impl App for TcpStreams {
                 (Step::new(WRITE, bytes, u64::from(i)), cost)
             }
         };
-        g.app().sched.ran(i, cost + switch);
         g.run_step(v, step, cost + switch)
     }
 
@@ -220,21 +231,24 @@ impl App for TcpStreams {
     }
 
     /// An ACK reached the guest: it opens its connection's window. A thread it makes runnable
-    /// on another vCPU that is halted or only burning is woken as `try_to_wake_up` does: a
-    /// reschedule IPI, whose ICR write is an exit of the sender.
+    /// is woken as `sk_stream_write_space` wakes it (not `WF_SYNC`), from this vCPU; placed on
+    /// another vCPU that must be told, a reschedule IPI goes there, whose ICR write is an exit
+    /// of the sender.
     fn deliver(g: &mut impl Ctx<Self>, v: u32, pkt: RxPkt) -> bool {
+        let (now, local) = (g.now(), v - g.vcpu(0));
         let t = g.app();
         let i = pkt.conn as usize;
-        let blocked = !t.s[i].runnable(t.stopped);
         t.s[i].on_ack(pkt.ack);
-        if t.s.len() == 1 || !blocked || !t.s[i].runnable(t.stopped) {
+        if !t.s[i].runnable(t.stopped) {
             return false;
         }
-        let home = g.vcpu(i as u32 % g.vcpu_count());
-        if home == v || !g.wants_resched_ipi(home) {
-            return false;
+        match t.sched.wake(now, i as u32, Some(local), false) {
+            Some(k) => {
+                let to = g.vcpu(k);
+                g.resched_ipi(v, to)
+            }
+            None => false,
         }
-        g.resched_ipi(v, home)
     }
 
     /// A segment reached the client, which ACKs (delayed ACKs) from its core.
@@ -272,6 +286,7 @@ impl App for TcpStreams {
         self.stopped = stopped;
     }
     fn reset_metrics(&mut self) {
+        self.sched.reset_metrics();
         for t in &mut self.s {
             t.segments = 0;
             t.acks = 0;
@@ -293,6 +308,7 @@ impl App for TcpStreams {
             loss_pct: pct(d.wire.dropped, self.s.iter().map(|t| t.segments).sum()),
             ops: None,
             by_run_class: None,
+            guest_threads: Some(self.sched.counts()),
             ..Default::default()
         }
     }

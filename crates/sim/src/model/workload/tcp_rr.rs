@@ -34,6 +34,7 @@
 
 use crate::model::hw::rxq::{Ctl, RxPkt};
 use crate::model::hw::virtq::Buf;
+use crate::model::guest::guest_sched::Placement;
 use crate::model::guest::workers::Workers;
 use crate::model::workload::app::{App, AppLedger, Balance, ClientEv, DevLedger, DevView, Measure, Step};
 use crate::model::workload::ctx::Ctx;
@@ -173,7 +174,7 @@ pub struct TcpServer {
 
 impl TcpServer {
     /// The server for `w` (TcpRr, Memcached or Http) on a VM of `vcpus` vCPUs.
-    pub fn new(w: &Workload, vcpus: u32, p: &Profile, seed: u64, vm_name: &str, off: Offload) -> Self {
+    pub fn new(w: &Workload, vcpus: u32, at: Placement, p: &Profile, seed: u64, vm_name: &str, off: Offload) -> Self {
         let g = &p.guest;
         let conc = match *w {
             Workload::TcpRr { concurrency, .. } | Workload::Memcached { concurrency, .. } | Workload::Http { concurrency, .. } => concurrency,
@@ -199,7 +200,7 @@ impl TcpServer {
             csum_byte_ns: if off.csum { 0.0 } else { g.csum_byte_ns.value },
             conns: vec![c0; conc as usize],
             rng: Rng::for_component(seed, &format!("vm:{vm_name}/client")),
-            workers: Workers::new(w, vcpus, p),
+            workers: Workers::new(w, vcpus, at, p),
             in_path: VecDeque::new(),
             per_request_conn: matches!(*w, Workload::Http { keepalive: false, .. } | Workload::Webbench { .. } | Workload::Httperf { .. }),
             stopped: false,
@@ -487,12 +488,22 @@ impl App for TcpServer {
     /// The next step of the worker on `v` runs: segment the response in progress, else serve
     /// its next request, else (no worker homed here has work) block (HLT).
     fn next(g: &mut impl Ctx<Self>, v: u32) {
-        let local = v - g.vcpu(0);
+        let (now, local) = (g.now(), v - g.vcpu(0));
         let s = g.app();
         if s.stopped {
             return g.idle(v, None);
         }
-        let Some((w, switch)) = s.workers.pick(local) else { return g.idle(v, None) };
+        let picked = s.workers.pick(now, local);
+        // Reschedule IPIs its decisions ask for; an ICR write that exits ends here (VM entry
+        // asks again).
+        while let Some(k) = g.app().workers.take_kick() {
+            let to = g.vcpu(k);
+            if g.resched_ipi(v, to) {
+                return;
+            }
+        }
+        let Some(w) = picked else { return g.idle(v, None) };
+        let s = g.app();
         let tx = s.workers.w[w as usize].tx;
         let (step, cost) = if let Some((conn, 0)) = tx {
             // close(): the FIN after the response.
@@ -505,7 +516,7 @@ impl App for TcpServer {
         } else {
             return g.idle(v, None);
         };
-        s.workers.ran(w, cost + switch);
+        let switch = s.workers.take_switch(local);
         g.run_step(v, step, cost + switch)
     }
     fn step_done(g: &mut impl Ctx<Self>, v: u32, s: Step) {
@@ -539,7 +550,8 @@ impl App for TcpServer {
         if c.got < c.req_bytes {
             return false;
         }
-        match s.workers.deliver(pkt.conn, local) {
+        let now = g.now();
+        match g.app().workers.deliver(now, pkt.conn, local) {
             Some(home) => {
                 // try_to_wake_up on another vCPU: a reschedule IPI through the ICR.
                 let target = g.vcpu(home);
@@ -646,6 +658,7 @@ impl App for TcpServer {
         self.stopped = stopped;
     }
     fn reset_metrics(&mut self) {
+        self.workers.reset_metrics();
         self.ops = 0;
         self.done_bytes = 0;
         for c in &mut self.conns {
@@ -700,6 +713,7 @@ impl App for TcpServer {
             failed_clients: self.timeouts.as_ref().map(|t| t.failed_n),
             open_loop: self.open_loop.as_ref().map(|o| [o.opened, o.timeouts, o.no_slot]),
             by_class: matches!(self.workload, Workload::Specweb { .. }).then_some(self.by_class),
+            guest_threads: Some(self.workers.counts()),
             ..Default::default()
         }
     }

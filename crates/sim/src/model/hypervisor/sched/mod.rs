@@ -526,7 +526,18 @@ impl Sched {
             return;
         }
         self.threads[t as usize].timer_woken = false;
-        self.wake_inner(now, t, waker);
+        self.wake_inner(now, t, waker, false);
+    }
+
+    /// [`Self::wake`] with `WF_SYNC` (`sock_def_readable`: the waker hands the woken thread
+    /// data and is expected to sleep soon), which `wake_affine` reads as the waker's CPU
+    /// without the waker's own load.
+    pub fn wake_sync(&mut self, now: Time, t: u32, waker: Option<u32>) {
+        if self.threads[t as usize].state != State::Sleeping {
+            return;
+        }
+        self.threads[t as usize].timer_woken = false;
+        self.wake_inner(now, t, waker, true);
     }
 
     /// Wake sleeping thread `t` at the expiry of its own timed sleep (`hrtimer_wakeup`): as
@@ -536,10 +547,10 @@ impl Sched {
             return;
         }
         self.threads[t as usize].timer_woken = true;
-        self.wake_inner(now, t, None); // the timer interrupt: no thread of the model woke it
+        self.wake_inner(now, t, None, false); // the timer interrupt: no thread of the model woke it
     }
 
-    fn wake_inner(&mut self, now: Time, t: u32, waker: Option<u32>) {
+    fn wake_inner(&mut self, now: Time, t: u32, waker: Option<u32>, sync: bool) {
         let th = &mut self.threads[t as usize];
         th.load.update(now, th.weight, false);
         let prev = th.cpu;
@@ -548,7 +559,7 @@ impl Sched {
         if let Some(w) = waker_thread {
             self.record_wakee(now, w, t);
         }
-        let cpu = self.select_task_rq(now, t, waker, waker_thread);
+        let cpu = self.select_task_rq(now, t, waker, waker_thread, sync);
         if waker == Some(cpu) && cpu != prev {
             self.wake_affine_hits += 1;
         }

@@ -15,8 +15,12 @@
 //! by that factor, the wakee is placed near its previous CPU instead.
 //!
 //! Loads are PELT averages (`load.rs`), as `wake_affine` reads them (`wake_idx` 0: the
-//! instantaneous `runnable_load_avg`). Simplification (documented in docs/model.md): eventfd
-//! and irqfd wake-ups are not `WF_SYNC`, so the waker's own load is never discounted.
+//! instantaneous `runnable_load_avg`). A `WF_SYNC` wake-up (`sock_def_readable`: data for a
+//! socket's reader) discounts the waker's own load from its CPU's; the host's eventfd and
+//! irqfd wake-ups are not sync.
+//!
+//! The three decisions are pure functions ([`affine_balanced`], [`wide`],
+//! [`idle_sibling`]), tested against transcriptions of the 4.4 C code (`tests.rs`).
 
 use crate::model::hypervisor::sched::Sched;
 use crate::engine::Time;
@@ -27,7 +31,8 @@ pub(super) const IMBALANCE_PCT: u64 = 117;
 impl Sched {
     /// Choose the pCPU for waking thread `t`.
     /// `waker` is the pCPU whose thread (`waker_thread`) or interrupt does the waking.
-    pub(super) fn select_task_rq(&self, now: Time, t: u32, waker: Option<u32>, waker_thread: Option<u32>) -> u32 {
+    /// `sync`: a `WF_SYNC` wake-up (the waker's load is discounted).
+    pub(super) fn select_task_rq(&self, now: Time, t: u32, waker: Option<u32>, waker_thread: Option<u32>, sync: bool) -> u32 {
         let th = &self.threads[t as usize];
         let prev = th.cpu;
         if th.allowed.count_ones() == 1 {
@@ -37,7 +42,7 @@ impl Sched {
         let wide = waker_thread.is_some_and(|w| self.wake_wide(w, t));
         if let Some(w) = waker.filter(|_| !wide) {
             let allowed = th.allowed.has(w);
-            if allowed && w != prev && self.same_llc(w, prev) && self.wake_affine(now, t, w, prev) {
+            if allowed && w != prev && self.same_llc(w, prev) && self.wake_affine(now, t, w, prev, waker_thread.filter(|_| sync)) {
                 target = w;
             }
         }
@@ -50,54 +55,66 @@ impl Sched {
         }
     }
 
-    /// `wake_wide` (4.4): a many-to-one waking pattern (flips of the busier side at least the
-    /// LLC size times the other's, and the other's at least the LLC size) spreads wakees.
+    /// `wake_wide` (4.4), on the two threads' `wakee_flips`.
     fn wake_wide(&self, waker: u32, wakee: u32) -> bool {
         let (a, b) = (self.threads[waker as usize].wakee_flips, self.threads[wakee as usize].wakee_flips);
-        let (master, slave) = (a.max(b), a.min(b));
-        let factor = self.p.cores_per_llc.clamp(1, self.ncpus());
-        !(slave < factor || master < slave.saturating_mul(factor))
+        wide(a, b, self.p.cores_per_llc.clamp(1, self.ncpus()))
     }
 
-    /// `wake_affine` (4.4): pull to the waker's CPU if that does not make it busier than the
-    /// previous CPU by more than half the domain's imbalance percentage (PELT loads; the woken
-    /// thread is no longer counted on its previous CPU; an unloaded waker CPU always qualifies).
-    fn wake_affine(&self, now: Time, t: u32, this: u32, prev: u32) -> bool {
-        let w = self.thread_load(now, t);
-        let this_load = self.runnable_load(now, this);
-        let load = self.runnable_load(now, prev);
-        if this_load <= 0.0 {
-            return true;
-        }
-        let this_eff = 100.0 * (this_load + w);
-        let prev_eff = (100 + (IMBALANCE_PCT - 100) / 2) as f64 * load;
-        this_eff <= prev_eff
+    /// `wake_affine` (4.4) on the PELT loads of `this` (the waker's CPU; less the running
+    /// `sync_waker`'s own load) and `prev` (without the woken thread, asleep).
+    fn wake_affine(&self, now: Time, t: u32, this: u32, prev: u32, sync_waker: Option<u32>) -> bool {
+        let discount = sync_waker.map_or(0.0, |w| self.thread_load(now, w));
+        affine_balanced(self.runnable_load(now, this) - discount, self.runnable_load(now, prev), self.thread_load(now, t))
     }
 
     /// `select_idle_sibling` (4.4): see the module documentation.
     fn select_idle_sibling(&self, t: u32, prev: u32, target: u32) -> u32 {
-        if self.idle(target) {
-            return target;
-        }
-        if prev != target && self.same_llc(prev, target) && self.idle(prev) {
-            return prev;
-        }
         let allowed = self.threads[t as usize].allowed;
-        let llc = self.p.cores_per_llc.max(1);
-        let first = target / llc * llc;
-        let last = (first + llc).min(self.ncpus());
-        // Groups are single cores; the walk starts at the target's group and wraps.
-        for k in 1..(last - first) {
-            let c = first + (target - first + k) % (last - first);
-            if self.idle(c) && allowed.has(c) {
-                return c;
-            }
-        }
-        target
+        idle_sibling(|c| self.idle(c), |c| allowed.has(c), prev, target, self.p.cores_per_llc, self.ncpus())
     }
 
     fn same_llc(&self, a: u32, b: u32) -> bool {
         let llc = self.p.cores_per_llc.max(1);
         a / llc == b / llc
     }
+}
+
+/// `wake_wide` (4.4): with `a` and `b` the waker's and the wakee's flips and `factor` the LLC
+/// size, wide when the busier side flips at least `factor` times the other, which flips at
+/// least `factor` times.
+pub(super) fn wide(a: u32, b: u32, factor: u32) -> bool {
+    let (master, slave) = (a.max(b), a.min(b));
+    !(slave < factor || master < slave.saturating_mul(factor))
+}
+
+/// `wake_affine`'s balance test (4.4, equal CPU capacities, the root task group): pull when the
+/// waker's CPU, with the woken thread's load `w` added, is no busier than the previous CPU by
+/// more than half the domain's imbalance percentage; an unloaded waker's CPU always qualifies.
+pub(super) fn affine_balanced(this_load: f64, prev_load: f64, w: f64) -> bool {
+    if this_load <= 0.0 {
+        return true;
+    }
+    100.0 * (this_load + w) <= (100 + (IMBALANCE_PCT - 100) / 2) as f64 * prev_load
+}
+
+/// `select_idle_sibling` (4.4) over CPUs `0..ncpus` in LLCs of `llc` CPUs, single-CPU groups.
+pub(super) fn idle_sibling(idle: impl Fn(u32) -> bool, allowed: impl Fn(u32) -> bool, prev: u32, target: u32, llc: u32, ncpus: u32) -> u32 {
+    if idle(target) {
+        return target;
+    }
+    let llc = llc.max(1);
+    if prev != target && prev / llc == target / llc && idle(prev) {
+        return prev;
+    }
+    let first = target / llc * llc;
+    let last = (first + llc).min(ncpus);
+    // Groups are single cores; the walk starts at the target's group and wraps.
+    for k in 1..(last - first) {
+        let c = first + (target - first + k) % (last - first);
+        if idle(c) && allowed(c) {
+            return c;
+        }
+    }
+    target
 }

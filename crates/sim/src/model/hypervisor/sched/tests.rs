@@ -400,3 +400,112 @@ fn a_thread_picked_again_after_it_yielded_switches_nothing() {
     assert_eq!(ins, vec![(b, 1_500)]);
     assert_eq!(s.switches, before + 1);
 }
+
+// Transcriptions of Linux 4.4's wake-up placement (kernel/sched/fair.c), kept close to the C
+// (integer arithmetic, the group list walked as a ring), against the model's pure functions
+// (`place.rs`) over many states.
+
+/// `wake_wide` as the C has it.
+fn c_wake_wide(current_flips: u32, p_flips: u32, sd_llc_size: u32) -> bool {
+    let mut master = current_flips;
+    let mut slave = p_flips;
+    let factor = sd_llc_size as u64;
+    if master < slave {
+        std::mem::swap(&mut master, &mut slave);
+    }
+    if (slave as u64) < factor || (master as u64) < slave as u64 * factor {
+        return false;
+    }
+    true
+}
+
+/// `wake_affine`'s balance as the C computes it (s64, `capacity_of` equal on both CPUs,
+/// `effective_load` of the root group returning its `wl`), `sync` discounting `current`.
+fn c_wake_affine(mut this_load: i64, mut load: i64, weight: i64, sync: Option<i64>, imbalance_pct: i64) -> bool {
+    let capacity = 1024i64;
+    if let Some(cw) = sync {
+        this_load += -cw; // effective_load(tg, this_cpu, -weight, -weight)
+        load += 0; // effective_load(tg, prev_cpu, 0, -weight)
+    }
+    let mut this_eff_load: i64 = 100;
+    this_eff_load *= capacity;
+    let mut prev_eff_load: i64 = 100 + (imbalance_pct - 100) / 2;
+    prev_eff_load *= capacity;
+    if this_load > 0 {
+        this_eff_load *= this_load + weight;
+        prev_eff_load *= load;
+    }
+    this_eff_load <= prev_eff_load
+}
+
+/// `select_idle_sibling` as the C walks it: `sd_llc`'s groups (one CPU each, no SMT) as a
+/// ring starting at the group of the target (`sd->groups`).
+fn c_select_idle_sibling(idle: &[bool], allowed: &[bool], prev: usize, mut target: usize, llc: usize) -> usize {
+    let shares_cache = |a: usize, b: usize| a / llc == b / llc;
+    if idle[target] {
+        return target;
+    }
+    let i = prev;
+    if i != target && shares_cache(i, target) && idle[i] {
+        return i;
+    }
+    let first = target / llc * llc;
+    let span: Vec<usize> = (first..(first + llc).min(idle.len())).collect();
+    let start = span.iter().position(|&c| c == target).unwrap();
+    let mut sg = start;
+    loop {
+        let group = [span[sg]];
+        let intersects = group.iter().any(|&c| allowed[c]);
+        let all_idle = group.iter().all(|&c| c != target && idle[c]);
+        if intersects && all_idle {
+            target = *group.iter().find(|&&c| allowed[c]).unwrap();
+            return target;
+        }
+        sg = (sg + 1) % span.len();
+        if sg == start {
+            break;
+        }
+    }
+    target
+}
+
+#[test]
+fn wake_wide_matches_the_c() {
+    for a in 0..80 {
+        for b in 0..80 {
+            for llc in [1, 2, 4, 8, 16] {
+                assert_eq!(super::place::wide(a, b, llc), c_wake_wide(a, b, llc), "flips {a} {b} llc {llc}");
+            }
+        }
+    }
+}
+
+#[test]
+fn wake_affine_matches_the_c_over_many_loads() {
+    let mut rng = Rng::for_component(7, "wake_affine");
+    for _ in 0..200_000 {
+        let r = |rng: &mut Rng, n: u64| (rng.next_u64() % n) as i64;
+        let this = r(&mut rng, 4096);
+        let prev = r(&mut rng, 4096);
+        let w = r(&mut rng, 1025);
+        let sync = (rng.next_u64() % 2 == 0).then(|| r(&mut rng, 1025).min(this));
+        let model = super::place::affine_balanced((this - sync.unwrap_or(0)) as f64, prev as f64, w as f64);
+        assert_eq!(model, c_wake_affine(this, prev, w, sync, super::place::IMBALANCE_PCT as i64), "this {this} prev {prev} w {w} sync {sync:?}");
+    }
+}
+
+#[test]
+fn select_idle_sibling_matches_the_c_over_many_states() {
+    let mut rng = Rng::for_component(7, "select_idle_sibling");
+    for _ in 0..50_000 {
+        let n = 1 + (rng.next_u64() % 12) as usize;
+        let llc = 1 + (rng.next_u64() % n as u64) as usize;
+        let idle: Vec<bool> = (0..n).map(|_| rng.next_u64() % 3 == 0).collect();
+        let mut allowed: Vec<bool> = (0..n).map(|_| rng.next_u64() % 4 != 0).collect();
+        let prev = (rng.next_u64() % n as u64) as usize;
+        allowed[prev] = true;
+        let target = (rng.next_u64() % n as u64) as usize;
+        let model = super::place::idle_sibling(|c| idle[c as usize], |c| allowed[c as usize], prev as u32, target as u32, llc as u32, n as u32);
+        assert_eq!(model as usize, c_select_idle_sibling(&idle, &allowed, prev, target, llc), "idle {idle:?} allowed {allowed:?} prev {prev} target {target} llc {llc}");
+    }
+}

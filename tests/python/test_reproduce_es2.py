@@ -16,7 +16,10 @@ OPTIONAL_KEYS = {"published_kind", "published_bounds", "spread", "converged", "d
 @pytest.mark.parametrize("exp_id", ["es2-table1", "es2-fig4-base", "es2-fig4", "es2-table1-sensitivity", "es2-fig7a",
                                     "es2-fig7b", "es2-fig8a-h"])
 def test_reproduction_writes_json_and_figure(tmp_path, exp_id):
-    doc = reproduce.run(exp_id, tmp_path, duration=0.02)
+    # A tested memcached VM shares its pCPUs with three burning VMs: in 20 ms one seed's VM may
+    # get no pCPU at all (its gain is then undefined), so that experiment runs a full host
+    # scheduling period (24 ms) and more.
+    doc = reproduce.run(exp_id, tmp_path, duration=0.05 if exp_id == "es2-fig8a-h" else 0.02)
     assert (tmp_path / f"{exp_id}.png").stat().st_size > 0
     on_disk = json.loads((tmp_path / f"{exp_id}.json").read_text())
     assert on_disk["id"] == exp_id and on_disk["rows"] == doc["rows"]

@@ -74,6 +74,11 @@ impl<A: Held> Ctx<A> for AppCtx<'_, A> {
         self.h.sched.current(self.h.sched.thread_cpu(v)) == Some(v)
     }
 
+    fn steal_ns(&self, v: u32) -> Time {
+        // vCPU v is host thread v.
+        self.h.sched.run_and_delay(self.now, v).1
+    }
+
     fn run_step(&mut self, v: u32, s: Step, cost: Time) {
         let (now, dev) = (self.now, self.dev);
         self.h.vcpus[v as usize].app_step_began(now, cost);

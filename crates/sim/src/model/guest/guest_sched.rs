@@ -15,8 +15,8 @@
 //!   first run after a migration also `sched.migration_ns` (its cache);
 //! * an idle vCPU's wake-up is the hypervisor's to model (halt, IPI, VM entry), so the guest's
 //!   instance has no idle-state exit costs of its own;
-//! * the guest's run-queue clock is wall time: a thread on a vCPU the host preempted goes on
-//!   accruing run time (steal time is not subtracted: CONFIG_PARAVIRT_TIME_ACCOUNTING off);
+//! * a vCPU's run-queue clock stops while the vCPU waits for a pCPU (its steal time, which the
+//!   workload brings up to date before each decision: CONFIG_PARAVIRT_TIME_ACCOUNTING, declared);
 //! * the VM's vCPUs share one last-level cache (declared: a topology of one socket; QEMU 2.0's
 //!   `-smp N` gives N sockets, whose only difference here is `select_idle_sibling`'s search).
 //!
@@ -198,6 +198,12 @@ impl GuestSched {
         }
         self.drain(waker);
         self.kicks.pop()
+    }
+
+    /// Local vCPU `v` has had `steal` ns stolen so far (its steal-time record): the guest's
+    /// run-queue clock of `v` stops meanwhile (`CONFIG_PARAVIRT_TIME_ACCOUNTING`).
+    pub fn set_steal(&mut self, v: u32, steal: Time) {
+        self.cfs.set_steal(v, steal);
     }
 
     /// A vCPU a past decision left needing a reschedule IPI (taken once).

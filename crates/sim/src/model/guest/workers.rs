@@ -120,6 +120,11 @@ impl Workers {
         Some(next)
     }
 
+    /// Local vCPU `v` has had `steal` ns stolen so far (`GuestSched::set_steal`).
+    pub(crate) fn set_steal(&mut self, v: u32, steal: Time) {
+        self.sched.set_steal(v, steal);
+    }
+
     /// The guest time the switch to the worker [`Self::pick`] gave `v` costs (taken once).
     pub(crate) fn take_switch(&mut self, v: u32) -> Time {
         self.sched.take_switch(v)

@@ -38,6 +38,9 @@ pub(crate) trait Ctx<A> {
     fn vcpu_count(&self) -> u32;
     /// Is vCPU `v`'s thread on a pCPU now?
     fn on_cpu(&self, v: u32) -> bool;
+    /// vCPU `v`'s steal time so far (ns): its thread's waits for a pCPU (`run_delay`), which
+    /// KVM publishes in the guest's steal-time record (`MSR_KVM_STEAL_TIME`).
+    fn steal_ns(&self, v: u32) -> Time;
 
     /// Start step `s` on vCPU `v` for `cost` ns of guest time.
     fn run_step(&mut self, v: u32, s: Step, cost: Time);

@@ -176,3 +176,16 @@ fn periodic_balancing_spreads_threads_piled_on_one_vcpu() {
     (0..4).for_each(|t| per[g.cpu_of(t) as usize] += 1);
     assert_eq!(per, [1, 1, 1, 1], "piled {piled} on vCPU 0 at first");
 }
+
+#[test]
+fn stolen_time_is_not_run_time() {
+    // Two threads share one vCPU (3 ms slices). 10 ms pass; with 9.9 of them stolen (the vCPU
+    // waited for a pCPU), thread 0 has run 0.1 ms and keeps the vCPU at the tick; with none
+    // stolen it has used its slice and thread 1 runs.
+    for (steal, next) in [(9_900_000, 0), (0, 1)] {
+        let mut g = sched(2, 1, false);
+        assert_eq!(g.pick(0, 0, |_| true), Some(0));
+        g.set_steal(0, steal);
+        assert_eq!(g.pick(10_000_000, 0, |_| true), Some(next), "stolen {steal} ns");
+    }
+}

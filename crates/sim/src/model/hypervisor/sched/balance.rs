@@ -31,7 +31,8 @@ const CACHE_NICE_TRIES: u32 = 1;
 impl Sched {
     /// `task_hot`: thread `t` ran within the migration cost of `now`.
     fn task_hot(&self, now: Time, t: u32) -> bool {
-        now.saturating_sub(self.threads[t as usize].exec_start) < self.p.migration_cost_ns
+        let th = &self.threads[t as usize];
+        self.clock_task(now, th.cpu).saturating_sub(th.exec_start) < self.p.migration_cost_ns
     }
 
     /// Some runqueue has a waiting thread allowed on more than one pCPU. When none has,

@@ -298,6 +298,10 @@ pub struct Sched {
     pub cstate_wakeups: [u64; MAX_CSTATES],
     /// Runqueue insertions so far (the order of [`Thread::enq`]).
     enqueued: u64,
+    /// Per CPU: time taken from it by a lower level that its run-queue clock does not count
+    /// (a guest's vCPU's steal time, `update_rq_clock_task` with CONFIG_PARAVIRT_TIME_ACCOUNTING;
+    /// empty: none, the host's own instance). Run time is charged on `now` less it.
+    steal: Vec<Time>,
 }
 
 impl Sched {
@@ -316,7 +320,23 @@ impl Sched {
             wake_affine_hits: 0,
             cstate_wakeups: [0; MAX_CSTATES],
             enqueued: 0,
+            steal: Vec::new(),
         }
+    }
+
+    /// CPU `cpu` has lost `steal` ns so far to a lower level (monotone): its run-queue task
+    /// clock stops while it is stolen ([`Sched::steal`]).
+    pub fn set_steal(&mut self, cpu: u32, steal: Time) {
+        if self.steal.is_empty() {
+            self.steal = vec![0; self.rqs.len()];
+        }
+        let s = &mut self.steal[cpu as usize];
+        *s = (*s).max(steal);
+    }
+
+    /// `rq_clock_task` of `cpu` at `now`: `now` less the time stolen from it.
+    fn clock_task(&self, now: Time, cpu: u32) -> Time {
+        now.saturating_sub(self.steal.get(cpu as usize).copied().unwrap_or(0))
     }
 
     /// Number of pCPUs.
@@ -419,7 +439,7 @@ impl Sched {
     /// it was runnable but waited for a pCPU (`sum_exec_runtime`, `sched_info.run_delay`).
     pub fn run_and_delay(&self, now: Time, t: u32) -> (u64, u64) {
         let th = &self.threads[t as usize];
-        let ran = th.sum_exec + if th.state == State::Running { now - th.exec_start } else { 0 };
+        let ran = th.sum_exec + if th.state == State::Running { self.clock_task(now, th.cpu).saturating_sub(th.exec_start) } else { 0 };
         (ran, th.waits.delay(now, th.state == State::Queued))
     }
 
@@ -431,13 +451,14 @@ impl Sched {
     /// `update_curr`: charge the running thread of `cpu` for its time since `exec_start`.
     fn update_curr(&mut self, now: Time, cpu: u32) {
         let Some(t) = self.rqs[cpu as usize].curr else { return };
+        let task_now = self.clock_task(now, cpu);
         let n = self.rqs.len();
         let th = &mut self.threads[t as usize];
         let from = th.run_from.max(self.window_start);
         self.run_ns[t as usize * n + cpu as usize] += now.saturating_sub(from);
         th.run_from = th.run_from.max(now);
-        let delta = now - th.exec_start;
-        th.exec_start = now;
+        let delta = task_now.saturating_sub(th.exec_start);
+        th.exec_start = task_now;
         th.sum_exec += delta;
         th.vruntime += delta * NICE_0_LOAD / th.weight;
         self.update_min_vruntime(cpu);
@@ -674,11 +695,12 @@ impl Sched {
         let same = prev == Some(t);
         self.switches += u64::from(!same);
         let p = self.p;
+        let task_now = self.clock_task(now, cpu);
         let th = &mut self.threads[t as usize];
         th.state = State::Running;
         th.preempted = false;
         th.waits.run(now);
-        th.exec_start = now;
+        th.exec_start = task_now;
         th.slice_start_exec = th.sum_exec;
         let timer = std::mem::take(&mut th.timer_woken);
         self.rqs[cpu as usize].wake_cpu = 0;

@@ -147,15 +147,12 @@ def _fig7a(duration, step, counts=(1, 2, 3, 4)):
 
 
 #: Structural gaps the §6.3 experiments share (issue 48's input; not modelled here).
-_LOCKSTEP = ("Structural (issue 48), not modelled here: with ES2's always-runnable burns every pCPU's CFS "
-             "slices switch at the same instants and, as all four VMs' vCPUs start in the same order on every "
-             "pCPU, a VM's four vCPUs run all at once or not at all, so ES2's redirection (§4.3) finds no "
-             "running sibling to send an interrupt to; ES2 relies on the opposite ('as each physical core owns "
-             "an independent scheduling queue, it is very likely that those sibling vCPUs have differences in "
-             "online/offline time'). Linux 4.4's ticks are aligned across CPUs (sched_skew_tick = 0), so the "
-             "slot boundaries may coincide; the order of the VMs within a period need not. The PI+R and +R "
-             "rows are therefore no test of the redirection yet: their misses are this set-up gap, not "
-             "prediction misses of the model.")
+_LOCKSTEP = ("Lock-step (issue 48 items 1-2, measured): each VM boots at its own offset and its vCPU threads "
+             "start one after another, so every pCPU's order of VMs differs; in this layout (4 VMs, 0.3 s, seeds "
+             "1-4) a VM's four vCPUs run all at once 0.75 +- 3.0 % of its run time against the 0.39 +- 0.03 % "
+             "that independent shares imply (within seed spread; one VM of one seed at 12 %), and ES2's router "
+             "finds a running sibling in 100 % of the interrupts whose default target was not running (fixed "
+             "routing: 98-99 %). The +R rows test the redirection.")
 
 register(Experiment(
     id="es2-fig7a",
@@ -329,7 +326,7 @@ register(Experiment(
     seeds=8,
     notes=[
         "Layout: eventpath.reproduce.es2_multi.layout (§6.3, as es2-fig7a); memcached with its default four "
-        "worker threads, one homed on each vCPU, connection c served by thread c % 4 (unstated; memcached's "
+        "worker threads, starting one on each vCPU and placed by the guest's CFS, connection c served by thread c % 4 (unstated; memcached's "
         "-t default); memaslap's '256 concurrent requests from 16 threads with a get/set ratio of 9:1', 'one "
         "Memaslap process' per tested VM, is one closed-loop client of 256 connections per tested VM on one "
         "client core (ES2: one 8-core client).",
@@ -353,21 +350,20 @@ register(Experiment(
         "from the abstract's 1.9x, not encoded); higher_at_every_count: H(O) 'behaves obviously better than' "
         "H(P); gains_drop: both switches' gains lower at 4 VMs than at 1; very_slight_gain: H(P) at 4 VMs "
         "between 0 and 5 points (ours).",
-        "Today's rows (issue 47, 4 s, 8 seeds; the profile before its rebuild): calibration — PI's back-end CPU "
-        "at one VM 14.2 % against §7's 13.58 %. Predictions — PI+H(P) +5.9 / +9.2 / +8.6 / +1.1 % (12 % at 1 VM: "
-        "within the bar); PI+H(O) +9.0 / +11.4 / +13.6 / +24.2 % (35 % at 1 VM misses, 25 % at 4 VMs within); "
-        "PI+R +1.6 / +7.2 / -0.1 / -0.4 % (>= 40 %); PI+H(O)+R +12.3 / +30.7 / +24.2 / +26.1 % (75-90 %); H(O)'s "
-        "back-end CPU 16.1 % (18.6 %, within). The stale numbers of earlier notes (+21 %, +25 vs +25, +6 %, "
-        "0-10 %) were single 0.3 s runs. A direction is judged per seed and the ensemble keeps the majority: "
-        "the mean gains have H(O) above H(P) at every count, but fewer than half of the seeds do "
-        "(higher_at_every_count fails); gains_drop fails on H(O) (its gain grows with the VMs); "
-        "very_slight_gain fails on most seeds (H(P) at 4 VMs spans -9 .. +17 %); stable fails on PI+R.",
+        "Today's rows (issue 48 item 3, 4 s, 8 seeds, the guest's CFS; docs/reproductions-issue48.md has them "
+        "with their spread beside the rows before it): calibration — PI's back-end CPU at one VM 11.2 % against "
+        "§7's 13.58 % (within). Predictions — PI+H(P) -10.4 / -9.0 / -6.6 / -2.1 % (12 % at 1 VM: misses); "
+        "PI+H(O) +33.8 / +37.8 / +36.8 / +47.1 % (35 % at 1 VM within, 25 % at 4 VMs misses); PI+R +23.8 / "
+        "+24.4 / +17.7 / +26.7 % (>= 40 %: misses, sd 10-22 points); PI+H(O)+R +79.5 / +86.4 / +72.8 / +81.4 % "
+        "(75-90 %: within at every count). Before item 3 (issue 48 items 1-2): PI+R +30.0 / +22.6 / +23.3 / "
+        "+31.1 %, PI+H(O)+R +61.5 / +67.2 / +64.0 / +61.1 %. A direction is judged per seed and the ensemble "
+        "keeps the majority: higher_at_every_count holds; gains_drop fails on H(O) (its gain grows with the "
+        "VMs); very_slight_gain fails (H(P) below 0 at 4 VMs); stable fails on PI+R.",
         _LOCKSTEP,
-        "PI+R misses beyond the lock-step: the four threads serve on all four vCPUs, each running a quarter of "
-        "the time beside the other VMs' burn, and a request waits for its thread's vCPU whatever vCPU took the "
-        "interrupt. Redirection would pay if the woken thread followed the interrupt: Linux 4.4's wake_affine "
-        "pulls a thread woken by a socket (a sync wake-up) to the softirq's CPU and idle balancing spreads them "
-        "again; the guest's load balancer is not modelled, so threads stay on their home vCPU (structural).",
+        "PI+R with the guest's CFS (issue 48 item 3): memcached's four workers are always runnable under 256 "
+        "connections, so they are rarely woken and rarely move (wake-up and periodic migrations a few per "
+        "second); each serves beside its vCPU's nice-19 burner, and a request waits for its worker's vCPU "
+        "whatever vCPU took the interrupt. The redirection's gain is what a running sibling's softirq saves."
     ],
     axis=_TESTED,
 ))

@@ -356,7 +356,7 @@ register(Experiment(
         "PI+H(O) +33.8 / +37.8 / +36.8 / +47.1 % (35 % at 1 VM within, 25 % at 4 VMs misses); PI+R +23.8 / "
         "+24.4 / +17.7 / +26.7 % (>= 40 %: misses, sd 10-22 points); PI+H(O)+R +79.5 / +86.4 / +72.8 / +81.4 % "
         "(75-90 %: within at every count). Before item 3 (issue 48 items 1-2): PI+R +30.0 / +22.6 / +23.3 / "
-        "+31.1 %, PI+H(O)+R +61.5 / +67.2 / +64.0 / +61.1 %. A direction is judged per seed and the ensemble "
+        "+31.1 %, PI+H(O)+R +61.4 / +67.2 / +64.0 / +61.1 %. A direction is judged per seed and the ensemble "
         "keeps the majority: higher_at_every_count holds; gains_drop fails on H(O) (its gain grows with the "
         "VMs); very_slight_gain fails (H(P) below 0 at 4 VMs); stable fails on PI+R.",
         _LOCKSTEP,

@@ -93,6 +93,9 @@ pub(crate) struct GuestSched {
     lazy: bool,
     /// The scheduler's switch and migration counts when the window began.
     base: (u64, [u64; Migration::COUNT]),
+    /// One thread alone (no burner, kept on its vCPU): it runs whenever it has work, and no
+    /// decision is asked of `cfs` (the hot path of one-thread applications).
+    alone: bool,
 }
 
 impl GuestSched {
@@ -105,7 +108,9 @@ impl GuestSched {
         if free {
             Self::with_affinity(threads, vcpus, burn, p, |_| CpuMask::first(vcpus))
         } else {
-            Self::with_affinity(threads, vcpus, burn, p, |t| CpuMask::bit(t % vcpus))
+            let mut g = Self::with_affinity(threads, vcpus, burn, p, |t| CpuMask::bit(t % vcpus));
+            g.alone = threads == 1 && !burn;
+            g
         }
     }
 
@@ -140,6 +145,7 @@ impl GuestSched {
             kicks: Vec::with_capacity(vcpus as usize),
             lazy: false,
             base: (0, [0; Migration::COUNT]),
+            alone: false,
         };
         if burn {
             // Each burner has been running since boot.
@@ -188,7 +194,7 @@ impl GuestSched {
     /// a reschedule IPI for it (a halted or busy vCPU it was placed on). A thread not asleep
     /// finds its work at its next pick.
     pub fn wake(&mut self, now: Time, t: u32, waker: Option<u32>, sync: bool) -> Option<u32> {
-        if self.cfs.threads[t as usize].state != State::Sleeping {
+        if self.alone || self.cfs.threads[t as usize].state != State::Sleeping {
             return None;
         }
         if sync {
@@ -198,6 +204,13 @@ impl GuestSched {
         }
         self.drain(waker);
         self.kicks.pop()
+    }
+
+    /// Do its decisions depend on the vCPUs' clocks? Not with one thread alone (no burner): it
+    /// runs whenever it has work, so the workload may skip [`Self::set_steal`]. (Several
+    /// threads kept on their vCPUs, or one beside a burner, are the scheduler's.)
+    pub fn clocked(&self) -> bool {
+        !self.alone
     }
 
     /// Local vCPU `v` has had `steal` ns stolen so far (its steal-time record): the guest's
@@ -216,6 +229,9 @@ impl GuestSched {
     /// if it was preempted; the vCPU's tick runs if due; with [`Self::lazy_wakes`], threads
     /// that gained work are woken first. The switch-in's cost is [`Self::take_switch`]'s.
     pub fn pick(&mut self, now: Time, v: u32, runnable: impl Fn(u32) -> bool) -> Option<u32> {
+        if self.alone {
+            return (v == 0 && runnable(0)).then_some(0);
+        }
         if self.lazy {
             for t in 0..self.apps {
                 if self.cfs.threads[t as usize].state == State::Sleeping && runnable(t) {

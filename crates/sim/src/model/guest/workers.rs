@@ -120,6 +120,11 @@ impl Workers {
         Some(next)
     }
 
+    /// See `GuestSched::clocked`.
+    pub(crate) fn clocked(&self) -> bool {
+        self.sched.clocked()
+    }
+
     /// Local vCPU `v` has had `steal` ns stolen so far (`GuestSched::set_steal`).
     pub(crate) fn set_steal(&mut self, v: u32, steal: Time) {
         self.sched.set_steal(v, steal);

@@ -171,6 +171,9 @@ impl TcpStreams {
 impl TcpStreams {
     /// Bring the guest scheduler's per-vCPU steal time up to date (its run-queue clocks).
     fn sync_steal(g: &mut impl Ctx<Self>) {
+        if !g.app().sched.clocked() {
+            return;
+        }
         for l in 0..g.vcpu_count() {
             let s = g.steal_ns(g.vcpu(l));
             g.app().sched.set_steal(l, s);
@@ -251,7 +254,9 @@ impl App for TcpStreams {
         let t = g.app();
         let i = pkt.conn as usize;
         t.s[i].on_ack(pkt.ack);
-        if !t.s[i].runnable(t.stopped) {
+        // One thread: the guest's receive path wakes the application's vCPU (`net_rx.rs`), and
+        // its next pick wakes the thread.
+        if t.s.len() == 1 || !t.s[i].runnable(t.stopped) {
             return false;
         }
         match t.sched.wake(now, i as u32, Some(local), false) {

@@ -455,6 +455,9 @@ impl TcpServer {
 
     /// Bring the guest scheduler's per-vCPU steal time up to date (its run-queue clocks).
     fn sync_steal(g: &mut impl Ctx<Self>) {
+        if !g.app().workers.clocked() {
+            return;
+        }
         for l in 0..g.vcpu_count() {
             let s = g.steal_ns(g.vcpu(l));
             g.app().workers.set_steal(l, s);

@@ -120,14 +120,9 @@ impl Workers {
         Some(next)
     }
 
-    /// See `GuestSched::clocked`.
-    pub(crate) fn clocked(&self) -> bool {
-        self.sched.clocked()
-    }
-
-    /// Local vCPU `v` has had `steal` ns stolen so far (`GuestSched::set_steal`).
-    pub(crate) fn set_steal(&mut self, v: u32, steal: Time) {
-        self.sched.set_steal(v, steal);
+    /// The guest scheduler of the workers (the workload brings its clocks up to date).
+    pub(crate) fn sched(&mut self) -> &mut GuestSched {
+        &mut self.sched
     }
 
     /// The guest time the switch to the worker [`Self::pick`] gave `v` costs (taken once).

@@ -101,3 +101,15 @@ pub(crate) trait Ctx<A> {
     /// Schedule the client's event `e` at `at`.
     fn client_at(&mut self, at: Time, e: ClientEv);
 }
+
+/// Bring the guest scheduler `sched` picks out of the application up to date with each vCPU's
+/// steal time before it decides (`guest_sched.rs`: the run-queue clocks).
+pub(crate) fn sync_steal<A>(g: &mut impl Ctx<A>, sched: impl Fn(&mut A) -> &mut crate::model::guest::guest_sched::GuestSched) {
+    if !sched(g.app()).clocked() {
+        return;
+    }
+    for l in 0..g.vcpu_count() {
+        let s = g.steal_ns(g.vcpu(l));
+        sched(g.app()).set_steal(l, s);
+    }
+}

@@ -168,26 +168,13 @@ impl TcpStreams {
     }
 }
 
-impl TcpStreams {
-    /// Bring the guest scheduler's per-vCPU steal time up to date (its run-queue clocks).
-    fn sync_steal(g: &mut impl Ctx<Self>) {
-        if !g.app().sched.clocked() {
-            return;
-        }
-        for l in 0..g.vcpu_count() {
-            let s = g.steal_ns(g.vcpu(l));
-            g.app().sched.set_steal(l, s);
-        }
-    }
-}
-
 impl App for TcpStreams {
     /// The guest scheduler's thread sends a ready segment, else writes; with no thread able to
     /// (windows full, or the queue stopped) the vCPU halts.
     fn next(g: &mut impl Ctx<Self>, v: u32) {
         let local = v - g.vcpu(0);
         let now = g.now();
-        Self::sync_steal(g);
+        crate::model::workload::ctx::sync_steal(g, |t: &mut Self| &mut t.sched);
         let t = g.app();
         // A stopped driver queue stops transmits, not `write()`s: the bytes wait in the socket
         // and leave as larger skbs when the queue wakes (up to the size goal with TSO).
@@ -250,7 +237,7 @@ impl App for TcpStreams {
     /// of the sender.
     fn deliver(g: &mut impl Ctx<Self>, v: u32, pkt: RxPkt) -> bool {
         let (now, local) = (g.now(), v - g.vcpu(0));
-        Self::sync_steal(g);
+        crate::model::workload::ctx::sync_steal(g, |t: &mut Self| &mut t.sched);
         let t = g.app();
         let i = pkt.conn as usize;
         t.s[i].on_ack(pkt.ack);

@@ -453,17 +453,6 @@ impl TcpServer {
         Self::client_packet(g, now, RxPkt::new(bytes, 0, now, conn, ctl));
     }
 
-    /// Bring the guest scheduler's per-vCPU steal time up to date (its run-queue clocks).
-    fn sync_steal(g: &mut impl Ctx<Self>) {
-        if !g.app().workers.clocked() {
-            return;
-        }
-        for l in 0..g.vcpu_count() {
-            let s = g.steal_ns(g.vcpu(l));
-            g.app().workers.set_steal(l, s);
-        }
-    }
-
     /// The application served `conn`'s request and wrote the response into the socket.
     fn serve_done(g: &mut impl Ctx<Self>, v: u32, conn: u32) {
         let local = v - g.vcpu(0);
@@ -503,7 +492,7 @@ impl App for TcpServer {
         if g.app().stopped {
             return g.idle(v, None);
         }
-        Self::sync_steal(g);
+        crate::model::workload::ctx::sync_steal(g, |s: &mut Self| s.workers.sched());
         let s = g.app();
         let picked = s.workers.pick(now, local);
         // Reschedule IPIs its decisions ask for; an ICR write that exits ends here (VM entry
@@ -563,7 +552,7 @@ impl App for TcpServer {
             return false;
         }
         let now = g.now();
-        Self::sync_steal(g);
+        crate::model::workload::ctx::sync_steal(g, |s: &mut Self| s.workers.sched());
         match g.app().workers.deliver(now, pkt.conn, local) {
             Some(home) => {
                 // try_to_wake_up on another vCPU: a reschedule IPI through the ICR.

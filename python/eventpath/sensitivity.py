@@ -11,7 +11,11 @@ ends (two runs a group): a group that moves no row of the experiment by :data:`N
 tolerance is dropped whole — its members cannot move anything alone either, unless their effects
 cancel exactly, which the report would miss (said here, not hidden). Each member of the other
 groups is then run alone at each end. A row's *effect* of a value is how far it moves the row, in
-the row's own tolerance (``reproduce.ensemble.moved``, signed: + moves it up).
+the row's own tolerance (``reproduce.ensemble.moved``, signed: + moves it up). **Noise:** the
+base is also run on :data:`NOISE_BASES` other seed sets; a row's largest move between them is its
+noise, and a value's move counts only above it (a run at other values is a different event order,
+so at one seed every value "moves" every row a little). A miss whose gap to its tolerance is
+within its noise stays **unclassified** (more seeds or a longer run can classify it).
 
 **Detail**: for each row, the :data:`TOP` values that move it most, with their effects at both
 ends (the tornado figure draws them).
@@ -54,6 +58,8 @@ NEGLIGIBLE = 0.05
 TOP = 10
 #: Most values combined to reach a miss's published value.
 COMBINE = 5
+#: Extra base runs on other seeds, whose moves from the first are each row's noise.
+NOISE_BASES = 2
 
 
 def ranged_params(profile: str) -> list[dict]:
@@ -70,15 +76,16 @@ def ranged_params(profile: str) -> list[dict]:
     return out
 
 
-def _run(exp_id: str, profile: str, values: dict, duration: float | None, seeds: int) -> list[dict]:
-    """The experiment's rows (as dicts) with the profile ``values`` overridden (a worker's job)."""
+def _run(exp_id: str, profile: str, values: dict, duration: float | None, seeds: int, first_seed: int = 0) -> list[dict]:
+    """The experiment's rows (as dicts) with the profile ``values`` overridden, over seeds
+    ``first_seed ..`` (a worker's job)."""
     from eventpath import api
     from eventpath.reproduce import EXPERIMENTS, ensemble
 
     e = EXPERIMENTS[exp_id]
     try:
         with api.overriding(profile, values):
-            rows = ensemble.combine(ensemble.run_members(e.compare, range(seeds), duration, lambda _l: None))
+            rows = ensemble.combine(ensemble.run_members(e.compare, range(first_seed, first_seed + seeds), duration, lambda _l: None))
     except InputError:
         # A point the profile refuses (a value above the one it is bounded by, NOT_ABOVE): the
         # screen skips it and says so.
@@ -103,6 +110,17 @@ def _effects(base: list[dict], other: list[dict] | None) -> list[float | None]:
     return out
 
 
+def _noise(base: list[dict], others: list[list[dict]]) -> list[float]:
+    """Each row's noise: the largest move, in tolerances, from the base to a base on other
+    seeds (inf where a row has a value on one seed set and none on another)."""
+    out = [0.0] * len(base)
+    for other in others:
+        for i, x in enumerate(_effects(base, other)):
+            if x is not None:
+                out[i] = max(out[i], abs(x))
+    return out
+
+
 def _within(rows: list[dict]) -> bool:
     return all(r["d"]["verdict"] != "miss" for r in rows if r["d"]["role"] == "calibration")
 
@@ -123,8 +141,15 @@ def analyse(exp_id: str, duration: float | None = None, seeds: int = 1, workers:
         def runs(points: list[dict]) -> list[list[dict]]:
             return list(ex.ordered(_run, [(exp_id, e.profile, v, duration, seeds) for v in points]))
 
-        base = runs([{}])[0]
-        progress(f"{exp_id}: base run, {len(params)} ranged parameters")
+        # The base at the profile's values, and twice more on other seeds: how far a row moves
+        # between seeds is its noise, and a parameter's move below it is no move (screened at
+        # one seed, every run is chaotic in its event order: without this floor every group
+        # "moved" a row).
+        base, *others = list(ex.ordered(_run, [(exp_id, e.profile, {}, duration, seeds, k * seeds)
+                                                for k in range(1 + NOISE_BASES)]))
+        noise = _noise(base, others)
+        floor = [max(NEGLIGIBLE, n) for n in noise]
+        progress(f"{exp_id}: base run on {1 + NOISE_BASES} seed sets, {len(params)} ranged parameters")
         # Group stage.
         groups = [params[i:i + GROUP] for i in range(0, len(params), GROUP)]
         ends = runs([{p["key"]: p[end] for p in g} for g in groups for end in ("lo", "hi")])
@@ -132,9 +157,9 @@ def analyse(exp_id: str, duration: float | None = None, seeds: int = 1, workers:
         refused = []
         for k, g in enumerate(groups):
             pair = ends[2 * k:2 * k + 2]
-            moves = [abs(x) for rows in pair for x in _effects(base, rows) if x is not None]
+            moves = [abs(x) >= f for rows in pair for x, f in zip(_effects(base, rows), floor) if x is not None]
             # A group the profile refused at an end is screened member by member.
-            if any(rows is None for rows in pair) or (moves and max(moves) >= NEGLIGIBLE):
+            if any(rows is None for rows in pair) or any(moves):
                 live += g
         progress(f"{exp_id}: {len(live)} of {len(params)} parameters in groups that move a row")
         # One at a time.
@@ -153,10 +178,11 @@ def analyse(exp_id: str, duration: float | None = None, seeds: int = 1, workers:
             for key, (lo, hi) in effect.items():
                 a, z = lo[i], hi[i]
                 size = max(abs(a) if a is not None else 0.0, abs(z) if z is not None else 0.0)
-                if size >= NEGLIGIBLE:
+                if size >= floor[i]:
                     movers.append({"key": key, "at_lo": a, "at_hi": z, "size": size})
             movers.sort(key=lambda m: -m["size"])
             d["movers"] = movers[:TOP]
+            d["noise"] = noise[i]
             rows_out.append(d)
             if d["verdict"] == "miss":
                 to_classify.append(i)
@@ -166,11 +192,14 @@ def analyse(exp_id: str, duration: float | None = None, seeds: int = 1, workers:
             r = base[i]["row"]
             miss = r.miss() or 0.0
             toward = []
+            if abs(d_miss(rows_out[i])) - 1.0 <= noise[i]:
+                plans.append((i, toward, []))
+                continue
             for key, (lo, hi) in effect.items():
                 # An end helps when it moves the row against the sign of its miss.
                 best = None
                 for end, x in (("lo", lo[i]), ("hi", hi[i])):
-                    if x is not None and x * miss < 0 and abs(x) >= NEGLIGIBLE and (best is None or abs(x) > abs(best[1])):
+                    if x is not None and x * miss < 0 and abs(x) >= floor[i] and (best is None or abs(x) > abs(best[1])):
                         best = (end, x)
                 if best:
                     toward.append((key, best[0], best[1]))
@@ -181,6 +210,8 @@ def analyse(exp_id: str, duration: float | None = None, seeds: int = 1, workers:
         pos = 0
         for i, toward, combos in plans:
             d = rows_out[i]
+            r = base[i]["row"]
+            gap = abs(d_miss(d)) - 1.0
             got = results[pos:pos + len(combos)]
             pos += len(combos)
             reached = conflict = over = None
@@ -199,7 +230,13 @@ def analyse(exp_id: str, duration: float | None = None, seeds: int = 1, workers:
                              if rows is not None and (rows[i]["row"].miss() or 0.0) * (r.miss() or 0.0) < 0), None)
                 if over is not None:
                     reached, conflict = _bisect(runs, over, by_key, i, r.miss() or 0.0, conflict)
-            if reached is not None:
+            if gap <= noise[i]:
+                # Another seed set alone moves the row as far as its gap to the paper: at these
+                # seeds and this length the screen cannot tell a value's move from the noise.
+                d["miss_class"] = "unclassified"
+                d["evidence"] = (f"its gap to the tolerance ({gap:.2f}) is within its seed "
+                                 f"noise ({noise[i]:.2f} tolerances): run with more --seeds or a longer --duration")
+            elif reached is not None:
                 d["miss_class"] = "parametric"
                 d["evidence"] = f"within tolerance at {_fmt(reached)} with the experiment's calibration rows held"
             elif conflict is not None:
@@ -219,8 +256,10 @@ def analyse(exp_id: str, duration: float | None = None, seeds: int = 1, workers:
                                      f"{reach:.2f} of its {abs(d_miss(d)):.2f} tolerances"
                                      + (f"; {len(combos)} combinations of the strongest tried" if combos else "") + ")")
     doc = {"id": exp_id, "profile": e.profile, "paper": _paper(e), "duration": duration, "seeds": seeds,
-           "method": "group screening (groups of %d at both ends) then one-at-a-time at each range's ends; "
-                     "misses combined toward their published value (up to %d values)" % (GROUP, COMBINE),
+           "method": "group screening (groups of %d at both ends) then one-at-a-time at each range's ends, a move "
+                     "counted only above the row's noise (its largest move across %d other seed sets) and %g "
+                     "tolerances; misses combined toward their published value (up to %d values)"
+                     % (GROUP, NOISE_BASES, NEGLIGIBLE, COMBINE),
            "parameters": len(params), "screened_alone": len(live), "refused_points": refused,
            "unranged": "parameters without a range are not screened", "rows": rows_out}
     return doc

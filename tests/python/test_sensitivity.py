@@ -4,6 +4,8 @@ import json
 
 from eventpath import sensitivity as S
 
+S_CLASSES = ("parametric", "structural", "unclassified")
+
 
 def test_ranged_parameters_are_the_profiles_free_and_ranged_values():
     ps = {p["key"]: p for p in S.ranged_params("es2")}
@@ -20,20 +22,38 @@ def test_each_prediction_miss_is_classed_and_the_classes_reach_reproduces_doc(cl
     assert doc["parameters"] >= 4 and doc["method"].startswith("group screening")
     rows = doc["rows"]
     misses = [d for d in rows if d["verdict"] == "miss" and d["role"] == "prediction"]
-    assert misses and all(d["miss_class"] in ("parametric", "structural") and d["evidence"] for d in misses)
+    assert misses and all(d["miss_class"] in S_CLASSES and d["evidence"] for d in misses)
     # A calibration miss is classed too (what a refit could reach); a row within tolerance never.
-    assert all(d["miss_class"] in ("parametric", "structural") and d["evidence"]
-               for d in rows if d["verdict"] == "miss")
+    assert all(d["miss_class"] in S_CLASSES and d["evidence"] for d in rows if d["verdict"] == "miss")
+    # A miss left unclassified is one the seeds' own noise could close, and says so.
+    for d in rows:
+        assert d["noise"] >= 0
+        if d.get("miss_class") == "unclassified":
+            assert abs(S.d_miss(d)) - 1.0 <= d["noise"] and "noise" in d["evidence"]
     assert not any("miss_class" in d for d in rows if d["verdict"] != "miss")
     # The detail: movers sorted by size, each with both ends.
     for d in rows:
         sizes = [m["size"] for m in d["movers"]]
         assert sizes == sorted(sizes, reverse=True) and len(sizes) <= S.TOP
+        # A mover moved its row beyond the row's noise.
+        assert all(x >= max(S.NEGLIGIBLE, d["noise"]) for x in sizes)
     assert (tmp_path / "es2-fig4.tornado.png").read_bytes()[:4] == b"\x89PNG"
     rep = json.loads((tmp_path / "es2-fig4.json").read_text())
     classed = {(x["config"], x["metric"]): x["miss_class"] for x in rep["rows"] if "miss_class" in x}
     assert classed == {(d["config"], d["metric"]): d["miss_class"] for d in rows if d["verdict"] == "miss"}
     assert "parametric" in r.stdout or "structural" in r.stdout
+
+
+def test_a_rows_noise_is_its_largest_move_to_another_seed_set():
+    from eventpath.comparison import PublishedRow
+
+    def rows(*vals):
+        return [{"row": PublishedRow(config="c", metric=f"m{i}", unit="%", simulated=v, reference=50.0)}
+                for i, v in enumerate(vals)]
+
+    # A share's tolerance is 10 points: 55 is half a tolerance from 50, 40 a whole one.
+    noise = S._noise(rows(50.0, 20.0, None), [rows(55.0, 20.0, None), rows(40.0, 20.0, 30.0)])
+    assert noise == [1.0, 0.0, float("inf")]
 
 
 def test_unknown_experiment_is_one_line_exit_2(cli, tmp_path):

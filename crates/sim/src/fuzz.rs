@@ -466,7 +466,11 @@ fn workload(r: &mut Rng) -> Option<String> {
             format!("kind = \"udp_rr\"\nrequest_bytes = {}\nresponse_bytes = {}{iv}", size(r, 1, 65507), size(r, 1, 65507))
         }
         3 => format!("kind = \"tcp_stream\"\nmessage_bytes = {}\nwindow_bytes = {}", size(r, 1, 1 << 20), size(r, 65_536, 8 << 20)),
-        4 => format!("kind = \"tcp_receive\"\nmessage_bytes = {}\nwindow_bytes = {}", size(r, 1, 1 << 20), size(r, 65_536, 8 << 20)),
+        4 => {
+            // Half the receivers autotune their buffer (no window_bytes).
+            let w = if r.chance(0.5) { format!("\nwindow_bytes = {}", size(r, 65_536, 8 << 20)) } else { String::new() };
+            format!("kind = \"tcp_receive\"\nmessage_bytes = {}{w}", size(r, 1, 1 << 20))
+        }
         5 => format!(
             "kind = \"tcp_rr\"\nrequest_bytes = {}\nresponse_bytes = {}\nconcurrency = {}",
             size(r, 1, 14480),

@@ -100,6 +100,31 @@ impl Qdisc {
     }
 }
 
+/// Which receive-buffer autotuning a guest's kernel runs, with its provenance
+/// (`guest.tcp_rcvbuf_autotune`; `model/workload/rcvbuf.rs`).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AutotuneChoice {
+    /// `off`, `double`, `steps` or `grow`.
+    pub value: RcvbufAutotune,
+    /// Where the choice comes from (the guest's kernel version).
+    pub source: String,
+}
+
+/// The versions of Linux's `tcp_rcv_space_adjust` (`model/workload/rcvbuf.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RcvbufAutotune {
+    /// `tcp_moderate_rcvbuf = 0`: the buffer stays at `tcp_rmem[1]`.
+    Off,
+    /// Space = 2 x the bytes copied per RTT; the clamp follows the space (2.6.17 .. 3.x).
+    Double,
+    /// 2 x copied + 16 MSS, x1.5 or x2 when the rate rose (as read at 4.4).
+    Steps,
+    /// 2 x copied + 16 MSS plus twice the rise's share, microsecond clock (as read at 6.1).
+    Grow,
+}
+
 /// Host hardware facts.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -449,6 +474,16 @@ pub struct Guest {
     pub udp_recv_ns: Param,
     /// UDP socket receive buffer (rmem_default), charged per datagram as payload + skb overhead.
     pub udp_rcvbuf_bytes: Param,
+    /// TCP receive-buffer autotuning of the guest's kernel (`tcp_moderate_rcvbuf` and its
+    /// `tcp_rcv_space_adjust`).
+    pub tcp_rcvbuf_autotune: AutotuneChoice,
+    /// `tcp_rmem[1]`: a TCP socket's initial receive buffer, bytes of memory.
+    pub tcp_rmem_default_bytes: Param,
+    /// `tcp_rmem[2]`: the largest receive buffer autotuning may reach.
+    pub tcp_rmem_max_bytes: Param,
+    /// `tcp_adv_win_scale`: a buffer of `s` bytes advertises `s - s >> scale` (a negative
+    /// scale: `s >> -scale`).
+    pub tcp_adv_win_scale: Param,
     /// Per NAPI poll round (virtnet_poll entry/exit, napi_complete, re-enable callbacks).
     pub napi_poll_ns: Param,
     /// Packets per NAPI poll round (the NAPI weight).
@@ -679,6 +714,8 @@ impl Bounds {
             "host.halt_poll_ns" => b(0.0, 4_294_967_295.0, true, "halt_poll_ns, an unsigned int of ns; 0 does not poll"),
             "sriov.max_vfs" => b(1.0, 256.0, true, "PCIe SR-IOV: at most 256 functions per device"),
             "sriov.vf_itr_ns" | "sriov.vf_itr_max_ns" | "sriov.vf_itr_min_ns" => b(1.0, MAX_NS, false, "an interrupt interval; 0 would not throttle"),
+            "guest.tcp_rmem_default_bytes" | "guest.tcp_rmem_max_bytes" => b(4096.0, 2_147_483_647.0, true, "a TCP socket's buffer: at least a page, at most the largest int"),
+            "guest.tcp_adv_win_scale" => b(-31.0, 31.0, true, "Linux's tcp_adv_win_scale range"),
             "guest.udp_rcvbuf_bytes" => b(2304.0, 2_147_483_647.0, true, "Linux SOCK_MIN_RCVBUF to the largest int"),
             "client.udp_sndbuf_bytes" => b(1.0, 2_147_483_647.0, true, "a socket buffer; Linux's default is 212992"),
             "client.tsq_limit_bytes" => b(1.0, 2_147_483_647.0, true, "a per-socket byte limit; Linux's default is 262144"),
@@ -906,6 +943,9 @@ impl Profile {
             ("guest.udp_rx_byte_ns", &g.udp_rx_byte_ns, "ns"),
             ("guest.udp_recv_ns", &g.udp_recv_ns, "ns"),
             ("guest.udp_rcvbuf_bytes", &g.udp_rcvbuf_bytes, "bytes"),
+            ("guest.tcp_rmem_default_bytes", &g.tcp_rmem_default_bytes, "bytes"),
+            ("guest.tcp_rmem_max_bytes", &g.tcp_rmem_max_bytes, "bytes"),
+            ("guest.tcp_adv_win_scale", &g.tcp_adv_win_scale, "shift"),
             ("guest.napi_poll_ns", &g.napi_poll_ns, "ns"),
             ("guest.napi_weight", &g.napi_weight, "packets"),
             ("guest.tick_hz", &g.tick_hz, "Hz"),

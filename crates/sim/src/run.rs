@@ -313,6 +313,12 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
                 }),
                 _ => None,
             },
+            tcp_receive: m.rcv_window.map(|([first, max, end], autotuned)| crate::summary::TcpReceiveSummary {
+                autotuned,
+                window_initial_bytes: first,
+                window_max_bytes: max,
+                window_end_bytes: end,
+            }),
             cpu_job: m.job.map(|j| crate::summary::CpuJobSummary {
                 work_ms: j.work_ns as f64 / 1e6,
                 finished: j.finished_at.is_some(),

@@ -189,9 +189,25 @@ pub struct VmSummary<V = ()> {
     /// workload of several threads (`tcp_stream` with `streams`, the TCP servers).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub guest_threads: Option<GuestThreadsSummary>,
+    /// A `tcp_receive` VM's receive window (issue 49); present only for that workload.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tcp_receive: Option<TcpReceiveSummary>,
     /// Keys this world adds (flattened into the VM's object).
     #[serde(flatten)]
     pub extra: V,
+}
+
+/// A TCP receiver's window: fixed (`window_bytes`) or autotuned by the guest's kernel.
+#[derive(Debug, Clone, Serialize)]
+pub struct TcpReceiveSummary {
+    /// Whether the kernel autotuned it (no `window_bytes`, `tcp_moderate_rcvbuf` on).
+    pub autotuned: bool,
+    /// The window it started at, bytes.
+    pub window_initial_bytes: u64,
+    /// Its largest window, bytes.
+    pub window_max_bytes: u64,
+    /// Its window at the run's end, bytes.
+    pub window_end_bytes: u64,
 }
 
 /// A webbench-like client's results (CGR/AIR §5.3's two metrics).
@@ -451,6 +467,7 @@ mod tests {
             httperf: None,
             specweb: None,
             guest_threads: None,
+            tcp_receive: None,
             extra,
             }
         }

@@ -107,9 +107,11 @@ pub enum Workload {
     TcpReceive {
         /// Bytes per `recv()` (1..=1048576).
         message_bytes: u32,
-        /// Guest receive buffer (the advertised window) in bytes; default 4 MiB.
-        #[serde(default = "default_window")]
-        window_bytes: u32,
+        /// A fixed guest receive window in bytes (`SO_RCVBUF`, as `netperf -S` sets it: the
+        /// kernel's autotuning off). Absent (the default): the buffer starts at the profile
+        /// kernel's `tcp_rmem[1]` and autotunes (`model/workload/rcvbuf.rs`).
+        #[serde(default)]
+        window_bytes: Option<u32>,
     },
     /// netperf TCP_RR: the client sends a `request_bytes` request on each of `concurrency`
     /// persistent connections, the guest application answers with `response_bytes`; closed loop.
@@ -314,8 +316,11 @@ pub enum Consume {
     Irq,
 }
 
+/// A TCP stream's send window when a scenario gives none (4 MiB).
+const DEFAULT_WINDOW: u32 = 4 << 20;
+
 fn default_window() -> u32 {
-    4 << 20
+    DEFAULT_WINDOW
 }
 
 fn one() -> u32 {
@@ -515,7 +520,9 @@ impl Workload {
                 range(key, "streams", *streams, 1, 64, "netperf threads")?;
                 check_tcp_stream(key, *message_bytes, *window_bytes)
             }
-            Workload::TcpReceive { message_bytes, window_bytes } => check_tcp_stream(key, *message_bytes, *window_bytes),
+            Workload::TcpReceive { message_bytes, window_bytes } => {
+                check_tcp_stream(key, *message_bytes, window_bytes.unwrap_or(DEFAULT_WINDOW))
+            }
             Workload::TcpRr { request_bytes, response_bytes, concurrency } => {
                 range(key, "request_bytes", *request_bytes, 1, 14_480, "bytes, ten segments: the initial window")?;
                 range(key, "response_bytes", *response_bytes, 1, 1 << 20, "bytes")?;

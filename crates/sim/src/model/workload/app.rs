@@ -55,6 +55,9 @@ pub struct Measure<'a> {
     pub by_class: Option<[u64; 2]>,
     /// The guest's CFS over the application's threads (window).
     pub guest_threads: Option<crate::model::guest::guest_sched::GuestThreads>,
+    /// A TCP receiver's window (`rcvbuf.rs`): the one it started at, its largest, at the end
+    /// (bytes), and whether the kernel autotuned it.
+    pub rcv_window: Option<([u64; 3], bool)>,
 }
 
 

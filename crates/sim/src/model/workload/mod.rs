@@ -27,6 +27,7 @@ pub(crate) mod net;
 mod request_stream;
 mod tcp;
 mod tcp_rr;
+mod rcvbuf;
 mod tcp_rx;
 mod udp_ping;
 mod udp_rx;

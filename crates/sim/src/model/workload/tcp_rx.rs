@@ -7,7 +7,9 @@
 //! `tcp_tx_segment_ns`). The application `recv()`s up to `message_bytes` at a time
 //! (`tcp_read_ns` + bytes × `tcp_rx_byte_ns`) and halts when the socket is empty.
 //!
-//! The advertised window is the socket's free space (`window_bytes` − queued, RFC 793); the
+//! The advertised window is the socket's free space (its window − queued, RFC 793): a fixed
+//! `window_bytes` (`SO_RCVBUF`), or the profile kernel's autotuned buffer (`rcvbuf.rs`: each
+//! ACK carries a timestamp the client echoes, which gives the receiver its RTT); the
 //! client sends only below the right edge it last heard. When a read frees at least twice the
 //! window last advertised (and one MSS), the application sends a window update
 //! (`tcp_cleanup_rbuf`). An odd segment left unacknowledged is ACKed with the next one; a
@@ -29,6 +31,7 @@ use crate::model::hw::virtq::Buf;
 use crate::model::workload::app::{App, AppLedger, Balance, ClientEv, DevLedger, DevView, Measure, Step};
 use crate::model::workload::ctx::Ctx;
 use crate::model::workload::net::{TCP_IP_HDR, TCP_RTO_MIN_NS};
+use crate::model::workload::rcvbuf::RcvBuf;
 use crate::engine::{Time, round_ns};
 use crate::profile::Profile;
 use std::collections::VecDeque;
@@ -38,7 +41,8 @@ use std::collections::VecDeque;
 pub struct TcpReceiver {
     msg: u32,
     mss: u32,
-    rcvbuf: u64,
+    /// Guest: the socket's buffer and its autotuning.
+    pub buf: RcvBuf,
     /// Guest: bytes received in order (rcv_nxt).
     rcv_nxt: u64,
     /// Guest: bytes read by the application.
@@ -51,9 +55,11 @@ pub struct TcpReceiver {
     snd_nxt: u64,
     /// Client: the right edge it last heard.
     snd_edge: u64,
-    /// Right edges of the ACKs between the TX ring and the client, in order (the path is FIFO,
-    /// so each arriving ACK is the oldest one sent).
-    edges: VecDeque<u64>,
+    /// Right edges and timestamps (TSval) of the ACKs between the TX ring and the client, in
+    /// order (the path is FIFO, so each arriving ACK is the oldest one sent).
+    edges: VecDeque<(u64, u64)>,
+    /// Client: the latest TSval it heard, which its segments echo (`ts_recent`; none yet: MAX).
+    ts_recent: u64,
     /// Client: waiting for the window to open.
     pub blocked: bool,
     /// Client: TCP small queues (`client.tsq_limit_bytes`): at most this many of its bytes
@@ -80,20 +86,25 @@ pub struct TcpReceiver {
 }
 
 impl TcpReceiver {
-    /// A receiver reading `msg` bytes per `recv()` with a `window` byte receive buffer.
-    pub fn new(msg: u32, window: u32, p: &Profile) -> Self {
+    /// A receiver reading `msg` bytes per `recv()` with a fixed `window` byte receive window,
+    /// or the profile kernel's autotuned buffer.
+    pub fn new(msg: u32, window: Option<u32>, p: &Profile) -> Self {
         let g = &p.guest;
+        let mss = p.nic.mtu_bytes.value as u32 - TCP_IP_HDR;
+        let buf = RcvBuf::new(window.map(u64::from), mss as u64, p);
+        let window = buf.window();
         TcpReceiver {
             msg,
-            mss: p.nic.mtu_bytes.value as u32 - TCP_IP_HDR,
-            rcvbuf: window as u64,
+            mss,
+            buf,
             rcv_nxt: 0,
             read: 0,
             unacked: 0,
-            adv_edge: window as u64,
+            adv_edge: window,
             snd_nxt: 0,
-            snd_edge: window as u64,
+            snd_edge: window,
             edges: VecDeque::new(),
+            ts_recent: u64::MAX,
             blocked: false,
             tsq_limit: p.client.tsq_limit_bytes.value as u64,
             lost: VecDeque::new(),
@@ -121,7 +132,7 @@ impl TcpReceiver {
 
     /// The right edge the guest would advertise now.
     fn edge_now(&self) -> u64 {
-        self.rcv_nxt + (self.rcvbuf - self.queued())
+        self.rcv_nxt + self.buf.window().saturating_sub(self.queued())
     }
 
 }
@@ -162,7 +173,10 @@ impl TcpReceiver {
         let tx_ns = g.client().tx_ns;
         let at = g.client_cpu(now, tx_ns);
         let wire = mss + TCP_IP_HDR + ovh;
-        g.to_host(at, RxPkt::new(mss, 0, at, 0, Ctl::None), wire);
+        // The segment echoes the latest timestamp the client heard (carried in `ack`, which a
+        // data segment into the guest does not otherwise use).
+        let ts = g.app().ts_recent;
+        g.to_host(at, RxPkt::new(mss, ts, at, 0, Ctl::None), wire);
         g.client_at(at, ClientEv::new(SEND, 0));
     }
 
@@ -196,7 +210,7 @@ impl TcpReceiver {
             g.app().sent_life += 1;
             let tx_ns = g.client().tx_ns;
             let at = g.client_cpu(now, tx_ns);
-            let pkt = RxPkt::new(bytes, 0, at, 0, Ctl::None);
+            let pkt = RxPkt::new(bytes, g.app().ts_recent, at, 0, Ctl::None);
             g.to_host(at, pkt, bytes + TCP_IP_HDR + ovh);
         }
     }
@@ -206,7 +220,8 @@ impl TcpReceiver {
         let now = g.now();
         let r = g.app();
         r.adv_edge = r.edge_now();
-        r.edges.push_back(r.adv_edge);
+        let ts = r.buf.tsval(now);
+        r.edges.push_back((r.adv_edge, ts));
         r.acks += 1;
         r.acks_life += 1;
         g.post_tx(v, Buf::new(0, now));
@@ -214,11 +229,14 @@ impl TcpReceiver {
 
     /// `recv()` returned `bytes`; a read that opened the window enough sends a window update.
     fn read_done(g: &mut impl Ctx<Self>, v: u32, bytes: u32) {
+        let now = g.now();
         let r = g.app();
         let n = (bytes as u64).min(r.queued());
         r.read += n;
         r.read_bytes += n;
-        let (adv, now_wnd) = (r.adv_edge.saturating_sub(r.rcv_nxt), r.rcvbuf - r.queued());
+        // `tcp_recvmsg` adjusts the buffer after its copy (`tcp_rcv_space_adjust`).
+        r.buf.copied(now, r.read);
+        let (adv, now_wnd) = (r.adv_edge.saturating_sub(r.rcv_nxt), r.buf.window().saturating_sub(r.queued()));
         if now_wnd >= 2 * adv && now_wnd >= r.mss as u64 && r.edge_now() > r.adv_edge {
             let c = r.seg_cost;
             return g.run_step(v, ack_step(false), c);
@@ -251,8 +269,10 @@ impl App for TcpReceiver {
     /// an ACK task was started (else the caller re-enters).
     fn deliver(g: &mut impl Ctx<Self>, v: u32, pkt: RxPkt) -> bool {
         let delack = g.profile().client.delack_segments.value as u32;
+        let now = g.now();
         let r = g.app();
         r.rcv_nxt += pkt.bytes as u64;
+        r.buf.received(now, pkt.ack);
         // A GRO skb of several segments is ACKed at once (`__tcp_ack_snd_check`: more than
         // one full-sized segment received).
         r.segments += u64::from(pkt.segs);
@@ -270,8 +290,9 @@ impl App for TcpReceiver {
         let rx_ns = round_ns(g.profile().client.rx_packet_ns.value);
         let at = g.client_cpu(g.now(), rx_ns);
         let r = g.app();
-        let edge = r.edges.pop_front().expect("ACK at the client without a sent ACK");
+        let (edge, ts) = r.edges.pop_front().expect("ACK at the client without a sent ACK");
         r.snd_edge = r.snd_edge.max(edge);
+        r.ts_recent = ts;
         if r.blocked {
             g.client_at(at, ClientEv::new(SEND, 0));
         }
@@ -315,7 +336,14 @@ impl App for TcpReceiver {
     /// Segments into the guest, bytes the application read; no per-packet latency. Segments
     /// dropped at the tap are resent, never lost.
     fn measure<'a>(&'a self, _d: DevView<'a>) -> Measure<'a> {
-        Measure { delivered: Some(self.segments), payload: Some(self.read_bytes), latency: None, loss_pct: Some(0.0), ops: None, by_run_class: None, ..Default::default() }
+        let b = &self.buf;
+        Measure {
+            delivered: Some(self.segments),
+            payload: Some(self.read_bytes),
+            loss_pct: Some(0.0),
+            rcv_window: Some(([b.first_window, b.max_window, b.window()], b.tuned())),
+            ..Default::default()
+        }
     }
     /// Every segment the client sent reached the host or is on the reverse link (the guest
     /// sends no other traffic towards itself).

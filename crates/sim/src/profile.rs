@@ -535,6 +535,10 @@ pub struct Client {
     /// A load generator that forks a process per client (webbench) starts them this far apart:
     /// client `c`'s first request goes out `c` times this after the first's.
     pub fork_ns: Param,
+    /// The client kernel's initial retransmission timeout of a SYN (`TCP_TIMEOUT_INIT`): a SYN
+    /// lost at a full ring is resent this long after it went out (3 s to Linux 3.0, 1 s since
+    /// 3.1's RFC 6298 change).
+    pub tcp_syn_rto_ns: Param,
 }
 
 /// Guest server applications: CPU per request beyond the kernel's TCP path.
@@ -721,6 +725,7 @@ impl Bounds {
             "client.tsq_limit_bytes" => b(1.0, 2_147_483_647.0, true, "a per-socket byte limit; Linux's default is 262144"),
             "client.udp_rr_timeout_ns" => b(1.0, MAX_NS, true, "a resend timer; 0 ns would resend at one instant forever"),
             "client.fork_ns" => b(0.0, 1e9, true, "a fork() of the client's load generator"),
+            "client.tcp_syn_rto_ns" => b(1e6, 120e9, true, "an RTO: at least a millisecond, at most Linux's TCP_RTO_MAX of 120 s"),
             "xen.dom0_pcpus" => b(1.0, 511.0, true, "dom0 needs a pCPU and leaves one to the guests"),
             "housekeeping.tick_skew" => b(0.0, 1.0, true, "0 (aligned ticks) or 1 (skewed)"),
             "housekeeping.kthread_interval_ns" => b(0.0, 60e9, false, "0 (none) to a minute"),
@@ -962,6 +967,7 @@ impl Profile {
             ("client.tsq_limit_bytes", &self.client.tsq_limit_bytes, "bytes"),
             ("client.udp_rr_timeout_ns", &self.client.udp_rr_timeout_ns, "ns"),
             ("client.fork_ns", &self.client.fork_ns, "ns"),
+            ("client.tcp_syn_rto_ns", &self.client.tcp_syn_rto_ns, "ns"),
             ("app.memcached_get_ns", &self.app.memcached_get_ns, "ns"),
             ("app.memcached_set_ns", &self.app.memcached_set_ns, "ns"),
             ("app.http_request_ns", &self.app.http_request_ns, "ns"),

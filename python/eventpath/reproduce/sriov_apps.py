@@ -107,9 +107,9 @@ register(Experiment(
         "model's webbench counts failed clients instead: a request not done 1 s after its SYN (the workload's "
         "declared default time-out) fails its client, which then stops; its pages per minute are the completed "
         "requests. structural: webbench's failed-request count (a client that goes on after an error, failures as "
-        "socket errors) is model work, and so is 2.6.32's 3 s initial SYN RTO (the model's TCP uses 1 s, RFC 6298; "
-        "the client's kernel is not stated, 2.6.32 is our choice): under 2.6.32 a dropped SYN delays a request by 3 "
-        "s rather than failing it (the TCP model issue, 49).",
+        "socket errors) is model work. A dropped SYN is resent after 2.6.32's 3 s initial RTO (client.tcp_syn_rto_ns; "
+        "the client's kernel is not stated, 2.6.32 is our choice), past the 1 s time-out: under real webbench, which "
+        "has none, it would delay a request by 3 s rather than fail its client.",
         "Each VM (2 vCPUs, a VF with the 512-descriptor ring) runs Apache (not stated: §5.4 runs Apache) with 5 "
         "processes, Apache 2.2 prefork's StartServers, on one listening socket. Prefork would grow towards "
         "MaxClients (256) under 2,000 clients, spawning 1, 2, 4, ... processes a second (doubling up to "

@@ -8,7 +8,7 @@ use crate::engine::Time;
 pub use crate::model::hw::wire::{udp_wire_bytes, TCP_IP_HDR};
 
 /// Linux `TCP_RTO_MIN` (`HZ/5`, include/net/tcp.h): the retransmission timeout of a lost
-/// segment (a SYN's initial RTO is five times this, 1 s, RFC 6298).
+/// segment (a SYN's initial RTO is the client kernel's: `client.tcp_syn_rto_ns`).
 pub const TCP_RTO_MIN_NS: Time = 200_000_000;
 
 /// Packets the host's tap device queues for its reader (drivers/net/tun.c `TUN_READQ_SIZE`).

@@ -627,8 +627,9 @@ impl App for TcpServer {
             }
         } else if pkt.ctl != Ctl::None {
             g.app().retx_armed += 1;
-            // A lost SYN or FIN: resent after the RTO (a SYN's initial RTO is 1 s, RFC 6298).
-            let rto = if pkt.ctl == Ctl::Syn { 5 * TCP_RTO_MIN_NS } else { TCP_RTO_MIN_NS };
+            // A lost SYN or FIN: resent after the RTO; a SYN's is the client kernel's initial
+            // one (client.tcp_syn_rto_ns: 3 s before Linux 3.1, 1 s since).
+            let rto = if pkt.ctl == Ctl::Syn { round_ns(g.profile().client.tcp_syn_rto_ns.value) } else { TCP_RTO_MIN_NS };
             g.client_at(now + rto, ClientEv { kind: RETX, x: ctl_code(pkt.ctl), a: pkt.conn, b: 0 });
         }
     }

@@ -313,11 +313,14 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
                 }),
                 _ => None,
             },
-            tcp_receive: m.rcv_window.map(|([first, max, end], autotuned)| crate::summary::TcpReceiveSummary {
-                autotuned,
-                window_initial_bytes: first,
-                window_max_bytes: max,
-                window_end_bytes: end,
+            tcp_receive: m.tcp_rx.map(|t| crate::summary::TcpReceiveSummary {
+                autotuned: t.autotuned,
+                window_initial_bytes: t.windows[0],
+                window_max_bytes: t.windows[1],
+                window_end_bytes: t.windows[2],
+                window_mean_bytes: (t.advertised.1 > 0).then(|| t.advertised.0 as f64 / t.advertised.1 as f64),
+                retransmits_per_s: t.retransmits as f64 / secs,
+                timeouts_per_s: t.timeouts as f64 / secs,
             }),
             cpu_job: m.job.map(|j| crate::summary::CpuJobSummary {
                 work_ms: j.work_ns as f64 / 1e6,

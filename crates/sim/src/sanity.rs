@@ -100,6 +100,11 @@ pub fn violations<X, V>(s: &Summary<X, V>, link_gbps: f64) -> Vec<String> {
             rate(format!("vm {n} httperf.conn_rate_per_s"), h.conn_rate_per_s);
             rate(format!("vm {n} httperf.reply_rate_per_s"), h.reply_rate_per_s);
         }
+        if let Some(t) = &vm.tcp_receive {
+            rate(format!("vm {n} tcp_receive.retransmits_per_s"), Some(t.retransmits_per_s));
+            rate(format!("vm {n} tcp_receive.timeouts_per_s"), Some(t.timeouts_per_s));
+            rate(format!("vm {n} tcp_receive.window_mean_bytes"), t.window_mean_bytes);
+        }
         if let Some(w) = &vm.specweb {
             rate(format!("vm {n} specweb.requests_per_s"), w.requests_per_s);
             rate(format!("vm {n} specweb.response_time_mean_ms"), w.response_time_mean_ms);

@@ -208,6 +208,14 @@ pub struct TcpReceiveSummary {
     pub window_max_bytes: u64,
     /// Its window at the run's end, bytes.
     pub window_end_bytes: u64,
+    /// The mean window its ACKs advertised in the measured window (bytes, per ACK: the free
+    /// space each announced); null without an ACK.
+    pub window_mean_bytes: Option<f64>,
+    /// Segments the client resent per second (each dropped at the host's tap queue or the
+    /// VF's full ring, resent at the next ACK or at the retransmission timeout).
+    pub retransmits_per_s: f64,
+    /// Retransmission timeouts per second that found segments still to resend.
+    pub timeouts_per_s: f64,
 }
 
 /// A webbench-like client's results (CGR/AIR §5.3's two metrics).

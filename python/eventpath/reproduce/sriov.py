@@ -153,18 +153,28 @@ register(Experiment(
         "vCPU threads. The VF driver's one NAPI context keeps the receive work on one vCPU. The interrupts row "
         "counts the VF's interrupts (device interrupts; the guest's timer ticks and IPIs apart), as do Fig. 5's and "
         "Fig. 8a's.",
-        "The guest's receive window is fixed at 65,536 bytes, the scenario key's smallest: Linux 2.6.32 advertises "
-        "65,535 bytes from its default 87,380-byte buffer (tcp_rmem[1], tcp_adv_win_scale = 2; netperf sets no -S), "
-        "and netserver reads 87,380 bytes a recv() (netperf's default receive size). The fixed window stands in for "
-        "2.6.32's receive-buffer autotuning (tcp_moderate_rcvbuf = 1, up to tcp_rmem[2], about 2 MB on a 512 MB "
-        "guest), which the model lacks.",
-        "structural: no receive-buffer autotuning (input for the TCP model issue, 49). With the fixed window the "
-        "stream is window-bound at low rates (one window per interrupt interval: the throughput grows with the rate "
-        "up to ~8-16K), then bound by the window over the round trip, so the model's knee lies near 8-16K where the "
-        "paper's is at 48K; the rows below ~16K and the two rising directions are decided by the stand-in window.",
-        "structural: the model's top is flat past its knee, not falling: the VF's interrupt rate stops following "
-        "the throttle at ~17-25K/s because NAPI keeps the vector masked while it polls, so a faster throttle adds "
-        "no interrupts (the 64K/80K rows; the peak row is then an argmax over a flat top, decided by noise).",
+        "The guest's receive window is autotuned, as netperf leaves it (no -S): Linux 2.6.32 starts the buffer at "
+        "tcp_rmem[1] = 87,380 bytes (65,535 advertised at tcp_adv_win_scale = 2) and tcp_rcv_space_adjust doubles "
+        "it per receiver round trip (a jiffy at least) up to tcp_rmem[2], about 2 MB on a 512 MB guest "
+        "(guest.tcp_rcvbuf_autotune = double, model/workload/rcvbuf.rs). The window reaches ~1.5 MB within the "
+        "warm-up (vms[].tcp_receive), far above the link's bandwidth-delay product at any throttle. netserver reads "
+        "87,380 bytes a recv() (netperf's default receive size). Until issue 49 a fixed 65,536-byte window stood in "
+        "for autotuning and made the stream window-bound, one window per interrupt interval: 0.52 Gbit/s at 1K "
+        "rising to 6.35 at 48K, CPU 3 % to 83 %, the peak at 48K and the four directions within tolerance, the "
+        "CPU rows at 83-86 % short of 100 %.",
+        "structural: per frame, the guest's receive is too cheap once GRO merges. With the window open, the vCPU "
+        "that polls is busy 100 % at every throttle and the stream runs at the line rate, 9.41 Gbit/s, from 1K to "
+        "80K: NAPI never completes (0 VF interrupts/s), so the throttle never acts, and the peak row and the four "
+        "directions miss. A trace at 8K (eventpath trace, 0.5 ms): NAPI's receive 50 % of the vCPU, the ACKs 35 %, "
+        "netserver's reads 14 %, in GRO runs of ~6 frames. The per-skb costs (guest.tcp_rx_segment_ns, the ACK's "
+        "tcp_tx_segment_ns, tcp_read_ns) set the run's length, and the only cost per frame is GRO's append "
+        "(guest.gro_segment_ns, 352 ns, virtio-net's), so the vCPU keeps up with the line's 1.23 us per frame "
+        "whatever the per-skb costs: doubling any of them, or gro_segment_ns at its range's top (704 ns), leaves "
+        "9.41 Gbit/s. §3.3's ~5.6 Gbit/s on one saturated core implies ~2.1 us per 1,448-byte frame. Not charged "
+        "per frame: ixgbevf's per-descriptor receive (an skb allocated and a buffer mapped per descriptor before "
+        "GRO frees it; gro_segment_ns is virtio-net's append) and the copy to user space, which the profile folds "
+        "into the per-segment cost (guest.tcp_rx_byte_ns = 0), a fold GRO amortises away (0.3 ns a byte, above any "
+        "prior stated here, brings the line rate down only to 8.1 Gbit/s). Input for the TCP model issue (49).",
         "structural: Linux 2.6.32's KVM forwards an assigned device's interrupt through a work queue "
         "(kvm_assigned_dev_intr -> schedule_work -> kvm_set_irq; replaced by a threaded handler in commit 0645211c, "
         "after 2.6.32): a host thread wake-up and two context switches per VF interrupt that the model does not "
@@ -233,8 +243,9 @@ register(Experiment(
         "two virtual CPUs' and 'the CPU utilization can never exceed 100 percent for one VM' could instead read as N "
         "VMs of one VF each; the latter is taken as one VF driver's limit and is no row. VF i's vector goes to vCPU "
         "i mod 2 ('the VF driver can only use one VCPU'); each VF carries its own netperf stream (its own client "
-        "flow) read by its own receiver in the guest. The VM is the Fig. 4 VM (the 65,536-byte window standing in "
-        "for autotuning: structural, see sriov-fig4). Throughput is the sum over the VFs, CPU the host's in % of one "
+        "flow) read by its own receiver in the guest. The VM is the Fig. 4 VM, its window autotuned: one VF alone "
+        "then reaches the line rate with its vCPU at 100 % (9.41 Gbit/s against ~5.6; with the fixed 65,536-byte "
+        "window before issue 49, 6.35 at 83 %), the per-frame gap of sriov-fig4's notes. Throughput is the sum over the VFs, CPU the host's in % of one "
         "core.",
     ],
     axis=Axis(r"(?P<series>VF)-(?P<x>\d+)", "VFs (in one VM of 2 vCPUs)"),
@@ -356,7 +367,7 @@ register(Experiment(
         "with higher throughput when the VM number is more than 4' (AIR vs CGR,FIR-8, -12 and -16 "
         "throughput_above).",
         "Set-up: VM counts 1, 4, 8, 12, 16 (the text names each; the axis is not given). Each VM is the Fig. 4 VM "
-        "(2 vCPUs, the VF's 512-descriptor ring, the 65,536-byte window standing in for autotuning, one netperf "
+        "(2 vCPUs, the VF's 512-descriptor ring, the autotuned window, one netperf "
         "stream of 1,472-byte sends); runs of 0.5 s after a 0.2 s warm-up (AIR and CGR decide every 100 ms; no run "
         "length is stated). The vCPUs are placed by the host's CFS on the 8 pCPUs, unpinned (our choice): §3.3 has "
         "'each VCPU can run on any physical CPU', while §5.2.2's 'the testbed server has 8 cores and each VM is "
@@ -374,11 +385,13 @@ register(Experiment(
         "1,000/s, threshold 500/s, interval 100 ms, I_min 956/s (ixgbe's IXGBE_MIN_INT_RATE), initial rate 8,000/s. "
         "With k = 512 AIR's Eq. 5 ceiling C / (C_pkt k + C_int) is ~1,064/s, so AIR runs at ~1-2K/s; the paper's Î "
         "'conforms' Fig. 4's ~48K, which with k = 512 would need C_pkt below ~90 cycles (conflict C4). Not done: "
-        "taking C_pkt and C_int from a fit of the simulated FIR sweep (Fig. 4): in its window-bound regime packets "
-        "and interrupts per second are proportional (a window per interrupt), so such a fit cannot separate them.",
-        "structural: no receive-buffer autotuning (the TCP model issue): one VM's stream is window-bound, about one "
-        "65,536-byte window per interrupt interval, so every controller's 1-VM row is decided by the stand-in window "
-        "(CGR's 4K and AIR's ~1-2K/s lose to FIR's 8K there). structural: the baseline's regime past 4 VMs: in the "
+        "taking C_pkt and C_int from a fit of the simulated FIR sweep (Fig. 4): the model's sweep is flat (NAPI "
+        "polls without completing at every throttle), so such a fit has nothing to separate them by.",
+        "structural: with the window autotuned a VM's stream is bound by its vCPU, not by its throttle: NAPI never "
+        "completes, so FIR, CGR and AIR give one VM the line rate alike (every throughput ratio 1.00; with the "
+        "fixed 65,536-byte window before issue 49 they were 0.50 and 0.13 at 1 VM, the window per interrupt "
+        "deciding), and the per-frame gap of sriov-fig4's notes keeps even one VM's vCPU below its limit. "
+        "structural: the baseline's regime past 4 VMs: in the "
         "model FIR fills the 10 GbE link from 4 VMs up with the host's CPU far below 600 %, where the paper's FIR "
         "degrades past 8 VMs (AIR/FIR = 2.97 with AIR at or below the line rate puts FIR at 16 VMs at or below "
         "3.2 Gbit/s); the ratios then stay near 1. No work-queue cost of 2.6.32's assigned-device interrupts (see "
@@ -513,7 +526,7 @@ register(Experiment(
         "text equates 145.54 percent with 1.46 cores), here the host's pCPUs summed (whether the paper's is per VM or "
         "over the four is not stated: our reading).",
         "Four Fig. 4 VMs (§5.5: '4 co-hosted VMs each of which is configured with 2 vCPUs'; a VF at FIR's 8,000 "
-        "interrupts/s, the 65,536-byte window), unpinned on the 8 pCPUs. MTVD's dispatch, our choice: §4.4's 'thread "
+        "interrupts/s, the autotuned window), unpinned on the 8 pCPUs. MTVD's dispatch, our choice: §4.4's 'thread "
         "pool consists of several kernel threads with each thread bound to a CPU ... packet with index i is "
         "dispatched to thread i mod N'; the model's NAPI poll keeps the descriptor work on the polling vCPU and hands "
         "every packet to the kernel thread of the VM's other vCPU (guest/mtvd.rs: one thread, the polling vCPU's own "
@@ -523,8 +536,9 @@ register(Experiment(
         "more incoming packets so that a single thread soon becomes a bottleneck' has FIR at 4 VMs single-thread-bound "
         "(+42.21 % at or below the line rate puts FIR at most at 9.41 / 1.42 = 6.6 Gbit/s). It conflicts with §3.2 "
         "(at FIR's 8K one VF is still below a core; sriov-fig4's notes) and is no calibration row; it is what the "
-        "model misses (structural: the baseline's regime): four VMs under FIR fill the 10 GbE link, each VM's "
-        "window-bound stream alone reaching ~4 Gbit/s, so MTVD has no throughput to add.",
+        "model misses (structural: the baseline's regime): four VMs under FIR fill the 10 GbE link (one VM's "
+        "stream alone reaches it, sriov-fig4's per-frame gap; ~4 Gbit/s each with the fixed window before issue "
+        "49), so MTVD has no throughput to add.",
         "MTVD's CPU in the model is mostly reschedule IPIs: netserver stays on vCPU 0 (the model has no wake_affine "
         "pull to the thread's vCPU), so the thread on vCPU 1 wakes it across vCPUs every few segments, each an "
         "ICR-write exit on the sender and a wake-up of a halted vCPU on the receiver.",
@@ -591,7 +605,7 @@ register(Experiment(
     runs=len(_H2H) * len(_H2H_VMS),
     notes=[
         "Every row is a prediction without a published value. Each configuration runs 1-16 VMs of 2 vCPUs on the 8 "
-        "pCPUs twice: netperf TCP_STREAM into every VM (1,472-byte messages, Fig. 4's VM and window), then netperf "
+        "pCPUs twice: netperf TCP_STREAM into every VM (1,472-byte messages, Fig. 4's VM, its window autotuned), then netperf "
         "TCP_RR (1 byte each way, one transaction in flight per VM). Throughput and transactions/s are aggregates; "
         "rr_p99 is the worst VM's 99th percentile; host CPU is every pCPU's busy time (vCPU threads, and the vhost "
         "threads of virtio), guest CPU the VMs' time in guest mode, both in % of one core.",

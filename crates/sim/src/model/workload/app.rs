@@ -55,9 +55,23 @@ pub struct Measure<'a> {
     pub by_class: Option<[u64; 2]>,
     /// The guest's CFS over the application's threads (window).
     pub guest_threads: Option<crate::model::guest::guest_sched::GuestThreads>,
-    /// A TCP receiver's window (`rcvbuf.rs`): the one it started at, its largest, at the end
-    /// (bytes), and whether the kernel autotuned it.
-    pub rcv_window: Option<([u64; 3], bool)>,
+    /// A TCP receiver's window and its sender's losses (`tcp_rx.rs`).
+    pub tcp_rx: Option<TcpRxStats>,
+}
+
+/// A TCP stream into the guest: its receive window (`rcvbuf.rs`) and what its sender resent.
+#[derive(Debug, Clone, Copy)]
+pub struct TcpRxStats {
+    /// The window it started at, its largest and its window at the end (bytes).
+    pub windows: [u64; 3],
+    /// Whether the kernel autotuned it.
+    pub autotuned: bool,
+    /// The windows its ACKs advertised in the measured window, summed, and how many ACKs.
+    pub advertised: (u64, u64),
+    /// Segments the client resent (measured window).
+    pub retransmits: u64,
+    /// Retransmission timeouts that found segments still to resend (measured window).
+    pub timeouts: u64,
 }
 
 

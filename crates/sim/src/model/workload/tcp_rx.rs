@@ -28,7 +28,7 @@
 
 use crate::model::hw::rxq::{Ctl, RxPkt};
 use crate::model::hw::virtq::Buf;
-use crate::model::workload::app::{App, AppLedger, Balance, ClientEv, DevLedger, DevView, Measure, Step};
+use crate::model::workload::app::{App, AppLedger, Balance, ClientEv, DevLedger, DevView, Measure, Step, TcpRxStats};
 use crate::model::workload::ctx::Ctx;
 use crate::model::workload::net::{TCP_IP_HDR, TCP_RTO_MIN_NS};
 use crate::model::workload::rcvbuf::RcvBuf;
@@ -83,6 +83,12 @@ pub struct TcpReceiver {
     pub segments: u64,
     /// Payload bytes the application read (window).
     pub read_bytes: u64,
+    /// Windows advertised by the ACKs handed to the driver, summed (window).
+    adv_sum: u64,
+    /// Segments the client resent (window).
+    retransmits: u64,
+    /// Retransmission timeouts with segments still to resend (window).
+    timeouts: u64,
 }
 
 impl TcpReceiver {
@@ -117,6 +123,9 @@ impl TcpReceiver {
             acks_life: 0,
             segments: 0,
             read_bytes: 0,
+            adv_sum: 0,
+            retransmits: 0,
+            timeouts: 0,
         }
     }
 
@@ -198,7 +207,11 @@ impl TcpReceiver {
 
     /// The client's retransmission timer fired: resend what is still lost.
     fn rto(g: &mut impl Ctx<Self>) {
-        g.app().rto_armed = false;
+        let r = g.app();
+        r.rto_armed = false;
+        if !r.lost.is_empty() {
+            r.timeouts += 1;
+        }
         let now = g.now();
         Self::resend(g, now);
     }
@@ -208,6 +221,7 @@ impl TcpReceiver {
         let ovh = g.profile().nic.wire_overhead_bytes.value as u32;
         while let Some(bytes) = g.app().lost.pop_front() {
             g.app().sent_life += 1;
+            g.app().retransmits += 1;
             let tx_ns = g.client().tx_ns;
             let at = g.client_cpu(now, tx_ns);
             let pkt = RxPkt::new(bytes, g.app().ts_recent, at, 0, Ctl::None);
@@ -222,6 +236,7 @@ impl TcpReceiver {
         r.adv_edge = r.edge_now();
         let ts = r.buf.tsval(now);
         r.edges.push_back((r.adv_edge, ts));
+        r.adv_sum += r.adv_edge - r.rcv_nxt;
         r.acks += 1;
         r.acks_life += 1;
         g.post_tx(v, Buf::new(0, now));
@@ -323,6 +338,9 @@ impl App for TcpReceiver {
         self.acks = 0;
         self.segments = 0;
         self.read_bytes = 0;
+        self.adv_sum = 0;
+        self.retransmits = 0;
+        self.timeouts = 0;
     }
     fn describe(&self) -> String {
         format!("{self:?}")
@@ -334,14 +352,21 @@ impl App for TcpReceiver {
         self.rto_armed
     }
     /// Segments into the guest, bytes the application read; no per-packet latency. Segments
-    /// dropped at the tap are resent, never lost.
+    /// dropped at the tap are resent, never lost: `loss_pct` is 0 and the resent ones are
+    /// counted apart.
     fn measure<'a>(&'a self, _d: DevView<'a>) -> Measure<'a> {
         let b = &self.buf;
         Measure {
             delivered: Some(self.segments),
             payload: Some(self.read_bytes),
             loss_pct: Some(0.0),
-            rcv_window: Some(([b.first_window, b.max_window, b.window()], b.tuned())),
+            tcp_rx: Some(TcpRxStats {
+                windows: [b.first_window, b.max_window, b.window()],
+                autotuned: b.tuned(),
+                advertised: (self.adv_sum, self.acks),
+                retransmits: self.retransmits,
+                timeouts: self.timeouts,
+            }),
             ..Default::default()
         }
     }

@@ -125,6 +125,46 @@ pub enum RcvbufAutotune {
     Grow,
 }
 
+/// A TCP sender's congestion control (`client.tcp_congestion`; `model/workload/cc.rs`).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CongestionChoice {
+    /// `cubic` or `reno`.
+    pub value: Congestion,
+    /// Where the choice comes from (the kernel's default).
+    pub source: String,
+}
+
+/// Linux's congestion-avoidance modules the model has (`tcp_cong.c`, `tcp_cubic.c`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Congestion {
+    /// CUBIC (`tcp_cubic.c`), the default since Linux 2.6.19.
+    Cubic,
+    /// NewReno's additive increase and halving (`tcp_reno_cong_avoid`, `tcp_reno_ssthresh`).
+    Reno,
+}
+
+/// How slow start grows a sender's window (`client.tcp_slow_start`).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlowStartChoice {
+    /// `per_ack` or `per_segment`.
+    pub value: SlowStart,
+    /// Where the choice comes from (the kernel's version).
+    pub source: String,
+}
+
+/// The two versions of Linux's `tcp_slow_start`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SlowStart {
+    /// +1 segment per ACK (`cnt = snd_cwnd` per call; Linux to 3.x).
+    PerAck,
+    /// + the segments each ACK covers (`tcp_slow_start(tp, acked)`, Linux 4.0 and later).
+    PerSegment,
+}
+
 /// Host hardware facts.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -539,6 +579,13 @@ pub struct Client {
     /// lost at a full ring is resent this long after it went out (3 s to Linux 3.0, 1 s since
     /// 3.1's RFC 6298 change).
     pub tcp_syn_rto_ns: Param,
+    /// The congestion control of a bulk TCP sender into the guest (`tcp_receive`'s client).
+    pub tcp_congestion: CongestionChoice,
+    /// How its slow start grows the window.
+    pub tcp_slow_start: SlowStartChoice,
+    /// Its initial congestion window, segments (`TCP_INIT_CWND`: 10 since 2.6.39; RFC 3390's 3
+    /// before, for a 1,448-byte MSS).
+    pub tcp_init_cwnd: Param,
 }
 
 /// Guest server applications: CPU per request beyond the kernel's TCP path.
@@ -725,6 +772,7 @@ impl Bounds {
             "client.tsq_limit_bytes" => b(1.0, 2_147_483_647.0, true, "a per-socket byte limit; Linux's default is 262144"),
             "client.udp_rr_timeout_ns" => b(1.0, MAX_NS, true, "a resend timer; 0 ns would resend at one instant forever"),
             "client.fork_ns" => b(0.0, 1e9, true, "a fork() of the client's load generator"),
+            "client.tcp_init_cwnd" => b(1.0, 1024.0, true, "segments in the first window; Linux uses 3 or 10"),
             "client.tcp_syn_rto_ns" => b(1e6, 120e9, true, "an RTO: at least a millisecond, at most Linux's TCP_RTO_MAX of 120 s"),
             "xen.dom0_pcpus" => b(1.0, 511.0, true, "dom0 needs a pCPU and leaves one to the guests"),
             "housekeeping.tick_skew" => b(0.0, 1.0, true, "0 (aligned ticks) or 1 (skewed)"),
@@ -968,6 +1016,7 @@ impl Profile {
             ("client.udp_rr_timeout_ns", &self.client.udp_rr_timeout_ns, "ns"),
             ("client.fork_ns", &self.client.fork_ns, "ns"),
             ("client.tcp_syn_rto_ns", &self.client.tcp_syn_rto_ns, "ns"),
+            ("client.tcp_init_cwnd", &self.client.tcp_init_cwnd, "segments"),
             ("app.memcached_get_ns", &self.app.memcached_get_ns, "ns"),
             ("app.memcached_set_ns", &self.app.memcached_set_ns, "ns"),
             ("app.http_request_ns", &self.app.http_request_ns, "ns"),

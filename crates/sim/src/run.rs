@@ -321,6 +321,8 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
                 window_mean_bytes: (t.advertised.1 > 0).then(|| t.advertised.0 as f64 / t.advertised.1 as f64),
                 retransmits_per_s: t.retransmits as f64 / secs,
                 timeouts_per_s: t.timeouts as f64 / secs,
+                cwnd_mean_segments: (t.cwnd.1 > 0).then(|| t.cwnd.0 as f64 / t.cwnd.1 as f64),
+                cwnd_end_segments: t.cwnd.2,
             }),
             cpu_job: m.job.map(|j| crate::summary::CpuJobSummary {
                 work_ms: j.work_ns as f64 / 1e6,

@@ -104,6 +104,7 @@ pub fn violations<X, V>(s: &Summary<X, V>, link_gbps: f64) -> Vec<String> {
             rate(format!("vm {n} tcp_receive.retransmits_per_s"), Some(t.retransmits_per_s));
             rate(format!("vm {n} tcp_receive.timeouts_per_s"), Some(t.timeouts_per_s));
             rate(format!("vm {n} tcp_receive.window_mean_bytes"), t.window_mean_bytes);
+            rate(format!("vm {n} tcp_receive.cwnd_mean_segments"), t.cwnd_mean_segments);
         }
         if let Some(w) = &vm.specweb {
             rate(format!("vm {n} specweb.requests_per_s"), w.requests_per_s);

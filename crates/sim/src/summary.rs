@@ -216,6 +216,11 @@ pub struct TcpReceiveSummary {
     pub retransmits_per_s: f64,
     /// Retransmission timeouts per second that found segments still to resend.
     pub timeouts_per_s: f64,
+    /// The client's mean congestion window at the ACKs it received in the window (segments);
+    /// null without an ACK.
+    pub cwnd_mean_segments: Option<f64>,
+    /// Its congestion window at the run's end (segments).
+    pub cwnd_end_segments: u32,
 }
 
 /// A webbench-like client's results (CGR/AIR §5.3's two metrics).

@@ -72,6 +72,9 @@ pub struct TcpRxStats {
     pub retransmits: u64,
     /// Retransmission timeouts that found segments still to resend (measured window).
     pub timeouts: u64,
+    /// The client's congestion windows at its ACKs (segments) summed, their count (measured
+    /// window), and its window at the end.
+    pub cwnd: (u64, u64, u32),
 }
 
 

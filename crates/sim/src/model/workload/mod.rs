@@ -18,6 +18,7 @@
 pub(crate) mod app;
 pub(crate) mod client;
 pub(crate) mod ctx;
+mod cc;
 mod cpu_job;
 mod cyclictest;
 mod idle;

@@ -20,15 +20,22 @@
 //! is through. (A 1 GB window once filled the shared link's queue with a second of frames that
 //! every other VM's packets waited behind.)
 //!
-//! A segment dropped at the host's tap queue (a guest that cannot keep up) is resent by the
-//! client: at the next guest ACK it receives (SACK tells it of the hole: fast retransmit,
-//! RFC 6675), or when the retransmission timer (200 ms, Linux `TCP_RTO_MIN`) fires if no ACK
-//! comes. The model counts bytes, not sequence numbers, so a resent segment simply adds its
-//! bytes when it arrives.
+//! A segment dropped at the host's tap queue or a VF's full ring (a guest that cannot keep up)
+//! is resent by the client: at the next guest ACK it receives (SACK tells it of the hole: fast
+//! retransmit, RFC 6675), or when the retransmission timer (200 ms, Linux `TCP_RTO_MIN`) fires
+//! if no ACK comes. The model counts bytes, not sequence numbers, so a resent segment simply
+//! adds its bytes when it arrives.
+//!
+//! The client's congestion window (`cc.rs`, the profile client kernel's CUBIC or Reno) bounds
+//! what it has in flight, RFC 6675's pipe: sent, not yet acknowledged, less what it knows lost
+//! and has not resent. The first SACKed hole cuts the window once (fast recovery, until what
+//! was in flight then is acknowledged); a timeout that finds segments still lost drops it to
+//! one. Resends go out as the window lets them, at least one per ACK or timeout.
 
 use crate::model::hw::rxq::{Ctl, RxPkt};
 use crate::model::hw::virtq::Buf;
 use crate::model::workload::app::{App, AppLedger, Balance, ClientEv, DevLedger, DevView, Measure, Step, TcpRxStats};
+use crate::model::workload::cc::Cwnd;
 use crate::model::workload::ctx::Ctx;
 use crate::model::workload::net::{TCP_IP_HDR, TCP_RTO_MIN_NS};
 use crate::model::workload::rcvbuf::RcvBuf;
@@ -55,9 +62,19 @@ pub struct TcpReceiver {
     snd_nxt: u64,
     /// Client: the right edge it last heard.
     snd_edge: u64,
-    /// Right edges and timestamps (TSval) of the ACKs between the TX ring and the client, in
-    /// order (the path is FIFO, so each arriving ACK is the oldest one sent).
-    edges: VecDeque<(u64, u64)>,
+    /// Right edges, timestamps (TSval) and bytes received of the ACKs between the TX ring and
+    /// the client, in order (the path is FIFO, so each arriving ACK is the oldest one sent).
+    edges: VecDeque<(u64, u64, u64)>,
+    /// Client: bytes the guest has acknowledged receiving (the model's SACKed `snd_una`).
+    delivered: u64,
+    /// Client: its congestion window.
+    pub cwnd: Cwnd,
+    /// Client: in fast recovery until this many bytes are acknowledged (`high_seq`).
+    recovery_until: Option<u64>,
+    /// Client: bytes it knows lost and has not resent.
+    lost_bytes: u64,
+    /// Client: when an ACK last acknowledged new data (the RTO restarts from there).
+    progress_at: Time,
     /// Client: the latest TSval it heard, which its segments echo (`ts_recent`; none yet: MAX).
     ts_recent: u64,
     /// Client: waiting for the window to open.
@@ -89,6 +106,10 @@ pub struct TcpReceiver {
     retransmits: u64,
     /// Retransmission timeouts with segments still to resend (window).
     timeouts: u64,
+    /// Congestion windows (segments) at the ACKs the client received, summed, and their count
+    /// (window).
+    cwnd_sum: u64,
+    cwnd_acks: u64,
 }
 
 impl TcpReceiver {
@@ -110,6 +131,11 @@ impl TcpReceiver {
             snd_nxt: 0,
             snd_edge: window,
             edges: VecDeque::new(),
+            delivered: 0,
+            cwnd: Cwnd::new(p.client.tcp_congestion.value, p.client.tcp_slow_start.value, p.client.tcp_init_cwnd.value as u32),
+            recovery_until: None,
+            lost_bytes: 0,
+            progress_at: 0,
             ts_recent: u64::MAX,
             blocked: false,
             tsq_limit: p.client.tsq_limit_bytes.value as u64,
@@ -126,6 +152,8 @@ impl TcpReceiver {
             adv_sum: 0,
             retransmits: 0,
             timeouts: 0,
+            cwnd_sum: 0,
+            cwnd_acks: 0,
         }
     }
 
@@ -137,6 +165,16 @@ impl TcpReceiver {
     /// Bytes in the socket, not yet read.
     pub fn queued(&self) -> u64 {
         self.rcv_nxt - self.read
+    }
+
+    /// Client: segments in flight (RFC 6675's pipe), in MSS.
+    fn pipe(&self) -> u64 {
+        (self.snd_nxt - self.delivered.min(self.snd_nxt)).saturating_sub(self.lost_bytes).div_ceil(self.mss as u64)
+    }
+
+    /// Client: the congestion window lets one more segment out.
+    fn cwnd_open(&self) -> bool {
+        self.pipe() < u64::from(self.cwnd.cwnd)
     }
 
     /// The right edge the guest would advertise now.
@@ -166,7 +204,7 @@ impl TcpReceiver {
         let ovh = g.profile().nic.wire_overhead_bytes.value as u32;
         let r = g.app();
         let mss = r.mss;
-        if r.snd_nxt + mss as u64 > r.snd_edge {
+        if r.snd_nxt + mss as u64 > r.snd_edge || !r.cwnd_open() {
             r.blocked = true;
             return;
         }
@@ -197,7 +235,9 @@ impl TcpReceiver {
         let segs = u32::from(pkt.segs);
         for i in 0..segs {
             // The client sends whole MSS; a resent one may be shorter only if it was.
-            r.lost.push_back(pkt.bytes / segs + u32::from(i < pkt.bytes % segs));
+            let b = pkt.bytes / segs + u32::from(i < pkt.bytes % segs);
+            r.lost.push_back(b);
+            r.lost_bytes += u64::from(b);
         }
         if !r.rto_armed {
             r.rto_armed = true;
@@ -207,25 +247,45 @@ impl TcpReceiver {
 
     /// The client's retransmission timer fired: resend what is still lost.
     fn rto(g: &mut impl Ctx<Self>) {
+        let now = g.now();
         let r = g.app();
         r.rto_armed = false;
-        if !r.lost.is_empty() {
-            r.timeouts += 1;
+        if r.lost.is_empty() {
+            return;
         }
-        let now = g.now();
+        if r.progress_at + TCP_RTO_MIN_NS > now {
+            // ACKs still acknowledge new data: the timer restarts from the latest (tcp_rearm_rto).
+            r.rto_armed = true;
+            let at = r.progress_at + TCP_RTO_MIN_NS;
+            return g.client_at(at, ClientEv::new(RTO, 0));
+        }
+        r.timeouts += 1;
+        r.cwnd.on_timeout();
+        r.recovery_until = Some(r.snd_nxt);
         Self::resend(g, now);
     }
 
-    /// Resend every segment the client knows lost, on its core and the reverse link, from `now`.
+    /// Resend the segments the client knows lost, as many as its window lets out (at least
+    /// one), on its core and the reverse link, from `now`; a timer covers the rest.
     fn resend(g: &mut impl Ctx<Self>, now: Time) {
         let ovh = g.profile().nic.wire_overhead_bytes.value as u32;
-        while let Some(bytes) = g.app().lost.pop_front() {
-            g.app().sent_life += 1;
-            g.app().retransmits += 1;
+        let mut first = true;
+        while !g.app().lost.is_empty() && (first || g.app().cwnd_open()) {
+            first = false;
+            let r = g.app();
+            let bytes = r.lost.pop_front().expect("a lost segment");
+            r.lost_bytes -= u64::from(bytes);
+            r.sent_life += 1;
+            r.retransmits += 1;
             let tx_ns = g.client().tx_ns;
             let at = g.client_cpu(now, tx_ns);
             let pkt = RxPkt::new(bytes, g.app().ts_recent, at, 0, Ctl::None);
             g.to_host(at, pkt, bytes + TCP_IP_HDR + ovh);
+        }
+        let r = g.app();
+        if !r.lost.is_empty() && !r.rto_armed {
+            r.rto_armed = true;
+            g.client_at(now + TCP_RTO_MIN_NS, ClientEv::new(RTO, 0));
         }
     }
 
@@ -235,7 +295,7 @@ impl TcpReceiver {
         let r = g.app();
         r.adv_edge = r.edge_now();
         let ts = r.buf.tsval(now);
-        r.edges.push_back((r.adv_edge, ts));
+        r.edges.push_back((r.adv_edge, ts, r.rcv_nxt));
         r.adv_sum += r.adv_edge - r.rcv_nxt;
         r.acks += 1;
         r.acks_life += 1;
@@ -304,15 +364,40 @@ impl App for TcpReceiver {
     fn at_client(g: &mut impl Ctx<Self>, _b: Buf) {
         let rx_ns = round_ns(g.profile().client.rx_packet_ns.value);
         let at = g.client_cpu(g.now(), rx_ns);
+        let now = g.now();
         let r = g.app();
-        let (edge, ts) = r.edges.pop_front().expect("ACK at the client without a sent ACK");
+        let (edge, ts, acked) = r.edges.pop_front().expect("ACK at the client without a sent ACK");
+        // tcp_is_cwnd_limited (as read at 3.6): what was in flight before this ACK filled the
+        // window to within tcp_max_burst's 3 segments; only then does the window grow.
+        let limited = r.pipe() + 3 >= u64::from(r.cwnd.cwnd);
         r.snd_edge = r.snd_edge.max(edge);
         r.ts_recent = ts;
-        if r.blocked {
-            g.client_at(at, ClientEv::new(SEND, 0));
+        let newly = acked.saturating_sub(r.delivered);
+        r.delivered = r.delivered.max(acked);
+        if newly > 0 {
+            r.progress_at = now;
         }
-        if !g.app().lost.is_empty() {
+        if r.recovery_until.is_some_and(|high| r.delivered >= high) {
+            r.recovery_until = None;
+        }
+        if !r.lost.is_empty() {
+            // SACK shows the hole: fast retransmit, and the window is cut once per recovery.
+            if r.recovery_until.is_none() {
+                r.cwnd.on_loss();
+                r.recovery_until = Some(r.snd_nxt);
+            }
+        } else if r.recovery_until.is_none() {
+            let segs = newly.div_ceil(r.mss as u64) as u32;
+            r.cwnd.on_ack(now, segs, limited);
+        }
+        r.cwnd_sum += u64::from(r.cwnd.cwnd);
+        r.cwnd_acks += 1;
+        if !r.lost.is_empty() {
             Self::resend(g, at);
+        }
+        let r = g.app();
+        if r.blocked && r.snd_nxt + r.mss as u64 <= r.snd_edge && r.cwnd_open() {
+            g.client_at(at, ClientEv::new(SEND, 0));
         }
     }
     fn client_event(g: &mut impl Ctx<Self>, e: ClientEv) {
@@ -341,6 +426,8 @@ impl App for TcpReceiver {
         self.adv_sum = 0;
         self.retransmits = 0;
         self.timeouts = 0;
+        self.cwnd_sum = 0;
+        self.cwnd_acks = 0;
     }
     fn describe(&self) -> String {
         format!("{self:?}")
@@ -366,6 +453,7 @@ impl App for TcpReceiver {
                 advertised: (self.adv_sum, self.acks),
                 retransmits: self.retransmits,
                 timeouts: self.timeouts,
+                cwnd: (self.cwnd_sum, self.cwnd_acks, self.cwnd.cwnd),
             }),
             ..Default::default()
         }

@@ -44,19 +44,23 @@ def test_sriov_profile_states_the_testbed_and_a_source_for_every_value():
     assert "sriov" in _eventpath.profile_json("sriov")
 
 
-def test_sriov_fig4_throughput_and_cpu_rise_with_the_rate_while_window_bound(tmp_path):
+def test_sriov_fig4_with_the_window_autotuned_the_throttle_no_longer_bounds_one_vms_stream(tmp_path):
     doc = reproduce.run("sriov-fig4", tmp_path, duration=0.05, progress=False)
     assert (tmp_path / "sriov-fig4.png").stat().st_size > 0
     rows = _rows(doc)
-    low = ("ITR-1K", "ITR-2K", "ITR-4K", "ITR-8K")
-    thr = [rows[(c, "throughput")]["simulated"] for c in low]
-    cpu = [rows[(c, "cpu")]["simulated"] for c in low]
-    # §3.2: below the optimum 'the throughput and the CPU utilization are increasing with the rate'.
-    assert thr == sorted(thr) and thr[-1] > 2 * thr[0], thr
-    assert cpu == sorted(cpu) and cpu[-1] > 2 * cpu[0], cpu
-    # A fixed throttle caps the interrupt rate.
+    rates = (1, 2, 4, 8, 16, 32, 48, 64, 80)
+    thr = [rows[(f"ITR-{r}K", "throughput")]["simulated"] for r in rates]
+    # Issue 49: netperf sets no -S, so 2.6.32 autotunes the window past the link's
+    # bandwidth-delay product; the polling vCPU keeps up with the link at every throttle (NAPI
+    # never completes), where the fixed 65,536-byte stand-in gave one window per interrupt
+    # (0.52 Gbit/s at 1K). The paper's rise below 48K is the structural miss its notes explain.
+    assert min(thr) > 8.5 and max(thr) <= 9.5, thr
+    assert max(thr) - min(thr) < 0.02 * max(thr), thr
+    # A fixed throttle still caps the interrupt rate.
     for c, rate in (("ITR-1K", 1000), ("ITR-8K", 8000)):
         assert rows[(c, "interrupts")]["simulated"] <= 1.02 * rate
+    # One VM of 2 vCPUs: at most two cores, and the receive is one vCPU's (one NAPI context).
+    assert all(rows[(f"ITR-{r}K", "cpu")]["simulated"] <= 100.0 + 1e-6 for r in rates)
     assert rows[("peak", "itr_at_max_throughput")]["role"] == "calibration"
     assert rows[("ITR-48K", "cpu")]["role"] == "calibration"
     assert rows[("ITR-8K", "throughput")]["published"] is None
@@ -66,15 +70,13 @@ def test_sriov_fig4_throughput_and_cpu_rise_with_the_rate_while_window_bound(tmp
     for key in (("ITR-1K..48K", "throughput_rises"), ("ITR-1K..48K", "cpu_rises"),
                 ("ITR-64K vs 48K", "throughput_below"), ("ITR-80K vs 48K", "throughput_below")):
         assert rows[key]["role"] == "calibration" and rows[key]["simulated"] in (0.0, 1.0), key
-    # The window-bound rates rise: the direction over 1K-48K holds or fails on the rates above.
-    assert rows[("ITR-1K..48K", "throughput_rises")]["simulated"] == sriov._rises(
-        [rows[(f"ITR-{r}K", "throughput")]["simulated"] for r in (1, 2, 4, 8, 16, 32, 48)])
+    assert rows[("ITR-1K..48K", "throughput_rises")]["simulated"] == sriov._rises(thr[:7])
 
 
 def test_sriov_fig8a_air_takes_fewer_interrupts_and_no_less_throughput_at_16_vms():
     rows = _measured(sriov._fig8a(0.05, lambda _label: None, counts=(16,)))
     fir, air = rows[("FIR-16", "throughput")], rows[("AIR-16", "throughput")]
-    # AIR's ~1,100 interrupts/s per VM carry one 65,536-byte window each: 16 VMs near the link.
+    # AIR's ~1,100 interrupts/s per VM do not bound an autotuned stream: 16 VMs near the link.
     assert air >= 0.9 * fir, (air, fir)
     assert rows[("AIR-16", "interrupts_per_vm")] < rows[("FIR-16", "interrupts_per_vm")]
     assert rows[("AIR-16", "host_cpu")] < rows[("FIR-16", "host_cpu")]
@@ -153,9 +155,9 @@ def test_sriov_fig5_more_vfs_in_one_vm_fill_the_link_and_its_rows_are_calibratio
     rows = _rows(doc)
     thr = [rows[(f"VF-{n}", "throughput")]["simulated"] for n in (1, 2, 3, 4)]
     # §3.3: one VM 'can achieve line rate by assigning multiple (three or four in Fig. 5) VFs'.
-    # At 48K (the experiment's declared rate) each VF's stream is bound by its window or its
-    # vCPU: more VFs use both vCPUs, near the link.
-    assert thr[1] > 1.3 * thr[0] and thr[3] >= 0.95 * thr[1], thr
+    # At 48K (the experiment's declared rate) one autotuned VF already reaches the link (the
+    # per-frame gap of sriov-fig4's notes: the paper's one VF gets ~5.6 Gbit/s); more VFs keep it.
+    assert all(t >= 0.95 * thr[0] for t in thr), thr
     assert thr[3] > 8.0, thr
     assert all(t <= 9.5 for t in thr), "never above the 10 GbE link's TCP payload rate"
     # One VF's driver work is one vCPU's; four VFs' is both vCPUs'.

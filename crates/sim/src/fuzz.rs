@@ -73,8 +73,9 @@ pub fn scenario(case: u64) -> String {
     // Memory nodes (issue 48): on the two-socket elvis host, 15 % of the cases reach into the
     // second socket and VMs put their memory on either node — a stream of its own.
     let mut nm = Rng::for_component(case, "layout-fuzz-numa");
-    let numa = profile == "elvis";
-    let pcpus = if numa && big.is_none() && nm.chance(0.15) { 9 + nm.below(8) as u32 } else { pcpus };
+    // A host past 64 pCPUs is given one socket (its override below): one memory node.
+    let numa = profile == "elvis" && big.is_none();
+    let pcpus = if numa && nm.chance(0.15) { 9 + nm.below(8) as u32 } else { pcpus };
     let mut s = String::new();
     let _ = writeln!(s, "name = \"fuzz-{case}\"\nprofile = \"{profile}\"\nseed = {}", 1 + r.below(1000));
     let _ = writeln!(s, "duration_s = {DURATION_S}\nwarmup_s = {WARMUP_S}\n\n[host]\npcpus = {pcpus}");

@@ -2,27 +2,27 @@
 //! resent and counted (`vms[].tcp_receive.retransmits_per_s`), never silently lost, and the
 //! client's congestion window backs off (`cwnd_mean_segments`); a lossless stream keeps it.
 
-use eventpath_sim::run::{run_parsed, RunOptions};
-use eventpath_sim::scenario::Scenario;
+mod common;
+
+use common::{Sc, Vm};
 use eventpath_sim::summary::VmSummary;
 
 /// One VM of one vCPU receiving netperf TCP_STREAM through a VF at 8,000 interrupts/s on the
-/// CGR/AIR testbed; `host` is the `[host]` table's body. A warm-up of 1 ms: the losses of the
-/// first slices, before the window has backed off, fall in the measured window.
-fn run(host: &str) -> VmSummary {
-    let text = format!(
-        "name = \"loss\"\nprofile = \"sriov\"\nduration_s = 0.2\nwarmup_s = 0.001\n[host]\n{host}\n\
-         [[vm]]\nname = \"vm0\"\nvcpus = 1\n[vm.net]\nkind = \"sriov_vf\"\nitr_us = 125.0\n\
-         [vm.workload]\nkind = \"tcp_receive\"\nmessage_bytes = 87380\n"
-    );
-    let sc = Scenario::from_toml("loss.toml", &text).unwrap();
-    run_parsed(sc, "loss.toml", &RunOptions::default()).unwrap().summary.vms[0].clone()
+/// CGR/AIR testbed (`profile`: a built-in name or a path), on `pcpus`, beside a host hog if
+/// `hog`; measured for 0.2 s after `warmup` s.
+fn run(profile: &str, pcpus: u32, hog: bool, warmup: f64) -> VmSummary {
+    let vm = Vm::new("vm0", 1).net("kind = \"sriov_vf\"\nitr_us = 125.0").workload("kind = \"tcp_receive\"\nmessage_bytes = 87380");
+    let sc = Sc::new("loss", profile).duration(0.2).warmup(warmup).pcpus(pcpus).vm(vm);
+    let sc = if hog { sc.hog_nice(&[], 0) } else { sc };
+    sc.run_clean().summary.vms[0].clone()
 }
 
 #[test]
 fn a_vcpu_that_shares_its_pcpu_drops_at_its_ring_and_the_client_backs_off_and_resends() {
-    let alone = run("pcpus = 8");
-    let shared = run("pcpus = 1\n[[host.cpu_hog]]\nnice = 0");
+    // A warm-up of 1 ms: the losses of the first slices, before the window has backed off,
+    // fall in the measured window.
+    let alone = run("sriov", 8, false, 0.001);
+    let shared = run("sriov", 1, true, 0.001);
     let (a, s) = (alone.tcp_receive.clone().unwrap(), shared.tcp_receive.clone().unwrap());
     let mss = 1448.0;
     // Lossless: nothing resent, and the congestion window is never the bound (it stays above
@@ -50,14 +50,7 @@ fn reno_backs_off_on_the_same_losses() {
     assert_ne!(reno, sriov);
     let path = std::env::temp_dir().join(format!("eventpath-reno-{}.toml", std::process::id()));
     std::fs::write(&path, reno).unwrap();
-    let text = format!(
-        "name = \"loss\"\nprofile = {:?}\nduration_s = 0.2\nwarmup_s = 0.05\n[host]\npcpus = 1\n[[host.cpu_hog]]\nnice = 0\n\
-         [[vm]]\nname = \"vm0\"\nvcpus = 1\n[vm.net]\nkind = \"sriov_vf\"\nitr_us = 125.0\n\
-         [vm.workload]\nkind = \"tcp_receive\"\nmessage_bytes = 87380\n",
-        path.to_str().unwrap()
-    );
-    let sc = Scenario::from_toml("loss.toml", &text).unwrap();
-    let r = run_parsed(sc, "loss.toml", &RunOptions::default()).unwrap().summary.vms[0].clone().tcp_receive.unwrap();
+    let r = run(path.to_str().unwrap(), 1, true, 0.05).tcp_receive.unwrap();
     std::fs::remove_file(&path).ok();
     // Its cut came in the warm-up (no resend need fall in the window); slow start alone would
     // have passed the receive window within a few round trips.

@@ -1,20 +1,17 @@
 //! A TCP receiver's window (issue 49 item 1): without `window_bytes` the guest kernel autotunes
 //! its buffer from `tcp_rmem[1]` towards `tcp_rmem[2]`; a fixed `SO_RCVBUF` stays fixed.
 
-use eventpath_sim::run::{run_parsed, RunOptions};
-use eventpath_sim::scenario::Scenario;
+mod common;
+
+use common::{Sc, Vm};
 use eventpath_sim::summary::VmSummary;
 
 /// One VM of 2 vCPUs receiving netperf TCP_STREAM through an SR-IOV VF at 8,000 interrupts/s
 /// (the CGR/AIR testbed, Linux 2.6.32 guests), with `window` as its `[vm.workload]` extra.
 fn run(profile: &str, window: &str) -> VmSummary {
-    let text = format!(
-        "name = \"rcvbuf\"\nprofile = \"{profile}\"\nduration_s = 0.1\nwarmup_s = 0.05\n[host]\npcpus = 8\n\
-         [[vm]]\nname = \"vm0\"\nvcpus = 2\n[vm.net]\nkind = \"sriov_vf\"\nitr_us = 125.0\n\
-         [vm.workload]\nkind = \"tcp_receive\"\nmessage_bytes = 87380\n{window}"
-    );
-    let sc = Scenario::from_toml("rcvbuf.toml", &text).unwrap();
-    run_parsed(sc, "rcvbuf.toml", &RunOptions::default()).unwrap().summary.vms[0].clone()
+    let workload = format!("kind = \"tcp_receive\"\nmessage_bytes = 87380\n{window}");
+    let vm = Vm::new("vm0", 2).net("kind = \"sriov_vf\"\nitr_us = 125.0").workload(workload.trim_end());
+    Sc::new("rcvbuf", profile).duration(0.1).warmup(0.05).pcpus(8).vm(vm).run_clean().summary.vms[0].clone()
 }
 
 #[test]

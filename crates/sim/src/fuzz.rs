@@ -195,6 +195,9 @@ pub fn scenario(case: u64) -> String {
     let vms = 1 + r.below(8);
     if r.chance(0.3) {
         let _ = writeln!(s, "[client]\ncores = {}", 1 + r.below(vms));
+        if r.chance(0.3) {
+            let _ = writeln!(s, "tso = {}", r.chance(0.5));
+        }
     }
     overrides(&mut r, profile, &mut s);
     for i in 0..vms {
@@ -461,7 +464,11 @@ fn workload(r: &mut Rng) -> Option<String> {
             let rate = if r.chance(0.5) { format!("\nrate_pps = {}", 1 + r.below(300_000)) } else { String::new() };
             format!("kind = \"udp_stream\"\nmessage_bytes = {}{rate}", size(r, 1, 65507))
         }
-        1 => format!("kind = \"udp_receive\"\nmessage_bytes = {}\nrate_pps = {}", size(r, 1, 65507), 1 + r.below(1_000_000)),
+        1 => {
+            // One in five unpaced: as fast as the client's core sends.
+            let rate = if r.chance(0.8) { format!("\nrate_pps = {}", 1 + r.below(1_000_000)) } else { String::new() };
+            format!("kind = \"udp_receive\"\nmessage_bytes = {}{rate}", size(r, 1, 65507))
+        }
         2 => {
             let iv = if r.chance(0.4) { format!("\ninterval_us = {}", 1 + r.below(20_000)) } else { String::new() };
             format!("kind = \"udp_rr\"\nrequest_bytes = {}\nresponse_bytes = {}{iv}", size(r, 1, 65507), size(r, 1, 65507))
@@ -470,7 +477,8 @@ fn workload(r: &mut Rng) -> Option<String> {
         4 => {
             // Half the receivers autotune their buffer (no window_bytes).
             let w = if r.chance(0.5) { format!("\nwindow_bytes = {}", size(r, 65_536, 8 << 20)) } else { String::new() };
-            format!("kind = \"tcp_receive\"\nmessage_bytes = {}{w}", size(r, 1, 1 << 20))
+            let m = if r.chance(0.5) { format!("\nsend_bytes = {}", size(r, 1, 1 << 20)) } else { String::new() };
+            format!("kind = \"tcp_receive\"\nmessage_bytes = {}{w}{m}", size(r, 1, 1 << 20))
         }
         5 => format!(
             "kind = \"tcp_rr\"\nrequest_bytes = {}\nresponse_bytes = {}\nconcurrency = {}",

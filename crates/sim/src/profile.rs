@@ -125,6 +125,16 @@ pub enum RcvbufAutotune {
     Grow,
 }
 
+/// Whether the client's NIC takes TSO skbs (`client.tso`), with its provenance.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TsoChoice {
+    /// On: a bulk sender's skb carries up to `tcp_xmit_size_goal`'s whole segments; off: one MSS.
+    pub value: bool,
+    /// Where the choice comes from (the NIC's driver and its defaults).
+    pub source: String,
+}
+
 /// A TCP sender's congestion control (`client.tcp_congestion`; `model/workload/cc.rs`).
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -586,6 +596,16 @@ pub struct Client {
     /// Its initial congestion window, segments (`TCP_INIT_CWND`: 10 since 2.6.39; RFC 3390's 3
     /// before, for a 1,448-byte MSS).
     pub tcp_init_cwnd: Param,
+    /// A bulk sender's CPU per `write()`/`send()` call (netperf `-m`): the system call and the
+    /// socket's per-call work (`model/workload/tcp_rx.rs`, `udp_rx.rs`).
+    pub send_call_ns: Param,
+    /// Its CPU per byte written: the copy into the socket's skbs.
+    pub tx_byte_ns: Param,
+    /// Its CPU per skb sent down the stack to the NIC (a TSO skb of many segments, one MSS
+    /// without TSO, one IP fragment of a datagram).
+    pub tx_skb_ns: Param,
+    /// TSO on the client's NIC (`SizeGoal`, `model/guest/tso.rs`).
+    pub tso: TsoChoice,
 }
 
 /// Guest server applications: CPU per request beyond the kernel's TCP path.
@@ -773,6 +793,7 @@ impl Bounds {
             "client.udp_rr_timeout_ns" => b(1.0, MAX_NS, true, "a resend timer; 0 ns would resend at one instant forever"),
             "client.fork_ns" => b(0.0, 1e9, true, "a fork() of the client's load generator"),
             "client.tcp_init_cwnd" => b(1.0, 1024.0, true, "segments in the first window; Linux uses 3 or 10"),
+            "client.tx_skb_ns" => b(1.0, MAX_NS, false, "an skb's way to the NIC; 0 ns would let an unpaced sender loop at one instant"),
             "client.tcp_syn_rto_ns" => b(1e6, 120e9, true, "an RTO: at least a millisecond, at most Linux's TCP_RTO_MAX of 120 s"),
             "xen.dom0_pcpus" => b(1.0, 511.0, true, "dom0 needs a pCPU and leaves one to the guests"),
             "housekeeping.tick_skew" => b(0.0, 1.0, true, "0 (aligned ticks) or 1 (skewed)"),
@@ -1017,6 +1038,9 @@ impl Profile {
             ("client.fork_ns", &self.client.fork_ns, "ns"),
             ("client.tcp_syn_rto_ns", &self.client.tcp_syn_rto_ns, "ns"),
             ("client.tcp_init_cwnd", &self.client.tcp_init_cwnd, "segments"),
+            ("client.send_call_ns", &self.client.send_call_ns, "ns"),
+            ("client.tx_byte_ns", &self.client.tx_byte_ns, "ns"),
+            ("client.tx_skb_ns", &self.client.tx_skb_ns, "ns"),
             ("app.memcached_get_ns", &self.app.memcached_get_ns, "ns"),
             ("app.memcached_set_ns", &self.app.memcached_set_ns, "ns"),
             ("app.http_request_ns", &self.app.http_request_ns, "ns"),

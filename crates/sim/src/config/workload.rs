@@ -17,14 +17,17 @@ pub enum Workload {
         rate_pps: Option<f64>,
     },
     /// netperf UDP_STREAM to the guest: the remote client sends datagrams of `message_bytes` at
-    /// `rate_pps` (open loop); the guest application receives them. Also written
-    /// `kind = "packet_gen"` (DID §5.1's PacketGen: fixed-rate UDP into a receiver in the VM).
+    /// `rate_pps` (open loop), or as fast as its core sends them (netperf's default); the guest
+    /// application receives them. Also written `kind = "packet_gen"` (DID §5.1's PacketGen:
+    /// fixed-rate UDP into a receiver in the VM).
     #[serde(alias = "packet_gen")]
     UdpReceive {
         /// Payload bytes per datagram (1..=65507).
         message_bytes: u32,
-        /// Client send rate in datagrams/s (> 0).
-        rate_pps: f64,
+        /// Client send rate in datagrams/s (> 0); absent: unpaced, bounded by the client's
+        /// core (`client.send_call_ns`, `tx_byte_ns`, `tx_skb_ns`) and its send buffer.
+        #[serde(default)]
+        rate_pps: Option<f64>,
     },
     /// netperf UDP_RR (or ping with `interval_us`): the client sends a `request_bytes` request,
     /// the guest application answers with `response_bytes`; closed loop with one transaction in
@@ -101,12 +104,17 @@ pub enum Workload {
         #[serde(default = "one")]
         streams: u32,
     },
-    /// netperf TCP_STREAM to the guest: the remote client sends full segments as fast as its
-    /// core and the guest's receive window allow; the guest application `recv()`s
-    /// `message_bytes` at a time.
+    /// netperf TCP_STREAM to the guest: the remote client `write()`s `send_bytes` at a time
+    /// (netperf `-m`) and sends full segments, in TSO skbs where its NIC has TSO, as fast as its
+    /// core, its congestion window and the guest's receive window allow; the guest application
+    /// `recv()`s `message_bytes` at a time.
     TcpReceive {
         /// Bytes per `recv()` (1..=1048576).
         message_bytes: u32,
+        /// Bytes per client `write()` (netperf `-m`, 1..=1048576); default 16,384, the client
+        /// socket's initial send buffer, which netperf uses when `-m` is not given.
+        #[serde(default = "netperf_send_bytes")]
+        send_bytes: u32,
         /// A fixed guest receive window in bytes (`SO_RCVBUF`, as `netperf -S` sets it: the
         /// kernel's autotuning off). Absent (the default): the buffer starts at the profile
         /// kernel's `tcp_rmem[1]` and autotunes (`model/workload/rcvbuf.rs`).
@@ -327,6 +335,13 @@ fn one() -> u32 {
     1
 }
 
+/// netperf's send size without `-m`: the send socket buffer it reads back after creating the
+/// socket, Linux's `tcp_wmem[1]` of 16,384 bytes (netperf's nettest_bsd.c sets
+/// `send_size = lss_size` when none is given).
+pub fn netperf_send_bytes() -> u32 {
+    16_384
+}
+
 fn default_get_ratio() -> f64 {
     0.9
 }
@@ -459,7 +474,7 @@ impl Workload {
     pub fn open_loop_rate(&self) -> Option<f64> {
         match *self {
             Workload::UdpStream { rate_pps, .. } => rate_pps,
-            Workload::UdpReceive { rate_pps, .. } => Some(rate_pps),
+            Workload::UdpReceive { rate_pps, .. } => rate_pps,
             Workload::UdpRr { interval_us, .. } => interval_us.map(|i| 1e6 / i),
             Workload::UdpPing { interval_us, .. } => Some(1e6 / interval_us),
             Workload::Ping { interval_us, .. } => interval_us.map(|i| 1e6 / i),
@@ -491,7 +506,7 @@ impl Workload {
                         "key `{key}.message_bytes`: {message_bytes} is not allowed; expected 1..=65507 (UDP payload)"
                     ));
                 }
-                check_rate(&format!("{key}.rate_pps"), *rate_pps, "datagrams/s")
+                rate_pps.map_or(Ok(()), |r| check_rate(&format!("{key}.rate_pps"), r, "datagrams/s"))
             }
             Workload::UdpRr { request_bytes, response_bytes, interval_us } => {
                 for (k, b) in [("request_bytes", request_bytes), ("response_bytes", response_bytes)] {
@@ -520,7 +535,8 @@ impl Workload {
                 range(key, "streams", *streams, 1, 64, "netperf threads")?;
                 check_tcp_stream(key, *message_bytes, *window_bytes)
             }
-            Workload::TcpReceive { message_bytes, window_bytes } => {
+            Workload::TcpReceive { message_bytes, send_bytes, window_bytes } => {
+                range(key, "send_bytes", *send_bytes, 1, 1 << 20, "bytes per client write()")?;
                 check_tcp_stream(key, *message_bytes, window_bytes.unwrap_or(DEFAULT_WINDOW))
             }
             Workload::TcpRr { request_bytes, response_bytes, concurrency } => {

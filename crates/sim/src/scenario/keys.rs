@@ -36,6 +36,7 @@ const TAIL: &[Key] = &[
     // [client]
     k("client.cores", "", I, "cores", "one per VM (per VF of a VM with several, `vm.net.vfs`)", "Cores of the remote client machine; device i's flow (VM i's, when no VM has several VFs) runs on core i mod cores (fewer cores than flows: they share), 1..=1024.", "1"),
     k("client.nic_itr", "", S, "", "the profile's client.nic_itr", "The client NIC driver's receive interrupt throttle: `fixed`, `ixgbe` or `i40e`.", "\"fixed\""),
+    k("client.tso", "", B, "", "the profile's client.tso", "TSO on the client's NIC (ethtool -K tso): a bulk TCP sender into a guest (tcp_receive) sends skbs of up to 45 whole segments, cut into frames by the NIC (true), or one MSS per skb (false).", "false"),
     k("client.qdisc", "", S, "", "the profile's client.qdisc", "The qdisc on each of the client NIC's TX queues (a flow's queue is its client core's): `pfifo_fast` (one FIFO of nic.txqueuelen_packets; the kernel's default) or `fq_codel` (a queue per flow served in turn, 10,240 packets; distributions' default since systemd 217). A full queue drops a datagram and holds a TCP segment in its socket.", "\"fq_codel\""),
     // [[vm]]
     k("vm.name", "", S, "", "required", "[[vm]], one per VM: its unique name.", "\"vm0\""),
@@ -109,7 +110,7 @@ const TAIL: &[Key] = &[
     k("vm.workload.message_bytes", "udp_stream", I, "bytes", "required", "netperf UDP_STREAM from the guest: payload per datagram, 1..=65507.", "512"),
     k("vm.workload.rate_pps", "udp_stream", F, "datagrams/s", "absent: as fast as the vCPU can", "Open-loop send rate.", "100000.0"),
     k("vm.workload.message_bytes", "udp_receive", I, "bytes", "required", "netperf UDP_STREAM to the guest: payload per datagram, 1..=65507.", "512"),
-    k("vm.workload.rate_pps", "udp_receive", F, "datagrams/s", "required", "The client's send rate (> 0).", "100000.0"),
+    k("vm.workload.rate_pps", "udp_receive", F, "datagrams/s", "unpaced", "The client's send rate (> 0); absent, it sends as fast as its core (client.send_call_ns + bytes x client.tx_byte_ns + client.tx_skb_ns per IP fragment) and its send buffer allow, as netperf UDP_STREAM does.", "100000.0"),
     k("vm.workload.request_bytes", "udp_rr", I, "bytes", "required", "netperf UDP_RR: request payload, 1..=65507.", "64"),
     k("vm.workload.response_bytes", "udp_rr", I, "bytes", "required", "Response payload, 1..=65507.", "64"),
     k("vm.workload.interval_us", "udp_rr", F, "µs", "absent: the next request when the reply arrives", "A request every interval_us (ping-like open loop).", "100.0"),
@@ -127,6 +128,7 @@ const TAIL: &[Key] = &[
     k("vm.workload.window_bytes", "tcp_stream", I, "bytes", "4194304", "Send window per connection, 65536..=1073741824.", "4194304"),
     k("vm.workload.streams", "tcp_stream", I, "threads", "1", "netperf threads, each with its own connection, 1..=64; thread s runs on vCPU s mod vcpus.", "1"),
     k("vm.workload.message_bytes", "tcp_receive", I, "bytes", "required", "netperf TCP_STREAM to the guest: bytes per recv(), 1..=1048576.", "16384"),
+    k("vm.workload.send_bytes", "tcp_receive", I, "bytes", "16384", "Bytes per client write() (netperf -m), 1..=1048576; each write costs the client's core client.send_call_ns.", "64"),
     k("vm.workload.window_bytes", "tcp_receive", I, "bytes", "autotuned", "A fixed guest receive window (SO_RCVBUF, as netperf -S sets it: no autotuning), 65536..=1073741824; absent, the buffer starts at the profile kernel's tcp_rmem[1] and autotunes up to its tcp_rmem[2].", "4194304"),
     k("vm.workload.request_bytes", "tcp_rr", I, "bytes", "required", "netperf TCP_RR: request payload, 1..=14480 (the initial window).", "64"),
     k("vm.workload.response_bytes", "tcp_rr", I, "bytes", "required", "Response payload, 1..=1048576.", "64"),

@@ -163,6 +163,10 @@ pub struct ClientMachine {
     /// (`pfifo_fast`, `fq_codel`). Default: the profile's.
     #[serde(default, deserialize_with = "de::variant_opt")]
     pub qdisc: Option<crate::profile::Qdisc>,
+    /// TSO on the client's NIC (ethtool `-K tso`), replacing the profile's `client.tso`: a bulk
+    /// TCP sender into a guest sends skbs of up to 45 segments (on) or one MSS (off). Default:
+    /// the profile's.
+    pub tso: Option<bool>,
 }
 
 /// A CPU hog's nice value where the scenario gives none (the lowest priority).
@@ -520,6 +524,10 @@ impl Scenario {
         if let Some(q) = self.client.qdisc {
             profile.client.qdisc.source = format!("client.qdisc = \"{}\" in scenario {origin} (profile: \"{}\")", q.name(), profile.client.qdisc.value.name());
             profile.client.qdisc.value = q;
+        }
+        if let Some(t) = self.client.tso {
+            profile.client.tso.source = format!("client.tso = {t} in scenario {origin} (profile: {})", profile.client.tso.value);
+            profile.client.tso.value = t;
         }
         if let Err(m) = profile.check_nic_itr() {
             // Only a scenario's driver can fail here (a profile file is checked at load).

@@ -33,6 +33,7 @@ impl Checked {
         s.host.nic_itr = Some(self.profile.host.nic_itr.value);
         s.client.nic_itr = Some(self.profile.client.nic_itr.value);
         s.client.qdisc = Some(self.profile.client.qdisc.value);
+        s.client.tso = Some(self.profile.client.tso.value);
         s.host.io = s.host.io.resolved();
         match s.host.scheduler {
             HostScheduler::Cfs => s.host.cpu_hog.iter_mut().for_each(|h| _ = h.nice.get_or_insert(super::DEFAULT_HOG_NICE)),

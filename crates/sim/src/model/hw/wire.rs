@@ -20,9 +20,12 @@ const UDP_HDR: u32 = 8;
 /// Bytes a UDP datagram of `payload` bytes occupies on a link of `mtu` with `overhead` bytes of
 /// framing per frame, IP fragments included.
 pub fn udp_wire_bytes(payload: u32, mtu: u32, overhead: u32) -> u32 {
-    let frag_payload = mtu - IP_HDR;
-    let frames = (payload + UDP_HDR).div_ceil(frag_payload);
-    payload + UDP_HDR + frames * (IP_HDR + overhead)
+    payload + UDP_HDR + udp_frames(payload, mtu) * (IP_HDR + overhead)
+}
+
+/// The frames (IP fragments) a UDP datagram of `payload` bytes is cut into on a link of `mtu`.
+pub fn udp_frames(payload: u32, mtu: u32) -> u32 {
+    (payload + UDP_HDR).div_ceil(mtu - IP_HDR)
 }
 
 /// The host's NIC port: one link per direction, shared by every device.

@@ -152,8 +152,8 @@ impl Sender {
     pub fn new(w: Option<&Workload>, vcpus: u32, at: crate::model::guest::guest_sched::Placement, p: &Profile, seed: u64, vm_name: &str, off: Offload) -> Self {
         let Some(w) = w else { return Sender::Idle(IdleApp) };
         match *w {
-            Workload::TcpReceive { message_bytes, window_bytes } => {
-                Sender::TcpRx(TcpReceiver::new(message_bytes, window_bytes, p))
+            Workload::TcpReceive { message_bytes, send_bytes, window_bytes } => {
+                Sender::TcpRx(TcpReceiver::new(message_bytes, send_bytes, window_bytes, p))
             }
             Workload::TcpRr { .. } | Workload::Memcached { .. } | Workload::Http { .. } | Workload::Webbench { .. } | Workload::Httperf { .. } | Workload::Specweb { .. } => {
                 Sender::Server(TcpServer::new(w, vcpus, at, p, seed, vm_name, off))
@@ -165,7 +165,7 @@ impl Sender {
                 Sender::Tcp(TcpStreams::new(message_bytes, window_bytes, streams, vcpus, at, p, off))
             }
             Workload::UdpReceive { message_bytes, rate_pps } => {
-                Sender::UdpRx(UdpReceiver::new(message_bytes, Some(rate_pps), None, p))
+                Sender::UdpRx(UdpReceiver::stream(message_bytes, rate_pps, p))
             }
             Workload::UdpPing { message_bytes, interval_us } => {
                 Sender::Ping(UdpPing::new(message_bytes, interval_us, p, seed, vm_name))

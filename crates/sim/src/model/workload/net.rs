@@ -5,7 +5,7 @@
 
 use crate::engine::Time;
 
-pub use crate::model::hw::wire::{udp_wire_bytes, TCP_IP_HDR};
+pub use crate::model::hw::wire::{udp_frames, udp_wire_bytes, TCP_IP_HDR};
 
 /// Linux `TCP_RTO_MIN` (`HZ/5`, include/net/tcp.h): the retransmission timeout of a lost
 /// segment (a SYN's initial RTO is the client kernel's: `client.tcp_syn_rto_ns`).

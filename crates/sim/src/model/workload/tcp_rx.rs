@@ -1,6 +1,6 @@
 //! netperf TCP_STREAM towards the guest (DESIGN §3.6: "sending and receiving"): the remote
-//! client sends MSS segments as fast as its core (`client.rx_packet_ns` per segment, as its
-//! open-loop UDP source) and the guest's receive window allow; they cross the reverse link,
+//! client `write()`s `send_bytes` at a time (netperf `-m`) and sends whole MSS segments as fast
+//! as its core, its congestion window and the guest's receive window allow; they cross the reverse link,
 //! the tap, vhost RX and the RX ring; NAPI receives each segment (`guest.tcp_rx_segment_ns` +
 //! bytes × `tcp_rx_byte_ns`) into the socket and ACKs every `client.delack_segments` full
 //! segments from softirq (`__tcp_ack_snd_check`: a pure ACK through the TX ring,
@@ -14,6 +14,15 @@
 //! window last advertised (and one MSS), the application sends a window update
 //! (`tcp_cleanup_rbuf`). An odd segment left unacknowledged is ACKed with the next one; a
 //! stream never stops with one segment pending because the client keeps sending.
+//!
+//! The client's core pays `client.send_call_ns` per `write()`, `client.tx_byte_ns` per byte
+//! written and `client.tx_skb_ns` per skb sent down its stack. With TSO on its NIC
+//! (`client.tso`) an skb carries up to `tcp_xmit_size_goal`'s whole segments (`SizeGoal`:
+//! 45 × 1,448 bytes, at most half the largest window the guest advertised), which the NIC cuts
+//! into MSS frames that leave together; without TSO each MSS is an skb of its own. The writes
+//! are charged as the bytes they carry are sent (netperf keeps the socket's buffer full, so a
+//! sender never waits for its application). `tcp_tso_should_defer` is not modelled on the
+//! client: it sends what the windows allow at once.
 //!
 //! The client's TCP small queues (`client.tsq_limit_bytes`, Linux `tcp_limit_output_bytes`)
 //! bound what it queues for the link: past the limit it waits until its oldest queued segment
@@ -39,6 +48,7 @@ use crate::model::workload::cc::Cwnd;
 use crate::model::workload::ctx::Ctx;
 use crate::model::workload::net::{TCP_IP_HDR, TCP_RTO_MIN_NS};
 use crate::model::workload::rcvbuf::RcvBuf;
+use crate::model::guest::tso::SizeGoal;
 use crate::engine::{Time, round_ns};
 use crate::profile::Profile;
 use std::collections::VecDeque;
@@ -60,6 +70,19 @@ pub struct TcpReceiver {
     adv_edge: u64,
     /// Client: next byte to send (snd_nxt).
     snd_nxt: u64,
+    /// Client: bytes its application has written into the socket.
+    written: u64,
+    /// Client: bytes per `write()` (netperf `-m`).
+    send_bytes: u64,
+    /// Client: its core's cost per `write()` call and per byte written, and per skb.
+    call_ns: f64,
+    copy_ns: f64,
+    skb_ns: f64,
+    /// Client: TSO on its NIC, and the size goal it gives against the largest window the
+    /// guest has advertised (`tcp_bound_to_half_wnd` uses `max_window`).
+    tso: bool,
+    goal: SizeGoal,
+    max_window: u64,
     /// Client: the right edge it last heard.
     snd_edge: u64,
     /// Right edges, timestamps (TSval) and bytes received of the ACKs between the TX ring and
@@ -114,12 +137,13 @@ pub struct TcpReceiver {
 
 impl TcpReceiver {
     /// A receiver reading `msg` bytes per `recv()` with a fixed `window` byte receive window,
-    /// or the profile kernel's autotuned buffer.
-    pub fn new(msg: u32, window: Option<u32>, p: &Profile) -> Self {
+    /// or the profile kernel's autotuned buffer, fed by a client writing `send_bytes` at a time.
+    pub fn new(msg: u32, send_bytes: u32, window: Option<u32>, p: &Profile) -> Self {
         let g = &p.guest;
         let mss = p.nic.mtu_bytes.value as u32 - TCP_IP_HDR;
         let buf = RcvBuf::new(window.map(u64::from), mss as u64, p);
         let window = buf.window();
+        let c = &p.client;
         TcpReceiver {
             msg,
             mss,
@@ -129,6 +153,14 @@ impl TcpReceiver {
             unacked: 0,
             adv_edge: window,
             snd_nxt: 0,
+            written: 0,
+            send_bytes: u64::from(send_bytes.max(1)),
+            call_ns: c.send_call_ns.value,
+            copy_ns: c.tx_byte_ns.value,
+            skb_ns: c.tx_skb_ns.value,
+            tso: c.tso.value,
+            goal: SizeGoal::new(p, c.tso.value, window),
+            max_window: window,
             snd_edge: window,
             edges: VecDeque::new(),
             delivered: 0,
@@ -177,6 +209,21 @@ impl TcpReceiver {
         self.pipe() < u64::from(self.cwnd.cwnd)
     }
 
+    /// Client: bytes both windows let it send now.
+    fn room(&self) -> u64 {
+        let rwnd = self.snd_edge.saturating_sub(self.snd_nxt);
+        let cwnd = u64::from(self.cwnd.cwnd).saturating_sub(self.pipe()) * u64::from(self.mss);
+        rwnd.min(cwnd)
+    }
+
+    /// Client: its core's time to send an skb of `bytes` from `snd_nxt` on: the `write()`s
+    /// that bring those bytes into the socket, their copy, and the skb's way to the NIC.
+    fn send_cost(&mut self, bytes: u32) -> Time {
+        let end = self.snd_nxt + u64::from(bytes);
+        let calls = end.saturating_sub(self.written).div_ceil(self.send_bytes);
+        self.written += calls * self.send_bytes;
+        round_ns(calls as f64 * self.call_ns + f64::from(bytes) * self.copy_ns + self.skb_ns).max(1)
+    }
     /// The right edge the guest would advertise now.
     fn edge_now(&self) -> u64 {
         self.rcv_nxt + self.buf.window().saturating_sub(self.queued())
@@ -198,16 +245,17 @@ fn ack_step(softirq: bool) -> Step {
 }
 
 impl TcpReceiver {
-    /// The client sends its next segment if the window allows, else waits for an ACK.
+    /// The client sends its next skb (one MSS, or a TSO skb of whole segments) if the windows
+    /// allow, else waits for an ACK.
     fn client_send(g: &mut impl Ctx<Self>) {
         let now = g.now();
         let ovh = g.profile().nic.wire_overhead_bytes.value as u32;
         let r = g.app();
         let mss = r.mss;
-        if r.snd_nxt + mss as u64 > r.snd_edge || !r.cwnd_open() {
+        let Some(bytes) = r.goal.full_segments(u64::MAX, r.room()) else {
             r.blocked = true;
             return;
-        }
+        };
         r.blocked = false;
         let limit = r.tsq_limit;
         if g.client().link_bytes() > limit {
@@ -215,15 +263,19 @@ impl TcpReceiver {
             return g.client().wake_below(limit, ClientEv::new(SEND, 0));
         }
         let r = g.app();
-        r.snd_nxt += mss as u64;
-        r.sent_life += 1;
-        let tx_ns = g.client().tx_ns;
-        let at = g.client_cpu(now, tx_ns);
+        let cost = r.send_cost(bytes);
+        let segs = bytes / mss;
+        r.snd_nxt += u64::from(bytes);
+        r.sent_life += u64::from(segs);
+        let at = g.client_cpu(now, cost);
         let wire = mss + TCP_IP_HDR + ovh;
-        // The segment echoes the latest timestamp the client heard (carried in `ack`, which a
-        // data segment into the guest does not otherwise use).
+        // Each segment echoes the latest timestamp the client heard (carried in `ack`, which a
+        // data segment into the guest does not otherwise use). A TSO skb's frames leave the
+        // NIC back to back.
         let ts = g.app().ts_recent;
-        g.to_host(at, RxPkt::new(mss, ts, at, 0, Ctl::None), wire);
+        for _ in 0..segs {
+            g.to_host(at, RxPkt::new(mss, ts, at, 0, Ctl::None), wire);
+        }
         g.client_at(at, ClientEv::new(SEND, 0));
     }
 
@@ -277,8 +329,9 @@ impl TcpReceiver {
             r.lost_bytes -= u64::from(bytes);
             r.sent_life += 1;
             r.retransmits += 1;
-            let tx_ns = g.client().tx_ns;
-            let at = g.client_cpu(now, tx_ns);
+            // A resent segment is an skb of its own (`tcp_retransmit_skb`), not written again.
+            let cost = round_ns(r.skb_ns).max(1);
+            let at = g.client_cpu(now, cost);
             let pkt = RxPkt::new(bytes, g.app().ts_recent, at, 0, Ctl::None);
             g.to_host(at, pkt, bytes + TCP_IP_HDR + ovh);
         }
@@ -372,6 +425,15 @@ impl App for TcpReceiver {
         let limited = r.pipe() + 3 >= u64::from(r.cwnd.cwnd);
         r.snd_edge = r.snd_edge.max(edge);
         r.ts_recent = ts;
+        let window = edge.saturating_sub(acked);
+        if window > r.max_window {
+            // A larger window raises the size goal (`tcp_bound_to_half_wnd`).
+            r.max_window = window;
+            let tso = r.tso;
+            let goal = SizeGoal::new(g.profile(), tso, window);
+            g.app().goal = goal;
+        }
+        let r = g.app();
         let newly = acked.saturating_sub(r.delivered);
         r.delivered = r.delivered.max(acked);
         if newly > 0 {
@@ -396,7 +458,7 @@ impl App for TcpReceiver {
             Self::resend(g, at);
         }
         let r = g.app();
-        if r.blocked && r.snd_nxt + r.mss as u64 <= r.snd_edge && r.cwnd_open() {
+        if r.blocked && r.room() >= u64::from(r.mss) {
             g.client_at(at, ClientEv::new(SEND, 0));
         }
     }

@@ -18,7 +18,7 @@ use crate::model::hw::rxq::{Ctl, RxPkt};
 use crate::model::hw::virtq::Buf;
 use crate::model::workload::app::{pct, App, AppLedger, Balance, ClientEv, DevLedger, DevView, Measure, Step};
 use crate::model::workload::ctx::Ctx;
-use crate::model::workload::net::{udp_wire_bytes, SKB_OVERHEAD_BYTES};
+use crate::model::workload::net::{udp_frames, udp_wire_bytes, SKB_OVERHEAD_BYTES};
 use crate::engine::{Fired, Time, Timer, NS_PER_S, round_ns};
 use crate::metrics::Histogram;
 use crate::profile::Profile;
@@ -28,8 +28,13 @@ use std::collections::VecDeque;
 #[derive(Debug)]
 pub struct UdpReceiver {
     bytes: u32,
-    /// Open-loop interval between client sends; None: closed loop (next on response).
+    /// Open-loop interval between client sends (0: unpaced); None: closed loop (next on
+    /// response).
     interval: Option<Time>,
+    /// A bulk stream's CPU per datagram on the client's core (one `sendto()`, the payload's
+    /// copy, each IP fragment's way to the NIC); None: a request/response or echo source,
+    /// whose sends cost `client.rx_packet_ns` apart and are not charged to the core.
+    send_cost: Option<Time>,
     /// Response payload, if this is a request/response workload.
     pub reply: Option<u32>,
     /// ICMP echo: the kernel answers in softirq; no socket, no application thread.
@@ -84,6 +89,7 @@ impl UdpReceiver {
         UdpReceiver {
             bytes,
             interval: rate_pps.map(|r| (NS_PER_S as f64 / r).round().max(1.0) as Time),
+            send_cost: None,
             reply,
             icmp: false,
             reply_cost: reply.map_or(0, |b| round_ns(g.udp_tx_packet_ns.value + g.udp_tx_byte_ns.value * b as f64)),
@@ -108,6 +114,20 @@ impl UdpReceiver {
             timeout: Timer::default(),
             timeout_ns: p.client.udp_rr_timeout_ns.value.round().max(1.0) as Time,
             timeouts: 0,
+        }
+    }
+
+    /// netperf UDP_STREAM into the guest: `bytes`-byte datagrams at `rate_pps`, or unpaced
+    /// (None: as fast as the client's core and its send buffer let it), each costing the
+    /// client's core a `sendto()` call, the payload's copy and one skb per IP fragment.
+    pub fn stream(bytes: u32, rate_pps: Option<f64>, p: &Profile) -> Self {
+        let c = &p.client;
+        let frames = udp_frames(bytes, p.nic.mtu_bytes.value as u32);
+        let cost = c.send_call_ns.value + c.tx_byte_ns.value * f64::from(bytes) + c.tx_skb_ns.value * f64::from(frames);
+        UdpReceiver {
+            interval: Some(rate_pps.map_or(0, |r| (NS_PER_S as f64 / r).round().max(1.0) as Time)),
+            send_cost: Some(round_ns(cost).max(1)),
+            ..UdpReceiver::new(bytes, None, None, p)
         }
     }
 
@@ -158,9 +178,12 @@ impl UdpReceiver {
             g.to_host(now, pkt, udp_wire_bytes(bytes, mtu, ovh));
             return;
         }
-        // The client's own CPU bounds its rate.
+        // The client's own CPU bounds its rate: a stream's sendto() runs on its core and the
+        // datagram leaves when that is done; an echo or request source is not charged to it.
         let wire = udp_wire_bytes(bytes, mtu, ovh);
-        if !g.to_host(now, RxPkt::new(bytes, 0, now, 0, Ctl::None), wire) {
+        let send_cost = g.app().send_cost;
+        let at = send_cost.map_or(now, |c| g.client_cpu(now, c));
+        if !g.to_host(at, RxPkt::new(bytes, 0, at, 0, Ctl::None), wire) {
             // The NIC queue's qdisc was full: sendto() counts an error, the datagram is lost.
             g.app().client_drops += 1;
         }
@@ -168,7 +191,7 @@ impl UdpReceiver {
         if let Some(i) = interval {
             // The client's CPU bounds its rate, and so does the link: sendto() blocks while its
             // socket's send buffer worth of its bytes still waits to be serialized.
-            let next = now + i.max(tx_ns);
+            let next = if send_cost.is_some() { (now + i).max(at) } else { now + i.max(tx_ns) };
             if g.client().link_bytes() <= sndbuf {
                 return g.client_at(next, ClientEv::new(SEND, 0));
             }

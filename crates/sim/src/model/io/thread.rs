@@ -357,7 +357,15 @@ impl IoThread {
                     self.turn = Some(turn);
                     self.turn_began = now;
                 }
-                Decision::Spin(until) => return self.spin(until),
+                Decision::Spin(until) => {
+                    if std::mem::take(&mut self.written_while_running) {
+                        // Work written while it looked at other queues (or paid for an empty
+                        // look): a spinning PMD would see it, so look at every queue again
+                        // rather than spin blind to it.
+                        continue;
+                    }
+                    return self.spin(until);
+                }
                 Decision::Sleep { until, notice, write } => {
                     if std::mem::take(&mut self.written_while_running) && write {
                         continue; // the monitor's re-check: look at every queue again

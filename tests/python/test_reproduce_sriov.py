@@ -54,8 +54,12 @@ def test_sriov_fig4_with_the_window_autotuned_the_throttle_no_longer_bounds_one_
     # bandwidth-delay product; the polling vCPU keeps up with the link at every throttle (NAPI
     # never completes), where the fixed 65,536-byte stand-in gave one window per interrupt
     # (0.52 Gbit/s at 1K). The paper's rise below 48K is the structural miss its notes explain.
-    assert min(thr) > 8.5 and max(thr) <= 9.5, thr
-    assert max(thr) - min(thr) < 0.02 * max(thr), thr
+    # With the client's TSO bursts (issue 49 item 4) the vCPU at 1K can drain the ring, complete
+    # NAPI and wait up to the throttle's 1 ms for the next interrupt: 8.27 Gbit/s over this 0.05 s
+    # run, 9.22 over the reproduction's 0.3 s; from 2K up the interval is too short to matter.
+    assert min(thr) > 7.5 and max(thr) <= 9.5, thr
+    assert max(thr[1:]) - min(thr[1:]) < 0.02 * max(thr), thr
+    assert thr[0] <= min(thr[1:]) * 1.001, thr
     # A fixed throttle still caps the interrupt rate.
     for c, rate in (("ITR-1K", 1000), ("ITR-8K", 8000)):
         assert rows[(c, "interrupts")]["simulated"] <= 1.02 * rate

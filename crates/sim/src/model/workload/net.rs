@@ -11,6 +11,31 @@ pub use crate::model::hw::wire::{udp_frames, udp_wire_bytes, TCP_IP_HDR};
 /// segment (a SYN's initial RTO is the client kernel's: `client.tcp_syn_rto_ns`).
 pub const TCP_RTO_MIN_NS: Time = 200_000_000;
 
+/// Linux `TCP_RTO_MAX` (120 s, include/net/tcp.h): the longest a backed-off timer waits.
+pub const TCP_RTO_MAX_NS: Time = 120_000_000_000;
+
+/// The retransmission timeout after `backoff` consecutive timeouts without an ACK of new data
+/// (`tcp_retransmit_timer`: `icsk_rto = min(icsk_rto << 1, TCP_RTO_MAX)`, from an RTO that a
+/// LAN's microsecond RTT leaves at `TCP_RTO_MIN`; `tcp_ack_update_rtt` clears the backoff).
+pub fn rto_after(backoff: u32) -> Time {
+    TCP_RTO_MIN_NS.saturating_mul(1 << backoff.min(16)).min(TCP_RTO_MAX_NS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rto_doubles_per_timeout_up_to_tcp_rto_max() {
+        let ms: Vec<Time> = (0..4).map(|b| rto_after(b) / 1_000_000).collect();
+        assert_eq!(ms, [200, 400, 800, 1600]);
+        // 200 ms x 2^10 = 204.8 s is past the cap.
+        assert_eq!(rto_after(9), 102_400_000_000);
+        assert_eq!(rto_after(10), TCP_RTO_MAX_NS);
+        assert_eq!(rto_after(u32::MAX), TCP_RTO_MAX_NS);
+    }
+}
+
 /// Packets the host's tap device queues for its reader (drivers/net/tun.c `TUN_READQ_SIZE`).
 pub const TAP_QUEUE_PACKETS: usize = 500;
 

@@ -31,7 +31,8 @@
 //!
 //! A segment dropped at the host's tap queue or a VF's full ring (a guest that cannot keep up)
 //! is resent by the client: at the next guest ACK it receives (SACK tells it of the hole: fast
-//! retransmit, RFC 6675), or when the retransmission timer (200 ms, Linux `TCP_RTO_MIN`) fires
+//! retransmit, RFC 6675), or when the retransmission timer (200 ms, Linux `TCP_RTO_MIN`, doubled
+//! by each timeout until an ACK acknowledges new data: `net::rto_after`) fires
 //! if no ACK comes. The model counts bytes, not sequence numbers, so a resent segment simply
 //! adds its bytes when it arrives.
 //!
@@ -46,7 +47,7 @@ use crate::model::hw::virtq::Buf;
 use crate::model::workload::app::{App, AppLedger, Balance, ClientEv, DevLedger, DevView, Measure, Step, TcpRxStats};
 use crate::model::workload::cc::Cwnd;
 use crate::model::workload::ctx::Ctx;
-use crate::model::workload::net::{TCP_IP_HDR, TCP_RTO_MIN_NS};
+use crate::model::workload::net::{rto_after, TCP_IP_HDR};
 use crate::model::workload::rcvbuf::RcvBuf;
 use crate::model::guest::tso::SizeGoal;
 use crate::engine::{Time, round_ns};
@@ -109,6 +110,9 @@ pub struct TcpReceiver {
     lost: VecDeque<u32>,
     /// Client: its retransmission timer is armed.
     rto_armed: bool,
+    /// Client: timeouts since an ACK last acknowledged new data (`icsk_backoff`): each doubles
+    /// the RTO.
+    backoff: u32,
     /// Guest cost of sending a pure ACK or window update.
     seg_cost: Time,
     read_ns: f64,
@@ -173,6 +177,7 @@ impl TcpReceiver {
             tsq_limit: p.client.tsq_limit_bytes.value as u64,
             lost: VecDeque::new(),
             rto_armed: false,
+            backoff: 0,
             seg_cost: round_ns(g.tcp_tx_segment_ns.value),
             read_ns: g.tcp_read_ns.value,
             byte_ns: g.tcp_rx_byte_ns.value,
@@ -202,6 +207,11 @@ impl TcpReceiver {
     /// Client: segments in flight (RFC 6675's pipe), in MSS.
     fn pipe(&self) -> u64 {
         (self.snd_nxt - self.delivered.min(self.snd_nxt)).saturating_sub(self.lost_bytes).div_ceil(self.mss as u64)
+    }
+
+    /// Client: its retransmission timeout, backed off (`rto_after`).
+    fn rto_ns(&self) -> Time {
+        rto_after(self.backoff)
     }
 
     /// Client: the congestion window lets one more segment out.
@@ -293,7 +303,8 @@ impl TcpReceiver {
         }
         if !r.rto_armed {
             r.rto_armed = true;
-            g.client_at(now + TCP_RTO_MIN_NS, ClientEv::new(RTO, 0));
+            let at = now + r.rto_ns();
+            g.client_at(at, ClientEv::new(RTO, 0));
         }
     }
 
@@ -305,13 +316,14 @@ impl TcpReceiver {
         if r.lost.is_empty() {
             return;
         }
-        if r.progress_at + TCP_RTO_MIN_NS > now {
+        if r.progress_at + r.rto_ns() > now {
             // ACKs still acknowledge new data: the timer restarts from the latest (tcp_rearm_rto).
             r.rto_armed = true;
-            let at = r.progress_at + TCP_RTO_MIN_NS;
+            let at = r.progress_at + r.rto_ns();
             return g.client_at(at, ClientEv::new(RTO, 0));
         }
         r.timeouts += 1;
+        r.backoff += 1;
         r.cwnd.on_timeout();
         r.recovery_until = Some(r.snd_nxt);
         Self::resend(g, now);
@@ -338,7 +350,8 @@ impl TcpReceiver {
         let r = g.app();
         if !r.lost.is_empty() && !r.rto_armed {
             r.rto_armed = true;
-            g.client_at(now + TCP_RTO_MIN_NS, ClientEv::new(RTO, 0));
+            let at = now + r.rto_ns();
+            g.client_at(at, ClientEv::new(RTO, 0));
         }
     }
 
@@ -437,7 +450,9 @@ impl App for TcpReceiver {
         let newly = acked.saturating_sub(r.delivered);
         r.delivered = r.delivered.max(acked);
         if newly > 0 {
+            // An ACK of new data is an RTT sample (timestamps): the backoff is over.
             r.progress_at = now;
+            r.backoff = 0;
         }
         if r.recovery_until.is_some_and(|high| r.delivered >= high) {
             r.recovery_until = None;

@@ -324,6 +324,10 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
                 cwnd_mean_segments: (t.cwnd.1 > 0).then(|| t.cwnd.0 as f64 / t.cwnd.1 as f64),
                 cwnd_end_segments: t.cwnd.2,
             }),
+            tcp_rr: m.tcp_rr.map(|t| crate::summary::TcpRrSummary {
+                retransmits_per_s: t.retransmits as f64 / secs,
+                rto_backoff_max: t.backoff_max,
+            }),
             cpu_job: m.job.map(|j| crate::summary::CpuJobSummary {
                 work_ms: j.work_ns as f64 / 1e6,
                 finished: j.finished_at.is_some(),

@@ -100,6 +100,9 @@ pub fn violations<X, V>(s: &Summary<X, V>, link_gbps: f64) -> Vec<String> {
             rate(format!("vm {n} httperf.conn_rate_per_s"), h.conn_rate_per_s);
             rate(format!("vm {n} httperf.reply_rate_per_s"), h.reply_rate_per_s);
         }
+        if let Some(t) = &vm.tcp_rr {
+            rate(format!("vm {n} tcp_rr.retransmits_per_s"), Some(t.retransmits_per_s));
+        }
         if let Some(t) = &vm.tcp_receive {
             rate(format!("vm {n} tcp_receive.retransmits_per_s"), Some(t.retransmits_per_s));
             rate(format!("vm {n} tcp_receive.timeouts_per_s"), Some(t.timeouts_per_s));

@@ -192,6 +192,10 @@ pub struct VmSummary<V = ()> {
     /// A `tcp_receive` VM's receive window (issue 49); present only for that workload.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tcp_receive: Option<TcpReceiveSummary>,
+    /// A TCP request/response VM's client resends (issue 49); present only for those
+    /// workloads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tcp_rr: Option<TcpRrSummary>,
     /// Keys this world adds (flattened into the VM's object).
     #[serde(flatten)]
     pub extra: V,
@@ -221,6 +225,17 @@ pub struct TcpReceiveSummary {
     pub cwnd_mean_segments: Option<f64>,
     /// Its congestion window at the run's end (segments).
     pub cwnd_end_segments: u32,
+}
+
+/// What the client of a TCP request/response server resent.
+#[derive(Debug, Clone, Serialize)]
+pub struct TcpRrSummary {
+    /// Request segments, SYNs and FINs resent per second, each after its retransmission
+    /// timeout (a segment dropped at the host's tap queue or a VF's full ring).
+    pub retransmits_per_s: f64,
+    /// The most consecutive timeouts one connection reached in the window: its RTO was its
+    /// initial one (200 ms; a SYN's `client.tcp_syn_rto_ns`) × 2^n.
+    pub rto_backoff_max: u8,
 }
 
 /// A webbench-like client's results (CGR/AIR §5.3's two metrics).
@@ -481,6 +496,7 @@ mod tests {
             specweb: None,
             guest_threads: None,
             tcp_receive: None,
+            tcp_rr: None,
             extra,
             }
         }

@@ -64,3 +64,26 @@ fn clients_that_all_failed_leave_a_finished_vm_not_a_stalled_flow() {
     assert_eq!(live.failed_clients, 0, "{live:?}");
     assert!(w.requests_per_min.unwrap() > 0.0 && w.requests_per_min.unwrap() <= live.requests_per_min.unwrap(), "{w:?} vs {live:?}");
 }
+
+#[test]
+fn a_request_dropped_again_waits_twice_as_long_each_time() {
+    // 8,000 clients on one vCPU that a host hog of nice -10 holds for most of each period: the
+    // VF's 64-descriptor ring overflows while the vCPU waits, and resends meet a full ring again.
+    let dur = 2.0;
+    let sc = Sc::new("wb", "sriov").duration(dur).warmup(0.05).pcpus(1).vm(Vm::new("vm0", 1)
+        .net("kind = \"sriov_vf\"\nqueue_size = 64")
+        .moderation("kind = \"fir\"\nitr = 8000")
+        .workload("kind = \"webbench\"\nclients = 8000\ntimeout_ms = 100000\nworkers = 5"))
+        .hog_nice(&[], -10);
+    let o = run(&sc);
+    let t = o.summary.vms[0].tcp_rr.clone().expect("a TCP request/response VM reports vms[].tcp_rr");
+    assert!(t.retransmits_per_s > 0.0, "{t:?}");
+    // n timeouts in a row wait 200 ms x (2^n - 1) when each doubles the RTO (at a fixed 200 ms
+    // they would wait 200 ms x n): in the 2.05 s run at most 3 fit, and a resend was dropped
+    // at least once more.
+    let most = ((0.05 + dur) / 0.2 + 1.0_f64).log2().floor() as u8;
+    assert_eq!(most, 3);
+    assert!((2..=most).contains(&t.rto_backoff_max), "{t:?}");
+    // Other workloads have no such object.
+    assert!(o.summary.vms[0].tcp_receive.is_none());
+}

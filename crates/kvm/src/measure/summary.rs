@@ -174,6 +174,7 @@ fn vm_summary(s: &Scenario, v: usize, w: &Window, gen: Option<&IrqGenResult>) ->
         specweb: None,
         guest_threads: None,
             tcp_receive: None,
+            tcp_rr: None,
         interrupt_delivery: None,
         device_interrupts_by_target_state_per_s: Measured::not_measured(),
         interrupt_routing: None,

@@ -57,6 +57,18 @@ pub struct Measure<'a> {
     pub guest_threads: Option<crate::model::guest::guest_sched::GuestThreads>,
     /// A TCP receiver's window and its sender's losses (`tcp_rx.rs`).
     pub tcp_rx: Option<TcpRxStats>,
+    /// A TCP request/response server's client resends (`tcp_rr.rs`).
+    pub tcp_rr: Option<TcpRrStats>,
+}
+
+/// What the client of a TCP request/response server resent (measured window).
+#[derive(Debug, Clone, Copy)]
+pub struct TcpRrStats {
+    /// Request segments, SYNs and FINs resent after their retransmission timeout.
+    pub retransmits: u64,
+    /// The most consecutive timeouts one connection reached (its RTO was the initial one ×
+    /// 2^n).
+    pub backoff_max: u8,
 }
 
 /// A TCP stream into the guest: its receive window (`rcvbuf.rs`) and what its sender resent.

@@ -18,12 +18,21 @@ pub const TCP_RTO_MAX_NS: Time = 120_000_000_000;
 /// (`tcp_retransmit_timer`: `icsk_rto = min(icsk_rto << 1, TCP_RTO_MAX)`, from an RTO that a
 /// LAN's microsecond RTT leaves at `TCP_RTO_MIN`; `tcp_ack_update_rtt` clears the backoff).
 pub fn rto_after(backoff: u32) -> Time {
-    TCP_RTO_MIN_NS.saturating_mul(1 << backoff.min(16)).min(TCP_RTO_MAX_NS)
+    backed_off(TCP_RTO_MIN_NS, backoff)
+}
+
+/// A timer of initial value `base` after `backoff` timeouts: doubled each time, at most
+/// `TCP_RTO_MAX` (a SYN's too: `tcp_retransmit_timer` backs off `icsk_rto` from
+/// `TCP_TIMEOUT_INIT` the same way).
+pub fn backed_off(base: Time, backoff: u32) -> Time {
+    base.saturating_mul(1 << backoff.min(16)).min(TCP_RTO_MAX_NS)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    // By path, not `super::*`: the layer test reads `super::` as an import of the registry.
+    use crate::engine::Time;
+    use crate::model::workload::net::{backed_off, rto_after, TCP_RTO_MAX_NS};
 
     #[test]
     fn the_rto_doubles_per_timeout_up_to_tcp_rto_max() {
@@ -33,6 +42,9 @@ mod tests {
         assert_eq!(rto_after(9), 102_400_000_000);
         assert_eq!(rto_after(10), TCP_RTO_MAX_NS);
         assert_eq!(rto_after(u32::MAX), TCP_RTO_MAX_NS);
+        // A SYN from 2.6.32's 3 s: 3, 6, 12 s.
+        let syn: Vec<Time> = (0..3).map(|b| backed_off(3_000_000_000, b) / 1_000_000_000).collect();
+        assert_eq!(syn, [3, 6, 12]);
     }
 }
 

@@ -29,16 +29,18 @@
 //! The guest ACKs a request by piggybacking on its response (responses come well within the
 //! 40 ms delayed-ACK timeout); requests span at most the initial window (ten segments), so the
 //! client never waits for the guest's ACKs. A request segment dropped at the full tap queue is
-//! retransmitted after `TCP_RTO_MIN` (200 ms). Segments cross the host and the link in FIFO
+//! retransmitted after `TCP_RTO_MIN` (200 ms), doubled by each timeout until the guest next
+//! sends on the connection (`net::backed_off`; a SYN from the client kernel's initial RTO;
+//! `tcp_syn_retries` is not modelled: runs end long before it). Segments cross the host and the link in FIFO
 //! order, so the client matches response segments to connections by their order.
 
 use crate::model::hw::rxq::{Ctl, RxPkt};
 use crate::model::hw::virtq::Buf;
 use crate::model::guest::guest_sched::Placement;
 use crate::model::guest::workers::Workers;
-use crate::model::workload::app::{App, AppLedger, Balance, ClientEv, DevLedger, DevView, Measure, Step};
+use crate::model::workload::app::{TcpRrStats, App, AppLedger, Balance, ClientEv, DevLedger, DevView, Measure, Step};
 use crate::model::workload::ctx::Ctx;
-use crate::model::workload::net::{TCP_IP_HDR, TCP_RTO_MIN_NS};
+use crate::model::workload::net::{backed_off, TCP_IP_HDR, TCP_RTO_MIN_NS};
 use crate::engine::{Rng, Time, round_ns};
 use crate::metrics::Histogram;
 use crate::profile::Profile;
@@ -104,6 +106,9 @@ pub(crate) struct Conn {
     /// Client: response bytes that reached it before the measurement window began (not the
     /// window's throughput).
     before_window: u32,
+    /// Client: retransmission timeouts since the guest last sent on this connection
+    /// (`icsk_backoff`): each doubles the next RTO.
+    backoff: u8,
 }
 
 /// The server application of a VM and its remote closed-loop client.
@@ -153,6 +158,8 @@ pub struct TcpServer {
     pub segments_life: u64,
     /// Request segments retransmitted after a tap drop (window).
     pub retransmits: u64,
+    /// The most consecutive timeouts one connection reached (window).
+    backoff_max: u8,
     /// Retransmission timers armed and not yet fired (lifetime state).
     retx_armed: u32,
     /// A paced client (memcached `rate_rps`): the mean gap between requests of a connection.
@@ -187,7 +194,7 @@ impl TcpServer {
             Workload::Httperf { rate_rps, timeout_ms, .. } => Some(httperf::OpenLoop::new(rate_rps, timeout_ms, conc)),
             _ => None,
         };
-        let c0 = Conn { op: Op::Echo, req_bytes: 0, resp_bytes: 0, born: 0, due: 0, got: 0, resp_got: 0, unacked: 0, before_window: 0 };
+        let c0 = Conn { op: Op::Echo, req_bytes: 0, resp_bytes: 0, born: 0, due: 0, got: 0, resp_got: 0, unacked: 0, before_window: 0, backoff: 0 };
         // A paced client's mean gap between one connection's requests.
         let pace_ns = match *w {
             Workload::Memcached { rate_rps: Some(r), .. } => Some(conc as f64 * 1e9 / r),
@@ -228,6 +235,7 @@ impl TcpServer {
             segments: 0,
             segments_life: 0,
             retransmits: 0,
+            backoff_max: 0,
             retx_armed: 0,
             pace_ns,
             timeouts: match *w {
@@ -370,13 +378,19 @@ fn ctl_code(c: Ctl) -> u8 {
     }
 }
 
-/// The control flag of [`ctl_code`].
+/// The control flag of [`ctl_code`] (or of a [`retx_arg`]).
 fn ctl_of(code: u64) -> Ctl {
-    match code {
+    match code & 3 {
         1 => Ctl::Syn,
         2 => Ctl::Fin,
         _ => Ctl::None,
     }
+}
+
+/// A retransmission timer's small argument: the segment's control flag (bits 0-1) and the
+/// connection's backoff when it was armed (bits 2-7).
+fn retx_arg(ctl: Ctl, backoff: u8) -> u8 {
+    ctl_code(ctl) | (backoff.min(63) << 2)
 }
 
 impl TcpServer {
@@ -395,7 +409,7 @@ impl TcpServer {
         let due = s.conns[conn as usize].due;
         // A paced request's latency counts from when it was due, queueing at the client included.
         let born = if s.pace_ns.is_some() { due.min(at) } else { at };
-        s.conns[conn as usize] = Conn { op, req_bytes: req, resp_bytes: resp, born, due, got: 0, resp_got: 0, unacked: 0, before_window: 0 };
+        s.conns[conn as usize] = Conn { op, req_bytes: req, resp_bytes: resp, born, due, got: 0, resp_got: 0, unacked: 0, before_window: 0, backoff: 0 };
         timeout::arm(g, conn, born);
         httperf::arm(g, conn, born);
         let s = g.app();
@@ -442,13 +456,18 @@ impl TcpServer {
     }
 
     /// The retransmission timer of a dropped request segment (or SYN, FIN) fired.
-    fn client_retx(g: &mut impl Ctx<Self>, conn: u32, bytes: u32, ctl: Ctl) {
+    /// `armed_at` is the connection's backoff when the timer was armed: the timeout backs the
+    /// next one off once, however many segments of one flight it resends.
+    fn client_retx(g: &mut impl Ctx<Self>, conn: u32, bytes: u32, ctl: Ctl, armed_at: u8) {
         let now = g.now();
         let s = g.app();
         s.retx_armed -= 1;
         if s.gave_up(conn) || (ctl == Ctl::Syn && httperf::drop_lost_syn(s, conn)) {
             return;
         }
+        let c = &mut s.conns[conn as usize];
+        c.backoff = c.backoff.max(armed_at.saturating_add(1));
+        s.backoff_max = s.backoff_max.max(c.backoff);
         s.retransmits += 1;
         Self::client_packet(g, now, RxPkt::new(bytes, 0, now, conn, ctl));
     }
@@ -575,6 +594,9 @@ impl App for TcpServer {
             // A failed client's socket is closed: its core received the segment, nothing more.
             return;
         }
+        // The guest answered: what the client sent was received (an RTT sample ends the
+        // backoff, tcp_ack_update_rtt).
+        s.conns[conn as usize].backoff = 0;
         if ctl != Ctl::None || b.bytes == 0 {
             // Seen by the client application when its core has received it (a transaction
             // ends, and counts, when it really does: never after the run's end).
@@ -609,13 +631,17 @@ impl App for TcpServer {
                     conn::client_rx(g, now, e.a, ctl_of(u64::from(e.x)));
                 }
             }
-            _ => Self::client_retx(g, e.a, e.b, ctl_of(e.x as u64)),
+            _ => Self::client_retx(g, e.a, e.b, ctl_of(u64::from(e.x)), e.x >> 2),
         }
     }
     /// A request segment (or a GRO skb of several) was dropped at the tap queue: the client
     /// retransmits each segment after the RTO.
+    /// The timer backs off with the connection's timeouts since the guest last answered
+    /// (`net::backed_off`).
     fn tap_drop(g: &mut impl Ctx<Self>, pkt: RxPkt) {
         let now = g.now();
+        let backoff = g.app().conns[pkt.conn as usize].backoff;
+        let rto = backed_off(TCP_RTO_MIN_NS, u32::from(backoff));
         if pkt.bytes > 0 {
             let mss = g.app().mss;
             let mut left = pkt.bytes;
@@ -623,14 +649,18 @@ impl App for TcpServer {
                 let b = left.min(mss);
                 left -= b;
                 g.app().retx_armed += 1;
-                g.client_at(now + TCP_RTO_MIN_NS, ClientEv { kind: RETX, x: ctl_code(Ctl::None), a: pkt.conn, b });
+                g.client_at(now + rto, ClientEv { kind: RETX, x: retx_arg(Ctl::None, backoff), a: pkt.conn, b });
             }
         } else if pkt.ctl != Ctl::None {
             g.app().retx_armed += 1;
-            // A lost SYN or FIN: resent after the RTO; a SYN's is the client kernel's initial
-            // one (client.tcp_syn_rto_ns: 3 s before Linux 3.1, 1 s since).
-            let rto = if pkt.ctl == Ctl::Syn { round_ns(g.profile().client.tcp_syn_rto_ns.value) } else { TCP_RTO_MIN_NS };
-            g.client_at(now + rto, ClientEv { kind: RETX, x: ctl_code(pkt.ctl), a: pkt.conn, b: 0 });
+            // A lost SYN or FIN: resent after the RTO; a SYN's starts at the client kernel's
+            // initial one (client.tcp_syn_rto_ns: 3 s before Linux 3.1, 1 s since).
+            let rto = if pkt.ctl == Ctl::Syn {
+                backed_off(round_ns(g.profile().client.tcp_syn_rto_ns.value), u32::from(backoff))
+            } else {
+                rto
+            };
+            g.client_at(now + rto, ClientEv { kind: RETX, x: retx_arg(pkt.ctl, backoff), a: pkt.conn, b: 0 });
         }
     }
     /// Every connection's first request, serialized by the client's core; webbench's clients
@@ -669,6 +699,7 @@ impl App for TcpServer {
         }
         self.segments = 0;
         self.retransmits = 0;
+        self.backoff_max = 0;
         self.by_class = [0; 2];
         if let Some(o) = self.open_loop.as_mut() {
             o.reset_metrics();
@@ -717,6 +748,7 @@ impl App for TcpServer {
             open_loop: self.open_loop.as_ref().map(|o| [o.opened, o.timeouts, o.no_slot]),
             by_class: matches!(self.workload, Workload::Specweb { .. }).then_some(self.by_class),
             guest_threads: Some(self.workers.counts()),
+            tcp_rr: Some(TcpRrStats { retransmits: self.retransmits, backoff_max: self.backoff_max }),
             ..Default::default()
         }
     }

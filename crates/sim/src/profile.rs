@@ -497,7 +497,9 @@ pub struct Guest {
     pub tcp_rx_ack_ns: Param,
     /// Per TCP data segment received in NAPI: IP, tcp_v4_rcv, socket enqueue, RX buffer refill.
     pub tcp_rx_segment_ns: Param,
-    /// Per TCP payload byte received in NAPI (checksum, copy into the skb).
+    /// Per TCP payload byte the application receives: `copy_to_user` in its recv() (charged
+    /// once, in the reader's step; NAPI does not touch the payload, whose checksum the device
+    /// verifies).
     pub tcp_rx_byte_ns: Param,
     /// Per data packet the guest's GRO appends to a held skb (instead of
     /// `tcp_rx_segment_ns`): the driver's receive of its buffer, the GRO flow match and

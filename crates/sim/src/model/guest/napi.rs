@@ -173,7 +173,6 @@ pub(crate) struct StackCosts {
     ack_ns: f64,
     conn_ns: f64,
     tcp_segment_ns: f64,
-    tcp_byte_ns: f64,
     udp_packet_ns: f64,
     udp_byte_ns: f64,
 }
@@ -184,7 +183,6 @@ impl StackCosts {
             ack_ns: g.tcp_rx_ack_ns.value,
             conn_ns: g.tcp_conn_ns.value,
             tcp_segment_ns: g.tcp_rx_segment_ns.value,
-            tcp_byte_ns: g.tcp_rx_byte_ns.value,
             udp_packet_ns: g.udp_rx_packet_ns.value,
             udp_byte_ns: g.udp_rx_byte_ns.value,
         }
@@ -200,7 +198,9 @@ pub(crate) fn stack_cost(p: &RxPkt, tcp: bool, c: &StackCosts) -> f64 {
     } else if p.bytes == 0 {
         c.ack_ns
     } else if tcp {
-        c.tcp_segment_ns + c.tcp_byte_ns * f64::from(p.bytes)
+        // The payload is not touched here (the device checksums it): the copy to user space
+        // is the reader's (`tcp_rx_byte_ns` per byte in its recv()).
+        c.tcp_segment_ns
     } else {
         c.udp_packet_ns + c.udp_byte_ns * f64::from(p.bytes)
     }

@@ -64,7 +64,7 @@ impl<K: Kernel> NapiOps for K {
         let g = &self.profile().guest;
         let weight = g.napi_weight.value as u32;
         let poll_ns = g.napi_poll_ns.value;
-        let (tcp_seg_ns, tcp_byte_ns) = (g.tcp_rx_segment_ns.value, g.tcp_rx_byte_ns.value);
+        let tcp_seg_ns = g.tcp_rx_segment_ns.value;
         let (gro_ns, buf_ns, dispatch_ns) = (g.gro_segment_ns.value, g.rx_buffer_ns.value, g.rx_dispatch_ns.value);
         let costs = StackCosts::of(g);
         let gro_max = self.profile().nic.gso_max_size_bytes.value as u32;
@@ -124,12 +124,13 @@ impl<K: Kernel> NapiOps for K {
         } else if tcp_data && front.bytes > 0 && front.ctl != Ctl::Syn {
             // The guest's GRO takes the run of this flow's data at the ring's head as one skb
             // up the stack: each packet after the first costs its driver receive and the merge,
-            // each buffer after a packet's first its frag (`receive_mergeable`).
+            // each buffer after a packet's first its frag (`receive_mergeable`). The payload's
+            // copy is the reader's, per byte, however the frames were merged.
             let limit = if d.guest_gro { d.napi.room() } else { 1 };
             let run = gro::guest_run(d.rxq.used.iter(), gro_max, limit);
             pkts = run.pkts;
             run_bytes = run.bytes as u32;
-            tcp_seg_ns + gro_ns * f64::from(pkts - 1) + buf_ns * run.extra_bufs as f64 + tcp_byte_ns * run.bytes as f64
+            tcp_seg_ns + gro_ns * f64::from(pkts - 1) + buf_ns * run.extra_bufs as f64
         } else {
             stack_cost(&front, tcp_data, &costs)
         };

@@ -6,7 +6,7 @@
 //!    one FIFO core: its CPU limit) sends a request on each of `concurrency` persistent
 //!    connections, split into MSS segments, over the reverse link to the host NIC and the tap.
 //! 2. vhost RX copies it into the RX ring and interrupts the guest; NAPI receives each segment
-//!    (`guest.tcp_rx_segment_ns` + bytes × `tcp_rx_byte_ns`) into the connection's socket. A
+//!    (`guest.tcp_rx_segment_ns`) into the connection's socket. A
 //!    complete request wakes a server worker (`workers.rs`): by default the one on the vCPU
 //!    that took the interrupt (DESIGN §3.5: work woken by an interrupt starts where the
 //!    interrupt ran); a worker homed on another vCPU is woken with a reschedule IPI.

@@ -31,8 +31,8 @@
 //! client never waits for the guest's ACKs. A request segment dropped at the full tap queue is
 //! retransmitted after `TCP_RTO_MIN` (200 ms), doubled by each timeout until the guest next
 //! sends on the connection (`net::backed_off`; a SYN from the client kernel's initial RTO;
-//! `tcp_syn_retries` is not modelled: runs end long before it). Segments cross the host and the link in FIFO
-//! order, so the client matches response segments to connections by their order.
+//! `tcp_syn_retries` is not modelled: runs end long before it). Segments cross the host and the
+//! link in FIFO order, so the client matches response segments to connections by their order.
 
 use crate::model::hw::rxq::{Ctl, RxPkt};
 use crate::model::hw::virtq::Buf;

@@ -1,9 +1,9 @@
 //! netperf TCP_STREAM towards the guest (DESIGN §3.6: "sending and receiving"): the remote
 //! client `write()`s `send_bytes` at a time (netperf `-m`) and sends whole MSS segments as fast
-//! as its core, its congestion window and the guest's receive window allow; they cross the reverse link,
-//! the tap, vhost RX and the RX ring; NAPI receives each segment (`guest.tcp_rx_segment_ns`, or
-//! `gro_segment_ns` for each frame GRO merges into one) into the socket and ACKs every `client.delack_segments` full
-//! segments from softirq (`__tcp_ack_snd_check`: a pure ACK through the TX ring,
+//! as its core, its congestion window and the guest's receive window allow; they cross the
+//! reverse link, the tap, vhost RX and the RX ring; NAPI receives each segment
+//! (`guest.tcp_rx_segment_ns`, or `gro_segment_ns` for each frame GRO merges into one) into the
+//! socket and ACKs every `client.delack_segments` full segments from softirq (`__tcp_ack_snd_check`: a pure ACK through the TX ring,
 //! `tcp_tx_segment_ns`). The application `recv()`s up to `message_bytes` at a time
 //! (`tcp_read_ns` + bytes × `tcp_rx_byte_ns`, the copy to user space: the payload's only
 //! per-byte cost) and halts when the socket is empty.

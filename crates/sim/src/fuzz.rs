@@ -193,10 +193,16 @@ pub fn scenario(case: u64) -> String {
         }
     }
     let vms = 1 + r.below(8);
+    // The client kernel's autocorking (issue 49 item 3): a stream of its own, so that every
+    // other draw stays as it was.
+    let mut ac = Rng::for_component(case, "layout-fuzz-autocork");
     if r.chance(0.3) {
         let _ = writeln!(s, "[client]\ncores = {}", 1 + r.below(vms));
         if r.chance(0.3) {
             let _ = writeln!(s, "tso = {}", r.chance(0.5));
+        }
+        if ac.chance(0.3) {
+            let _ = writeln!(s, "tcp_autocorking = {}", ac.chance(0.5));
         }
     }
     overrides(&mut r, profile, &mut s);

@@ -125,15 +125,19 @@ pub enum RcvbufAutotune {
     Grow,
 }
 
-/// Whether the client's NIC takes TSO skbs (`client.tso`), with its provenance.
+/// A feature a kernel or driver has or lacks, with its provenance (the version it came with).
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct TsoChoice {
-    /// On: a bulk sender's skb carries up to `tcp_xmit_size_goal`'s whole segments; off: one MSS.
+pub struct Switch {
+    /// On or off.
     pub value: bool,
-    /// Where the choice comes from (the NIC's driver and its defaults).
+    /// Where the choice comes from (the kernel's version, the driver and its defaults).
     pub source: String,
 }
+
+/// Whether the client's NIC takes TSO skbs (`client.tso`): on, a bulk sender's skb carries up
+/// to `tcp_xmit_size_goal`'s whole segments; off, one MSS.
+pub type TsoChoice = Switch;
 
 /// A TCP sender's congestion control (`client.tcp_congestion`; `model/workload/cc.rs`).
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -608,6 +612,11 @@ pub struct Client {
     pub tx_skb_ns: Param,
     /// TSO on the client's NIC (`SizeGoal`, `model/guest/tso.rs`).
     pub tso: TsoChoice,
+    /// The client kernel's TCP autocorking (`net.ipv4.tcp_autocorking`, Linux 3.14): a small
+    /// write's push waits while the socket's earlier skbs are still in the qdisc or the NIC,
+    /// so its bytes join the tail skb up to the size goal; without it each `write()` pushes
+    /// its whole segments at once (`model/workload/tcp_rx.rs`).
+    pub tcp_autocorking: Switch,
 }
 
 /// Guest server applications: CPU per request beyond the kernel's TCP path.

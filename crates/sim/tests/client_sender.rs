@@ -82,3 +82,32 @@ fn a_scenario_s_tso_replaces_the_profile_s_and_says_so() {
     let e = tcp("send_bytes = 0").error();
     assert!(e.contains("send_bytes") && e.contains("1..=1048576"), "{e}");
 }
+
+/// A client kernel without autocorking (before Linux 3.14) pushes each `write()`'s whole
+/// segments at once: a stream of 512-byte writes bound by the client's core pays an skb about
+/// every MSS. With it (es2's Linux 4.4 client) the tail skb grows while earlier ones wait for
+/// the NIC, and the skb's cost is spread over up to 45 segments.
+#[test]
+fn without_autocorking_each_write_pushes_its_segments() {
+    let p = Profile::load("es2").unwrap();
+    let c = &p.client;
+    assert!(c.tcp_autocorking.value, "es2's client runs Linux 4.4");
+    let mss = 1448.0;
+    let per_byte = c.send_call_ns.value / 512.0 + c.tx_byte_ns.value;
+    // Three 512-byte writes bring an MSS; the push sends it and keeps the 88-byte tail, so an
+    // skb carries one MSS (two, now and then, as the tails add up). The ACKs it receives take
+    // a little of the same core.
+    let (upper, lower) = (8.0 / (per_byte + c.tx_skb_ns.value / (2.0 * mss)), 8.0 / (per_byte + c.tx_skb_ns.value / mss));
+    let off = tcp("send_bytes = 512").client("tcp_autocorking = false");
+    let checked = off.check();
+    let src = &checked.profile.client.tcp_autocorking.source;
+    assert!(src.contains("client.tcp_autocorking = false in scenario"), "{src}");
+    let off = gbps(&off.run_clean());
+    assert!(off <= upper * 1.001 && off > 0.95 * lower, "{off} Gbit/s without autocorking vs the core's {lower}..{upper}");
+    let on = gbps(&tcp("send_bytes = 512").run_clean());
+    assert!(on > 8.0 / (per_byte + c.tx_skb_ns.value / mss) * 1.1 && on <= 8.0 / per_byte * 1.001, "{on} Gbit/s with autocorking vs {off} without");
+    // The pre-3.14 clients of the seeds' testbeds have none.
+    for name in ["did", "elvis", "sriov", "hbalance"] {
+        assert!(!Profile::load(name).unwrap().client.tcp_autocorking.value, "{name}");
+    }
+}

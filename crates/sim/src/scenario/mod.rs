@@ -167,6 +167,10 @@ pub struct ClientMachine {
     /// TCP sender into a guest sends skbs of up to 45 segments (on) or one MSS (off). Default:
     /// the profile's.
     pub tso: Option<bool>,
+    /// The client kernel's TCP autocorking (`net.ipv4.tcp_autocorking`), replacing the
+    /// profile's `client.tcp_autocorking`: a small write's push waits while earlier skbs are in
+    /// the NIC (on) or sends its whole segments at once (off). Default: the profile's.
+    pub tcp_autocorking: Option<bool>,
 }
 
 /// A CPU hog's nice value where the scenario gives none (the lowest priority).
@@ -528,6 +532,11 @@ impl Scenario {
         if let Some(t) = self.client.tso {
             profile.client.tso.source = format!("client.tso = {t} in scenario {origin} (profile: {})", profile.client.tso.value);
             profile.client.tso.value = t;
+        }
+        if let Some(t) = self.client.tcp_autocorking {
+            let c = &mut profile.client.tcp_autocorking;
+            c.source = format!("client.tcp_autocorking = {t} in scenario {origin} (profile: {})", c.value);
+            c.value = t;
         }
         if let Err(m) = profile.check_nic_itr() {
             // Only a scenario's driver can fail here (a profile file is checked at load).

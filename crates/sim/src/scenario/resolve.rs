@@ -34,6 +34,7 @@ impl Checked {
         s.client.nic_itr = Some(self.profile.client.nic_itr.value);
         s.client.qdisc = Some(self.profile.client.qdisc.value);
         s.client.tso = Some(self.profile.client.tso.value);
+        s.client.tcp_autocorking = Some(self.profile.client.tcp_autocorking.value);
         s.host.io = s.host.io.resolved();
         match s.host.scheduler {
             HostScheduler::Cfs => s.host.cpu_hog.iter_mut().for_each(|h| _ = h.nice.get_or_insert(super::DEFAULT_HOG_NICE)),

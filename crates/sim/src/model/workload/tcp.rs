@@ -9,6 +9,18 @@
 //!
 //! virtio-net in Linux 4.4 orphans the skb at transmit (`skb_orphan` in `start_xmit`), so TX
 //! completions do not gate TCP; only ACKs do.
+//!
+//! The era's TCP (issue 49 item 3), per guest kernel: pushing each write's whole segments is
+//! what a kernel before autocorking (3.14: elvis's 3.1, did's 3.6, hbalance's 3.10, sriov's
+//! 2.6.32) does. A 3.14+ guest (es2's 4.4) corks a write while its socket's skbs below TCP
+//! (`sk_wmem_alloc`) exceed the tail's own, and TCP small queues (3.6) cap the same bytes; an
+//! orphaning driver drops an skb from that count when it takes it, so only skbs the qdisc holds
+//! while the queue is stopped count — and then the model's guest sends nothing and its tail
+//! grows to the size goal, which is autocorking's effect. So neither needs a switch here. Not
+//! modelled: `tcp_tso_autosize` (3.12), a goal of 1 ms at the pacing rate (2 × cwnd × MSS /
+//! srtt in slow start, 4.4): below the 64 KB GSO limit only when srtt exceeds window × 2 ms /
+//! 64 KB, 128 ms for the default 4 MB window; and a non-orphaning guest (virtio-net with napi-tx,
+//! a VF's driver), whose TX completions would gate TSQ.
 
 use crate::model::workload::client::AckAction;
 use crate::model::hw::rxq::{Ctl, RxPkt};

@@ -20,7 +20,10 @@
 //! written and `client.tx_skb_ns` per skb sent down its stack. With TSO on its NIC
 //! (`client.tso`) an skb carries up to `tcp_xmit_size_goal`'s whole segments (`SizeGoal`:
 //! 45 × 1,448 bytes, at most half the largest window the guest advertised), which the NIC cuts
-//! into MSS frames that leave together; without TSO each MSS is an skb of its own. The writes
+//! into MSS frames that leave together; without TSO each MSS is an skb of its own. A client
+//! kernel without autocorking (`client.tcp_autocorking`, before 3.14) pushes each write's
+//! whole segments at once, so a sender bound by its core sends skbs of about one `write()`
+//! (at least an MSS), and full-sized ones only of what it wrote while it waited. The writes
 //! are charged as the bytes they carry are sent (netperf keeps the socket's buffer full, so a
 //! sender never waits for its application). `tcp_tso_should_defer` is not modelled on the
 //! client: it sends what the windows allow at once.
@@ -85,6 +88,14 @@ pub struct TcpReceiver {
     tso: bool,
     goal: SizeGoal,
     max_window: u64,
+    /// Client: its kernel corks a small write's push while earlier skbs wait for the NIC
+    /// (`client.tcp_autocorking`, 3.14); without, each `write()` pushes its whole segments.
+    autocork: bool,
+    /// Client: bytes its application wrote ahead while the sender waited for a window or for
+    /// TCP small queues, not yet sent: sent as skbs of up to the size goal.
+    ahead: u64,
+    /// Client: it waited (for a window or TSQ) since it last sent.
+    waited: bool,
     /// Client: the right edge it last heard.
     snd_edge: u64,
     /// Right edges, timestamps (TSval) and bytes received of the ACKs between the TX ring and
@@ -166,6 +177,9 @@ impl TcpReceiver {
             tso: c.tso.value,
             goal: SizeGoal::new(p, c.tso.value, window),
             max_window: window,
+            autocork: c.tcp_autocorking.value,
+            ahead: 0,
+            waited: false,
             snd_edge: window,
             edges: VecDeque::new(),
             delivered: 0,
@@ -235,6 +249,22 @@ impl TcpReceiver {
         self.written += calls * self.send_bytes;
         round_ns(calls as f64 * self.call_ns + f64::from(bytes) * self.copy_ns + self.skb_ns).max(1)
     }
+    /// Client: the bytes unsent at a push, the most its next skb may carry. With autocorking
+    /// the tail grows to the size goal while earlier skbs are in the NIC, which a sender of a
+    /// full buffer always has (the model's `u64::MAX`). Without it (before 3.14) each
+    /// `write()` ends in `tcp_push`, which sends the unsent whole segments at once: the
+    /// writes since the last push that bring at least one MSS (the shorter tail waits for
+    /// the next write, `tcp_mss_split_point`) — or what the application wrote ahead while
+    /// the sender waited.
+    fn pushed(&self) -> u64 {
+        if self.autocork {
+            return u64::MAX;
+        }
+        let carry = self.written.saturating_sub(self.snd_nxt);
+        let writes = u64::from(self.mss).saturating_sub(carry).div_ceil(self.send_bytes);
+        (carry + writes * self.send_bytes).max(self.ahead)
+    }
+
     /// The right edge the guest would advertise now.
     fn edge_now(&self) -> u64 {
         self.rcv_nxt + self.buf.window().saturating_sub(self.queued())
@@ -263,17 +293,27 @@ impl TcpReceiver {
         let ovh = g.profile().nic.wire_overhead_bytes.value as u32;
         let r = g.app();
         let mss = r.mss;
-        let Some(bytes) = r.goal.full_segments(u64::MAX, r.room()) else {
+        if r.waited && r.room() >= u64::from(mss) {
+            // netperf kept writing while its sender waited, until the send buffer was full:
+            // autotuning keeps that at twice the congestion window (`tcp_sndbuf_expand`), so
+            // about a window's bytes are unsent when it resumes.
+            r.waited = false;
+            r.ahead = r.ahead.max(u64::from(r.cwnd.cwnd) * u64::from(mss));
+        }
+        let Some(bytes) = r.goal.full_segments(r.pushed(), r.room()) else {
             r.blocked = true;
+            r.waited = true;
             return;
         };
         r.blocked = false;
         let limit = r.tsq_limit;
         if g.client().link_bytes() > limit {
             // TSQ throttled: the sender resumes as its queued segments leave (`tcp_tsq_handler`).
+            g.app().waited = true;
             return g.client().wake_below(limit, ClientEv::new(SEND, 0));
         }
         let r = g.app();
+        r.ahead = r.ahead.saturating_sub(u64::from(bytes));
         let cost = r.send_cost(bytes);
         let segs = bytes / mss;
         r.snd_nxt += u64::from(bytes);

@@ -1,7 +1,8 @@
 //! HLT handling: KVM halt polling, the simulator's adapter of `eventpath_policy::halt_poll` (the
-//! adaptive `halt_poll_ns` the KVM testbed reproduces too). `[vm.halt_poll]` turns it on (KVM's
-//! defaults: up to 200 µs, grow ×2 from 10 µs, shrink to 0); without it a halting vCPU blocks at
-//! once, as before.
+//! adaptive `halt_poll_ns` the KVM testbed reproduces too). `[vm.halt_poll]` sets it (KVM's
+//! defaults: up to 200 µs, grow ×2 from 10 µs, shrink to 0); without it the profile's host
+//! kernel's default applies (`host.halt_poll_ns`; a profile whose KVM predates halt polling,
+//! Linux 4.0, has none), and with none a halting vCPU blocks at once.
 //!
 //! `kvm_vcpu_halt`: after the HLT exit the vCPU thread polls for up to `halt_poll_ns`, staying on
 //! its pCPU (busy, though the guest is halted), while it is the only runnable thread there

@@ -187,19 +187,17 @@ register(Experiment(
         "47 % above H(P)'s 42 % at one VM.",
         "Published gains at 2 and 3 VMs are only 'gradually decreases'; no numbers.",
         _LOCKSTEP,
-        "Today's rows (issue 47, 1 s, 4 seeds; the profile before its rebuild): calibration misses to read "
-        "first — PI's kicks per tested VM are 827 / 1,131 / 1,255 / 2,625 per second at 1-4 VMs where ES2 "
-        "measured 23,000 falling to 13,000: 28x and 5x too few, and rising (io_exits_fall fails). ES2 explains "
-        "its fall by the four vhost threads time-sharing the I/O core, each ring filling while it waits its "
-        "turn. Hypothesis (audit es2 §2.4, not checked): the modelled guest's TSO skbs (segmentation offload is "
-        "on by default since issue 28, [vm.net.offload]; the note that the model has no GSO/TSO was stale) "
-        "and the back end batch far more bytes per kick (~440 KB) than ES2's 4.4 guest did. Until this baseline "
-        "is in its regime the H(P) gains are not a clean test.",
-        "Predictions today: PI+H(P) +22.9 / +22.5 / +25.6 / +20.4 % (published 42 -> 25: the 4-VM end within "
-        "the bar, the 1-VM one not); gain_decreases fails (the 3-VM step rises by 3 points); PI+R -1.5 % at one "
-        "VM (slight_gain fails on the sign; see the lock-step note); the full ES2 +19.4 % at one VM, below "
-        "H(P)'s (throughput_higher fails). PI+H(P) no longer loses throughput (the note that it did predates "
-        "issue 28's offloads).",
+        "Today's rows (1 s, 4 seeds; measured 2026-12-03, unchanged by issue 49's TCP, which is the client's): "
+        "PI's kicks per tested VM are 36,904 ±19,491 / 23,142 / 21,505 / 15,498 per second at 1-4 VMs where ES2 "
+        "measured 23,000 falling to 13,000: the fall holds (io_exits_fall), the 1-VM row is 1.6x and "
+        "bimodal — seed 1 runs at 1.70 Gbit/s with 7,842 kicks and 13,473 interrupts/s, seeds 2-4 at "
+        "1.23-1.30 Gbit/s with 44-49 K kicks and ~2,800 interrupts/s — a regime switch not traced yet (the "
+        "lock-step note below is the likely seat). The earlier note's 827 kicks/s and its TSO hypothesis "
+        "predate the hosts-as-they-run rework.",
+        "Predictions today: PI+H(P) +42.6 ±10.7 / +15.5 / +9.3 / +3.9 % (published 42 -> 25: the 1-VM end "
+        "within the bar, the 4-VM one not: the gain falls too far); gain_decreases fails on a per-seed "
+        "majority; PI+R +1.0 % at one VM (slight_gain fails: not above 0 in a majority of seeds); the full "
+        "ES2 +42.8 % at one VM against published 47 (throughput_higher holds).",
     ],
     axis=_TESTED,
 ))

@@ -249,6 +249,7 @@ impl TcpReceiver {
         self.written += calls * self.send_bytes;
         round_ns(calls as f64 * self.call_ns + f64::from(bytes) * self.copy_ns + self.skb_ns).max(1)
     }
+
     /// Client: the bytes unsent at a push, the most its next skb may carry. With autocorking
     /// the tail grows to the size goal while earlier skbs are in the NIC, which a sender of a
     /// full buffer always has (the model's `u64::MAX`). Without it (before 3.14) each

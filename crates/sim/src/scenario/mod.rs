@@ -529,14 +529,12 @@ impl Scenario {
             profile.client.qdisc.source = format!("client.qdisc = \"{}\" in scenario {origin} (profile: \"{}\")", q.name(), profile.client.qdisc.value.name());
             profile.client.qdisc.value = q;
         }
-        if let Some(t) = self.client.tso {
-            profile.client.tso.source = format!("client.tso = {t} in scenario {origin} (profile: {})", profile.client.tso.value);
-            profile.client.tso.value = t;
-        }
-        if let Some(t) = self.client.tcp_autocorking {
-            let c = &mut profile.client.tcp_autocorking;
-            c.source = format!("client.tcp_autocorking = {t} in scenario {origin} (profile: {})", c.value);
-            c.value = t;
+        let switches = [("client.tso", self.client.tso, &mut profile.client.tso), ("client.tcp_autocorking", self.client.tcp_autocorking, &mut profile.client.tcp_autocorking)];
+        for (key, given, switch) in switches {
+            if let Some(t) = given {
+                switch.source = format!("{key} = {t} in scenario {origin} (profile: {})", switch.value);
+                switch.value = t;
+            }
         }
         if let Err(m) = profile.check_nic_itr() {
             // Only a scenario's driver can fail here (a profile file is checked at load).

@@ -309,9 +309,9 @@ class TestbedRow(Row):
         return None if self.noisy() else super().verdict()
 
     def as_dict(self) -> dict:
-        d = {"config": self.config, "metric": self.metric, "unit": self.unit, "testbed": self.reference,
-             "testbed_min": self.testbed_min, "testbed_max": self.testbed_max, "simulated": self.simulated,
-             "ratio": self.ratio(), "verdict": self.verdict()}
+        d = {"config": self.config, "metric": self.metric, "unit": self.unit, "kind": self.kind,
+             "testbed": self.reference, "testbed_min": self.testbed_min, "testbed_max": self.testbed_max,
+             "simulated": self.simulated, "ratio": self.ratio(), "verdict": self.verdict()}
         if self.noisy():
             d["unjudged"] = "the testbed's repeats differ by more than the tolerance (noise)"
         return d
@@ -488,6 +488,12 @@ def testbed_scorecard(docs: list[dict]) -> str:
 
 # --- figures -----------------------------------------------------------------------------------
 
+def band(kind: str) -> tuple[float, float]:
+    """The ratios (simulated / testbed) within kvm compare's tolerance for a metric of ``kind``."""
+    t = TESTBED_LATENCY if kind == "latency" else TESTBED_RATE
+    return (1 / t.factor, t.factor) if isinstance(t, Factor) else (1 - t.fraction, 1 + t.fraction)
+
+
 def testbed_figure(doc: dict, path: Path) -> None:
     """One bar per row: simulated / testbed on a log scale, the tolerance band shaded."""
     from eventpath import palette
@@ -501,7 +507,11 @@ def testbed_figure(doc: dict, path: Path) -> None:
               else palette.NO_VERDICT for r in rows]
     ax.barh(range(len(rows)), [max(x, 1e-3) for x in ratios], color=colors, left=0)
     ax.set_xscale("log")
-    ax.axvspan(0.75, 1.25, color=palette.TOLERANCE, alpha=0.12)
+    # Each row's own band: a latency is judged within a factor 2, a rate or a CPU share within
+    # ±25 % (a unit's floor, where both values are below it, is not drawn).
+    for i, r in enumerate(rows):
+        lo, hi = band(r.get("kind", "rate"))
+        ax.fill_betweenx([i - 0.5, i + 0.5], lo, hi, color=palette.TOLERANCE, alpha=0.12, lw=0)
     ax.axvline(1.0, color="k", lw=0.8)
     ax.set_yticks(range(len(rows)), labels, fontsize=7)
     ax.invert_yaxis()

@@ -310,6 +310,15 @@ def cpu_split(s: Summary, io_cores: list[int]) -> dict[str, float]:
                   if i not in dedicated) / 100
     io = sum(u for i, u in enumerate(host["pcpu_util_pct"]) if i in dedicated) / 100
     everything = sum(host["pcpu_util_pct"]) / 100
-    halt_poll = max(on_cpu - running, 0.0)
+    halt_poll = _residue(on_cpu - running)
     return {"cpu_host": everything, "cpu_vcpus": running, "cpu_halt_poll": halt_poll, "cpu_backend": backend,
-            "cpu_io_cores": io, "cpu_other": max(everything - running - halt_poll - backend - io, 0.0)}
+            "cpu_io_cores": io, "cpu_other": _residue(everything - running - halt_poll - backend - io)}
+
+
+#: Below this many cores a difference of sums is the floating point's rounding, not time (a
+#: nanosecond in a millisecond's window is 1e-6 cores): written as 0, not as ``1.78e-15``.
+RESIDUE = 1e-9
+
+
+def _residue(x: float) -> float:
+    return x if x > RESIDUE else 0.0

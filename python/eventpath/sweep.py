@@ -178,15 +178,16 @@ def _one(base: dict, point: dict[str, Any], duration: float | None) -> dict | st
 
 
 def host_cpu(s: dict, io_cores: list[int]) -> dict[str, float]:
-    """Run ``s``'s host CPU in cores (a pCPU busy the whole window is 1.0), by who burns it —
-    :func:`eventpath.summary.cpu_split`'s parts, coarser: ``host_cpu_vcpus`` is every vCPU
-    thread's time (running and halt polling), ``host_cpu_backend`` the back end's (I/O threads
-    on shared pCPUs and dedicated I/O cores), ``host_cpu_other`` the rest; the three add up to
-    ``host_cpu_cores``, the sum of ``host.pcpu_util_pct`` / 100."""
+    """Run ``s``'s host CPU in cores (a pCPU busy the whole window is 1.0), by who burns it, in
+    the parts ``eventpath run`` prints (:func:`eventpath.summary.cpu_split`), a little coarser:
+    ``host_cpu_vcpus`` is the vCPUs' running time (guest and exits), ``host_cpu_halt_poll`` the
+    rest of their threads' time (KVM halt polling), ``host_cpu_backend`` the back end's (I/O
+    threads on shared pCPUs and dedicated I/O cores), ``host_cpu_other`` the rest; the four add
+    up to ``host_cpu_cores``, the sum of ``host.pcpu_util_pct`` / 100."""
     from eventpath import summary
 
     c = summary.cpu_split(s, io_cores)
-    return {"host_cpu_cores": c["cpu_host"], "host_cpu_vcpus": c["cpu_vcpus"] + c["cpu_halt_poll"],
+    return {"host_cpu_cores": c["cpu_host"], "host_cpu_vcpus": c["cpu_vcpus"], "host_cpu_halt_poll": c["cpu_halt_poll"],
             "host_cpu_backend": c["cpu_backend"] + c["cpu_io_cores"], "host_cpu_other": c["cpu_other"]}
 
 

@@ -85,8 +85,8 @@ def test_rows_write_each_worlds_keys_in_each_worlds_order():
     assert p["verdict"] == "ok" and p["published"] == 27.7
     t = C.TestbedRow("c", "done_per_s", "requests/s", 120.0, 100.0, kind="rate", testbed_min=90.0,
                      testbed_max=110.0).as_dict()
-    assert list(t) == ["config", "metric", "unit", "testbed", "testbed_min", "testbed_max", "simulated", "ratio",
-                       "verdict"]
+    assert list(t) == ["config", "metric", "unit", "kind", "testbed", "testbed_min", "testbed_max", "simulated",
+                       "ratio", "verdict"]
     assert t["ratio"] == pytest.approx(1.2) and t["verdict"] == "ok"
     assert C.TestbedRow("c", "m", "us", 3.0, 0.0, kind="latency").as_dict()["ratio"] is None
 
@@ -134,3 +134,14 @@ def test_both_figures_are_drawn(tmp_path):
     C.testbed_figure({"experiment": "exp4", "within_tolerance": ok, "judged": judged, "rows": rows}, tmp_path / "t.png")
     for f in ("p.png", "t.png"):
         assert (tmp_path / f).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_testbed_figure_shades_each_rows_own_tolerance():
+    # Issue 50: an "ok" latency bar stood outside a band drawn at ±25 % for every row.
+    from eventpath import comparison as C
+
+    assert C.band("latency") == (0.5, 2.0) and C.band("rate") == pytest.approx((0.75, 1.25))
+    row = C.TestbedRow(config="c", metric="latency_p50", unit="us", simulated=15.0, reference=10.0, kind="latency")
+    assert row.as_dict()["kind"] == "latency" and row.verdict() == "ok"
+    lo, hi = C.band(row.as_dict()["kind"])
+    assert lo <= row.as_dict()["ratio"] <= hi

@@ -67,7 +67,8 @@ def test_compare_routing_end_to_end(cli, tmp_path):
     assert r.returncode == 0, r.stderr
     doc = json.loads((tmp_path / "compare.json").read_text())
     assert (tmp_path / "compare.png").stat().st_size > 0
-    keys = {"config", "metric", "unit", "testbed", "testbed_min", "testbed_max", "simulated", "ratio", "verdict", "noise"}
+    keys = {"config", "metric", "unit", "kind", "testbed", "testbed_min", "testbed_max", "simulated", "ratio", "verdict",
+            "noise"}
     assert doc["rows"] and all(set(r) - {"unjudged"} == keys for r in doc["rows"])
     assert doc["shield"] and set(doc["noise"]) >= {"quiet_cpus_median", "steal_pct", "spread_median", "unjudged"}
     assert doc["profile_refused"] == []

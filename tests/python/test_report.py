@@ -160,3 +160,24 @@ def test_one_colour_per_configuration_and_exit_reason_everywhere():
     assert palette.config_color("netperf+apache ELVIS") == palette.CONFIGS["ELVIS"]
     assert palette.config_color("some new config") == palette.config_color("some new config")
     assert palette.config_color("some new config") not in palette.EXIT_REASONS.values()
+
+
+def test_scorecard_page_counts_miss_classes_and_the_experiment_page_gives_their_evidence():
+    # Issue 47: scorecard v2 per paper in the report, each miss's class and evidence shown.
+    from eventpath.report import pages
+    from eventpath.report.gather import Gathered
+
+    def row(metric, verdict, role="prediction", cls=None):
+        r = {"config": "PI+R", "metric": metric, "unit": "%", "simulated": 10.0, "published": 63.0,
+             "verdict": verdict, "role": role}
+        if cls:
+            r |= {"miss_class": cls, "miss_evidence": f"why {metric} misses"}
+        return r
+
+    doc = {"id": "es2-fig7b", "title": "t", "source": "000_8734db7c67a9fb1f", "profile": "es2", "paper": "ES2",
+           "rows": [row("gain", "miss", cls="structural"), row("other", "miss"), row("base", "ok", "calibration")]}
+    _, html = pages.scorecard(Gathered(docs=[doc]))
+    assert "Scorecard v2, per paper" in html and "1/1 (100 %)" in html
+    assert "<td>structural</td>" in html and "<td>unclassified</td>" in html
+    _, page = pages.reproduction(doc)
+    assert "why gain misses" in page and "why other misses" not in page

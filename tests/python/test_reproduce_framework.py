@@ -177,3 +177,15 @@ def test_data_files_are_toml_with_only_measures_value_and_include_tables():
     for f in published.PUBLISHED.glob("*.toml"):
         doc = tomllib.loads(f.read_text())
         assert set(doc) <= {"experiment", "paper", "measures", "include", "value"}, f
+
+
+def test_a_shortened_reproduction_says_so_in_its_doc_and_across_its_figure(tmp_path):
+    # Issue 50 (outputs): a --quick report's figures carried no mark that they are not results.
+    from eventpath import reproduce
+    from eventpath.reproduce import figure
+
+    doc = reproduce.run("es2-fig4-udp", tmp_path, duration=0.01, progress=False)
+    assert doc["duration"] == 0.01
+    assert "0.01 s" in figure.stamp(doc) and "not the experiment's result" in figure.stamp(doc)
+    assert figure.stamp(doc | {"duration": None}) is None
+    assert (tmp_path / "es2-fig4-udp.png").read_bytes()[:4] == b"\x89PNG"

@@ -164,7 +164,7 @@ def test_results_start_with_scenario_and_seed_and_carry_host_cpu(tmp_path):
     assert {r["scenario"] for r in rows} == {"udp-send"} and [r["seed"] for r in rows] == ["1", "2"]
     for r in rows:
         cores = float(r["host_cpu_cores"])
-        parts = [float(r[k]) for k in ("host_cpu_vcpus", "host_cpu_backend", "host_cpu_other")]
+        parts = [float(r[k]) for k in ("host_cpu_vcpus", "host_cpu_halt_poll", "host_cpu_backend", "host_cpu_other")]
         assert cores > 0 and parts[0] > 0 and parts[1] > 0, r
         assert sum(parts) == pytest.approx(cores, abs=1e-6)
 
@@ -176,8 +176,17 @@ def test_host_cpu_counts_dedicated_io_cores_as_back_end():
                                     {"name": "io", "pcpu_pct": [0.0, 100.0, 0.0]}],
                         "io_threads": [{"name": "io"}]}}
     cpu = sweep.host_cpu(summary, [1])
-    assert cpu == pytest.approx({"host_cpu_cores": 1.7, "host_cpu_vcpus": 0.6, "host_cpu_backend": 1.0,
-                                 "host_cpu_other": 0.1})
+    assert cpu == pytest.approx({"host_cpu_cores": 1.7, "host_cpu_vcpus": 0.5, "host_cpu_halt_poll": 0.1,
+                                 "host_cpu_backend": 1.0, "host_cpu_other": 0.1})
+
+
+def test_host_cpu_parts_that_are_rounding_are_written_as_zero():
+    # 0.1 + 0.2 - 0.3 is 5.6e-17 in floating point, not time.
+    summary = {"vms": [{"name": "a", "cpu_util_pct": 30.0}],
+               "host": {"pcpu_util_pct": [10.0, 20.0],
+                        "threads": [{"name": "vcpu:a/0", "pcpu_pct": [10.0, 20.0]}], "io_threads": []}}
+    cpu = sweep.host_cpu(summary, [])
+    assert cpu["host_cpu_other"] == 0.0 and cpu["host_cpu_halt_poll"] == 0.0
 
 
 # --- Sweeps into one --out at once (issue 45: sweep-concurrent-same-out.sh) ---

@@ -41,6 +41,9 @@ def add_sensitivity(sub) -> None:
                                                  "reproduce ID.json there gains each miss's class)")
     se.add_argument("--duration", type=seconds, help="each run's measured seconds (default: the experiment's own)")
     se.add_argument("--seeds", type=int, default=1, help="seeds per evaluation (default 1)")
+    se.add_argument("--keep", action="store_true",
+                    help="also store the verdicts with the code (python/eventpath/reproduce/classes/ID.json), "
+                         "where reproduce applies them to rows that still miss the same way")
     add_workers(se)
     se.set_defaults(fn=cmd_sensitivity)
 
@@ -134,6 +137,11 @@ def cmd_sensitivity(a) -> int:
         doc = sensitivity.analyse(i, a.duration, a.seeds, a.workers, a.scheduler,
                                   progress=lambda s: print(s, file=sys.stderr))
         sensitivity.write(doc, out)
+        if a.keep:
+            from eventpath import version
+            from eventpath.reproduce import classes as kept
+
+            print(f"{i}: verdicts kept in {kept.keep(doc, version.provenance())}")
         classes = [d for d in doc["rows"] if "miss_class" in d]
         tally = []
         for role in ("prediction", "calibration"):

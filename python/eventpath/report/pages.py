@@ -35,6 +35,22 @@ def scorecard(g: Gathered) -> tuple[str, str]:
                  "predictions are the test of the model."),
             table(["profile", "role", "within tolerance", "rows", "%"],
                   [[c["profile"], c["role"], c["ok"], c["rows"], 100.0 * c["ok"] / c["rows"]] for c in cards])]
+    body.append("<h2>Scorecard v2, per paper</h2>")
+    body.append(para("Calibration: the baselines' rows (the papers' hosts without their mechanisms). Directions and "
+                     "magnitudes: the mechanisms' rows, predictions never fitted. Each miss is classed by "
+                     "eventpath sensitivity: parametric (values inside their plausible ranges reach it with the "
+                     "experiment's calibration rows held), structural (none do: a behaviour is missing) or "
+                     "unclassified; its evidence is on the experiment's page."))
+
+    def frac(cell):
+        return f"{cell[0]}/{cell[1]}" + (f" ({100 * cell[0] / cell[1]:.0f} %)" if cell[1] else "")
+
+    body.append(table(["paper", "calibration", "directions", "magnitudes", "prediction misses: parametric",
+                       "structural", "unclassified", "calibration misses: parametric", "structural", "unclassified"],
+                      [[c["paper"], frac(c["calibration"]), frac(c["directions"]), frac(c["magnitudes"]),
+                        *(c["misses"][k] for k in reproduce.MISS_CLASSES),
+                        *(c["calibration_misses"][k] for k in reproduce.MISS_CLASSES)]
+                       for c in reproduce.scorecard_v2(g.docs)]))
     if g.missing:
         body.append(para(f"Not run or not in the given directory: {', '.join(g.missing)}.", "note"))
     body.append("<h2>Every row with a published value</h2>")
@@ -43,10 +59,15 @@ def scorecard(g: Gathered) -> tuple[str, str]:
         for r in d["rows"]:
             if r["published"] is not None:
                 rows.append([(link(repro_page(d), d["id"]), ""), d["profile"], r["role"], r["config"], r["metric"],
-                             r["unit"], r["simulated"], r["published"], _ratio(r), _verdict(r["verdict"])])
+                             r["unit"], r["simulated"], r["published"], _ratio(r), _verdict(r["verdict"]),
+                             _class(r)])
     body.append(table(["experiment", "profile", "role", "config", "metric", "unit", "simulated", "published",
-                       "sim/pub", "verdict"], rows))
+                       "sim/pub", "verdict", "miss class"], rows))
     return "Reproduction scorecard", "\n".join(body)
+
+
+def _class(r: dict) -> str:
+    return r.get("miss_class", "unclassified") if r.get("verdict") == "miss" else ""
 
 
 def reproduction(doc: dict) -> tuple[str, str]:
@@ -63,6 +84,11 @@ def reproduction(doc: dict) -> tuple[str, str]:
     body.append(table(["config", "metric", "unit", "simulated", "published", "sim/pub", "verdict", "role"],
                       [[r["config"], r["metric"], r["unit"], r["simulated"], r["published"], _ratio(r),
                         _verdict(r["verdict"]), r["role"]] for r in doc["rows"]]))
+    classed = [r for r in doc["rows"] if r.get("miss_evidence")]
+    if classed:
+        body.append("<h2>Why each miss misses (eventpath sensitivity)</h2>")
+        body.append(table(["config", "metric", "role", "class", "evidence"],
+                          [[r["config"], r["metric"], r["role"], r["miss_class"], r["miss_evidence"]] for r in classed]))
     measures = {r["metric"]: r["definition"] for r in doc["rows"] if r.get("definition")}
     if measures:
         body.append("<h2>What each metric measures</h2><dl>" + "".join(

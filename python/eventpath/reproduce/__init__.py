@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 from eventpath import comparison, targets
 from eventpath.comparison import PublishedRow as Row, published_miss as miss_ratio  # noqa: F401
-from eventpath.reproduce import ensemble, figure
+from eventpath.reproduce import classes, ensemble, figure
 from eventpath.reproduce.experiment import EXPERIMENTS, Axis, Experiment, Measured, register  # noqa: F401
 from eventpath.reproduce.simulate import SCENARIOS, StalledFlow, simulate  # noqa: F401
 
@@ -55,7 +55,7 @@ def measure(exp_id: str, duration: float | None = None, step: Callable[[str], No
         if r.published is not None and e.is_baseline(r.config):
             r.role = "calibration"
     doc = {"id": e.id, "title": e.title, "source": e.source, "profile": e.profile, "paper": paper_of(e),
-           "seeds": n, "baselines": list(e.baselines), "rows": [r.as_dict() for r in rows]}
+           "seeds": n, "duration": duration, "baselines": list(e.baselines), "rows": [r.as_dict() for r in rows]}
     if e.notes:
         doc["notes"] = e.notes
     return doc
@@ -75,10 +75,13 @@ def paper_of(e: Experiment) -> str:
 
 def write(doc: dict, out: Path) -> None:
     """Write ``out/ID.json`` and draw ``out/ID.png`` for an experiment's doc; an
-    ``eventpath sensitivity`` result beside it (``ID.sensitivity.json``) classes its misses."""
+    ``eventpath sensitivity`` result beside it (``ID.sensitivity.json``) classes its misses, else
+    the classes kept with the code (``reproduce.classes``) do, where they still apply."""
     sens = out / f"{doc['id']}.sensitivity.json"
     if sens.exists():
         comparison.classes_into(doc, json.loads(sens.read_text()))
+    elif (kept := classes.stored(doc["id"])) is not None:
+        classes.apply_stored(doc, kept)
     (out / f"{doc['id']}.json").write_text(json.dumps(doc, indent=2) + "\n")
     figure.draw(doc, out / f"{doc['id']}.png", EXPERIMENTS[doc["id"]].axis)
 
@@ -158,6 +161,7 @@ print_scorecard = comparison.print_published_scorecard
 print_table = comparison.print_published_table
 #: Per paper (issue 47): calibration, directions, magnitudes, misses by class, not converged.
 scorecard_v2 = comparison.scorecard_v2
+MISS_CLASSES = comparison.MISS_CLASSES
 print_scorecard_v2 = comparison.print_scorecard_v2
 
 

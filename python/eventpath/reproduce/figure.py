@@ -220,8 +220,19 @@ def draw(doc: dict, path: Path, axis: Axis | None = None) -> None:
     _legend(fig, ps)
     title = textwrap.fill(f"{doc['id']}: {doc['title']}", int(PANEL_W * COLUMNS * 11))
     fig.suptitle(f"{title}\n{doc['source']}", fontsize=9)
+    if (mark := stamp(doc)) is not None:
+        # Across the panels, where it cannot be cropped away from the bars.
+        fig.text(0.5, 0.5, mark, ha="center", va="center", fontsize=20, color="tab:red", alpha=0.25, rotation=20)
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+def stamp(doc: dict) -> str | None:
+    """The mark across a figure whose runs were shortened (``reproduce --duration``, the
+    report's ``--quick``): its numbers are not the experiment's result. None at its own length."""
+    if doc.get("duration") is None:
+        return None
+    return f"every run shortened to {doc['duration']:g} s:\nnot the experiment's result"
 
 
 def _short(v: float, _pos=None) -> str:

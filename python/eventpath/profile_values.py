@@ -16,6 +16,8 @@ class Value(NamedTuple):
     free: dict | None
     source: str
     range: dict | None = None
+    #: Why a value has no range (a count, a kernel's constant), or None.
+    exact: str | None = None
 
 
 def free_note(free: dict | None) -> str:
@@ -32,6 +34,8 @@ def range_note(v: Value) -> str:
         return free_note(v.free)
     if v.range:
         return f"range {v.range['min']:g}..{v.range['max']:g}: {v.range['why']}"
+    if v.exact:
+        return f"exact: {v.exact}"
     return ""
 
 
@@ -43,7 +47,7 @@ def values(table: dict, prefix: str = "", inherited: str = "") -> Iterator[Value
         key = f"{prefix}{k}"
         if isinstance(v, dict) and "value" in v:
             yield Value(key, v["value"], v.get("unit", ""), v.get("free") or None, str(v.get("source", "")),
-                        v.get("range") or None)
+                        v.get("range") or None, v.get("exact") or None)
         elif isinstance(v, dict):
             yield from values(v, f"{key}.", src or inherited)
         elif k != "source" or not prefix:  # a table's own source is shown beside its values instead

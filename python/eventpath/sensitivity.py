@@ -5,7 +5,8 @@ prediction's miss is *parametric* or *structural* (issue 47).
 ranges are wide and the model is piecewise, so elementary effects at random points would mostly
 sample flat regions; the ends are where a value inside its range can move a row most). Every
 parameter with a plausible range (``range = {min, max, why}``, or a free parameter's ``free``)
-is screened. First the parameters are split, in the profile's order, into groups of
+is screened; a value declared ``exact`` (a count of the testbed, a constant of its kernel's code)
+is not. First the parameters are split, in the profile's order, into groups of
 :data:`GROUP` and each group is run with all its members at their low ends and at their high
 ends (two runs a group): a group that moves no row of the experiment by :data:`NEGLIGIBLE` of a
 tolerance is dropped whole — its members cannot move anything alone either, unless their effects
@@ -261,7 +262,7 @@ def analyse(exp_id: str, duration: float | None = None, seeds: int = 1, workers:
                      "tolerances; misses combined toward their published value (up to %d values)"
                      % (GROUP, NOISE_BASES, NEGLIGIBLE, COMBINE),
            "parameters": len(params), "screened_alone": len(live), "refused_points": refused,
-           "unranged": "parameters without a range are not screened", "rows": rows_out}
+           "unranged": "exact values (a count, a kernel's constant: the profile says why) are not screened", "rows": rows_out}
     return doc
 
 

@@ -29,6 +29,11 @@ pub struct Param {
     /// `eventpath sensitivity` screens it; the model reads only `value`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub range: Option<Range>,
+    /// Why a value has no range (issue 47: every value has a range, or is exact): a count or a
+    /// setting of the testbed, a constant of the named kernel's code, a protocol's constant.
+    /// `eventpath sensitivity` does not screen it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exact: Option<String>,
 }
 
 /// A parameter's plausible range: `min <= value <= max`, and why.
@@ -632,6 +637,11 @@ pub struct App {
     pub http_request_ns: Param,
     /// nginx, one static-file request (event loop, open-file cache, sendfile).
     pub nginx_request_ns: Param,
+    /// A SPECweb2009-Banking-like light request's server CPU (static page or image over a
+    /// kept-alive HTTPS connection: TLS records and the web server's handling).
+    pub specweb_light_ns: Param,
+    /// A heavy one's (a dynamic PHP page built from a back-end reply, TLS included).
+    pub specweb_heavy_ns: Param,
 }
 
 /// A complete profile.
@@ -938,6 +948,7 @@ impl Profile {
             param.insert("value".into(), toml::Value::Float(*v));
             param.remove("free"); // a what-if value is not a prior: its free range goes with it
             param.remove("range"); // nor a plausible value: a what-if may leave the range
+            param.remove("exact"); // nor a fact
             param.insert("source".into(), toml::Value::String(format!("override in scenario {origin} (profile {}: {old})", self.name)));
         }
         let p: Profile = doc.try_into().map_err(|e| format!("profile {}: {e}", self.name))?;
@@ -1056,6 +1067,8 @@ impl Profile {
             ("app.memcached_set_ns", &self.app.memcached_set_ns, "ns"),
             ("app.http_request_ns", &self.app.http_request_ns, "ns"),
             ("app.nginx_request_ns", &self.app.nginx_request_ns, "ns"),
+            ("app.specweb_light_ns", &self.app.specweb_light_ns, "ns"),
+            ("app.specweb_heavy_ns", &self.app.specweb_heavy_ns, "ns"),
         ];
         let mut at = 3;
         for (k, f) in [("cpu.ipiv", &c.ipiv), ("cpu.avic", &c.avic), ("cpu.x2avic", &c.x2avic), ("cpu.avic_erratum_1235", &c.avic_erratum_1235)] {
@@ -1146,6 +1159,14 @@ impl Profile {
                 }
                 if r.why.trim().is_empty() {
                     return Err(format!("key `{key}.range.why`: expected the range's reason"));
+                }
+            }
+            if let Some(why) = &p.exact {
+                if p.range.is_some() || p.free.is_some() {
+                    return Err(format!("key `{key}.exact`: an exact value has no range; remove `exact` or its range"));
+                }
+                if why.trim().is_empty() {
+                    return Err(format!("key `{key}.exact`: expected why the value is exact"));
                 }
             }
             if let Some(f) = p.free {

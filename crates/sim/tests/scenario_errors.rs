@@ -485,6 +485,22 @@ fn plausible_ranges_are_checked_and_what_ifs_may_leave_them() {
     assert_eq!((p.exit.hlt_ns.value, r.min, r.max), (1000.0, 500.0, 3000.0));
 }
 
+#[test]
+fn an_exact_value_says_why_and_has_no_range() {
+    // Issue 47: a value without a range says why it is exact (a count, a kernel's constant).
+    let key = &hlt_key();
+    let with = |rest: &str| format!("hlt_ns = {{ value = 1000, unit = \"ns\", {rest}");
+    let m = profile_error(key, &with("exact = \" \","));
+    assert!(m.contains("exit.hlt_ns.exact") && m.contains("why"), "{m}");
+    let m = profile_error(key, &with("exact = \"x\", range = { min = 500, max = 3000, why = \"y\" },"));
+    assert!(m.contains("exit.hlt_ns.exact") && m.contains("no range"), "{m}");
+    let m = profile_error(key, &with("exact = \"x\", free = { min = 500, max = 3000 },"));
+    assert!(m.contains("exit.hlt_ns.exact"), "{m}");
+    let text = es2_text().replacen(key.as_str(), &with("exact = \"a constant of vmx.c\","), 1);
+    let p = Profile::parse("p.toml", &text).unwrap();
+    assert_eq!(p.exit.hlt_ns.exact.as_deref(), Some("a constant of vmx.c"));
+}
+
 /// vm-limit-message-512pcpus.sh: the VM cap was explained with a 64-pCPU host's numbers
 /// whatever the host. It is the engine's, on any host; the message says so with this host's.
 #[test]

@@ -256,14 +256,12 @@ pub enum Workload {
         /// Heavy requests, % of all, in [0, 100]; default 40 (see [`default_heavy_pct`]).
         #[serde(default = "default_heavy_pct")]
         heavy_pct: f64,
-        /// Server CPU of a light request, µs (TLS record work included), in (0, 1e6]; default
-        /// 200 (see [`default_light_cpu_us`]).
-        #[serde(default = "default_light_cpu_us")]
-        light_cpu_us: f64,
+        /// Server CPU of a light request, µs (TLS record work included), in (0, 1e6]; absent:
+        /// the profile's `app.specweb_light_ns` (a cost, with its source and range).
+        light_cpu_us: Option<f64>,
         /// Server CPU of a heavy request, µs (PHP, back-end round trips' processing and TLS),
-        /// in (0, 1e6]; default 2000 (see [`default_heavy_cpu_us`]).
-        #[serde(default = "default_heavy_cpu_us")]
-        heavy_cpu_us: f64,
+        /// in (0, 1e6]; absent: the profile's `app.specweb_heavy_ns`.
+        heavy_cpu_us: Option<f64>,
         /// Response body of a light request, 1..=1048576 bytes; default 4096.
         #[serde(default = "default_light_bytes")]
         light_bytes: u32,
@@ -385,19 +383,6 @@ fn default_think_ms() -> f64 {
 /// and the rest lighter (login, logout, static images); hBalance states no mix.
 fn default_heavy_pct() -> f64 {
     40.0
-}
-
-/// A light request's server CPU: 200 µs. Declared: an HTTPS request on a kept-alive
-/// connection (a TLS record decrypt and encrypt, AES at a few cycles per byte, plus Apache's
-/// request handling of some tens of µs) and a small PHP or static response.
-fn default_light_cpu_us() -> f64 {
-    200.0
-}
-
-/// A heavy request's server CPU: 2 ms. Declared: a PHP page building a dynamic response from a
-/// BeSim back-end reply (SPECweb2009's banking pages run a few ms of PHP on a 2010 core).
-fn default_heavy_cpu_us() -> f64 {
-    2000.0
 }
 
 /// A light response body: 4 KiB (a small page or image).
@@ -587,8 +572,9 @@ impl Workload {
                 };
                 real("think_ms", *think_ms, (0.0..=600_000.0).contains(think_ms), "ms in [0, 600000]")?;
                 real("heavy_pct", *heavy_pct, (0.0..=100.0).contains(heavy_pct), "a percentage in [0, 100]")?;
-                real("light_cpu_us", *light_cpu_us, *light_cpu_us > 0.0 && *light_cpu_us <= 1e6, "µs in (0, 1e6]")?;
-                real("heavy_cpu_us", *heavy_cpu_us, *heavy_cpu_us > 0.0 && *heavy_cpu_us <= 1e6, "µs in (0, 1e6]")?;
+                for (k, v) in [("light_cpu_us", light_cpu_us), ("heavy_cpu_us", heavy_cpu_us)] {
+                    v.map_or(Ok(()), |v| real(k, v, v > 0.0 && v <= 1e6, "µs in (0, 1e6]"))?;
+                }
                 range(key, "light_bytes", *light_bytes, 1, 1 << 20, "bytes")?;
                 range(key, "heavy_bytes", *heavy_bytes, 1, 1 << 20, "bytes")?;
                 workers.map_or(Ok(()), |w| range(key, "workers", w, 1, 256, "server processes"))

@@ -248,12 +248,13 @@ impl TcpServer {
                 _ => None,
             },
             think_rng: Rng::for_component(seed, &format!("vm:{vm_name}/specweb-think")),
+            // A scenario's own per-request CPU replaces the profile's cost.
             light_ns: match *w {
-                Workload::Specweb { light_cpu_us, .. } => light_cpu_us * 1e3,
+                Workload::Specweb { light_cpu_us, .. } => light_cpu_us.map_or(p.app.specweb_light_ns.value, |us| us * 1e3),
                 _ => 0.0,
             },
             heavy_ns: match *w {
-                Workload::Specweb { heavy_cpu_us, .. } => heavy_cpu_us * 1e3,
+                Workload::Specweb { heavy_cpu_us, .. } => heavy_cpu_us.map_or(p.app.specweb_heavy_ns.value, |us| us * 1e3),
                 _ => 0.0,
             },
             by_class: [0; 2],

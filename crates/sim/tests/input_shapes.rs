@@ -167,8 +167,8 @@ fn the_c_state_table_is_not_a_number_override() {
 #[test]
 fn a_profile_file_refuses_arrays_for_tables() {
     let text = BUILTIN.iter().find(|(n, _)| *n == "es2").unwrap().1;
-    let from = "ghz = { value = 2.3, unit = \"GHz\", source = \"Intel ark: E5-4610 v2 base clock (2.7 GHz turbo); ES2 states neither the governor nor turbo\" }";
-    assert!(text.contains(from), "test bug");
+    // The whole `ghz = { ... }` line, whatever its range and source say today.
+    let from = text.lines().find(|l| l.starts_with("ghz = {")).expect("es2 profile has a ghz line");
     let m = Profile::parse("p.toml", &text.replacen(from, "ghz = [2.3, \"GHz\", \"x\"]", 1)).unwrap_err().to_string();
     has(&m, &["key `cpu.ghz`", "expected a table", "found an array"]);
 }

@@ -293,7 +293,7 @@ def cpu_split(s: Summary, io_cores: list[int]) -> dict[str, float]:
       a thread's polling from its work);
     * ``cpu_io_cores``: the busy time of dedicated I/O cores (``io_cores``: ELVIS's sidecores,
       PMD cores), polling or not;
-    * ``cpu_other``: any other busy time (CPU hogs, host work not charged to a thread);
+    * ``cpu_other``: any other busy time (CPU hogs, host interrupt work on a pCPU no thread held);
     * ``cpu_host``: all of it, the sum of ``host.pcpu_util_pct``.
 
     Unlike the accessors it needs every per-thread time: a summary without them (a testbed's,

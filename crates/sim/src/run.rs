@@ -370,7 +370,14 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
     }
     let stats = h.sched.stats();
     let host = HostSummary {
-        pcpu_util_pct: h.pcpu_busy.iter().map(|b| 100.0 * b.busy_ns(now) as f64 / window).collect(),
+        // Not idle: a thread ran there, or host interrupt work ran on it without one. (Idle
+        // work queued behind a thread's can overlap a switch-in by the work in hand: capped.)
+        pcpu_util_pct: h
+            .pcpu_busy
+            .iter()
+            .enumerate()
+            .map(|(p, b)| (100.0 * (b.busy_ns(now) + h.softirqs.idle_ns(p as u32, now)) as f64 / window).min(100.0))
+            .collect(),
         pcpu_softirq_pct: (0..h.pcpu_busy.len() as u32).map(|p| 100.0 * h.softirqs.ns(p, now) as f64 / window).collect::<Vec<_>>().into(),
         io_threads: h
             .io

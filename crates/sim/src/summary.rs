@@ -349,10 +349,11 @@ pub struct ThreadSummary {
 /// Host-wide results.
 #[derive(Debug, Clone, Serialize)]
 pub struct HostSummary {
-    /// Busy % of each pCPU.
+    /// Busy % of each pCPU: a thread ran there, or host interrupt work ran on it without one
+    /// (as `/proc/stat` counts irq and softirq time on an otherwise idle CPU).
     pub pcpu_util_pct: Vec<f64>,
     /// % of each pCPU spent on host interrupt work (the host NIC's interrupts, RX NAPI and TX
-    /// clean), whether it held up a thread there (inside `pcpu_util_pct`) or ran on an idle pCPU.
+    /// clean), whether it held up a thread there or ran on an idle pCPU (inside `pcpu_util_pct` either way).
     pub pcpu_softirq_pct: Measured<Vec<f64>>,
     /// Host I/O threads.
     pub io_threads: Vec<IoThreadSummary>,

@@ -1,7 +1,7 @@
 //! Host interrupt work taking a pCPU from its thread (`softirq.rs` keeps each pCPU's work in
 //! hand and says why it is charged so): a vCPU in guest mode takes an external-interrupt exit
 //! that lasts the work longer; a back-end thread's step under way ends that much later (the
-//! I/O layer's: returned for the root to apply); an idle pCPU spends it without a thread.
+//! I/O layer's: returned for the root to apply); an idle pCPU spends it without a thread (busy all the same: `host.pcpu_util_pct` counts it).
 
 use crate::engine::Time;
 use crate::metrics::ExitReason;
@@ -25,9 +25,10 @@ impl<M: Machine> Softirqs for M {
         }
         // Counted where it runs; the thread there loses this piece's time (work already in
         // hand took its share when it came), or ksoftirqd's share of it.
-        let (end, held) = self.softirqs().run(now, cpu, ns);
+        let current = self.sched_ref().current(cpu);
+        let (end, held) = self.softirqs().run(now, cpu, ns, current.is_none());
         self.trace(end - ns, Trace::Softirq { cpu, end });
-        let t = self.sched_ref().current(cpu)?;
+        let t = current?;
         if self.parts(OWN).switch_in[cpu as usize].armed() {
             return None;
         }

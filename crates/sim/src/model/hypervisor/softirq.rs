@@ -26,6 +26,9 @@ pub(crate) struct SoftirqCpus {
     until: Vec<Time>,
     /// Work charged since the window began (ns), per pCPU.
     charged: Vec<Time>,
+    /// The part of it that came while no thread ran on the pCPU: time the pCPU was busy that
+    /// no thread's run time holds (`/proc/stat` counts it as irq and softirq time).
+    idle: Vec<Time>,
     /// Per pCPU: since when the work in hand has been beyond one softirq run (ksoftirqd's), and
     /// how long the thread there has been held up since.
     ksoftirqd: Vec<Option<(Time, Time)>>,
@@ -34,17 +37,21 @@ pub(crate) struct SoftirqCpus {
 impl SoftirqCpus {
     /// `pcpus` pCPUs with no work.
     pub fn new(pcpus: usize) -> Self {
-        SoftirqCpus { until: vec![0; pcpus], charged: vec![0; pcpus], ksoftirqd: vec![None; pcpus] }
+        SoftirqCpus { until: vec![0; pcpus], charged: vec![0; pcpus], idle: vec![0; pcpus], ksoftirqd: vec![None; pcpus] }
     }
 
-    /// `ns` of work arrives on `cpu` at `now`: it runs after the work in hand. Returns when it
-    /// ends and how long it holds up the thread on `cpu`: all of it within one softirq run,
-    /// else what keeps the thread's share of the pCPU at half since ksoftirqd took over.
-    pub fn run(&mut self, now: Time, cpu: u32, ns: Time) -> (Time, Time) {
+    /// `ns` of work arrives on `cpu` at `now` (`idle`: no thread runs there): it runs after the
+    /// work in hand. Returns when it ends and how long it holds up the thread on `cpu`: all of
+    /// it within one softirq run, else what keeps the thread's share of the pCPU at half since
+    /// ksoftirqd took over.
+    pub fn run(&mut self, now: Time, cpu: u32, ns: Time, idle: bool) -> (Time, Time) {
         let c = cpu as usize;
         let in_hand = self.until[c].saturating_sub(now);
         self.until[c] = self.until[c].max(now) + ns;
         self.charged[c] += ns;
+        if idle {
+            self.idle[c] += ns;
+        }
         let held = if in_hand < MAX_SOFTIRQ_NS {
             self.ksoftirqd[c] = None;
             ns
@@ -60,12 +67,20 @@ impl SoftirqCpus {
     /// The measurement window starts: count from zero.
     pub fn reset_metrics(&mut self) {
         self.charged.iter_mut().for_each(|c| *c = 0);
+        self.idle.iter_mut().for_each(|c| *c = 0);
     }
 
     /// Work that ran on `cpu` in the window up to `now` (what is still to run is not counted).
     pub fn ns(&self, cpu: u32, now: Time) -> Time {
         let c = cpu as usize;
         self.charged[c] - self.until[c].saturating_sub(now).min(self.charged[c])
+    }
+
+    /// The part of [`Self::ns`] that ran while no thread ran on `cpu` (what is still to run is
+    /// taken from it first: at the window's end, at most the work in hand).
+    pub fn idle_ns(&self, cpu: u32, now: Time) -> Time {
+        let c = cpu as usize;
+        self.idle[c] - self.until[c].saturating_sub(now).min(self.idle[c])
     }
 }
 
@@ -77,10 +92,10 @@ mod tests {
     #[test]
     fn work_on_a_pcpu_runs_after_the_work_in_hand_and_other_pcpus_are_apart() {
         let mut s = SoftirqCpus::new(2);
-        assert_eq!(s.run(1_000, 0, 500), (1_500, 500), "an idle pCPU runs it at once");
-        assert_eq!(s.run(1_200, 0, 300), (1_800, 300), "it waits for the work in hand");
-        assert_eq!(s.run(1_200, 1, 300), (1_500, 300), "another pCPU's work is its own");
-        assert_eq!(s.run(5_000, 0, 100), (5_100, 100), "after a gap it starts when it arrives");
+        assert_eq!(s.run(1_000, 0, 500, false), (1_500, 500), "an idle pCPU runs it at once");
+        assert_eq!(s.run(1_200, 0, 300, false), (1_800, 300), "it waits for the work in hand");
+        assert_eq!(s.run(1_200, 1, 300, false), (1_500, 300), "another pCPU's work is its own");
+        assert_eq!(s.run(5_000, 0, 100, false), (5_100, 100), "after a gap it starts when it arrives");
     }
 
     #[test]
@@ -88,21 +103,34 @@ mod tests {
         let mut s = SoftirqCpus::new(1);
         // 3 ms of work at once: the first piece finds nothing in hand and holds the thread up
         // fully; the pCPU's work in hand is then beyond 2 ms.
-        assert_eq!(s.run(0, 0, 3_000_000), (3_000_000, 3_000_000));
+        assert_eq!(s.run(0, 0, 3_000_000, false), (3_000_000, 3_000_000));
         // Work keeps coming faster than the pCPU runs it: ksoftirqd's from now on.
-        assert_eq!(s.run(1_000_000, 0, 1_000_000).1, 0, "ksoftirqd has had no time yet");
-        assert_eq!(s.run(2_000_000, 0, 1_000_000).1, 500_000, "half of the 1 ms since");
-        assert_eq!(s.run(2_100_000, 0, 1_000_000).1, 50_000);
-        assert_eq!(s.run(10_000_000, 0, 10).1, 10, "in hand below 2 ms again: all of it");
+        assert_eq!(s.run(1_000_000, 0, 1_000_000, false).1, 0, "ksoftirqd has had no time yet");
+        assert_eq!(s.run(2_000_000, 0, 1_000_000, false).1, 500_000, "half of the 1 ms since");
+        assert_eq!(s.run(2_100_000, 0, 1_000_000, false).1, 50_000);
+        assert_eq!(s.run(10_000_000, 0, 10, false).1, 10, "in hand below 2 ms again: all of it");
     }
 
     #[test]
     fn the_window_counts_what_ran_in_it_and_not_what_is_still_to_run() {
         let mut s = SoftirqCpus::new(1);
-        s.run(0, 0, 400);
+        s.run(0, 0, 400, false);
         s.reset_metrics();
-        s.run(1_000, 0, 600);
+        s.run(1_000, 0, 600, false);
         assert_eq!(s.ns(0, 1_300), 300, "half of it has run by 1.3 us");
         assert_eq!(s.ns(0, 2_000), 600);
+    }
+
+    #[test]
+    fn work_on_an_idle_pcpu_is_counted_apart_from_work_that_held_up_a_thread() {
+        let mut s = SoftirqCpus::new(2);
+        s.run(0, 0, 500, false);
+        s.run(1_000, 0, 300, true);
+        s.run(1_000, 1, 200, true);
+        assert_eq!((s.ns(0, 2_000), s.idle_ns(0, 2_000)), (800, 300));
+        assert_eq!(s.idle_ns(0, 1_100), 100, "what is still to run is not counted");
+        assert_eq!(s.idle_ns(1, 2_000), 200, "another pCPU's is its own");
+        s.reset_metrics();
+        assert_eq!(s.idle_ns(0, 2_000), 0);
     }
 }

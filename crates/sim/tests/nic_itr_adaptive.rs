@@ -124,7 +124,7 @@ fn an_adaptive_start_outside_the_drivers_range_is_one_line_naming_the_key() {
 #[test]
 fn a_profile_file_with_a_free_range_beyond_the_driver_is_refused() {
     let es2 = eventpath_sim::profile::BUILTIN.iter().find(|(n, _)| *n == "es2").unwrap().1;
-    let bad = es2.replacen("nic_rx_itr_ns = { value = 50000, unit = \"ns\",", "nic_rx_itr_ns = { value = 50000, unit = \"ns\", free = { min = 10000, max = 125000 },", 1);
+    let bad = es2.replacen("nic_rx_itr_ns = { value = 50000, unit = \"ns\", exact = \"the NIC driver's default in the named kernel's code\",", "nic_rx_itr_ns = { value = 50000, unit = \"ns\", free = { min = 10000, max = 125000 },", 1);
     assert_ne!(bad, es2);
     let e = eventpath_sim::profile::Profile::parse("bad.toml", &bad).unwrap_err().to_string();
     assert!(!e.contains('\n'), "{e}");

@@ -1,5 +1,6 @@
 //! `eventpath kvm probe`: measures this host's primitive costs with short testbed runs and writes
-//! probe.json ([`report`]) and a simulator profile (profile.toml, see [`profile`]).
+//! probe.json ([`report`]) and a simulator profile (profile.toml, see [`profile`]), and the
+//! measured costs alone over the `modern` profile (overlay.toml).
 //!
 //! Every cost is measured per event of its own kind: the notification paths with guest loops
 //! that do nothing but notify (`kick_loop`, `exit_loop`), so that "guest cost per notification"
@@ -250,8 +251,10 @@ pub fn probe_with(out_dir: &str, opts: ProbeOptions) -> Result<String> {
     // Keys sorted, as the summaries are written.
     let text = serde_json::to_string_pretty(&serde_json::to_value(&probe).expect("probe serializes")).expect("json");
     let toml = profile::profile_toml(&probe).map_err(crate::Error::Kvm)?;
+    let overlay = profile::overlay_toml(&probe, "modern").map_err(crate::Error::Kvm)?;
     std::fs::create_dir_all(out_dir)?;
     std::fs::write(std::path::Path::new(out_dir).join("probe.json"), &text)?;
     std::fs::write(std::path::Path::new(out_dir).join("profile.toml"), toml)?;
+    std::fs::write(std::path::Path::new(out_dir).join("overlay.toml"), overlay)?;
     Ok(text)
 }

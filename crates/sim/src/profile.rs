@@ -10,6 +10,8 @@ use crate::error::{describe_toml_error, InputError, InputResult};
 use eventpath_policy::moderation::NicItrDriver;
 use serde::{Deserialize, Serialize};
 
+mod base;
+
 /// One parameter with its unit and provenance.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -899,7 +901,7 @@ impl Profile {
                 name: name_or_path.into(),
                 message: format!("cannot read file: {e}"),
             })?;
-            return Self::parse(name_or_path, &text);
+            return Self::parse_in(name_or_path, &text, std::path::Path::new(name_or_path).parent());
         }
         let known: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
         Err(InputError::Profile {
@@ -908,8 +910,17 @@ impl Profile {
         })
     }
 
-    /// Parse and check a profile's text.
+    /// Parse and check a profile's text (a `base = ...` in it read relative to the current
+    /// directory).
     pub fn parse(name: &str, text: &str) -> InputResult<Profile> {
+        Self::parse_in(name, text, None)
+    }
+
+    /// [`Profile::parse`] of a file in `dir`: a `base = "..."` path is read relative to it
+    /// (`profile/base.rs`).
+    fn parse_in(name: &str, text: &str, dir: Option<&std::path::Path>) -> InputResult<Profile> {
+        let merged = base::resolve(name, text, dir, 0).map_err(|message| InputError::Profile { name: name.into(), message })?;
+        let text = merged.as_deref().unwrap_or(text);
         let de = toml::Deserializer::new(text);
         let p: Profile = serde_path_to_error::deserialize(de).map_err(|e| InputError::Profile {
             name: name.into(),

@@ -158,7 +158,9 @@ fn a_polled_wake_up_costs_the_profiles_halt_poll_wake() {
     let dir = std::env::temp_dir().join(format!("eventpath-hpw-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let es2 = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../profiles/es2.toml")).unwrap();
-    let slow = es2.replacen("halt_poll_wake_ns = { value = 0,", "halt_poll_wake_ns = { value = 40000,", 1);
+    // The es2 line with a nested host's 40 us and without es2's bare-metal range (0..=1 us).
+    let line = es2.lines().find(|l| l.starts_with("halt_poll_wake_ns = {")).expect("es2 has halt_poll_wake_ns");
+    let slow = es2.replacen(line, "halt_poll_wake_ns = { value = 40000, unit = \"ns\", source = \"a nested host's resume\" }", 1);
     assert_ne!(slow, es2);
     let path = dir.join("slow-resume.toml");
     std::fs::write(&path, slow).unwrap();

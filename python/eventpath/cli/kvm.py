@@ -22,7 +22,7 @@ from eventpath.cli.common import EXIT_PROBE_REFUSED, Parser, UsageError, seconds
 def add_kvm(sub) -> None:
     k = sub.add_parser("kvm", help="the real KVM testbed")
     ks = k.add_subparsers(dest="kvm_cmd", required=True, parser_class=Parser)
-    kp = ks.add_parser("probe", help="measure this host's primitive costs; write probe.json and profile.toml")
+    kp = ks.add_parser("probe", help="measure this host's primitive costs; write probe.json, profile.toml and overlay.toml")
     kp.add_argument("--out", required=True)
     kp.add_argument("--quick", action="store_true", help="shorter runs, 3 trials instead of 5")
     kp.add_argument("--json", action="store_true", help="print probe.json")
@@ -50,7 +50,7 @@ def cmd_kvm(a) -> int:
     out = outdir.writable(a.out)
     if a.kvm_cmd == "probe":
         text, noise = _probe_shielded(out, a.quick)
-        print(text if a.json else f"wrote {out}/probe.json, {out}/profile.toml and {out}/noise.json")
+        print(text if a.json else f"wrote {out}/probe.json, {out}/profile.toml, {out}/overlay.toml (the measured costs over the modern profile) and {out}/noise.json")
         print(f"noise: {_noise_line(noise)}", file=sys.stderr)
         refused = json.loads(text).get("refused") or {}
         for key, r in refused.items():

@@ -168,6 +168,70 @@ fn idle_table(probe: &ProbeReport) -> Option<Value> {
     Some(Value::Table(t))
 }
 
+/// overlay.toml text: only what the probe measured, over the built-in profile `base` (its
+/// hardware, kernel and every other cost), for a host that is not this testbed (issue 50 item
+/// 4: `kvm probe` on a production host, its numbers on `modern`'s layout). Unlike profile.toml
+/// it sets none of the testbed's first-principles zeros (no host network stack, no post-exit
+/// slowdown): those describe this tiny guest's testbed, not a production host. Each measured
+/// value's range is its trials' spread (min..max), or `exact` where every trial agreed.
+pub fn overlay_toml(probe: &ProbeReport, base: &str) -> Result<String, String> {
+    let b = Profile::load(base).map_err(|e| e.to_string())?;
+    let bv = Value::try_from(&b).map_err(|e| format!("serialising {base}: {e}"))?;
+    let (date, cpu, n) = (&probe.date, &probe.host_cpu, probe.trials);
+    let mut v = toml::Table::new();
+    v.insert("base".into(), Value::String(base.into()));
+    v.insert("name".into(), Value::String(format!("{base}+probe")));
+    v.insert("description".into(), Value::String(format!("{} — with the costs eventpath kvm probe measured on {cpu} on {date}", b.description)));
+    v.insert("source".into(), Value::String(format!("eventpath kvm probe (docs/kvm.md) over the {base} profile: measured keys say \"measured by\", every other is {base}'s")));
+    for (key, e) in &probe.profile {
+        let (table, k) = key.split_once('.').ok_or(format!("bad profile key {key}"))?;
+        let unit = bv.get(table).and_then(|t| t.get(k)).and_then(|p| p.get("unit")).and_then(Value::as_str)
+            .ok_or(format!("profile {base} has no {key}"))?;
+        let st = &e.stats;
+        let mut param = toml::Table::new();
+        param.insert("value".into(), Value::Float(e.value));
+        param.insert("unit".into(), Value::String(unit.into()));
+        if st.min < st.max {
+            let mut r = toml::Table::new();
+            r.insert("min".into(), Value::Float(st.min.min(e.value)));
+            r.insert("max".into(), Value::Float(st.max.max(e.value)));
+            r.insert("why".into(), Value::String(format!("the spread of the probe's {n} trials")));
+            param.insert("range".into(), Value::Table(r));
+        } else {
+            param.insert("exact".into(), Value::String(format!("measured: the probe's {n} trials agreed")));
+        }
+        param.insert("source".into(), Value::String(format!("measured by eventpath kvm probe on {date}, {cpu}: {}; median of {n} trials", e.measures)));
+        let t = v.entry(table.to_string()).or_insert_with(|| Value::Table(toml::Table::new()));
+        t.as_table_mut().expect("a section").insert(k.into(), Value::Table(param));
+    }
+    let head = format!("# Overlay written by `eventpath kvm probe`: the costs it measured here over the {base} profile\n\
+                        # (change `base` to put them on another; docs/check-host.md). Keys it refused are left out.\n");
+    // Top-level strings, then a `[section]` per table with one inline table per parameter
+    // (render() writes value, unit and source only; these carry their range too).
+    let mut body = String::new();
+    for (k, x) in &v {
+        if let Value::String(s) = x {
+            body.push_str(&format!("{k} = {}\n", quote(s)));
+        }
+    }
+    for (name, x) in &v {
+        let Value::Table(t) = x else { continue };
+        body.push_str(&format!("\n[{name}]\n"));
+        for (k, p) in t {
+            body.push_str(&format!("{k} = {p}\n"));
+        }
+    }
+    let text = format!("{head}\n{body}");
+    let dir = std::env::temp_dir().join(format!("eventpath-overlay-check-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let path = dir.join("overlay.toml");
+    std::fs::write(&path, &text).map_err(|e| e.to_string())?;
+    let loaded = Profile::load(path.to_str().unwrap_or("overlay.toml"));
+    let _ = std::fs::remove_dir_all(&dir);
+    loaded.map_err(|e| format!("exported overlay does not load: {e}"))?;
+    Ok(text)
+}
+
 /// profile.toml text from the probe's report.
 pub fn profile_toml(probe: &ProbeReport) -> Result<String, String> {
     let base = Profile::load("es2").map_err(|e| e.to_string())?;

@@ -374,3 +374,24 @@ fn no_curve_without_its_shortest_idle() {
     let prof = Profile::parse("p.toml", &profile_toml(&p).unwrap()).unwrap();
     assert!(prof.host.cstates.states.is_empty());
 }
+
+#[test]
+fn the_overlay_puts_only_the_measured_costs_on_modern() {
+    let probe = fake_probe(0);
+    let text = overlay_toml(&probe, "modern").unwrap();
+    assert!(text.contains("base = \"modern\""), "{text}");
+    let (_dir, path) = write(&text, "overlay");
+    let prof = Profile::load(path.to_str().unwrap()).unwrap();
+    let modern = Profile::load("modern").unwrap();
+    // measured: the probe's value, its trials' spread as its range
+    assert_eq!(prof.exit.io_instruction_ns.value, 26_000.0);
+    let r = prof.exit.io_instruction_ns.range.as_ref().expect("a range from the trials");
+    assert_eq!((r.min, r.max), (24_000.0, 28_000.0));
+    assert!(prof.exit.io_instruction_ns.source.contains("measured by eventpath kvm probe on 2026-01-01"), "{}", prof.exit.io_instruction_ns.source);
+    // not measured: modern's, hardware and layout included, and none of the testbed's zeros
+    assert_eq!(prof.cpu.cores_per_socket.value, modern.cpu.cores_per_socket.value);
+    assert_eq!(prof.exit.timer_ns.value, modern.exit.timer_ns.value);
+    assert_eq!(prof.exit.indirect_per_direct.value, modern.exit.indirect_per_direct.value);
+    assert_eq!(prof.host.nic_irq_ns.value, modern.host.nic_irq_ns.value);
+    assert_eq!(prof.name, "modern+probe");
+}

@@ -117,6 +117,37 @@ def ops_per_s(vm: Vm) -> float | None:
     return throughput(vm, "ops_per_s")
 
 
+#: Workload kinds whose own metric is packets/s and Gbit/s (a workload that counts operations,
+#: memcached, tcp_rr, http, udp_rr, ping, reports ops/s; docs/summary.md ``vms[].throughput``).
+PPS_KINDS = ("udp_stream", "udp_receive", "packet_gen", "udp_ping")
+GBPS_KINDS = ("tcp_stream", "tcp_receive")
+
+
+def own_throughput(vm: Vm, kind: str | None) -> tuple[float | None, str]:
+    """A VM's own measure of work done, higher better, with its unit: what ``eventpath run``
+    prints for it (pkt/s for UDP streams, Gbit/s for TCP streams, else ops/s; webbench's
+    requests/min, httperf's replies/s, SPECweb's requests/s, a CPU job's share of its work done
+    per unit of time as % of an idle CPU's, None unfinished)."""
+    if (w := web(vm)) is not None:
+        return w.get("requests_per_min"), "requests/min"
+    if (h := httperf(vm)) is not None:
+        return h.get("reply_rate_per_s"), "replies/s"
+    if (w := specweb(vm)) is not None:
+        return w.get("requests_per_s"), "requests/s"
+    if (j := cpu_job(vm)) is not None:
+        # Unfinished, it has no speed to compare (done_pct is of the run, not of the job's time).
+        speed = 100.0 * j["work_ms"] / j["completion_ms"] if j["finished"] and j.get("completion_ms") else None
+        return speed, "% of an idle CPU's speed"
+    if kind in PPS_KINDS:
+        return pps(vm), "pkt/s"
+    if kind in GBPS_KINDS:
+        return gbps(vm), "Gbit/s"
+    for value, unit in ((ops_per_s(vm), "ops/s"), (gbps(vm), "Gbit/s"), (pps(vm), "pkt/s")):
+        if value is not None:
+            return value, unit
+    return None, ""
+
+
 def latency_us(vm: Vm, q: str = "p50") -> float | None:
     """``vms[].latency_us.<q>``: ``mean``, ``p50``, ``p90``, ``p95``, ``p99``, ``p999`` or ``max``
     of the workload's latency, µs."""

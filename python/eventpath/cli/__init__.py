@@ -4,7 +4,7 @@ One module per family of commands, each holding its commands' arguments and hand
 :mod:`.run` (``run``, ``trace``), :mod:`.experiments` (``reproduce``, ``calibrate``,
 ``report``), :mod:`.search` (``sweep``, ``compare``, ``qos``), :mod:`.show` (``keys``,
 ``profiles``, ``bench``, ``demo``), :mod:`.kvm` (``kvm probe|compare|run``) and :mod:`.host`
-(``check-host``); what they share
+(``check-host``), :mod:`.advise` (``advise``); what they share
 (exit codes, the usage error, the options several take) is :mod:`.common`, the lines printed
 about a run :mod:`.run_summary`, and where they write :mod:`eventpath.outdir`. This module only
 puts the parser together and maps every failure to its one line and exit code.
@@ -17,7 +17,7 @@ import os
 import re
 import sys
 
-from eventpath.cli import experiments, host, kvm, run, search, show
+from eventpath.cli import advise, experiments, host, kvm, run, search, show
 from eventpath.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_PROBE_REFUSED, MAX_WORKERS, Parser, UsageError
 from eventpath.cli.run import MAX_TRACE_EVENTS, RUN_FIGURES, RUN_FILES, RUN_RECORDS, RUN_TABLES
 
@@ -26,7 +26,7 @@ __all__ = ["EXIT_BAD_INPUT", "EXIT_INTERRUPTED", "EXIT_PROBE_REFUSED", "MAX_TRAC
 
 #: Every command's parser, in the order ``eventpath --help`` lists them.
 COMMANDS = (run.add_run, experiments.add_reproduce, experiments.add_sensitivity, search.add_qos,
-            experiments.add_calibrate, search.add_sweep, search.add_compare, experiments.add_report, run.add_trace, show.add_keys, show.add_profiles,
+            experiments.add_calibrate, search.add_sweep, search.add_compare, advise.add_advise, experiments.add_report, run.add_trace, show.add_keys, show.add_profiles,
             show.add_bench, show.add_demo, kvm.add_kvm, host.add_check_host)
 
 

@@ -12,11 +12,8 @@ from __future__ import annotations
 import sys
 
 from eventpath import summary
+from eventpath.summary import GBPS_KINDS, PPS_KINDS
 
-#: Workload kinds whose own metric is packets/s and Gbit/s (a workload that counts operations,
-#: memcached, tcp_rr, http, udp_rr, ping, reports ops/s; docs/summary.md ``vms[].throughput``).
-PPS_KINDS = ("udp_stream", "udp_receive", "packet_gen", "udp_ping")
-GBPS_KINDS = ("tcp_stream", "tcp_receive")
 #: docs/summary.md's definitions, printed under the VMs that show them.
 EHT_TIG = ("EHT: exit handling time (the direct cost of exits, in the host); TIG: time in guest mode; "
            "both % of measured time x vCPUs")

@@ -1,0 +1,420 @@
+"""``eventpath advise SCENARIO`` (issue 50 items 1-2): on the user's own layout, which of the
+switches a platform engineer has pays, by how much, at what host CPU, and how sure.
+
+*Stock* is the scenario as written, resolved: every default its profile's kernel gives filled in
+(KVM halt polling where that KVM polls, one server worker per vCPU, ...). Each *option* changes
+one family's setting on every VM, one factor at a time from stock; a family brings what it needs
+(IPIv brings posted delivery) and an option the profile's CPU lacks is not offered. What the
+layout still cannot run, the simulator's checker refuses, and the refusal is listed.
+
+Every option runs on stock's seeds, so each gain is a paired difference (one seed's option run
+against the same seed's stock run). Seeds double, from ``seeds`` up to ``max_seeds``, for the
+options not yet resolved on every VM, until each is or the wall budget is spent: an option is
+*resolved* on a VM when the 95 % interval (Student's t over the paired seeds) of its throughput
+gain or of its p99 change excludes zero, and says *within noise* otherwise. It *pays* where it is
+resolved better on some VM and worse on none, *costs* the other way round, is *mixed* with both.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from eventpath._eventpath import InputError
+
+#: Student's t at 97.5 % by degrees of freedom (1..30); beyond, the normal's 1.96.
+_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
+         2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+#: KVM halt-polling ceilings a platform engineer tries (halt_poll_ns): off, 50 us, 200 us (x86
+#: KVM_HALT_POLL_NS_DEFAULT, the modern profile's host.halt_poll_ns source), 400 us.
+HALT_POLL_NS = (0, 50_000, 200_000, 400_000)
+#: vhost-net busyloop_timeout settings tried (us).
+BUSY_POLL_US = (10, 50)
+
+
+def t975(dof: int) -> float:
+    return _T975[dof - 1] if 1 <= dof <= len(_T975) else 1.96
+
+
+@dataclass(frozen=True)
+class Option:
+    family: str
+    label: str
+    #: Applied to a copy of each VM's resolved table.
+    edit: Callable[[dict], None]
+
+
+def _set(**keys: Any) -> Callable[[dict], None]:
+    """An edit setting keys on a VM table, a nested key's parts joined by ``__`` (``apic__ipiv``)."""
+    def edit(vm: dict) -> None:
+        for dotted, value in keys.items():
+            *path, last = dotted.split("__")
+            node = vm
+            for p in path:
+                node = node.setdefault(p, {})
+            node[last] = copy.deepcopy(value)
+    return edit
+
+
+def _value(profile: dict, section: str, key: str) -> Any:
+    p = (profile.get(section) or {}).get(key)
+    return p.get("value") if isinstance(p, dict) else None
+
+
+def stock_settings(sc: dict, profile: dict) -> dict[str, str]:
+    """What stock is, per family, in words (the first VM's where VMs differ, marked)."""
+    vms = sc["vm"]
+
+    def one(values: list[str]) -> str:
+        return values[0] if len(set(values)) == 1 else f"{values[0]} (VMs differ)"
+
+    def halt_poll(vm: dict) -> str:
+        hp = vm.get("halt_poll")
+        ns = hp.get("max_halt_poll_ns") if isinstance(hp, dict) else None
+        if ns is None:
+            ns = _value(profile, "host", "halt_poll_ns") or 0
+        return "off" if not ns else f"{ns / 1000:g} us"
+
+    def apic(vm: dict) -> str:
+        on = [k for k, v in (vm.get("apic") or {}).items() if v is True]
+        return ", ".join(on) or "none"
+
+    return {
+        "delivery": one([vm.get("interrupt_delivery", "emulated") for vm in vms]),
+        "KVM halt polling": one([halt_poll(vm) for vm in vms]),
+        "guest haltpoll": one(["on" if vm.get("guest_halt_poll") is not None else "off" for vm in vms]),
+        "vhost busy polling": one([f"{(vm.get('net') or {}).get('busyloop_timeout_us', 0)} us" for vm in vms]),
+        "APIC features": one([apic(vm) for vm in vms]),
+    }
+
+
+def options(sc: dict, profile: dict) -> list[Option]:
+    """The families' settings that differ from stock and that this profile's CPU has."""
+    vms = sc["vm"]
+    out: list[Option] = []
+    deliveries = {vm.get("interrupt_delivery") for vm in vms}
+    if deliveries != {"posted"}:
+        out.append(Option("delivery", "posted interrupts", _set(interrupt_delivery="posted")))
+    if _value(profile, "cpu", "ipiv") == 1 and not all((vm.get("apic") or {}).get("ipiv") for vm in vms):
+        out.append(Option("delivery", "posted interrupts + IPIv", _set(interrupt_delivery="posted", apic__ipiv=True)))
+    if _value(profile, "cpu", "avic") == 1 and not all((vm.get("apic") or {}).get("avic") for vm in vms):
+        out.append(Option("delivery", "posted interrupts + AVIC", _set(interrupt_delivery="posted", apic__avic=True)))
+    default_ns = _value(profile, "host", "halt_poll_ns") or 0
+    stock_ns = {((vm.get("halt_poll") or {}).get("max_halt_poll_ns", default_ns)) for vm in vms}
+    for ns in HALT_POLL_NS:
+        if stock_ns != {ns}:
+            label = "KVM halt polling off" if ns == 0 else f"KVM halt polling {ns // 1000} us"
+
+            def edit(vm: dict, ns: int = ns) -> None:
+                hp = dict(vm.get("halt_poll") or {})
+                hp["max_halt_poll_ns"] = ns
+                vm["halt_poll"] = hp
+            out.append(Option("KVM halt polling", label, edit))
+    if all(vm.get("guest_halt_poll") is None for vm in vms):
+        def haltpoll(vm: dict) -> None:
+            # The guest's driver turns KVM's polling off (MSR_KVM_POLL_CONTROL = 0), as on Linux.
+            vm.pop("halt_poll", None)
+            vm["guest_halt_poll"] = {}
+        out.append(Option("guest haltpoll", "guest haltpoll (cpuidle-haltpoll, its defaults; KVM's polling off)", haltpoll))
+    io = sc.get("host", {}).get("io") or {}
+    if io.get("handling", "vhost") == "vhost" and all((vm.get("net") or {}).get("kind", "virtio") == "virtio" for vm in vms):
+        for us in BUSY_POLL_US:
+            if {(vm.get("net") or {}).get("busyloop_timeout_us", 0) for vm in vms} != {us}:
+                out.append(Option("vhost busy polling", f"vhost busy polling {us} us", _set(net__busyloop_timeout_us=us)))
+    if any(vm.get("interrupt_delivery", "emulated") == "emulated" and not (vm.get("apic") or {}).get("pv_eoi") for vm in vms):
+        def pv_eoi(vm: dict) -> None:
+            if vm.get("interrupt_delivery", "emulated") == "emulated":  # elsewhere the EOI does not exit
+                vm.setdefault("apic", {})["pv_eoi"] = True
+        out.append(Option("PV features", "PV EOI (on the emulated-LAPIC VMs)", pv_eoi))
+    for key, label in (("pv_ipi", "PV IPI"), ("pv_sched_yield", "PV sched yield")):
+        if not all((vm.get("apic") or {}).get(key) for vm in vms):
+            out.append(Option("PV features", label, _set(**{f"apic__{key}": True})))
+    return out
+
+
+def variant(sc: dict, opt: Option | None) -> dict:
+    """Stock (``opt`` None) or ``opt`` applied to every VM of a copy of the resolved scenario."""
+    v = copy.deepcopy(sc)
+    if opt is not None:
+        for vm in v["vm"]:
+            opt.edit(vm)
+    return v
+
+
+def run_one(sc: dict, seed: int, duration: float | None, kinds: list[str | None], io_cores: list[int]) -> dict:
+    """One run's numbers (in a worker): per VM its own throughput and latency, the host's CPU;
+    or the checker's refusal; or why the run is not a result (:mod:`eventpath.liveness`)."""
+    from eventpath import api, liveness, summary
+
+    try:
+        s = api.run(sc, seed=seed, duration=duration).summary
+    except InputError as e:
+        msg = str(e)
+        return {"refused": msg.split(": ", 1)[-1] if msg.startswith("scenario <") else msg}
+    status, why = liveness.verdict(s)
+    if status != liveness.OK:
+        return {"unranked": f"seed {seed}: {why}"}
+    vms = []
+    for vm, kind in zip(summary.vms(s), kinds):
+        thr, unit = summary.own_throughput(vm, kind)
+        vms.append({"vm": summary.name(vm), "kind": kind, "throughput": thr, "unit": unit,
+                    "p50_us": summary.latency_us(vm, "p50"), "p99_us": summary.latency_us(vm, "p99")})
+    return {"vms": vms, "cpu": summary.cpu_split(s, io_cores)}
+
+
+@dataclass
+class Interval:
+    mean: float
+    half: float | None  # None with one pair
+    n: int
+
+    @property
+    def lo(self) -> float | None:
+        return None if self.half is None else self.mean - self.half
+
+    @property
+    def hi(self) -> float | None:
+        return None if self.half is None else self.mean + self.half
+
+    def excludes_zero(self) -> bool:
+        return self.half is not None and (self.lo > 0 or self.hi < 0)
+
+
+def interval(xs: list[float]) -> Interval | None:
+    if not xs:
+        return None
+    n = len(xs)
+    m = sum(xs) / n
+    if n < 2:
+        return Interval(m, None, n)
+    sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (n - 1))
+    return Interval(m, t975(n - 1) * sd / math.sqrt(n), n)
+
+
+def _pct(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None or b <= 0 else 100.0 * (a / b - 1.0)
+
+
+@dataclass
+class VmGain:
+    vm: str
+    kind: str | None
+    unit: str
+    stock: float | None
+    throughput: Interval | None  # % gain
+    p99: Interval | None  # % change
+    cpu: Interval | None  # cores, whole host (the same on every VM's line)
+
+    def good(self) -> bool:
+        return bool((self.throughput and self.throughput.excludes_zero() and self.throughput.mean > 0)
+                    or (self.p99 and self.p99.excludes_zero() and self.p99.mean < 0))
+
+    def bad(self) -> bool:
+        return bool((self.throughput and self.throughput.excludes_zero() and self.throughput.mean < 0)
+                    or (self.p99 and self.p99.excludes_zero() and self.p99.mean > 0))
+
+    def resolved(self) -> bool:
+        return self.good() or self.bad()
+
+
+def gains(stock: dict[int, dict], runs: dict[int, dict]) -> list[VmGain]:
+    """Each VM's paired gains of an option's runs over stock's (both by seed)."""
+    seeds = sorted(s for s in runs if s in stock and "vms" in runs[s] and "vms" in stock[s])
+    if not seeds:
+        return []
+    out = []
+    for i, first in enumerate(stock[seeds[0]]["vms"]):
+        thr = [_pct(runs[s]["vms"][i]["throughput"], stock[s]["vms"][i]["throughput"]) for s in seeds]
+        p99 = [_pct(runs[s]["vms"][i]["p99_us"], stock[s]["vms"][i]["p99_us"]) for s in seeds]
+        cpu = [runs[s]["cpu"]["cpu_host"] - stock[s]["cpu"]["cpu_host"] for s in seeds]
+        st = [stock[s]["vms"][i]["throughput"] for s in seeds if stock[s]["vms"][i]["throughput"] is not None]
+        out.append(VmGain(first["vm"], first["kind"], first["unit"], sum(st) / len(st) if st else None,
+                          interval([x for x in thr if x is not None]), interval([x for x in p99 if x is not None]),
+                          interval(cpu)))
+    return out
+
+
+@dataclass
+class Verdict:
+    option: Option
+    refused: str | None = None
+    unranked: str | None = None
+    vms: list[VmGain] = field(default_factory=list)
+    seeds: int = 0
+
+    @property
+    def category(self) -> str:
+        if self.refused is not None:
+            return "refused"
+        if self.unranked is not None:
+            return "not a result"
+        good, bad = any(g.good() for g in self.vms), any(g.bad() for g in self.vms)
+        return "mixed" if good and bad else "pays" if good else "costs" if bad else "within noise"
+
+    def resolved(self) -> bool:
+        """Every VM's interval excludes zero (one VM's alone would stop the seeds early on a
+        chance result among many VMs)."""
+        return bool(self.vms) and all(g.resolved() for g in self.vms)
+
+    def score(self) -> float:
+        """Ranking: the mean throughput gain over the VMs (then p99's fall)."""
+        thr = [g.throughput.mean for g in self.vms if g.throughput]
+        p99 = [g.p99.mean for g in self.vms if g.p99]
+        return (sum(thr) / len(thr) if thr else 0.0) - 1e-3 * (sum(p99) / len(p99) if p99 else 0.0)
+
+
+@dataclass
+class Advice:
+    scenario: str
+    profile: str
+    stock: dict[str, str]
+    stock_runs: dict[int, dict]
+    verdicts: list[Verdict]
+    seeds: list[int]
+    duration: float | None
+    wall_s: float
+    runs: int
+    budget_spent: bool
+
+
+def advise(scenario: str, *, seeds: int = 4, max_seeds: int = 32, budget_s: float = 240.0,
+           duration: float | None = None, ex=None, progress: Callable[[str], None] | None = None) -> Advice:
+    """Run stock and every option on growing seeds (see the module's text) through executor
+    ``ex`` (default: this process)."""
+    from eventpath import api, summary
+    from eventpath.executor import Executor
+
+    if not (isinstance(seeds, int) and 2 <= seeds <= 1000):
+        raise InputError(f"--seeds {seeds}: not allowed; expected 2..=1000 (an interval needs two pairs)")
+    if not (isinstance(max_seeds, int) and seeds <= max_seeds <= 1000):
+        raise InputError(f"--max-seeds {max_seeds}: not allowed; expected {seeds}..=1000 (at least --seeds)")
+    if not (budget_s > 0 and math.isfinite(budget_s)):
+        raise InputError(f"--budget {budget_s}: not allowed; expected seconds > 0")
+    resolved = api.resolve(scenario, duration=duration)
+    sc, profile = resolved["scenario"], resolved["profile"]
+    kinds = [(vm.get("workload") or {}).get("kind") for vm in sc["vm"]]
+    io_cores = summary.io_cores(sc)
+    opts = options(sc, profile)
+    ex = ex or Executor()
+    t0 = time.monotonic()
+    stock_runs: dict[int, dict] = {}
+    runs: list[dict[int, dict]] = [{} for _ in opts]
+    verdicts = [Verdict(o) for o in opts]
+    done_seeds: list[int] = []
+    n_runs = 0
+    budget_spent = False
+    while True:
+        n_new = seeds if not done_seeds else len(done_seeds)
+        new = list(range(len(done_seeds) + 1, min(len(done_seeds) + n_new, max_seeds) + 1))
+        todo = [i for i, v in enumerate(verdicts) if v.refused is None and v.unranked is None and not v.resolved()]
+        if not new or (done_seeds and not todo):
+            break
+        if done_seeds and time.monotonic() - t0 > budget_s:
+            budget_spent = True
+            break
+        jobs = [(variant(sc, None), s, duration, kinds, io_cores) for s in new]
+        owners: list[tuple[int | None, int]] = [(None, s) for s in new]
+        for i in (todo if done_seeds else range(len(opts))):
+            for s in new:
+                jobs.append((variant(sc, opts[i]), s, duration, kinds, io_cores))
+                owners.append((i, s))
+        if progress:
+            progress(f"seeds {new[0]}-{new[-1]}: {len(jobs)} runs ({len(jobs) // len(new) - 1} options and stock)")
+        for k, r in ex.map(run_one, jobs):
+            i, s = owners[k]
+            n_runs += 1
+            if i is None:
+                if "vms" not in r:
+                    raise InputError(f"{scenario}: stock does not run: {r.get('refused') or r.get('unranked')}")
+                stock_runs[s] = r
+            elif "refused" in r:
+                verdicts[i].refused = r["refused"]
+            elif "unranked" in r:
+                verdicts[i].unranked = r["unranked"]
+            else:
+                runs[i][s] = r
+        done_seeds += new
+        for i, v in enumerate(verdicts):
+            if v.refused is None and v.unranked is None:
+                v.vms = gains(stock_runs, runs[i])
+                v.seeds = len(runs[i])
+    order = {"pays": 0, "mixed": 1, "costs": 2, "within noise": 3, "not a result": 4, "refused": 5}
+    verdicts.sort(key=lambda v: (order[v.category], -v.score()))
+    return Advice(str(scenario), profile.get("name", "?"), stock_settings(sc, profile), stock_runs, verdicts,
+                  done_seeds, duration, time.monotonic() - t0, n_runs, budget_spent)
+
+
+# --- the answer ---------------------------------------------------------------------------------
+
+def _iv(i: Interval | None, unit: str = " %", nd: int = 1) -> str:
+    if i is None:
+        return "n/a"
+    if i.half is None:
+        return f"{i.mean:+.{nd}f}{unit}"
+    return f"{i.mean:+.{nd}f}{unit} [{i.lo:+.{nd}f}, {i.hi:+.{nd}f}]"
+
+
+def answer(a: Advice) -> list[str]:
+    """The one-page answer: what stock is, what pays, what costs, what is within noise, what the
+    layout refused."""
+    lines = [f"advise: {a.scenario} on profile {a.profile}; stock is the scenario as written with the profile's "
+             "kernel defaults:",
+             "  " + "; ".join(f"{k} {v}" for k, v in a.stock.items()),
+             f"  {len(a.verdicts)} options, each on every VM, one at a time; seeds 1-{a.seeds[-1]} (paired with stock), "
+             f"{a.runs} runs in {a.wall_s:.0f} s wall"
+             + (" — the budget ran out before every option resolved" if a.budget_spent else "")]
+    pays = [v for v in a.verdicts if v.category == "pays"]
+    if pays:
+        best = pays[0]
+        won = [f"{g.vm} {_iv(g.throughput)}" + (f" (p99 {_iv(g.p99)})" if g.p99 else "") for g in best.vms if g.good()]
+        rest = [g.vm for g in best.vms if not g.good()]
+        lines += ["", f"Answer: turn on {best.option.label}: resolved on {', '.join(won)}"
+                      + (f"; within noise on {', '.join(rest)}" if rest else "")
+                      + f"; host CPU {_iv(best.vms[0].cpu, ' cores', 2)}"
+                      + (f". {len(pays) - 1} more option{'s' if len(pays) > 2 else ''} pay (below)" if len(pays) > 1 else "")]
+    else:
+        lines += ["", "Answer: no option resolved a gain on this scenario without a loss on some VM (see mixed, costs, "
+                      "within noise below)"]
+    heads = {"pays": "What pays (throughput gain over stock, 95 % interval over paired seeds; p99 change; host CPU):",
+             "mixed": "Mixed (better on one VM or metric, worse on another):",
+             "costs": "What costs:",
+             "within noise": "Within noise (no interval excludes zero after the seeds run):",
+             "not a result": "Not a result (a run stalled; see the full table):",
+             "refused": "Refused by this layout:"}
+    for cat, head in heads.items():
+        vs = [v for v in a.verdicts if v.category == cat]
+        if not vs:
+            continue
+        lines += ["", head]
+        for v in vs:
+            if v.refused is not None or v.unranked is not None:
+                lines.append(f"  {v.option.label}: {v.refused or v.unranked}")
+                continue
+            n = v.vms[0].throughput.n if v.vms and v.vms[0].throughput else 0
+            lines.append(f"  {v.option.label}: host CPU {_iv(v.vms[0].cpu if v.vms else None, ' cores', 2)}, {n} seeds")
+            for g in v.vms:
+                what = "resolved" if g.resolved() else "within noise"
+                lines.append(f"      {g.vm} ({g.kind}): {_iv(g.throughput)} {g.unit}, p99 {_iv(g.p99)}  {what}")
+    return lines
+
+
+def table(a: Advice) -> list[dict[str, Any]]:
+    """advise.csv: one row per option and VM."""
+    rows = []
+    for v in a.verdicts:
+        base = {"family": v.option.family, "option": v.option.label, "category": v.category}
+        if not v.vms:
+            rows.append({**base, "vm": None, "note": v.refused or v.unranked})
+            continue
+        for g in v.vms:
+            row = {**base, "vm": g.vm, "workload": g.kind, "unit": g.unit, "stock_throughput": g.stock,
+                   "seeds": g.throughput.n if g.throughput else 0, "resolved": g.resolved()}
+            for name, i in (("throughput_gain_pct", g.throughput), ("p99_change_pct", g.p99), ("cpu_delta_cores", g.cpu)):
+                row[name] = i.mean if i else None
+                row[f"{name}_lo"] = i.lo if i else None
+                row[f"{name}_hi"] = i.hi if i else None
+            rows.append(row)
+    return rows

@@ -1,0 +1,84 @@
+"""`eventpath advise`: one switch at a time against the scenario's stock, paired seeds, intervals."""
+
+import csv
+import json
+
+import pytest
+
+from eventpath import advise, api
+
+
+def _resolved(path="examples/advise-cloud.toml"):
+    r = api.resolve(path)
+    return r["scenario"], r["profile"]
+
+
+def test_the_options_are_what_the_profiles_cpu_and_kernel_leave_to_switch():
+    sc, prof = _resolved()
+    labels = [o.label for o in advise.options(sc, prof)]
+    # modern's Sapphire Rapids has IPIv, not AVIC; its KVM polls 200 us by default, so 200 us is
+    # stock and not an option
+    assert "posted interrupts + IPIv" in labels and "posted interrupts + AVIC" not in labels
+    assert "KVM halt polling off" in labels and "KVM halt polling 200 us" not in labels
+    assert {"vhost busy polling 10 us", "PV EOI (on the emulated-LAPIC VMs)"} <= set(labels)
+    stock = advise.stock_settings(sc, prof)
+    assert stock["KVM halt polling"] == "200 us" and stock["delivery"] == "emulated"
+
+
+def test_an_option_brings_what_it_needs_and_leaves_stock_untouched():
+    sc, prof = _resolved()
+    by = {o.label: o for o in advise.options(sc, prof)}
+    ipiv = advise.variant(sc, by["posted interrupts + IPIv"])
+    assert all(vm["interrupt_delivery"] == "posted" and vm["apic"]["ipiv"] for vm in ipiv["vm"])
+    hp = advise.variant(sc, by["guest haltpoll (cpuidle-haltpoll, its defaults; KVM's polling off)"])
+    assert all("halt_poll" not in vm and vm["guest_halt_poll"] == {} for vm in hp["vm"])
+    assert all(vm["interrupt_delivery"] == "emulated" and "halt_poll" in vm for vm in sc["vm"]), "stock is a copy's base"
+
+
+def test_intervals_are_students_t_over_the_paired_seeds():
+    i = advise.interval([1.0, 2.0, 3.0])
+    assert i.mean == 2.0 and i.half == pytest.approx(4.303 * 1.0 / 3 ** 0.5)
+    assert not i.excludes_zero(), "2 ± 2.48"
+    assert advise.interval([2.0, 3.0, 4.0]).excludes_zero() and not advise.interval([-1.0, 1.0]).excludes_zero()
+    assert advise.interval([5.0]).half is None and not advise.interval([5.0]).excludes_zero()
+    stock = {s: {"vms": [{"vm": "a", "kind": "tcp_rr", "unit": "ops/s", "throughput": 100.0, "p99_us": 10.0}],
+                 "cpu": {"cpu_host": 1.0}} for s in (1, 2, 3)}
+    runs = {s: {"vms": [{"vm": "a", "kind": "tcp_rr", "unit": "ops/s", "throughput": 102.0 + s, "p99_us": 10.0}],
+                "cpu": {"cpu_host": 1.5}} for s in (1, 2, 3)}
+    g = advise.gains(stock, runs)[0]
+    assert g.throughput.mean == pytest.approx(4.0) and g.good() and not g.bad()
+    assert g.cpu.mean == pytest.approx(0.5) and g.p99.mean == 0.0
+
+
+def test_advise_answers_in_one_page_and_writes_its_table(cli, tmp_path):
+    r = cli("advise", "examples/advise-cloud.toml", "--out", str(tmp_path), "--duration", "0.01", "--seeds", "2",
+            "--max-seeds", "2", "--workers", "1")
+    assert r.returncode == 0, r.stderr
+    assert "stock is the scenario as written" in r.stdout and "Answer:" in r.stdout
+    assert "KVM halt polling 200 us" in r.stdout.splitlines()[1] or "KVM halt polling 200 us" in r.stdout
+    with open(tmp_path / "advise.csv") as f:
+        rows = list(csv.DictReader(f))
+    opts = {row["option"] for row in rows}
+    assert "posted interrupts + IPIv" in opts and "PV IPI" in opts
+    # a refused option is a row with its reason; a run one is a row per VM
+    pv_ipi = [row for row in rows if row["option"] == "PV IPI"]
+    assert len(pv_ipi) == 1 and pv_ipi[0]["category"] == "refused" and "multi-destination" in pv_ipi[0]["note"]
+    posted = [row for row in rows if row["option"] == "posted interrupts"]
+    assert [row["vm"] for row in posted] == ["mc0", "mc1", "web0", "web1"] and all(row["seeds"] == "2" for row in posted)
+    d = json.loads((tmp_path / "advise.json").read_text())
+    assert d["seeds"] == [1, 2] and d["answer"][0].startswith("advise: examples/advise-cloud.toml")
+    # same scenario, same seeds: the same numbers
+    r2 = cli("advise", "examples/advise-cloud.toml", "--out", str(tmp_path / "again"), "--duration", "0.01",
+             "--seeds", "2", "--max-seeds", "2", "--workers", "1")
+    assert r2.returncode == 0
+    assert (tmp_path / "again" / "advise.csv").read_text() == (tmp_path / "advise.csv").read_text()
+
+
+@pytest.mark.parametrize("args, says", [
+    (("--seeds", "1"), "--seeds 1: not allowed; expected at least 2"),
+    (("--seeds", "4", "--max-seeds", "3"), "--max-seeds 3: not allowed; expected 4..=1000"),
+    (("--budget", "0"), "--budget 0.0: not allowed"),
+])
+def test_advise_refuses_in_one_line(cli, tmp_path, args, says):
+    r = cli("advise", "examples/advise-cloud.toml", "--out", str(tmp_path), *args)
+    assert r.returncode == 2 and says in r.stderr and r.stderr.count("\n") == 1, r.stderr

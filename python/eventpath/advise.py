@@ -13,6 +13,10 @@ options not yet resolved on every VM, until each is or the wall budget is spent:
 *resolved* on a VM when the 95 % interval (Student's t over the paired seeds) of its throughput
 gain or of its p99 change excludes zero, and says *within noise* otherwise. It *pays* where it is
 resolved better on some VM and worse on none, *costs* the other way round, is *mixed* with both.
+
+With ``robust``, each resolved line of an option that pays, costs or is mixed is run again at
+the corners of the profile's ranges (:func:`corners`: its ranged parameters in groups, each group
+at its minima and at its maxima) and called *robust* where its gain keeps its sign at every one.
 """
 
 from __future__ import annotations
@@ -207,6 +211,19 @@ class VmGain:
     throughput: Interval | None  # % gain
     p99: Interval | None  # % change
     cpu: Interval | None  # cores, whole host (the same on every VM's line)
+    #: With ``robust``: the resolved metric's mean gain at each corner of the profile's ranges
+    #: (min, max over the corners), and whether its sign held at all of them.
+    band: tuple[float, float] | None = None
+    robust: bool | None = None
+
+    def metric(self) -> str | None:
+        """The metric this VM's verdict rests on: throughput where its interval excludes zero,
+        else p99 where that one does."""
+        if self.throughput and self.throughput.excludes_zero():
+            return "throughput"
+        if self.p99 and self.p99.excludes_zero():
+            return "p99"
+        return None
 
     def good(self) -> bool:
         return bool((self.throughput and self.throughput.excludes_zero() and self.throughput.mean > 0)
@@ -278,10 +295,14 @@ class Advice:
     wall_s: float
     runs: int
     budget_spent: bool
+    #: The profile as the scenario names it (a built-in name or a path), for the robustness screen.
+    profile_ref: str = ""
+    robust: bool = False
 
 
 def advise(scenario: str, *, seeds: int = 4, max_seeds: int = 32, budget_s: float = 240.0,
-           duration: float | None = None, ex=None, progress: Callable[[str], None] | None = None) -> Advice:
+           duration: float | None = None, robust: bool = False, ex=None,
+           progress: Callable[[str], None] | None = None) -> Advice:
     """Run stock and every option on growing seeds (see the module's text) through executor
     ``ex`` (default: this process)."""
     from eventpath import api, summary
@@ -343,8 +364,96 @@ def advise(scenario: str, *, seeds: int = 4, max_seeds: int = 32, budget_s: floa
                 v.seeds = len(runs[i])
     order = {"pays": 0, "mixed": 1, "costs": 2, "within noise": 3, "not a result": 4, "refused": 5}
     verdicts.sort(key=lambda v: (order[v.category], -v.score()))
-    return Advice(str(scenario), profile.get("name", "?"), stock_settings(sc, profile), stock_runs, verdicts,
-                  done_seeds, duration, time.monotonic() - t0, n_runs, budget_spent)
+    adv = Advice(str(scenario), profile.get("name", "?"), stock_settings(sc, profile), stock_runs, verdicts,
+                 done_seeds, duration, 0.0, n_runs, budget_spent, profile_ref=sc["profile"], robust=robust)
+    if robust:
+        robustness(adv, sc, kinds, io_cores, duration, ex, progress)
+    adv.wall_s = time.monotonic() - t0
+    return adv
+
+
+# --- robustness over the profile's ranges ------------------------------------------------------
+
+#: Parameters moved together in one corner of the robustness screen (as ``sensitivity``'s groups).
+ROBUST_GROUP = 8
+#: Seeds per corner run (paired, stock and option alike).
+ROBUST_SEEDS = 4
+
+
+def corners(profile: str) -> list[tuple[str, dict[str, float]]]:
+    """The robustness screen's profile points: the ranged parameters in groups of
+    :data:`ROBUST_GROUP` (profile order), each group at all its ranges' minima and at all their
+    maxima, the rest at the profile's values."""
+    from eventpath.sensitivity import ranged_params
+
+    params = ranged_params(profile)
+    out = []
+    for k in range(0, len(params), ROBUST_GROUP):
+        group = params[k:k + ROBUST_GROUP]
+        for end in ("lo", "hi"):
+            out.append((f"{group[0]['key']}..{group[-1]['key']} at {'min' if end == 'lo' else 'max'}",
+                        {p["key"]: p[end] for p in group}))
+    return out
+
+
+def _dotted(table: dict, prefix: str = "") -> list[str]:
+    out = []
+    for k, v in table.items():
+        out += _dotted(v, f"{prefix}{k}.") if isinstance(v, dict) else [f"{prefix}{k}"]
+    return out
+
+
+def with_overrides(sc: dict, values: dict[str, float]) -> dict:
+    """``sc`` with ``values`` (dotted profile keys) added to its ``[profile_overrides]``."""
+    v = copy.deepcopy(sc)
+    po = v.setdefault("profile_overrides", {})
+    for dotted, x in values.items():
+        *path, last = dotted.split(".")
+        node = po
+        for part in path:
+            node = node.setdefault(part, {})
+        node[last] = x
+    return v
+
+
+def robustness(a: "Advice", sc: dict, kinds, io_cores, duration, ex, progress=None) -> None:
+    """Set ``band`` and ``robust`` on each resolved VM line of the options that pay, cost or are
+    mixed: their resolved metric's paired mean gain at every corner of :func:`corners`; robust
+    where its sign is the nominal one at all of them. A corner the profile refuses (a value above
+    the one that bounds it) is skipped, as ``sensitivity`` skips it."""
+    decisive = [v for v in a.verdicts if v.category in ("pays", "costs", "mixed")]
+    if not decisive:
+        return
+    given = set(_dotted(sc.get("profile_overrides") or {}))  # the scenario's own what-ifs stay
+    pts = [(name, {k: x for k, x in values.items() if k not in given}) for name, values in corners(a.profile_ref)]
+    seeds = list(range(1, ROBUST_SEEDS + 1))
+    jobs, owners = [], []
+    for c, (_, values) in enumerate(pts):
+        for opt in [None, *[v.option for v in decisive]]:
+            for s in seeds:
+                jobs.append((with_overrides(variant(sc, opt), values), s, duration, kinds, io_cores))
+                owners.append((c, opt, s))
+    if progress:
+        progress(f"robustness: {len(pts)} corners of the profile's ranges x {len(decisive)} options and stock x "
+                 f"{len(seeds)} seeds = {len(jobs)} runs")
+    got: dict[tuple[int, Any], dict[int, dict]] = {}
+    for k, r in ex.map(run_one, jobs):
+        c, opt, s = owners[k]
+        if "vms" in r:
+            got.setdefault((c, None if opt is None else opt.label), {})[s] = r
+    a.runs += len(jobs)
+    for v in decisive:
+        at = [gains(got.get((c, None), {}), got.get((c, v.option.label), {})) for c in range(len(pts))]
+        for i, g in enumerate(v.vms):
+            m = g.metric()
+            if m is None:
+                continue
+            means = [getattr(x[i], m).mean for x in at if x and getattr(x[i], m) is not None]
+            if not means:
+                continue
+            nominal = getattr(g, m).mean
+            g.band = (min(means), max(means))
+            g.robust = all((x > 0) == (nominal > 0) and x != 0 for x in means)
 
 
 # --- the answer ---------------------------------------------------------------------------------
@@ -397,6 +506,9 @@ def answer(a: Advice) -> list[str]:
             lines.append(f"  {v.option.label}: host CPU {_iv(v.vms[0].cpu if v.vms else None, ' cores', 2)}, {n} seeds")
             for g in v.vms:
                 what = "resolved" if g.resolved() else "within noise"
+                if g.band is not None:
+                    what += (f", {'robust' if g.robust else 'NOT robust'}: {g.metric()} {g.band[0]:+.1f} to "
+                             f"{g.band[1]:+.1f} % over the profile's ranges")
                 lines.append(f"      {g.vm} ({g.kind}): {_iv(g.throughput)} {g.unit}, p99 {_iv(g.p99)}  {what}")
     return lines
 
@@ -411,7 +523,9 @@ def table(a: Advice) -> list[dict[str, Any]]:
             continue
         for g in v.vms:
             row = {**base, "vm": g.vm, "workload": g.kind, "unit": g.unit, "stock_throughput": g.stock,
-                   "seeds": g.throughput.n if g.throughput else 0, "resolved": g.resolved()}
+                   "seeds": g.throughput.n if g.throughput else 0, "resolved": g.resolved(),
+                   "resolved_on": g.metric(), "robust": g.robust,
+                   "band_lo_pct": g.band[0] if g.band else None, "band_hi_pct": g.band[1] if g.band else None}
             for name, i in (("throughput_gain_pct", g.throughput), ("p99_change_pct", g.p99), ("cpu_delta_cores", g.cpu)):
                 row[name] = i.mean if i else None
                 row[f"{name}_lo"] = i.lo if i else None

@@ -22,6 +22,9 @@ def add_advise(sub) -> None:
     a.add_argument("--budget", type=seconds, default=240.0, help="wall seconds after which no more seeds start "
                                                                  "(default 240)")
     a.add_argument("--duration", type=seconds, help="override each run's measured simulated seconds")
+    a.add_argument("--robust", action="store_true", help="also rerun each decisive option at the corners of the "
+                                                         "profile's ranges (groups of 8 at their minima and maxima, "
+                                                         "4 seeds): robust where the gain's sign holds at all")
     add_workers(a)
     a.set_defaults(fn=cmd_advise)
 
@@ -38,13 +41,14 @@ def cmd_advise(a) -> int:
     out = outdir.writable(a.out)
     with start(a.scheduler, a.workers) as ex:
         adv = advise.advise(a.scenario, seeds=a.seeds, max_seeds=a.max_seeds, budget_s=a.budget,
-                            duration=a.duration, ex=ex, progress=lambda m: print(f"advise: {m}", file=sys.stderr))
+                            duration=a.duration, robust=a.robust, ex=ex, progress=lambda m: print(f"advise: {m}", file=sys.stderr))
     lines = advise.answer(adv)
     print("\n".join(lines))
     write_csv(out / "advise.csv", advise.table(adv))
     (out / "advise.json").write_text(json.dumps({
         "scenario": adv.scenario, "profile": adv.profile, "stock": adv.stock, "seeds": adv.seeds,
         "duration": adv.duration, "wall_s": adv.wall_s, "runs": adv.runs, "budget_spent": adv.budget_spent,
+        "robust_screen": adv.robust,
         "answer": lines, "rows": advise.table(adv)}, indent=2) + "\n")
     print(f"\nfull table: {out / 'advise.csv'} (one row per option and VM, intervals as _lo/_hi); advise.json")
     return 0

@@ -74,7 +74,9 @@ def test_the_site_shows_every_row_and_every_profile_value_and_how_it_was_made(si
     score = (site / "scorecard.html").read_text()
     for d in (json.loads(f.read_text()) for f in (site / "reproduce").glob("*.json") if f.name != "scorecard.json"):
         page = (site / f"repro-{d['id']}.html").read_text()
-        assert page.count("<tr>") == len(d["rows"]) + 1  # every row, beside its published value
+        # every row beside its published value, and each classified miss's evidence in a table of its own
+        classed = sum(bool(r.get("miss_evidence")) for r in d["rows"])
+        assert page.count("<tr>") == len(d["rows"]) + 1 + (classed + 1 if classed else 0)
         assert f"reproduce/{d['id']}.png" in page
         assert sum(r["published"] is not None for r in d["rows"]) <= score.count(f"repro-{d['id']}.html")
     prof = (site / "profiles.html").read_text()

@@ -6,6 +6,8 @@ import pytest
 
 reproduce = pytest.importorskip("eventpath.reproduce")
 
+from eventpath.api import EXIT_REASONS as REASONS  # noqa: E402
+
 
 def _rows(rows):
     return {(r.config, r.metric): r for r in rows}
@@ -61,6 +63,18 @@ def test_seeds_today_runs_every_headline_on_both_hosts():
             assert (cfg, "gain") in rows
             assert rows[(cfg, f"baseline {h.metric}")].simulated is not None, cfg
             assert rows[(cfg, "baseline exits")].simulated >= 0
+            # the baseline's exits by reason on both sides: a table of what changed
+            assert sum(rows[(cfg, f"exits_{r}")].simulated for r in REASONS) == pytest.approx(
+                rows[(cfg, "baseline exits")].simulated)
+    # Today's production knobs beside stock today, where they apply: busy polling needs a vhost
+    # back end (not AIR's VFs); guest haltpoll a guest that halts.
+    elvis = "ELVIS netperf, 1 VM: elvis vs baseline on today"
+    for knob in ("busy_poll_50us", "guest_haltpoll"):
+        assert rows[(elvis, f"baseline+{knob} throughput")].simulated > 0
+        assert (elvis, f"gain over baseline+{knob}") in rows
+    air = "AIR vs FIR, 16 VMs: AIR vs FIR on today"
+    assert (air, "baseline+busy_poll_50us throughput") not in rows and (air, "baseline+guest_haltpoll throughput") in rows
+    assert not any(m.startswith("baseline+") for c, m in rows if c.endswith("on paper"))
     # Today's default delivery (posted + IPIv) already removes exits from ELVIS's emulated baseline.
     paper = rows[("ELVIS netperf, 1 VM: elvis vs baseline on paper", "baseline exits")].simulated
     modern = rows[("ELVIS netperf, 1 VM: elvis vs baseline on today", "baseline exits")].simulated

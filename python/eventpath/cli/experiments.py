@@ -72,6 +72,8 @@ def add_report(sub) -> None:
                           "not results")
     rep.add_argument("--no-kvm", action="store_true", help="no testbed comparison even where /dev/kvm is usable")
     rep.add_argument("--compare-dir", help="show this earlier `eventpath compare --out` instead of running one")
+    rep.add_argument("--advise-dir", help="show this earlier `eventpath advise --out` instead of running one on "
+                                          "examples/advise-cloud.toml")
     rep.add_argument("--reproduce-dir", help="show this earlier `eventpath reproduce all --out` instead of running it")
     rep.add_argument("--kvm-dir", help="show this earlier `eventpath kvm compare --out` instead of running it")
     add_workers(rep)
@@ -205,7 +207,8 @@ def cmd_report(a) -> int:
     out = report.OUT.check(a.out)
     given = {"compare_dir": gather.check_dir(a.compare_dir, "--compare-dir", "compare.json"),
              "reproduce_dir": gather.check_dir(a.reproduce_dir, "--reproduce-dir", "*.json"),
-             "kvm_dir": gather.check_dir(a.kvm_dir, "--kvm-dir", "**/compare.json")}
+             "kvm_dir": gather.check_dir(a.kvm_dir, "--kvm-dir", "**/compare.json"),
+             "advise_dir": gather.check_dir(a.advise_dir, "--advise-dir", "advise.json")}
     report.build(out, quick=a.quick, no_kvm=a.no_kvm, workers=a.workers, scheduler=a.scheduler, **given,
                  command="eventpath report " + shlex.join(command_line(a, [])[1:]),
                  say=lambda s: print(s, file=sys.stderr))

@@ -1,7 +1,7 @@
 """``eventpath report --out DIR``: one static HTML site of everything eventpath can show
 (issue 29 item 2) — the reproduction scorecard (calibration and prediction per profile, every
 row simulated beside published with its verdict), every reproduction's figure, the
-head-to-head of every mechanism, the testbed beside its simulator twins where ``/dev/kvm`` is
+head-to-head of every mechanism, which switch pays on the README's cloud host (``advise``), the testbed beside its simulator twins where ``/dev/kvm`` is
 usable, and every profile value with its unit and source.
 
 No server and no script: HTML pages, PNG figures (drawn by the commands' own figure code) and
@@ -26,7 +26,7 @@ from eventpath.version import provenance
 
 #: What a report writes at the top of its directory: its pages, its manifest and the folders
 #: of what it shows (the reproductions, the head-to-head, the testbed comparison).
-_NAMES = re.compile(r"(index|scorecard|compare|kvm|profiles|repro-[\w.+-]+)\.html|report\.json|reproduce|compare|kvm")
+_NAMES = re.compile(r"(index|scorecard|compare|advise|kvm|profiles|repro-[\w.+-]+)\.html|report\.json|reproduce|compare|advise|kvm")
 #: A report's ``--out``, kept as a comparison's is (:class:`eventpath.outdir.Owned`): checked
 #: before anything runs, built in a hidden directory and moved into place when complete, never
 #: mixed with another run's files (``eventpath run``'s summary.json, a comparison is refused); an
@@ -35,7 +35,8 @@ OUT = outdir.Owned("a report", ".report-", _NAMES.fullmatch)
 
 
 def build(out: Path, *, quick: bool = False, no_kvm: bool = False, compare_dir: Path | None = None,
-          reproduce_dir: Path | None = None, kvm_dir: Path | None = None, workers: int | None = None,
+          reproduce_dir: Path | None = None, kvm_dir: Path | None = None, advise_dir: Path | None = None,
+          workers: int | None = None,
           command: str = "eventpath report", say: Callable[[str], None] = print, scheduler: str | None = None) -> dict:
     """Build the site into ``out`` (checked with ``OUT.check`` by the caller before
     anything runs); return its manifest (``report.json``). The runs go to ``workers`` local
@@ -48,11 +49,14 @@ def build(out: Path, *, quick: bool = False, no_kvm: bool = False, compare_dir: 
     with OUT.staged(out) as site:
         g = gather.reproductions(site, quick, reproduce_dir, workers, say, scheduler)
         gather.head_to_head(site, g, quick, compare_dir, workers, say, scheduler)
+        gather.advice(site, g, quick, advise_dir, workers, say, scheduler)
         gather.testbed(site, g, quick, no_kvm, kvm_dir, say)
         body: dict[str, tuple[str, str]] = {"scorecard.html": pages.scorecard(g)}
         body.update({pages.repro_page(d): pages.reproduction(d) for d in g.docs})
         if g.compare is not None:
             body["compare.html"] = pages.compare(g.compare)
+        if g.advise is not None:
+            body["advise.html"] = pages.advise(g.advise)
         if g.kvm:
             body["kvm.html"] = pages.kvm(g)
         body["profiles.html"] = pages.profiles(gather.profiles())

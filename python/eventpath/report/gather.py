@@ -41,6 +41,7 @@ class Gathered:
     docs: list[dict] = field(default_factory=list)       # reproductions, ID.json's contract
     missing: list[str] = field(default_factory=list)     # experiments a given directory lacks
     compare: dict | None = None                          # compare.json
+    advise: dict | None = None                           # advise.json
     kvm: list[dict] = field(default_factory=list)        # each experiment's kvm compare.json
     kvm_note: str = ""                                   # why there is no testbed page, or how it was made
     notes: list[str] = field(default_factory=list)       # how each part was made
@@ -118,6 +119,48 @@ def head_to_head(site: Path, g: Gathered, quick: bool, source: Path | None, work
                         say=lambda s: None, scheduler=scheduler)
         g.notes.append(f"head to head: `{cmd}`" + (" (--quick: a small matrix)" if quick else ""))
     g.compare = json.loads((dest / "compare.json").read_text())
+
+
+#: The scenario the report's advise page answers when no --advise-dir is given: the README's
+#: platform engineer's host (examples/ beside the package in a checkout).
+ADVISE_SCENARIO = Path(__file__).resolve().parents[3] / "examples" / "advise-cloud.toml"
+#: --quick's advise: the page's plumbing, not an answer.
+QUICK_ADVISE = {"seeds": 2, "max_seeds": 2, "duration": 0.01}
+
+
+def advice(site: Path, g: Gathered, quick: bool, source: Path | None, workers: int | None, say: Callable,
+           scheduler: str | None = None) -> None:
+    """Which switch pays (``eventpath advise``): from ``source``, or run now on
+    :data:`ADVISE_SCENARIO` where the checkout has it."""
+    dest = site / "advise"
+    if source is not None:
+        dest.mkdir()
+        for f in ("advise.json", "advise.csv"):
+            if (source / f).exists():
+                shutil.copy2(source / f, dest / f)
+        g.notes.append(f"advise: read from {source} (an earlier `eventpath advise`)")
+    elif not ADVISE_SCENARIO.exists():
+        g.notes.append(f"advise: not run ({ADVISE_SCENARIO} is not here: give --advise-dir)")
+        return
+    else:
+        from eventpath import advise as adv
+        from eventpath.executor import start
+        from eventpath.tables import write_csv
+
+        kw = QUICK_ADVISE if quick else {}
+        cmd = f"eventpath advise {ADVISE_SCENARIO.name}" + "".join(
+            f" --{k.replace('_', '-')} {v}" for k, v in kw.items())
+        say(f"report: {cmd} ...")
+        with start(scheduler, workers) as ex:
+            a = adv.advise(str(ADVISE_SCENARIO), ex=ex, **kw)
+        dest.mkdir()
+        write_csv(dest / "advise.csv", adv.table(a))
+        (dest / "advise.json").write_text(json.dumps({
+            "scenario": a.scenario, "profile": a.profile, "stock": a.stock, "seeds": a.seeds, "duration": a.duration,
+            "wall_s": a.wall_s, "runs": a.runs, "budget_spent": a.budget_spent, "answer": adv.answer(a),
+            "rows": adv.table(a)}, indent=2) + "\n")
+        g.notes.append(f"advise: `{cmd}`" + (" (--quick: 2 seeds of 10 ms)" if quick else ""))
+    g.advise = json.loads((dest / "advise.json").read_text())
 
 
 def testbed(site: Path, g: Gathered, quick: bool, no_kvm: bool, source: Path | None, say: Callable) -> None:

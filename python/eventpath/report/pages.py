@@ -120,6 +120,22 @@ def compare(c: dict) -> tuple[str, str]:
     return "Head to head: every mechanism", "\n".join(body)
 
 
+def advise(a: dict) -> tuple[str, str]:
+    """The one-page answer of ``eventpath advise`` as it printed it, then its table."""
+    body = [para(f"Scenario {a.get('scenario')} on profile {a.get('profile')} · seeds "
+                 f"{', '.join(map(str, a.get('seeds', [])))} · {a.get('runs')} runs · docs/advise.md says how it "
+                 "decides"),
+            "<pre>" + _esc("\n".join(a.get("answer", []))) + "</pre>",
+            "<h2>Every option and VM</h2>",
+            table(["option", "category", "VM", "throughput gain %", "lo", "hi", "p99 change %", "host CPU Δ cores",
+                   "seeds", "resolved"],
+                  [[r["option"], r["category"], r.get("vm") or r.get("note"), r.get("throughput_gain_pct"),
+                    r.get("throughput_gain_pct_lo"), r.get("throughput_gain_pct_hi"), r.get("p99_change_pct"),
+                    r.get("cpu_delta_cores"), r.get("seeds"), str(r.get("resolved", ""))] for r in a.get("rows", [])]),
+            para("Data: advise/advise.json, advise/advise.csv", "note")]
+    return "Which switch pays (eventpath advise)", "\n".join(body)
+
+
 def kvm(g: Gathered) -> tuple[str, str]:
     from eventpath import kvm_compare
 

@@ -55,6 +55,19 @@ def test_each_prediction_miss_is_classed_and_the_classes_reach_reproduces_doc(cl
     assert "parametric" in r.stdout or "structural" in r.stdout
 
 
+def test_a_focused_screen_details_only_the_groups_that_move_the_misses_most(cli, tmp_path):
+    r = cli("sensitivity", "es2-fig4", "--out", str(tmp_path), "--duration", "0.02", "--workers", "1", "--focus", "1")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((tmp_path / "es2-fig4.sensitivity.json").read_text())
+    misses = [d for d in doc["rows"] if d["verdict"] == "miss"]
+    assert doc["focus"] == 1 and "focused" in doc["method"]
+    # At most one group of GROUP values per miss is detailed, and every miss is still classed.
+    assert doc["screened_alone"] <= S.GROUP * len(misses)
+    assert misses and all(d["miss_class"] in S_CLASSES and d["evidence"] for d in misses)
+    bad = cli("sensitivity", "es2-fig4", "--out", str(tmp_path), "--focus", "0")
+    assert bad.returncode == 2 and "--focus 0: not allowed" in bad.stderr
+
+
 def test_a_rows_noise_is_its_largest_move_to_another_seed_set():
     from eventpath.comparison import PublishedRow
 

@@ -44,6 +44,9 @@ def add_sensitivity(sub) -> None:
     se.add_argument("--keep", action="store_true",
                     help="also store the verdicts with the code (python/eventpath/reproduce/classes/ID.json), "
                          "where reproduce applies them to rows that still miss the same way")
+    se.add_argument("--focus", type=int, metavar="N",
+                    help="detail only the members of the N groups that move each miss most (default: of every group "
+                         "that moves any row); for experiments whose every group moves some row")
     add_workers(se)
     se.set_defaults(fn=cmd_sensitivity)
 
@@ -131,13 +134,15 @@ def cmd_sensitivity(a) -> int:
             raise UsageError(f"sensitivity: unknown experiment {i!r}; known: {', '.join(reproduce.EXPERIMENTS)} (or 'all')")
     if a.seeds < 1:
         raise UsageError(f"--seeds {a.seeds}: expected at least 1")
+    if a.focus is not None and not 1 <= a.focus <= 100:
+        raise UsageError(f"--focus {a.focus}: not allowed; expected 1..=100 groups per miss")
     check_workers(a)
     check_duration(a.duration)
     out = outdir.writable(a.out)
     t0 = time.monotonic()
     for i in ids:
         doc = sensitivity.analyse(i, a.duration, a.seeds, a.workers, a.scheduler,
-                                  progress=lambda s: print(s, file=sys.stderr))
+                                  progress=lambda s: print(s, file=sys.stderr), focus=a.focus)
         sensitivity.write(doc, out)
         if a.keep:
             from eventpath import version

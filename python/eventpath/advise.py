@@ -28,19 +28,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from eventpath._eventpath import InputError
+from eventpath.stats import Interval, interval
 
-#: Student's t at 97.5 % by degrees of freedom (1..30); beyond, the normal's 1.96.
-_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
-         2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
 #: KVM halt-polling ceilings a platform engineer tries (halt_poll_ns): off, 50 us, 200 us (x86
 #: KVM_HALT_POLL_NS_DEFAULT, the modern profile's host.halt_poll_ns source), 400 us.
 HALT_POLL_NS = (0, 50_000, 200_000, 400_000)
 #: vhost-net busyloop_timeout settings tried (us).
 BUSY_POLL_US = (10, 50)
-
-
-def t975(dof: int) -> float:
-    return _T975[dof - 1] if 1 <= dof <= len(_T975) else 1.96
 
 
 @dataclass(frozen=True)
@@ -167,35 +161,6 @@ def run_one(sc: dict, seed: int, duration: float | None, kinds: list[str | None]
         vms.append({"vm": summary.name(vm), "kind": kind, "throughput": thr, "unit": unit,
                     "p50_us": summary.latency_us(vm, "p50"), "p99_us": summary.latency_us(vm, "p99")})
     return {"vms": vms, "cpu": summary.cpu_split(s, io_cores)}
-
-
-@dataclass
-class Interval:
-    mean: float
-    half: float | None  # None with one pair
-    n: int
-
-    @property
-    def lo(self) -> float | None:
-        return None if self.half is None else self.mean - self.half
-
-    @property
-    def hi(self) -> float | None:
-        return None if self.half is None else self.mean + self.half
-
-    def excludes_zero(self) -> bool:
-        return self.half is not None and (self.lo > 0 or self.hi < 0)
-
-
-def interval(xs: list[float]) -> Interval | None:
-    if not xs:
-        return None
-    n = len(xs)
-    m = sum(xs) / n
-    if n < 2:
-        return Interval(m, None, n)
-    sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (n - 1))
-    return Interval(m, t975(n - 1) * sd / math.sqrt(n), n)
 
 
 def _pct(a: float | None, b: float | None) -> float | None:

@@ -23,6 +23,8 @@ eventpath's version and commit, the command line, the base scenario, the grid an
 eventpath writes, so that sweeps concatenate), ``run``, the grid point, the VM's columns, the
 run's host CPU in cores (:func:`host_cpu`), then ``liveness`` and ``liveness_reason``: a run
 with a stalled flow (a model bug) is marked there, never dropped or passed off as a result.
+With more than one seed, ``intervals.csv`` has each grid point's and VM's mean over its seeds
+with a 95 % interval (:func:`intervals`).
 
 A run's ID (its record's name, the ``run`` column) hashes everything its result depends on
 (:func:`identity`): the scenario with the grid point's values set, the seed, the duration, the
@@ -369,10 +371,43 @@ def sweep(scenario: Path | dict, params: list[tuple[str, list[Any]]], seeds: lis
                 finish(*todo[k], got)
                 bar.update(1, _label(todo[k][1]))
     rebuild()  # grid order, whatever order the runs finished in
+    if len(seeds or []) > 1:
+        rows = [r for rid, p in zip(ids, points) if rid in done for r in _rows(rid, p, done[rid], cores[rid])]
+        _write_atomic(out / "intervals.csv", _csv_text(intervals(rows, [k for k, _ in params])))
+    else:
+        (out / "intervals.csv").unlink(missing_ok=True)
     _warn_not_results(done)
     if rows_out is not None:
         rows_out.extend(r for rid, p in zip(ids, points) if rid in done for r in _rows(rid, p, done[rid], cores[rid]))
     return results
+
+
+#: intervals.csv's columns: each a results.csv column averaged over a grid point's seeds.
+INTERVAL_COLUMNS = ("throughput_gbps", "throughput_pps", "throughput_ops_per_s", "latency_us_p50", "latency_us_p99",
+                    "exits_total_per_s", "host_cpu_cores")
+
+
+def intervals(rows: list[dict], params: list[str]) -> list[dict]:
+    """intervals.csv: per grid point (``params``' values) and VM, each :data:`INTERVAL_COLUMNS`
+    value's mean over the point's seeds with its 95 % interval (:mod:`eventpath.stats`; ``_lo``
+    and ``_hi`` empty with one seed), counting only the runs that are results (liveness "ok")."""
+    from eventpath.stats import interval
+
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        if r.get("liveness") == "ok":
+            groups.setdefault((tuple(r.get(k) for k in params), r["vm"]), []).append(r)
+    out = []
+    for (point, vm), rs in groups.items():
+        row: dict[str, Any] = {"scenario": rs[0]["scenario"], **dict(zip(params, point)), "vm": vm,
+                               "seeds": len(rs)}
+        for c in INTERVAL_COLUMNS:
+            iv = interval([r[c] for r in rs if isinstance(r.get(c), (int, float))])
+            row[c] = iv.mean if iv else None
+            row[f"{c}_lo"] = iv.lo if iv else None
+            row[f"{c}_hi"] = iv.hi if iv else None
+        out.append(row)
+    return out
 
 
 def _warn_not_results(done: dict[str, dict]) -> None:

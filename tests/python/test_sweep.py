@@ -21,9 +21,19 @@ def test_sweep_runs_grid_and_resumes(cli, tmp_path):
     for row in rows:
         by_rate.setdefault(float(row["vm.0.workload.rate_pps"]), []).append(float(row["throughput_pps"]))
     assert min(by_rate[30000.0]) > 2 * max(by_rate[10000.0])
+    # With two seeds: each grid point's mean over them with its 95 % interval.
+    iv = {float(r["vm.0.workload.rate_pps"]): r for r in read_rows(tmp_path / "intervals.csv")}
+    assert set(iv) == {10000.0, 30000.0} and "intervals.csv" in r.stdout
+    for rate, vals in by_rate.items():
+        row = iv[rate]
+        assert row["seeds"] == "2" and float(row["throughput_pps"]) == pytest.approx(sum(vals) / 2)
+        assert float(row["throughput_pps_lo"]) <= float(row["throughput_pps"]) <= float(row["throughput_pps_hi"])
     # A rerun finds every run done and appends nothing.
     assert cli(*args).returncode == 0
     assert len(read_rows(tmp_path / "results.csv")) == 4
+    # One seed: no interval to give, and none left from the sweep before.
+    assert cli(*args[:4], "--seeds", "1", *args[6:]).returncode == 0
+    assert not (tmp_path / "intervals.csv").exists()
 
 
 def test_sweep_bad_key_is_one_line(cli, tmp_path):

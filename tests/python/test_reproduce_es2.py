@@ -10,7 +10,8 @@ reproduce = pytest.importorskip("eventpath.reproduce")
 #: A row's keys: always these, and the framework's optional ones (issue 47: how a published value
 #: is given, a range's or bound's ends, an ensemble's spread, convergence).
 ROW_KEYS = {"config", "metric", "unit", "simulated", "published", "verdict", "role"}
-OPTIONAL_KEYS = {"published_kind", "published_bounds", "spread", "converged", "definition"}
+OPTIONAL_KEYS = {"published_kind", "published_bounds", "spread", "converged", "definition",
+                 "miss_class", "miss_evidence"}  # a kept sensitivity class (reproduce/classes/)
 
 
 @pytest.mark.parametrize("exp_id", ["es2-table1", "es2-fig4-base", "es2-fig4", "es2-table1-sensitivity", "es2-fig7a",

@@ -4,14 +4,15 @@
 //! a time (read, work, write, segments).
 //!
 //! Three ways to hand requests to workers:
-//! * per vCPU (netperf TCP_RR; `http` without `workers`): one worker per vCPU serves the
+//! * per vCPU (netperf TCP_RR): one worker per vCPU serves the
 //!   requests completed by its own vCPU's NAPI; work woken by an interrupt starts where the
 //!   interrupt ran (DESIGN §3.5).
 //! * by connection (memcached's `threads`; `http` with `worker_ports`): connection `c` belongs
 //!   to worker `c % workers` — memcached's listener hands each accepted connection to the next
 //!   worker thread round robin (`dispatch_conn_new`), and that thread's event loop serves it
 //!   for its life, wherever the interrupt that completed a request ran.
-//! * shared socket: an idle worker is woken, preferring one last on the NAPI vCPU, else the
+//! * shared socket (`http`, `webbench`, `httperf` with or without `workers`: one per vCPU when
+//!   absent, the servers' stock count): an idle worker is woken, preferring one last on the NAPI vCPU, else the
 //!   lowest-numbered; with none idle the request waits for the next worker to finish.
 //!
 //! A complete request wakes its worker as `sock_def_readable` does (`WF_SYNC`, from the NAPI's
@@ -75,6 +76,13 @@ impl Workers {
             // prior: one can run while another blocks on its socket write).
             Workload::Specweb { workers, .. } => (workers.unwrap_or(2 * vcpus), Dispatch::Shared),
             Workload::Http { worker_ports: true, .. } => (vcpus, Dispatch::Connection),
+            // Stock servers: nginx's `worker_processes auto` and a prefork Apache's processes are
+            // one worker per CPU on the one listening socket, as `workers = vcpus` writes it — not
+            // one per vCPU serving only its own vCPU's interrupts, which on a single-queue NIC
+            // leaves every worker but the interrupt's idle (issue 50 item 3).
+            Workload::Http { workers: None, .. } | Workload::Webbench { workers: None, .. } | Workload::Httperf { workers: None, .. } => {
+                (vcpus, Dispatch::Shared)
+            }
             _ => (vcpus, Dispatch::PerVcpu),
         };
         Workers {

@@ -148,6 +148,8 @@ pub fn scenario(case: u64) -> String {
     // Several VFs in a VM (`[vm.net] vfs`, issue 30): a stream of its own, so that earlier keys'
     // draws stay as they were.
     let mut vs = Rng::for_component(case, "layout-fuzz-vfs");
+    // Multi-queue virtio-net (`[vm.net] queues`, issue 50): a stream of its own, as above.
+    let mut mq = Rng::for_component(case, "layout-fuzz-queues");
     // lookbusy, httperf and SPECweb (issue 31): a stream of their own, so that earlier keys'
     // draws stay as they were.
     let mut lw = Rng::for_component(case, "layout-fuzz-issue31");
@@ -297,6 +299,11 @@ pub fn scenario(case: u64) -> String {
                 vfs_at = Some((s.len(), n));
             }
         }
+        // (Drawn for every VM, so that the stream stays aligned.)
+        let queues = 1 + mq.below(u64::from(vcpus)) as u32;
+        if !vf && !shared && mq.chance(0.4) {
+            vfs_at = Some((s.len(), queues));
+        }
         if !vf && !shared && d.chance(0.2) {
             let _ = writeln!(s, "busyloop_timeout_us = {}", [1, 10, 50, 200, 5000][d.below(5) as usize]);
         }
@@ -355,7 +362,7 @@ pub fn scenario(case: u64) -> String {
         if let Some((at, n)) = vfs_at {
             let receives = w.as_deref().is_some_and(|w| w.starts_with("kind = \"tcp_receive\"") || w.starts_with("kind = \"udp_receive\""));
             if n == 1 || receives {
-                s.insert_str(at, &format!("vfs = {n}\n"));
+                s.insert_str(at, &format!("{} = {n}\n", if vf { "vfs" } else { "queues" }));
             }
         }
         if let Some(w) = w {

@@ -158,3 +158,25 @@ fn the_xen_draws_reach_pv_and_fv_hosts_and_leave_every_first_layout_as_it_was() 
     }
     assert!(pv > 0 && fv > 0, "pv {pv} fv {fv}");
 }
+
+#[test]
+fn the_draws_reach_multi_queue_receivers_and_such_cases_run() {
+    let mut mq = vec![];
+    for case in 0..600 {
+        let s = eventpath_sim::fuzz::scenario(case);
+        for vm in s.split("[[vm]]") {
+            let many = vm.lines().any(|l| l.strip_prefix("queues = ").is_some_and(|n| n != "1"));
+            if many {
+                assert!(vm.contains("\"tcp_receive\"") || vm.contains("\"udp_receive\""), "case {case}: queues on a non-receiver\n{s}");
+                mq.push(case);
+            }
+        }
+    }
+    assert!(mq.len() >= 5, "several queue pairs in {mq:?} of 600");
+    for &case in mq.iter().take(5) {
+        match run_case(case) {
+            Ok(Outcome::Ok) => {}
+            other => panic!("case {case}: {other:?}\n{}", eventpath_sim::fuzz::scenario(case)),
+        }
+    }
+}

@@ -153,8 +153,9 @@ def cmd_sensitivity(a) -> int:
         tally = []
         for role in ("prediction", "calibration"):
             of = [d for d in classes if (d["role"] == "calibration") == (role == "calibration")]
-            n_par = sum(d["miss_class"] == "parametric" for d in of)
-            tally.append(f"{len(of)} {role} misses: {n_par} parametric, {len(of) - n_par} structural")
+            n = {c: sum(d["miss_class"] == c for d in of) for c in ("parametric", "structural", "unclassified")}
+            tally.append(f"{len(of)} {role} misses: {n['parametric']} parametric, {n['structural']} structural, "
+                         f"{n['unclassified']} unclassified")
         print(f"{i}: {doc['parameters']} ranged parameters, {doc['screened_alone']} screened alone; "
               f"{'; '.join(tally)} -> {out}/{i}.sensitivity.json, {i}.tornado.png")
         for d in classes:

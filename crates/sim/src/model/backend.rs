@@ -241,8 +241,18 @@ impl Host {
         } else {
             d.txq.interrupts += 1;
         }
-        let vm = d.vm as usize;
-        let target = self.route_irq(now, vm, crate::model::hypervisor::routing::IrqRouting::device_request(dev, vec), q);
+        let (vm, home) = (d.vm as usize, d.home);
+        // Queue pair i's vectors have vCPU i as their affinity (`virtnet_set_affinity`); a
+        // one-queue device's, vCPU 0.
+        let req = crate::model::hypervisor::routing::IrqRouting::device_request(dev, vec);
+        let req = eventpath_policy::routing::RouteRequest { dest: home as usize % self.vms[vm].vcpus.len(), ..req };
+        let target = self.route_irq(now, vm, req, q);
+        if self.vms[vm].ndevs > 1 {
+            // Which queue pair's interrupt a handler on `target` serves (one LAPIC vector per
+            // direction in the model).
+            let g = &mut self.devs[dev as usize].guest;
+            *(if vec == Vector::NetRx { &mut g.irq_to } else { &mut g.tx_irq_to }) = Some(target);
+        }
         self.cx(q).raise_irq(now, target, vec);
     }
 }

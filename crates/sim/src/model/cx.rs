@@ -60,8 +60,21 @@ impl Cx<'_> {
             },
             Up::IoHeld { thread, held } => self.h.io.threads[thread as usize].interrupted(held),
             Up::KickTx { v, poke } => {
-                let dev = self.h.vms[self.h.vcpus[v as usize].vm as usize].dev;
-                self.kick_tx(now, v, dev);
+                let vm = &self.h.vms[self.h.vcpus[v as usize].vm as usize];
+                let (first, n) = (vm.dev, vm.ndevs);
+                if n == 1 {
+                    self.kick_tx(now, v, first);
+                } else {
+                    // The queue pairs whose TX interrupt's handler added buffers: the first's
+                    // kick is the exit; another's (two queues' TX interrupts on one vCPU at
+                    // once, which their affinities make rare) rides on it (its ioeventfd).
+                    let owed: Vec<u32> = (first..first + n).filter(|&d| std::mem::take(&mut self.h.devs[d as usize].guest.tx_kick_owed)).collect();
+                    for &d in owed.iter().skip(1) {
+                        self.h.devs[d as usize].txq.kicks += 1;
+                        self.ioeventfd(now, d, false);
+                    }
+                    self.kick_tx(now, v, owed.first().copied().unwrap_or(first));
+                }
                 if let Some(cpu) = poke {
                     self.poke(now, cpu);
                 }
@@ -185,5 +198,7 @@ fn view(d: &mut NetDev) -> DevView<'_> {
         guest_gro: d.guest.gro,
         home: d.home,
         irq_to: &mut d.guest.irq_to,
+        tx_irq_to: &mut d.guest.tx_irq_to,
+        tx_kick_owed: &mut d.guest.tx_kick_owed,
     }
 }

@@ -232,6 +232,33 @@ pub(super) fn check_device(vm: &Vm, key: &dyn Fn(&str) -> String, profile: &Prof
             ));
         }
     }
+    if let Some(n) = vm.net.queues {
+        if vm.net.kind != NetKind::Virtio {
+            return Err(format!("key `{}`: queue pairs are virtio-net's (an SR-IOV VM has several VFs with `{}`); set {} = \"virtio\" or remove the key", key("net.queues"), key("net.vfs"), key("net.kind")));
+        }
+        if n == 0 || n > vm.vcpus {
+            return Err(format!(
+                "key `{}`: {n} is not allowed; expected 1..={} (the guest's driver uses at most one queue pair per online vCPU)",
+                key("net.queues"),
+                vm.vcpus
+            ));
+        }
+        if n > 1 && io != Handling::Vhost {
+            return Err(format!(
+                "key `{}`: {n} queue pairs are modelled under vhost-net (a worker per queue pair); host.io.handling = \"{}\" serves one queue per VM; set queues = 1 or handling = \"vhost\"",
+                key("net.queues"),
+                io.key()
+            ));
+        }
+        let receives = matches!(vm.workload, Some(Workload::TcpReceive { .. } | Workload::UdpReceive { .. }));
+        if n > 1 && !receives {
+            let kind = vm.workload.as_ref().map_or_else(|| "none".to_string(), Workload::kind_name);
+            return Err(format!(
+                "key `{}`: {n} queue pairs are read by a receive workload (tcp_receive, udp_receive: one receiver per queue pair); workload kind \"{kind}\" would use one of them; set queues = 1 or a receive workload",
+                key("net.queues")
+            ));
+        }
+    }
     if vm.net.mtvd && vm.vcpus < 2 {
         return Err(format!("key `{}`: a VM with one vCPU has no other vCPU to hand receive work to; give it vcpus >= 2 or remove the key", key("net.mtvd")));
     }

@@ -366,6 +366,17 @@ pub struct Net {
     /// 1..=the profile's `sriov.max_vfs`, and only with a receive workload (`tcp_receive`,
     /// `udp_receive`), which runs one receiver per VF.
     pub vfs: Option<u32>,
+    /// Multi-queue virtio-net (`mq=on`, QEMU's `queues` on the tap; VIRTIO 1.1 §5.1.6.5.5):
+    /// queue pairs, each its own device here, with its own TX and RX rings, its own vhost-net
+    /// worker (QEMU opens one vhost device per queue pair), its own client flow, and an MSI-X
+    /// vector per queue whose affinity is vCPU `i mod vcpus` (the guest driver's
+    /// `virtnet_set_affinity`: queue pair i to the i-th online CPU). Absent: 1, QEMU's and
+    /// libvirt's default. Only for `kind = "virtio"`, 1..=the VM's vCPUs (the Linux driver uses
+    /// `min(max_queue_pairs, num_online_cpus)`), with vhost-net handling, and more than 1 only
+    /// with a receive workload (`tcp_receive`, `udp_receive`), one receiver per queue pair: the
+    /// tap steers each flow to the queue its receiver transmits its ACKs on (tun's automatic
+    /// flow steering), the queue of its own vCPU (XPS).
+    pub queues: Option<u32>,
 }
 
 
@@ -402,6 +413,7 @@ impl Default for Net {
             offload: None,
             mtvd: false,
             vfs: None,
+            queues: None,
         }
     }
 }
@@ -412,9 +424,10 @@ impl Net {
         self.offload.unwrap_or_default()
     }
 
-    /// The number of devices the VM has: its VFs (`vfs`, default 1), else one virtio device.
+    /// The number of devices the VM has: its VFs (`vfs`, default 1), or its virtio-net queue
+    /// pairs (`queues`, default 1).
     pub fn devices(&self) -> u32 {
-        self.vfs.unwrap_or(1)
+        self.vfs.or(self.queues).unwrap_or(1)
     }
 
     /// The suppression scheme the device and driver use.

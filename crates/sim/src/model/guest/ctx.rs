@@ -45,6 +45,10 @@ pub(crate) struct DevView<'a> {
     pub home: u32,
     /// The vCPU its MSI-X message last went to, until a handler there takes it.
     pub irq_to: &'a mut Option<u32>,
+    /// The vCPU its TX queue's interrupt last went to (multi-queue virtio-net).
+    pub tx_irq_to: &'a mut Option<u32>,
+    /// Its TX ring's kick is owed by a TX interrupt's handler (multi-queue virtio-net).
+    pub tx_kick_owed: &'a mut bool,
 }
 
 /// What the guest kernel may do (see the module doc). vCPUs are host-wide indices; `vm` is the

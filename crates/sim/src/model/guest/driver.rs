@@ -110,17 +110,31 @@ impl<K: Kernel> Driver for K {
         let vm = self.vcpu_ref(v).vm as usize;
         match vec {
             Vector::NetTx => {
-                let (kick, woke) = self.tx_irq(v);
-                self.app_tx_interrupt(now, v, vm);
-                if woke {
-                    let dev = self.dev_of(vm);
-                    self.wake_writers(now, v, dev);
+                let mut kick = false;
+                let (first, n) = self.vm_devs(vm);
+                for dev in first..first + n {
+                    if n > 1 && !self.took_irq(v, dev, false) {
+                        continue;
+                    }
+                    let (k, woke) = self.tx_irq(dev);
+                    kick |= k;
+                    if k && n > 1 {
+                        *self.net(dev).tx_kick_owed = true;
+                    }
+                    if woke {
+                        self.wake_writers(now, v, dev);
+                    }
                 }
+                self.app_tx_interrupt(now, v, vm);
                 return kick;
             }
             Vector::NetRx => {
-                let dev = self.dev_of(vm);
-                self.napi_schedule(v, dev)
+                let (first, n) = self.vm_devs(vm);
+                for dev in first..first + n {
+                    if n == 1 || self.took_irq(v, dev, true) {
+                        self.napi_schedule(v, dev);
+                    }
+                }
             }
             Vector::Vf => {
                 // ixgbevf: one vector per queue pair; NAPI cleans TX and receives RX. Of a VM's
@@ -144,9 +158,17 @@ impl<K: Kernel> Driver for K {
         false
     }
 
-    fn tx_irq(&mut self, v: u32) -> (bool, bool) {
-        let vm = self.vcpu_ref(v).vm as usize;
-        let dev = self.dev_of(vm);
+    fn took_irq(&mut self, v: u32, dev: u32, rx: bool) -> bool {
+        let d = self.net(dev);
+        let to = if rx { d.irq_to } else { d.tx_irq_to };
+        let mine = *to == Some(v);
+        if mine {
+            *to = None;
+        }
+        mine
+    }
+
+    fn tx_irq(&mut self, dev: u32) -> (bool, bool) {
         let d = self.net(dev);
         d.txq.irq.driver_disable(); // skb_xmit_done: virtqueue_disable_cb
         let mut added = false;

@@ -24,13 +24,19 @@ pub(crate) struct NetIf {
     /// The multi-threaded VF driver (`[vm.net] mtvd`).
     pub mtvd: Option<Mtvd>,
     /// The vCPU (host-wide) the device's MSI-X message last went to, until the handler there
-    /// takes it (a VM with several VFs: which VF an interrupt on a vCPU is for).
+    /// takes it (a VM with several VFs: which VF an interrupt on a vCPU is for; of a
+    /// multi-queue virtio-net device, which queue pair's RX interrupt).
     pub irq_to: Option<u32>,
+    /// Likewise for a multi-queue virtio-net queue pair's TX interrupt.
+    pub tx_irq_to: Option<u32>,
+    /// A TX interrupt's handler added buffers to this queue pair's TX ring and owes its kick
+    /// (multi-queue virtio-net: which device the handler's kick is for).
+    pub tx_kick_owed: bool,
 }
 
 impl NetIf {
     /// A device's guest side, with the guest's GRO on or off and MTVD's threads, if any.
     pub fn new(gro: bool, mtvd: Option<Mtvd>) -> Self {
-        NetIf { qdisc: VecDeque::new(), tx_stopped: false, napi: Napi::default(), gro, mtvd, irq_to: None }
+        NetIf { qdisc: VecDeque::new(), tx_stopped: false, napi: Napi::default(), gro, mtvd, irq_to: None, tx_irq_to: None, tx_kick_owed: false }
     }
 }

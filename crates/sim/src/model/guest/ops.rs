@@ -47,11 +47,15 @@ pub(crate) trait Driver {
     /// IPI is a workload's own interrupt: its handler is the workload's.)
     fn irq_handled(&mut self, now: Time, v: u32, vec: Vector) -> bool;
 
-    /// TX interrupt (`skb_xmit_done` → `netif_wake_subqueue`; then `net_tx_action` runs the
+    /// Did vCPU `v`'s handler take device `dev`'s RX (else TX) interrupt? (A multi-queue
+    /// virtio-net device: each queue pair's interrupt is for the vCPU it was routed to.)
+    fn took_irq(&mut self, v: u32, dev: u32, rx: bool) -> bool;
+
+    /// Device `dev`'s TX interrupt (`skb_xmit_done` → `netif_wake_subqueue`; then `net_tx_action` runs the
     /// qdisc): reclaimed space takes the backlog; the queue stays stopped while the ring fills
     /// again. Returns whether the device must be kicked for buffers added here, and whether a
     /// stopped queue was woken (its writers elsewhere need waking).
-    fn tx_irq(&mut self, v: u32) -> (bool, bool);
+    fn tx_irq(&mut self, dev: u32) -> (bool, bool);
 
     /// The driver stops (`netif_tx_stop_queue`) or wakes device `dev`'s TX queue; the
     /// workload using the device sees it. Returns whether the queue was stopped before.

@@ -54,6 +54,8 @@ pub(crate) struct Backends {
     pub costs: Costs,
     /// Each device's VM.
     pub dev_vm: Vec<u32>,
+    /// Each thread's VM where it is one VM's own (a vhost worker), else None (a shared one).
+    thread_vm: Vec<Option<u32>>,
 }
 
 /// What the back ends need to know of a VM (the build's view of its scenario entry).
@@ -74,7 +76,7 @@ impl Backends {
     /// the host scheduler, in order; a thread whose policy runs from the start (a PMD's) is started
     /// ([`Self::starts_running`]).
     /// `dev_vm` gives each device's VM (a VM's devices are consecutive; only a VM of several
-    /// VFs has more than one, and a VF has no back end).
+    /// VFs or of several virtio-net queue pairs has more than one, and a VF has no back end).
     pub fn build(io: &IoHandling, profile: &Profile, vms: &[VmIo], dev_vm: &[u32], dom0: &[u32], add: &mut dyn FnMut(&str, Option<u32>)) -> Backends {
         let vhost = vhost::config(profile, 0);
         let mut threads = Vec::new();
@@ -84,8 +86,11 @@ impl Backends {
         let offloads = || dev_vm.iter().map(|&vm| vms[vm as usize].offloads);
         let nodes = || dev_vm.iter().map(|&vm| vms[vm as usize].memory_node).collect();
         if io.handling == Handling::Vhost {
-            // One worker per device, pinned where its VM says. (A VF's never wakes: it is kept
-            // so that the threads' ids and placement stay what they were.)
+            // One worker per device (per queue pair of a multi-queue virtio-net device: QEMU
+            // opens a vhost-net device for each), pinned where its VM says. (A VF VM's one
+            // worker never wakes: it is kept so that the threads' ids and placement stay what
+            // they were.)
+            let mut thread_vm = Vec::new();
             for (i, vm) in vms.iter().enumerate() {
                 // Under Xen, dom0's back end: netback's kernel thread or QEMU's device model,
                 // each VM's pinned to one of dom0's pCPUs in turn.
@@ -94,14 +99,22 @@ impl Backends {
                     NetKind::XenE1000 => (format!("qemu-{}", vm.name), Some(dom0[i % dom0.len()])),
                     _ => (format!("vhost-{}", vm.name), vm.vhost_pin),
                 };
-                add(&name, pin);
                 let cfg = vhost::config(profile, vm.busyloop_timeout_us);
-                let d = first[i];
-                let (devs, serves) = if vm.kind.has_backend() { (vec![d], true) } else { (vec![], false) };
-                if serves {
-                    by_dev[d as usize] = Some((threads.len() as u32, 0));
+                let own: Vec<u32> = (0..dev_vm.len() as u32).filter(|&d| dev_vm[d as usize] == i as u32).collect();
+                let served = if vm.kind.has_backend() { own.clone() } else { vec![] };
+                for (q, &d) in served.iter().enumerate().skip(1) {
+                    debug_assert_eq!(d, first[i] + q as u32);
                 }
-                threads.push(IoThread::new(name, devs, Policy::Vhost(vhost::VhostIo::new(cfg))));
+                for q in 0..served.len().max(1) {
+                    let name = if q == 0 { name.clone() } else { format!("{name}.q{q}") };
+                    add(&name, pin);
+                    let devs = served.get(q).map(|&d| vec![d]).unwrap_or_default();
+                    if let Some(&d) = devs.first() {
+                        by_dev[d as usize] = Some((threads.len() as u32, 0));
+                    }
+                    thread_vm.push(Some(i as u32));
+                    threads.push(IoThread::new(name, devs, Policy::Vhost(vhost::VhostIo::new(cfg.clone()))));
+                }
             }
             let extra = dev_vm
                 .iter()
@@ -112,7 +125,7 @@ impl Backends {
                 })
                 .collect();
             let costs = Costs::new(profile, offloads(), true).with_packet_extra(extra).with_numa(profile, nodes());
-            return Backends { threads, by_dev, exitless: false, costs, dev_vm: dev_vm.to_vec() };
+            return Backends { threads, by_dev, exitless: false, costs, dev_vm: dev_vm.to_vec(), thread_vm };
         }
         let virtio: Vec<u32> = (0..vms.len()).filter(|&vm| vms[vm].kind.has_backend()).map(|vm| first[vm]).collect();
         let cores = io.cores.clone().unwrap_or_default();
@@ -132,7 +145,15 @@ impl Backends {
             threads.push(th);
         }
         let kernel_path = threads.iter().all(|t| t.policy.kernel_path());
-        Backends { threads, by_dev, exitless: io.handling == Handling::Elvis, costs: Costs::new(profile, offloads(), kernel_path).with_numa(profile, nodes()), dev_vm: dev_vm.to_vec() }
+        let thread_vm = vec![None; threads.len()];
+        Backends {
+            threads,
+            by_dev,
+            exitless: io.handling == Handling::Elvis,
+            costs: Costs::new(profile, offloads(), kernel_path).with_numa(profile, nodes()),
+            dev_vm: dev_vm.to_vec(),
+            thread_vm,
+        }
     }
 
     /// The thread serving device `dev` and the device's index among its devices, if any.
@@ -145,9 +166,10 @@ impl Backends {
         self.threads[t as usize].wake_pending
     }
 
-    /// The VM whose own thread `t` is (a vhost worker: one per VM, in order), or `None` for a
-    /// thread shared by the host's VMs (ES2, ELVIS, PMD).
+    /// The VM whose own thread `t` is (a vhost worker: one per VM, or per queue pair of a
+    /// multi-queue device, in order), or `None` for a thread shared by the host's VMs (ES2,
+    /// ELVIS, PMD).
     pub fn vm_of_thread(&self, t: u32) -> Option<u32> {
-        matches!(self.threads[t as usize].policy, Policy::Vhost(_)).then_some(t)
+        self.thread_vm[t as usize]
     }
 }

@@ -80,12 +80,23 @@ def stock_settings(sc: dict, profile: dict) -> dict[str, str]:
         on = [k for k, v in (vm.get("apic") or {}).items() if v is True]
         return ", ".join(on) or "none"
 
+    def moderation(vm: dict) -> str:
+        net = vm.get("net") or {}
+        kind = (net.get("moderation") or {}).get("kind", "none")
+        if kind == "none" and net.get("kind") == "sriov_vf":
+            itr = net.get("itr_us")
+            return f"VF EITR {itr}" + (" us" if isinstance(itr, (int, float)) else "") if itr else "VF EITR (profile's)"
+        return kind
+
     return {
         "delivery": one([vm.get("interrupt_delivery", "emulated") for vm in vms]),
         "KVM halt polling": one([halt_poll(vm) for vm in vms]),
         "guest haltpoll": one(["on" if vm.get("guest_halt_poll") is not None else "off" for vm in vms]),
         "vhost busy polling": one([f"{(vm.get('net') or {}).get('busyloop_timeout_us', 0)} us" for vm in vms]),
         "APIC features": one([apic(vm) for vm in vms]),
+        "moderation": one([moderation(vm) for vm in vms]),
+        "routing": one([vm.get("interrupt_routing", "fixed") for vm in vms]),
+        "multi-queue": one([f"{(vm.get('net') or {}).get('queues', 1)} queue pair(s)" for vm in vms]),
     }
 
 
@@ -130,7 +141,74 @@ def options(sc: dict, profile: dict) -> list[Option]:
     for key, label in (("pv_ipi", "PV IPI"), ("pv_sched_yield", "PV sched yield")):
         if not all((vm.get("apic") or {}).get(key) for vm in vms):
             out.append(Option("PV features", label, _set(**{f"apic__{key}": True})))
+    out += _moderation(vms) + _routing(vms) + _multi_queue(sc)
     return out
+
+
+def _net(vm: dict) -> dict:
+    return vm.get("net") or {}
+
+
+def _only(pred: Callable[[dict], bool], edit: Callable[[dict], None]) -> Callable[[dict], None]:
+    """``edit`` applied to the VMs ``pred`` accepts; the others keep stock."""
+    def apply(vm: dict) -> None:
+        if pred(vm):
+            edit(vm)
+    return apply
+
+
+def _moderation(vms: list[dict]) -> list[Option]:
+    """Interrupt moderation where stock has none: on a virtio queue the guest's (virtio-net's
+    notification coalescing, set by hand or by net DIM), on an SR-IOV VF the host's controller
+    driving its EITR (net DIM, the CGR/AIR paper's AIR)."""
+    def unmoderated(kind: str) -> Callable[[dict], bool]:
+        return lambda vm: (_net(vm).get("kind", "virtio") == kind
+                           and (_net(vm).get("moderation") or {}).get("kind", "none") == "none"
+                           and (kind != "sriov_vf" or "itr_us" not in _net(vm)))
+    out = []
+    for kind, choices in (("virtio", (("guest_dim", "guest net DIM on virtio-net's notification coalescing"),
+                                       ("notf_coal", "virtio-net notification coalescing (1000 us / 10 frames)"))),
+                          ("sriov_vf", (("dim", "host net DIM driving the VF's EITR"),
+                                        ("air", "AIR driving the VF's EITR (CGR/AIR paper §4.3)")))):
+        pred = unmoderated(kind)
+        if any(pred(vm) for vm in vms):
+            for mod, label in choices:
+                out.append(Option("moderation", label, _only(pred, _set(net__moderation={"kind": mod}))))
+    return out
+
+
+def _routing(vms: list[dict]) -> list[Option]:
+    """Where a device interrupt goes on the multi-vCPU VMs that route it to a fixed vCPU."""
+    def fixed(vm: dict) -> bool:
+        return vm.get("vcpus", 1) > 1 and vm.get("interrupt_routing", "fixed") == "fixed"
+    if not any(fixed(vm) for vm in vms):
+        return []
+    return [Option("routing", label, _only(fixed, _set(interrupt_routing=r)))
+            for r, label in (("running_first", "interrupts to a running vCPU (running_first)"),
+                             ("es2", "ES2 interrupt redirection (§4.3)"))]
+
+
+#: The workloads the model spreads over several virtio-net queue pairs (the receivers, each flow
+#: steered to its own vCPU's queue).
+MULTI_QUEUE_WORKLOADS = ("tcp_receive", "udp_receive")
+
+
+def _multi_queue(sc: dict) -> list[Option]:
+    """One queue pair per vCPU (ethtool -L combined N, QEMU mq=on) on the vhost virtio VMs whose
+    workload the model runs over several queues and that have one now."""
+    if (sc.get("host", {}).get("io") or {}).get("handling", "vhost") != "vhost":
+        return []
+
+    def single(vm: dict) -> bool:
+        return (vm.get("vcpus", 1) > 1 and _net(vm).get("kind", "virtio") == "virtio"
+                and _net(vm).get("queues", 1) == 1
+                and (vm.get("workload") or {}).get("kind") in MULTI_QUEUE_WORKLOADS)
+    if not any(single(vm) for vm in sc["vm"]):
+        return []
+
+    def per_vcpu(vm: dict) -> None:
+        vm.setdefault("net", {})["queues"] = vm["vcpus"]
+    return [Option("multi-queue", "one virtio-net queue pair per vCPU", _only(single, per_vcpu))]
 
 
 def variant(sc: dict, opt: Option | None) -> dict:

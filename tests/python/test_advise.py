@@ -2,6 +2,7 @@
 
 import csv
 import json
+from pathlib import Path
 
 import pytest
 
@@ -114,3 +115,31 @@ def test_a_resolved_gain_is_robust_where_its_sign_holds_at_every_corner(monkeypa
     assert adv.runs == 4 + 2 * 2 * 2, "2 corners x (stock + 1 option) x 2 seeds"
     assert g.band is not None and g.band[0] <= g.band[1] and isinstance(g.robust, bool)
     assert g.robust == (g.band[1] < 0), "robust: every corner's gain keeps the nominal (negative) sign"
+
+
+def test_moderation_routing_and_multi_queue_are_families_where_the_layout_has_them(tmp_path):
+    sc, prof = _resolved()
+    by = {o.label: o for o in advise.options(sc, prof)}
+    assert {o.family for o in by.values()} >= {"moderation", "routing"}
+    dim = advise.variant(sc, by["guest net DIM on virtio-net's notification coalescing"])
+    assert all(vm["net"]["moderation"] == {"kind": "guest_dim"} for vm in dim["vm"])
+    rf = advise.variant(sc, by["interrupts to a running vCPU (running_first)"])
+    assert all(vm["interrupt_routing"] == "running_first" for vm in rf["vm"])
+    assert "one virtio-net queue pair per vCPU" not in by, "memcached and nginx run on one queue pair in the model"
+    stock = advise.stock_settings(sc, prof)
+    assert stock["moderation"] == "none" and stock["routing"] == "fixed" and stock["multi-queue"] == "1 queue pair(s)"
+
+    # A receiver VM beside a memcached VM: multi-queue goes to the receiver only, and runs.
+    text = Path("examples/virtio-multiqueue.toml").read_text().replace("queues = 4\n", "")
+    text += '\n[[vm]]\nname = "mc"\nvcpus = 2\n[vm.workload]\nkind = "memcached"\nconcurrency = 8\n'
+    path = tmp_path / "mq.toml"
+    path.write_text(text)
+    r = api.resolve(str(path))
+    sc, prof = r["scenario"], r["profile"]
+    mq = next(o for o in advise.options(sc, prof) if o.family == "multi-queue")
+    v = advise.variant(sc, mq)
+    assert v["vm"][0]["net"]["queues"] == 4 and "queues" not in v["vm"][1].get("net", {})
+    kinds = [vm["workload"]["kind"] for vm in sc["vm"]]
+    one, four = (advise.run_one(x, 1, 0.02, kinds, []) for x in (sc, v))
+    assert "vms" in one and "vms" in four, (one, four)
+    assert four["vms"][0]["throughput"] > 1.5 * one["vms"][0]["throughput"], "four streams on four queue pairs"

@@ -690,6 +690,39 @@ pub struct Profile {
     /// that declares no remote cost; its `vm.memory_node` is refused above node 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub numa: Option<Numa>,
+    /// A VM's virtio-blk disk over a host RAM disk (issue 51: the block workloads, fio and
+    /// filebench). Absent: the profile has no block device (its block workloads are refused).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blk: Option<Blk>,
+}
+
+/// The virtio-blk disk's costs (`[blk]`, `model/workload/fio.rs`, `io/queues.rs`): what the
+/// guest pays per request, what its back end pays per request by kind, and the RAM disk's own
+/// work and copy.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Blk {
+    /// The guest's submission of one O_DIRECT request (the application's own work for it, the
+    /// system call, the block layer, virtio-blk's `queue_rq`).
+    pub submit_ns: Param,
+    /// The guest's completion of one request (virtblk_done's per-request work, the request's
+    /// end, the system call's return into the application); the thread's wake-up is
+    /// `guest.task_wakeup_ns`.
+    pub complete_ns: Param,
+    /// QEMU's virtio-blk serving one request in its event loop (vhost handling: the stock
+    /// back end, mainline Linux having no in-kernel vhost-blk), the host system call into the
+    /// backing device included.
+    pub qemu_request_ns: Param,
+    /// An in-kernel back end serving one request (ELVIS's I/O cores).
+    pub kernel_request_ns: Param,
+    /// A poll-mode user-space target serving one request (SPDK's vhost-user-blk; PMD handling).
+    pub spdk_request_ns: Param,
+    /// The RAM disk's own work per request (its page lookups).
+    pub ramdisk_request_ns: Param,
+    /// The RAM disk's copy between its pages and guest memory, per byte.
+    pub ramdisk_byte_ns: Param,
+    /// Descriptors per request queue (QEMU's `queue-size` default at the profile's version).
+    pub queue_size: Param,
 }
 
 /// Remote-memory costs (`[numa]`): the pCPUs of socket `s` are `s × cpu.cores_per_socket`
@@ -827,6 +860,7 @@ impl Bounds {
             "numa.remote_line_ns" => b(0.0, 1000.0, false, "a remote access costs at most a microsecond more than a local one"),
             "numa.remote_copy_line_ns" => b(0.0, 200.0, false, "a 64-byte line copied across sockets at no less than 0.3 GB/s"),
             "numa.ring_lines_per_packet" => b(0.0, 64.0, false, "ring accesses of one packet"),
+            "blk.queue_size" => b(2.0, 32768.0, true, "a split virtqueue of 2 to 32768 descriptors (VIRTIO 1.1 §2.6)"),
             _ => match unit {
                 "ns" => b(0.0, MAX_NS, false, "at most a second"),
                 // A tick ≤ 100 µs apart would cost more than it measures; Linux CONFIG_HZ is
@@ -893,8 +927,8 @@ impl Profile {
     /// Load a built-in profile by name, or a profile file by path (anything with a `/` or
     /// ending in `.toml`).
     pub fn load(name_or_path: &str) -> InputResult<Profile> {
-        if let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == name_or_path) {
-            return Self::parse(name_or_path, text);
+        if let Some((name, text)) = BUILTIN.iter().find(|(n, _)| *n == name_or_path) {
+            return Self::builtin(name, text);
         }
         if name_or_path.contains('/') || name_or_path.ends_with(".toml") {
             let text = std::fs::read_to_string(name_or_path).map_err(|e| InputError::Profile {
@@ -908,6 +942,21 @@ impl Profile {
             name: name_or_path.into(),
             message: format!("unknown profile; built-in profiles are {} (or give a path to a .toml file)", known.join(", ")),
         })
+    }
+
+    /// A built-in profile, parsed and checked once per process: its text is compiled in, so
+    /// every later load is a copy of the first (a matrix or a calibration loads it per run,
+    /// and parsing it was a millisecond or more of each run's few).
+    fn builtin(name: &'static str, text: &'static str) -> InputResult<Profile> {
+        static PARSED: std::sync::OnceLock<std::sync::Mutex<Vec<(&'static str, Profile)>>> = std::sync::OnceLock::new();
+        let cache = PARSED.get_or_init(Default::default);
+        let mut cache = cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, p)) = cache.iter().find(|(n, _)| *n == name) {
+            return Ok(p.clone());
+        }
+        let p = Self::parse(name, text)?;
+        cache.push((name, p.clone()));
+        Ok(p)
     }
 
     /// Parse and check a profile's text (a `base = ...` in it read relative to the current
@@ -1114,6 +1163,18 @@ impl Profile {
                 ("numa.remote_line_ns", &n.remote_line_ns, "ns"),
                 ("numa.ring_lines_per_packet", &n.ring_lines_per_packet, "count"),
                 ("numa.remote_copy_line_ns", &n.remote_copy_line_ns, "ns"),
+            ]);
+        }
+        if let Some(k) = &self.blk {
+            p.extend([
+                ("blk.submit_ns", &k.submit_ns, "ns"),
+                ("blk.complete_ns", &k.complete_ns, "ns"),
+                ("blk.qemu_request_ns", &k.qemu_request_ns, "ns"),
+                ("blk.kernel_request_ns", &k.kernel_request_ns, "ns"),
+                ("blk.spdk_request_ns", &k.spdk_request_ns, "ns"),
+                ("blk.ramdisk_request_ns", &k.ramdisk_request_ns, "ns"),
+                ("blk.ramdisk_byte_ns", &k.ramdisk_byte_ns, "ns"),
+                ("blk.queue_size", &k.queue_size, "descriptors"),
             ]);
         }
         if let Some(x) = &self.xen {

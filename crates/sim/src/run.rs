@@ -236,13 +236,13 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
         // A VM of several VFs: its receivers' sums (`[vm.net] vfs`).
         let merged = (vm.ndevs > 1).then(|| multi_vf_measure(h, vm.dev..vm.dev + vm.ndevs, &measure));
         let kicks: u64 = (vm.dev..vm.dev + vm.ndevs).map(|dv| h.devs[dv as usize].txq.kicks + h.devs[dv as usize].rxq.kicks).sum();
-        if let Some((delivered, payload, loss_pct, _)) = &merged {
-            (m.delivered, m.payload, m.loss_pct) = (*delivered, *payload, *loss_pct);
+        if let Some(((delivered, payload, loss_pct, _), ops, by_class)) = &merged {
+            (m.delivered, m.payload, m.loss_pct, m.ops, m.by_class) = (*delivered, *payload, *loss_pct, *ops, *by_class);
         }
         let no_latency = crate::metrics::Histogram::new();
         let hist = match &merged {
-            Some((_, _, _, Some(h))) => h,
-            Some((_, _, _, None)) => &no_latency,
+            Some(((_, _, _, Some(h)), _, _)) => h,
+            Some(((_, _, _, None), _, _)) => &no_latency,
             None => m.latency.unwrap_or(&no_latency),
         };
         for (ns, f) in hist.cdf() {
@@ -357,6 +357,15 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
                     response_time_mean_ms: hist.mean().map(|ns| ns / 1e6),
                     response_time_p95_ms: hist.quantile(0.95).map(|ns| ns / 1e6),
                     finished_by_class: [("light", light), ("heavy", heavy)].into_iter().collect(),
+                }),
+                _ => None,
+            },
+            block: match (&c.scenario.vm[i].workload, m.by_class) {
+                (Some(w), Some([reads, writes])) if w.is_block() => Some(crate::summary::BlockSummary {
+                    read_iops: rate(reads),
+                    write_iops: rate(writes),
+                    bandwidth_mb_s: rate((reads + writes) * u64::from(w.block_bytes().unwrap_or(0))).map(|b| b / 1e6),
+                    queues: vm.ndevs,
                 }),
                 _ => None,
             },
@@ -500,12 +509,18 @@ mod exit_stats_tests {
 /// What a VM of several VFs reports (`[vm.net] vfs`): its receivers' packets and bytes summed,
 /// their loss weighted by what each one's client sent, their latencies merged.
 #[allow(clippy::type_complexity)]
+/// A VM of several devices (VFs, queue pairs, a disk's request queues): its applications'
+/// sums — delivered, payload, loss, latency; their operations and their classes (a disk's
+/// reads and writes) where each reports them.
+#[allow(clippy::type_complexity)]
 fn multi_vf_measure<'a>(
     h: &'a crate::model::Host,
     devs: std::ops::Range<u32>,
     measure: &dyn Fn(u32) -> crate::model::workload::Measure<'a>,
-) -> (Option<u64>, Option<u64>, Option<f64>, Option<crate::metrics::Histogram>) {
+) -> ((Option<u64>, Option<u64>, Option<f64>, Option<crate::metrics::Histogram>), Option<u64>, Option<[u64; 2]>) {
     let ms: Vec<_> = devs.clone().map(measure).collect();
+    let ops = ms.iter().map(|m| m.ops).sum::<Option<u64>>();
+    let by_class = ms.iter().map(|m| m.by_class).try_fold([0, 0], |a, c| c.map(|c| [a[0] + c[0], a[1] + c[1]]));
     let delivered = ms.iter().map(|m| m.delivered).sum::<Option<u64>>();
     let payload = ms.iter().map(|m| m.payload).sum::<Option<u64>>();
     let bases: Vec<Option<u64>> = devs.map(|d| h.senders[d as usize].loss_base()).collect();
@@ -524,5 +539,5 @@ fn multi_vf_measure<'a>(
         }
         all
     });
-    (delivered, payload, loss_pct, latency)
+    ((delivered, payload, loss_pct, latency), ops, by_class)
 }

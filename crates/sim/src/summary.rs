@@ -185,6 +185,9 @@ pub struct VmSummary<V = ()> {
     /// (issue 31).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub specweb: Option<SpecwebSummary>,
+    /// A block workload's results; present only for a `fio` or `filebench` VM (issue 51).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block: Option<BlockSummary>,
     /// The guest's CFS over the application's threads (issue 48 item 3); present only for a
     /// workload of several threads (`tcp_stream` with `streams`, the TCP servers).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -288,6 +291,20 @@ pub struct HttperfSummary {
     /// Those errors, % of the window's outcomes (replies + errors: a connection opened in the
     /// warm-up may time out in the window).
     pub error_pct: Option<f64>,
+}
+
+/// A block workload's results (`kind = "fio"` / `"filebench"`, issue 51): IOPS is the VM's
+/// `throughput.ops_per_s`, completion latency its `latency_us`.
+#[derive(Debug, Clone, Serialize)]
+pub struct BlockSummary {
+    /// Reads completed in the window, per second.
+    pub read_iops: Option<f64>,
+    /// Writes completed in the window, per second.
+    pub write_iops: Option<f64>,
+    /// Bytes read and written per second, in MB/s (10^6 bytes).
+    pub bandwidth_mb_s: Option<f64>,
+    /// The disk's request queues (one per vCPU its jobs use).
+    pub queues: u32,
 }
 
 /// A SPECweb2009-Banking-like session mix (`kind = "specweb"`).

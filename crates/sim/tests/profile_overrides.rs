@@ -56,3 +56,16 @@ fn bad_overrides_name_the_key_and_what_is_allowed() {
     let m = error_of("guest.napi_weight", 0.5);
     assert!(m.contains("profile_overrides.guest.napi_weight") && m.contains("whole number"), "{m}");
 }
+
+/// Built-in profiles are parsed once per process and copied after (issue 52 item 1): an
+/// overridden run must not change what the next load of the same profile gives.
+#[test]
+fn an_override_never_reaches_the_next_load_of_its_builtin_profile() {
+    let before = toml::to_string(&Profile::load("es2").unwrap()).unwrap();
+    let mut p = Profile::load("es2").unwrap();
+    p.exit.eoi_ns.value = 1.0;
+    let _ = scenario().profile_override("exit.eoi_ns", 1500).run();
+    let after = toml::to_string(&Profile::load("es2").unwrap()).unwrap();
+    assert_eq!(before, after);
+    assert_eq!(Profile::load("es2").unwrap().exit.eoi_ns.value, Profile::parse("es2", eventpath_sim::profile::BUILTIN[0].1).unwrap().exit.eoi_ns.value);
+}

@@ -12,7 +12,7 @@ pub mod limits;
 pub mod workload;
 
 pub use io::{Es2Switch, Handling, IoHandling};
-pub use workload::{Consume, HttpServer, Workload};
+pub use workload::{Consume, FioRw, HttpServer, Workload};
 
 use serde::{Deserialize, Serialize};
 

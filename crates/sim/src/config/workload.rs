@@ -271,6 +271,53 @@ pub enum Workload {
         /// Apache worker processes sharing the listening socket, 1..=256; default 2 per vCPU.
         workers: Option<u32>,
     },
+    /// fio in the guest on the VM's virtio-blk disk over a host RAM disk (`model::workload::fio`;
+    /// DID §5.6): `numjobs` threads, each keeping `iodepth` O_DIRECT requests of `block_bytes`
+    /// in flight, so that every request crosses to the device. The disk has a request queue per
+    /// vCPU the jobs use (min(`numjobs`, vCPUs)); job `j` runs on vCPU `j % queues`.
+    Fio {
+        /// What the requests are (fio `rw`): "randread" (default), "randwrite", "randrw",
+        /// "read", "write" or "rw". On a RAM disk reads and writes cost the same and offsets do
+        /// not matter: it sets what each request is counted as.
+        #[serde(default, deserialize_with = "super::de::variant")]
+        rw: FioRw,
+        /// Bytes per request (fio `bs`), a multiple of 512 in 512..=1048576; default 4096.
+        #[serde(default = "default_block_bytes")]
+        block_bytes: u32,
+        /// Requests each job keeps in flight (fio `iodepth`), 1..=256; default 1, a synchronous
+        /// job (submit, sleep until the completion, complete).
+        #[serde(default = "one")]
+        iodepth: u32,
+        /// Jobs (fio `numjobs`: threads), 1..=64; default 1.
+        #[serde(default = "one")]
+        numjobs: u32,
+        /// Reads, % of the requests of a mixed job (fio `rwmixread`, `rw` = "randrw" or "rw"
+        /// only), in [0, 100]; absent: 50, fio's default.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rwmixread: Option<f64>,
+        /// Each request is bracketed by a timer armed before it and cleared after it: two LAPIC
+        /// timer writes per request, each an exit unless the VM's delivery passes them through
+        /// (DID §5.6: fio "sets up a timer before submitting an I/O request to protect itself
+        /// from unresponsive disks and clears the timer after each request is completed").
+        /// Default true, as DID observed fio.
+        #[serde(default = "yes")]
+        request_timer: bool,
+    },
+    /// filebench-like random I/O (ELVIS §4.5: "four write threads and four read threads, each
+    /// of which performed 4KB random I/O on the paravirtual device", O_DIRECT) on the VM's
+    /// virtio-blk disk over a host RAM disk: each thread one synchronous request at a time.
+    /// Threads are spread as fio's jobs are (readers first).
+    Filebench {
+        /// Reading threads, 0..=64; default 4.
+        #[serde(default = "four")]
+        readers: u32,
+        /// Writing threads, 0..=64; default 4 (at least one thread in all).
+        #[serde(default = "four")]
+        writers: u32,
+        /// Bytes per request, a multiple of 512 in 512..=1048576; default 4096.
+        #[serde(default = "default_block_bytes")]
+        block_bytes: u32,
+    },
     /// A CPU-bound guest job (NPB FT-like, CGR/AIR §5.6): one thread on vCPU 0 that needs
     /// `work_ms` of guest CPU at the vCPU's full speed; its metric is its completion time.
     CpuJob {
@@ -322,6 +369,36 @@ pub enum Consume {
     Irq,
 }
 
+/// What a fio job's requests are (fio `rw`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FioRw {
+    /// Random reads.
+    #[default]
+    Randread,
+    /// Random writes.
+    Randwrite,
+    /// Random reads and writes, `rwmixread` % reads.
+    Randrw,
+    /// Sequential reads.
+    Read,
+    /// Sequential writes.
+    Write,
+    /// Sequential reads and writes, `rwmixread` % reads.
+    Rw,
+}
+
+impl FioRw {
+    /// Its requests' mix: the share that reads (1 or 0 for a pure one).
+    pub fn read_share(self, rwmixread: Option<f64>) -> f64 {
+        match self {
+            FioRw::Randread | FioRw::Read => 1.0,
+            FioRw::Randwrite | FioRw::Write => 0.0,
+            FioRw::Randrw | FioRw::Rw => rwmixread.unwrap_or(50.0) / 100.0,
+        }
+    }
+}
+
 /// A TCP stream's send window when a scenario gives none (4 MiB).
 const DEFAULT_WINDOW: u32 = 4 << 20;
 
@@ -331,6 +408,19 @@ fn default_window() -> u32 {
 
 fn one() -> u32 {
     1
+}
+
+fn four() -> u32 {
+    4
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// A block request's bytes when a scenario gives none: 4 KB, DID §5.6's and ELVIS §4.5's.
+fn default_block_bytes() -> u32 {
+    4096
 }
 
 /// netperf's send size without `-m`: the send socket buffer it reads back after creating the
@@ -408,6 +498,13 @@ fn range(key: &str, k: &str, v: u32, lo: u32, hi: u32, what: &str) -> Result<(),
 }
 
 /// An open-loop interval: the same bounds as a rate, 1/s ..= 2e8/s.
+fn check_block(key: &str, bytes: u32) -> Result<(), String> {
+    if bytes % 512 != 0 || !(512..=1 << 20).contains(&bytes) {
+        return Err(format!("key `{key}.block_bytes`: {bytes} is not allowed; expected a multiple of 512 in 512..=1048576 (whole sectors, O_DIRECT)"));
+    }
+    Ok(())
+}
+
 fn check_interval(key: &str, i: f64) -> Result<(), String> {
     let (lo, hi) = (1e6 / MAX_RATE_PPS, 1e6 / MIN_RATE_PPS);
     if !(i.is_finite() && (lo..=hi).contains(&i)) {
@@ -448,6 +545,33 @@ impl Workload {
     /// It sends or receives through the VM's NIC (all but cyclictest and the interrupt source).
     pub fn uses_network(&self) -> bool {
         !matches!(self, Workload::Cyclictest { .. } | Workload::IrqSource { .. } | Workload::CpuJob { .. } | Workload::IpiPingpong { .. })
+            && !self.is_block()
+    }
+
+    /// It does block I/O on the VM's virtio-blk disk (fio, filebench): the VM's device is the
+    /// disk, not a NIC.
+    pub fn is_block(&self) -> bool {
+        matches!(self, Workload::Fio { .. } | Workload::Filebench { .. })
+    }
+
+    /// A block workload's bytes per request (None for the others).
+    pub fn block_bytes(&self) -> Option<u32> {
+        match *self {
+            Workload::Fio { block_bytes, .. } | Workload::Filebench { block_bytes, .. } => Some(block_bytes),
+            _ => None,
+        }
+    }
+
+    /// A block workload's jobs, each's share of reads (fio's in order; filebench's readers,
+    /// then its writers); empty for the others.
+    pub fn block_jobs(&self) -> Vec<f64> {
+        match *self {
+            Workload::Fio { rw, numjobs, rwmixread, .. } => vec![rw.read_share(rwmixread); numjobs as usize],
+            Workload::Filebench { readers, writers, .. } => {
+                std::iter::repeat_n(1.0, readers as usize).chain(std::iter::repeat_n(0.0, writers as usize)).collect()
+            }
+            _ => Vec::new(),
+        }
     }
 
     /// Its frames carry TCP (else UDP) headers on the wire.
@@ -578,6 +702,30 @@ impl Workload {
                 range(key, "light_bytes", *light_bytes, 1, 1 << 20, "bytes")?;
                 range(key, "heavy_bytes", *heavy_bytes, 1, 1 << 20, "bytes")?;
                 workers.map_or(Ok(()), |w| range(key, "workers", w, 1, 256, "server processes"))
+            }
+            Workload::Fio { rw, block_bytes, iodepth, numjobs, rwmixread, .. } => {
+                check_block(key, *block_bytes)?;
+                range(key, "iodepth", *iodepth, 1, 256, "requests in flight per job")?;
+                range(key, "numjobs", *numjobs, 1, 64, "jobs")?;
+                match (rwmixread, rw) {
+                    (Some(m), FioRw::Randrw | FioRw::Rw) if !(m.is_finite() && (0.0..=100.0).contains(m)) => Err(format!(
+                        "key `{key}.rwmixread`: {} is not allowed; expected a percentage in [0, 100]",
+                        crate::error::num(*m)
+                    )),
+                    (Some(_), FioRw::Randread | FioRw::Randwrite | FioRw::Read | FioRw::Write) => Err(format!(
+                        "key `{key}.rwmixread`: a mix of reads applies to rw = \"randrw\" or \"rw\"; remove it or set rw to one of them"
+                    )),
+                    _ => Ok(()),
+                }
+            }
+            Workload::Filebench { readers, writers, block_bytes } => {
+                check_block(key, *block_bytes)?;
+                range(key, "readers", *readers, 0, 64, "threads")?;
+                range(key, "writers", *writers, 0, 64, "threads")?;
+                if readers + writers == 0 {
+                    return Err(format!("key `{key}`: readers = 0 and writers = 0 leave no thread; give one of them 1 or more"));
+                }
+                Ok(())
             }
             Workload::CpuJob { work_ms } => {
                 if !(work_ms.is_finite() && *work_ms > 0.0 && *work_ms <= 1e7) {

@@ -126,6 +126,16 @@ impl<A: Held> Ctx<A> for AppCtx<'_, A> {
         let (now, dev) = (self.now, self.dev);
         self.cx().post_tx(now, v, dev, b)
     }
+    fn timer_write(&mut self, v: u32) {
+        let now = self.now;
+        let exits = self.h.vcpus[v as usize].delivery.timer_write_exits();
+        let mut cx = self.cx();
+        if exits {
+            cx.exit(now, v, crate::metrics::ExitReason::Timer, crate::model::hypervisor::vcpu::AfterExit::Resume)
+        } else {
+            cx.enter(now, v)
+        }
+    }
     fn txq(&mut self) -> &mut Virtq {
         &mut self.h.devs[self.dev as usize].txq
     }

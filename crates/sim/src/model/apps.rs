@@ -129,10 +129,12 @@ impl Host {
         with_app!(self.senders[dev as usize].kind(), A => A::start(&mut AppCtx::<A>::new(self, q, 0, dev)))
     }
 
-    /// VM `vm`'s TX interrupt handler ran on vCPU `v` (a virtio VM: one device).
-    pub(crate) fn app_tx_interrupt(&mut self, _now: Time, v: u32, vm: usize) {
+    /// Device `dev`'s TX interrupt handler ran on vCPU `v` (of a VM of several devices, for
+    /// each whose interrupt came to `v`).
+    pub(crate) fn app_tx_interrupt(&mut self, _now: Time, v: u32, dev: u32) {
+        let vm = self.devs[dev as usize].vm as usize;
         let local = v - self.vms[vm].vcpus[0];
-        self.senders[self.vms[vm].dev as usize].tx_interrupt(local)
+        self.senders[dev as usize].tx_interrupt(local)
     }
 
     /// VM `vm`'s handler of a call-function IPI ran its function on vCPU `v`.

@@ -209,8 +209,11 @@ impl Host {
                 let interrupt = d.txq.put_used();
                 self.app_tx_used(now, dev, b, q);
                 let d = &mut self.devs[dev as usize];
-                if let Some(arrive) = d.wire.send(now, b, &mut self.port.tx) {
-                    q.schedule(arrive, hw::Event::WireDone { dev });
+                // A disk's request completes in place; a NIC's frame goes on the link.
+                if !matches!(d.device, hw::device::Device::VirtioBlk) {
+                    if let Some(arrive) = d.wire.send(now, b, &mut self.port.tx) {
+                        q.schedule(arrive, hw::Event::WireDone { dev });
+                    }
                 }
                 if d.irqs.raise(now, dev, false, due, interrupt, q) {
                     self.device_irq(now, dev, Vector::NetTx, q);

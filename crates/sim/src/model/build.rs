@@ -98,9 +98,9 @@ impl Host {
             };
             routings.push(hypervisor::routing::IrqRouting::new(router, ids[0], vm.vcpus));
             let dev = vms.iter().map(|v: &VmState| v.ndevs).sum::<u32>();
-            let app_turn = (0..vm.vcpus).map(|l| dev + l.min(vm.net.devices() - 1)).collect();
+            let app_turn = (0..vm.vcpus).map(|l| dev + l.min(vm.devices() - 1)).collect();
             let lookbusy = vm.lookbusy.as_ref().map(|l| guest::lookbusy::Lookbusy::new(l, vm.vcpus, &c.profile));
-            vms.push(VmState { name: vm.name.clone(), vcpus: ids, dev, ndevs: vm.net.devices(), app_turn, lookbusy });
+            vms.push(VmState { name: vm.name.clone(), vcpus: ids, dev, ndevs: vm.devices(), app_turn, lookbusy });
         }
         let dev_vm: Vec<u32> = vms.iter().enumerate().flat_map(|(vi, v)| std::iter::repeat_n(vi as u32, v.ndevs as usize)).collect();
         for (dev, &vi) in dev_vm.iter().enumerate() {
@@ -110,13 +110,18 @@ impl Host {
             let tcp = w.is_some_and(Workload::is_tcp);
             let off = vm.net.offloads();
             let virtio = vm.net.kind.has_backend();
+            let disk = w.is_some_and(Workload::is_block);
+            let queue_size = match (&c.profile.blk, disk) {
+                (Some(b), true) => b.queue_size.value as u32,
+                _ => vm.net.queue_size,
+            };
             // GRO's 64 KB, and no more than the guest's ring holds as one packet.
             let gro_max = (c.profile.nic.gso_max_size_bytes.value as u32)
                 .min(vm.net.queue_size * hw::gro::MERGEABLE_BUF_BYTES);
             devs.push(NetDev {
                 vm: vi as u32,
                 home,
-                txq: Virtq::new(vm.net.queue_size, vm.net.suppression()),
+                txq: Virtq::new(queue_size, vm.net.suppression()),
                 // A VF's scheme drives its EITR (`hw/vf.rs`), not a virtqueue's interrupts.
                 irqs: io::device::DevIrqs::new(if virtio { &vm.net.moderation } else { &ModerationConfig::None }),
                 rxq: RxRing::new(vm.net.queue_size, vm.net.suppression()),
@@ -142,6 +147,7 @@ impl Host {
                         Device::SriovVf(vf::Vf::new(vm.net.itr_us, &vm.net.moderation, sr.vf_itr_ns.value, sr.vf_itr_max_ns.value, tcp))
                     }
                     crate::scenario::NetKind::Vdpa => Device::Vdpa(hw::device::Vdpa::new(tcp)),
+                    _ if disk => Device::VirtioBlk,
                     kind => Device::backed(kind),
                 },
             });
@@ -151,8 +157,9 @@ impl Host {
                 (false, true) => Beside::Lookbusy,
                 _ => Beside::Nothing,
             };
-            let at = Placement { beside, one_device: vm.net.devices() == 1 };
-            let sender = Sender::new(w, vm.vcpus, at, &c.profile, s.seed, &vm.name, vm.net.offloads());
+            let at = Placement { beside, one_device: vm.devices() == 1 };
+            let queue = (home, vm.devices());
+            let sender = Sender::new(w, vm.vcpus, at, &c.profile, s.seed, &vm.name, vm.net.offloads(), queue);
             senders.push(sender);
         }
         // The back-end threads come after the vCPU threads.
@@ -171,6 +178,7 @@ impl Host {
                 // Linux's default policy: the node of the CPU that first touches a page, the
                 // booting vCPU 0's (where the host scheduler placed its thread).
                 memory_node: vm.memory_node.unwrap_or_else(|| c.profile.socket_of(sched.thread_cpu(vms[vi].vcpus[0]))),
+                disk: vm.workload.as_ref().is_some_and(Workload::is_block),
             })
             .collect();
         let io = io::Backends::build(&s.host.io, &c.profile, &vm_io, &dev_vm, &dom0, &mut |name, pin| {

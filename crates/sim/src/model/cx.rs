@@ -180,8 +180,8 @@ impl Kernel for Cx<'_> {
     fn app_deliver(&mut self, now: Time, v: u32, dev: u32, pkt: RxPkt) -> bool {
         self.h.app_deliver(now, v, dev, pkt, self.q)
     }
-    fn app_tx_interrupt(&mut self, now: Time, v: u32, vm: usize) {
-        self.h.app_tx_interrupt(now, v, vm)
+    fn app_tx_interrupt(&mut self, now: Time, v: u32, dev: u32) {
+        self.h.app_tx_interrupt(now, v, dev)
     }
 }
 

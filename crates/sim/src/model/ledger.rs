@@ -99,7 +99,10 @@ impl Host {
             // A VF's descriptors in the NIC's hands are its frames on the link.
             let in_device = if d.device.is_assigned() { 0 } else { d.txq.in_device() };
             let on_link = self.port.tx.in_flight(i as u32) as u64;
-            c.in_flight.push(d.guest.qdisc.len() as u64 + d.txq.pending() as u64 + in_device + on_link);
+            // A disk's requests are no frames: its workload balances them (`tx_queued`).
+            let ring = d.txq.pending() as u64 + in_device;
+            let disk = matches!(d.device, crate::model::hw::device::Device::VirtioBlk);
+            c.in_flight.push(d.guest.qdisc.len() as u64 + if disk { 0 } else { ring } + on_link);
             c.tx_on_link.push(on_link);
             c.rx_arrived.push(d.rx_arrived_life);
             c.rx_tap_dropped.push(d.tap_drops_life);
@@ -116,6 +119,7 @@ impl Host {
                 rx_queued: *c.rx_queued.last().expect("pushed above") + d.guest.mtvd.as_ref().map_or(0, |m| m.queued_segs()),
                 rx_on_link: on_link,
                 rx_client_dropped: d.client.qdisc_drops_life,
+                tx_queued: ring,
             };
             let l = self.senders[i].ledger(&dl);
             c.udp_rx_sent.push(l.udp_rx[0]);

@@ -21,7 +21,9 @@ impl Host {
             let waiting = dev.guest.qdisc.len() as u64 + dev.txq.pending() as u64 + in_device + self.port.tx.in_flight(d) as u64;
             p.count += moved + self.senders[d as usize].progress();
             p.sent += dev.wire.delivered_life;
-            p.sending |= waiting > 0;
+            // A disk's requests waiting in its ring are no frames to deliver: its progress is
+            // its completions.
+            p.sending |= waiting > 0 && !matches!(dev.device, crate::model::hw::device::Device::VirtioBlk);
         }
         p
     }

@@ -168,6 +168,15 @@ const TAIL: &[Key] = &[
     k("vm.workload.light_bytes", "specweb", I, "bytes", "4096", "Response body of a light request, 1..=1048576.", "4096"),
     k("vm.workload.heavy_bytes", "specweb", I, "bytes", "16384", "Response body of a heavy request, 1..=1048576.", "16384"),
     k("vm.workload.workers", "specweb", I, "processes", "2 per vCPU", "Apache worker processes sharing one listening socket, 1..=256; worker w is homed on vCPU w mod vcpus.", "8"),
+    k("vm.workload.rw", "fio", S, "", "\"randread\"", "fio's `rw`: `randread`, `randwrite`, `randrw`, `read`, `write` or `rw`, on the VM's virtio-blk disk over a host RAM disk (profile [blk]; a request queue per vCPU its jobs use). On a RAM disk reads and writes cost the same and offsets do not matter: it sets what each request is counted as (vms[].block.read_iops / write_iops).", "\"randrw\""),
+    k("vm.workload.block_bytes", "fio", I, "bytes", "4096", "fio's `bs`: bytes per O_DIRECT request, a multiple of 512 in 512..=1048576.", "4096"),
+    k("vm.workload.iodepth", "fio", I, "requests", "1", "fio's `iodepth`: requests each job keeps in flight, 1..=256 (1: a synchronous job that sleeps until each completion).", "16"),
+    k("vm.workload.numjobs", "fio", I, "jobs", "1", "fio's `numjobs`: threads, 1..=64; job j runs on vCPU j mod queues, the disk having min(numjobs, vcpus) request queues, each its own back-end thread and interrupt.", "4"),
+    k("vm.workload.rwmixread", "fio", F, "%", "50 (fio's)", "fio's `rwmixread`: reads, % of a mixed job's requests (rw = randrw or rw only), [0, 100].", "70.0"),
+    k("vm.workload.request_timer", "fio", B, "", "true", "A timer armed before each request and cleared after it: two LAPIC timer writes per request, exits unless the delivery passes them through (DID §5.6's reading of fio).", "false"),
+    k("vm.workload.readers", "filebench", I, "threads", "4", "filebench-like random I/O (ELVIS §4.5): reading threads, 0..=64, each one synchronous O_DIRECT request at a time on the VM's virtio-blk disk over a host RAM disk.", "4"),
+    k("vm.workload.writers", "filebench", I, "threads", "4", "Writing threads, 0..=64 (at least one thread in all).", "4"),
+    k("vm.workload.block_bytes", "filebench", I, "bytes", "4096", "Bytes per request, a multiple of 512 in 512..=1048576.", "4096"),
     k("vm.workload.work_ms", "cpu_job", F, "ms", "required", "A CPU-bound job (NPB FT-like) on vCPU 0: the guest CPU it needs, ms at the vCPU's full speed, > 0 and <= 1e7; its completion time is the metric.", "200.0"),
 ];
 

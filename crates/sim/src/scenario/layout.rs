@@ -144,8 +144,54 @@ pub(super) fn check_used(vm: &Vm, key: &dyn Fn(&str) -> String, host: &HostLayou
     Ok(())
 }
 
+/// A block workload's VM (fio, filebench): its device is a virtio-blk disk over a host RAM
+/// disk, served by the host's back end (QEMU's event loop under vhost handling, ELVIS's I/O
+/// cores, an SPDK-like poll-mode target); its `[vm.net]` keys, a NIC's, do not apply.
+fn check_disk(vm: &Vm, key: &dyn Fn(&str) -> String, profile: &Profile, virt: Virtualization, io: Handling) -> Result<(), String> {
+    let kind = vm.workload.as_ref().map_or_else(String::new, Workload::kind_name);
+    if profile.blk.is_none() {
+        return Err(format!(
+            "key `{}`: profile {} has no [blk] section (the virtio-blk disk's costs); use a built-in profile or give it one",
+            key("workload.kind"),
+            profile.name
+        ));
+    }
+    if virt != Virtualization::Kvm {
+        return Err(format!("key `{}`: \"{kind}\" runs on a KVM guest's virtio-blk disk; set [host] virtualization = \"kvm\"", key("workload.kind")));
+    }
+    if io == Handling::Es2 {
+        return Err(format!(
+            "key `{}`: ES2's joint threads serve virtio-net (ES2 §4); a virtio-blk disk is served under host.io.handling = \"vhost\" (QEMU), \"elvis\" (ELVIS §4.5) or \"pmd\" (SPDK-like)",
+            key("workload.kind")
+        ));
+    }
+    let d = super::Net::default();
+    let n = &vm.net;
+    let nic_keys = [
+        ("net.kind", n.kind != d.kind),
+        ("net.itr_us", n.itr_us.is_some()),
+        ("net.queue_size", n.queue_size != d.queue_size),
+        ("net.busyloop_timeout_us", n.busyloop_timeout_us != d.busyloop_timeout_us),
+        ("net.moderation", n.moderation != d.moderation),
+        ("net.offload", n.offload.is_some()),
+        ("net.mtvd", n.mtvd),
+        ("net.vfs", n.vfs.is_some()),
+        ("net.queues", n.queues.is_some()),
+    ];
+    if let Some((k, _)) = nic_keys.iter().find(|(_, set)| *set) {
+        return Err(format!(
+            "key `{}`: a \"{kind}\" VM's device is its virtio-blk disk (a request queue per vCPU its jobs use, the profile's blk.queue_size descriptors each), which has no such setting; remove the key",
+            key(k)
+        ));
+    }
+    Ok(())
+}
+
 /// The device and delivery keys of VM `vm` against the profile and the host mode.
 pub(super) fn check_device(vm: &Vm, key: &dyn Fn(&str) -> String, profile: &Profile, virt: Virtualization, io: Handling) -> Result<(), String> {
+    if vm.workload.as_ref().is_some_and(Workload::is_block) {
+        check_disk(vm, key, profile, virt, io)?;
+    }
     let vf = vm.net.kind == NetKind::SriovVf;
     if io != Handling::Vhost && !vf && (vm.net.vhost_pin.is_some() || vm.net.busyloop_timeout_us > 0) {
         let k = if vm.net.vhost_pin.is_some() { "net.vhost_pin" } else { "net.busyloop_timeout_us" };

@@ -264,6 +264,19 @@ pub struct Vm {
     pub workload: Option<Workload>,
 }
 
+impl Vm {
+    /// The devices (queues with their own back end, interrupt and application) the VM has:
+    /// a block workload's disk has a request queue per vCPU its jobs use (min(jobs, vCPUs):
+    /// blk-mq's hardware queue per CPU where the device offers one, `num-queues` = vCPUs since
+    /// QEMU 5.2); a NIC its VFs or queue pairs (`Net::devices`).
+    pub fn devices(&self) -> u32 {
+        match &self.workload {
+            Some(w) if w.is_block() => (w.block_jobs().len() as u32).clamp(1, self.vcpus.max(1)),
+            _ => self.net.devices(),
+        }
+    }
+}
+
 /// The host scheduler (`[host] scheduler`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -766,7 +779,7 @@ impl Scenario {
         let pins: Vec<(usize, &[u32])> = self.vm.iter().enumerate().filter_map(|(i, v)| v.vcpu_pins.as_deref().map(|p| (i, p))).collect();
         self.host.io.check(pcpus, &pins).map_err(err)?;
         let vf_vms = self.vm.iter().filter(|v| v.net.kind.in_vf()).count();
-        let vfs: u32 = self.vm.iter().filter(|v| v.net.kind.in_vf()).map(|v| v.net.devices()).sum();
+        let vfs: u32 = self.vm.iter().filter(|v| v.net.kind.in_vf()).map(|v| v.devices()).sum();
         if let Some(sr) = &profile.sriov {
             if vfs as f64 > sr.max_vfs.value {
                 let what = if vfs as usize == vf_vms {
@@ -803,7 +816,7 @@ impl Scenario {
             }
             Some(n) => n,
             // One core per device's flow (a VM with several VFs has a flow per VF).
-            None => self.vm.iter().map(|v| v.net.devices()).sum::<u32>().max(1),
+            None => self.vm.iter().map(|v| v.devices()).sum::<u32>().max(1),
         };
         Ok(Checked { scenario: self, profile, pcpus, client_cores })
     }

@@ -93,6 +93,6 @@ pub(crate) trait Kernel: Machine {
     /// NAPI on `v` received `pkt` of device `dev` for the application reading it; returns
     /// whether a step started.
     fn app_deliver(&mut self, now: Time, v: u32, dev: u32, pkt: RxPkt) -> bool;
-    /// The TX interrupt's handler ran on `v`.
-    fn app_tx_interrupt(&mut self, now: Time, v: u32, vm: usize);
+    /// The TX interrupt's handler ran on `v` for device `dev`'s queue.
+    fn app_tx_interrupt(&mut self, now: Time, v: u32, dev: u32);
 }

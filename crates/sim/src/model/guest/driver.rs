@@ -121,11 +121,14 @@ impl<K: Kernel> Driver for K {
                     if k && n > 1 {
                         *self.net(dev).tx_kick_owed = true;
                     }
-                    if woke {
+                    // A disk's completion wakes the job that waits for it on its queue's vCPU
+                    // (the bio's end, try_to_wake_up: a reschedule IPI where the interrupt was
+                    // routed to another vCPU).
+                    if woke || matches!(*self.net(dev).device, Device::VirtioBlk) {
                         self.wake_writers(now, v, dev);
                     }
+                    self.app_tx_interrupt(now, v, dev);
                 }
-                self.app_tx_interrupt(now, v, vm);
                 return kick;
             }
             Vector::NetRx => {

@@ -69,6 +69,8 @@ pub(crate) struct VmIo<'a> {
     pub request_stream: bool,
     /// The node its memory is on (`vm.memory_node` or first touch).
     pub memory_node: u32,
+    /// Its device is a virtio-blk disk (a block workload's).
+    pub disk: bool,
 }
 
 impl Backends {
@@ -85,6 +87,8 @@ impl Backends {
         let first: Vec<u32> = (0..vms.len() as u32).map(|vm| dev_vm.iter().position(|&v| v == vm).expect("a device per VM") as u32).collect();
         let offloads = || dev_vm.iter().map(|&vm| vms[vm as usize].offloads);
         let nodes = || dev_vm.iter().map(|&vm| vms[vm as usize].memory_node).collect();
+        // Per device, whether it is a disk's request queue and under which back end.
+        let disks = |h: Handling| dev_vm.iter().map(|&vm| vms[vm as usize].disk.then_some(h)).collect::<Vec<_>>();
         if io.handling == Handling::Vhost {
             // One worker per device (per queue pair of a multi-queue virtio-net device: QEMU
             // opens a vhost-net device for each), pinned where its VM says. (A VF VM's one
@@ -97,6 +101,8 @@ impl Backends {
                 let (name, pin) = match vm.kind {
                     NetKind::XenPv => (format!("netback-{}", vm.name), Some(dom0[i % dom0.len()])),
                     NetKind::XenE1000 => (format!("qemu-{}", vm.name), Some(dom0[i % dom0.len()])),
+                    // A disk's: QEMU's virtio-blk in its event loop (an iothread's, per queue).
+                    _ if vm.disk => (format!("iothread-{}", vm.name), vm.vhost_pin),
                     _ => (format!("vhost-{}", vm.name), vm.vhost_pin),
                 };
                 let cfg = vhost::config(profile, vm.busyloop_timeout_us);
@@ -124,10 +130,11 @@ impl Backends {
                     _ => 0.0,
                 })
                 .collect();
-            let costs = Costs::new(profile, offloads(), true).with_packet_extra(extra).with_numa(profile, nodes());
+            let costs = Costs::new(profile, offloads(), true).with_packet_extra(extra).with_numa(profile, nodes()).with_disks(profile, disks(Handling::Vhost));
             return Backends { threads, by_dev, exitless: false, costs, dev_vm: dev_vm.to_vec(), thread_vm };
         }
-        let virtio: Vec<u32> = (0..vms.len()).filter(|&vm| vms[vm].kind.has_backend()).map(|vm| first[vm]).collect();
+        // Every device with a back end (a disk's every request queue; a NIC has one here).
+        let virtio: Vec<u32> = (0..dev_vm.len() as u32).filter(|&d| vms[dev_vm[d as usize] as usize].kind.has_backend()).collect();
         let cores = io.cores.clone().unwrap_or_default();
         // A request stream's guest answers each completion as it would a packet (ES2).
         let replies = |d: u32| vms[dev_vm[d as usize] as usize].request_stream;
@@ -150,7 +157,7 @@ impl Backends {
             threads,
             by_dev,
             exitless: io.handling == Handling::Elvis,
-            costs: Costs::new(profile, offloads(), kernel_path).with_numa(profile, nodes()),
+            costs: Costs::new(profile, offloads(), kernel_path).with_numa(profile, nodes()).with_disks(profile, disks(io.handling)),
             dev_vm: dev_vm.to_vec(),
             thread_vm,
         }

@@ -153,6 +153,10 @@ pub(crate) struct Costs {
     /// What an item of a VM whose memory is on another node costs more (profile `[numa]`);
     /// None: one memory distance.
     remote: Option<Remote>,
+    /// Per device that is a disk's request queue: what serving one request costs (its back
+    /// end's work and the RAM disk's, profile `[blk]`) and its copy per byte, in place of a
+    /// frame's TX costs (no host network path). Empty: no disks.
+    disk: Vec<Option<(f64, f64)>>,
 }
 
 /// A back end's remote-memory costs (profile `[numa]`, issue 48 item 5): an item of a device
@@ -178,6 +182,7 @@ impl Costs {
             rx_csum_byte_ns: offloads.map(|o| if o.guest_csum { 0.0 } else { csum }).collect(),
             packet_extra_ns: Vec::new(),
             remote: None,
+            disk: Vec::new(),
             tx_packet_ns: v.tx_packet_ns.value + host_path,
             tx_byte_ns: v.tx_byte_ns.value,
             rx_packet_ns: v.rx_packet_ns.value,
@@ -203,6 +208,27 @@ impl Costs {
         self
     }
 
+    /// Per device, the back end serving it if it is a disk's request queue (None: a NIC's):
+    /// its request costs from the profile's `[blk]` — QEMU's event loop under vhost handling
+    /// (the stock back end), an in-kernel I/O core under ELVIS, an SPDK-like target under PMD —
+    /// plus the RAM disk's own work, and the RAM disk's copy per byte.
+    pub fn with_disks(mut self, p: &Profile, disks: Vec<Option<crate::config::Handling>>) -> Self {
+        use crate::config::Handling;
+        let Some(b) = &p.blk else { return self };
+        self.disk = disks
+            .into_iter()
+            .map(|h| {
+                let serve = match h? {
+                    Handling::Vhost | Handling::Es2 => b.qemu_request_ns.value,
+                    Handling::Elvis => b.kernel_request_ns.value,
+                    Handling::Pmd => b.spdk_request_ns.value,
+                };
+                Some((serve + b.ramdisk_request_ns.value, b.ramdisk_byte_ns.value))
+            })
+            .collect();
+        self
+    }
+
     /// What an item of `bytes` of device `dev` costs beyond its local cost when the back end
     /// runs on a pCPU of socket `socket` (None: not on a pCPU, nothing to say): 0 unless the
     /// device's VM's memory is on another node.
@@ -221,7 +247,11 @@ impl Costs {
     /// `socket`: the back end's pCPU's (the remote-memory cost's question).
     pub fn take_tx(&self, rings: &mut (impl DevRings + ?Sized), dev: u32, socket: Option<u32>) -> Option<(Work, Time)> {
         let b = rings.tx(dev).take()?;
-        let local = round_ns(self.tx_packet_ns + self.extra(dev) + self.tx_byte_ns * b.bytes as f64);
+        let (per, per_byte) = match self.disk.get(dev as usize) {
+            Some(&Some(disk)) => disk,
+            _ => (self.tx_packet_ns + self.extra(dev), self.tx_byte_ns),
+        };
+        let local = round_ns(per + per_byte * b.bytes as f64);
         Some((Work::Tx(b), local + self.remote_ns(dev, b.bytes, socket)))
     }
 

@@ -116,6 +116,9 @@ pub struct DevLedger {
     pub rx_on_link: u64,
     /// Datagrams the client's NIC queue dropped (its qdisc was full).
     pub rx_client_dropped: u64,
+    /// Buffers on the TX ring not yet used: published and not taken, or in the back end's
+    /// hands (a disk's requests in flight in the host).
+    pub tx_queued: u64,
 }
 
 /// One conservation identity of a workload (DESIGN §6): `lhs` must equal `rhs`.

@@ -72,6 +72,11 @@ pub(crate) trait Ctx<A> {
     /// pCPU to the first vCPU of `to` that is preempted. Returns whether `from` exits.
     fn sched_yield(&mut self, from: u32, to: &[u32]) -> bool;
 
+    /// The guest programs `v`'s LAPIC timer (`hrtimer_start` / `hrtimer_cancel` reprogramming
+    /// the clock event device: a TMICT or TSC-deadline write) — an exit unless the VM's
+    /// delivery passes the write through (DID); the vCPU goes on after it.
+    fn timer_write(&mut self, v: u32);
+
     /// Hand frame `b` to the driver on `v` (`start_xmit`; the vCPU goes on after it).
     fn post_tx(&mut self, v: u32, b: Buf);
     /// The VM's TX virtqueue (the testbed guest writes requests straight into it).

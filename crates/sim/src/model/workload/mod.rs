@@ -21,6 +21,7 @@ pub(crate) mod ctx;
 mod cc;
 mod cpu_job;
 mod cyclictest;
+mod fio;
 mod idle;
 mod ipi_pingpong;
 mod irq_source;
@@ -37,6 +38,7 @@ mod udp_tx;
 use crate::model::workload::app::DevView;
 pub(crate) use crate::model::workload::cpu_job::CpuJob;
 pub(crate) use crate::model::workload::cyclictest::Cyclictest;
+pub(crate) use crate::model::workload::fio::BlockJobs;
 pub(crate) use crate::model::workload::idle::IdleApp;
 pub(crate) use crate::model::workload::irq_source::IrqSource;
 pub(crate) use crate::model::workload::ipi_pingpong::IpiPingPong;
@@ -142,16 +144,26 @@ apps! {$
     Job(CpuJob),
     /// kvm-unit-tests' IPI round trip.
     IpiRt(IpiPingPong),
+    /// fio, filebench: jobs on a virtio-blk disk's request queue.
+    Block(BlockJobs),
     /// No application.
     Idle(IdleApp),
 }
 
 impl Sender {
     /// The application `w` describes (None: no workload), in VM `vm_name` of `vcpus` vCPUs
-    /// (its threads placed as `at` says) whose device negotiated offloads `off`.
-    pub fn new(w: Option<&Workload>, vcpus: u32, at: crate::model::guest::guest_sched::Placement, p: &Profile, seed: u64, vm_name: &str, off: Offload) -> Self {
+    /// (its threads placed as `at` says) whose device negotiated offloads `off`, on its
+    /// device `queue.0` of `queue.1` (a VM's devices: its queues, VFs or queue pairs).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(w: Option<&Workload>, vcpus: u32, at: crate::model::guest::guest_sched::Placement, p: &Profile, seed: u64, vm_name: &str, off: Offload, queue: (u32, u32)) -> Self {
         let Some(w) = w else { return Sender::Idle(IdleApp) };
         match *w {
+            Workload::Fio { block_bytes, iodepth, request_timer, .. } => {
+                Sender::Block(BlockJobs::new(&w.block_jobs(), iodepth, block_bytes, request_timer, queue.0, queue.1, p, seed, vm_name))
+            }
+            Workload::Filebench { block_bytes, .. } => {
+                Sender::Block(BlockJobs::new(&w.block_jobs(), 1, block_bytes, false, queue.0, queue.1, p, seed, vm_name))
+            }
             Workload::TcpReceive { message_bytes, send_bytes, window_bytes } => {
                 Sender::TcpRx(TcpReceiver::new(message_bytes, send_bytes, window_bytes, p))
             }

@@ -134,6 +134,8 @@ def own_throughput(vm: Vm, kind: str | None) -> tuple[float | None, str]:
         return h.get("reply_rate_per_s"), "replies/s"
     if (w := specweb(vm)) is not None:
         return w.get("requests_per_s"), "requests/s"
+    if block(vm) is not None:
+        return ops_per_s(vm), "IOPS"
     if (j := cpu_job(vm)) is not None:
         # Unfinished, it has no speed to compare (done_pct is of the run, not of the job's time).
         speed = 100.0 * j["work_ms"] / j["completion_ms"] if j["finished"] and j.get("completion_ms") else None
@@ -220,6 +222,12 @@ def specweb(vm: Vm) -> dict | None:
 def cpu_job(vm: Vm) -> dict | None:
     """``vms[].cpu_job``: ``work_ms``, ``finished``, ``completion_ms``, ``done_pct``."""
     return vm.get("cpu_job")
+
+
+def block(vm: Vm) -> dict | None:
+    """``vms[].block``: a fio or filebench VM's ``read_iops``, ``write_iops``,
+    ``bandwidth_mb_s`` and ``queues`` (its IOPS are ``throughput.ops_per_s``)."""
+    return vm.get("block")
 
 
 def lookbusy(vm: Vm) -> dict | None:

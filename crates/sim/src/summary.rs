@@ -512,6 +512,7 @@ mod tests {
             lookbusy: None,
             httperf: None,
             specweb: None,
+            block: None,
             guest_threads: None,
             tcp_receive: None,
             tcp_rr: None,

@@ -258,6 +258,9 @@ register(Experiment(
     rows=_rows,
     # 2 configurations x 2 profiles, and today's baseline with each knob that applies (at most 2).
     runs=6 * len(HEADLINES),
+    # Four seeds by default (issue 50: one seed of a 0.2 s run moved ES2's gain by ±10 %): each
+    # row reports its spread; `--converge` also doubles seeds and run length.
+    seeds=4,
     notes=[
         "gain: the mechanism against the baseline on the same profile, in % (for a latency, the share it removes). "
         "'on paper' runs both as the paper did on its own profile; 'on today' runs the same layout on the modern "
@@ -265,8 +268,7 @@ register(Experiment(
         "interrupts, posted delivery gains IPIv (eventpath.reproduce.seeds_today.today). ELVIS's ELI and DID keep "
         "their own delivery. The layouts are each paper's own reproductions' (es2_multi, elvis, did-fig6 and "
         "did-fig11, sriov, routing), at shorter durations but the ES2 ones (es2_multi's own: memcached 4 s, netperf "
-        "1 s, after 0.2 s warm-up; one seed, so the ES2 4-VM gains carry the seed spread es2-fig7a / es2-fig8a-h "
-        "measure). DID's memcached headline runs did-fig11's layout (2 memcached threads) in closed loop, not "
+        "1 s, after 0.2 s warm-up; four seeds, each row's spread beside it). DID's memcached headline runs did-fig11's layout (2 memcached threads) in closed loop, not "
         "did-fig11's QoS peak, and DID's baseline is vanilla KVM (emulated), as DID's Linux 3.6 host ran it. ES2's "
         "headlines are its full configurations: PI+H(O)+R for memcached (§6.3.2), PI+H(P)+R for TCP send (§6.3.1: "
         "'The perceptive mode switch algorithm was adopted'; it was PI+H(O)+R until issue 47). The ping-tail "

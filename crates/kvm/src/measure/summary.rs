@@ -172,6 +172,7 @@ fn vm_summary(s: &Scenario, v: usize, w: &Window, gen: Option<&IrqGenResult>) ->
         lookbusy: None,
         httperf: None,
         specweb: None,
+        block: None,
         guest_threads: None,
             tcp_receive: None,
             tcp_rr: None,

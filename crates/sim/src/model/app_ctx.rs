@@ -15,7 +15,7 @@ use crate::model::cx::Cx;
 use crate::model::guest::ops::Driver;
 use crate::model::hypervisor::ops::{Irqs, Vcpus};
 use crate::model::workload::client::{AckAction, Client};
-use crate::model::workload::ctx::Ctx;
+use crate::model::workload::ctx::{Ctx, Ipi};
 use crate::model::workload::{ClientEv, Held, Step};
 use crate::model::event::Ev;
 use crate::model::host::Host;
@@ -102,14 +102,12 @@ impl<A: Held> Ctx<A> for AppCtx<'_, A> {
             self.h.workload_next(self.now, v, self.q)
         }
     }
-    fn resched_ipi(&mut self, from: u32, to: u32) -> bool {
+    fn send_ipi(&mut self, from: u32, to: u32, kind: Ipi) -> bool {
         let now = self.now;
-        self.cx().resched_ipis(now, from, std::iter::once(to))
-    }
-
-    fn call_function_ipi(&mut self, from: u32, to: u32) -> bool {
-        let now = self.now;
-        self.cx().call_function(now, from, to)
+        match kind {
+            Ipi::Reschedule => self.cx().resched_ipis(now, from, std::iter::once(to)),
+            Ipi::CallFunction => self.cx().call_function(now, from, to),
+        }
     }
 
     fn call_function_many(&mut self, from: u32, to: &[u32]) -> Option<bool> {

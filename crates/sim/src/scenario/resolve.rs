@@ -43,7 +43,10 @@ impl Checked {
         for vm in &mut s.vm {
             if vm.net.kind.has_backend() {
                 vm.net.event_idx.get_or_insert(true);
-                vm.net.offload.get_or_insert_with(Offload::default);
+                // (A disk has no offloads: a block workload's VM refuses the key.)
+                if !vm.workload.as_ref().is_some_and(crate::config::Workload::is_block) {
+                    vm.net.offload.get_or_insert_with(Offload::default);
+                }
             }
         }
         if !crate::profile::BUILTIN.iter().any(|(n, _)| *n == s.profile) {

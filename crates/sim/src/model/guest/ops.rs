@@ -104,7 +104,7 @@ pub(crate) trait NapiOps {
     /// (`try_to_wake_up` across CPUs; device `dev`'s reader's vCPU is local `home mod vcpus`,
     /// vCPU 0 but for a VM's later VFs): if that thread's vCPU is another one, halted (or halting) or running only
     /// the guest's CPU burn, it gets a reschedule IPI, and the sender's ICR write exits (as a
-    /// server worker's wake-up does, `resched_ipi`); its softirq goes on after the exit.
+    /// server worker's wake-up does, `send_ipi`); its softirq goes on after the exit.
     /// Returns whether that exit was started.
     fn wake_app(&mut self, now: Time, v: u32, dev: u32) -> bool;
 }

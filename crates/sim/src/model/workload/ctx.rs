@@ -20,6 +20,15 @@ use crate::model::workload::client::{AckAction, Client};
 pub use crate::model::workload::client::ClientEv;
 use crate::profile::Profile;
 
+/// The kinds of single-destination IPI an application's guest sends ([`Ctx::send_ipi`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ipi {
+    /// A reschedule IPI (`try_to_wake_up` of a thread on another vCPU).
+    Reschedule,
+    /// A call-function IPI (`smp_call_function_single`).
+    CallFunction,
+}
+
 /// The context of a VM's application `A`: what its behaviour functions may touch. vCPUs are
 /// named by their host-wide index, as the [`crate::model::workload::app::App`] hooks get them.
 pub(crate) trait Ctx<A> {
@@ -55,17 +64,16 @@ pub(crate) trait Ctx<A> {
     /// End the application's step of kind `kind` on `v` now, running or saved (a spin that
     /// an event cuts short); a running one makes `v` choose its next task.
     fn cut_step(&mut self, v: u32, kind: u8);
-    /// `try_to_wake_up` on another vCPU: a reschedule IPI to `to`, whose ICR write is an exit
-    /// of `from` (the step in progress resumes after it). Returns whether `from` exits: not
-    /// where the CPU virtualizes the write (`[vm.apic] ipiv`), and `from` goes on at once.
-    fn resched_ipi(&mut self, from: u32, to: u32) -> bool;
-    /// `smp_call_function_single` from `from` to `to`: a call-function IPI, whose ICR write is
-    /// an exit of `from` as [`Ctx::resched_ipi`]'s. Returns whether `from` exits.
-    fn call_function_ipi(&mut self, from: u32, to: u32) -> bool;
+    /// A single-destination IPI of `kind` from `from` to `to` — `try_to_wake_up` on another
+    /// vCPU (a reschedule IPI) or `smp_call_function_single` (a call-function IPI) — whose ICR
+    /// write is an exit of `from` (the step in progress resumes after it). Returns whether
+    /// `from` exits: not where the CPU virtualizes the write (`[vm.apic] ipiv`), and `from`
+    /// goes on at once.
+    fn send_ipi(&mut self, from: u32, to: u32, kind: Ipi) -> bool;
     /// `smp_call_function_many` from `from` to every vCPU of `to` (`apic->send_IPI_mask`):
     /// `Some(exits)` where the VM's features make it one send (a `KVM_HC_SEND_IPI` hypercall,
     /// its IPIs all raised); `None` where the guest writes the ICR once per destination, each
-    /// a [`Ctx::call_function_ipi`] of its own.
+    /// a [`Ctx::send_ipi`] of its own.
     fn call_function_many(&mut self, from: u32, to: &[u32]) -> Option<bool>;
     /// The tail of `kvm_smp_send_call_func_ipi` after [`Ctx::call_function_many`]'s send:
     /// with PV sched yield, a `KVM_HC_SCHED_YIELD` hypercall exit of `from` that yields its

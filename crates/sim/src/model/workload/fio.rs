@@ -289,10 +289,10 @@ impl App for BlockJobs {
     }
 
     /// Requests completed (ops), the completion latency; reads and writes as the two classes
-    /// (no payload: a disk's bytes are no network throughput; `vms[].block` gives them).
+    /// (no packets or payload: a disk's requests are no network traffic; `vms[].block` gives
+    /// their bytes).
     fn measure<'a>(&'a self, _d: DevView<'a>) -> Measure<'a> {
         Measure {
-            delivered: Some(self.completed),
             latency: Some(&self.latency),
             ops: Some(self.completed),
             by_class: Some([self.reads, self.completed - self.reads]),

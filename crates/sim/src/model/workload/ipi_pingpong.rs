@@ -24,7 +24,7 @@
 use crate::engine::{Time, round_ns};
 use crate::metrics::Histogram;
 use crate::model::workload::app::{App, ClientEv, DevView, Measure, Step};
-use crate::model::workload::ctx::Ctx;
+use crate::model::workload::ctx::{Ctx, Ipi};
 
 /// Its steps: the ICR write (the guest's side of it); the spin on the flag.
 const SEND: u8 = 0;
@@ -164,7 +164,7 @@ impl App for IpiPingPong {
             a.yield_due = n > 1 && i + 1 == n;
             let to = g.vcpu(first + i);
             // With an ICR-write exit the vCPU goes on after it (VM entry asks `next` again).
-            if g.call_function_ipi(v, to) {
+            if g.send_ipi(v, to, Ipi::CallFunction) {
                 return;
             }
         }

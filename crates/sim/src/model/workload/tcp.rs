@@ -27,7 +27,7 @@ use crate::model::hw::rxq::{Ctl, RxPkt};
 use crate::model::hw::virtq::Buf;
 use crate::model::guest::guest_sched::{GuestSched, Placement};
 use crate::model::workload::app::{pct, App, ClientEv, DevView, Measure, Step};
-use crate::model::workload::ctx::Ctx;
+use crate::model::workload::ctx::{Ctx, Ipi};
 use crate::model::guest::tso::SizeGoal;
 use crate::model::workload::net::TCP_IP_HDR;
 use crate::engine::{Time, round_ns};
@@ -196,7 +196,7 @@ impl App for TcpStreams {
         // asks again).
         while let Some(k) = g.app().sched.take_kick() {
             let to = g.vcpu(k);
-            if g.resched_ipi(v, to) {
+            if g.send_ipi(v, to, Ipi::Reschedule) {
                 return;
             }
         }
@@ -261,7 +261,7 @@ impl App for TcpStreams {
         match t.sched.wake(now, i as u32, Some(local), false) {
             Some(k) => {
                 let to = g.vcpu(k);
-                g.resched_ipi(v, to)
+                g.send_ipi(v, to, Ipi::Reschedule)
             }
             None => false,
         }

@@ -39,7 +39,7 @@ use crate::model::hw::virtq::Buf;
 use crate::model::guest::guest_sched::Placement;
 use crate::model::guest::workers::Workers;
 use crate::model::workload::app::{TcpRrStats, App, AppLedger, Balance, ClientEv, DevLedger, DevView, Measure, Step};
-use crate::model::workload::ctx::Ctx;
+use crate::model::workload::ctx::{Ctx, Ipi};
 use crate::model::workload::net::{backed_off, TCP_IP_HDR, TCP_RTO_MIN_NS};
 use crate::engine::{Rng, Time, round_ns};
 use crate::metrics::Histogram;
@@ -519,7 +519,7 @@ impl App for TcpServer {
         // asks again).
         while let Some(k) = g.app().workers.take_kick() {
             let to = g.vcpu(k);
-            if g.resched_ipi(v, to) {
+            if g.send_ipi(v, to, Ipi::Reschedule) {
                 return;
             }
         }
@@ -577,7 +577,7 @@ impl App for TcpServer {
             Some(home) => {
                 // try_to_wake_up on another vCPU: a reschedule IPI through the ICR.
                 let target = g.vcpu(home);
-                g.resched_ipi(v, target)
+                g.send_ipi(v, target, Ipi::Reschedule)
             }
             None => false,
         }

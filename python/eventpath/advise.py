@@ -129,10 +129,13 @@ def options(sc: dict, profile: dict) -> list[Option]:
             vm["guest_halt_poll"] = {}
         out.append(Option("guest haltpoll", "guest haltpoll (cpuidle-haltpoll, its defaults; KVM's polling off)", haltpoll))
     io = sc.get("host", {}).get("io") or {}
-    if io.get("handling", "vhost") == "vhost" and all((vm.get("net") or {}).get("kind", "virtio") == "virtio" for vm in vms):
+    nics = [vm for vm in vms if not _disk(vm)]
+    if io.get("handling", "vhost") == "vhost" and nics and all((vm.get("net") or {}).get("kind", "virtio") == "virtio" for vm in nics):
         for us in BUSY_POLL_US:
-            if {(vm.get("net") or {}).get("busyloop_timeout_us", 0) for vm in vms} != {us}:
-                out.append(Option("vhost busy polling", f"vhost busy polling {us} us", _set(net__busyloop_timeout_us=us)))
+            if {(vm.get("net") or {}).get("busyloop_timeout_us", 0) for vm in nics} != {us}:
+                # (vhost-net's: a block VM's disk, served by QEMU, keeps stock.)
+                out.append(Option("vhost busy polling", f"vhost busy polling {us} us",
+                                  _only(lambda vm: not _disk(vm), _set(net__busyloop_timeout_us=us))))
     if any(vm.get("interrupt_delivery", "emulated") == "emulated" and not (vm.get("apic") or {}).get("pv_eoi") for vm in vms):
         def pv_eoi(vm: dict) -> None:
             if vm.get("interrupt_delivery", "emulated") == "emulated":  # elsewhere the EOI does not exit
@@ -149,6 +152,14 @@ def _net(vm: dict) -> dict:
     return vm.get("net") or {}
 
 
+#: The block workloads: their VM's device is a virtio-blk disk, which has none of a NIC's knobs.
+BLOCK_WORKLOADS = ("fio", "filebench")
+
+
+def _disk(vm: dict) -> bool:
+    return (vm.get("workload") or {}).get("kind") in BLOCK_WORKLOADS
+
+
 def _only(pred: Callable[[dict], bool], edit: Callable[[dict], None]) -> Callable[[dict], None]:
     """``edit`` applied to the VMs ``pred`` accepts; the others keep stock."""
     def apply(vm: dict) -> None:
@@ -162,7 +173,7 @@ def _moderation(vms: list[dict]) -> list[Option]:
     notification coalescing, set by hand or by net DIM), on an SR-IOV VF the host's controller
     driving its EITR (net DIM, the CGR/AIR paper's AIR)."""
     def unmoderated(kind: str) -> Callable[[dict], bool]:
-        return lambda vm: (_net(vm).get("kind", "virtio") == kind
+        return lambda vm: (_net(vm).get("kind", "virtio") == kind and not _disk(vm)
                            and (_net(vm).get("moderation") or {}).get("kind", "none") == "none"
                            and (kind != "sriov_vf" or "itr_us" not in _net(vm)))
     out = []

@@ -143,3 +143,19 @@ def test_moderation_routing_and_multi_queue_are_families_where_the_layout_has_th
     one, four = (advise.run_one(x, 1, 0.02, kinds, []) for x in (sc, v))
     assert "vms" in one and "vms" in four, (one, four)
     assert four["vms"][0]["throughput"] > 1.5 * one["vms"][0]["throughput"], "four streams on four queue pairs"
+
+
+def test_a_disk_vm_gets_no_nic_family_and_its_options_run():
+    """A fio VM's device is a virtio-blk disk (issue 51): busy polling and moderation, a NIC's
+    knobs, are not offered to it; the options it is offered run (or are refused for the
+    layout's idle=poll guest, never for its disk)."""
+    r = api.resolve("examples/fio-ramdisk.toml")
+    sc, prof = r["scenario"], r["profile"]
+    opts = advise.options(sc, prof)
+    assert not {o.family for o in opts} & {"vhost busy polling", "moderation", "multi-queue"}, [o.label for o in opts]
+    kinds = [vm["workload"]["kind"] for vm in sc["vm"]]
+    for o in opts:
+        got = advise.run_one(advise.variant(sc, o), 1, 0.01, kinds, [])
+        assert "vms" in got or "virtio-blk" not in got["refused"], (o.label, got)
+    ran = [o for o in opts if "vms" in advise.run_one(advise.variant(sc, o), 1, 0.01, kinds, [])]
+    assert {o.label for o in ran} >= {"posted interrupts"}, [o.label for o in ran]

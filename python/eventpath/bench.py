@@ -76,6 +76,35 @@ def run(sim_seconds: float = 1.0, simpy_seconds: float = 0.01, model_seconds: fl
     return r
 
 
+#: The README's four-workload comparison (`eventpath compare --profile es2 --workloads
+#: tcp_stream,tcp_receive,memcached,tcp_rr`): what a user waits for (issue 52 item 4).
+MATRIX_PROFILE = "es2"
+MATRIX_WORKLOADS = ("tcp_stream", "tcp_receive", "memcached", "tcp_rr")
+
+
+def matrix(workloads: tuple[str, ...] = MATRIX_WORKLOADS, seeds: list[int] | None = None,
+           vary: dict | None = None, workers: int | None = None) -> dict:
+    """Time the README's comparison (every family, its default seeds and run length, no
+    figure) on this machine: ``matrix_wall_s``, ``matrix_cells``, ``matrix_runs`` (runs made:
+    cells proven identical to another are not rerun). ``workloads``, ``seeds`` and ``vary``
+    shrink it (tests)."""
+    import tempfile
+    from pathlib import Path
+
+    from eventpath import compare
+    from eventpath.compare import workloads as named
+
+    inputs = named.named(MATRIX_PROFILE, list(workloads), compare.DURATION_S, compare.WARMUP_S)
+    with tempfile.TemporaryDirectory(prefix="eventpath-bench-") as d:
+        out = compare.OUT.check(str(Path(d) / "cmp"))
+        t0 = time.perf_counter()
+        m = compare.compare(inputs, out, seeds=list(seeds or compare.SEEDS), vary=vary, plots=False,
+                            workers=workers, say=lambda _s: None)
+        wall = time.perf_counter() - t0
+    return {"matrix_wall_s": wall, "matrix_cells": m["cells"], "matrix_runs": m["runs"],
+            "matrix_workloads": list(workloads)}
+
+
 def print_result(r: dict) -> None:
     print(f"eventpath engine: {r['engine_events_per_s'] / 1e6:8.2f} M events/s "
           f"({r['engine_events']:,} events in {r['engine_wall_s']:.2f} s)")
@@ -86,6 +115,10 @@ def print_result(r: dict) -> None:
         print(f"full model      : {r['model_events_per_s'] / 1e6:8.2f} M events/s = {r['model_to_engine']:.2f} x the engine, "
               f"{r['model_wall_s_per_sim_s']:.2f} s wall per simulated s "
               f"(14 VMs x TCP 1448 B on elvis, 16 pCPUs; {r['model_events']:,} events in {r['model_wall_s']:.2f} s)")
+    if "matrix_wall_s" in r:
+        print(f"matrix          : {r['matrix_wall_s']:8.1f} s wall for the README's comparison "
+              f"(compare --profile {MATRIX_PROFILE} --workloads {','.join(r['matrix_workloads'])}: "
+              f"{r['matrix_cells']:,} cells, {r['matrix_runs']:,} runs)")
     per = r.get("model_events_per_packet")
     if per:
         total = sum(v for v in per.values() if v)

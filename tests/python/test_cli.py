@@ -1,6 +1,8 @@
 """The CLI as a user meets it: outputs, contracts, determinism and bad input."""
 
+import contextlib
 import csv
+import io
 import json
 
 import pytest
@@ -408,3 +410,17 @@ def test_version_names_the_package_version_and_its_commit(capsys):
     out = capsys.readouterr().out.strip()
     assert out.startswith(f"eventpath {eventpath.__version__} (") and "\n" not in out, out
     assert "commit " in out or "not a git checkout" in out, out
+
+
+def test_bench_matrix_times_a_comparison_and_counts_its_runs():
+    """`bench --matrix` (issue 52 item 4) times the README's comparison; here a small one."""
+    from eventpath import bench
+
+    r = bench.matrix(("tcp_rr",), seeds=[1], vary={"delivery": None}, workers=1)
+    assert r["matrix_wall_s"] > 0 and r["matrix_workloads"] == ["tcp_rr"]
+    assert 1 <= r["matrix_runs"] <= r["matrix_cells"] and r["matrix_cells"] > 3, r
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        bench.print_result({"engine_events_per_s": 1e7, "engine_events": 1, "engine_wall_s": 1.0, "simpy_events_per_s": 1e5,
+                            "simpy_events": 1, "simpy_wall_s": 1.0, "ratio": 100.0, **r})
+    assert "matrix" in text.getvalue() and "tcp_rr" in text.getvalue()

@@ -40,6 +40,8 @@ def add_bench(sub) -> None:
                    help="simulated seconds of the full model (14 VMs x TCP on elvis); 0 skips it")
     b.add_argument("--by-kind", action="store_true",
                    help="also count the full model's events by kind, per delivered packet (one more run)")
+    b.add_argument("--matrix", action="store_true",
+                   help="also time the README's four-workload comparison on every core (minutes)")
     b.set_defaults(fn=cmd_bench)
 
 
@@ -134,6 +136,8 @@ def cmd_bench(a) -> int:
             raise UsageError(f"{flag} {v:g}: not allowed; expected {lo:g}..={hi:g} ({why})")
     res = bench.run(sim_seconds=a.seconds, simpy_seconds=a.simpy_seconds, model_seconds=a.model_seconds,
                     by_kind=a.by_kind)
+    if a.matrix:
+        res.update(bench.matrix())
     if a.json:
         print(json.dumps(res))
     else:

@@ -310,8 +310,4 @@ impl App for BlockJobs {
             rhs: self.completed_life + seen + self.used.len() as u64 + d.tx_queued,
         });
     }
-
-    fn ready(&self) -> bool {
-        true
-    }
 }

@@ -694,6 +694,34 @@ pub struct Profile {
     /// filebench). Absent: the profile has no block device (its block workloads are refused).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blk: Option<Blk>,
+    /// An NVMe-like device a block workload's VM may have assigned (`[vm.disk] kind = "nvme"`;
+    /// issue 51). Absent: the profile has no such device (the key is refused).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvme: Option<NvmeDev>,
+}
+
+/// The NVMe-like device's service (`[nvme]`, `model/hw/nvme.rs`): how long the controller
+/// takes to serve one command, how many it serves at once, how deep each queue is.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct NvmeDev {
+    /// Mean service time of a read command (the media's read and the data's DMA to the host
+    /// for a 4 KB block; a larger block adds `byte_ns` per byte beyond 4 KB).
+    pub read_ns: Param,
+    /// Mean service time of a write command (into the controller's power-protected write
+    /// buffer).
+    pub write_ns: Param,
+    /// The coefficient of variation of a command's service time (a shifted exponential of
+    /// that mean and this spread; 0: every command takes the mean).
+    pub service_cv: Param,
+    /// The PCIe link's transfer per byte beyond a 4 KB block.
+    pub byte_ns: Param,
+    /// Commands the controller serves at once (its channels and dies in parallel): the device's
+    /// IOPS ceiling is `units / read_ns`.
+    pub units: Param,
+    /// Entries per I/O submission queue (Linux nvme's `io_queue_depth`, capped by the
+    /// controller's CAP.MQES).
+    pub queue_depth: Param,
 }
 
 /// The virtio-blk disk's costs (`[blk]`, `model/workload/fio.rs`, `io/queues.rs`): what the
@@ -861,6 +889,10 @@ impl Bounds {
             "numa.remote_copy_line_ns" => b(0.0, 200.0, false, "a 64-byte line copied across sockets at no less than 0.3 GB/s"),
             "numa.ring_lines_per_packet" => b(0.0, 64.0, false, "ring accesses of one packet"),
             "blk.queue_size" => b(2.0, 32768.0, true, "a split virtqueue of 2 to 32768 descriptors (VIRTIO 1.1 §2.6)"),
+            "nvme.queue_depth" => b(2.0, 65536.0, true, "an NVMe I/O queue of 2 to 65536 entries (NVMe 1.4 CAP.MQES)"),
+            "nvme.units" => b(1.0, 4096.0, true, "commands served at once: at least one"),
+            "nvme.service_cv" => b(0.0, 1.0, false, "a shifted exponential's spread: 0 (constant) to 1 (exponential)"),
+            "nvme.read_ns" | "nvme.write_ns" => b(1.0, 1e8, false, "a command's service: more than nothing, under 100 ms"),
             _ => match unit {
                 "ns" => b(0.0, MAX_NS, false, "at most a second"),
                 // A tick ≤ 100 µs apart would cost more than it measures; Linux CONFIG_HZ is
@@ -1175,6 +1207,16 @@ impl Profile {
                 ("blk.ramdisk_request_ns", &k.ramdisk_request_ns, "ns"),
                 ("blk.ramdisk_byte_ns", &k.ramdisk_byte_ns, "ns"),
                 ("blk.queue_size", &k.queue_size, "descriptors"),
+            ]);
+        }
+        if let Some(n) = &self.nvme {
+            p.extend([
+                ("nvme.read_ns", &n.read_ns, "ns"),
+                ("nvme.write_ns", &n.write_ns, "ns"),
+                ("nvme.service_cv", &n.service_cv, "ratio"),
+                ("nvme.byte_ns", &n.byte_ns, "ns"),
+                ("nvme.units", &n.units, "count"),
+                ("nvme.queue_depth", &n.queue_depth, "commands"),
             ]);
         }
         if let Some(x) = &self.xen {

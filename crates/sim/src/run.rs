@@ -366,6 +366,7 @@ fn summarize(c: &Checked, h: &Host, now: Time, events: u64, wall: f64) -> RunOut
                     write_iops: rate(writes),
                     bandwidth_mb_s: rate((reads + writes) * u64::from(w.block_bytes().unwrap_or(0))).map(|b| b / 1e6),
                     queues: vm.ndevs,
+                    device: c.scenario.vm[i].disk.kind.key(),
                 }),
                 _ => None,
             },

@@ -305,6 +305,8 @@ pub struct BlockSummary {
     pub bandwidth_mb_s: Option<f64>,
     /// The disk's request queues (one per vCPU its jobs use).
     pub queues: u32,
+    /// The disk (`[vm.disk] kind`): `virtio_blk` or `nvme`.
+    pub device: &'static str,
 }
 
 /// A SPECweb2009-Banking-like session mix (`kind = "specweb"`).

@@ -111,8 +111,10 @@ impl Host {
             let off = vm.net.offloads();
             let virtio = vm.net.kind.has_backend();
             let disk = w.is_some_and(Workload::is_block);
-            let queue_size = match (&c.profile.blk, disk) {
-                (Some(b), true) => b.queue_size.value as u32,
+            let nvme = disk && vm.disk.kind == crate::scenario::DiskKind::Nvme;
+            let queue_size = match (&c.profile.blk, &c.profile.nvme) {
+                (_, Some(n)) if nvme => n.queue_depth.value as u32,
+                (Some(b), _) if disk => b.queue_size.value as u32,
                 _ => vm.net.queue_size,
             };
             // GRO's 64 KB, and no more than the guest's ring holds as one packet.
@@ -147,6 +149,10 @@ impl Host {
                         Device::SriovVf(vf::Vf::new(vm.net.itr_us, &vm.net.moderation, sr.vf_itr_ns.value, sr.vf_itr_max_ns.value, tcp))
                     }
                     crate::scenario::NetKind::Vdpa => Device::Vdpa(hw::device::Vdpa::new(tcp)),
+                    _ if nvme => {
+                        let n = c.profile.nvme.as_ref().expect("a checked NVMe disk has a profile with [nvme]");
+                        Device::Nvme(hw::nvme::Nvme::new(n, s.seed, &vm.name, home))
+                    }
                     _ if disk => Device::VirtioBlk,
                     kind => Device::backed(kind),
                 },
@@ -178,7 +184,8 @@ impl Host {
                 // Linux's default policy: the node of the CPU that first touches a page, the
                 // booting vCPU 0's (where the host scheduler placed its thread).
                 memory_node: vm.memory_node.unwrap_or_else(|| c.profile.socket_of(sched.thread_cpu(vms[vi].vcpus[0]))),
-                disk: vm.workload.as_ref().is_some_and(Workload::is_block),
+                disk: vm.workload.as_ref().is_some_and(Workload::is_block) && vm.disk.kind == crate::scenario::DiskKind::VirtioBlk,
+                backed: vm.net.kind.has_backend() && !(vm.workload.as_ref().is_some_and(Workload::is_block) && vm.disk.kind == crate::scenario::DiskKind::Nvme),
             })
             .collect();
         let io = io::Backends::build(&s.host.io, &c.profile, &vm_io, &dev_vm, &dom0, &mut |name, pin| {

@@ -155,6 +155,9 @@ impl Kernel for Cx<'_> {
     }
     fn vf_tail_written(&mut self, now: Time, dev: u32) {
         let d = &mut self.h.devs[dev as usize];
+        if let crate::model::hw::device::Device::Nvme(n) = &mut d.device {
+            return n.fetch(now, dev, &mut d.txq, self.q);
+        }
         vf::fetch(now, dev, &mut d.txq, &mut d.wire, &mut self.h.port.tx, self.q);
     }
     fn io_signal_ns(&self) -> Time {

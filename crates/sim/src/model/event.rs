@@ -36,10 +36,11 @@ pub enum Ev {
 
 impl Ev {
     /// The kinds' names, indexed by [`Ev::kind`] (the benchmark's events-by-kind census).
-    pub const KINDS: [&'static str; 26] = [
+    pub const KINDS: [&'static str; 27] = [
         "Warmup", "GuestDone", "ExitDone", "SchedIn", "HostTick", "TimerFire", "WireDone", "Tick",
         "HostRx", "Client", "HaltPollEnd", "IrqDeadline", "ClientNicIrq", "Ioeventfd", "VfIrq", "IoStep", "IoWake", "IoPoll",
         "SchedTimer", "NeedResched", "CallFunctionIpi", "ClientPort", "ThreadStart", "KthreadWake", "KthreadDone", "ReschedIpi",
+        "NvmeDone",
     ];
 
     /// This event's kind, an index into [`Ev::KINDS`].
@@ -71,6 +72,7 @@ impl Ev {
             Ev::Hv(hypervisor::Event::KthreadWake { .. }) => 23,
             Ev::Hv(hypervisor::Event::KthreadDone { .. }) => 24,
             Ev::Hv(hypervisor::Event::ReschedIpi { .. }) => 25,
+            Ev::Hw(hw::Event::NvmeDone { .. }) => 26,
         }
     }
 }

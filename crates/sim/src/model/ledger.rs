@@ -101,7 +101,7 @@ impl Host {
             let on_link = self.port.tx.in_flight(i as u32) as u64;
             // A disk's requests are no frames: its workload balances them (`tx_queued`).
             let ring = d.txq.pending() as u64 + in_device;
-            let disk = matches!(d.device, crate::model::hw::device::Device::VirtioBlk);
+            let disk = d.device.is_disk();
             c.in_flight.push(d.guest.qdisc.len() as u64 + if disk { 0 } else { ring } + on_link);
             c.tx_on_link.push(on_link);
             c.rx_arrived.push(d.rx_arrived_life);

@@ -23,7 +23,7 @@ impl Host {
             p.sent += dev.wire.delivered_life;
             // A disk's requests waiting in its ring are no frames to deliver: its progress is
             // its completions.
-            p.sending |= waiting > 0 && !matches!(dev.device, crate::model::hw::device::Device::VirtioBlk);
+            p.sending |= waiting > 0 && !dev.device.is_disk();
         }
         p
     }

@@ -1,14 +1,16 @@
 //! The root's glue of the NIC path (`docs/model.md` "Link and client"): a frame through the
 //! port to the client, the client's NIC and its throttled interrupt, the client's frames
 //! through its NIC to the host's port and on to the tap or a VF's ring, and a VF's interrupt
-//! routed to a vCPU. Each step is one call into the part that owns it (`hw/`), then the next
+//! routed to a vCPU; and an assigned NVMe-like disk's served command and its MSI-X message
+//! (`hw/nvme.rs`). Each step is one call into the part that owns it (`hw/`), then the next
 //! layer's (the workload at the client, the back end at the tap, the hypervisor's interrupt).
 
 use crate::engine::Schedule;
 use crate::engine::{EventQueue, Time};
 use crate::model::hypervisor::ops::Irqs;
 use crate::model::hypervisor::host_irq::Softirqs;
-use crate::model::hw::device::Received;
+use crate::model::hw::device::{Device, Received};
+use crate::model::hw::lapic::Vector;
 use crate::model::hw::{nic_itr, vf};
 use crate::model::{hw, hypervisor, io, workload};
 use crate::model::event::Ev;
@@ -26,6 +28,7 @@ impl Host {
                     self.vf_interrupt(now, dev, q);
                 }
             }
+            hw::Event::NvmeDone { dev } => self.nvme_done(now, dev, q),
             hw::Event::ClientPort => self.client_port(now, q),
         }
     }
@@ -179,11 +182,18 @@ impl Host {
         let d = &mut self.devs[dev as usize];
         d.device.assigned().expect("a VF device").fire(now);
         d.rxq.interrupts += 1;
+        self.assigned_interrupt(now, dev, q);
+    }
+
+    /// Assigned device `dev`'s MSI-X message (a VF's, an NVMe queue's) goes to the vCPU the
+    /// VM's routing picks from the vector's affinity, its local vCPU `home mod vcpus`.
+    fn assigned_interrupt(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        let d = &self.devs[dev as usize];
         let (vm, home) = (d.vm as usize, d.home);
-        let req = eventpath_policy::routing::RouteRequest { dest: home as usize, ..hypervisor::routing::IrqRouting::device_request(dev, hw::lapic::Vector::Vf) };
+        let req = eventpath_policy::routing::RouteRequest { dest: home as usize, ..hypervisor::routing::IrqRouting::device_request(dev, Vector::Vf) };
         let target = self.route_irq(now, vm, req, q);
         self.devs[dev as usize].guest.irq_to = Some(target);
-        self.cx(q).raise_irq(now, target, hw::lapic::Vector::Vf);
+        self.cx(q).raise_irq(now, target, Vector::Vf);
     }
 
     /// `ns` of the host NIC's interrupt work runs on `cpu` from `now` (`hypervisor/softirq.rs`);
@@ -192,5 +202,21 @@ impl Host {
         if let Some((t, held)) = self.cx(q).host_irq_work(now, cpu, ns) {
             self.io.threads[t as usize].interrupted(held);
         }
+    }
+
+    /// A command of NVMe device `dev` was served at `now`: its completion entry is posted (the
+    /// workload sees it at the next interrupt), the unit fetches the next command, and the
+    /// queue's vector sends its message (no coalescing: NVMe's default).
+    pub(crate) fn nvme_done(&mut self, now: Time, dev: u32, q: &mut EventQueue<Ev>) {
+        let d = &mut self.devs[dev as usize];
+        let Device::Nvme(n) = &mut d.device else { unreachable!("an NvmeDone of an NVMe device") };
+        let b = n.done(now);
+        d.txq.put_used();
+        n.fetch(now, dev, &mut d.txq, q);
+        debug_assert_eq!(n.serving() as u64, d.txq.in_device(), "the controller serves what it fetched and has not completed");
+        self.app_tx_used(now, dev, b, q);
+        // (Queue i's vector has vCPU i as its affinity: Linux's managed IRQ affinity.)
+        self.devs[dev as usize].txq.interrupts += 1;
+        self.assigned_interrupt(now, dev, q);
     }
 }

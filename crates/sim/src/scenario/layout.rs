@@ -2,7 +2,7 @@
 //! cannot use is refused with one line that says why — a scenario never carries a key that is
 //! accepted and ignored — and the values a layout needs from the profile are filled in.
 
-use super::{Handling, HostLayout, InterruptDelivery, NetKind, VfItr, Virtualization, Vm, Workload};
+use super::{DiskKind, Handling, HostLayout, InterruptDelivery, NetKind, VfItr, Virtualization, Vm, Workload};
 use crate::profile::Profile;
 use eventpath_policy::moderation::ModerationConfig;
 
@@ -151,18 +151,32 @@ fn check_disk(vm: &Vm, key: &dyn Fn(&str) -> String, profile: &Profile, virt: Vi
     let kind = vm.workload.as_ref().map_or_else(String::new, Workload::kind_name);
     if profile.blk.is_none() {
         return Err(format!(
-            "key `{}`: profile {} has no [blk] section (the virtio-blk disk's costs); use a built-in profile or give it one",
+            "key `{}`: profile {} has no [blk] section (the guest's block-layer costs and the virtio-blk disk's); use a built-in profile or give it one",
             key("workload.kind"),
             profile.name
         ));
     }
-    if virt != Virtualization::Kvm {
-        return Err(format!("key `{}`: \"{kind}\" runs on a KVM guest's virtio-blk disk; set [host] virtualization = \"kvm\"", key("workload.kind")));
+    let nvme = vm.disk.kind == DiskKind::Nvme;
+    if nvme && profile.nvme.is_none() {
+        return Err(format!(
+            "key `{}`: profile {} has no [nvme] section (the NVMe-like device's service times); use a built-in profile or give it one",
+            key("disk.kind"),
+            profile.name
+        ));
     }
-    if io == Handling::Es2 {
+    if virt != Virtualization::Kvm {
+        return Err(format!("key `{}`: \"{kind}\" runs on a KVM guest's disk; set [host] virtualization = \"kvm\"", key("workload.kind")));
+    }
+    if io == Handling::Es2 && !nvme {
         return Err(format!(
             "key `{}`: ES2's joint threads serve virtio-net (ES2 §4); a virtio-blk disk is served under host.io.handling = \"vhost\" (QEMU), \"elvis\" (ELVIS §4.5) or \"pmd\" (SPDK-like)",
             key("workload.kind")
+        ));
+    }
+    if nvme && vm.net.vhost_pin.is_some() {
+        return Err(format!(
+            "key `{}`: an assigned NVMe disk has no back-end thread to pin (its controller serves its queues); remove the key",
+            key("net.vhost_pin")
         ));
     }
     let d = super::Net::default();
@@ -180,8 +194,10 @@ fn check_disk(vm: &Vm, key: &dyn Fn(&str) -> String, profile: &Profile, virt: Vi
     ];
     if let Some((k, _)) = nic_keys.iter().find(|(_, set)| *set) {
         return Err(format!(
-            "key `{}`: a \"{kind}\" VM's device is its virtio-blk disk (a request queue per vCPU its jobs use, the profile's blk.queue_size descriptors each), which has no such setting; remove the key",
-            key(k)
+            "key `{}`: a \"{kind}\" VM's device is its {} (a request queue per vCPU its jobs use, {}), which has no such setting; remove the key",
+            key(k),
+            if nvme { "NVMe disk" } else { "virtio-blk disk" },
+            if nvme { "the profile's nvme.queue_depth commands each" } else { "the profile's blk.queue_size descriptors each" }
         ));
     }
     Ok(())
@@ -189,9 +205,17 @@ fn check_disk(vm: &Vm, key: &dyn Fn(&str) -> String, profile: &Profile, virt: Vi
 
 /// The device and delivery keys of VM `vm` against the profile and the host mode.
 pub(super) fn check_device(vm: &Vm, key: &dyn Fn(&str) -> String, profile: &Profile, virt: Virtualization, io: Handling) -> Result<(), String> {
-    if vm.workload.as_ref().is_some_and(Workload::is_block) {
+    let block = vm.workload.as_ref().is_some_and(Workload::is_block);
+    if block {
         check_disk(vm, key, profile, virt, io)?;
+    } else if vm.disk != Default::default() {
+        return Err(format!(
+            "key `{}`: a disk is a block workload's device (workload kind \"fio\" or \"filebench\"); remove [vm.disk] or set such a workload",
+            key("disk.kind")
+        ));
     }
+    // An NVMe-like device assigned to the VM interrupts as a VF does.
+    let nvme = block && vm.disk.kind == DiskKind::Nvme;
     let vf = vm.net.kind == NetKind::SriovVf;
     if io != Handling::Vhost && !vf && (vm.net.vhost_pin.is_some() || vm.net.busyloop_timeout_us > 0) {
         let k = if vm.net.vhost_pin.is_some() { "net.vhost_pin" } else { "net.busyloop_timeout_us" };
@@ -212,9 +236,9 @@ pub(super) fn check_device(vm: &Vm, key: &dyn Fn(&str) -> String, profile: &Prof
             key("interrupt_delivery")
         ));
     }
-    if vm.interrupt_delivery.needs_assigned_device() && !vm.net.kind.in_vf() && !exitless_backend {
+    if vm.interrupt_delivery.needs_assigned_device() && !vm.net.kind.in_vf() && !exitless_backend && !nvme {
         return Err(format!(
-            "key `{}`: {} delivers only an assigned device's interrupts directly, and {} is a virtio device; set {} = \"sriov_vf\" (or host.io.handling = \"elvis\", whose I/O cores interrupt the guest directly)",
+            "key `{}`: {} delivers only an assigned device's interrupts directly, and {} is a virtio device; set {} = \"sriov_vf\" (or host.io.handling = \"elvis\", whose I/O cores interrupt the guest directly; or, for a block workload, disk.kind = \"nvme\")",
             key("interrupt_delivery"),
             vm.interrupt_delivery.key(),
             key("net.kind"),

@@ -258,6 +258,9 @@ pub struct Vm {
     /// The paravirtual NIC.
     #[serde(default, deserialize_with = "de::table")]
     pub net: Net,
+    /// A block workload's disk (`[vm.disk]`). Default: a virtio-blk disk over a host RAM disk.
+    #[serde(default, deserialize_with = "de::table", skip_serializing_if = "Disk::is_default")]
+    pub disk: Disk,
     /// What the VM runs. Absent: no application — its vCPUs idle (halt), or run only the CPU
     /// burn with `guest_cpu_burn` (ES2 §6.3's background VMs).
     #[serde(default, deserialize_with = "workload::by_kind_opt", serialize_with = "workload::ser_by_kind_opt")]
@@ -326,6 +329,45 @@ pub enum GuestIdle {
 }
 
 
+
+/// A block workload's disk (`[vm.disk]`; issue 51).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Disk {
+    /// `virtio_blk` (default: a request queue per vCPU its jobs use, served by a host back end,
+    /// over a host RAM disk) or `nvme` (an NVMe-like device assigned to the VM: a submission and
+    /// completion queue pair per vCPU its jobs use, a doorbell write without an exit, an MSI-X
+    /// vector per queue delivered as an assigned device's; the profile's `[nvme]`).
+    #[serde(default, deserialize_with = "de::variant")]
+    pub kind: DiskKind,
+}
+
+impl Disk {
+    fn is_default(&self) -> bool {
+        *self == Disk::default()
+    }
+}
+
+/// What a block workload's disk is (`[vm.disk] kind`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DiskKind {
+    /// virtio-blk over a host RAM disk, served by a back end (`host.io.handling`).
+    #[default]
+    VirtioBlk,
+    /// An NVMe-like device assigned to the VM (VFIO): no back end.
+    Nvme,
+}
+
+impl DiskKind {
+    /// Its name in a scenario.
+    pub fn key(self) -> &'static str {
+        match self {
+            DiskKind::VirtioBlk => "virtio_blk",
+            DiskKind::Nvme => "nvme",
+        }
+    }
+}
 
 /// A virtio-net device served by a vhost thread.
 #[derive(Debug, Clone, Deserialize, Serialize)]

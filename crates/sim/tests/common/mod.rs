@@ -101,6 +101,7 @@ pub struct Vm {
     moderation: Table,
     halt_poll: Table,
     lookbusy: Table,
+    disk: Table,
     workload: Table,
 }
 
@@ -177,6 +178,12 @@ impl Vm {
         self
     }
 
+    /// `[vm.disk] kind` (`virtio_blk`, `nvme`): a block workload's disk.
+    pub fn disk(mut self, kind: &str) -> Vm {
+        self.disk.set("kind", kind.lit());
+        self
+    }
+
     /// `[vm.workload]` lines (`kind = "udp_stream"\nmessage_bytes = 512`); called again, it
     /// adds keys or replaces those it names.
     pub fn workload(mut self, lines: &str) -> Vm {
@@ -190,6 +197,7 @@ impl Vm {
         self.moderation.write(out, "[vm.net.moderation]", false);
         self.halt_poll.write(out, "[vm.halt_poll]", false);
         self.lookbusy.write(out, "[vm.lookbusy]", false);
+        self.disk.write(out, "[vm.disk]", false);
         self.workload.write(out, "[vm.workload]", false);
     }
 }

@@ -68,8 +68,10 @@ pub(crate) trait Kernel: Machine {
     type KQ: Schedule<io::Event>;
     /// The queue to schedule them on.
     fn kq(&mut self) -> &mut Self::KQ;
-    /// The driver wrote assigned device `dev`'s TX tail register (MMIO, no exit): the NIC
-    /// fetches the descriptors its queue for the device has room for (`hw::vf::fetch`).
+    /// The driver wrote assigned device `dev`'s TX tail register or submission-queue doorbell
+    /// (MMIO, no exit): the NIC fetches the descriptors its queue for the device has room for
+    /// (`hw::vf::fetch`); an NVMe-like controller, the commands it has units free for
+    /// (`hw::nvme`).
     fn vf_tail_written(&mut self, now: Time, dev: u32);
     /// From a kick exit's start to its ioeventfd signal (ns).
     fn io_signal_ns(&self) -> Time;

@@ -1,7 +1,8 @@
 //! The guest's virtio-net driver on the TX side, shared by every workload: `start_xmit` (post a
 //! buffer, stop the queue when the ring fills, kick when the device wants it), the qdisc
 //! backlog while the queue is stopped, and the TX interrupt that wakes it; an SR-IOV VF's
-//! driver (ixgbevf) on the same side: its descriptor posts, its TX clean, its vector's unmask.
+//! driver (ixgbevf) on the same side: its descriptor posts, its TX clean, its vector's unmask;
+//! an assigned NVMe-like disk's doorbell and completion interrupt.
 
 use crate::engine::Schedule;
 use crate::model::io;
@@ -50,6 +51,13 @@ impl<K: Kernel> Driver for K {
     }
 
     fn notify_tx(&mut self, now: Time, v: u32, dev: u32) {
+        if matches!(*self.net(dev).device, Device::Nvme(_)) {
+            // nvme_queue_rq / nvme_commit_rqs: the submission queue's tail doorbell, an MMIO
+            // store to the BAR VFIO maps into the guest: no exit (counted as the queue's kick).
+            self.net(dev).txq.kicks += 1;
+            self.vf_tail_written(now, dev);
+            return self.enter(now, v);
+        }
         if self.net(dev).txq.kick_prepare() {
             return self.kick_tx(now, v, dev);
         }
@@ -150,6 +158,13 @@ impl<K: Kernel> Driver for K {
                         continue;
                     }
                     *d.irq_to = None;
+                    if matches!(*d.device, Device::Nvme(_)) {
+                        // nvme_irq: the completion queue's new entries end their requests; the
+                        // job waiting for one is woken (a reschedule IPI if it is elsewhere).
+                        self.wake_writers(now, v, dev);
+                        self.app_tx_interrupt(now, v, dev);
+                        continue;
+                    }
                     self.vf_tx_clean(now, v, dev);
                     self.napi_schedule(v, dev);
                 }

@@ -23,6 +23,9 @@ pub(crate) enum Device {
     /// its requests go through the TX virtqueue to a back end as virtio-net's frames do, and
     /// complete in place — nothing reaches the link.
     VirtioBlk,
+    /// An NVMe-like device's queue pair assigned to the VM (issue 51, `[vm.disk] kind =
+    /// "nvme"`): the controller serves the submission queue itself; no back end, no link.
+    Nvme(crate::model::hw::nvme::Nvme),
     /// Xen PV (netfront/netback): netfront notifies by an `EVTCHNOP_send` hypercall — a trap
     /// into Xen, no VM exit — and netback's thread is woken at once.
     XenPv,
@@ -73,7 +76,7 @@ impl Device {
     pub fn assigned(&mut self) -> Option<&mut Vf> {
         match self {
             Device::SriovVf(vf) | Device::Vdpa(Vdpa { queues: vf, .. }) => Some(vf),
-            Device::VirtioNet | Device::VirtioBlk | Device::XenPv | Device::XenE1000 => None,
+            Device::VirtioNet | Device::VirtioBlk | Device::Nvme(_) | Device::XenPv | Device::XenE1000 => None,
         }
     }
 
@@ -81,8 +84,14 @@ impl Device {
     pub fn assigned_ref(&self) -> Option<&Vf> {
         match self {
             Device::SriovVf(vf) | Device::Vdpa(Vdpa { queues: vf, .. }) => Some(vf),
-            Device::VirtioNet | Device::VirtioBlk | Device::XenPv | Device::XenE1000 => None,
+            Device::VirtioNet | Device::VirtioBlk | Device::Nvme(_) | Device::XenPv | Device::XenE1000 => None,
         }
+    }
+
+    /// A block workload's disk (virtio-blk or NVMe): its requests complete in place and are
+    /// no frames (the workload balances them).
+    pub fn is_disk(&self) -> bool {
+        matches!(self, Device::VirtioBlk | Device::Nvme(_))
     }
 
     /// The NIC serves its rings (an SR-IOV VF or a vDPA device): no back end, no tap.

@@ -25,6 +25,11 @@ pub enum Event {
         /// Device index.
         dev: u32,
     },
+    /// An assigned NVMe-like device's command is served (`nvme.rs`).
+    NvmeDone {
+        /// Device index.
+        dev: u32,
+    },
     /// The client NIC's transmit side: a frame is through, or the next one starts
     /// (`hw/client_port.rs`: a restartable `engine::Timer`).
     ClientPort,

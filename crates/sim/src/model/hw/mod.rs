@@ -13,6 +13,7 @@ pub(crate) mod lapic;
 pub(crate) mod nic_itr;
 pub(crate) mod nic_tx;
 pub(crate) mod notify;
+pub(crate) mod nvme;
 pub(crate) mod pi;
 pub(crate) mod rxq;
 pub(crate) mod vf;

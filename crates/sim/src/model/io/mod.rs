@@ -71,6 +71,9 @@ pub(crate) struct VmIo<'a> {
     pub memory_node: u32,
     /// Its device is a virtio-blk disk (a block workload's).
     pub disk: bool,
+    /// Its devices are served by a back end (not an SR-IOV VF, a vDPA device or an assigned
+    /// NVMe-like disk).
+    pub backed: bool,
 }
 
 impl Backends {
@@ -107,7 +110,7 @@ impl Backends {
                 };
                 let cfg = vhost::config(profile, vm.busyloop_timeout_us);
                 let own: Vec<u32> = (0..dev_vm.len() as u32).filter(|&d| dev_vm[d as usize] == i as u32).collect();
-                let served = if vm.kind.has_backend() { own.clone() } else { vec![] };
+                let served = if vm.backed { own.clone() } else { vec![] };
                 for (q, &d) in served.iter().enumerate().skip(1) {
                     debug_assert_eq!(d, first[i] + q as u32);
                 }
@@ -134,7 +137,7 @@ impl Backends {
             return Backends { threads, by_dev, exitless: false, costs, dev_vm: dev_vm.to_vec(), thread_vm };
         }
         // Every device with a back end (a disk's every request queue; a NIC has one here).
-        let virtio: Vec<u32> = (0..dev_vm.len() as u32).filter(|&d| vms[dev_vm[d as usize] as usize].kind.has_backend()).collect();
+        let virtio: Vec<u32> = (0..dev_vm.len() as u32).filter(|&d| vms[dev_vm[d as usize] as usize].backed).collect();
         let cores = io.cores.clone().unwrap_or_default();
         // A request stream's guest answers each completion as it would a packet (ES2).
         let replies = |d: u32| vms[dev_vm[d as usize] as usize].request_stream;

@@ -33,6 +33,7 @@
 
 use crate::engine::{round_ns, Rng, Time};
 use crate::metrics::Histogram;
+use crate::model::hw::nvme::WRITE;
 use crate::model::hw::virtq::Buf;
 use crate::model::workload::app::{App, AppLedger, Balance, DevLedger, DevView, Measure, Step};
 use crate::model::workload::ctx::Ctx;
@@ -67,8 +68,8 @@ struct Job {
     /// A timer write it owes before it goes on (arm before publishing, clear after completing).
     timer_owed: bool,
     /// Completions its thread has seen (the interrupt came) and not yet completed: when each
-    /// request was published.
-    seen: VecDeque<Time>,
+    /// request was published, and whether it read.
+    seen: VecDeque<(Time, bool)>,
 }
 
 impl Job {
@@ -90,8 +91,8 @@ pub struct BlockJobs {
     submit_ns: f64,
     complete_ns: f64,
     wakeup_ns: f64,
-    /// Completions in the used ring the driver has not yet seen: (job, published at).
-    used: VecDeque<(u16, Time)>,
+    /// Completions in the used ring the driver has not yet seen: (job, published at, read).
+    used: VecDeque<(u16, Time, bool)>,
     /// An interrupt came since the jobs last looked.
     irq_seen: bool,
     /// Callbacks are on (the driver asked for an interrupt at the next completion).
@@ -148,8 +149,8 @@ impl BlockJobs {
         if !std::mem::take(&mut self.irq_seen) {
             return;
         }
-        while let Some((j, born)) = self.used.pop_front() {
-            self.jobs[j as usize].seen.push_back(born);
+        while let Some((j, born, read)) = self.used.pop_front() {
+            self.jobs[j as usize].seen.push_back((born, read));
         }
     }
 
@@ -170,15 +171,17 @@ impl BlockJobs {
     }
 }
 
-/// Publish `n` requests of job `j` and notify the device.
+/// Publish `n` requests of job `j` and notify the device. Each request's direction is drawn
+/// here (its buffer's flow carries it: an NVMe-like device serves reads and writes for
+/// different times).
 fn publish(g: &mut impl Ctx<BlockJobs>, v: u32, j: usize, n: u32) {
     let now = g.now();
     let s = g.app();
     s.published_life += u64::from(n);
-    let bytes = s.block_bytes;
-    let txq = g.txq();
+    let (bytes, mix) = (s.block_bytes, s.jobs[j].mix);
     for _ in 0..n {
-        txq.add(Buf { flow: j as u16, ..Buf::new(bytes, now) });
+        let write = if g.app().is_read(mix) { 0 } else { WRITE };
+        g.txq().add(Buf { flow: j as u16 | write, ..Buf::new(bytes, now) });
     }
     g.notify_tx(v)
 }
@@ -228,15 +231,12 @@ impl App for BlockJobs {
             }
             SUBMIT => publish(g, v, j, st.a),
             _ => {
-                let mix = s.jobs[j].mix;
                 for _ in 0..st.a {
-                    let born = s.jobs[j].seen.pop_front().expect("a completion step completes what its job saw");
+                    let (born, read) = s.jobs[j].seen.pop_front().expect("a completion step completes what its job saw");
                     if born >= window_start {
                         s.latency.record(now - born);
                         s.completed += 1;
-                        if s.is_read(mix) {
-                            s.reads += 1;
-                        }
+                        s.reads += u64::from(read);
                     }
                     s.completed_life += 1;
                 }
@@ -254,7 +254,7 @@ impl App for BlockJobs {
 
     /// The device completed a request: the driver sees it at the next interrupt.
     fn tx_used(g: &mut impl Ctx<Self>, b: Buf) {
-        g.app().used.push_back((b.flow, b.born));
+        g.app().used.push_back((b.flow & !WRITE, b.born, b.flow & WRITE == 0));
     }
 
     /// The handler of the queue's interrupt ran (callbacks off until the jobs have looked).

@@ -226,7 +226,8 @@ def cpu_job(vm: Vm) -> dict | None:
 
 def block(vm: Vm) -> dict | None:
     """``vms[].block``: a fio or filebench VM's ``read_iops``, ``write_iops``,
-    ``bandwidth_mb_s`` and ``queues`` (its IOPS are ``throughput.ops_per_s``)."""
+    ``bandwidth_mb_s``, ``queues`` and ``device`` (``virtio_blk`` or ``nvme``; its IOPS are
+    ``throughput.ops_per_s``)."""
     return vm.get("block")
 
 

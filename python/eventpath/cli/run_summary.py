@@ -56,7 +56,7 @@ def vm_metric(vm: dict, kind: str | None) -> str:
                 f"response time mean {_f(w.get('response_time_mean_ms'), 2)} ms, p95 {_f(w.get('response_time_p95_ms'), 2)} ms")
     if (b := summary.block(vm)) is not None:
         return (f"{_f(summary.ops_per_s(vm), 0)} IOPS ({_f(b.get('read_iops'), 0)} reads/s, {_f(b.get('write_iops'), 0)} writes/s, "
-                f"{_f(b.get('bandwidth_mb_s'), 1)} MB/s) on {b['queues']} request queue{'s' if b['queues'] > 1 else ''}")
+                f"{_f(b.get('bandwidth_mb_s'), 1)} MB/s) on {b['queues']} {'NVMe queue pair' if b.get('device') == 'nvme' else 'request queue'}{'s' if b['queues'] > 1 else ''}")
     if (j := summary.cpu_job(vm)) is not None:
         if j["finished"]:
             return f"CPU job done in {_f(j['completion_ms'], 3)} ms ({_f(j['work_ms'], 3)} ms of work)"

@@ -55,6 +55,7 @@ impl<K: Kernel> Driver for K {
             // nvme_queue_rq / nvme_commit_rqs: the submission queue's tail doorbell, an MMIO
             // store to the BAR VFIO maps into the guest: no exit (counted as the queue's kick).
             self.net(dev).txq.kicks += 1;
+            self.trace(now, Trace::Kick { v, dev, rx: false, exit: false });
             self.vf_tail_written(now, dev);
             return self.enter(now, v);
         }

@@ -2,7 +2,9 @@
 //! `kind = "filebench"`): DID §5.6 runs fio, "single-threaded … 4KB random disk reads and
 //! writes to a virtual disk backed via virtio by a 1GB ramdisk"; ELVIS §4.5 runs filebench,
 //! "four write threads and four read threads, each of which performed 4KB random I/O", with
-//! O_DIRECT "so that all I/O requests would pass the guest-host boundary".
+//! O_DIRECT "so that all I/O requests would pass the guest-host boundary". The same jobs run
+//! on an assigned NVMe-like disk (`[vm.disk] kind = "nvme"`, `hw/nvme.rs`): its doorbell and its
+//! controller replace the kick and the back end; the jobs see no difference but the times.
 //!
 //! One application per request queue of the disk (`vm.blk`: blk-mq gives each vCPU its own
 //! hardware queue where the device has one per vCPU, so a job's requests and their

@@ -343,6 +343,19 @@ pub struct HostCosts {
     /// 0: that kernel does not poll (KVM before Linux 4.0, Xen).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub halt_poll_ns: Option<Param>,
+    /// Stock KVM runs its guests with APICv (1) or not (0): kvm_intel's `enable_apicv` at its
+    /// default on this CPU (on since Linux 3.9 wherever the CPU has APIC-register
+    /// virtualization, virtual-interrupt delivery and posted-interrupt processing, which KVM
+    /// takes together: vmx.c `cpu_has_vmx_apicv`). A KVM VM without `interrupt_delivery` gets
+    /// `posted` where it is 1. Absent or 0: the emulated LAPIC (older kernels, older CPUs, Xen).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub apicv: Option<Param>,
+    /// Stock KVM posts assigned devices' interrupts through the IOMMU (1: VT-d posted
+    /// interrupts, used by Linux 4.4 and later wherever the IOMMU has the capability and APICv
+    /// is on) or not (0). Where APICv is on and this is 0, an assigned device's interrupt still
+    /// exits the vCPU it hits (DID §5.9's APICv server): such a VM's stock is `apicv`. Absent: 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vtd_posting: Option<Param>,
     /// A halt-polling vCPU thread that finds an interrupt pending: from the interrupt to the
     /// guest running its handler (the poll loop's exit, the injection, the VM entry); 0 where
     /// `exit.hlt_ns` holds it (a bare-metal host; a nested one pays tens of µs).
@@ -867,6 +880,7 @@ impl Bounds {
             "client.delack_segments" => b(1.0, 1024.0, true, "segments per delayed ACK; Linux ACKs every 2nd"),
             "nic.txqueuelen_packets" => b(1.0, 1e6, true, "the qdisc limit; Linux's default is 1000"),
             "host.halt_poll_ns" => b(0.0, 4_294_967_295.0, true, "halt_poll_ns, an unsigned int of ns; 0 does not poll"),
+            "host.apicv" | "host.vtd_posting" => b(0.0, 1.0, true, "a stock kernel setting: 0 (off) or 1 (on)"),
             "sriov.max_vfs" => b(1.0, 256.0, true, "PCIe SR-IOV: at most 256 functions per device"),
             "sriov.vf_itr_ns" | "sriov.vf_itr_max_ns" | "sriov.vf_itr_min_ns" => b(1.0, MAX_NS, false, "an interrupt interval; 0 would not throttle"),
             "guest.tcp_rmem_default_bytes" | "guest.tcp_rmem_max_bytes" => b(4096.0, 2_147_483_647.0, true, "a TCP socket's buffer: at least a page, at most the largest int"),
@@ -1173,6 +1187,12 @@ impl Profile {
             let at = p.iter().position(|(k, _, _)| *k == "host.halt_wakeup_ns").expect("listed above") + 1;
             p.insert(at, ("host.halt_poll_ns", h, "ns"));
         }
+        for (k, f) in [("host.apicv", &self.host.apicv), ("host.vtd_posting", &self.host.vtd_posting)] {
+            if let Some(f) = f {
+                let at = p.iter().position(|(k, _, _)| *k == "host.halt_wakeup_ns").expect("listed above") + 1;
+                p.insert(at, (k, f, "bool"));
+            }
+        }
         if let Some(v) = &self.sriov {
             p.extend([
                 ("sriov.max_vfs", &v.max_vfs, "count"),
@@ -1437,6 +1457,13 @@ impl Profile {
     pub fn default_halt_poll(&self) -> Option<eventpath_policy::halt_poll::HaltPollConfig> {
         let ns = self.host.halt_poll_ns.as_ref().map_or(0.0, |p| p.value);
         (ns > 0.0).then(|| eventpath_policy::halt_poll::HaltPollConfig { max_halt_poll_ns: ns as u32, ..Default::default() })
+    }
+
+    /// Stock KVM's APICv (`host.apicv = 1`) and VT-d posting (`host.vtd_posting = 1`); each
+    /// absent is 0.
+    pub fn stock_posting(&self) -> (bool, bool) {
+        let on = |p: &Option<Param>| p.as_ref().is_some_and(|p| p.value == 1.0);
+        (on(&self.host.apicv), on(&self.host.vtd_posting))
     }
 
     /// The CPU has IPI virtualization (`cpu.ipiv = 1`; absent is 0).

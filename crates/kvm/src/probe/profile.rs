@@ -36,6 +36,19 @@ pub fn host_layout() -> (u64, u64) {
     (sockets, (cpus / sockets).max(1))
 }
 
+/// This host's KVM runs its guests with APICv (1.0) or not (0.0), and where that was read:
+/// kvm_intel's `enable_apicv` or kvm_amd's `avic` module parameter (Y or 1), else 0 (another
+/// KVM module, such as this project's nested `kvm_pvm`, has neither; KVM-NOTES: no APICv).
+fn host_apicv() -> (f64, String) {
+    for p in ["/sys/module/kvm_intel/parameters/enable_apicv", "/sys/module/kvm_amd/parameters/avic"] {
+        if let Ok(t) = std::fs::read_to_string(p) {
+            let on = matches!(t.trim(), "Y" | "1");
+            return (if on { 1.0 } else { 0.0 }, format!("{p} = {}", t.trim()));
+        }
+    }
+    (0.0, "no kvm_intel enable_apicv or kvm_amd avic module parameter (a KVM module without APICv or AVIC)".into())
+}
+
 /// Rewrites every parameter's source in `v` (a serialised profile) as taken from `origin`.
 fn mark_unmeasured(v: &mut Value, origin: &str) {
     if let Value::Table(t) = v {
@@ -276,6 +289,11 @@ pub fn profile_toml(probe: &ProbeReport) -> Result<String, String> {
     let date = &probe.date;
     let cpu = probe.host_cpu.clone();
     let src = |what: &str| format!("measured by eventpath kvm probe on {date}, {cpu}: {what}");
+    // Stock delivery follows this host's KVM, not es2's: APICv as its module reports it; no
+    // VT-d posting (the testbed assigns no device, and a nested KVM has no IOMMU to post with).
+    let (apicv, how) = host_apicv();
+    set(&mut v, "host", "apicv", apicv, src(&how))?;
+    set(&mut v, "host", "vtd_posting", 0.0, src("none: the testbed assigns no device to its guest, so no IOMMU posts its interrupts"))?;
     let t = v.as_table_mut().expect("table");
     t.insert("name".into(), Value::String("kvm-probe".into()));
     t.insert("description".into(), Value::String(format!("this host ({cpu}), nested KVM, measured by eventpath kvm probe on {date}")));

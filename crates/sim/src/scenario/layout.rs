@@ -35,6 +35,25 @@ pub(super) fn default_halt_poll(vm: &mut Vm, profile: &Profile, v: Virtualizatio
     }
 }
 
+/// The interrupt delivery of a VM whose scenario names none: what the profile's stock host
+/// does. A `xen_pv` device has event channels only; otherwise, under KVM, posted interrupts
+/// where the profile's kernel turns APICv on by default on its CPU (`host.apicv`), except that
+/// without VT-d posting (`host.vtd_posting`) an assigned device's interrupts (an SR-IOV VF's,
+/// a vDPA device's, an NVMe disk's) still exit the vCPU they hit, which is `apicv`; the emulated
+/// LAPIC where APICv is off, on Xen and on bare metal (where the mode becomes `native`).
+pub(super) fn default_delivery(vm: &Vm, profile: &Profile, v: Virtualization) -> InterruptDelivery {
+    if vm.net.kind == NetKind::XenPv {
+        return InterruptDelivery::Evtchn;
+    }
+    let (apicv, vtd_posting) = profile.stock_posting();
+    let assigned = vm.net.kind.in_vf() || vm.disk.kind == DiskKind::Nvme;
+    match (v, apicv, assigned && !vtd_posting) {
+        (Virtualization::Kvm, true, false) => InterruptDelivery::Posted,
+        (Virtualization::Kvm, true, true) => InterruptDelivery::Apicv,
+        _ => InterruptDelivery::Emulated,
+    }
+}
+
 /// Keys VM `vm` sets that its layout would ignore: each refused, saying why.
 pub(super) fn check_used(vm: &Vm, key: &dyn Fn(&str) -> String, host: &HostLayout) -> Result<(), String> {
     let bare = host.virtualization == Virtualization::BareMetal;
@@ -270,7 +289,15 @@ pub(super) fn check_device(vm: &Vm, key: &dyn Fn(&str) -> String, profile: &Prof
             key(&format!("apic.{}", vm.apic.first()))
         ));
     }
-    vm.apic.check(mode, cpu, multicast).map_err(|r| format!("key `{}`: {}", key(&format!("apic.{}", r.feature)), r.reason))?;
+    vm.apic.check(mode, cpu, multicast).map_err(|r| {
+        // A mode the scenario did not write is the profile's stock; say so, or the refusal reads
+        // as a contradiction of the file.
+        let stock = match vm.interrupt_delivery_written {
+            None if virt == Virtualization::Kvm => format!(" (interrupt_delivery is absent, so this VM has profile {}'s stock \"{}\")", profile.name, mode.key()),
+            _ => String::new(),
+        };
+        format!("key `{}`: {}{stock}", key(&format!("apic.{}", r.feature)), r.reason)
+    })?;
     if vm.net.busyloop_timeout_us > 1_000_000 {
         return Err(format!("key `{}`: {} is not allowed; expected 0..=1000000 µs", key("net.busyloop_timeout_us"), vm.net.busyloop_timeout_us));
     }

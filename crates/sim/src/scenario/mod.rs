@@ -204,10 +204,11 @@ pub struct Vm {
     #[serde(default)]
     pub memory_node: Option<u32>,
     /// How interrupts reach the vCPUs (`eventpath_policy::delivery`), as the VM runs:
-    /// `emulated` (software LAPIC, default), `apicv` (EOI virtualized only), `posted` (CPU and
-    /// VT-d posted interrupts), `eli` (ELI/ELVIS exitless, needs an `sriov_vf`), `did` (DID),
+    /// `emulated` (software LAPIC), `apicv` (EOI virtualized only), `posted` (CPU and VT-d
+    /// posted interrupts), `eli` (ELI/ELVIS exitless, needs an `sriov_vf`), `did` (DID),
     /// `evtchn` (Xen event channels: a `xen_pv` device's only mode and its default). Set by
-    /// [`Scenario::check`] from [`Vm::interrupt_delivery_written`] or the device's default;
+    /// [`Scenario::check`] from [`Vm::interrupt_delivery_written`] or, absent, the profile's
+    /// stock host's (`layout::default_delivery`: `host.apicv`, `host.vtd_posting`);
     /// what a scenario file or `scenario.resolved.toml` shows.
     #[serde(skip_deserializing)]
     pub interrupt_delivery: InterruptDelivery,
@@ -613,8 +614,8 @@ impl Scenario {
         let mut profile = profile.with_overrides(&overrides, origin).map_err(err)?;
         for vm in &mut self.vm {
             layout::fill_from_profile(vm, &profile);
-            let default = if vm.net.kind == NetKind::XenPv { InterruptDelivery::Evtchn } else { InterruptDelivery::Emulated };
-            vm.interrupt_delivery = vm.interrupt_delivery_written.unwrap_or(default);
+            let stock = layout::default_delivery(vm, &profile, self.host.virtualization);
+            vm.interrupt_delivery = vm.interrupt_delivery_written.unwrap_or(stock);
         }
         if self.host.idle == IdlePolicy::Poll {
             // `idle=poll` bypasses cpuidle: the profile's C-states are never entered.

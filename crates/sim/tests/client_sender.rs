@@ -15,7 +15,10 @@ fn gbps(o: &eventpath_sim::run::RunOutput) -> f64 {
 /// netperf TCP_STREAM into one 2-vCPU VM on es2 with `extra` workload lines.
 fn tcp(extra: &str) -> Sc {
     let w = format!("kind = \"tcp_receive\"\nmessage_bytes = 16384\n{extra}");
-    Sc::new("client-sender", "es2").duration(0.05).warmup(0.02).vm(Vm::new("vm0", 2).workload(w.trim_end()))
+    // The emulated LAPIC these bounds were drawn for: under es2's stock posted interrupts the
+    // receiver is faster and the stream without autocorking beats the one-to-two-MSS-per-skb
+    // bound below (8.2 vs 7.1 Gbit/s: skbs then carry more), a regime this test does not cover.
+    Sc::new("client-sender", "es2").duration(0.05).warmup(0.02).vm(Vm::new("vm0", 2).delivery("emulated").workload(w.trim_end()))
 }
 
 #[test]

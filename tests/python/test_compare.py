@@ -223,7 +223,9 @@ def test_every_choice_of_every_varied_family_is_on_the_printed_table(cli, tmp_pa
 
 def test_compare_runs_a_scenario_file_as_its_baseline(cli, tmp_path):
     sc = tmp_path / "s.toml"
-    text = (ROOT / "examples/tcp-rr.toml").read_text().replace('vcpu_pins = [0]', 'vcpu_pins = [0]\ninterrupt_delivery = "posted"')
+    text = re.sub(r'(?m)^interrupt_delivery = "emulated".*$', 'interrupt_delivery = "posted"',
+                  (ROOT / "examples/tcp-rr.toml").read_text())
+    assert 'interrupt_delivery = "posted"' in text
     sc.write_text(text)
     r = cli("compare", str(sc), "--vary", "delivery=posted,emulated", "--out", str(tmp_path / "c"), *FAST)
     assert r.returncode == 0, r.stderr

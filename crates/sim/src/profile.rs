@@ -1183,14 +1183,13 @@ impl Profile {
                 at += 1;
             }
         }
-        if let Some(h) = &self.host.halt_poll_ns {
-            let at = p.iter().position(|(k, _, _)| *k == "host.halt_wakeup_ns").expect("listed above") + 1;
-            p.insert(at, ("host.halt_poll_ns", h, "ns"));
-        }
-        for (k, f) in [("host.apicv", &self.host.apicv), ("host.vtd_posting", &self.host.vtd_posting)] {
+        // The host kernel's optional stock settings, after host.halt_wakeup_ns in this order.
+        let mut at = p.iter().position(|(k, _, _)| *k == "host.halt_wakeup_ns").expect("listed above") + 1;
+        let h = &self.host;
+        for (k, f, unit) in [("host.halt_poll_ns", &h.halt_poll_ns, "ns"), ("host.apicv", &h.apicv, "bool"), ("host.vtd_posting", &h.vtd_posting, "bool")] {
             if let Some(f) = f {
-                let at = p.iter().position(|(k, _, _)| *k == "host.halt_wakeup_ns").expect("listed above") + 1;
-                p.insert(at, (k, f, "bool"));
+                p.insert(at, (k, f, unit));
+                at += 1;
             }
         }
         if let Some(v) = &self.sriov {
@@ -1462,24 +1461,22 @@ impl Profile {
     /// Stock KVM's APICv (`host.apicv = 1`) and VT-d posting (`host.vtd_posting = 1`); each
     /// absent is 0.
     pub fn stock_posting(&self) -> (bool, bool) {
-        let on = |p: &Option<Param>| p.as_ref().is_some_and(|p| p.value == 1.0);
-        (on(&self.host.apicv), on(&self.host.vtd_posting))
+        (flag(&self.host.apicv), flag(&self.host.vtd_posting))
     }
 
     /// The CPU has IPI virtualization (`cpu.ipiv = 1`; absent is 0).
     pub fn has_ipiv(&self) -> bool {
-        self.cpu.ipiv.as_ref().is_some_and(|p| p.value == 1.0)
+        flag(&self.cpu.ipiv)
     }
 
     /// What the CPU offers the `[vm.apic]` features (`cpu.ipiv`, `cpu.avic`, `cpu.x2avic`,
     /// `cpu.avic_erratum_1235`; each absent is 0).
     pub fn apic_caps(&self) -> eventpath_policy::delivery::features::CpuCaps {
-        let on = |p: &Option<Param>| p.as_ref().is_some_and(|p| p.value == 1.0);
         eventpath_policy::delivery::features::CpuCaps {
-            ipiv: on(&self.cpu.ipiv),
-            avic: on(&self.cpu.avic),
-            x2avic: on(&self.cpu.x2avic),
-            avic_erratum_1235: on(&self.cpu.avic_erratum_1235),
+            ipiv: flag(&self.cpu.ipiv),
+            avic: flag(&self.cpu.avic),
+            x2avic: flag(&self.cpu.x2avic),
+            avic_erratum_1235: flag(&self.cpu.avic_erratum_1235),
         }
     }
 
@@ -1492,4 +1489,9 @@ impl Profile {
     pub fn pcpus(&self) -> usize {
         (self.cpu.sockets.value * self.cpu.cores_per_socket.value) as usize
     }
+}
+
+/// An optional 0/1 parameter (a CPU feature, a stock kernel setting) is on: present and 1.
+fn flag(p: &Option<Param>) -> bool {
+    p.as_ref().is_some_and(|p| p.value == 1.0)
 }

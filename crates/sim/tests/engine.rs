@@ -20,6 +20,38 @@ proptest! {
         prop_assert_eq!(got, expected);
     }
 
+    /// Any mix of pops, insertions and peeks (the queue reuses a popped root's slot for the next
+    /// insertion) gives what a sorted reference set gives: the same events, lengths and next times.
+    #[test]
+    fn interleaved_pops_pushes_and_peeks_match_a_sorted_reference(ops in prop::collection::vec((0u8..4, 0u64..40), 1..400)) {
+        let mut q = EventQueue::new();
+        let mut reference = std::collections::BTreeSet::new();
+        let mut seq = 0u64;
+        for (op, d) in ops {
+            match op {
+                0 | 1 => {
+                    let t = q.now() + d;
+                    q.at(t, seq);
+                    reference.insert((t, seq));
+                    seq += 1;
+                }
+                2 => {
+                    let want = reference.pop_first();
+                    prop_assert_eq!(q.pop(), want);
+                }
+                _ => {
+                    prop_assert_eq!(q.peek_time(), reference.first().map(|&(t, _)| t));
+                }
+            }
+            prop_assert_eq!(q.len(), reference.len());
+            prop_assert_eq!(q.is_empty(), reference.is_empty());
+        }
+        while let Some(want) = reference.pop_first() {
+            prop_assert_eq!(q.pop(), Some(want));
+        }
+        prop_assert_eq!(q.pop(), None);
+    }
+
     #[test]
     fn interleaved_scheduling_never_goes_back_in_time(seed in any::<u64>()) {
         let mut rng = Rng::from_seed(seed);

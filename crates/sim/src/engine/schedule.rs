@@ -12,7 +12,7 @@ pub trait Schedule<E> {
     fn schedule(&mut self, t: Time, e: E);
 }
 
-impl<R: From<E>, E> Schedule<E> for EventQueue<R> {
+impl<R: From<E> + Copy, E> Schedule<E> for EventQueue<R> {
     #[inline]
     fn schedule(&mut self, t: Time, e: E) {
         self.at(t, R::from(e));

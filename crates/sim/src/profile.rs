@@ -356,6 +356,13 @@ pub struct HostCosts {
     /// exits the vCPU it hits (DID §5.9's APICv server): such a VM's stock is `apicv`. Absent: 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vtd_posting: Option<Param>,
+    /// Stock KVM turns IPI virtualization on (1) or not (0): kvm_intel's `enable_ipiv` at its
+    /// default (true from Linux 5.19, the kernel that brought IPIv), used where the CPU has it
+    /// (`cpu.ipiv`) and APICv is on. A VM with `posted` delivery and without `[vm.apic] ipiv`
+    /// gets IPIv where this and `cpu.ipiv` are 1. Absent or 0: kernels before 5.19, or IPIv
+    /// turned off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipiv: Option<Param>,
     /// A halt-polling vCPU thread that finds an interrupt pending: from the interrupt to the
     /// guest running its handler (the poll loop's exit, the injection, the VM entry); 0 where
     /// `exit.hlt_ns` holds it (a bare-metal host; a nested one pays tens of µs).
@@ -880,7 +887,7 @@ impl Bounds {
             "client.delack_segments" => b(1.0, 1024.0, true, "segments per delayed ACK; Linux ACKs every 2nd"),
             "nic.txqueuelen_packets" => b(1.0, 1e6, true, "the qdisc limit; Linux's default is 1000"),
             "host.halt_poll_ns" => b(0.0, 4_294_967_295.0, true, "halt_poll_ns, an unsigned int of ns; 0 does not poll"),
-            "host.apicv" | "host.vtd_posting" => b(0.0, 1.0, true, "a stock kernel setting: 0 (off) or 1 (on)"),
+            "host.apicv" | "host.vtd_posting" | "host.ipiv" => b(0.0, 1.0, true, "a stock kernel setting: 0 (off) or 1 (on)"),
             "sriov.max_vfs" => b(1.0, 256.0, true, "PCIe SR-IOV: at most 256 functions per device"),
             "sriov.vf_itr_ns" | "sriov.vf_itr_max_ns" | "sriov.vf_itr_min_ns" => b(1.0, MAX_NS, false, "an interrupt interval; 0 would not throttle"),
             "guest.tcp_rmem_default_bytes" | "guest.tcp_rmem_max_bytes" => b(4096.0, 2_147_483_647.0, true, "a TCP socket's buffer: at least a page, at most the largest int"),
@@ -1186,7 +1193,7 @@ impl Profile {
         // The host kernel's optional stock settings, after host.halt_wakeup_ns in this order.
         let mut at = p.iter().position(|(k, _, _)| *k == "host.halt_wakeup_ns").expect("listed above") + 1;
         let h = &self.host;
-        for (k, f, unit) in [("host.halt_poll_ns", &h.halt_poll_ns, "ns"), ("host.apicv", &h.apicv, "bool"), ("host.vtd_posting", &h.vtd_posting, "bool")] {
+        for (k, f, unit) in [("host.halt_poll_ns", &h.halt_poll_ns, "ns"), ("host.apicv", &h.apicv, "bool"), ("host.vtd_posting", &h.vtd_posting, "bool"), ("host.ipiv", &h.ipiv, "bool")] {
             if let Some(f) = f {
                 p.insert(at, (k, f, unit));
                 at += 1;
@@ -1467,6 +1474,12 @@ impl Profile {
     /// The CPU has IPI virtualization (`cpu.ipiv = 1`; absent is 0).
     pub fn has_ipiv(&self) -> bool {
         flag(&self.cpu.ipiv)
+    }
+
+    /// Stock KVM uses IPI virtualization on this host: the kernel turns it on (`host.ipiv = 1`)
+    /// and the CPU has it (`cpu.ipiv = 1`); each absent is 0.
+    pub fn stock_ipiv(&self) -> bool {
+        flag(&self.host.ipiv) && self.has_ipiv()
     }
 
     /// What the CPU offers the `[vm.apic]` features (`cpu.ipiv`, `cpu.avic`, `cpu.x2avic`,

@@ -63,3 +63,40 @@ fn the_stock_run_takes_no_eoi_exit_where_the_written_emulated_one_does() {
     assert_eq!(eoi(&stock), 0.0, "APICv virtualizes the EOI");
     assert!(eoi(&emulated) > 1000.0, "the emulated LAPIC's EOI exits: {}", eoi(&emulated));
 }
+
+fn ipiv(sc: Sc) -> bool {
+    sc.check().scenario.vm[0].apic.ipiv
+}
+
+/// IPI virtualization is stock where the profile's kernel turns it on (`host.ipiv`: Linux 5.19+)
+/// and its CPU has it (`cpu.ipiv`), on a VM whose delivery is posted: modern only.
+#[test]
+fn ipi_virtualization_is_stock_on_a_posted_vm_of_modern_only() {
+    assert!(ipiv(rr("modern")));
+    assert!(!ipiv(rr("es2")), "Linux 4.4 has no IPIv");
+    assert!(!ipiv(rr("es2").profile_override("cpu.ipiv", 1)), "a CPU with IPIv under a kernel without it");
+    assert!(ipiv(rr("es2").profile_override("cpu.ipiv", 1).profile_override("host.ipiv", 1)));
+    assert!(!ipiv(rr("modern").profile_override("host.ipiv", 0)), "enable_ipiv = 0");
+    assert!(!ipiv(rr("modern").edit_vm(0, |v| v.delivery("emulated"))), "IPIv needs posted interrupts");
+    assert!(!ipiv(rr("modern").edit_vm(0, |v| v.delivery("apicv"))));
+    assert!(!ipiv(rr("modern").edit_vm(0, |v| v.lines("apic = { ipiv = false }"))), "what the scenario writes wins");
+    for old in ["elvis", "did", "sriov"] {
+        assert!(!ipiv(rr(old)), "{old}");
+    }
+    // Written true where it cannot be is still refused.
+    let e = rr("modern").edit_vm(0, |v| v.delivery("apicv").lines("apic = { ipiv = true }")).error();
+    assert!(e.contains("vm[0].apic.ipiv"), "{e}");
+}
+
+#[test]
+fn the_stock_modern_vm_sends_its_ipis_without_an_exit() {
+    let pingpong = |apic: &str| {
+        let vm = Vm::new("vm0", 2).pins(&[0, 1]).vhost_pin(2).workload("kind = \"ipi_pingpong\"");
+        let vm = if apic.is_empty() { vm } else { vm.lines(apic) };
+        Sc::new("stock-ipiv", "modern").pcpus(3).duration(0.05).warmup(0.01).vm(vm).run_clean()
+    };
+    let ipis = |o: &eventpath_sim::run::RunOutput| o.summary.vms[0].exits_per_s.get("ipi").copied().flatten().unwrap_or(0.0);
+    let (stock, off) = (pingpong(""), pingpong("apic = { ipiv = false }"));
+    assert_eq!(ipis(&stock), 0.0, "IPIv posts the ICR write");
+    assert!(ipis(&off) > 1000.0, "without IPIv every round trip's ICR write exits: {}", ipis(&off));
+}

@@ -54,6 +54,13 @@ pub(super) fn default_delivery(vm: &Vm, profile: &Profile, v: Virtualization) ->
     }
 }
 
+/// Does stock KVM give VM `vm` IPI virtualization? Where the profile's kernel turns it on and
+/// its CPU has it (`Profile::stock_ipiv`), for a KVM VM whose delivery (as resolved) is
+/// `posted`: vmx.c enables IPIv only with APICv and posted interrupts.
+pub(super) fn stock_ipiv(vm: &Vm, profile: &Profile, v: Virtualization) -> bool {
+    v == Virtualization::Kvm && vm.interrupt_delivery == InterruptDelivery::Posted && profile.stock_ipiv()
+}
+
 /// Keys VM `vm` sets that its layout would ignore: each refused, saying why.
 pub(super) fn check_used(vm: &Vm, key: &dyn Fn(&str) -> String, host: &HostLayout) -> Result<(), String> {
     let bare = host.virtualization == Virtualization::BareMetal;

@@ -187,6 +187,39 @@ pub struct CpuHog {
     pub pins: Option<Vec<u32>>,
 }
 
+/// `[vm.apic]` as written: every feature a switch, `ipiv` kept absent (None) until
+/// [`Scenario::check`] gives it the stock host's value.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ApicWritten {
+    /// Intel IPI virtualization; None: the stock host's.
+    pub ipiv: Option<bool>,
+    /// KVM PV EOI.
+    pub pv_eoi: bool,
+    /// KVM PV IPIs.
+    pub pv_ipi: bool,
+    /// KVM PV sched yield.
+    pub pv_sched_yield: bool,
+    /// AMD AVIC.
+    pub avic: bool,
+    /// The guest's x2APIC mode (matters only to AVIC).
+    pub x2apic: bool,
+}
+
+impl ApicWritten {
+    /// The features the VM runs with: as written, `ipiv` absent taking `stock_ipiv`.
+    pub fn resolve(self, stock_ipiv: bool) -> eventpath_policy::delivery::features::ApicFeatures {
+        eventpath_policy::delivery::features::ApicFeatures {
+            ipiv: self.ipiv.unwrap_or(stock_ipiv && !self.avic),
+            pv_eoi: self.pv_eoi,
+            pv_ipi: self.pv_ipi,
+            pv_sched_yield: self.pv_sched_yield,
+            avic: self.avic,
+            x2apic: self.x2apic,
+        }
+    }
+}
+
 /// One virtual machine.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -218,14 +251,19 @@ pub struct Vm {
     #[serde(rename = "interrupt_delivery", default, deserialize_with = "de::variant_opt", skip_serializing)]
     pub interrupt_delivery_written: Option<InterruptDelivery>,
     /// Optional APIC features on top of the delivery mode (`[vm.apic]`,
-    /// `eventpath_policy::delivery::features`): `ipiv` (Intel IPI virtualization: `posted`
-    /// and a profile with `cpu.ipiv = 1`), `avic` (AMD AVIC: `posted` and `cpu.avic = 1`;
-    /// `x2apic` with it needs `cpu.x2avic = 1`), `pv_eoi` (KVM PV EOI: `emulated`), `pv_ipi` (only beside an
-    /// `ipi_pingpong` with `targets` > 1, the one multi-destination sender), `pv_sched_yield`
-    /// (KVM PV sched yield: the same); all refused under Xen.
-    /// Default: none.
-    #[serde(default, deserialize_with = "de::table")]
+    /// `eventpath_policy::delivery::features`), as the VM runs: `ipiv` (Intel IPI
+    /// virtualization: `posted` and a profile with `cpu.ipiv = 1`), `avic` (AMD AVIC: `posted`
+    /// and `cpu.avic = 1`; `x2apic` with it needs `cpu.x2avic = 1`), `pv_eoi` (KVM PV EOI:
+    /// `emulated`), `pv_ipi` (only beside an `ipi_pingpong` with `targets` > 1, the one
+    /// multi-destination sender), `pv_sched_yield` (KVM PV sched yield: the same); all refused
+    /// under Xen. Set by [`Scenario::check`] from [`Vm::apic_written`]: a feature not written is
+    /// off, except `ipiv`, which is the stock host's on a `posted` VM (`host.ipiv` and
+    /// `cpu.ipiv`: Linux 5.19+ on a CPU with IPIv).
+    #[serde(skip_deserializing)]
     pub apic: eventpath_policy::delivery::features::ApicFeatures,
+    /// The `[vm.apic]` table as the scenario wrote it (`ipiv` None: absent).
+    #[serde(rename = "apic", default, deserialize_with = "de::table", skip_serializing)]
+    pub apic_written: ApicWritten,
     /// Run a CPU burn (a busy loop at the lowest guest priority, like a SCHED_IDLE or nice-19
     /// `while(1)`) on every vCPU beside the workload: the vCPU never halts, and any other guest
     /// work runs before the burn continues. Default false.
@@ -616,6 +654,7 @@ impl Scenario {
             layout::fill_from_profile(vm, &profile);
             let stock = layout::default_delivery(vm, &profile, self.host.virtualization);
             vm.interrupt_delivery = vm.interrupt_delivery_written.unwrap_or(stock);
+            vm.apic = vm.apic_written.resolve(layout::stock_ipiv(vm, &profile, self.host.virtualization));
         }
         if self.host.idle == IdlePolicy::Poll {
             // `idle=poll` bypasses cpuidle: the profile's C-states are never entered.

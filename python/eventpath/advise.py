@@ -534,10 +534,10 @@ def answer(a: Advice) -> list[str]:
         best = pays[0]
         won = [f"{g.vm} {_iv(g.throughput)}" + (f" (p99 {_iv(g.p99)})" if g.p99 else "") for g in best.vms if g.good()]
         rest = [g.vm for g in best.vms if not g.good()]
-        lines += ["", f"Answer: turn on {best.option.label}: resolved on {', '.join(won)}"
+        lines += ["", f"Answer: {best.option.label} pays: resolved on {', '.join(won)}"
                       + (f"; within noise on {', '.join(rest)}" if rest else "")
                       + f"; host CPU {_iv(best.vms[0].cpu, ' cores', 2)}"
-                      + (f". {len(pays) - 1} more option{'s' if len(pays) > 2 else ''} pay (below)" if len(pays) > 1 else "")]
+                      + (f". {len(pays) - 1} more option{'s pay' if len(pays) > 2 else ' pays'} (below)" if len(pays) > 1 else "")]
     else:
         lines += ["", "Answer: no option resolved a gain on this scenario without a loss on some VM (see mixed, costs, "
                       "within noise below)"]

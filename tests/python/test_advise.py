@@ -17,27 +17,42 @@ def _resolved(path="examples/advise-cloud.toml"):
 def test_the_options_are_what_the_profiles_cpu_and_kernel_leave_to_switch():
     sc, prof = _resolved()
     labels = [o.label for o in advise.options(sc, prof)]
-    # modern's Sapphire Rapids has IPIv, not AVIC; its Linux 6.1 KVM runs posted interrupts and
-    # polls 200 us by default, so those are stock and not options (nor PV EOI: no emulated LAPIC)
-    assert "posted interrupts + IPIv" in labels and "posted interrupts + AVIC" not in labels
+    # modern's Sapphire Rapids has IPIv, not AVIC; its Linux 6.1 KVM runs posted interrupts with
+    # IPIv and polls 200 us by default, so those are stock and not options (nor PV EOI: no
+    # emulated LAPIC)
+    assert "posted interrupts + IPIv" not in labels and "posted interrupts + AVIC" not in labels
     assert "posted interrupts" not in labels and "PV EOI (on the emulated-LAPIC VMs)" not in labels
     assert "KVM halt polling off" in labels and "KVM halt polling 200 us" not in labels
     assert "vhost busy polling 10 us" in labels
     stock = advise.stock_settings(sc, prof)
     assert stock["KVM halt polling"] == "200 us" and stock["delivery"] == "posted"
+    assert stock["APIC features"] == "ipiv"
+    # With kvm_intel enable_ipiv = 0 IPIv is an option again.
+    sc_off, prof_off = _resolved(_no_stock_ipiv(sc))
+    assert "posted interrupts + IPIv" in [o.label for o in advise.options(sc_off, prof_off)]
     # A host whose kernel has no APICv (modern's, as ES2's "w/o PI": enable_apicv = 0) keeps
     # the emulated LAPIC as stock.
     old = json.loads(json.dumps(sc))
     for vm in old["vm"]:
         del vm["interrupt_delivery"]
+        vm.pop("apic", None)  # the resolved stock's IPIv, which needs posted interrupts
     old.setdefault("profile_overrides", {}).setdefault("host", {})["apicv"] = 0
     sc_did, prof_did = _resolved(old)
     labels = [o.label for o in advise.options(sc_did, prof_did)]
     assert {"posted interrupts", "PV EOI (on the emulated-LAPIC VMs)"} <= set(labels)
 
 
+def _no_stock_ipiv(sc: dict) -> dict:
+    """``sc`` on a modern host whose kernel leaves IPIv off (enable_ipiv = 0)."""
+    off = json.loads(json.dumps(sc))
+    for vm in off["vm"]:
+        vm.pop("apic", None)
+    off.setdefault("profile_overrides", {}).setdefault("host", {})["ipiv"] = 0
+    return off
+
+
 def test_an_option_brings_what_it_needs_and_leaves_stock_untouched():
-    sc, prof = _resolved()
+    sc, prof = _resolved(_no_stock_ipiv(_resolved()[0]))
     by = {o.label: o for o in advise.options(sc, prof)}
     ipiv = advise.variant(sc, by["posted interrupts + IPIv"])
     assert all(vm["interrupt_delivery"] == "posted" and vm["apic"]["ipiv"] for vm in ipiv["vm"])
@@ -71,7 +86,7 @@ def test_advise_answers_in_one_page_and_writes_its_table(cli, tmp_path):
     with open(tmp_path / "advise.csv") as f:
         rows = list(csv.DictReader(f))
     opts = {row["option"] for row in rows}
-    assert "posted interrupts + IPIv" in opts and "PV IPI" in opts
+    assert "KVM halt polling off" in opts and "PV IPI" in opts
     # a refused option is a row with its reason; a run one is a row per VM
     pv_ipi = [row for row in rows if row["option"] == "PV IPI"]
     assert len(pv_ipi) == 1 and pv_ipi[0]["category"] == "refused" and "multi-destination" in pv_ipi[0]["note"]

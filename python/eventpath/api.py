@@ -242,6 +242,43 @@ def _overridden(scenario, seed):
     return sc, seed if seed is not None else o_seed
 
 
+#: Set by :func:`memo`: finished runs by what they ran (None: no memo).
+_MEMO: contextvars.ContextVar[dict | None] = contextvars.ContextVar("eventpath_memo", default=None)
+
+
+@contextlib.contextmanager
+def memo():
+    """Within the block, a :func:`run` of exactly what an earlier one in it ran — the same
+    scenario text (a dict's JSON or a file's bytes) after :func:`overriding` and :func:`varied`,
+    at the same seed and duration, without ``progress`` or ``routing`` — returns a fresh copy of
+    that run's result instead of running it again. The simulator is deterministic, so the
+    answer is the one the run would give: ``eventpath calibrate`` evaluates a point over every
+    experiment on its profile, and experiments that repeat another's baseline runs (elvis-fig4
+    holds elvis-fig8's) then simulate each once. Nested blocks share the outer one's memo."""
+    if _MEMO.get() is not None:
+        yield
+        return
+    token = _MEMO.set({})
+    try:
+        yield
+    finally:
+        _MEMO.reset(token)
+
+
+def _memoized(key: tuple, run_text: Callable[[], str]) -> Result:
+    """``run_text()``'s result, or a copy of the one the memo holds under ``key``."""
+    memo_ = _MEMO.get()
+    if memo_ is None:
+        return _result(run_text())
+    text = memo_.get(key)
+    if text is None:
+        text = run_text()
+        res = _result(text)  # raises Interrupted before anything is kept
+        memo_[key] = text
+        return res
+    return _result(text)
+
+
 def run(scenario: str | os.PathLike | dict, *, seed: int | None = None, duration: float | None = None,
         progress: Callable[[float, float], Any] | None = None,
         routing: dict[str, Callable[[int], Any]] | None = None) -> Result:
@@ -266,9 +303,22 @@ def run(scenario: str | os.PathLike | dict, *, seed: int | None = None, duration
     seed, duration = _varied(scenario, seed, duration)
     _check_progress(progress)
     routers = _check_routing(routing)
+    if progress is not None or routers:
+        if isinstance(scenario, dict):
+            return _result(_eventpath.run_json(_dict_text(scenario), "<dict>", seed, duration, progress, routers))
+        return _result(_eventpath.run_file(scenario, seed, duration, progress, routers))
     if isinstance(scenario, dict):
-        return _result(_eventpath.run_json(_dict_text(scenario), "<dict>", seed, duration, progress, routers))
-    return _result(_eventpath.run_file(scenario, seed, duration, progress, routers))
+        text = _dict_text(scenario)
+        return _memoized(("<dict>", text, seed, duration),
+                         lambda: _eventpath.run_json(text, "<dict>", seed, duration, None, routers))
+    if _MEMO.get() is None:
+        return _result(_eventpath.run_file(scenario, seed, duration, None, routers))
+    try:
+        body = Path(scenario).read_bytes()
+    except OSError:  # the simulator says what is wrong with the path
+        body = None
+    return _memoized((scenario, body, seed, duration),
+                     lambda: _eventpath.run_file(scenario, seed, duration, None, routers))
 
 
 def _dict_text(scenario: dict) -> str:

@@ -91,7 +91,7 @@ def evaluate(profile: str, values: dict[str, float], experiments: list[str], see
 
     acc: dict[str, dict] = {}
     for seed in seeds:
-        with api.overriding(profile, values, seed):
+        with api.memo(), api.overriding(profile, values, seed):
             for e in experiments:
                 exp = EXPERIMENTS[e]
                 for r in exp.compare(duration, lambda _label: None):

@@ -85,7 +85,7 @@ def _run(exp_id: str, profile: str, values: dict, duration: float | None, seeds:
 
     e = EXPERIMENTS[exp_id]
     try:
-        with api.overriding(profile, values):
+        with api.memo(), api.overriding(profile, values):
             rows = ensemble.combine(ensemble.run_members(e.compare, range(first_seed, first_seed + seeds), duration, lambda _l: None))
     except InputError:
         # A point the profile refuses (a value above the one it is bounded by, NOT_ABOVE): the

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 if TYPE_CHECKING:
     import os
 
-from eventpath import comparison, targets
+from eventpath import api, comparison, targets
 from eventpath.comparison import PublishedRow as Row, published_miss as miss_ratio  # noqa: F401
 from eventpath.reproduce import classes, ensemble, figure
 from eventpath.reproduce.experiment import EXPERIMENTS, Axis, Experiment, Measured, register  # noqa: F401
@@ -45,12 +45,14 @@ def measure(exp_id: str, duration: float | None = None, step: Callable[[str], No
     e = EXPERIMENTS[exp_id]
     step = step or (lambda _label: None)
     n = seeds or e.seeds
-    members = ensemble.run_members(e.compare, range(n), duration, step)
-    rows = ensemble.combine(members)
-    if converge:
-        more = members + ensemble.run_members(e.compare, range(n, 2 * n), duration, step)
-        longer = ensemble.run_members(e.compare, range(n), duration, step, duration_scale=2.0)
-        ensemble.mark_converged(rows, ensemble.combine(more), ensemble.combine(longer))
+    # A run the experiment repeats (a baseline two of its panels share) is simulated once.
+    with api.memo():
+        members = ensemble.run_members(e.compare, range(n), duration, step)
+        rows = ensemble.combine(members)
+        if converge:
+            more = members + ensemble.run_members(e.compare, range(n, 2 * n), duration, step)
+            longer = ensemble.run_members(e.compare, range(n), duration, step, duration_scale=2.0)
+            ensemble.mark_converged(rows, ensemble.combine(more), ensemble.combine(longer))
     for r in rows:
         if r.published is not None and e.is_baseline(r.config):
             r.role = "calibration"

@@ -132,6 +132,15 @@ def target_rows(spec: list[TargetSpec], rows: dict[str, dict]) -> dict[str, floa
     return out
 
 
+def _target_weights(profile: str, spec: list[TargetSpec], before: dict[str, dict], free: list[Free]) -> dict[str, float]:
+    """The fit's target rows and weights, refused where they are too few for ``free``."""
+    rows_w = target_rows(spec, before)
+    if 3 * len(free) > len(rows_w):
+        raise InputError(f"profile {profile}: {len(free)} free parameters need at least {3 * len(free)} "
+                         f"calibration targets (one per three); {len(rows_w)} rows are targets")
+    return rows_w
+
+
 def objective(rows: dict[str, dict], targets: dict[str, float]) -> float:
     """Weighted mean of the squared misses in tolerances (1 = at the edge of the bar)."""
     total = wsum = 0.0
@@ -267,31 +276,41 @@ def calibrate(profile: str, out: Path, budget: int = 60, workers: int | None = N
             return list(ex.ordered(_eval_task, [((profile, v, experiments, seeds, dur),) for v in points]))
 
         prior = {f.key: f.prior for f in free}
-        before = run_many([prior], report_duration)[0]
-        rows_w = target_rows(spec, before)
-        if 3 * len(free) > len(rows_w):
-            raise InputError(f"profile {profile}: {len(free)} free parameters need at least {3 * len(free)} "
-                             f"calibration targets (one per three); {len(rows_w)} rows are targets")
         log = EvalLog(out / "evals.jsonl", setup.fingerprint(), resume)
         search = _Grid(budget) if len(free) == 1 else cma.CMAEvolutionStrategy(
             setup.x_of(prior), 0.3, {"bounds": [0, 1], "seed": 1, "maxfevals": budget, "verbose": -9})
-        with executor.Progress(budget, f"calibrate {profile}", "eval", initial=min(len(log.done), budget)) as bar:
+        # The report's run at the prior (which names the target rows) goes out beside the first
+        # generation, and the run at the fitted values beside its ±10 % moves: each needs only
+        # its own point, so no worker waits for one alone.
+        before = rows_w = None
+        # CMA-ES evaluates whole generations: the last one may carry the count past the budget.
+        gen = getattr(search, "popsize", budget)
+        total = -(-budget // gen) * gen
+        with executor.Progress(total, f"calibrate {profile}", "eval", initial=min(len(log.done), total)) as bar:
             evaluated = 0
             while not search.stop() and evaluated < budget:
                 xs = search.ask()
                 todo = [x for x in xs if _key(x) not in log.done]
                 # Logged in the order asked (ties of the objective then resolve alike on a resume).
                 jobs = [((profile, setup.values(x), experiments, seeds, duration),) for x in todo]
-                for x, rows in zip(todo, ex.ordered(_eval_task, jobs)):
+                if before is None:
+                    jobs.insert(0, ((profile, prior, experiments, seeds, report_duration),))
+                results = ex.ordered(_eval_task, jobs)
+                if before is None:
+                    before = next(results)
+                    rows_w = _target_weights(profile, spec, before, free)
+                for x, rows in zip(todo, results):
                     f = objective(rows, rows_w)
                     log.add(x, setup.values(x), f)
                     bar.update(1, f"objective {f:.3g}")
                 search.tell(xs, [log.done[_key(x)] for x in xs])
                 evaluated += len(xs)
+        if before is None:  # a resume whose budget was spent already
+            before = run_many([prior], report_duration)[0]
+            rows_w = _target_weights(profile, spec, before, free)
         best_key = min(log.done, key=log.done.get)
         best_x = [float(v) for v in best_key.split(",")]
         fitted = setup.values(best_x)
-        after = run_many([fitted], report_duration)[0]
         # Identifiability: each fitted value moved ±10 % (inside its range).
         moves = []
         for f in free:
@@ -299,7 +318,7 @@ def calibrate(profile: str, out: Path, budget: int = 60, workers: int | None = N
                 v = dict(fitted)
                 v[f.key] = min(max(fitted[f.key] * (1 + sign * NUDGE), f.lo), f.hi)
                 moves.append((f.key, sign, v))
-        nudged = run_many([m[2] for m in moves], report_duration)
+        after, *nudged = run_many([fitted] + [m[2] for m in moves], report_duration)
 
     report = _report(setup, rows_w, before, after, prior, fitted, moves, nudged, log, budget, command)
     (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")

@@ -52,6 +52,7 @@ def run(sim_seconds: float = 1.0, simpy_seconds: float = 0.01, model_seconds: fl
     ours = events / wall
     theirs = s_events / s_wall
     r = {
+        "build": _eventpath.build_kind(),
         "engine_events_per_s": ours,
         "simpy_events_per_s": theirs,
         "ratio": ours / theirs,
@@ -106,6 +107,8 @@ def matrix(workloads: tuple[str, ...] = MATRIX_WORKLOADS, seeds: list[int] | Non
 
 
 def print_result(r: dict) -> None:
+    print(f"build           : release, {r['build']}" + ("" if r["build"] == "profile-guided" else
+          " (make install builds profile-guided where this rustc reads pgo/eventpath.profdata.gz)"))
     print(f"eventpath engine: {r['engine_events_per_s'] / 1e6:8.2f} M events/s "
           f"({r['engine_events']:,} events in {r['engine_wall_s']:.2f} s)")
     print(f"SimPy           : {r['simpy_events_per_s'] / 1e6:8.2f} M events/s "

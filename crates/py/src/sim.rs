@@ -286,6 +286,16 @@ fn bench_model_census(py: Python<'_>, sim_seconds: f64, vms: u32) -> PyResult<(V
     py.detach(|| eventpath_sim::bench::model_census(vms, sim_seconds)).map_err(crate::input_error)
 }
 
+/// How this extension was built: "profile-guided" where `make install` built it with the
+/// checked-in PGO profile (`pgo/pgo.sh`; it sets EVENTPATH_BUILD), else "plain".
+#[pyfunction]
+fn build_kind() -> &'static str {
+    match option_env!("EVENTPATH_BUILD") {
+        Some("pgo") => "profile-guided",
+        _ => "plain",
+    }
+}
+
 /// The keys of summary.json's `exits_per_s`, in contract order (`ExitReason::ALL`).
 #[pyfunction]
 fn exit_reasons() -> Vec<&'static str> {
@@ -315,6 +325,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(profile_json, m)?)?;
     m.add_function(wrap_pyfunction!(bench_engine, m)?)?;
+    m.add_function(wrap_pyfunction!(build_kind, m)?)?;
     m.add_function(wrap_pyfunction!(bench_params, m)?)?;
     m.add_function(wrap_pyfunction!(bench_model, m)?)?;
     m.add_function(wrap_pyfunction!(exit_reasons, m)?)?;

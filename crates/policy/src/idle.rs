@@ -121,6 +121,13 @@ impl HaltpollConfig {
     }
 }
 
+/// `x / n`, with one 64-bit division where `x` fits (what it almost always does: eight idle
+/// periods of under 2^61 ns each), not the 128-bit division's library call.
+#[inline]
+fn div_n(x: u128, n: u64) -> u128 {
+    if x <= u64::MAX as u128 { ((x as u64) / n) as u128 } else { x / n as u128 }
+}
+
 /// menu's memory of one CPU: its recent idle periods.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Menu {
@@ -158,10 +165,10 @@ impl Menu {
                 sum += x as u128;
                 max = max.max(x);
             }
-            let avg = (sum / n as u128) as u64;
-            let var = all.iter().filter(|&&x| x <= thresh).map(|&x| (x as i128 - avg as i128).pow(2) as u128).sum::<u128>()
-                / n as u128;
-            let stddev = (var as f64).sqrt() as u64;
+            let avg = div_n(sum, n) as u64;
+            let var = div_n(all.iter().filter(|&&x| x <= thresh).map(|&x| (x.abs_diff(avg) as u128).pow(2)).sum::<u128>(), n);
+            // Exactly `var as f64` (both round the same integer to nearest).
+            let stddev = if var <= u64::MAX as u128 { (var as u64) as f64 } else { var as f64 }.sqrt() as u64;
             if (avg > 6 * stddev && n * 4 >= self.filled as u64 * 3) || stddev <= 20_000 {
                 return avg;
             }

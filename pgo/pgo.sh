@@ -18,11 +18,13 @@ flags)
         echo "pgo: the profile was written by LLVM $(cat pgo/llvm-major), this rustc has LLVM $(llvm_major); plain build" >&2
         exit 0
     fi
-    mkdir -p target/pgo
-    if [ ! -f target/pgo/eventpath.profdata ] || [ pgo/eventpath.profdata.gz -nt target/pgo/eventpath.profdata ]; then
-        gzip -dc pgo/eventpath.profdata.gz > target/pgo/eventpath.profdata
+    # Named by its content: a new profile changes RUSTFLAGS, which makes cargo rebuild.
+    use=$(pwd)/target/pgo/use-$(cksum < pgo/eventpath.profdata.gz | cut -d' ' -f1).profdata
+    if [ ! -f "$use" ]; then
+        mkdir -p target/pgo
+        gzip -dc pgo/eventpath.profdata.gz > "$use.tmp" && mv "$use.tmp" "$use"
     fi
-    echo "-Cprofile-use=$(pwd)/target/pgo/eventpath.profdata"
+    echo "-Cprofile-use=$use"
     ;;
 train)
     sysroot=$(rustc --print sysroot)

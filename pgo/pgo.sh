@@ -22,7 +22,12 @@ flags)
     use=$(pwd)/target/pgo/use-$(cksum < pgo/eventpath.profdata.gz | cut -d' ' -f1).profdata
     if [ ! -f "$use" ]; then
         mkdir -p target/pgo
-        gzip -dc pgo/eventpath.profdata.gz > "$use.tmp" && mv "$use.tmp" "$use"
+        if ! gzip -dc pgo/eventpath.profdata.gz > "$use.tmp" 2>/dev/null; then
+            rm -f "$use.tmp"
+            echo "pgo: pgo/eventpath.profdata.gz does not decompress; plain build" >&2
+            exit 0
+        fi
+        mv "$use.tmp" "$use"
     fi
     echo "-Cprofile-use=$use"
     ;;

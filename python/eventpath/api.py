@@ -254,7 +254,8 @@ def memo():
     that run's result instead of running it again. The simulator is deterministic, so the
     answer is the one the run would give: ``eventpath calibrate`` evaluates a point over every
     experiment on its profile, and experiments that repeat another's baseline runs (elvis-fig4
-    holds elvis-fig8's) then simulate each once. Nested blocks share the outer one's memo."""
+    holds elvis-fig8's) then simulate each once. A copy's ``wall_seconds`` is the first run's.
+    Nested blocks share the outer one's memo."""
     if _MEMO.get() is not None:
         yield
         return

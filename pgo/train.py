@@ -22,7 +22,7 @@ def main() -> None:
         try:
             api.run(f, duration=SHORT)
             ran += 1
-        except (InputError, Exception):  # a testbed file, a profile, an intended refusal
+        except InputError:  # a testbed file, a profile, an intended refusal
             continue
     from eventpath.reproduce import EXPERIMENTS
 
